@@ -1,0 +1,128 @@
+//! DSSE envelopes (spec section 6): the pre-authentication encoding, signing, and strict
+//! decoding of received bytes. Whether a signature is trusted is the keyring's business.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use ed25519_dalek::Signer;
+use serde::{Deserialize, Serialize};
+
+use super::keyring::SigningKey;
+use crate::limits::Limits;
+
+pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
+pub const KEYRING_PAYLOAD_TYPE: &str = "application/vnd.airlock.keyring.v1+json";
+
+/// Why envelope bytes could not be decoded (spec 8.1-8.2).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EnvelopeError {
+    #[error("envelope is larger than {limit} bytes")]
+    TooLarge { limit: u64 },
+    #[error("envelope is not valid DSSE JSON: {0}")]
+    Malformed(String),
+    #[error("envelope payloadType is {actual:?}, expected {expected:?}")]
+    PayloadType { expected: &'static str, actual: String },
+    #[error("envelope {field} is not standard padded base64")]
+    Base64 { field: &'static str },
+    #[error("envelope has {count} signatures, over the limit of {limit}")]
+    TooManySignatures { count: usize, limit: usize },
+}
+
+/// The JSON shape of a DSSE envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Envelope {
+    pub payload_type: String,
+    pub payload: String,
+    pub signatures: Vec<EnvelopeSignature>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvelopeSignature {
+    pub keyid: String,
+    pub sig: String,
+}
+
+/// An envelope whose structure was checked and whose payload and signatures were decoded.
+/// Nothing about it is trusted yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedEnvelope {
+    pub payload_type: String,
+    pub payload: Vec<u8>,
+    pub signatures: Vec<(String, [u8; 64])>,
+}
+
+/// The DSSE pre-authentication encoding (spec 6.2).
+pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
+    let mut out = format!("DSSEv1 {} {} {} ", payload_type.len(), payload_type, payload.len()).into_bytes();
+    out.extend_from_slice(payload);
+    out
+}
+
+/// Signs `payload` with every key and returns the envelope's JSON bytes.
+pub fn sign(payload_type: &str, payload: &[u8], keys: &[SigningKey]) -> Vec<u8> {
+    let message = pae(payload_type, payload);
+    let envelope = Envelope {
+        payload_type: payload_type.to_string(),
+        payload: STANDARD.encode(payload),
+        signatures: keys
+            .iter()
+            .map(|k| EnvelopeSignature {
+                keyid: k.public().key_id(),
+                sig: STANDARD.encode(k.inner().sign(&message).to_bytes()),
+            })
+            .collect(),
+    };
+    serde_json::to_vec(&envelope).expect("envelope serialises")
+}
+
+/// Decodes received envelope bytes (spec 8.1-8.2), expecting `payload_type`.
+pub fn decode(bytes: &[u8], payload_type: &'static str, limits: &Limits) -> Result<DecodedEnvelope, EnvelopeError> {
+    if bytes.len() as u64 > limits.envelope_bytes {
+        return Err(EnvelopeError::TooLarge { limit: limits.envelope_bytes });
+    }
+    let env: Envelope = serde_json::from_slice(bytes).map_err(|e| EnvelopeError::Malformed(e.to_string()))?;
+    if env.payload_type != payload_type {
+        return Err(EnvelopeError::PayloadType { expected: payload_type, actual: env.payload_type });
+    }
+    if env.signatures.len() > limits.signatures {
+        return Err(EnvelopeError::TooManySignatures { count: env.signatures.len(), limit: limits.signatures });
+    }
+    let payload = STANDARD.decode(&env.payload).map_err(|_| EnvelopeError::Base64 { field: "payload" })?;
+    let signatures = env
+        .signatures
+        .into_iter()
+        .map(|s| {
+            let raw = STANDARD.decode(&s.sig).map_err(|_| EnvelopeError::Base64 { field: "sig" })?;
+            let sig: [u8; 64] = raw.try_into().map_err(|_| EnvelopeError::Base64 { field: "sig" })?;
+            Ok((s.keyid, sig))
+        })
+        .collect::<Result<_, EnvelopeError>>()?;
+    Ok(DecodedEnvelope { payload_type: env.payload_type, payload, signatures })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pae_matches_the_dsse_spec_example() {
+        // The example from the DSSE protocol description.
+        assert_eq!(pae("http://example.com/HelloWorld", b"hello world"), b"DSSEv1 29 http://example.com/HelloWorld 11 hello world");
+    }
+
+    #[test]
+    fn rejects_malformed_envelopes() {
+        let l = Limits::SPEC;
+        let ok = r#"{"payloadType":"application/vnd.in-toto+json","payload":"e30=","signatures":[]}"#;
+        assert!(decode(ok.as_bytes(), IN_TOTO_PAYLOAD_TYPE, &l).is_ok());
+        let dup = r#"{"payloadType":"application/vnd.in-toto+json","payload":"e30=","payload":"e30=","signatures":[]}"#;
+        assert!(matches!(decode(dup.as_bytes(), IN_TOTO_PAYLOAD_TYPE, &l), Err(EnvelopeError::Malformed(_))));
+        let b64 = r#"{"payloadType":"application/vnd.in-toto+json","payload":"e30","signatures":[]}"#;
+        assert_eq!(decode(b64.as_bytes(), IN_TOTO_PAYLOAD_TYPE, &l), Err(EnvelopeError::Base64 { field: "payload" }));
+        assert!(matches!(decode(ok.as_bytes(), KEYRING_PAYLOAD_TYPE, &l), Err(EnvelopeError::PayloadType { .. })));
+        let small = Limits { envelope_bytes: 10, ..l };
+        assert_eq!(decode(ok.as_bytes(), IN_TOTO_PAYLOAD_TYPE, &small), Err(EnvelopeError::TooLarge { limit: 10 }));
+    }
+}

@@ -1,0 +1,102 @@
+//! SHA-256 digests as the contract writes them: `sha256:<lowercase hex>`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use sha2::{Digest as _, Sha256};
+
+/// A SHA-256 digest.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Digest(pub [u8; 32]);
+
+/// A string that is not `sha256:` followed by 64 lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a sha256 digest: {0:?}")]
+pub struct BadDigest(pub String);
+
+impl Digest {
+    /// The digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Digest {
+        Digest(Sha256::digest(bytes).into())
+    }
+
+    /// Lowercase hex, without the `sha256:` prefix.
+    pub fn hex(&self) -> String {
+        hex::encode(self.0)
+    }
+
+    /// Parses 64 lowercase hex digits (no prefix).
+    pub fn from_hex(s: &str) -> Result<Digest, BadDigest> {
+        let bad = || BadDigest(s.to_string());
+        if s.len() != 64 || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+            return Err(bad());
+        }
+        let mut out = [0u8; 32];
+        hex::decode_to_slice(s, &mut out).map_err(|_| bad())?;
+        Ok(Digest(out))
+    }
+}
+
+impl FromStr for Digest {
+    type Err = BadDigest;
+    fn from_str(s: &str) -> Result<Digest, BadDigest> {
+        let hex = s.strip_prefix("sha256:").ok_or_else(|| BadDigest(s.to_string()))?;
+        Digest::from_hex(hex)
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sha256:{}", self.hex())
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl serde::Serialize for Digest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Digest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Digest, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Incremental hashing for streams.
+#[derive(Default, Clone)]
+pub struct Hasher(Sha256);
+
+impl Hasher {
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+    pub fn finish(self) -> Digest {
+        Digest(self.0.finalize().into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_rejects_uppercase_and_short() {
+        let d = Digest::of(b"{}");
+        assert_eq!(
+            d.to_string(),
+            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
+        );
+        assert_eq!(d.to_string().parse::<Digest>().unwrap(), d);
+        assert!(d.to_string().to_uppercase().parse::<Digest>().is_err());
+        assert!("sha256:abcd".parse::<Digest>().is_err());
+        assert!(d.hex().parse::<Digest>().is_err(), "prefix is required");
+    }
+}

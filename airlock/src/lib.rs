@@ -1,0 +1,17 @@
+//! Airlock's shared library: the bundle contract (`bundles-format.md`), signing and
+//! verification, and the stores bundles travel through.
+//!
+//! - [`bundle`]: content → canonical tar → statement → DSSE envelope, and verification in
+//!   the spec's order. No I/O.
+//! - [`store`]: one [`store::Store`] trait over OCI registries, OCI layouts and archives,
+//!   and Git.
+#![forbid(unsafe_code)]
+
+pub mod bundle;
+pub mod cluster;
+pub mod digest;
+pub mod limits;
+
+pub use cluster::ClusterId;
+pub use digest::Digest;
+pub use limits::Limits;

@@ -1,0 +1,74 @@
+//! Every size and count limit of the bundle contract, in one place (spec section 10).
+//!
+//! Nothing here is "unlimited": each reader takes a [`Limits`] and enforces it before or
+//! while reading. The defaults are the numbers of the spec; tests shrink them to exercise
+//! the rejection paths without allocating hundreds of megabytes.
+
+/// One mebibyte, the unit most limits are stated in.
+pub const MIB: u64 = 1024 * 1024;
+
+/// Limits applied while reading bundles, keyrings and stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes of a DSSE envelope (spec 8.1). A 10,000-file predicate is about 1.5 MiB.
+    pub envelope_bytes: u64,
+    /// Bytes of a keyring chain (spec 7.3).
+    pub keyring_chain_bytes: u64,
+    /// Keyring updates in one chain.
+    pub keyring_updates: usize,
+    /// Bytes of an OCI manifest or index: what registries accept.
+    pub oci_manifest_bytes: u64,
+    /// Signatures in one envelope.
+    pub signatures: usize,
+    /// Keys in one keyring.
+    pub keyring_keys: usize,
+    /// Files in one bundle.
+    pub files: usize,
+    /// Parts (profiles) in one bundle.
+    pub parts: usize,
+    /// Bytes of one file: larger than any object the API server stores.
+    pub file_bytes: u64,
+    /// Bytes of all files of a bundle together.
+    pub total_bytes: u64,
+    /// Largest ratio of decompressed to compressed bytes, checked once
+    /// `ratio_grace_bytes` have been produced. YAML tars compress 5-20:1.
+    pub max_ratio: u64,
+    /// Output produced before the ratio is checked.
+    pub ratio_grace_bytes: u64,
+    /// Entries in an OCI archive.
+    pub archive_entries: usize,
+    /// Allowed clock skew for `issuedAt`, in seconds (spec 8.9).
+    pub clock_skew_secs: i64,
+}
+
+impl Limits {
+    /// The limits of the spec.
+    pub const SPEC: Limits = Limits {
+        envelope_bytes: 4 * MIB,
+        keyring_chain_bytes: MIB,
+        keyring_updates: 16,
+        oci_manifest_bytes: 4 * MIB,
+        signatures: 64,
+        keyring_keys: 64,
+        files: 10_000,
+        parts: 1_000,
+        file_bytes: 4 * MIB,
+        total_bytes: 256 * MIB,
+        max_ratio: 200,
+        ratio_grace_bytes: MIB,
+        archive_entries: 100_000,
+        clock_skew_secs: 300,
+    };
+
+    /// The most bytes a part's compressed transport copy may take (spec section 10):
+    /// deflate's worst case on incompressible data stays below this.
+    pub fn transport_cap(tar_size: u64) -> u64 {
+        tar_size + tar_size / 128 + 4096
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits::SPEC
+    }
+}

@@ -1,0 +1,170 @@
+#!/usr/bin/python3
+"""Minimal HTTP front end for `git http-backend` (smart HTTP), for tests only.
+
+Why not http.server's CGIHTTPRequestHandler: it only serves under /cgi-bin/ and
+ignores chunked request bodies, which libgit2 (git2) and git itself use for pushes.
+
+Usage: git-http-server.py HOST PORT PROJECT_ROOT
+Every URL is handed to git http-backend with GIT_PROJECT_ROOT=PROJECT_ROOT and
+GIT_HTTP_EXPORT_ALL=1, so http://HOST:PORT/NAME.git is the bare repo PROJECT_ROOT/NAME.git.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def git_http_backend():
+    exec_path = subprocess.run(
+        ["git", "--exec-path"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    path = os.path.join(exec_path, "git-http-backend")
+    if not os.access(path, os.X_OK):
+        sys.exit(f"git-http-backend not found at {path}")
+    return path
+
+
+BACKEND = git_http_backend()
+
+
+class Handler(BaseHTTPRequestHandler):
+    # HTTP/1.1 so Expect: 100-continue (curl, large pushes) is answered; each
+    # response closes the connection, which delimits the body (no length needed).
+    protocol_version = "HTTP/1.1"
+    server_version = "airlock-test-git/1"
+
+    def do_GET(self):
+        self.run_backend()
+
+    def do_POST(self):
+        self.run_backend()
+
+    def do_HEAD(self):
+        self.run_backend()
+
+    def log_message(self, fmt, *args):
+        sys.stderr.write("%s %s\n" % (self.address_string(), fmt % args))
+
+    def run_backend(self):
+        url = urllib.parse.urlsplit(self.path)
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "GIT_PROJECT_ROOT": self.server.project_root,
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "GATEWAY_INTERFACE": "CGI/1.1",
+            "SERVER_PROTOCOL": "HTTP/1.1",
+            "SERVER_SOFTWARE": self.server_version,
+            "SERVER_NAME": self.server.server_address[0],
+            "SERVER_PORT": str(self.server.server_address[1]),
+            "REQUEST_METHOD": self.command,
+            "PATH_INFO": urllib.parse.unquote(url.path),
+            "QUERY_STRING": url.query,
+            "REMOTE_ADDR": self.client_address[0],
+        }
+        for key in ("HOME", "GIT_TRACE", "GIT_TRACE_PACKET"):
+            if key in os.environ:
+                env[key] = os.environ[key]
+        ctype = self.headers.get("Content-Type")
+        if ctype:
+            env["CONTENT_TYPE"] = ctype
+        chunked = "chunked" in self.headers.get("Transfer-Encoding", "").lower()
+        length = self.headers.get("Content-Length")
+        if length is not None and not chunked:
+            env["CONTENT_LENGTH"] = length
+        # Git-Protocol (protocol v2), Content-Encoding (gzip bodies), etc.
+        for key, value in self.headers.items():
+            name = "HTTP_" + key.upper().replace("-", "_")
+            if name not in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"):
+                env[name] = value
+
+        proc = subprocess.Popen(
+            [BACKEND],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=sys.stderr,
+        )
+        feeder = threading.Thread(target=self.feed_body, args=(proc.stdin, chunked, length))
+        feeder.start()
+        try:
+            self.relay_response(proc.stdout)
+        finally:
+            feeder.join()
+            proc.stdout.close()
+            proc.wait()
+            self.close_connection = True
+
+    def feed_body(self, stdin, chunked, length):
+        """Copy the request body (plain or chunked) to the backend's stdin."""
+        try:
+            if chunked:
+                while True:
+                    size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                    if size == 0:
+                        # trailers, up to the empty line
+                        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                            pass
+                        break
+                    remaining = size
+                    while remaining:
+                        data = self.rfile.read(min(remaining, 65536))
+                        if not data:
+                            return
+                        stdin.write(data)
+                        remaining -= len(data)
+                    self.rfile.readline()  # CRLF after each chunk
+            elif length:
+                remaining = int(length)
+                while remaining:
+                    data = self.rfile.read(min(remaining, 65536))
+                    if not data:
+                        return
+                    stdin.write(data)
+                    remaining -= len(data)
+        except BrokenPipeError:
+            pass
+        finally:
+            try:
+                stdin.close()
+            except BrokenPipeError:
+                pass
+
+    def relay_response(self, out):
+        """Turn CGI output (headers, blank line, body) into an HTTP response."""
+        status, reason, headers = 200, "OK", []
+        while True:
+            line = out.readline()
+            if not line or line in (b"\r\n", b"\n"):
+                break
+            key, _, value = line.decode("latin-1").rstrip("\r\n").partition(":")
+            value = value.strip()
+            if key.lower() == "status":
+                code, _, reason = value.partition(" ")
+                status = int(code)
+            else:
+                headers.append((key, value))
+        self.send_response(status, reason or None)
+        for key, value in headers:
+            self.send_header(key, value)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            shutil.copyfileobj(out, self.wfile, 65536)
+        self.wfile.flush()
+
+
+def main():
+    host, port, root = sys.argv[1], int(sys.argv[2]), os.path.abspath(sys.argv[3])
+    server = ThreadingHTTPServer((host, port), Handler)
+    server.daemon_threads = True
+    server.project_root = root
+    print(f"git smart HTTP on http://{host}:{port}/ serving {root}", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,365 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on 127.0.0.1 for tests: etcd + kube-apiserver +
+# kube-controller-manager, no nodes (nothing gets scheduled; objects are just stored,
+# validated, defaulted, garbage-collected and namespaces get finalized).
+#
+# Usage: hack/kube.sh [start|stop|status|env|build] [managed|management]
+#   instance (arg 2 or $AIRLOCK_KUBE_INSTANCE, default managed):
+#     managed     apiserver :6443  etcd :2379/:2380
+#     management  apiserver :6444  etcd :2381/:2382
+#   Ports can be overridden with AIRLOCK_KUBE_APISERVER_PORT / AIRLOCK_KUBE_ETCD_PORT /
+#   AIRLOCK_KUBE_ETCD_PEER_PORT (they then apply to the chosen instance).
+#
+# Kubernetes is v1.20.2, built from Debian bookworm's `kubernetes` source package
+# with Debian's Go 1.19 (bookworm ships no kube-apiserver binary). The cold build
+# takes ~10-20 minutes on 2 cores; the binaries are cached in
+# $AIRLOCK_CACHE/kubernetes-1.20.2/bin and reused.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+K8S_VERSION=1.20.2
+K8S_SRC_PKG_VERSION="1.20.5+really1.20.2"
+K8S_HOME="$AIRLOCK_CACHE/kubernetes-$K8S_VERSION"
+K8S_BIN="$K8S_HOME/bin"
+K8S_GOPATH="$K8S_HOME/gopath"
+K8S_TREE="$K8S_GOPATH/src/k8s.io/kubernetes"
+K8S_BINARIES=(kube-apiserver kube-controller-manager kubectl)
+export AIRLOCK_KUBECTL="$K8S_BIN/kubectl"
+
+# ---------------------------------------------------------------------------
+# build
+# ---------------------------------------------------------------------------
+
+have_binaries() {
+  local b
+  for b in "${K8S_BINARIES[@]}"; do [ -x "$K8S_BIN/$b" ] || return 1; done
+}
+
+# fetch_source — download the Debian source package into $K8S_HOME/debsrc using a
+# private apt configuration whose sources are the machine's own `deb` entries turned
+# into `deb-src` (so we never hard-code a mirror and never touch the system's apt state).
+fetch_source() {
+  local apt_dir="$K8S_HOME/apt" dl="$K8S_HOME/debsrc" f
+  if compgen -G "$dl/kubernetes_${K8S_SRC_PKG_VERSION}-*.dsc" >/dev/null; then return 0; fi
+  mkdir -p "$apt_dir/sources.list.d" "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$dl"
+  : >"$apt_dir/sources.list"
+  rm -f "$apt_dir/sources.list.d/"*
+  # deb822 files (bookworm default) and one-line .list files are both handled.
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -e "$f" ] || continue
+    sed -E 's/^Types:.*$/Types: deb-src/' "$f" >"$apt_dir/sources.list.d/$(basename "$f")"
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -e "$f" ] || continue
+    sed -nE 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f" >>"$apt_dir/sources.list"
+  done
+  local apt_opts=(
+    -o "Dir::Etc::sourcelist=$apt_dir/sources.list"
+    -o "Dir::Etc::sourceparts=$apt_dir/sources.list.d"
+    -o "Dir::State::Lists=$apt_dir/lists"
+    -o "Dir::Cache=$apt_dir/cache"
+    # Our private dirs are root-owned; the _apt sandbox user could not write them.
+    -o "APT::Sandbox::User=root"
+  )
+  log "fetching Debian source package kubernetes ($K8S_SRC_PKG_VERSION)"
+  apt-get "${apt_opts[@]}" update -qq
+  (cd "$dl" && apt-get "${apt_opts[@]}" source --download-only kubernetes >&2)
+  # Only bookworm's 1.20.5+really1.20.2 is known to build (and the fixes below fit it).
+  compgen -G "$dl/kubernetes_${K8S_SRC_PKG_VERSION}-*.dsc" >/dev/null ||
+    die "apt offered a kubernetes source other than $K8S_SRC_PKG_VERSION: $(ls "$dl")"
+}
+
+# unpack_source — orig tarball + Debian patches (CVE fix) at $GOPATH/src/k8s.io/kubernetes,
+# because Kubernetes 1.20 only builds in GOPATH mode with its vendor/ tree.
+unpack_source() {
+  [ -f "$K8S_TREE/.airlock-unpacked" ] && return 0
+  local dsc
+  dsc="$(compgen -G "$K8S_HOME/debsrc/kubernetes_*.dsc" | head -n1)"
+  rm -rf "$K8S_TREE"
+  mkdir -p "$(dirname "$K8S_TREE")"
+  log "unpacking $dsc"
+  dpkg-source --no-check -x "$dsc" "$K8S_TREE" >&2
+  # vendored modern-go/reflect2 1.0.1 reads runtime internals that changed in Go 1.18
+  # and segfaults (in json-iterator) on the first custom-resource apply; Debian's
+  # 1.0.2 is API-compatible and knows Go >= 1.18.
+  rm -rf "$K8S_TREE/vendor/github.com/modern-go/reflect2"
+  cp -r /usr/share/gocode/src/github.com/modern-go/reflect2 "$K8S_TREE/vendor/github.com/modern-go/reflect2"
+  rm -f "$K8S_TREE/vendor/github.com/modern-go/reflect2/go.mod"
+  touch "$K8S_TREE/.airlock-unpacked"
+}
+
+# Runs in a subshell: it exports Go settings and cd's into the tree.
+build() (
+  if have_binaries; then
+    log "kubernetes $K8S_VERSION binaries present in $K8S_BIN"
+    return 0
+  fi
+  # rsync/make: used by the tree's code generators; dpkg-dev: dpkg-source.
+  ensure_pkgs golang-go golang-github-modern-go-reflect2-dev dpkg-dev rsync make ca-certificates xz-utils
+  local t0=$SECONDS
+  fetch_source
+  unpack_source
+  export GOPATH="$K8S_GOPATH" GO111MODULE=off CGO_ENABLED=0 GOFLAGS=
+  # Keep Go's caches with the tree, so deleting $K8S_HOME frees everything.
+  export GOCACHE="$K8S_HOME/gocache"
+  cd "$K8S_TREE"
+  if [ ! -f pkg/generated/openapi/zz_generated.openapi.go ]; then
+    log "generating OpenAPI definitions (make gen_openapi)"
+    make gen_openapi >&2
+  fi
+  # Same -X flags as hack/lib/version.sh would give a release build (in GOPATH mode the
+  # vendored packages live under k8s.io/kubernetes/vendor/...; the plain paths are
+  # harmless extras).
+  local ldflags="-s -w" pkg key val
+  local -A vars=(
+    [gitVersion]="v$K8S_VERSION" [gitMajor]=1 [gitMinor]=20
+    [gitCommit]=faecb196815e248d3ecfb03c680a4507229c2a56 [gitTreeState]=archive
+    [buildDate]="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  )
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    for key in "${!vars[@]}"; do
+      val="${vars[$key]}"
+      ldflags+=" -X k8s.io/kubernetes/vendor/$pkg.$key=$val -X $pkg.$key=$val"
+    done
+  done
+  mkdir -p "$K8S_BIN"
+  local b
+  for b in "${K8S_BINARIES[@]}"; do
+    [ -x "$K8S_BIN/$b" ] && continue
+    log "go build $b"
+    go build -ldflags "$ldflags" -o "$K8S_BIN/$b.tmp" "k8s.io/kubernetes/cmd/$b"
+    mv "$K8S_BIN/$b.tmp" "$K8S_BIN/$b"
+  done
+  log "kubernetes $K8S_VERSION built in $((SECONDS - t0))s into $K8S_BIN"
+)
+
+# ---------------------------------------------------------------------------
+# instances
+# ---------------------------------------------------------------------------
+
+INSTANCE="${2:-${AIRLOCK_KUBE_INSTANCE:-managed}}"
+case "$INSTANCE" in
+  managed) DEF_API=6443 DEF_ETCD=2379 ;;
+  management) DEF_API=6444 DEF_ETCD=2381 ;;
+  *) die "unknown instance '$INSTANCE' (want managed or management)" ;;
+esac
+API_PORT="${AIRLOCK_KUBE_APISERVER_PORT:-$DEF_API}"
+ETCD_PORT="${AIRLOCK_KUBE_ETCD_PORT:-$DEF_ETCD}"
+ETCD_PEER_PORT="${AIRLOCK_KUBE_ETCD_PEER_PORT:-$((ETCD_PORT + 1))}"
+DIR="$AIRLOCK_STATE/kube-$INSTANCE"
+PKI="$DIR/pki"
+KUBECONFIG_FILE="$DIR/kubeconfig"
+# Pid/log names: kube-<instance>-etcd, -apiserver, -controller-manager.
+P="kube-$INSTANCE"
+
+# gen_pki — CA, apiserver serving cert, service-account key pair, admin client cert,
+# tokens. Kept across restarts (so kubeconfigs stay valid); `clean` removes them.
+gen_pki() {
+  [ -f "$PKI/.done" ] && return 0
+  ensure_pkgs openssl
+  rm -rf "$PKI"
+  mkdir -p "$PKI"
+  (
+    cd "$PKI"
+    umask 077
+    # Explicit v3 extensions: rustls/webpki (kube-rs) insist on CA:TRUE + keyCertSign
+    # on the CA, and CA:FALSE + serverAuth + SANs on the leaf.
+    cat >openssl.cnf <<CNF
+[req]
+distinguished_name = dn
+[dn]
+[v3_ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign, digitalSignature
+subjectKeyIdentifier = hash
+[v3_server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = IP:127.0.0.1, IP:10.0.0.1, DNS:localhost, DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc, DNS:kubernetes.default.svc.cluster.local
+[v3_client]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+CNF
+    openssl req -x509 -new -nodes -newkey rsa:2048 -sha256 -days 3650 -config openssl.cnf \
+      -extensions v3_ca -subj "/CN=airlock-test-$INSTANCE-ca" -keyout ca.key -out ca.crt 2>/dev/null
+    openssl req -new -nodes -newkey rsa:2048 -config openssl.cnf -subj "/CN=kube-apiserver" \
+      -keyout apiserver.key -out apiserver.csr 2>/dev/null
+    openssl x509 -req -sha256 -days 3650 -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+      -extfile openssl.cnf -extensions v3_server -out apiserver.crt 2>/dev/null
+    openssl req -new -nodes -newkey rsa:2048 -config openssl.cnf -subj "/O=system:masters/CN=airlock-admin-cert" \
+      -keyout admin.key -out admin.csr 2>/dev/null
+    openssl x509 -req -sha256 -days 3650 -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+      -extfile openssl.cnf -extensions v3_client -out admin.crt 2>/dev/null
+    openssl genrsa -out sa.key 2048 2>/dev/null
+    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    rm -f ./*.csr
+    # Static bearer tokens: token,user,uid,"groups". Both are cluster admins.
+    local admin_token kcm_token
+    admin_token="$(openssl rand -hex 16)"
+    kcm_token="$(openssl rand -hex 16)"
+    {
+      echo "$admin_token,airlock-admin,airlock-admin,\"system:masters\""
+      echo "$kcm_token,system:kube-controller-manager,kcm,\"system:masters\""
+    } >tokens.csv
+    echo "$admin_token" >admin.token
+    echo "$kcm_token" >kcm.token
+    chmod 644 ca.crt
+    touch .done
+  )
+}
+
+# write_kubeconfig FILE TOKEN
+write_kubeconfig() {
+  local file="$1" token="$2" ca
+  ca="$(base64 -w0 <"$PKI/ca.crt")"
+  (
+    umask 077
+    cat >"$file" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: airlock-$INSTANCE
+  cluster:
+    server: https://127.0.0.1:$API_PORT
+    certificate-authority-data: $ca
+users:
+- name: airlock-$INSTANCE-admin
+  user:
+    token: $token
+contexts:
+- name: airlock-$INSTANCE
+  context:
+    cluster: airlock-$INSTANCE
+    user: airlock-$INSTANCE-admin
+    namespace: default
+current-context: airlock-$INSTANCE
+KC
+  )
+}
+
+api_ready() {
+  curl -fsS --max-time 3 --cacert "$PKI/ca.crt" -H "Authorization: Bearer $(cat "$PKI/admin.token")" \
+    "https://127.0.0.1:$API_PORT/readyz" >/dev/null 2>&1
+}
+
+start() {
+  build
+  ensure_pkgs etcd-server openssl curl
+  mkdir -p "$DIR"
+  gen_pki
+  write_kubeconfig "$KUBECONFIG_FILE" "$(cat "$PKI/admin.token")"
+  write_kubeconfig "$DIR/controller-manager.kubeconfig" "$(cat "$PKI/kcm.token")"
+
+  if ! is_running "$P-etcd"; then
+    port_open "$ETCD_PORT" && die "port $ETCD_PORT taken by another process; set AIRLOCK_KUBE_ETCD_PORT"
+    port_open "$ETCD_PEER_PORT" && die "port $ETCD_PEER_PORT taken by another process; set AIRLOCK_KUBE_ETCD_PEER_PORT"
+    start_bg "$P-etcd" /usr/bin/etcd \
+      --name="airlock-$INSTANCE" --data-dir="$DIR/etcd-data" \
+      --listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
+      --listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
+      --initial-cluster="airlock-$INSTANCE=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-state=new \
+      --logger=zap --log-outputs=stderr \
+      --auto-compaction-mode=periodic --auto-compaction-retention=10m
+  fi
+  wait_for_url "http://127.0.0.1:$ETCD_PORT/health" 60 || die "etcd ($INSTANCE) not healthy; see $(log_file "$P-etcd")"
+
+  if ! is_running "$P-apiserver"; then
+    port_open "$API_PORT" && die "port $API_PORT taken by another process; set AIRLOCK_KUBE_APISERVER_PORT"
+    start_bg "$P-apiserver" "$K8S_BIN/kube-apiserver" \
+      --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
+      --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
+      --secure-port="$API_PORT" --insecure-port=0 --cert-dir="$DIR/apiserver-certs" \
+      --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
+      --client-ca-file="$PKI/ca.crt" --token-auth-file="$PKI/tokens.csv" \
+      --authorization-mode=RBAC \
+      --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+      --service-account-signing-key-file="$PKI/sa.key" --service-account-key-file="$PKI/sa.pub" \
+      --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
+      --endpoint-reconciler-type=none --profiling=false
+  fi
+  local i
+  for ((i = 0; i < 240; i++)); do
+    api_ready && break
+    is_running "$P-apiserver" || die "kube-apiserver ($INSTANCE) exited; see $(log_file "$P-apiserver")"
+    sleep 0.5
+  done
+  api_ready || die "kube-apiserver ($INSTANCE) not ready after 120s; see $(log_file "$P-apiserver")"
+
+  if ! is_running "$P-controller-manager"; then
+    # No serving ports (two instances would collide on 10257/10252); leader election
+    # off (single instance, faster start). The SA key lets it mint token Secrets.
+    start_bg "$P-controller-manager" "$K8S_BIN/kube-controller-manager" \
+      --kubeconfig="$DIR/controller-manager.kubeconfig" \
+      --secure-port=0 --port=0 --leader-elect=false \
+      --service-account-private-key-file="$PKI/sa.key" --root-ca-file="$PKI/ca.crt" \
+      --cluster-name="airlock-$INSTANCE" --controllers='*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-route,-service,-attachdetach,-persistentvolume-binder,-persistentvolume-expander,-pvc-protection,-pv-protection,-ttl,-bootstrapsigner,-tokencleaner' \
+      --profiling=false
+  fi
+  for ((i = 0; i < 60; i++)); do
+    "$AIRLOCK_KUBECTL" --kubeconfig "$KUBECONFIG_FILE" get ns default >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+  "$AIRLOCK_KUBECTL" --kubeconfig "$KUBECONFIG_FILE" get ns default >/dev/null ||
+    die "kubectl get ns fails on $INSTANCE"
+  # The default ServiceAccount comes from the controller manager; wait briefly.
+  for ((i = 0; i < 60; i++)); do
+    "$AIRLOCK_KUBECTL" --kubeconfig "$KUBECONFIG_FILE" -n default get serviceaccount default >/dev/null 2>&1 && break
+    is_running "$P-controller-manager" || die "kube-controller-manager ($INSTANCE) exited; see $(log_file "$P-controller-manager")"
+    sleep 0.5
+  done
+  "$AIRLOCK_KUBECTL" --kubeconfig "$KUBECONFIG_FILE" -n default get serviceaccount default >/dev/null 2>&1 ||
+    log "warning: default ServiceAccount not created yet on $INSTANCE"
+
+  log "Kubernetes v$K8S_VERSION ($INSTANCE) ready at https://127.0.0.1:$API_PORT"
+  log "  kubeconfig: $KUBECONFIG_FILE   (CA: $PKI/ca.crt, admin token: $PKI/admin.token)"
+  log "  kubectl:    $AIRLOCK_KUBECTL --kubeconfig $KUBECONFIG_FILE get ns"
+  print_stop_hint "$P-controller-manager" "$P-apiserver" "$P-etcd"
+  log "stop: $0 stop $INSTANCE"
+}
+
+stop() {
+  stop_pid "$P-controller-manager"
+  stop_pid "$P-apiserver"
+  stop_pid "$P-etcd"
+}
+
+status() {
+  local n rc=0
+  for n in "$P-etcd" "$P-apiserver" "$P-controller-manager"; do
+    if is_running "$n"; then
+      echo "$n: running, pid $(cat "$(pid_file "$n")")"
+    else
+      echo "$n: stopped"
+      rc=1
+    fi
+  done
+  return "$rc"
+}
+
+env_lines() {
+  local upper
+  upper="$(echo "$INSTANCE" | tr '[:lower:]' '[:upper:]')"
+  cat <<EOF
+export KUBECONFIG=$KUBECONFIG_FILE
+export AIRLOCK_KUBECONFIG_$upper=$KUBECONFIG_FILE
+export AIRLOCK_KUBECTL=$AIRLOCK_KUBECTL
+EOF
+}
+
+case "${1:-start}" in
+  build) build ;;
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  env) env_lines ;;
+  # Stop and forget this instance's data, certificates and tokens.
+  clean) stop; rm -rf "$DIR" ;;
+  *) echo "usage: $0 [start|stop|status|env|build|clean] [managed|management]" >&2; exit 2 ;;
+esac

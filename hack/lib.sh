@@ -1,0 +1,154 @@
+# shellcheck shell=bash
+# Shared helpers for the hack/ service scripts. Source it; do not run it.
+#
+# Layout:
+#   $AIRLOCK_CACHE  (default ~/.cache/airlock)      slow-to-make things kept across runs
+#                                                  (built Kubernetes binaries, sources)
+#   $AIRLOCK_STATE  (default $AIRLOCK_CACHE/run)    runtime data, pid files, logs, certs
+
+set -euo pipefail
+
+AIRLOCK_CACHE="${AIRLOCK_CACHE:-$HOME/.cache/airlock}"
+AIRLOCK_STATE="${AIRLOCK_STATE:-$HOME/.cache/airlock/run}"
+export AIRLOCK_CACHE AIRLOCK_STATE
+# Everything here must run unattended (CI has no stdin).
+export DEBIAN_FRONTEND=noninteractive
+
+HACK_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+export HACK_DIR
+
+mkdir -p "$AIRLOCK_CACHE" "$AIRLOCK_STATE"
+
+log() { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Run as root directly, otherwise through sudo (developer laptops).
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+_APT_UPDATED=""
+# ensure_pkgs PKG... — install the Debian packages that are not installed yet.
+# apt-get update runs at most once per process, and only when something is missing,
+# so a warm machine does no network traffic at all.
+ensure_pkgs() {
+  local missing=() p
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+      missing+=("$p")
+    fi
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  if [ -z "$_APT_UPDATED" ]; then
+    as_root apt-get update -qq
+    _APT_UPDATED=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# Debian's python3 (not pyenv's shim, whose version/modules vary per machine).
+system_python() {
+  if [ ! -x /usr/bin/python3 ]; then ensure_pkgs python3; fi
+  echo /usr/bin/python3
+}
+
+# port_open PORT [HOST] — true when something accepts TCP connections there.
+port_open() {
+  local port="$1" host="${2:-127.0.0.1}"
+  (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null
+}
+
+# wait_for_port PORT [TIMEOUT_SECONDS] [HOST]
+wait_for_port() {
+  local port="$1" timeout="${2:-30}" host="${3:-127.0.0.1}" i
+  for ((i = 0; i < timeout * 5; i++)); do
+    port_open "$port" "$host" && return 0
+    sleep 0.2
+  done
+  log "timed out after ${timeout}s waiting for $host:$port"
+  return 1
+}
+
+# wait_for_url URL [TIMEOUT_SECONDS] [extra curl args...] — waits for an HTTP 2xx.
+wait_for_url() {
+  local url="$1" timeout="${2:-30}" i
+  shift 2 || shift $#
+  for ((i = 0; i < timeout * 2; i++)); do
+    if curl -fsS -o /dev/null --max-time 2 "$@" "$url" 2>/dev/null; then return 0; fi
+    sleep 0.5
+  done
+  log "timed out after ${timeout}s waiting for $url"
+  return 1
+}
+
+pid_file() { echo "$AIRLOCK_STATE/pids/$1.pid"; }
+log_file() { echo "$AIRLOCK_STATE/logs/$1.log"; }
+
+# is_running NAME — true when NAME.pid names a live process.
+is_running() {
+  local pf pid
+  pf="$(pid_file "$1")"
+  [ -f "$pf" ] || return 1
+  pid="$(cat "$pf")"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
+# start_bg NAME CMD... — start CMD detached (own session, so it outlives the caller
+# and ignores the caller's Ctrl-C), writing pids/NAME.pid and logs/NAME.log.
+# Does nothing when NAME is already running.
+start_bg() {
+  local name="$1"
+  shift
+  mkdir -p "$AIRLOCK_STATE/pids" "$AIRLOCK_STATE/logs"
+  if is_running "$name"; then
+    log "$name already running (pid $(cat "$(pid_file "$name")"))"
+    return 0
+  fi
+  local lf
+  lf="$(log_file "$name")"
+  printf '\n=== %s starting: %s\n' "$(date -Is)" "$*" >>"$lf"
+  # setsid: own session, so it survives our exit and our Ctrl-C; the inner shell
+  # records its own pid and then execs, so the pid file names the service itself
+  # (setsid may fork, making $! useless). stdin from /dev/null so CI never blocks.
+  rm -f "$(pid_file "$name")"
+  # shellcheck disable=SC2016 # expanded by the inner shell
+  setsid bash -c 'echo "$$" >"$0"; exec "$@"' "$(pid_file "$name")" "$@" </dev/null >>"$lf" 2>&1 &
+  local i
+  for ((i = 0; i < 50; i++)); do
+    [ -s "$(pid_file "$name")" ] && break
+    sleep 0.1
+  done
+  log "$name started (pid $(cat "$(pid_file "$name")"), log $lf)"
+}
+
+# stop_pid NAME — TERM the recorded pid, wait up to 10s, then KILL. Idempotent.
+stop_pid() {
+  local name="$1" pf pid i
+  pf="$(pid_file "$name")"
+  [ -f "$pf" ] || return 0
+  pid="$(cat "$pf")"
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.2
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "$name (pid $pid) ignored TERM; sending KILL"
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+    log "$name stopped (pid $pid)"
+  fi
+  rm -f "$pf"
+}
+
+# print_stop_hint NAME... — tell the user how to stop what we started.
+print_stop_hint() {
+  local n
+  for n in "$@"; do
+    if is_running "$n"; then
+      log "  $n: pid $(cat "$(pid_file "$n")")  (stop: kill $(cat "$(pid_file "$n")"), log: $(log_file "$n"))"
+    fi
+  done
+}
