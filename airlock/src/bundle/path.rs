@@ -106,7 +106,7 @@ mod tests {
             ("ClusterProfile.web/é.yaml", Charset),
             ("ClusterProfile.web/x y.yaml", Charset),
             ("Kustomize.web/x.yaml", PartName),
-            ("Profile.a.b.c/x.yaml", PartName),
+            ("Profile.onlynamespace/x.yaml", PartName),
             ("ClusterProfile.Web/x.yaml", PartName),
         ];
         for (path, want) in cases {
