@@ -10,7 +10,6 @@ GIT_HTTP_EXPORT_ALL=1, so http://HOST:PORT/NAME.git is the bare repo PROJECT_ROO
 """
 
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -151,9 +150,15 @@ class Handler(BaseHTTPRequestHandler):
         for key, value in headers:
             self.send_header(key, value)
         self.send_header("Connection", "close")
+        # libgit2 reads a response with neither Content-Length nor chunked encoding as
+        # having no body at all, so the body is streamed chunked.
+        if self.command != "HEAD":
+            self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         if self.command != "HEAD":
-            shutil.copyfileobj(out, self.wfile, 65536)
+            while chunk := out.read1(65536):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
 

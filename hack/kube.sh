@@ -7,13 +7,14 @@
 #   instance (arg 2 or $AIRLOCK_KUBE_INSTANCE, default managed):
 #     managed     apiserver :6443  etcd :2379/:2380
 #     management  apiserver :6444  etcd :2381/:2382
-#   Ports can be overridden with AIRLOCK_KUBE_APISERVER_PORT / AIRLOCK_KUBE_ETCD_PORT /
-#   AIRLOCK_KUBE_ETCD_PEER_PORT (they then apply to the chosen instance).
+#   Ports can be overridden per instance: AIRLOCK_KUBE_<MANAGED|MANAGEMENT>_APISERVER_PORT,
+#   ..._ETCD_PORT, ..._ETCD_PEER_PORT.
+#   Instance state (etcd data, certs, tokens, kubeconfig): $AIRLOCK_STATE/kube-<instance>/
 #
 # Kubernetes is v1.20.2, built from Debian bookworm's `kubernetes` source package
 # with Debian's Go 1.19 (bookworm ships no kube-apiserver binary). The cold build
-# takes ~10-20 minutes on 2 cores; the binaries are cached in
-# $AIRLOCK_CACHE/kubernetes-1.20.2/bin and reused.
+# takes ~4-10 minutes on 2 cores and ~2 GB of disk; the binaries are cached in
+# $AIRLOCK_CACHE/kubernetes-1.20.2/bin and reused (`start` builds only when missing).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -100,13 +101,18 @@ build() (
   local t0=$SECONDS
   fetch_source
   unpack_source
+  # Debian's Go 1.19 first on PATH (as debian/rules does), whatever else is installed.
+  export PATH="/usr/lib/go/bin:$PATH"
   export GOPATH="$K8S_GOPATH" GO111MODULE=off CGO_ENABLED=0 GOFLAGS=
   # Keep Go's caches with the tree, so deleting $K8S_HOME frees everything.
   export GOCACHE="$K8S_HOME/gocache"
   cd "$K8S_TREE"
-  if [ ! -f pkg/generated/openapi/zz_generated.openapi.go ]; then
+  # The OpenAPI definitions are not in the tarball; the apiserver does not compile
+  # without them. Marker file, so an interrupted run regenerates.
+  if [ ! -f .airlock-openapi ]; then
     log "generating OpenAPI definitions (make gen_openapi)"
     make gen_openapi >&2
+    touch .airlock-openapi
   fi
   # Same -X flags as hack/lib/version.sh would give a release build (in GOPATH mode the
   # vendored packages live under k8s.io/kubernetes/vendor/...; the plain paths are
@@ -144,9 +150,11 @@ case "$INSTANCE" in
   management) DEF_API=6444 DEF_ETCD=2381 ;;
   *) die "unknown instance '$INSTANCE' (want managed or management)" ;;
 esac
-API_PORT="${AIRLOCK_KUBE_APISERVER_PORT:-$DEF_API}"
-ETCD_PORT="${AIRLOCK_KUBE_ETCD_PORT:-$DEF_ETCD}"
-ETCD_PEER_PORT="${AIRLOCK_KUBE_ETCD_PEER_PORT:-$((ETCD_PORT + 1))}"
+UPPER="$(echo "$INSTANCE" | tr '[:lower:]' '[:upper:]')"
+# Per-instance overrides, e.g. AIRLOCK_KUBE_MANAGED_APISERVER_PORT.
+v="AIRLOCK_KUBE_${UPPER}_APISERVER_PORT" && API_PORT="${!v:-$DEF_API}"
+v="AIRLOCK_KUBE_${UPPER}_ETCD_PORT" && ETCD_PORT="${!v:-$DEF_ETCD}"
+v="AIRLOCK_KUBE_${UPPER}_ETCD_PEER_PORT" && ETCD_PEER_PORT="${!v:-$((ETCD_PORT + 1))}"
 DIR="$AIRLOCK_STATE/kube-$INSTANCE"
 PKI="$DIR/pki"
 KUBECONFIG_FILE="$DIR/kubeconfig"
@@ -344,11 +352,9 @@ status() {
 }
 
 env_lines() {
-  local upper
-  upper="$(echo "$INSTANCE" | tr '[:lower:]' '[:upper:]')"
   cat <<EOF
 export KUBECONFIG=$KUBECONFIG_FILE
-export AIRLOCK_KUBECONFIG_$upper=$KUBECONFIG_FILE
+export AIRLOCK_KUBECONFIG_$UPPER=$KUBECONFIG_FILE
 export AIRLOCK_KUBECTL=$AIRLOCK_KUBECTL
 EOF
 }

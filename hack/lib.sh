@@ -4,7 +4,7 @@
 # Layout:
 #   $AIRLOCK_CACHE  (default ~/.cache/airlock)      slow-to-make things kept across runs
 #                                                  (built Kubernetes binaries, sources)
-#   $AIRLOCK_STATE  (default $AIRLOCK_CACHE/run)    runtime data, pid files, logs, certs
+#   $AIRLOCK_STATE  (default ~/.cache/airlock/run)  runtime data, pid files, logs, certs
 
 set -euo pipefail
 
@@ -34,7 +34,7 @@ _APT_UPDATED=""
 ensure_pkgs() {
   local missing=() p
   for p in "$@"; do
-    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)" != "install ok installed" ]; then
       missing+=("$p")
     fi
   done
@@ -85,13 +85,17 @@ wait_for_url() {
 pid_file() { echo "$AIRLOCK_STATE/pids/$1.pid"; }
 log_file() { echo "$AIRLOCK_STATE/logs/$1.log"; }
 
-# is_running NAME — true when NAME.pid names a live process.
+# is_running NAME — true when NAME.pid names a live process that we started as NAME.
+# start_bg tags each service with AIRLOCK_SERVICE_NAME in its environment, so a stale
+# pid file (machine rebooted, pid reused by something else) is never mistaken for
+# our service, and stop_pid never signals a stranger.
 is_running() {
   local pf pid
   pf="$(pid_file "$1")"
   [ -f "$pf" ] || return 1
   pid="$(cat "$pf")"
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
+  grep -qzxF "AIRLOCK_SERVICE_NAME=$1" "/proc/$pid/environ" 2>/dev/null
 }
 
 # start_bg NAME CMD... — start CMD detached (own session, so it outlives the caller
@@ -113,7 +117,8 @@ start_bg() {
   # (setsid may fork, making $! useless). stdin from /dev/null so CI never blocks.
   rm -f "$(pid_file "$name")"
   # shellcheck disable=SC2016 # expanded by the inner shell
-  setsid bash -c 'echo "$$" >"$0"; exec "$@"' "$(pid_file "$name")" "$@" </dev/null >>"$lf" 2>&1 &
+  setsid env AIRLOCK_SERVICE_NAME="$name" bash -c 'echo "$$" >"$0"; exec "$@"' "$(pid_file "$name")" "$@" \
+    </dev/null >>"$lf" 2>&1 &
   local i
   for ((i = 0; i < 50; i++)); do
     [ -s "$(pid_file "$name")" ] && break
@@ -128,7 +133,7 @@ stop_pid() {
   pf="$(pid_file "$name")"
   [ -f "$pf" ] || return 0
   pid="$(cat "$pf")"
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+  if is_running "$name"; then
     kill "$pid" 2>/dev/null || true
     for ((i = 0; i < 50; i++)); do
       kill -0 "$pid" 2>/dev/null || break

@@ -11,6 +11,8 @@ pub mod bundle;
 pub mod cluster;
 pub mod digest;
 pub mod limits;
+pub mod store;
+pub mod testkit;
 
 pub use cluster::ClusterId;
 pub use digest::Digest;

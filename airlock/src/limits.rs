@@ -18,6 +18,9 @@ pub struct Limits {
     pub keyring_updates: usize,
     /// Bytes of an OCI manifest or index: what registries accept.
     pub oci_manifest_bytes: u64,
+    /// Bytes of an OCI layout's or archive's `index.json`, which lists two entries per
+    /// cluster: about 1 MiB per 2,000 clusters.
+    pub oci_index_bytes: u64,
     /// Signatures in one envelope.
     pub signatures: usize,
     /// Keys in one keyring.
@@ -48,6 +51,7 @@ impl Limits {
         keyring_chain_bytes: MIB,
         keyring_updates: 16,
         oci_manifest_bytes: 4 * MIB,
+        oci_index_bytes: 64 * MIB,
         signatures: 64,
         keyring_keys: 64,
         files: 10_000,

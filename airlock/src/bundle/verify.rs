@@ -175,9 +175,11 @@ pub fn verify_envelope(
             already_applied = true;
         }
     }
-    // spec 8.9
+    // spec 8.9: a clock behind the newest issuedAt already accepted is known to be wrong
+    // (reset, dead battery), so it cannot judge "future"; expiry below still holds.
     let skew = SignedDuration::from_secs(limits.clock_skew_secs);
-    if p.issued_at > expect.now + skew {
+    let clock_is_sane = expect.floor.highest_issued_at.is_none_or(|h| expect.now >= h);
+    if clock_is_sane && p.issued_at > expect.now + skew {
         return Err(VerifyError::FromTheFuture {
             issued_at: rfc3339::format(&p.issued_at),
             now: rfc3339::format(&expect.now),

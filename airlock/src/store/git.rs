@@ -1,0 +1,813 @@
+//! The Git store (spec 9.5): per cluster, the directory `clusters/<namespace>/<name>/` of
+//! one branch holds `envelope.json`, `keyrings.json` (optional) and every bundle file as
+//! plain YAML, so a version bump is a readable diff.
+//!
+//! All work happens on objects in a local bare cache, `$AIRLOCK_CACHE/git/<hash of URL>`,
+//! never in a checked-out working tree. git2 blocks, so every operation runs on tokio's
+//! blocking pool. A publish is one commit pushed without force; when another publisher
+//! moved the branch meanwhile, it is rebuilt on the new tip and pushed again, a few times.
+//!
+//! Concurrency: processes sharing a cache take turns through an exclusive `flock` on the
+//! cache directory. Over HTTP the server's receive-pack refuses a push whose base moved.
+//! libgit2's `file://` transport does not (it overwrites the ref after its own fast-forward
+//! check), so a publish to a `file://` remote also holds a `flock` on that repository.
+//!
+//! Not done here: deciding whether anything read is trustworthy (the caller verifies,
+//! spec 8), HTTPS and SSH (this build of libgit2 has neither), pruning the cache.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use git2::{AutotagOption, ErrorCode, FetchOptions, ObjectType, Odb, Oid, PushOptions, RemoteCallbacks};
+use git2::{Repository, Signature, Tree};
+
+use super::{Fetched, Locator, PartCopy, PublishMeta, Store, StoreError};
+use crate::bundle::SignedBundle;
+use crate::bundle::path::{MAX_COMPONENTS, check_part_name, check_path};
+use crate::bundle::statement::ProfileEntry;
+use crate::bundle::tar::{tar_size, write_canonical};
+use crate::cluster::ClusterId;
+use crate::digest::Digest;
+use crate::limits::Limits;
+
+/// Pushes tried before a publish gives up on a branch other publishers keep moving.
+const PUSH_ATTEMPTS: usize = 3;
+/// Where fetched tips stay in the cache, so that the next fetch downloads only what is new.
+const TRACKING: &str = "refs/airlock/heads/";
+/// The local ref a publish pushes from (libgit2 pushes refs, not bare commit ids).
+const PUBLISHING: &str = "refs/airlock/publish/";
+const ENVELOPE: &str = "envelope.json";
+const KEYRINGS: &str = "keyrings.json";
+const BLOB: i32 = 0o100644;
+const EXECUTABLE: i32 = 0o100755;
+const LINK: i32 = 0o120000;
+const SUBMODULE: i32 = 0o160000;
+const TREE: i32 = 0o040000;
+
+/// A branch of a Git repository reached over `file://` or `http://`.
+pub struct GitStore {
+    target: Arc<Target>,
+}
+
+struct Target {
+    /// As given, credentials included: handed to libgit2 only.
+    url: String,
+    /// `git+URL#BRANCH` without credentials, for messages.
+    shown: String,
+    /// `user:pass@` of the URL, scrubbed from libgit2's messages.
+    secret: Option<String>,
+    branch: String,
+    cache: PathBuf,
+    /// The repository directory of a `file://` remote, locked while publishing.
+    local: Option<PathBuf>,
+}
+
+impl GitStore {
+    /// Opens `url` (`file:///…` or `http://…`) at `branch`, cached under `$AIRLOCK_CACHE`
+    /// (default `$XDG_CACHE_HOME/airlock`, else `~/.cache/airlock`).
+    pub fn open(url: &str, branch: &str) -> Result<GitStore, StoreError> {
+        let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let root = var("AIRLOCK_CACHE")
+            .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("airlock")))
+            .or_else(|| var("HOME").map(|d| d.join(".cache/airlock")));
+        match root {
+            Some(root) => GitStore::with_cache(url, branch, &root),
+            None => Err(StoreError::Config {
+                store: format!("git+{}#{branch}", redact(url).0),
+                message: "no cache directory: set AIRLOCK_CACHE, XDG_CACHE_HOME or HOME".into(),
+            }),
+        }
+    }
+
+    /// Like [`GitStore::open`], with `cache_root` in place of `$AIRLOCK_CACHE`.
+    pub fn with_cache(url: &str, branch: &str, cache_root: &Path) -> Result<GitStore, StoreError> {
+        let (plain_url, secret) = redact(url);
+        let shown = format!("git+{plain_url}#{branch}");
+        let bad = |message: String| Err(StoreError::Config { store: shown.clone(), message });
+        let local = match url.strip_prefix("file://") {
+            Some(path) => Some(PathBuf::from(path)),
+            None if url.starts_with("http://") => None,
+            None if url.starts_with("https://") && git2::Version::get().https() => None,
+            None => return bad("this build supports git over file:// and http:// only".into()),
+        };
+        if !git2::Reference::is_valid_name(&format!("refs/heads/{branch}")) {
+            return bad(format!("{branch:?} is not a valid branch name"));
+        }
+        // Hashing the URL without credentials keeps one cache per remote, and no secret in it.
+        let cache = cache_root.join("git").join(&Digest::of(plain_url.as_bytes()).hex()[..16]);
+        let target = Target { url: url.to_string(), shown, secret, branch: branch.to_string(), cache, local };
+        Ok(GitStore { target: Arc::new(target) })
+    }
+
+    async fn run<T, F>(&self, job: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Target) -> Result<T, StoreError> + Send + 'static,
+    {
+        let target = Arc::clone(&self.target);
+        tokio::task::spawn_blocking(move || job(&target)).await.unwrap_or_else(|e| {
+            Err(StoreError::Unavailable { store: self.describe(), message: format!("git task failed: {e}") })
+        })
+    }
+}
+
+#[async_trait]
+impl Store for GitStore {
+    fn describe(&self) -> String {
+        self.target.shown.clone()
+    }
+
+    async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
+        let (cluster, limits) = (cluster.clone(), *limits);
+        self.run(move |t| t.fetch_envelope(&cluster, &limits)).await
+    }
+
+    async fn fetch_part(
+        &self,
+        cluster: &ClusterId,
+        fetched: &Fetched,
+        part: &ProfileEntry,
+        _limits: &Limits,
+    ) -> Result<PartCopy, StoreError> {
+        let Locator::Git { commit } = &fetched.locator else {
+            let message = format!("the envelope of {cluster} was not fetched from a git store");
+            return Err(StoreError::Config { store: self.describe(), message });
+        };
+        let (cluster, commit, part) = (cluster.clone(), commit.clone(), part.clone());
+        self.run(move |t| t.fetch_part(&cluster, &commit, &part)).await
+    }
+
+    async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
+        if bundles.is_empty() {
+            return Ok(());
+        }
+        // spawn_blocking wants owned data.
+        let (bundles, meta) = (bundles.to_vec(), meta.clone());
+        self.run(move |t| t.publish(&bundles, &meta)).await
+    }
+
+    async fn clusters(&self, _limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
+        self.run(Target::clusters).await
+    }
+}
+
+impl Target {
+    fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
+        let (repo, _lock) = self.cache()?;
+        let doing = format!("fetch for {cluster}");
+        let err = |e| self.git_error(&doing, e);
+        let not_found = || self.not_found(format!("bundle for {cluster}"));
+        let tip = self.fetch(&repo, &doing)?.ok_or_else(not_found)?;
+        let dir = cluster_tree(&repo, tip, cluster).map_err(err)?.ok_or_else(not_found)?;
+        let odb = repo.odb().map_err(err)?;
+        let (mut envelope, mut keyring_chain) = (None, None);
+        for entry in dir.iter() {
+            let name = String::from_utf8_lossy(entry.name_bytes());
+            let what = format!("{}/{name}", cluster_dir(cluster));
+            match (&*name, entry.filemode()) {
+                (ENVELOPE, BLOB) => envelope = Some(self.read_blob(&odb, entry.id(), limits.envelope_bytes, &what)?),
+                (KEYRINGS, BLOB) => {
+                    keyring_chain = Some(self.read_blob(&odb, entry.id(), limits.keyring_chain_bytes, &what)?)
+                }
+                (part, TREE) if check_part_name(part).is_ok() => {}
+                _ => {
+                    return Err(self.malformed(what, "not envelope.json, keyrings.json or a part directory (spec 9.5)"));
+                }
+            }
+        }
+        let envelope = envelope.ok_or_else(not_found)?;
+        Ok(Fetched { envelope, keyring_chain, locator: Locator::Git { commit: tip.to_string() } })
+    }
+
+    fn fetch_part(&self, cluster: &ClusterId, commit: &str, part: &ProfileEntry) -> Result<PartCopy, StoreError> {
+        let (repo, _lock) = self.cache()?;
+        let doing = format!("reading part {} of {cluster}", part.name);
+        let err = |e| self.git_error(&doing, e);
+        let commit = Oid::from_str(commit).map_err(err)?;
+        let dir = cluster_tree(&repo, commit, cluster).map_err(err)?;
+        let base = cluster_dir(cluster);
+        let Some(entry) = dir.as_ref().and_then(|d| d.get_name(&part.name)) else {
+            // Git keeps no empty directories, so an empty part (spec 2.4) has none.
+            if part.size == tar_size([]) {
+                return Ok(PartCopy::Tar(write_canonical(&[])));
+            }
+            return Err(self.not_found(format!("part {} of {cluster} in commit {commit}", part.name)));
+        };
+        if entry.filemode() != TREE {
+            return Err(self.malformed(format!("{base}/{}", part.name), "a part must be a directory"));
+        }
+        let tree = repo.find_tree(entry.id()).map_err(err)?;
+        let odb = repo.odb().map_err(err)?;
+        // Every file takes at least 512 bytes of the tar and sits under at most 7
+        // directories, so a genuine part has at most 8 tree entries per 512 signed bytes.
+        let entries_left = part.size.saturating_sub(tar_size([])) / 64;
+        let mut walk =
+            PartWalk { target: self, repo: &repo, odb, base, signed: part.size, bytes: 0, entries_left, files: vec![] };
+        walk.dir(&tree, &part.name, 1)?;
+        walk.files.sort();
+        let files: Vec<(&str, &[u8])> = walk.files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
+        Ok(PartCopy::Tar(write_canonical(&files)))
+    }
+
+    fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
+        let clusters = bundles
+            .iter()
+            .map(|b| b.cluster().parse::<ClusterId>().map_err(|e| self.config(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let (repo, _lock) = self.cache()?;
+        let _remote_lock = match &self.local {
+            Some(dir) => Some(lock_dir(dir).map_err(|e| self.config(format!("locking {}: {e}", dir.display())))?),
+            None => None,
+        };
+        let mut refusal = String::new();
+        for attempt in 1..=PUSH_ATTEMPTS {
+            let tip = self.fetch(&repo, "fetch before publishing")?;
+            let Some(commit) = self.commit(&repo, tip, bundles, &clusters, meta)? else {
+                return Ok(());
+            };
+            match self.push(&repo, commit)? {
+                None => return Ok(()),
+                Some(reason) => {
+                    tracing::info!(store = %self.shown, attempt, %reason, "push refused; rebuilding on the new tip");
+                    refusal = reason;
+                }
+            }
+        }
+        let message = format!("push refused {PUSH_ATTEMPTS} times, last: {refusal}");
+        Err(StoreError::Unavailable { store: self.shown.clone(), message })
+    }
+
+    fn clusters(&self) -> Result<Vec<ClusterId>, StoreError> {
+        let (repo, _lock) = self.cache()?;
+        let err = |e| self.git_error("listing clusters", e);
+        let Some(tip) = self.fetch(&repo, "listing clusters")? else { return Ok(vec![]) };
+        let root = repo.find_commit(tip).and_then(|c| c.tree()).map_err(err)?;
+        let Some(all) = subtree(&repo, &root, "clusters").map_err(err)? else { return Ok(vec![]) };
+        let mut found = Vec::new();
+        for ns in all.iter().filter(|e| e.filemode() == TREE) {
+            for name in repo.find_tree(ns.id()).map_err(err)?.iter().filter(|e| e.filemode() == TREE) {
+                if repo.find_tree(name.id()).map_err(err)?.get_name(ENVELOPE).is_none() {
+                    continue;
+                }
+                let (ns, name) = (String::from_utf8_lossy(ns.name_bytes()), String::from_utf8_lossy(name.name_bytes()));
+                match ClusterId::new(&ns, &name) {
+                    Ok(id) => found.push(id),
+                    Err(e) => tracing::warn!(store = %self.shown, "skipping clusters/{ns}/{name}: {e}"),
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Opens (or creates) the cache repository, holding its lock until the file is dropped.
+    fn cache(&self) -> Result<(Repository, File), StoreError> {
+        let fail = |e: &dyn std::fmt::Display| self.config(format!("git cache {}: {e}", self.cache.display()));
+        fs::create_dir_all(&self.cache).map_err(|e| fail(&e))?;
+        let lock = lock_dir(&self.cache).map_err(|e| fail(&e))?;
+        let repo = if self.cache.join("HEAD").exists() {
+            Repository::open_bare(&self.cache)
+        } else {
+            Repository::init_bare(&self.cache)
+        };
+        Ok((repo.map_err(|e| fail(&e))?, lock))
+    }
+
+    /// Fetches the branch into the cache; its tip, or None when the remote has no such branch.
+    fn fetch(&self, repo: &Repository, doing: &str) -> Result<Option<Oid>, StoreError> {
+        let err = |e| self.git_error(doing, e);
+        let mut remote = repo.remote_anonymous(&self.url).map_err(err)?;
+        let mut opts = FetchOptions::new();
+        opts.download_tags(AutotagOption::None).update_fetchhead(false);
+        let spec = format!("+refs/heads/{0}:{TRACKING}{0}", self.branch);
+        remote.fetch(&[spec.as_str()], Some(&mut opts), None).map_err(err)?;
+        // What the remote advertised, not the tracking ref, which outlives a deleted branch.
+        let head = format!("refs/heads/{}", self.branch);
+        Ok(remote.list().map_err(err)?.iter().find(|h| h.name() == head).map(|h| h.oid()))
+    }
+
+    /// The commit of `bundles` on top of `tip`, or None when the remote has them already.
+    fn commit(
+        &self,
+        repo: &Repository,
+        tip: Option<Oid>,
+        bundles: &[SignedBundle],
+        clusters: &[ClusterId],
+        meta: &PublishMeta,
+    ) -> Result<Option<Oid>, StoreError> {
+        let err = |e| self.git_error("building the publish commit", e);
+        let parent = tip.map(|t| repo.find_commit(t)).transpose().map_err(err)?;
+        let mut root = match &parent {
+            Some(c) => c.tree_id(),
+            None => repo.treebuilder(None).and_then(|b| b.write()).map_err(err)?,
+        };
+        let mut lines = Vec::new();
+        for (bundle, cluster) in bundles.iter().zip(clusters) {
+            let dir = cluster_dir_tree(repo, bundle).map_err(err)?;
+            let tree = repo.find_tree(root).map_err(err)?;
+            if tree.get_path(Path::new(&cluster_dir(cluster))).is_ok_and(|e| e.id() == dir) {
+                continue;
+            }
+            let path = ["clusters", cluster.namespace(), cluster.name()];
+            root = put(repo, Some(&tree), &path, dir, TREE).map_err(err)?;
+            lines.push(format!("{cluster} v{} {}", bundle.version(), bundle.digest()));
+        }
+        if lines.is_empty() {
+            return Ok(None);
+        }
+        let mut message = format!("airlock: publish {} cluster(s)\n\n{}\n", lines.len(), lines.join("\n"));
+        let trailers: Vec<String> = [("Source", &meta.source), ("Revision", &meta.revision)]
+            .into_iter()
+            .filter_map(|(key, value)| value.as_ref().map(|v| format!("{key}: {}", v.replace(['\n', '\r'], " "))))
+            .collect();
+        if !trailers.is_empty() {
+            message.push_str(&format!("\n{}\n", trailers.join("\n")));
+        }
+        let who = Signature::now("Airlock Publisher", "airlock@localhost").map_err(err)?;
+        let tree = repo.find_tree(root).map_err(err)?;
+        let parents: Vec<_> = parent.iter().collect();
+        repo.commit(None, &who, &who, &message, &tree, &parents).map(Some).map_err(err)
+    }
+
+    /// Pushes `commit` to the branch without force. `Some(reason)` when the remote refused
+    /// it, which mostly means another publisher moved the branch.
+    fn push(&self, repo: &Repository, commit: Oid) -> Result<Option<String>, StoreError> {
+        let err = |e| self.git_error("push", e);
+        let local = format!("{PUBLISHING}{}", self.branch);
+        repo.reference(&local, commit, true, "airlock publish").map_err(err)?;
+        let mut remote = repo.remote_anonymous(&self.url).map_err(err)?;
+        let mut refused = None;
+        let mut callbacks = RemoteCallbacks::new();
+        callbacks.push_update_reference(|_, status| {
+            refused = status.map(str::to_string);
+            Ok(())
+        });
+        let mut opts = PushOptions::new();
+        opts.remote_callbacks(callbacks);
+        let spec = format!("{local}:refs/heads/{}", self.branch);
+        let pushed = remote.push(&[spec.as_str()], Some(&mut opts));
+        drop(opts);
+        match pushed {
+            Err(e) if e.code() == ErrorCode::NotFastForward => Ok(Some(self.scrub(e.message()))),
+            Err(e) => Err(err(e)),
+            Ok(()) => Ok(refused.map(|r| self.scrub(&r))),
+        }
+    }
+
+    fn read_blob(&self, odb: &Odb<'_>, id: Oid, cap: u64, what: &str) -> Result<Vec<u8>, StoreError> {
+        let err = |e| self.git_error(what, e);
+        let (size, kind) = odb.read_header(id).map_err(err)?;
+        if kind != ObjectType::Blob {
+            return Err(self.malformed(what.to_string(), format!("a {kind} where a file was expected")));
+        }
+        if size as u64 > cap {
+            return Err(self.malformed(what.to_string(), format!("{size} bytes, over the limit of {cap}")));
+        }
+        Ok(odb.read(id).map_err(err)?.data().to_vec())
+    }
+
+    fn git_error(&self, doing: &str, e: git2::Error) -> StoreError {
+        let message = format!("{doing}: {}", self.scrub(e.message()));
+        match e.code() {
+            ErrorCode::Auth | ErrorCode::Certificate => self.config(message),
+            _ => StoreError::Unavailable { store: self.shown.clone(), message },
+        }
+    }
+
+    fn scrub(&self, message: &str) -> String {
+        match &self.secret {
+            Some(secret) => message.replace(secret.as_str(), ""),
+            None => message.to_string(),
+        }
+    }
+
+    fn config(&self, message: String) -> StoreError {
+        StoreError::Config { store: self.shown.clone(), message }
+    }
+
+    fn not_found(&self, what: String) -> StoreError {
+        StoreError::NotFound { store: self.shown.clone(), what }
+    }
+
+    fn malformed(&self, what: String, message: impl Into<String>) -> StoreError {
+        StoreError::Malformed { store: self.shown.clone(), what, message: message.into() }
+    }
+}
+
+/// Collects one part directory's files, checking each blob's size before reading it.
+struct PartWalk<'a> {
+    target: &'a Target,
+    repo: &'a Repository,
+    odb: Odb<'a>,
+    base: String,
+    signed: u64,
+    bytes: u64,
+    entries_left: u64,
+    files: Vec<(String, Vec<u8>)>,
+}
+
+impl PartWalk<'_> {
+    /// `rel` is the directory's path relative to the cluster directory, `depth` its
+    /// number of components.
+    fn dir(&mut self, tree: &Tree<'_>, rel: &str, depth: usize) -> Result<(), StoreError> {
+        for entry in tree.iter() {
+            let path = format!("{rel}/{}", String::from_utf8_lossy(entry.name_bytes()));
+            let what = format!("{}/{path}", self.base);
+            let bad = |message: String| Err(self.target.malformed(what.clone(), message));
+            if self.entries_left == 0 {
+                return bad("the part directory holds more entries than its signed size allows".into());
+            }
+            self.entries_left -= 1;
+            match entry.filemode() {
+                TREE if depth + 1 < MAX_COMPONENTS => {
+                    let sub = self.repo.find_tree(entry.id()).map_err(|e| self.target.git_error(&what, e))?;
+                    self.dir(&sub, &path, depth + 1)?;
+                }
+                TREE => return bad("nested deeper than a bundle path may be (spec 2.2)".into()),
+                BLOB => {
+                    let (size, kind) = self.odb.read_header(entry.id()).map_err(|e| self.target.git_error(&what, e))?;
+                    self.bytes += size as u64;
+                    if kind != ObjectType::Blob {
+                        return bad(format!("a {kind} where a file was expected"));
+                    }
+                    // The canonical tar holds every file's bytes, so they cannot add up to
+                    // more than its signed size.
+                    if self.bytes > self.signed {
+                        return bad(format!("the part's files exceed its signed size of {} bytes", self.signed));
+                    }
+                    if let Err(e) = check_path(&path) {
+                        return bad(e.to_string());
+                    }
+                    let data = self.odb.read(entry.id()).map_err(|e| self.target.git_error(&what, e))?;
+                    self.files.push((path, data.data().to_vec()));
+                }
+                LINK => return bad("symbolic links are not allowed (spec 9.5)".into()),
+                SUBMODULE => return bad("submodules are not allowed (spec 9.5)".into()),
+                EXECUTABLE => return bad("executable files are not allowed (spec 9.5)".into()),
+                mode => return bad(format!("unexpected file mode {mode:o}")),
+            }
+        }
+        Ok(())
+    }
+}
+
+fn cluster_dir(cluster: &ClusterId) -> String {
+    format!("clusters/{}/{}", cluster.namespace(), cluster.name())
+}
+
+/// The cluster's directory in `commit`, if it has one.
+fn cluster_tree<'r>(repo: &'r Repository, commit: Oid, cluster: &ClusterId) -> Result<Option<Tree<'r>>, git2::Error> {
+    let root = repo.find_commit(commit)?.tree()?;
+    subtree(repo, &root, &cluster_dir(cluster))
+}
+
+fn subtree<'r>(repo: &'r Repository, tree: &Tree<'_>, path: &str) -> Result<Option<Tree<'r>>, git2::Error> {
+    match tree.get_path(Path::new(path)) {
+        Ok(entry) if entry.filemode() == TREE => repo.find_tree(entry.id()).map(Some),
+        Ok(_) => Ok(None),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes a cluster directory holding exactly this bundle (spec 9.5).
+fn cluster_dir_tree(repo: &Repository, bundle: &SignedBundle) -> Result<Oid, git2::Error> {
+    #[derive(Default)]
+    struct Dir {
+        blobs: BTreeMap<String, Oid>,
+        dirs: BTreeMap<String, Dir>,
+    }
+    impl Dir {
+        fn add(&mut self, path: &str, blob: Oid) {
+            match path.split_once('/') {
+                Some((dir, rest)) => self.dirs.entry(dir.to_string()).or_default().add(rest, blob),
+                None => {
+                    self.blobs.insert(path.to_string(), blob);
+                }
+            }
+        }
+        fn write(&self, repo: &Repository) -> Result<Oid, git2::Error> {
+            let mut builder = repo.treebuilder(None)?;
+            for (name, blob) in &self.blobs {
+                builder.insert(name, *blob, BLOB)?;
+            }
+            for (name, dir) in &self.dirs {
+                builder.insert(name, dir.write(repo)?, TREE)?;
+            }
+            builder.write()
+        }
+    }
+    let mut dir = Dir::default();
+    dir.add(ENVELOPE, repo.blob(&bundle.envelope)?);
+    if let Some(chain) = &bundle.keyring_chain {
+        dir.add(KEYRINGS, repo.blob(chain)?);
+    }
+    for (path, bytes) in bundle.bundle.files() {
+        dir.add(path, repo.blob(bytes)?);
+    }
+    dir.write(repo)
+}
+
+/// `tree` with the entry at `path` set to `leaf` with `mode`, as a new tree.
+fn put(repo: &Repository, tree: Option<&Tree<'_>>, path: &[&str], leaf: Oid, mode: i32) -> Result<Oid, git2::Error> {
+    let (first, rest) = path.split_first().expect("put needs a path");
+    let mut builder = repo.treebuilder(tree)?;
+    if rest.is_empty() {
+        builder.insert(first, leaf, mode)?;
+        return builder.write();
+    }
+    let below = match builder.get(first)? {
+        Some(e) if e.filemode() == TREE => Some(repo.find_tree(e.id())?),
+        _ => None,
+    };
+    let id = put(repo, below.as_ref(), rest, leaf, mode)?;
+    builder.insert(first, id, TREE)?;
+    builder.write()
+}
+
+/// Holds an exclusive `flock` on a directory until the returned file is dropped.
+fn lock_dir(dir: &Path) -> std::io::Result<File> {
+    let file = File::open(dir)?;
+    file.lock()?;
+    Ok(file)
+}
+
+/// The URL without `user:pass@`, and that `user:pass@` if there was one.
+fn redact(url: &str) -> (String, Option<String>) {
+    let Some((scheme, rest)) = url.split_once("://") else { return (url.to_string(), None) };
+    let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+    match authority.rfind('@') {
+        Some(at) => (format!("{scheme}://{}", &rest[at + 1..]), Some(rest[..=at].to_string())),
+        None => (url.to_string(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use tempfile::TempDir;
+
+    use super::*;
+    use crate::bundle::Bundle;
+    use crate::bundle::sign::{PartSettings, sign};
+    use crate::bundle::verify::{Floor, VerifyError};
+    use crate::store::{Fetch, FetchError, fetch_verified};
+    use crate::testkit::Fixture;
+
+    /// A bare `file://` remote and a store on it with its own cache.
+    fn remote() -> (TempDir, Repository, GitStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init_bare(dir.path().join("remote.git")).unwrap();
+        let store = store_on(&dir, "cache");
+        (dir, repo, store)
+    }
+
+    fn store_on(dir: &TempDir, cache: &str) -> GitStore {
+        let url = format!("file://{}", dir.path().join("remote.git").display());
+        GitStore::with_cache(&url, "main", &dir.path().join(cache)).unwrap()
+    }
+
+    fn fixture(cluster: &str) -> Fixture {
+        Fixture { cluster: cluster.parse().unwrap(), ..Fixture::new(1) }
+    }
+
+    fn with_web(content: &str) -> Vec<(String, Vec<u8>)> {
+        let mut files = Fixture::files();
+        files[1].1 = format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {content}\n").into_bytes();
+        files
+    }
+
+    fn tip(repo: &Repository) -> Oid {
+        repo.refname_to_id("refs/heads/main").unwrap()
+    }
+
+    /// Commits `leaf` at `path` (below the edge-1 cluster directory) straight into the remote.
+    fn tamper(repo: &Repository, path: &str, leaf: Oid, mode: i32) {
+        let parent = repo.find_commit(tip(repo)).unwrap();
+        let full: Vec<&str> = ["clusters", "fleet", "edge-1"].into_iter().chain(path.split('/')).collect();
+        let tree = put(repo, Some(&parent.tree().unwrap()), &full, leaf, mode).unwrap();
+        let who = Signature::now("Mallory", "mallory@localhost").unwrap();
+        repo.commit(Some("refs/heads/main"), &who, &who, "tamper", &repo.find_tree(tree).unwrap(), &[&parent]).unwrap();
+    }
+
+    async fn fetch(store: &GitStore, fx: &Fixture, floor: &Floor) -> Result<Fetch, FetchError> {
+        fetch_verified(store, &fx.expect(floor), &Limits::SPEC).await
+    }
+
+    #[tokio::test]
+    async fn round_trip_through_verification() {
+        let (_dir, repo, store) = remote();
+        let (a, b) = (fixture("fleet/edge-1"), fixture("fleet/edge-2"));
+        let parts = ["ClusterProfile.empty".to_string(), "ClusterProfile.web".to_string()];
+        let files = vec![("ClusterProfile.web/deep/er/Namespace.web.yaml".to_string(), b"kind: Namespace\n".to_vec())];
+        let with_empty = Bundle::new(parts, files, &Limits::SPEC).unwrap();
+        let signed = [
+            a.signed(1, Fixture::files()),
+            sign(with_empty, &b.release(1), &|_| PartSettings::default(), &b.keys, Some(b"[]".to_vec())),
+        ];
+        let meta = PublishMeta { source: Some("https://git.example/profiles".into()), revision: Some("abc123".into()) };
+        store.publish(&signed, &meta).await.unwrap();
+
+        for (fx, signed) in [(&a, &signed[0]), (&b, &signed[1])] {
+            let Fetch::New(verified) = fetch(&store, fx, &Floor::default()).await.unwrap() else { panic!("not new") };
+            assert_eq!(verified.bundle(), &signed.bundle);
+            let fetched = store.fetch_envelope(&fx.cluster, &Limits::SPEC).await.unwrap();
+            assert_eq!((&fetched.envelope, &fetched.keyring_chain), (&signed.envelope, &signed.keyring_chain));
+            for profile in &signed.statement.predicate.profiles {
+                let PartCopy::Tar(tar) = store.fetch_part(&fx.cluster, &fetched, profile, &Limits::SPEC).await.unwrap()
+                else {
+                    panic!("git hands over plain tars")
+                };
+                assert_eq!(tar, signed.bundle.part(&profile.name).unwrap().tar(), "{}", profile.name);
+            }
+        }
+        assert_eq!(store.clusters(&Limits::SPEC).await.unwrap(), [a.cluster.clone(), b.cluster.clone()]);
+        let commit = repo.find_commit(tip(&repo)).unwrap();
+        let message = commit.message().unwrap();
+        assert!(message.starts_with("airlock: publish 2 cluster(s)\n\nfleet/edge-1 v1 sha256:"), "{message}");
+        assert!(message.ends_with("\n\nSource: https://git.example/profiles\nRevision: abc123\n"), "{message}");
+        assert_eq!(commit.author().name().unwrap(), "Airlock Publisher");
+    }
+
+    #[tokio::test]
+    async fn unchanged_content_makes_no_commit() {
+        let (_dir, repo, store) = remote();
+        let fx = Fixture::new(1);
+        store.publish(&[fx.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+        let first = tip(&repo);
+        store.publish(&[fx.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+        assert_eq!(tip(&repo), first);
+    }
+
+    #[tokio::test]
+    async fn a_new_version_is_a_readable_diff() {
+        let (_dir, repo, store) = remote();
+        let fx = Fixture::new(1);
+        let v1 = fx.signed(1, Fixture::files());
+        store.publish(std::slice::from_ref(&v1), &PublishMeta::default()).await.unwrap();
+        store.publish(&[fx.signed(2, with_web("web2"))], &PublishMeta::default()).await.unwrap();
+
+        let new = repo.find_commit(tip(&repo)).unwrap();
+        let old = new.parent(0).unwrap();
+        let diff = repo.diff_tree_to_tree(Some(&old.tree().unwrap()), Some(&new.tree().unwrap()), None).unwrap();
+        let changed: BTreeSet<_> =
+            diff.deltas().map(|d| d.new_file().path().unwrap().to_str().unwrap().to_string()).collect();
+        let dir = "clusters/fleet/edge-1";
+        let yaml = format!("{dir}/ClusterProfile.web/Namespace.web.yaml");
+        assert_eq!(changed, BTreeSet::from([format!("{dir}/envelope.json"), yaml.clone()]));
+        let blob = new.tree().unwrap().get_path(Path::new(&yaml)).unwrap().to_object(&repo).unwrap();
+        assert_eq!(blob.as_blob().unwrap().content(), b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web2\n");
+
+        let floor = Floor { applied: Some((1, v1.digest())), highest_issued_at: None };
+        let Fetch::New(verified) = fetch(&store, &fx, &floor).await.unwrap() else { panic!("not new") };
+        assert_eq!(verified.envelope().predicate().version, 2);
+    }
+
+    #[tokio::test]
+    async fn links_submodules_and_executables_are_malformed() {
+        let (_dir, repo, store) = remote();
+        let fx = Fixture::new(1);
+        store.publish(&[fx.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+        let blob = repo.blob(b"kind: Secret\n").unwrap();
+        for (mode, leaf) in [(LINK, blob), (EXECUTABLE, blob), (SUBMODULE, tip(&repo))] {
+            tamper(&repo, "ClusterProfile.web/odd.yaml", leaf, mode);
+            match fetch(&store, &fx, &Floor::default()).await {
+                Err(FetchError::Store(StoreError::Malformed { what, .. })) => {
+                    assert_eq!(what, "clusters/fleet/edge-1/ClusterProfile.web/odd.yaml")
+                }
+                other => panic!("mode {mode:o}: {other:?}"),
+            }
+            tamper(&repo, "ClusterProfile.web/odd.yaml", blob, BLOB);
+        }
+    }
+
+    #[tokio::test]
+    async fn an_extra_file_is_rejected_by_verification() {
+        let (_dir, repo, store) = remote();
+        let fx = Fixture::new(1);
+        store.publish(&[fx.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+        tamper(&repo, "ClusterProfile.web/extra.yaml", repo.blob(b"kind: Secret\n").unwrap(), BLOB);
+        // Steps 8.11-8.12 (size, digest) come before the entry walk, so an added file
+        // shows up as a longer part than signed.
+        match fetch(&store, &fx, &Floor::default()).await {
+            Err(FetchError::Rejected { source: VerifyError::PartLength { part, .. }, .. }) => {
+                assert_eq!(part, "ClusterProfile.web")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn stray_entries_and_oversized_envelopes_are_malformed() {
+        let (_dir, repo, store) = remote();
+        let fx = Fixture::new(1);
+        store.publish(&[fx.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+        let small = Limits { envelope_bytes: 100, ..Limits::SPEC };
+        let err = store.fetch_envelope(&fx.cluster, &small).await.unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Malformed { message, .. } if message.ends_with("over the limit of 100")),
+            "{err}"
+        );
+        tamper(&repo, "README.md", repo.blob(b"hello").unwrap(), BLOB);
+        let err = store.fetch_envelope(&fx.cluster, &Limits::SPEC).await.unwrap_err();
+        assert!(
+            matches!(&err, StoreError::Malformed { what, .. } if what == "clusters/fleet/edge-1/README.md"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn rewound_history_is_a_rollback() {
+        let (_dir, repo, store) = remote();
+        let fx = Fixture::new(1);
+        store.publish(&[fx.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+        let v1_commit = tip(&repo);
+        let v2 = fx.signed(2, with_web("web2"));
+        store.publish(std::slice::from_ref(&v2), &PublishMeta::default()).await.unwrap();
+        repo.reference("refs/heads/main", v1_commit, true, "rewrite history").unwrap();
+        let floor = Floor { applied: Some((2, v2.digest())), highest_issued_at: None };
+        match fetch(&store, &fx, &floor).await {
+            Err(FetchError::Rejected { source: VerifyError::Rollback { version: 1, floor: 2 }, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn missing_branch_or_cluster_is_not_found() {
+        let (_dir, _repo, store) = remote();
+        let fx = Fixture::new(1);
+        let not_found = |r: Result<Fetched, StoreError>| match r {
+            Err(StoreError::NotFound { what, .. }) => what == "bundle for fleet/edge-1",
+            _ => false,
+        };
+        assert!(not_found(store.fetch_envelope(&fx.cluster, &Limits::SPEC).await));
+        assert_eq!(store.clusters(&Limits::SPEC).await.unwrap(), []);
+        let other = fixture("fleet/other");
+        store.publish(&[other.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+        assert!(not_found(store.fetch_envelope(&fx.cluster, &Limits::SPEC).await));
+    }
+
+    #[tokio::test]
+    async fn racing_publishers_with_separate_caches_both_land() {
+        let (dir, _repo, one) = remote();
+        let two = store_on(&dir, "cache-two");
+        let (a, b) = (fixture("fleet/a"), fixture("fleet/b"));
+        let (sa, sb) = ([a.signed(1, Fixture::files())], [b.signed(1, Fixture::files())]);
+        let meta = PublishMeta::default();
+        let (ra, rb) = tokio::join!(one.publish(&sa, &meta), two.publish(&sb, &meta));
+        ra.unwrap();
+        rb.unwrap();
+        assert_eq!(one.clusters(&Limits::SPEC).await.unwrap(), [a.cluster, b.cluster]);
+    }
+
+    #[tokio::test]
+    async fn a_push_on_a_stale_tip_is_refused_and_the_publish_rebuilt() {
+        let (dir, repo, one) = remote();
+        let two = store_on(&dir, "cache-two");
+        let (a, b) = (fixture("fleet/a"), fixture("fleet/b"));
+        let sa = [a.signed(1, Fixture::files())];
+        one.publish(&sa, &PublishMeta::default()).await.unwrap();
+        let stale = tip(&repo);
+        two.publish(&[b.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+
+        let sa2 = [a.signed(2, with_web("web2"))];
+        let (cache, lock) = one.target.cache().unwrap();
+        let commit =
+            one.target.commit(&cache, Some(stale), &sa2, std::slice::from_ref(&a.cluster), &PublishMeta::default());
+        let refused = one.target.push(&cache, commit.unwrap().unwrap()).unwrap();
+        assert!(refused.is_some(), "a push that would drop another publisher's commit went through");
+        drop((cache, lock));
+
+        one.publish(&sa2, &PublishMeta::default()).await.unwrap();
+        assert_eq!(one.clusters(&Limits::SPEC).await.unwrap(), [a.cluster.clone(), b.cluster.clone()]);
+        let Fetch::New(verified) = fetch(&one, &a, &Floor::default()).await.unwrap() else { panic!("not new") };
+        assert_eq!(verified.envelope().predicate().version, 2);
+    }
+
+    #[tokio::test]
+    async fn credentials_never_show_and_unreachable_is_unavailable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = GitStore::with_cache("http://user:s3cret@127.0.0.1:1/r.git", "main", dir.path()).unwrap();
+        assert_eq!(store.describe(), "git+http://127.0.0.1:1/r.git#main");
+        let err = store.fetch_envelope(&Fixture::new(1).cluster, &Limits::SPEC).await.unwrap_err();
+        assert!(matches!(err, StoreError::Unavailable { .. }) && !err.to_string().contains("s3cret"), "{err}");
+        for (url, branch) in [("ssh://h/r.git", "main"), ("file:///r.git", "a..b"), ("http://h/r.git", "")] {
+            assert!(
+                matches!(GitStore::with_cache(url, branch, dir.path()), Err(StoreError::Config { .. })),
+                "{url}#{branch}"
+            );
+        }
+        let https = GitStore::with_cache("https://u:p@h/r.git", "main", dir.path());
+        match https {
+            Err(StoreError::Config { store, message }) => {
+                assert!(!git2::Version::get().https());
+                assert_eq!(store, "git+https://h/r.git#main");
+                assert!(message.contains("file:// and http:// only"), "{message}");
+            }
+            other => assert!(other.is_ok() && git2::Version::get().https()),
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! Where bundles live between publisher and puller (spec section 9): one [`Store`] trait
+//! over OCI registries, OCI image layouts, OCI archives and Git.
+//!
+//! A store moves bytes and finds them; it does not decide whether they are trustworthy.
+//! [`fetch_verified`] joins a store to `bundle::verify` in the order of spec section 8:
+//! envelope first, content only when needed.
+
+pub mod oci;
+mod oci_archive;
+mod oci_layout;
+mod oci_registry;
+mod git;
+mod reference;
+
+use async_trait::async_trait;
+
+pub use git::GitStore;
+pub use oci::{OciDescriptor, OciManifest};
+pub use oci_registry::RegistryCredentials;
+pub use reference::{StoreRef, open};
+
+use crate::bundle::statement::{ProfileEntry, Statement};
+use crate::bundle::verify::{Expectation, Transport, VerifiedBundle, VerifyError, verify_envelope};
+use crate::bundle::SignedBundle;
+use crate::cluster::ClusterId;
+use crate::limits::Limits;
+
+/// Why a store could not do what was asked. The three classes are kept apart because
+/// callers act differently on them (see `docs/operations.md`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store holds nothing for this cluster (or this part).
+    #[error("{store}: {what} not found")]
+    NotFound { store: String, what: String },
+    /// The store could not be reached or answered with a server error: retry later.
+    #[error("{store}: unavailable: {message}")]
+    Unavailable { store: String, message: String },
+    /// The store answered, but what it holds is malformed or over a limit.
+    #[error("{store}: {what}: {message}")]
+    Malformed { store: String, what: String, message: String },
+    /// A store reference that cannot be parsed, or a store that cannot be opened or
+    /// written (permissions, credentials).
+    #[error("{store}: {message}")]
+    Config { store: String, message: String },
+}
+
+/// The small, first fetch for a cluster: enough to verify before fetching content.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// The envelope's exact bytes.
+    pub envelope: Vec<u8>,
+    /// The keyring chain stored beside it, if any (spec 7.3).
+    pub keyring_chain: Option<Vec<u8>>,
+    /// Where the parts are, in terms of the store that answered.
+    pub(crate) locator: Locator,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum Locator {
+    Oci(OciManifest),
+    Git { commit: String },
+}
+
+/// A part as a store hands it over.
+#[derive(Debug, Clone)]
+pub enum PartCopy {
+    Gzip(Vec<u8>),
+    Tar(Vec<u8>),
+}
+
+impl PartCopy {
+    pub fn transport(&self) -> Transport<'_> {
+        match self {
+            PartCopy::Gzip(b) => Transport::Gzip(b),
+            PartCopy::Tar(b) => Transport::Tar(b),
+        }
+    }
+}
+
+impl Fetched {
+    /// The statement inside the envelope, parsed WITHOUT checking signatures: for the
+    /// publisher reading back its own store (version numbering, unchanged content), never
+    /// for deciding what to apply.
+    pub fn unverified_statement(&self) -> Option<Statement> {
+        let env: crate::bundle::envelope::Envelope = serde_json::from_slice(&self.envelope).ok()?;
+        use base64::Engine;
+        let payload = base64::engine::general_purpose::STANDARD.decode(env.payload).ok()?;
+        serde_json::from_slice(&payload).ok()
+    }
+}
+
+/// Annotations a publish run records beside the bundles (spec 9.1).
+#[derive(Debug, Clone, Default)]
+pub struct PublishMeta {
+    /// `org.opencontainers.image.source`: where the profiles came from.
+    pub source: Option<String>,
+    /// `org.opencontainers.image.revision`: the revision of that source.
+    pub revision: Option<String>,
+}
+
+/// A place bundles are written to and read from.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// The reference the store was opened with, for messages.
+    fn describe(&self) -> String;
+
+    /// The envelope and keyring chain of the newest version for `cluster`.
+    async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError>;
+
+    /// One part's copy, read with the cap derived from its signed size.
+    async fn fetch_part(
+        &self,
+        cluster: &ClusterId,
+        fetched: &Fetched,
+        part: &ProfileEntry,
+        limits: &Limits,
+    ) -> Result<PartCopy, StoreError>;
+
+    /// Writes signed bundles as the newest version of their clusters, in one batch (one
+    /// commit for Git). Writes only what the store does not already hold.
+    async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError>;
+
+    /// Clusters the store holds bundles for.
+    async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError>;
+}
+
+/// Why [`fetch_verified`] produced no bundle.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FetchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{store}: bundle for {cluster} rejected: {source}")]
+    Rejected { store: String, cluster: String, source: VerifyError },
+}
+
+/// What [`fetch_verified`] found.
+#[derive(Debug)]
+pub enum Fetch {
+    /// The same version and content as last applied: no content was fetched.
+    AlreadyApplied(crate::bundle::VerifiedEnvelope),
+    /// A new bundle, verified in full.
+    New(VerifiedBundle),
+}
+
+/// Fetches and verifies the newest bundle for `expect.cluster` (spec section 8): the
+/// envelope first, then, unless it was applied already, every part.
+pub async fn fetch_verified(store: &dyn Store, expect: &Expectation<'_>, limits: &Limits) -> Result<Fetch, FetchError> {
+    let rejected = |source| FetchError::Rejected { store: store.describe(), cluster: expect.cluster.to_string(), source };
+    let fetched = store.fetch_envelope(expect.cluster, limits).await?;
+    let envelope = verify_envelope(&fetched.envelope, fetched.keyring_chain.as_deref(), expect, limits).map_err(rejected)?;
+    if envelope.already_applied() {
+        return Ok(Fetch::AlreadyApplied(envelope));
+    }
+    let mut parts = Vec::with_capacity(envelope.predicate().profiles.len());
+    for profile in &envelope.predicate().profiles {
+        let copy = store.fetch_part(expect.cluster, &fetched, profile, limits).await?;
+        parts.push(envelope.verify_part(&profile.name, copy.transport(), limits).map_err(rejected)?);
+    }
+    envelope.finish(parts, limits).map(Fetch::New).map_err(rejected)
+}

@@ -1,0 +1,275 @@
+//! The OCI image layout store (`oci-layout:PATH`, spec 9.3), and the reading half every
+//! layout-shaped store shares: resolving a cluster through `index.json` and reading blobs
+//! with caps and digest checks. The archive store reuses it over a tar file.
+//!
+//! Writes are crash-safe: blobs and `index.json` are written to a temporary name and
+//! renamed, blobs before the index that names them, under an exclusive lock.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use async_trait::async_trait;
+
+use super::oci::{self, Artifact, GzipCache, OciDescriptor, OciIndex, OciManifest, REF_NAME};
+use super::{Fetched, Locator, PartCopy, PublishMeta, Store, StoreError};
+use crate::bundle::SignedBundle;
+use crate::bundle::statement::ProfileEntry;
+use crate::cluster::ClusterId;
+use crate::digest::Digest;
+use crate::limits::Limits;
+
+pub(crate) const OCI_LAYOUT_FILE: &str = "oci-layout";
+pub(crate) const OCI_LAYOUT_CONTENT: &[u8] = br#"{"imageLayoutVersion":"1.0.0"}"#;
+pub(crate) const INDEX_FILE: &str = "index.json";
+
+/// Named files of a layout, wherever they are kept (a directory or a tar).
+pub(crate) trait LayoutFiles: Send + Sync {
+    /// Reads `name` (e.g. `blobs/sha256/<hex>`), refusing more than `cap` bytes.
+    /// `Ok(None)` when there is no such file.
+    fn read(&self, name: &str, cap: u64) -> Result<Option<Vec<u8>>, StoreError>;
+    fn describe(&self) -> String;
+}
+
+pub(crate) fn blob_name(digest: &Digest) -> String {
+    format!("blobs/sha256/{}", digest.hex())
+}
+
+/// The reading side of a layout: `index.json` → manifest → blobs.
+pub(crate) struct LayoutReader<F: LayoutFiles>(pub F);
+
+impl<F: LayoutFiles> LayoutReader<F> {
+    fn malformed(&self, what: &str, message: impl Into<String>) -> StoreError {
+        StoreError::Malformed { store: self.0.describe(), what: what.to_string(), message: message.into() }
+    }
+
+    /// `index.json`, or an empty index when the layout does not exist yet.
+    pub(crate) fn index(&self, limits: &Limits) -> Result<OciIndex, StoreError> {
+        match self.0.read(INDEX_FILE, limits.oci_index_bytes)? {
+            None => Ok(OciIndex::new(Vec::new())),
+            Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| self.malformed(INDEX_FILE, e.to_string())),
+        }
+    }
+
+    /// A blob, read with `cap` and checked against its descriptor.
+    pub(crate) fn blob(&self, d: &OciDescriptor, cap: u64) -> Result<Vec<u8>, StoreError> {
+        let what = format!("blob {}", d.digest);
+        if d.size > cap {
+            return Err(self.malformed(&what, format!("descriptor says {} bytes, over the cap of {cap}", d.size)));
+        }
+        let bytes = self.0.read(&blob_name(&d.digest), cap)?.ok_or_else(|| StoreError::NotFound {
+            store: self.0.describe(),
+            what: what.clone(),
+        })?;
+        if bytes.len() as u64 != d.size || Digest::of(&bytes) != d.digest {
+            return Err(self.malformed(&what, "content does not match its digest and size"));
+        }
+        Ok(bytes)
+    }
+
+    /// The manifest tagged `<cluster>:<tag>`.
+    pub(crate) fn manifest(&self, cluster: &ClusterId, tag: &str, limits: &Limits) -> Result<OciManifest, StoreError> {
+        let name = oci::ref_name(&cluster.to_string(), tag);
+        let index = self.index(limits)?;
+        let entry = index
+            .manifests
+            .iter()
+            .find(|d| d.annotations.get(REF_NAME) == Some(&name))
+            .ok_or_else(|| StoreError::NotFound { store: self.0.describe(), what: format!("bundle for {cluster}") })?;
+        let bytes = self.blob(entry, limits.oci_manifest_bytes)?;
+        oci::parse_manifest(&self.0.describe(), &format!("manifest {name}"), &bytes)
+    }
+
+    pub(crate) async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
+        let manifest = self.manifest(cluster, "latest", limits)?;
+        oci::fetched_from_manifest(&self.0.describe(), manifest, limits, |d, cap| async move { self.blob(&d, cap) })
+            .await
+    }
+
+    pub(crate) fn fetch_part(&self, fetched: &Fetched, part: &ProfileEntry) -> Result<PartCopy, StoreError> {
+        let Locator::Oci(manifest) = &fetched.locator else {
+            return Err(self.malformed("fetch", "envelope was not fetched from this store"));
+        };
+        let layer = manifest.part_layer(&part.digest).ok_or_else(|| StoreError::NotFound {
+            store: self.0.describe(),
+            what: format!("part {}", part.name),
+        })?;
+        self.blob(layer, Limits::transport_cap(part.size)).map(PartCopy::Gzip)
+    }
+
+    pub(crate) fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
+        let mut out: Vec<ClusterId> = self
+            .index(limits)?
+            .manifests
+            .iter()
+            .filter_map(|d| d.annotations.get(REF_NAME)?.strip_suffix(":latest")?.parse().ok())
+            .collect();
+        out.sort();
+        out.dedup();
+        Ok(out)
+    }
+}
+
+/// Index entries after publishing `artifacts`: each cluster gets `:v<version>` and its
+/// `:latest` moves. Re-tagging an existing version with other content is refused.
+pub(crate) fn updated_index(
+    store: &str,
+    mut index: OciIndex,
+    artifacts: &[(String, u64, &Artifact)],
+) -> Result<OciIndex, StoreError> {
+    let mut by_ref: BTreeMap<String, OciDescriptor> = index
+        .manifests
+        .drain(..)
+        .map(|d| (d.annotations.get(REF_NAME).cloned().unwrap_or_default(), d))
+        .collect();
+    for (cluster, version, artifact) in artifacts {
+        let descriptor = |tag: &str| OciDescriptor {
+            media_type: oci::MANIFEST_MEDIA_TYPE.to_string(),
+            digest: artifact.manifest_digest,
+            size: artifact.manifest_bytes.len() as u64,
+            artifact_type: Some(oci::ARTIFACT_TYPE.to_string()),
+            annotations: BTreeMap::from([(REF_NAME.to_string(), oci::ref_name(cluster, tag))]),
+        };
+        let versioned = oci::ref_name(cluster, &format!("v{version}"));
+        if let Some(existing) = by_ref.get(&versioned)
+            && existing.digest != artifact.manifest_digest
+        {
+            return Err(StoreError::Config {
+                store: store.to_string(),
+                message: format!("{versioned} already exists with other content; versions are never reused"),
+            });
+        }
+        by_ref.insert(versioned, descriptor(&format!("v{version}")));
+        by_ref.insert(oci::ref_name(cluster, "latest"), descriptor("latest"));
+    }
+    index.manifests = by_ref.into_values().collect();
+    Ok(index)
+}
+
+/// A layout directory on disk.
+pub struct LayoutStore {
+    dir: PathBuf,
+    reader: LayoutReader<DirFiles>,
+    cache: GzipCache,
+}
+
+pub(crate) struct DirFiles(PathBuf);
+
+impl LayoutFiles for DirFiles {
+    fn read(&self, name: &str, cap: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let path = self.0.join(name);
+        let file = match fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_error(&self.describe(), name, e)),
+        };
+        let mut bytes = Vec::new();
+        file.take(cap + 1).read_to_end(&mut bytes).map_err(|e| io_error(&self.describe(), name, e))?;
+        if bytes.len() as u64 > cap {
+            return Err(StoreError::Malformed {
+                store: self.describe(),
+                what: name.to_string(),
+                message: format!("larger than its cap of {cap} bytes"),
+            });
+        }
+        Ok(Some(bytes))
+    }
+
+    fn describe(&self) -> String {
+        format!("oci-layout:{}", self.0.display())
+    }
+}
+
+pub(crate) fn io_error(store: &str, what: &str, e: std::io::Error) -> StoreError {
+    StoreError::Config { store: store.to_string(), message: format!("{what}: {e}") }
+}
+
+impl LayoutStore {
+    /// Opens a layout directory; it is created on the first publish.
+    pub fn open(dir: &Path) -> Result<LayoutStore, StoreError> {
+        let store = LayoutStore {
+            dir: dir.to_path_buf(),
+            reader: LayoutReader(DirFiles(dir.to_path_buf())),
+            cache: GzipCache::default(),
+        };
+        if dir.exists() && !dir.join(OCI_LAYOUT_FILE).exists() && fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
+            return Err(StoreError::Config {
+                store: store.describe(),
+                message: "directory exists, is not empty and is not an OCI layout".into(),
+            });
+        }
+        Ok(store)
+    }
+
+    /// Writes `bytes` under `name` atomically, unless a file of that size is there already
+    /// (names are content addresses). Returns whether it wrote.
+    pub(crate) fn put(&self, name: &str, bytes: &[u8]) -> Result<bool, StoreError> {
+        let path = self.dir.join(name);
+        if name != INDEX_FILE && fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) {
+            return Ok(false);
+        }
+        let err = |e| io_error(&self.describe(), name, e);
+        fs::create_dir_all(path.parent().expect("names have a parent")).map_err(err)?;
+        let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+        let mut f = fs::File::create(&tmp).map_err(err)?;
+        f.write_all(bytes).and_then(|_| f.sync_data()).map_err(err)?;
+        fs::rename(&tmp, &path).map_err(err)?;
+        Ok(true)
+    }
+
+    /// Publishes with the lock held. Returns the number of blob bytes written.
+    pub(crate) fn publish_locked(&self, bundles: &[SignedBundle], meta: &PublishMeta, limits: &Limits) -> Result<u64, StoreError> {
+        let store = self.describe();
+        fs::create_dir_all(&self.dir).map_err(|e| io_error(&store, "directory", e))?;
+        let lock = fs::File::create(self.dir.join(".airlock.lock")).map_err(|e| io_error(&store, "lock", e))?;
+        // Two publishers on one layout would otherwise each rewrite index.json without the
+        // other's entries.
+        lock.lock().map_err(|e| io_error(&store, "lock", e))?;
+        self.put(OCI_LAYOUT_FILE, OCI_LAYOUT_CONTENT)?;
+        let mut written = 0u64;
+        let mut tagged = Vec::with_capacity(bundles.len());
+        let artifacts: Vec<Artifact> = bundles.iter().map(|b| oci::artifact(b, meta, &self.cache)).collect();
+        for (signed, artifact) in bundles.iter().zip(&artifacts) {
+            for blob in &artifact.blobs {
+                if self.put(&blob_name(&blob.digest), &blob.bytes)? {
+                    written += blob.bytes.len() as u64;
+                }
+            }
+            if self.put(&blob_name(&artifact.manifest_digest), &artifact.manifest_bytes)? {
+                written += artifact.manifest_bytes.len() as u64;
+            }
+            tagged.push((signed.cluster().to_string(), signed.version(), artifact));
+        }
+        let index = updated_index(&store, self.reader.index(limits)?, &tagged)?;
+        self.put(INDEX_FILE, &serde_json::to_vec(&index).expect("index serialises"))?;
+        Ok(written)
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+#[async_trait]
+impl Store for LayoutStore {
+    fn describe(&self) -> String {
+        self.reader.0.describe()
+    }
+
+    async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
+        self.reader.fetch_envelope(cluster, limits).await
+    }
+
+    async fn fetch_part(&self, _: &ClusterId, fetched: &Fetched, part: &ProfileEntry, _: &Limits) -> Result<PartCopy, StoreError> {
+        self.reader.fetch_part(fetched, part)
+    }
+
+    async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
+        self.publish_locked(bundles, meta, &Limits::SPEC).map(|_| ())
+    }
+
+    async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
+        self.reader.clusters(limits)
+    }
+}

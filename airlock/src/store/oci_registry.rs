@@ -1,0 +1,566 @@
+//! The OCI registry store (spec 9.2): one repository `<prefix>/<namespace>/<name>` per
+//! cluster, holding the artifact of spec 9.1 under the tags `v<version>` and `latest`.
+//!
+//! Writes and blob reads go through `oci-client`, which follows the distribution token
+//! exchange. Manifests and catalog pages do not: oci-client buffers those bodies whole
+//! before anyone can look at their size, so they are read with a plain `reqwest` client,
+//! the same credentials and a cap (spec 10).
+//!
+//! This store moves and finds bytes; it does not judge them (`bundle::verify` does). It
+//! never deletes: older versions stay until the registry's own garbage collection. Of
+//! Docker's `config.json` it reads only `auths.<host>.auth`, not credential helpers.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use base64::Engine;
+use futures::{StreamExt, TryStreamExt, future, stream};
+use oci_client::client::{ClientConfig, ClientProtocol};
+use oci_client::errors::{OciDistributionError, OciErrorCode};
+use oci_client::secrets::RegistryAuth;
+use oci_client::{Client, Reference, RegistryOperation};
+use reqwest::header::{ACCEPT, HeaderMap, HeaderValue, LINK};
+
+use super::oci::{self, Blob, GzipCache, MANIFEST_MEDIA_TYPE, OciDescriptor};
+use super::reference::StoreRef;
+use super::{Fetched, Locator, PartCopy, PublishMeta, Store, StoreError};
+use crate::bundle::SignedBundle;
+use crate::bundle::statement::ProfileEntry;
+use crate::cluster::ClusterId;
+use crate::digest::{Digest, Hasher};
+use crate::limits::Limits;
+
+/// Bundles pushed at once: enough to hide round trips, few enough not to swamp a registry.
+const IN_FLIGHT: usize = 8;
+const CATALOG_PAGE: usize = 1000;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Between two reads of one response, so a stalled registry counts as unavailable.
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How to log in to a registry, in this order: `username` with `password` (basic auth,
+/// or exchanged for a token when the registry asks), `token` (sent as a bearer token), the
+/// Docker `config.json` entry for the host, else anonymous.
+#[derive(Clone, Default)]
+pub struct RegistryCredentials {
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub token: Option<String>,
+    /// The `config.json` to read instead of `$DOCKER_CONFIG/config.json`, else
+    /// `~/.docker/config.json`. Unlike those, it must exist.
+    pub docker_config: Option<PathBuf>,
+}
+
+impl fmt::Debug for RegistryCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secret = |s: &Option<String>| s.as_ref().map(|_| "<redacted>");
+        f.debug_struct("RegistryCredentials")
+            .field("username", &self.username)
+            .field("password", &secret(&self.password))
+            .field("token", &secret(&self.token))
+            .field("docker_config", &self.docker_config)
+            .finish()
+    }
+}
+
+impl RegistryCredentials {
+    fn resolve(&self, host: &str) -> Result<RegistryAuth, String> {
+        match (&self.username, &self.password, &self.token) {
+            (Some(user), Some(password), _) => return Ok(RegistryAuth::Basic(user.clone(), password.clone())),
+            (Some(_), None, _) | (None, Some(_), _) => {
+                return Err("a registry username needs a password and vice versa".into());
+            }
+            (None, None, Some(token)) => return Ok(RegistryAuth::Bearer(token.clone())),
+            (None, None, None) => {}
+        }
+        let default = std::env::var_os("DOCKER_CONFIG")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".docker")))
+            .map(|dir| dir.join("config.json"));
+        let Some(path) = self.docker_config.clone().or(default) else {
+            return Ok(RegistryAuth::Anonymous);
+        };
+        match std::fs::read(&path) {
+            Ok(json) => docker_auth(&json, host).map_err(|m| format!("{}: {m}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.docker_config.is_none() => {
+                Ok(RegistryAuth::Anonymous)
+            }
+            Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        }
+    }
+}
+
+/// The basic credentials `config.json` holds for `host`.
+fn docker_auth(json: &[u8], host: &str) -> Result<RegistryAuth, String> {
+    #[derive(serde::Deserialize)]
+    struct Config {
+        #[serde(default)]
+        auths: HashMap<String, Entry>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        auth: Option<String>,
+    }
+    let config: Config = serde_json::from_slice(json).map_err(|e| format!("not a Docker config.json: {e}"))?;
+    // `docker login` writes some keys as URLs (`https://host/v1/`).
+    let key_host =
+        |k: &str| k.split_once("://").map_or(k, |(_, rest)| rest).split('/').next().unwrap_or_default().to_string();
+    let entry =
+        config.auths.get(host).or_else(|| config.auths.iter().find(|(k, _)| key_host(k) == host).map(|(_, e)| e));
+    let Some(auth) = entry.and_then(|e| e.auth.as_deref()) else {
+        return Ok(RegistryAuth::Anonymous);
+    };
+    let decoded = base64::engine::general_purpose::STANDARD.decode(auth).ok().and_then(|b| String::from_utf8(b).ok());
+    match decoded.as_deref().and_then(|s| s.split_once(':')) {
+        Some((user, password)) => Ok(RegistryAuth::Basic(user.to_string(), password.to_string())),
+        None => Err(format!("auths.{host}.auth is not base64 of user:password")),
+    }
+}
+
+/// A registry holding one repository per cluster under a prefix.
+pub struct RegistryStore {
+    describe: String,
+    host: String,
+    prefix: String,
+    base_url: String,
+    auth: RegistryAuth,
+    client: Client,
+    http: reqwest::Client,
+    cache: GzipCache,
+}
+
+impl RegistryStore {
+    /// Opens `host` (with port) under `prefix` (may be empty). Needs a process-wide rustls
+    /// crypto provider, which the binaries install at start; reqwest panics without one.
+    pub fn new(
+        host: &str,
+        prefix: &str,
+        plain_http: bool,
+        credentials: &RegistryCredentials,
+    ) -> Result<Self, StoreError> {
+        let describe = StoreRef::OciRegistry { host: host.into(), prefix: prefix.into(), plain_http }.to_string();
+        let config_error = |message: String| StoreError::Config { store: describe.clone(), message };
+        let auth = credentials.resolve(host).map_err(config_error)?;
+        let config = ClientConfig {
+            // Only the registry itself is plain: blob redirects to object storage stay HTTPS.
+            protocol: if plain_http {
+                ClientProtocol::HttpsExcept(vec![host.to_string()])
+            } else {
+                ClientProtocol::Https
+            },
+            // Two requests per blob instead of three; every blob is in memory anyway.
+            use_monolithic_push: true,
+            connect_timeout: Some(CONNECT_TIMEOUT),
+            read_timeout: Some(READ_TIMEOUT),
+            ..ClientConfig::default()
+        };
+        let client =
+            Client::try_from(config).map_err(|e| config_error(format!("cannot set up the registry client: {e}")))?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .read_timeout(READ_TIMEOUT)
+            .build()
+            .map_err(|e| config_error(format!("cannot set up the HTTP client: {e}")))?;
+        let base_url = format!("{}://{host}", if plain_http { "http" } else { "https" });
+        Ok(RegistryStore {
+            describe,
+            host: host.into(),
+            prefix: prefix.into(),
+            base_url,
+            auth,
+            client,
+            http,
+            cache: GzipCache::default(),
+        })
+    }
+
+    fn repository(&self, cluster: &ClusterId) -> String {
+        if self.prefix.is_empty() { cluster.to_string() } else { format!("{}/{cluster}", self.prefix) }
+    }
+
+    /// `cluster`'s repository at `tag`, with the credentials registered: the oci-client
+    /// calls that take no credentials look them up by registry.
+    async fn reference(&self, cluster: &ClusterId, tag: &str) -> Reference {
+        let reference = Reference::with_tag(self.host.clone(), self.repository(cluster), tag.into());
+        self.client.store_auth_if_needed(reference.resolve_registry(), &self.auth).await;
+        reference
+    }
+
+    fn error(&self, what: String, class: Class, message: String) -> StoreError {
+        let store = self.describe.clone();
+        match class {
+            Class::NotFound => StoreError::NotFound { store, what },
+            Class::Unavailable => StoreError::Unavailable { store, message: format!("{what}: {message}") },
+            Class::Config => StoreError::Config { store, message: format!("{what}: {message}") },
+            Class::Malformed => StoreError::Malformed { store, what, message },
+        }
+    }
+
+    fn oci_error(&self, what: String, e: OciDistributionError) -> StoreError {
+        let (class, message) = classify(&e);
+        self.error(what, class, message)
+    }
+
+    async fn publish_one(&self, signed: &SignedBundle, meta: &PublishMeta, placed: &Placed) -> Result<(), StoreError> {
+        let cluster: ClusterId = signed.cluster().parse().map_err(|e: crate::cluster::BadClusterId| {
+            self.error(format!("bundle for {}", signed.cluster()), Class::Config, e.to_string())
+        })?;
+        let artifact = oci::artifact(signed, meta, &self.cache);
+        let version_tag = format!("v{}", signed.version());
+        let target = self.reference(&cluster, &version_tag).await;
+        let mut uploaded = 0;
+        for blob in &artifact.blobs {
+            uploaded += usize::from(self.put_blob(&cluster, &target, blob, placed).await?);
+        }
+        for tag in [version_tag.as_str(), "latest"] {
+            let reference = self.reference(&cluster, tag).await;
+            let what = || format!("manifest {tag} for {cluster}");
+            let content_type = HeaderValue::from_static(MANIFEST_MEDIA_TYPE);
+            let location =
+                (self.client.push_manifest_raw(&reference, artifact.manifest_bytes.clone(), content_type).await)
+                    .map_err(|e| self.oci_error(what(), e))?;
+            // Distribution names the stored digest in the Location; other registries may
+            // give the tag URL, and then a HEAD tells.
+            let stored = match location
+                .split('?')
+                .next()
+                .and_then(|l| l.rsplit('/').next())
+                .and_then(|d| d.parse::<Digest>().ok())
+            {
+                Some(d) => d,
+                None => {
+                    let d = (self.client.fetch_manifest_digest(&reference, &self.auth).await)
+                        .map_err(|e| self.oci_error(what(), e))?;
+                    d.parse()
+                        .map_err(|_| self.error(what(), Class::Malformed, format!("registry reports digest {d:?}")))?
+                }
+            };
+            if stored != artifact.manifest_digest {
+                let message =
+                    format!("registry stored {stored}, not {} (spec 9.1: exact bytes)", artifact.manifest_digest);
+                return Err(self.error(what(), Class::Malformed, message));
+            }
+        }
+        let (version, manifest) = (signed.version(), artifact.manifest_digest);
+        tracing::info!(store = %self.describe, %cluster, version, %manifest, uploaded, "published");
+        Ok(())
+    }
+
+    /// Makes `blob` present in `target`'s repository; true when its bytes were uploaded.
+    async fn put_blob(
+        &self,
+        cluster: &ClusterId,
+        target: &Reference,
+        blob: &Blob,
+        placed: &Placed,
+    ) -> Result<bool, StoreError> {
+        let digest = blob.digest.to_string();
+        let slot = placed.slot(blob.digest);
+        // Held while uploading, so another repository of this publish waits and mounts.
+        let mut source = slot.lock().await;
+        // A failed mount (Distribution answers 202 and opens an upload) falls back to the
+        // checks below; the abandoned upload session expires on the registry.
+        let how = if let Some(from) = source.as_ref()
+            && self.client.mount_blob(target, from, &digest).await.is_ok()
+        {
+            "mounted"
+        } else if (self.client.blob_exists(target, &digest).await)
+            .map_err(|e| self.oci_error(format!("blob {digest} for {cluster}"), e))?
+        {
+            "present"
+        } else {
+            (self.client.push_blob(target, blob.bytes.to_vec(), &digest).await)
+                .map_err(|e| self.oci_error(format!("blob {digest} for {cluster}"), e))?;
+            "uploaded"
+        };
+        *source = Some(target.clone());
+        tracing::debug!(store = %self.describe, %cluster, blob = %digest, how = %how, "blob");
+        Ok(how == "uploaded")
+    }
+
+    /// GETs `url` with the store's credentials, refusing a body over `cap` before and
+    /// while reading it.
+    async fn get_capped(
+        &self,
+        reference: &Reference,
+        url: &str,
+        accept: &'static str,
+        cap: u64,
+        what: &str,
+    ) -> Result<(HeaderMap, Vec<u8>), StoreError> {
+        let failed = |e: reqwest::Error| {
+            let (class, message) = request_error(&e);
+            self.error(what.into(), class, message)
+        };
+        let mut request = self.http.get(url).header(ACCEPT, accept);
+        // oci-client asks the token service if the registry wants one; `None` means basic or none.
+        match (self.client.auth(reference, &self.auth, RegistryOperation::Pull).await)
+            .map_err(|e| self.oci_error(what.into(), e))?
+        {
+            Some(token) => request = request.bearer_auth(token),
+            None => {
+                if let RegistryAuth::Basic(user, password) = &self.auth {
+                    request = request.basic_auth(user, Some(password));
+                }
+            }
+        }
+        let mut response = request.send().await.map_err(failed)?;
+        let status = response.status().as_u16();
+        if status != 200 {
+            return Err(self.error(what.into(), status_class(status), status_message(status)));
+        }
+        let too_large = |size: u64| {
+            self.error(what.into(), Class::Malformed, format!("{size} bytes or more, over the limit of {cap}"))
+        };
+        if let Some(size) = response.content_length().filter(|&s| s > cap) {
+            return Err(too_large(size));
+        }
+        let headers = response.headers().clone();
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(failed)? {
+            let size = (body.len() + chunk.len()) as u64;
+            if size > cap {
+                return Err(too_large(size));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok((headers, body))
+    }
+
+    /// Downloads a blob of `reference`'s repository, refusing it when its descriptor is
+    /// over `cap` and reading no more than the descriptor's size.
+    async fn read_blob(
+        &self,
+        cluster: &ClusterId,
+        reference: &Reference,
+        d: OciDescriptor,
+        cap: u64,
+    ) -> Result<Vec<u8>, StoreError> {
+        let what = || format!("layer {} of {cluster}", d.digest);
+        let malformed = |message: String| self.error(what(), Class::Malformed, message);
+        if d.size > cap {
+            return Err(malformed(format!("descriptor says {} bytes, over the limit of {cap}", d.size)));
+        }
+        let digest = d.digest.to_string();
+        let mut stream =
+            (self.client.pull_blob_stream(reference, digest.as_str()).await).map_err(|e| self.oci_error(what(), e))?;
+        if let Some(size) = stream.content_length.filter(|&s| s != d.size) {
+            return Err(malformed(format!("registry sends {size} bytes, descriptor says {}", d.size)));
+        }
+        let mut body = Vec::with_capacity(d.size as usize);
+        let mut hasher = Hasher::default();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.oci_error(what(), OciDistributionError::IoError(e)))?;
+            if (body.len() + chunk.len()) as u64 > d.size {
+                return Err(malformed(format!("longer than the descriptor's {} bytes", d.size)));
+            }
+            hasher.update(&chunk);
+            body.extend_from_slice(&chunk);
+        }
+        // oci-client verifies the digest too, but only as an implementation detail of its
+        // stream; the contract does not rest on it.
+        if body.len() as u64 != d.size || hasher.finish() != d.digest {
+            return Err(malformed(format!("content ({} bytes) does not match its digest", body.len())));
+        }
+        Ok(body)
+    }
+}
+
+#[async_trait]
+impl Store for RegistryStore {
+    fn describe(&self) -> String {
+        self.describe.clone()
+    }
+
+    async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
+        let reference = self.reference(cluster, "latest").await;
+        let url = format!("{}/v2/{}/manifests/latest", self.base_url, reference.repository());
+        let what = format!("bundle for {cluster}");
+        let (_, bytes) =
+            self.get_capped(&reference, &url, MANIFEST_MEDIA_TYPE, limits.oci_manifest_bytes, &what).await?;
+        let manifest = oci::parse_manifest(&self.describe, &what, &bytes)?;
+        oci::fetched_from_manifest(&self.describe, manifest, limits, |d, cap| {
+            self.read_blob(cluster, &reference, d, cap)
+        })
+        .await
+    }
+
+    async fn fetch_part(
+        &self,
+        cluster: &ClusterId,
+        fetched: &Fetched,
+        part: &ProfileEntry,
+        _: &Limits,
+    ) -> Result<PartCopy, StoreError> {
+        let Locator::Oci(manifest) = &fetched.locator else {
+            let message = "envelope was fetched from another kind of store".into();
+            return Err(self.error(format!("part {} for {cluster}", part.name), Class::Config, message));
+        };
+        let Some(layer) = manifest.part_layer(&part.digest) else {
+            return Err(self.error(format!("part {} for {cluster}", part.name), Class::NotFound, String::new()));
+        };
+        let reference = self.reference(cluster, "latest").await;
+        let gzip = self.read_blob(cluster, &reference, layer.clone(), Limits::transport_cap(part.size)).await?;
+        Ok(PartCopy::Gzip(gzip))
+    }
+
+    async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
+        let placed = Placed::default();
+        // Collected first: a closure mapping inside the stream trips the compiler's check
+        // that the boxed future is Send for every lifetime.
+        let pushes: Vec<_> = bundles.iter().map(|signed| self.publish_one(signed, meta, &placed)).collect();
+        stream::iter(pushes).buffer_unordered(IN_FLIGHT).try_for_each(future::ok).await
+    }
+
+    async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
+        #[derive(serde::Deserialize)]
+        struct Page {
+            #[serde(default)]
+            repositories: Vec<String>,
+        }
+        // Only for credentials: a registry with a token service wants scope
+        // `registry:catalog:*`, which oci-client cannot ask for.
+        let reference = Reference::with_tag(self.host.clone(), self.prefix.clone(), "latest".into());
+        self.client.store_auth_if_needed(reference.resolve_registry(), &self.auth).await;
+        let (mut clusters, mut last) = (Vec::new(), None::<String>);
+        loop {
+            // Repository names need no escaping in a query.
+            let mut url = format!("{}/v2/_catalog?n={CATALOG_PAGE}", self.base_url);
+            if let Some(last) = &last {
+                url = format!("{url}&last={last}");
+            }
+            // A page of 1,000 names stays far below the manifest limit.
+            let (headers, body) =
+                self.get_capped(&reference, &url, "application/json", limits.oci_manifest_bytes, "catalog").await?;
+            let page: Page = serde_json::from_slice(&body)
+                .map_err(|e| self.error("catalog".into(), Class::Malformed, format!("not a catalog page: {e}")))?;
+            let scope = if self.prefix.is_empty() { String::new() } else { format!("{}/", self.prefix) };
+            clusters.extend(page.repositories.iter().filter_map(|r| r.strip_prefix(&scope)?.parse::<ClusterId>().ok()));
+            let next = page.repositories.last().cloned();
+            // A page that does not move forward would loop forever.
+            if !headers.contains_key(LINK) || next.is_none() || next <= last {
+                break;
+            }
+            last = next;
+        }
+        clusters.sort();
+        clusters.dedup();
+        Ok(clusters)
+    }
+}
+
+/// Where blobs of one publish already are: a part shared by many clusters is uploaded
+/// once and mounted into the other repositories.
+#[derive(Default)]
+struct Placed(Mutex<HashMap<Digest, Arc<tokio::sync::Mutex<Option<Reference>>>>>);
+
+impl Placed {
+    fn slot(&self, digest: Digest) -> Arc<tokio::sync::Mutex<Option<Reference>>> {
+        self.0.lock().expect("not poisoned").entry(digest).or_default().clone()
+    }
+}
+
+/// Which [`StoreError`] a failure becomes.
+enum Class {
+    NotFound,
+    Unavailable,
+    Config,
+    Malformed,
+}
+
+fn status_class(status: u16) -> Class {
+    match status {
+        404 => Class::NotFound,
+        401 | 403 => Class::Config,
+        408 | 429 | 500..=599 => Class::Unavailable,
+        _ => Class::Malformed,
+    }
+}
+
+fn status_message(status: u16) -> String {
+    match status {
+        401 | 403 => format!("registry answered HTTP {status}: check the registry credentials"),
+        _ => format!("registry answered HTTP {status}"),
+    }
+}
+
+/// Never the error's own text: reqwest's and oci-client's name the URL, and upload URLs
+/// carry state in their query.
+fn classify(e: &OciDistributionError) -> (Class, String) {
+    use OciDistributionError as E;
+    match e {
+        E::RequestError(e) => request_error(e),
+        E::UnauthorizedError { .. } => (Class::Config, status_message(401)),
+        E::AuthenticationFailure(_) => (Class::Config, "the registry's token service refused the credentials".into()),
+        E::ServerError { code, .. } => (status_class(*code), status_message(*code)),
+        E::RegistryError { envelope, .. } => {
+            let class = match envelope.errors.first().map(|e| &e.code) {
+                Some(
+                    OciErrorCode::NameUnknown
+                    | OciErrorCode::ManifestUnknown
+                    | OciErrorCode::BlobUnknown
+                    | OciErrorCode::NotFound,
+                ) => Class::NotFound,
+                Some(OciErrorCode::Unauthorized | OciErrorCode::Denied) => Class::Config,
+                Some(OciErrorCode::Toomanyrequests) => Class::Unavailable,
+                _ => Class::Malformed,
+            };
+            let errors: Vec<String> = envelope.errors.iter().map(|e| format!("{:?}: {}", e.code, e.message)).collect();
+            (class, format!("registry refused: {}", errors.join("; ")))
+        }
+        E::IoError(io) if io.get_ref().is_some_and(|inner| inner.is::<oci_client::errors::DigestError>()) => {
+            (Class::Malformed, "content does not match its digest".into())
+        }
+        E::IoError(io) => match io.get_ref().and_then(|inner| inner.downcast_ref::<reqwest::Error>()) {
+            Some(e) => request_error(e),
+            None => (Class::Unavailable, format!("reading from the registry failed: {}", io.kind())),
+        },
+        E::DigestError(_) => (Class::Malformed, "content does not match its digest".into()),
+        E::SpecViolationError(m) => (Class::Malformed, format!("registry does not follow the distribution spec: {m}")),
+        other => (Class::Malformed, other.to_string()),
+    }
+}
+
+fn request_error(e: &reqwest::Error) -> (Class, String) {
+    if let Some(status) = e.status() {
+        return (status_class(status.as_u16()), status_message(status.as_u16()));
+    }
+    let mut message = String::from(if e.is_timeout() {
+        "timed out"
+    } else if e.is_connect() {
+        "cannot connect"
+    } else {
+        "request failed"
+    });
+    // The causes (hyper, io) name no URL; the top error does.
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !message.ends_with(&text) {
+            message = format!("{message}: {text}");
+        }
+        source = cause.source();
+    }
+    (Class::Unavailable, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn docker_config_entries() {
+        let auth = |key: &str, value: &str| format!(r#"{{"auths":{{"{key}":{{"auth":"{value}"}}}}}}"#).into_bytes();
+        let basic = RegistryAuth::Basic("u".into(), "p:w".into());
+        // base64("u:p:w"): the password may hold a colon.
+        assert_eq!(docker_auth(&auth("reg.example:5000", "dTpwOnc="), "reg.example:5000"), Ok(basic.clone()));
+        assert_eq!(docker_auth(&auth("https://reg.example:5000/v1/", "dTpwOnc="), "reg.example:5000"), Ok(basic));
+        assert_eq!(docker_auth(&auth("other.example", "dTpwOnc="), "reg.example"), Ok(RegistryAuth::Anonymous));
+        assert_eq!(docker_auth(b"{}", "reg.example"), Ok(RegistryAuth::Anonymous));
+        let bad = docker_auth(&auth("reg.example", "bm9jb2xvbg=="), "reg.example").unwrap_err();
+        assert!(bad.contains("not base64 of user:password") && !bad.contains("nocolon"), "{bad}");
+    }
+}

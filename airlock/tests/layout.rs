@@ -1,0 +1,166 @@
+//! OCI layout and archive stores: round trips through `fetch_verified`, content-addressed
+//! sharing, version tags, malformed archives, and `skopeo` reading what we write.
+
+use std::path::Path;
+use std::process::Command;
+
+use airlock::bundle::verify::Floor;
+use airlock::store::{Fetch, FetchError, PublishMeta, Store, StoreError, StoreRef, fetch_verified, open};
+use airlock::testkit::Fixture;
+use airlock::Limits;
+
+const L: Limits = Limits::SPEC;
+
+fn fixture_for(cluster: &str) -> Fixture {
+    let mut fx = Fixture::new(1);
+    fx.cluster = cluster.parse().unwrap();
+    fx
+}
+
+async fn store(reference: &str) -> Box<dyn Store> {
+    open(&reference.parse::<StoreRef>().unwrap(), &Default::default()).await.unwrap()
+}
+
+async fn fetch(store: &dyn Store, fx: &Fixture) -> Result<Fetch, FetchError> {
+    fetch_verified(store, &fx.expect(&Floor::default()), &L).await
+}
+
+fn blob_count(dir: &Path) -> usize {
+    std::fs::read_dir(dir.join("blobs/sha256")).unwrap().count()
+}
+
+#[tokio::test]
+async fn layout_round_trip_shares_identical_parts_and_moves_latest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("layout");
+    let s = store(&format!("oci-layout:{}", dir.display())).await;
+    let (a, b) = (fixture_for("fleet/edge-1"), fixture_for("fleet/edge-2"));
+    s.publish(&[a.signed(1, Fixture::files()), b.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+    // Per cluster: a manifest and an envelope; shared: the config and both parts.
+    assert_eq!(blob_count(&dir), 2 * 2 + 1 + 2);
+    for fx in [&a, &b] {
+        let Fetch::New(bundle) = fetch(s.as_ref(), fx).await.unwrap() else { panic!("expected a new bundle") };
+        assert_eq!(bundle.bundle().file_count(), 3);
+        assert_eq!(bundle.predicate().cluster, fx.cluster.to_string());
+    }
+    let mut files = Fixture::files();
+    files[0].1 = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nginx-conf\n  namespace: web\n".to_vec();
+    s.publish(&[a.signed(2, files)], &PublishMeta::default()).await.unwrap();
+    let Fetch::New(v2) = fetch(s.as_ref(), &a).await.unwrap() else { panic!() };
+    assert_eq!(v2.predicate().version, 2);
+    let index = std::fs::read_to_string(dir.join("index.json")).unwrap();
+    for tag in ["fleet/edge-1:v1", "fleet/edge-1:v2", "fleet/edge-1:latest", "fleet/edge-2:latest"] {
+        assert!(index.contains(&format!("\"{tag}\"")), "{tag} missing from {index}");
+    }
+    let clusters = s.clusters(&L).await.unwrap();
+    assert_eq!(clusters, vec![a.cluster.clone(), b.cluster.clone()]);
+}
+
+#[tokio::test]
+async fn layout_refuses_to_reuse_a_version_with_other_content() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(&format!("oci-layout:{}", tmp.path().display())).await;
+    let fx = Fixture::new(1);
+    s.publish(&[fx.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+    let err = s.publish(&[fx.signed(1, Fixture::files()[..1].to_vec())], &PublishMeta::default()).await.unwrap_err();
+    assert!(matches!(&err, StoreError::Config { message, .. } if message.contains("never reused")), "{err}");
+}
+
+#[tokio::test]
+async fn unknown_cluster_is_not_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(&format!("oci-layout:{}", tmp.path().display())).await;
+    let fx = Fixture::new(1);
+    s.publish(&[fx.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+    let other = fixture_for("fleet/nowhere");
+    assert!(matches!(fetch(s.as_ref(), &other).await, Err(FetchError::Store(StoreError::NotFound { .. }))));
+}
+
+#[tokio::test]
+async fn archive_round_trip_then_truncation_and_flips_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("bundles.tar");
+    let s = store(&format!("oci-archive:{}", path.display())).await;
+    let fx = Fixture::new(1);
+    s.publish(&[fx.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+    s.publish(&[fixture_for("fleet/edge-2").signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+    assert!(matches!(fetch(s.as_ref(), &fx).await.unwrap(), Fetch::New(_)));
+    assert_eq!(s.clusters(&L).await.unwrap().len(), 2, "the second publish kept the first cluster");
+
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = tmp.path().join("cut.tar");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let cut_store = store(&format!("oci-archive:{}", cut.display())).await;
+    assert!(matches!(fetch(cut_store.as_ref(), &fx).await, Err(FetchError::Store(StoreError::Malformed { .. }))));
+
+    // A flipped byte inside any blob is caught by its digest, or (for a part) by verification.
+    let flipped = tmp.path().join("flipped.tar");
+    let mut refused = 0;
+    for at in (0..bytes.len()).step_by(97) {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x20;
+        std::fs::write(&flipped, &bad).unwrap();
+        let st = store(&format!("oci-archive:{}", flipped.display())).await;
+        match fetch(st.as_ref(), &fx).await {
+            Err(_) => refused += 1,
+            Ok(Fetch::New(b)) => assert_eq!(b.bundle().file_count(), 3, "a flip at {at} changed content"),
+            Ok(Fetch::AlreadyApplied(_)) => unreachable!(),
+        }
+    }
+    assert!(refused > 0);
+}
+
+#[tokio::test]
+async fn archive_with_a_symlink_entry_is_malformed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("evil.tar");
+    let mut b = tar::Builder::new(std::fs::File::create(&path).unwrap());
+    let mut h = tar::Header::new_ustar();
+    h.set_entry_type(tar::EntryType::Symlink);
+    h.set_size(0);
+    b.append_link(&mut h, "index.json", "/etc/passwd").unwrap();
+    b.finish().unwrap();
+    let s = store(&format!("oci-archive:{}", path.display())).await;
+    let err = s.clusters(&L).await.unwrap_err();
+    assert!(matches!(&err, StoreError::Malformed { message, .. } if message.contains("index.json")), "{err}");
+}
+
+/// `skopeo` (Debian's, installed by hack/test.sh) must read our layouts and archives and
+/// copy one cluster's artifact keeping its manifest digest.
+#[tokio::test]
+async fn skopeo_copies_one_cluster_out_of_a_layout_and_an_archive_keeping_the_digest() {
+    assert!(Command::new("skopeo").arg("--version").output().is_ok(), "skopeo is missing: run hack/test.sh");
+    let tmp = tempfile::tempdir().unwrap();
+    let layout = tmp.path().join("layout");
+    let archive = tmp.path().join("bundles.tar");
+    let (a, b) = (fixture_for("fleet/edge-1"), fixture_for("fleet/edge-2"));
+    let bundles = [a.signed(1, Fixture::files()), b.signed(4, Fixture::files())];
+    for reference in [format!("oci-layout:{}", layout.display()), format!("oci-archive:{}", archive.display())] {
+        store(&reference).await.publish(&bundles, &PublishMeta::default()).await.unwrap();
+    }
+    for (n, src) in [format!("oci:{}:fleet/edge-2:v4", layout.display()), format!("oci-archive:{}:fleet/edge-2:v4", archive.display())]
+        .iter()
+        .enumerate()
+    {
+        let dest = tmp.path().join(format!("copy{n}"));
+        let out = Command::new("skopeo")
+            .args(["copy", "--quiet", src, &format!("oci:{}:fleet/edge-2:latest", dest.display())])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "skopeo copy {src}: {}", String::from_utf8_lossy(&out.stderr));
+        let copied = store(&format!("oci-layout:{}", dest.display())).await;
+        let Fetch::New(bundle) = fetch(copied.as_ref(), &b).await.unwrap() else { panic!() };
+        assert_eq!(bundle.predicate().version, 4);
+        let digest = |dir: &Path| {
+            let index: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("index.json")).unwrap()).unwrap();
+            index["manifests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["annotations"]["org.opencontainers.image.ref.name"] == "fleet/edge-2:latest")
+                .unwrap()["digest"]
+                .clone()
+        };
+        assert_eq!(digest(&dest), digest(&layout));
+    }
+}

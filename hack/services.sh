@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# All test services at once: registries (plain :5000, htpasswd :5001, "remote" :5002),
+# git servers (http :8418, git :9418) and two Kubernetes 1.20 control planes
+# (managed :6443, management :6444).
+#
+# Usage: hack/services.sh [start|stop|status|env]
+#   start   install what is missing (first run builds Kubernetes, ~5-10 min), start
+#           everything not already running, write $AIRLOCK_STATE/services.env
+#   env     print the export lines the tests read, e.g.  eval "$(hack/services.sh env)"
+#           (tests treat a missing service as a failure when AIRLOCK_SERVICES=1)
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+KUBE_INSTANCES=(managed management)
+
+env_lines() {
+  "$HACK_DIR/registry.sh" env
+  "$HACK_DIR/git-server.sh" env
+  local inst
+  for inst in "${KUBE_INSTANCES[@]}"; do
+    # KUBECONFIG itself is left alone: with two clusters it would be ambiguous.
+    "$HACK_DIR/kube.sh" env "$inst" | grep -v '^export KUBECONFIG='
+  done | sort -u
+  echo "export AIRLOCK_STATE=$AIRLOCK_STATE"
+  echo "export AIRLOCK_SERVICES=1"
+}
+
+# Everything the scripts below may install, in one apt transaction (one apt-get update
+# at most) instead of one per script.
+ALL_PKGS=(
+  docker-registry skopeo apache2-utils curl git python3 etcd-server openssl
+  golang-go golang-github-modern-go-reflect2-dev dpkg-dev rsync make ca-certificates xz-utils
+)
+
+start() {
+  local t0=$SECONDS inst
+  ensure_pkgs "${ALL_PKGS[@]}"
+  "$HACK_DIR/registry.sh" start
+  "$HACK_DIR/git-server.sh" start
+  for inst in "${KUBE_INSTANCES[@]}"; do
+    "$HACK_DIR/kube.sh" start "$inst"
+  done
+  env_lines >"$AIRLOCK_STATE/services.env.tmp"
+  mv "$AIRLOCK_STATE/services.env.tmp" "$AIRLOCK_STATE/services.env"
+  log "all services up in $((SECONDS - t0))s; environment for tests:"
+  log "  source $AIRLOCK_STATE/services.env    (or: eval \"\$($0 env)\")"
+  log "stop all: $0 stop    (pids in $AIRLOCK_STATE/pids, logs in $AIRLOCK_STATE/logs)"
+}
+
+stop() {
+  local inst
+  for inst in "${KUBE_INSTANCES[@]}"; do
+    "$HACK_DIR/kube.sh" stop "$inst"
+  done
+  "$HACK_DIR/git-server.sh" stop
+  "$HACK_DIR/registry.sh" stop
+  rm -f "$AIRLOCK_STATE/services.env"
+}
+
+status() {
+  local rc=0 inst
+  "$HACK_DIR/registry.sh" status || rc=1
+  "$HACK_DIR/git-server.sh" status || rc=1
+  for inst in "${KUBE_INSTANCES[@]}"; do
+    "$HACK_DIR/kube.sh" status "$inst" || rc=1
+  done
+  return "$rc"
+}
+
+case "${1:-start}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  env) env_lines ;;
+  *) echo "usage: $0 [start|stop|status|env]" >&2; exit 2 ;;
+esac

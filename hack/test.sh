@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every test: unit tests, test vectors, the by-hand recipe, and the end-to-end tests
+# against the real registry, Git server and kube-apiservers, which it starts first.
+#
+# Usage: hack/test.sh [extra cargo test args...]
+#
+# It installs what is missing (Debian packages; the first run builds Kubernetes 1.20 from
+# Debian's source package, about 10 minutes on 2 cores, cached under ~/.cache/airlock),
+# starts the services that are not running, runs `cargo test --workspace`, and stops the
+# services it started. A missing service makes the end-to-end tests fail, never skip.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$HACK_DIR/.."
+
+# jq and openssl for the by-hand recipe of bundles-format.md section 12, skopeo for interop.
+ensure_pkgs jq openssl curl skopeo git
+
+started=""
+if ! "$HACK_DIR/services.sh" status >/dev/null 2>&1; then
+  started=1
+fi
+"$HACK_DIR/services.sh" start
+if [ -n "$started" ] && [ -z "${AIRLOCK_KEEP_SERVICES:-}" ]; then
+  trap '"$HACK_DIR/services.sh" stop' EXIT
+fi
+# shellcheck source=/dev/null
+. "$AIRLOCK_STATE/services.env"
+
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
+cargo test --workspace --locked "$@"
