@@ -8,6 +8,9 @@
 
 set -euo pipefail
 
+# CI may run with a bare environment; do not trip `set -u` on a missing HOME.
+HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
+export HOME
 AIRLOCK_CACHE="${AIRLOCK_CACHE:-$HOME/.cache/airlock}"
 AIRLOCK_STATE="${AIRLOCK_STATE:-$HOME/.cache/airlock/run}"
 export AIRLOCK_CACHE AIRLOCK_STATE

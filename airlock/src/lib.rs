@@ -8,6 +8,8 @@
 #![forbid(unsafe_code)]
 
 pub mod bundle;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod cluster;
 pub mod digest;
 pub mod limits;
