@@ -5,6 +5,7 @@
 //! [`fetch_verified`] joins a store to `bundle::verify` in the order of spec section 8:
 //! envelope first, content only when needed.
 
+mod credentials;
 pub mod oci;
 mod oci_archive;
 mod oci_layout;
