@@ -13,6 +13,7 @@ pub mod cli;
 pub mod cluster;
 pub mod digest;
 pub mod limits;
+pub mod mirror;
 pub mod store;
 pub mod testkit;
 

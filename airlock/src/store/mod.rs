@@ -7,7 +7,7 @@
 
 mod credentials;
 pub mod oci;
-mod oci_archive;
+pub(crate) mod oci_archive;
 mod oci_layout;
 mod oci_registry;
 mod git;
@@ -18,7 +18,7 @@ use async_trait::async_trait;
 pub use git::GitStore;
 pub use oci::{OciDescriptor, OciManifest};
 pub use oci_registry::RegistryCredentials;
-pub use reference::{StoreRef, open};
+pub use reference::{StoreRef, open, open_oci};
 
 use crate::bundle::statement::{ProfileEntry, Statement};
 use crate::bundle::verify::{Expectation, Transport, VerifiedBundle, VerifyError, verify_envelope};
@@ -124,6 +124,21 @@ pub trait Store: Send + Sync {
 
     /// Clusters the store holds bundles for.
     async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError>;
+}
+
+/// Raw access to the OCI artifacts of an OCI store (registry, layout, archive), for
+/// copying them between stores byte for byte (the mirror). Git has no such form.
+#[async_trait]
+pub trait OciStore: Store {
+    /// The manifest tagged `tag` (`latest` or `v<version>`) in `cluster`'s repository.
+    async fn manifest(&self, cluster: &ClusterId, tag: &str, limits: &Limits) -> Result<oci::RawManifest, StoreError>;
+    /// A blob of `cluster`'s repository, refused over `cap` and checked against `d`.
+    async fn blob(&self, cluster: &ClusterId, d: &OciDescriptor, cap: u64) -> Result<Vec<u8>, StoreError>;
+    /// Whether `cluster`'s repository holds a blob.
+    async fn has_blob(&self, cluster: &ClusterId, digest: &crate::Digest) -> Result<bool, StoreError>;
+    /// Writes an artifact as `v<version>` and `latest` of `cluster`. Returns the blob bytes
+    /// actually written (blobs already present are not).
+    async fn put_artifact(&self, cluster: &ClusterId, version: u64, artifact: &oci::Artifact) -> Result<u64, StoreError>;
 }
 
 /// Why [`fetch_verified`] produced no bundle.

@@ -118,7 +118,8 @@ fn descriptor(media_type: &str, blob: &Blob, title: String) -> OciDescriptor {
     }
 }
 
-fn blob(bytes: Vec<u8>) -> Blob {
+/// A blob from its bytes.
+pub fn blob(bytes: Vec<u8>) -> Blob {
     Blob { digest: Digest::of(&bytes), bytes: Arc::new(bytes) }
 }
 
@@ -171,6 +172,38 @@ pub fn artifact(signed: &SignedBundle, meta: &PublishMeta, cache: &GzipCache) ->
     let manifest_bytes = serde_json::to_vec(&manifest).expect("manifest serialises");
     blobs.dedup_by_key(|b| b.digest);
     Artifact { manifest_digest: Digest::of(&manifest_bytes), manifest_bytes, manifest, blobs }
+}
+
+/// A manifest as a store holds it: exact bytes, their digest, and the parsed form.
+#[derive(Debug, Clone)]
+pub struct RawManifest {
+    pub bytes: Vec<u8>,
+    pub digest: Digest,
+    pub manifest: OciManifest,
+}
+
+impl RawManifest {
+    /// Parses bytes a store returned; they must be an Airlock bundle manifest.
+    pub fn parse(store: &str, what: &str, bytes: Vec<u8>) -> Result<RawManifest, StoreError> {
+        let manifest = parse_manifest(store, what, &bytes)?;
+        Ok(RawManifest { digest: Digest::of(&bytes), bytes, manifest })
+    }
+
+    /// Every blob the manifest names: config first, then layers, without repeats.
+    pub fn descriptors(&self) -> Vec<&OciDescriptor> {
+        let mut out: Vec<&OciDescriptor> = Vec::with_capacity(self.manifest.layers.len() + 1);
+        for d in std::iter::once(&self.manifest.config).chain(&self.manifest.layers) {
+            if !out.iter().any(|o| o.digest == d.digest) {
+                out.push(d);
+            }
+        }
+        out
+    }
+
+    /// The artifact made of this manifest and its blobs, for copying it unchanged.
+    pub fn into_artifact(self, blobs: Vec<Blob>) -> Artifact {
+        Artifact { manifest: self.manifest, manifest_bytes: self.bytes, manifest_digest: self.digest, blobs }
+    }
 }
 
 /// Parses manifest bytes a store returned and checks it is one of ours.

@@ -13,11 +13,13 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
-use super::oci_layout::{INDEX_FILE, LayoutFiles, LayoutReader, LayoutStore, OCI_LAYOUT_FILE, io_error};
-use super::{Fetched, PartCopy, PublishMeta, Store, StoreError};
+use super::oci::{Artifact, OciDescriptor, RawManifest};
+use super::oci_layout::{INDEX_FILE, LayoutFiles, LayoutReader, LayoutStore, OCI_LAYOUT_FILE, blob_name, io_error};
+use super::{Fetched, OciStore, PartCopy, PublishMeta, Store, StoreError};
 use crate::bundle::SignedBundle;
 use crate::bundle::statement::ProfileEntry;
 use crate::cluster::ClusterId;
+use crate::digest::Digest;
 use crate::limits::Limits;
 
 /// An OCI archive file.
@@ -137,9 +139,39 @@ pub(crate) fn write_archive(dir: &Path, names: &[String], out: &Path) -> Result<
     fs::rename(&tmp, out).map_err(err)
 }
 
+/// Writes a new archive at `out` (replacing any) holding `artifacts`. Blobs an artifact
+/// lacks are left out: that is how a delta archive is made. Returns the blob bytes written.
+pub fn write_new(out: &Path, artifacts: &[(ClusterId, u64, Artifact)]) -> Result<u64, StoreError> {
+    let store = format!("oci-archive:{}", out.display());
+    let work = tempfile_dir(out).map_err(|e| io_error(&store, "temporary directory", e))?;
+    let layout = LayoutStore::open(work.path())?;
+    let refs: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.clone(), *v, a)).collect();
+    let written = layout.put_artifacts(&refs, &Limits::SPEC)?;
+    let names = walk_layout(layout.dir()).map_err(|e| io_error(&store, "layout", e))?;
+    write_archive(layout.dir(), &names, out)?;
+    Ok(written)
+}
+
 impl ArchiveStore {
     pub fn open(path: &Path) -> Result<ArchiveStore, StoreError> {
         Ok(ArchiveStore { path: path.to_path_buf() })
+    }
+
+    /// Changes the archive through a temporary layout holding its current content, then
+    /// replaces the archive whole, so a failure leaves the old archive as it was.
+    fn rewrite(&self, change: impl FnOnce(&LayoutStore) -> Result<u64, StoreError>) -> Result<u64, StoreError> {
+        let limits = Limits::SPEC;
+        let existing = ArchiveFiles::scan(&self.path, &limits)?;
+        let work = tempfile_dir(&self.path).map_err(|e| io_error(&self.describe(), "temporary directory", e))?;
+        let layout = LayoutStore::open(work.path())?;
+        for name in existing.names() {
+            let bytes = existing.read(name, u64::MAX)?.expect("listed");
+            layout.put(name, &bytes)?;
+        }
+        let written = change(&layout)?;
+        let names: Vec<String> = walk_layout(layout.dir()).map_err(|e| io_error(&self.describe(), "layout", e))?;
+        write_archive(layout.dir(), &names, &self.path)?;
+        Ok(written)
     }
 
     fn reader(&self, limits: &Limits) -> Result<LayoutReader<ArchiveFiles>, StoreError> {
@@ -162,17 +194,7 @@ impl Store for ArchiveStore {
     }
 
     async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
-        let limits = Limits::SPEC;
-        let existing = ArchiveFiles::scan(&self.path, &limits)?;
-        let work = tempfile_dir(&self.path).map_err(|e| io_error(&self.describe(), "temporary directory", e))?;
-        let layout = LayoutStore::open(work.path())?;
-        for name in existing.names() {
-            let bytes = existing.read(name, u64::MAX)?.expect("listed");
-            layout.put(name, &bytes)?;
-        }
-        layout.publish_locked(bundles, meta, &limits)?;
-        let names: Vec<String> = walk_layout(layout.dir()).map_err(|e| io_error(&self.describe(), "layout", e))?;
-        write_archive(layout.dir(), &names, &self.path)
+        self.rewrite(|layout| layout.publish_bundles(bundles, meta, &Limits::SPEC)).map(|_| ())
     }
 
     async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
@@ -194,11 +216,34 @@ fn walk_layout(dir: &Path) -> std::io::Result<Vec<String>> {
             names.push(name.to_string());
         }
     }
-    for entry in fs::read_dir(dir.join("blobs/sha256"))? {
+    let blobs = dir.join("blobs/sha256");
+    if !blobs.exists() {
+        return Ok(names);
+    }
+    for entry in fs::read_dir(blobs)? {
         let name = format!("blobs/sha256/{}", entry?.file_name().to_string_lossy());
         if is_layout_name(&name) {
             names.push(name);
         }
     }
     Ok(names)
+}
+
+#[async_trait]
+impl OciStore for ArchiveStore {
+    async fn manifest(&self, cluster: &ClusterId, tag: &str, limits: &Limits) -> Result<RawManifest, StoreError> {
+        self.reader(limits)?.manifest(cluster, tag, limits)
+    }
+
+    async fn blob(&self, _: &ClusterId, d: &OciDescriptor, cap: u64) -> Result<Vec<u8>, StoreError> {
+        self.reader(&Limits::SPEC)?.blob(d, cap)
+    }
+
+    async fn has_blob(&self, _: &ClusterId, digest: &Digest) -> Result<bool, StoreError> {
+        Ok(self.reader(&Limits::SPEC)?.0.names().any(|n| n == blob_name(digest)))
+    }
+
+    async fn put_artifact(&self, cluster: &ClusterId, version: u64, artifact: &Artifact) -> Result<u64, StoreError> {
+        self.rewrite(|layout| layout.put_artifact_sync(cluster, version, artifact))
+    }
 }

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 
-use super::oci::{self, Artifact, GzipCache, OciDescriptor, OciIndex, OciManifest, REF_NAME};
-use super::{Fetched, Locator, PartCopy, PublishMeta, Store, StoreError};
+use super::oci::{self, Artifact, GzipCache, OciDescriptor, OciIndex, REF_NAME, RawManifest};
+use super::{Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
 use crate::bundle::SignedBundle;
 use crate::bundle::statement::ProfileEntry;
 use crate::cluster::ClusterId;
@@ -69,7 +69,7 @@ impl<F: LayoutFiles> LayoutReader<F> {
     }
 
     /// The manifest tagged `<cluster>:<tag>`.
-    pub(crate) fn manifest(&self, cluster: &ClusterId, tag: &str, limits: &Limits) -> Result<OciManifest, StoreError> {
+    pub(crate) fn manifest(&self, cluster: &ClusterId, tag: &str, limits: &Limits) -> Result<RawManifest, StoreError> {
         let name = oci::ref_name(&cluster.to_string(), tag);
         let index = self.index(limits)?;
         let entry = index
@@ -78,11 +78,11 @@ impl<F: LayoutFiles> LayoutReader<F> {
             .find(|d| d.annotations.get(REF_NAME) == Some(&name))
             .ok_or_else(|| StoreError::NotFound { store: self.0.describe(), what: format!("bundle for {cluster}") })?;
         let bytes = self.blob(entry, limits.oci_manifest_bytes)?;
-        oci::parse_manifest(&self.0.describe(), &format!("manifest {name}"), &bytes)
+        RawManifest::parse(&self.0.describe(), &format!("manifest {name}"), bytes)
     }
 
     pub(crate) async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
-        let manifest = self.manifest(cluster, "latest", limits)?;
+        let manifest = self.manifest(cluster, "latest", limits)?.manifest;
         oci::fetched_from_manifest(&self.0.describe(), manifest, limits, |d, cap| async move { self.blob(&d, cap) })
             .await
     }
@@ -218,19 +218,18 @@ impl LayoutStore {
         Ok(true)
     }
 
-    /// Publishes with the lock held. Returns the number of blob bytes written.
-    pub(crate) fn publish_locked(&self, bundles: &[SignedBundle], meta: &PublishMeta, limits: &Limits) -> Result<u64, StoreError> {
+    /// Writes artifacts (cluster, version, artifact) under an exclusive lock: blobs first,
+    /// then the index that names them. Returns the blob bytes written.
+    pub(crate) fn put_artifacts(&self, artifacts: &[(ClusterId, u64, &Artifact)], limits: &Limits) -> Result<u64, StoreError> {
         let store = self.describe();
         fs::create_dir_all(&self.dir).map_err(|e| io_error(&store, "directory", e))?;
         let lock = fs::File::create(self.dir.join(".airlock.lock")).map_err(|e| io_error(&store, "lock", e))?;
-        // Two publishers on one layout would otherwise each rewrite index.json without the
+        // Two writers on one layout would otherwise each rewrite index.json without the
         // other's entries.
         lock.lock().map_err(|e| io_error(&store, "lock", e))?;
         self.put(OCI_LAYOUT_FILE, OCI_LAYOUT_CONTENT)?;
         let mut written = 0u64;
-        let mut tagged = Vec::with_capacity(bundles.len());
-        let artifacts: Vec<Artifact> = bundles.iter().map(|b| oci::artifact(b, meta, &self.cache)).collect();
-        for (signed, artifact) in bundles.iter().zip(&artifacts) {
+        for (_, _, artifact) in artifacts {
             for blob in &artifact.blobs {
                 if self.put(&blob_name(&blob.digest), &blob.bytes)? {
                     written += blob.bytes.len() as u64;
@@ -239,11 +238,29 @@ impl LayoutStore {
             if self.put(&blob_name(&artifact.manifest_digest), &artifact.manifest_bytes)? {
                 written += artifact.manifest_bytes.len() as u64;
             }
-            tagged.push((signed.cluster().to_string(), signed.version(), artifact));
         }
+        let tagged: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.to_string(), *v, *a)).collect();
         let index = updated_index(&store, self.reader.index(limits)?, &tagged)?;
         self.put(INDEX_FILE, &serde_json::to_vec(&index).expect("index serialises"))?;
         Ok(written)
+    }
+
+    pub(crate) fn put_artifact_sync(&self, cluster: &ClusterId, version: u64, artifact: &Artifact) -> Result<u64, StoreError> {
+        self.put_artifacts(&[(cluster.clone(), version, artifact)], &Limits::SPEC)
+    }
+
+    /// Publishes signed bundles. Returns the blob bytes written.
+    pub(crate) fn publish_bundles(&self, bundles: &[SignedBundle], meta: &PublishMeta, limits: &Limits) -> Result<u64, StoreError> {
+        let mut artifacts = Vec::with_capacity(bundles.len());
+        for signed in bundles {
+            let cluster: ClusterId = signed.cluster().parse().map_err(|e: crate::cluster::BadClusterId| StoreError::Config {
+                store: self.describe(),
+                message: e.to_string(),
+            })?;
+            artifacts.push((cluster, signed.version(), oci::artifact(signed, meta, &self.cache)));
+        }
+        let refs: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.clone(), *v, a)).collect();
+        self.put_artifacts(&refs, limits)
     }
 
     pub(crate) fn dir(&self) -> &Path {
@@ -266,10 +283,29 @@ impl Store for LayoutStore {
     }
 
     async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
-        self.publish_locked(bundles, meta, &Limits::SPEC).map(|_| ())
+        self.publish_bundles(bundles, meta, &Limits::SPEC).map(|_| ())
     }
 
     async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
         self.reader.clusters(limits)
+    }
+}
+
+#[async_trait]
+impl OciStore for LayoutStore {
+    async fn manifest(&self, cluster: &ClusterId, tag: &str, limits: &Limits) -> Result<RawManifest, StoreError> {
+        self.reader.manifest(cluster, tag, limits)
+    }
+
+    async fn blob(&self, _: &ClusterId, d: &OciDescriptor, cap: u64) -> Result<Vec<u8>, StoreError> {
+        self.reader.blob(d, cap)
+    }
+
+    async fn has_blob(&self, _: &ClusterId, digest: &Digest) -> Result<bool, StoreError> {
+        Ok(self.dir.join(blob_name(digest)).is_file())
+    }
+
+    async fn put_artifact(&self, cluster: &ClusterId, version: u64, artifact: &Artifact) -> Result<u64, StoreError> {
+        self.put_artifact_sync(cluster, version, artifact)
     }
 }

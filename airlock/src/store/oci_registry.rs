@@ -23,9 +23,9 @@ use oci_client::{Client, Reference, RegistryOperation};
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue, LINK};
 
 pub use super::credentials::RegistryCredentials;
-use super::oci::{self, Blob, GzipCache, MANIFEST_MEDIA_TYPE, OciDescriptor};
+use super::oci::{self, Artifact, Blob, GzipCache, MANIFEST_MEDIA_TYPE, OciDescriptor, RawManifest};
 use super::reference::StoreRef;
-use super::{Fetched, Locator, PartCopy, PublishMeta, Store, StoreError};
+use super::{Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
 use crate::bundle::SignedBundle;
 use crate::bundle::statement::ProfileEntry;
 use crate::cluster::ClusterId;
@@ -123,19 +123,33 @@ impl RegistryStore {
         self.error(what, class, message)
     }
 
-    async fn publish_one(&self, signed: &SignedBundle, meta: &PublishMeta, placed: &Placed) -> Result<(), StoreError> {
+    async fn publish_one(&self, signed: &SignedBundle, meta: &PublishMeta, placed: &Placed) -> Result<u64, StoreError> {
         let cluster: ClusterId = signed.cluster().parse().map_err(|e: crate::cluster::BadClusterId| {
             self.error(format!("bundle for {}", signed.cluster()), Class::Config, e.to_string())
         })?;
         let artifact = oci::artifact(signed, meta, &self.cache);
-        let version_tag = format!("v{}", signed.version());
-        let target = self.reference(&cluster, &version_tag).await;
+        self.put_artifact_placed(&cluster, signed.version(), &artifact, placed).await
+    }
+
+    /// Pushes an artifact's missing blobs, then its manifest's exact bytes under
+    /// `v<version>` and `latest`. Returns the blob bytes uploaded.
+    async fn put_artifact_placed(
+        &self,
+        cluster: &ClusterId,
+        version: u64,
+        artifact: &Artifact,
+        placed: &Placed,
+    ) -> Result<u64, StoreError> {
+        let version_tag = format!("v{version}");
+        let target = self.reference(cluster, &version_tag).await;
         let mut uploaded = 0;
         for blob in &artifact.blobs {
-            uploaded += usize::from(self.put_blob(&cluster, &target, blob, placed).await?);
+            if self.put_blob(cluster, &target, blob, placed).await? {
+                uploaded += blob.bytes.len() as u64;
+            }
         }
         for tag in [version_tag.as_str(), "latest"] {
-            let reference = self.reference(&cluster, tag).await;
+            let reference = self.reference(cluster, tag).await;
             let what = || format!("manifest {tag} for {cluster}");
             let content_type = HeaderValue::from_static(MANIFEST_MEDIA_TYPE);
             let location =
@@ -163,9 +177,9 @@ impl RegistryStore {
                 return Err(self.error(what(), Class::Malformed, message));
             }
         }
-        let (version, manifest) = (signed.version(), artifact.manifest_digest);
+        let manifest = artifact.manifest_digest;
         tracing::info!(store = %self.describe, %cluster, version, %manifest, uploaded, "published");
-        Ok(())
+        Ok(uploaded)
     }
 
     /// Makes `blob` present in `target`'s repository; true when its bytes were uploaded.
@@ -296,11 +310,7 @@ impl Store for RegistryStore {
 
     async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
         let reference = self.reference(cluster, "latest").await;
-        let url = format!("{}/v2/{}/manifests/latest", self.base_url, reference.repository());
-        let what = format!("bundle for {cluster}");
-        let (_, bytes) =
-            self.get_capped(&reference, &url, MANIFEST_MEDIA_TYPE, limits.oci_manifest_bytes, &what).await?;
-        let manifest = oci::parse_manifest(&self.describe, &what, &bytes)?;
+        let manifest = OciStore::manifest(self, cluster, "latest", limits).await?.manifest;
         oci::fetched_from_manifest(&self.describe, manifest, limits, |d, cap| {
             self.read_blob(cluster, &reference, d, cap)
         })
@@ -331,7 +341,7 @@ impl Store for RegistryStore {
         // Collected first: a closure mapping inside the stream trips the compiler's check
         // that the boxed future is Send for every lifetime.
         let pushes: Vec<_> = bundles.iter().map(|signed| self.publish_one(signed, meta, &placed)).collect();
-        stream::iter(pushes).buffer_unordered(IN_FLIGHT).try_for_each(future::ok).await
+        stream::iter(pushes).buffer_unordered(IN_FLIGHT).try_for_each(|_| future::ok(())).await
     }
 
     async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
@@ -368,6 +378,33 @@ impl Store for RegistryStore {
         clusters.sort();
         clusters.dedup();
         Ok(clusters)
+    }
+}
+
+#[async_trait]
+impl OciStore for RegistryStore {
+    async fn manifest(&self, cluster: &ClusterId, tag: &str, limits: &Limits) -> Result<RawManifest, StoreError> {
+        let reference = self.reference(cluster, tag).await;
+        let url = format!("{}/v2/{}/manifests/{tag}", self.base_url, reference.repository());
+        let what = format!("bundle for {cluster}");
+        let (_, bytes) =
+            self.get_capped(&reference, &url, MANIFEST_MEDIA_TYPE, limits.oci_manifest_bytes, &what).await?;
+        RawManifest::parse(&self.describe, &what, bytes)
+    }
+
+    async fn blob(&self, cluster: &ClusterId, d: &OciDescriptor, cap: u64) -> Result<Vec<u8>, StoreError> {
+        let reference = self.reference(cluster, "latest").await;
+        self.read_blob(cluster, &reference, d.clone(), cap).await
+    }
+
+    async fn has_blob(&self, cluster: &ClusterId, digest: &Digest) -> Result<bool, StoreError> {
+        let reference = self.reference(cluster, "latest").await;
+        (self.client.blob_exists(&reference, &digest.to_string()).await)
+            .map_err(|e| self.oci_error(format!("blob {digest} for {cluster}"), e))
+    }
+
+    async fn put_artifact(&self, cluster: &ClusterId, version: u64, artifact: &Artifact) -> Result<u64, StoreError> {
+        self.put_artifact_placed(cluster, version, artifact, &Placed::default()).await
     }
 }
 

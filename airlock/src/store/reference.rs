@@ -8,7 +8,7 @@ use super::git::GitStore;
 use super::oci_archive::ArchiveStore;
 use super::oci_layout::LayoutStore;
 use super::oci_registry::{RegistryCredentials, RegistryStore};
-use super::{Store, StoreError};
+use super::{OciStore, Store, StoreError};
 
 /// A parsed store reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +86,23 @@ pub async fn open(reference: &StoreRef, credentials: &RegistryCredentials) -> Re
         StoreRef::OciLayout(path) => Box::new(LayoutStore::open(path)?),
         StoreRef::OciArchive(path) => Box::new(ArchiveStore::open(path)?),
         StoreRef::Git { url, branch } => Box::new(GitStore::open(url, branch)?),
+    })
+}
+
+/// Opens an OCI store (registry, layout or archive) for raw artifact access.
+pub async fn open_oci(reference: &StoreRef, credentials: &RegistryCredentials) -> Result<Box<dyn OciStore>, StoreError> {
+    Ok(match reference {
+        StoreRef::OciRegistry { host, prefix, plain_http } => {
+            Box::new(RegistryStore::new(host, prefix, *plain_http, credentials)?)
+        }
+        StoreRef::OciLayout(path) => Box::new(LayoutStore::open(path)?),
+        StoreRef::OciArchive(path) => Box::new(ArchiveStore::open(path)?),
+        StoreRef::Git { .. } => {
+            return Err(StoreError::Config {
+                store: reference.to_string(),
+                message: "not an OCI store: this needs oci://, oci+http://, oci-layout: or oci-archive:".into(),
+            });
+        }
     })
 }
 

@@ -1,0 +1,351 @@
+//! Carrying bundles across an air gap (issue 5): export from an OCI store to an OCI
+//! archive, optionally as a delta against what the far side already received, and import
+//! an archive into the far side's store.
+//!
+//! Both directions verify every bundle in full (spec section 8) before writing anything,
+//! and copy manifests and blobs byte for byte, so digests survive the trip and `skopeo`
+//! reads the archive. The export's sidecar [`ExportIndex`] (`<archive>.index.json`)
+//! records what the far side holds once the archive is imported; the next export starts
+//! from it and leaves out every blob already carried.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::bundle::keyring::Keyring;
+use crate::bundle::statement::rfc3339;
+use crate::bundle::verify::{Expectation, Floor, Transport, VerifyError, verify_envelope};
+use crate::bundle::SignedBundle;
+use crate::cluster::ClusterId;
+use crate::digest::Digest;
+use crate::limits::Limits;
+use crate::store::oci::{self, Blob, RawManifest};
+use crate::store::{OciStore, PublishMeta, Store, StoreError, StoreRef};
+
+pub const INDEX_FORMAT: &str = "airlock.dev/export/v1";
+
+/// Why an export or import stopped. Nothing is written when any of these is returned.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MirrorError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("bundle for {cluster} rejected: {source}")]
+    Rejected { cluster: ClusterId, source: VerifyError },
+    #[error("{store} holds {cluster} v{held}, newer than the archive's v{offered}; refusing to go back")]
+    Older { store: String, cluster: ClusterId, held: u64, offered: u64 },
+    #[error(
+        "the archive is a delta and {store} lacks {} blob(s) it builds on (import the earlier archives first): {}",
+        missing.len(),
+        missing.iter().map(|(c, d)| format!("{d} ({c})")).collect::<Vec<_>>().join(", ")
+    )]
+    MissingBlobs { store: String, missing: Vec<(ClusterId, Digest)> },
+    #[error("{path}: {message}")]
+    Index { path: PathBuf, message: String },
+}
+
+impl MirrorError {
+    /// Whether retrying the same input cannot help (exit code 3 in the tools).
+    pub fn is_rejection(&self) -> bool {
+        matches!(self, MirrorError::Rejected { .. } | MirrorError::Older { .. })
+    }
+}
+
+/// What an archive holds and what the far side holds once it is imported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExportIndex {
+    pub format: String,
+    pub created: String,
+    /// Clusters in this archive.
+    pub clusters: Vec<ExportedCluster>,
+    /// Every cluster the far side holds after the import, this archive's and earlier ones.
+    pub carried: Vec<ExportedCluster>,
+    /// Every blob the far side holds after the import.
+    pub blobs: BTreeSet<Digest>,
+    /// Bytes of all blobs the archive's clusters use.
+    pub total_bytes: u64,
+    /// Bytes of the blobs this archive carries (what really changed).
+    pub new_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExportedCluster {
+    pub cluster: String,
+    pub version: u64,
+    pub manifest: Digest,
+    pub bundle: Digest,
+}
+
+impl ExportIndex {
+    /// The sidecar path of an archive.
+    pub fn path_for(archive: &Path) -> PathBuf {
+        let mut name = archive.as_os_str().to_owned();
+        name.push(".index.json");
+        PathBuf::from(name)
+    }
+
+    /// Reads an index, given itself or the archive it describes.
+    pub fn read(path: &Path) -> Result<ExportIndex, MirrorError> {
+        let path = if path.extension().is_some_and(|e| e == "json") { path.to_path_buf() } else { Self::path_for(path) };
+        let err = |message: String| MirrorError::Index { path: path.clone(), message };
+        let bytes = std::fs::read(&path).map_err(|e| err(e.to_string()))?;
+        let index: ExportIndex = serde_json::from_slice(&bytes).map_err(|e| err(e.to_string()))?;
+        if index.format != INDEX_FORMAT {
+            return Err(err(format!("format {:?}, expected {INDEX_FORMAT:?}", index.format)));
+        }
+        Ok(index)
+    }
+}
+
+/// Progress of a long transfer, for a progress bar or log lines.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    pub cluster: &'a ClusterId,
+    pub done: usize,
+    pub total: usize,
+    pub bytes: u64,
+}
+
+/// A bundle read from an OCI store and verified in full, with its exact blobs.
+struct Carried {
+    cluster: ClusterId,
+    version: u64,
+    bundle_digest: Digest,
+    manifest: RawManifest,
+    blobs: Vec<Blob>,
+    signed: SignedBundle,
+}
+
+/// Reads `cluster`'s latest artifact from `sources` (first that has each blob) and verifies
+/// it: envelope against `keyring`, then every part.
+async fn read_verified(
+    sources: &[&dyn OciStore],
+    cluster: &ClusterId,
+    keyring: &Keyring,
+    now: Timestamp,
+    limits: &Limits,
+) -> Result<Result<Carried, Vec<Digest>>, MirrorError> {
+    let manifest = sources[0].manifest(cluster, "latest", limits).await?;
+    let mut blobs: BTreeMap<Digest, Blob> = BTreeMap::new();
+    let mut missing = Vec::new();
+    for d in manifest.descriptors() {
+        let mut found = None;
+        for source in sources {
+            if source.has_blob(cluster, &d.digest).await? {
+                found = Some(source.blob(cluster, d, d.size.min(limits.total_bytes)).await?);
+                break;
+            }
+        }
+        match found {
+            Some(bytes) => {
+                blobs.insert(d.digest, Blob { digest: d.digest, bytes: bytes.into() });
+            }
+            None => missing.push(d.digest),
+        }
+    }
+    if !missing.is_empty() {
+        return Ok(Err(missing));
+    }
+    let rejected = |source| MirrorError::Rejected { cluster: cluster.clone(), source };
+    let layer_bytes = |media_type: &str| {
+        manifest.manifest.layer(media_type).map(|d| blobs[&d.digest].bytes.as_slice().to_vec())
+    };
+    let envelope = layer_bytes(oci::ENVELOPE_MEDIA_TYPE).ok_or_else(|| StoreError::Malformed {
+        store: sources[0].describe(),
+        what: format!("manifest of {cluster}"),
+        message: "no envelope layer".into(),
+    })?;
+    let chain = layer_bytes(oci::KEYRINGS_MEDIA_TYPE);
+    let floor = Floor::default();
+    let expect = Expectation { cluster, keyring, floor: &floor, now };
+    let verified = verify_envelope(&envelope, chain.as_deref(), &expect, limits).map_err(rejected)?;
+    let mut parts = Vec::new();
+    for profile in &verified.predicate().profiles {
+        let layer = manifest.manifest.part_layer(&profile.digest).ok_or_else(|| {
+            rejected(VerifyError::MissingPart { part: profile.name.clone() })
+        })?;
+        let gz = &blobs[&layer.digest].bytes;
+        parts.push(verified.verify_part(&profile.name, Transport::Gzip(gz), limits).map_err(rejected)?);
+    }
+    let (version, bundle_digest) = (verified.predicate().version, verified.digest());
+    let statement = verified.statement().clone();
+    let bundle = verified.finish(parts, limits).map_err(rejected)?;
+    let signed = SignedBundle { bundle: bundle.bundle().clone(), statement, envelope, keyring_chain: chain };
+    Ok(Ok(Carried { cluster: cluster.clone(), version, bundle_digest, manifest, blobs: blobs.into_values().collect(), signed }))
+}
+
+/// Exports the latest bundle of each cluster from `from` into the archive `to` (replacing
+/// it), leaving out blobs listed in `since`. Writes `<to>.index.json` beside it. Bundles
+/// are verified as of `now`, so an expired one is not carried.
+pub async fn export(
+    from: &dyn OciStore,
+    clusters: &[ClusterId],
+    since: Option<&ExportIndex>,
+    to: &Path,
+    keyring: &Keyring,
+    now: Timestamp,
+    limits: &Limits,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<ExportIndex, MirrorError> {
+    let already: BTreeSet<Digest> = since.map(|s| s.blobs.clone()).unwrap_or_default();
+    let mut carried: BTreeMap<String, ExportedCluster> =
+        since.map(|s| s.carried.iter().map(|c| (c.cluster.clone(), c.clone())).collect()).unwrap_or_default();
+    let mut bundles = Vec::with_capacity(clusters.len());
+    let (mut total_bytes, mut new_bytes) = (0u64, 0u64);
+    let mut blobs = already.clone();
+    for (done, cluster) in clusters.iter().enumerate() {
+        let bundle = match read_verified(&[from], cluster, keyring, now, limits).await? {
+            Ok(b) => b,
+            Err(missing) => {
+                let missing = missing.into_iter().map(|d| (cluster.clone(), d)).collect();
+                return Err(MirrorError::MissingBlobs { store: from.describe(), missing });
+            }
+        };
+        if carried.get(&cluster.to_string()).is_some_and(|c| c.manifest == bundle.manifest.digest) {
+            progress(Progress { cluster, done: done + 1, total: clusters.len(), bytes: new_bytes });
+            continue;
+        }
+        for b in &bundle.blobs {
+            total_bytes += b.bytes.len() as u64;
+            if blobs.insert(b.digest) {
+                new_bytes += b.bytes.len() as u64;
+            }
+        }
+        progress(Progress { cluster, done: done + 1, total: clusters.len(), bytes: new_bytes });
+        bundles.push(bundle);
+    }
+    let exported: Vec<ExportedCluster> = bundles
+        .iter()
+        .map(|b| ExportedCluster {
+            cluster: b.cluster.to_string(),
+            version: b.version,
+            manifest: b.manifest.digest,
+            bundle: b.bundle_digest,
+        })
+        .collect();
+    let mut written = BTreeSet::new();
+    let artifacts: Vec<(ClusterId, u64, oci::Artifact)> = bundles
+        .into_iter()
+        .map(|b| {
+            // A blob goes into the archive once, and only if the far side lacks it.
+            let fresh = b.blobs.into_iter().filter(|x| !already.contains(&x.digest) && written.insert(x.digest)).collect();
+            (b.cluster, b.version, b.manifest.into_artifact(fresh))
+        })
+        .collect();
+    crate::store::oci_archive::write_new(to, &artifacts)?;
+    for c in &exported {
+        carried.insert(c.cluster.clone(), c.clone());
+    }
+    let index = ExportIndex {
+        format: INDEX_FORMAT.to_string(),
+        created: rfc3339::format(&Timestamp::from_second(now.as_second()).expect("valid time")),
+        clusters: exported,
+        carried: carried.into_values().collect(),
+        blobs,
+        total_bytes,
+        new_bytes,
+    };
+    let index_path = ExportIndex::path_for(to);
+    std::fs::write(&index_path, serde_json::to_vec_pretty(&index).expect("index serialises"))
+        .map_err(|e| MirrorError::Index { path: index_path, message: e.to_string() })?;
+    Ok(index)
+}
+
+/// What an import did per cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Imported {
+    Written { cluster: ClusterId, version: u64, bytes: u64 },
+    AlreadyPresent { cluster: ClusterId, version: u64 },
+}
+
+/// Where an import writes: an OCI store receives the exact artifacts; any other store
+/// (Git) receives the verified bundles.
+pub enum ImportTarget {
+    Oci(Box<dyn OciStore>),
+    Other(Box<dyn Store>),
+}
+
+impl ImportTarget {
+    fn store(&self) -> &dyn Store {
+        match self {
+            ImportTarget::Oci(s) => s.as_ref(),
+            ImportTarget::Other(s) => s.as_ref(),
+        }
+    }
+}
+
+/// Imports every cluster of `archive` into `target`, after verifying all of them and
+/// checking that the target holds every blob a delta archive builds on.
+pub async fn import(
+    archive: &Path,
+    target: &ImportTarget,
+    keyring: &Keyring,
+    now: Timestamp,
+    limits: &Limits,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<Imported>, MirrorError> {
+    let source = crate::store::open_oci(&StoreRef::OciArchive(archive.to_path_buf()), &Default::default()).await?;
+    let clusters = source.clusters(limits).await?;
+    let mut sources: Vec<&dyn OciStore> = vec![source.as_ref()];
+    if let ImportTarget::Oci(t) = target {
+        sources.push(t.as_ref());
+    }
+    let (mut ready, mut missing, mut results) = (Vec::new(), Vec::new(), Vec::new());
+    for (done, cluster) in clusters.iter().enumerate() {
+        match read_verified(&sources, cluster, keyring, now, limits).await? {
+            Err(m) => missing.extend(m.into_iter().map(|d| (cluster.clone(), d))),
+            Ok(bundle) => {
+                match held(target.store(), cluster, limits).await? {
+                    Some((v, d)) if v > bundle.version || (v == bundle.version && d != bundle.bundle_digest) => {
+                        return Err(MirrorError::Older {
+                            store: target.store().describe(),
+                            cluster: cluster.clone(),
+                            held: v,
+                            offered: bundle.version,
+                        });
+                    }
+                    Some((v, _)) if v == bundle.version => {
+                        results.push(Imported::AlreadyPresent { cluster: cluster.clone(), version: v });
+                    }
+                    _ => ready.push(bundle),
+                }
+            }
+        }
+        progress(Progress { cluster, done: done + 1, total: clusters.len(), bytes: 0 });
+    }
+    if !missing.is_empty() {
+        return Err(MirrorError::MissingBlobs { store: target.store().describe(), missing });
+    }
+    match target {
+        ImportTarget::Oci(t) => {
+            for b in ready {
+                let (cluster, version) = (b.cluster.clone(), b.version);
+                let bytes = t.put_artifact(&cluster, version, &b.manifest.into_artifact(b.blobs)).await?;
+                results.push(Imported::Written { cluster, version, bytes });
+            }
+        }
+        ImportTarget::Other(t) => {
+            let signed: Vec<SignedBundle> = ready.iter().map(|b| b.signed.clone()).collect();
+            t.publish(&signed, &PublishMeta::default()).await?;
+            results.extend(ready.into_iter().map(|b| Imported::Written { cluster: b.cluster, version: b.version, bytes: 0 }));
+        }
+    }
+    Ok(results)
+}
+
+/// The version and bundle digest `store` holds for `cluster`, read without verification:
+/// it is the importer's own store, and only used to refuse going backwards.
+async fn held(store: &dyn Store, cluster: &ClusterId, limits: &Limits) -> Result<Option<(u64, Digest)>, MirrorError> {
+    match store.fetch_envelope(cluster, limits).await {
+        Ok(fetched) => Ok(fetched.unverified_statement().and_then(|s| {
+            let digest = Digest::from_hex(&s.subject.first()?.digest.sha256).ok()?;
+            Some((s.predicate.version, digest))
+        })),
+        Err(StoreError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
