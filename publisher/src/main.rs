@@ -1,1 +1,87 @@
-fn main() {}
+//! `airlock-publisher`: reads Sveltos profiles and publishes one signed bundle per pull-mode
+//! cluster.
+//!
+//! The data path is `sveltos` (sources, model, selection) → `render` (resolve, templates,
+//! manifests, tiers) → `publish` (compare with the store, sign, one write). `cmd` holds
+//! the subcommands' flags; this file only parses them and turns results into exit codes.
+#![forbid(unsafe_code)]
+
+mod cmd;
+mod keys;
+mod lease;
+mod publish;
+mod register;
+mod render;
+mod sveltos;
+mod table;
+mod template;
+mod yaml;
+
+use std::process::ExitCode;
+
+use airlock::cli::{LogArgs, exit, install_crypto_provider};
+use clap::{Parser, Subcommand};
+
+use cmd::keygen::KeygenArgs;
+use cmd::keyring::KeyringCommand;
+use cmd::publish::PublishArgs;
+use cmd::status::StatusArgs;
+use cmd::watch::WatchArgs;
+
+const EXAMPLES: &str = "Examples:
+  airlock-publisher keygen --out-dir keys
+  airlock-publisher publish --from-dir mgmt/ --to oci://registry.example/airlock \\
+      --key keys/airlock.key
+  airlock-publisher status --from-dir mgmt/ --from oci://registry.example/airlock
+  airlock-publisher watch --to git+https://git.example/bundles.git --key keys/airlock.key
+
+Run `airlock-publisher <command> --help` for each command's flags.";
+
+/// Publishes signed per-cluster bundles from Sveltos profiles for airlock-puller.
+#[derive(Debug, Parser)]
+#[command(name = "airlock-publisher", version, after_help = EXAMPLES)]
+struct Cli {
+    #[command(flatten)]
+    log: LogArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Render every pull-mode cluster's profiles, sign and publish the bundles that changed.
+    Publish(Box<PublishArgs>),
+    /// Keep publishing as clusters, profiles, ConfigMaps and Secrets change.
+    Watch(Box<WatchArgs>),
+    /// Show what the store holds for each cluster.
+    Status(StatusArgs),
+    /// Generate an ed25519 key pair and a keyring for pullers.
+    Keygen(KeygenArgs),
+    /// Manage keyrings.
+    #[command(subcommand, after_help = "Example:\n  airlock-publisher keyring rotate --keyring keyring.json --add new.pub \\\n      --key old.key --out keyring-v2.json")]
+    Keyring(KeyringCommand),
+    /// Register a cluster with the management side.
+    Register(register::RegisterCommand),
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    install_crypto_provider();
+    let cli = Cli::parse();
+    cli.log.init();
+    let result = match cli.command {
+        Command::Publish(args) => cmd::publish::run(*args).await,
+        Command::Watch(args) => cmd::watch::run(*args).await,
+        Command::Status(args) => cmd::status::run(args).await,
+        Command::Keygen(args) => cmd::keygen::run(args),
+        Command::Keyring(command) => cmd::keyring::run(command),
+        Command::Register(command) => register::run(command).await,
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            tracing::error!("{e:#}");
+            ExitCode::from(exit::ERROR)
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! The subcommands, and the flags several of them share: where profiles come from, and how
+//! to reach the store. Each subcommand parses its raw flags, checks them into typed
+//! settings before any I/O, then hands over to the pipeline modules.
+
+pub mod keygen;
+pub mod keyring;
+pub mod publish;
+pub mod status;
+pub mod watch;
+
+use std::path::PathBuf;
+
+use airlock::cli::KubeArgs;
+use airlock::store::{RegistryCredentials, Store, StoreRef};
+use anyhow::Context;
+use clap::Args;
+use jiff::SignedDuration;
+
+use crate::sveltos::dir::DirSource;
+use crate::sveltos::live::LiveSource;
+use crate::sveltos::Source;
+
+/// Where the Sveltos objects come from: a directory, else the management cluster.
+#[derive(Debug, Clone, Args)]
+pub struct SourceArgs {
+    /// Read SveltosClusters, profiles, ConfigMaps and Secrets from the YAML/JSON files under
+    /// DIR instead of a management cluster.
+    #[arg(long, value_name = "DIR")]
+    pub from_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub kube: KubeArgs,
+}
+
+impl SourceArgs {
+    pub async fn open(&self) -> anyhow::Result<Source> {
+        match &self.from_dir {
+            Some(dir) => Ok(Source::Dir(DirSource::read(dir)?)),
+            None => {
+                let client = self.kube.client().await.context("connecting to the management cluster")?;
+                Ok(Source::Live(LiveSource::new(client)))
+            }
+        }
+    }
+}
+
+/// Registry credentials (Git URLs carry their own). Default: the Docker config.json.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// Registry user name; the password comes from $AIRLOCK_REGISTRY_PASSWORD.
+    #[arg(long, value_name = "USER", env = "AIRLOCK_REGISTRY_USERNAME")]
+    pub registry_username: Option<String>,
+    #[arg(long, hide = true, env = "AIRLOCK_REGISTRY_PASSWORD", hide_env_values = true)]
+    pub registry_password: Option<String>,
+    /// A bearer token for the registry (from the environment only).
+    #[arg(long, hide = true, env = "AIRLOCK_REGISTRY_TOKEN", hide_env_values = true)]
+    pub registry_token: Option<String>,
+    /// A Docker config.json to read registry credentials from.
+    #[arg(long, value_name = "FILE")]
+    pub docker_config: Option<PathBuf>,
+}
+
+impl StoreArgs {
+    pub async fn open(&self, reference: &str) -> anyhow::Result<Box<dyn Store>> {
+        let reference: StoreRef = reference.parse()?;
+        let credentials = RegistryCredentials {
+            username: self.registry_username.clone(),
+            password: self.registry_password.clone(),
+            token: self.registry_token.clone(),
+            docker_config: self.docker_config.clone(),
+        };
+        Ok(airlock::store::open(&reference, &credentials).await?)
+    }
+}
+
+/// Parses `30d`, `12h`, `90m` or `3600s`.
+pub fn parse_duration(text: &str) -> Result<SignedDuration, String> {
+    let bad = || format!("{text:?} is not a duration like 30d, 12h, 90m or 3600s");
+    let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (number, unit) = text.split_at(split);
+    let n: i64 = number.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "s" => Some(n),
+        "m" => n.checked_mul(60),
+        "h" => n.checked_mul(3_600),
+        "d" => n.checked_mul(86_400),
+        _ => None,
+    }
+    .ok_or_else(bad)?;
+    if secs <= 0 {
+        return Err(format!("{text:?} must be longer than zero"));
+    }
+    Ok(SignedDuration::from_secs(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30d"), Ok(SignedDuration::from_hours(720)));
+        assert_eq!(parse_duration("90m"), Ok(SignedDuration::from_mins(90)));
+        assert_eq!(parse_duration("2s"), Ok(SignedDuration::from_secs(2)));
+        for bad in ["", "d", "30", "1w", "-1d", "0s", "1.5h", "99999999999999999999d"] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+    }
+}

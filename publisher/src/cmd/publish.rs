@@ -1,0 +1,167 @@
+//! `airlock-publisher publish`: one run of the pipeline, a summary table, an exit code.
+
+use std::path::{Path, PathBuf};
+
+use airlock::bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
+use airlock::bundle::keyring::chain;
+use airlock::cli::exit;
+use airlock::store::PublishMeta;
+use airlock::{ClusterId, Limits};
+use anyhow::bail;
+use clap::Args;
+use jiff::SignedDuration;
+
+use super::{SourceArgs, StoreArgs, parse_duration};
+use crate::keys;
+use crate::publish::{self, Publisher, Row, Signer, Status};
+use crate::table;
+
+const EXAMPLES: &str = "Examples:
+  # Publish from a Git checkout of the management manifests to a registry:
+  airlock-publisher publish --from-dir ./management --to oci://registry.example/airlock \\
+      --key keys/ops.key
+
+  # From the management cluster, two keys (threshold 2), one cluster, without writing:
+  airlock-publisher publish --kubeconfig ~/.kube/mgmt --to git+https://git.example/bundles.git \\
+      --key a.key --key b.key --keyring keyring.json --cluster fleet/edge-1 --dry-run
+
+Exit codes: 0 all published (or unchanged), 1 error (or every cluster failed), 2 some
+clusters failed (the others were published).";
+
+/// Flags of `publish`, also used by `watch`.
+#[derive(Debug, Clone, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct PublishArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Store to publish to: oci://HOST/PREFIX, oci+http://HOST:PORT/PREFIX, oci-layout:DIR,
+    /// oci-archive:FILE or git+URL[#BRANCH].
+    #[arg(long, value_name = "STORE")]
+    pub to: String,
+    /// Private signing key (PKCS#8 PEM, mode 0600). Repeat for a threshold above 1.
+    #[arg(long = "key", value_name = "FILE", required = true)]
+    pub keys: Vec<PathBuf>,
+    /// The keyring the bundles declare (its version is signed into every bundle).
+    /// Default: keyring.json beside the first --key, else version 1.
+    #[arg(long, value_name = "FILE")]
+    pub keyring: Option<PathBuf>,
+    /// Keyring updates (FILE.update from `keyring rotate`), oldest first, carried to every
+    /// puller beside its bundle.
+    #[arg(long = "keyring-chain", value_name = "FILE")]
+    pub keyring_chain: Vec<PathBuf>,
+    /// How long bundles stay valid: 30d, 12h, 90m, 3600s.
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    pub expires_in: SignedDuration,
+    /// Publish only this cluster (NAMESPACE/NAME); repeatable.
+    #[arg(long = "cluster", value_name = "NS/NAME")]
+    pub clusters: Vec<ClusterId>,
+    /// Render and compare, but sign and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Where the profiles came from, recorded in the store (e.g. a Git URL).
+    #[arg(long = "source", value_name = "URI")]
+    pub source_uri: Option<String>,
+    /// The revision of --source (e.g. a commit id).
+    #[arg(long, value_name = "REV")]
+    pub revision: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+impl PublishArgs {
+    /// Loads keys and keyrings and opens the store: everything but the source.
+    pub async fn publisher(&self) -> anyhow::Result<Publisher> {
+        let signer = self.signer()?;
+        let store = self.store.open(&self.to).await?;
+        Ok(Publisher {
+            signer,
+            store,
+            meta: PublishMeta { source: self.source_uri.clone(), revision: self.revision.clone() },
+            only: self.clusters.clone(),
+            dry_run: self.dry_run,
+            limits: Limits::SPEC,
+        })
+    }
+
+    fn signer(&self) -> anyhow::Result<Signer> {
+        let keys = self.keys.iter().map(|p| keys::load_private_key(p)).collect::<Result<Vec<_>, _>>()?;
+        let beside = self.keys[0].parent().unwrap_or(Path::new(".")).join("keyring.json");
+        let keyring_path = self.keyring.clone().or_else(|| beside.is_file().then_some(beside));
+        let keyring = keyring_path.as_deref().map(keys::load_keyring).transpose()?;
+        if let (Some(keyring), Some(path)) = (&keyring, &keyring_path) {
+            // Pullers would reject every bundle; better to say so before signing any.
+            let probe = envelope::sign(IN_TOTO_PAYLOAD_TYPE, b"{}", &keys);
+            let decoded = envelope::decode(&probe, IN_TOTO_PAYLOAD_TYPE, &Limits::SPEC)?;
+            if let Err(e) = keyring.check(&decoded) {
+                bail!("the --key files do not satisfy keyring {} (version {}): {e}", path.display(), keyring.version());
+            }
+        }
+        let keyring_version = keyring.as_ref().map_or(1, |k| k.version());
+        let (updates, last) = keys::load_chain(&self.keyring_chain)?;
+        if let Some(last) = last
+            && last != keyring_version
+        {
+            bail!("the keyring chain ends at version {last} but the bundles would declare keyring version {keyring_version}; pass --keyring with the newest keyring");
+        }
+        Ok(Signer {
+            keys,
+            keyring_version,
+            chain: (!updates.is_empty()).then(|| chain(&updates)),
+            expires_in: self.expires_in,
+        })
+    }
+}
+
+pub async fn run(args: PublishArgs) -> anyhow::Result<u8> {
+    let publisher = args.publisher().await?;
+    let source = args.source.open().await?;
+    let rows = publish::run(&source, &publisher).await?;
+    report(&rows);
+    table::write_summary(&mut std::io::stdout().lock(), &rows)?;
+    Ok(exit_code(&rows))
+}
+
+/// Logs every warning, and one line per cluster that got a new version.
+pub fn report(rows: &[Row]) {
+    for r in rows {
+        for w in &r.warnings {
+            tracing::warn!(cluster = %r.cluster, "{w}");
+        }
+        match &r.status {
+            Status::Published | Status::Refreshed => {
+                let digest = r.digest.as_ref().map(table::short).unwrap_or_default();
+                tracing::info!(cluster = %r.cluster, version = r.version, digest, objects = r.objects, "published");
+            }
+            Status::Failed(why) => tracing::error!(cluster = %r.cluster, "{why}"),
+            Status::Unchanged | Status::WouldPublish => {}
+        }
+    }
+}
+
+/// 0 when no cluster failed, 2 when some did, 1 when every one did.
+pub fn exit_code(rows: &[Row]) -> u8 {
+    let failed = rows.iter().filter(|r| matches!(r.status, Status::Failed(_))).count();
+    match failed {
+        0 => exit::OK,
+        n if n == rows.len() => exit::ERROR,
+        _ => exit::PARTIAL,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(status: Status) -> Row {
+        Row { cluster: "fleet/a".parse().unwrap(), version: None, digest: None, objects: None, status, warnings: vec![] }
+    }
+
+    #[test]
+    fn exit_codes_tell_partial_from_total_failure() {
+        let failed = || row(Status::Failed("x".into()));
+        assert_eq!(exit_code(&[row(Status::Published), row(Status::Unchanged)]), exit::OK);
+        assert_eq!(exit_code(&[row(Status::Published), failed()]), exit::PARTIAL);
+        assert_eq!(exit_code(&[failed(), failed()]), exit::ERROR);
+        assert_eq!(exit_code(&[]), exit::OK);
+    }
+}

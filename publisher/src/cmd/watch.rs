@@ -1,0 +1,161 @@
+//! `airlock-publisher watch`: publish again whenever what the bundles are made of changes.
+//!
+//! Watches SveltosClusters, ClusterProfiles, Profiles, ConfigMaps and Secrets of the
+//! management cluster (metadata only: a change of any kind bumps the resourceVersion),
+//! coalesces a burst of changes into one run after a quiet period, and re-runs the whole
+//! publish: it is idempotent, so clusters whose content did not change keep their
+//! version. A periodic run refreshes bundles before they expire. The `lease` module keeps
+//! a second replica standing by.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use airlock::cli::exit;
+use anyhow::{Context, bail};
+use clap::Args;
+use futures::StreamExt;
+use jiff::SignedDuration;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{Api, DynamicObject, PartialObjectMeta};
+use kube::runtime::watcher::{self, Event, watcher};
+use kube::runtime::WatchStreamExt;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::parse_duration;
+use super::publish::{PublishArgs, report};
+use crate::lease;
+use crate::publish;
+use crate::sveltos::Source;
+use crate::sveltos::live::{LiveSource, sveltos_kinds};
+
+const EXAMPLES: &str = "Example:
+  airlock-publisher watch --kubeconfig ~/.kube/mgmt --to oci://registry.example/airlock \\
+      --key /keys/airlock.key --lease-namespace projectsveltos
+
+Run two replicas for availability: one publishes, the other stands by on the Lease.";
+
+/// Wait after a failed run before trying again, when nothing else triggers one.
+const RETRY: Duration = Duration::from_secs(30);
+/// Longest a burst of changes delays a publish.
+const MAX_COALESCE: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub publish: PublishArgs,
+    /// Namespace of the Lease `airlock-publisher` that elects the publishing replica.
+    #[arg(long, default_value = "default", value_name = "NAMESPACE")]
+    pub lease_namespace: String,
+    /// Quiet time that ends a burst of changes before publishing.
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    pub debounce: SignedDuration,
+    /// Publish at least this often, so unchanged bundles are re-signed before they expire.
+    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = parse_duration)]
+    pub resync: SignedDuration,
+    /// Who holds the Lease (default: $POD_NAME, else host name and process id).
+    #[arg(long, env = "POD_NAME", value_name = "NAME")]
+    pub identity: Option<String>,
+}
+
+pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
+    if args.publish.source.from_dir.is_some() {
+        bail!("watch reads a live management cluster; use publish for --from-dir");
+    }
+    let publisher = args.publish.publisher().await?;
+    let client = args.publish.source.kube.client().await.context("connecting to the management cluster")?;
+    let source = Source::Live(LiveSource::new(client.clone()));
+    let identity = args.identity.clone().unwrap_or_else(default_identity);
+    // Listening from the start: a SIGTERM while standing by or mid-publish is not lost.
+    let stop = shutdown();
+    tokio::pin!(stop);
+    let held = tokio::select! {
+        held = lease::acquire(&client, &args.lease_namespace, "airlock-publisher", &identity) => held?,
+        _ = &mut stop => return Ok(exit::OK),
+    };
+    let mut lost = held.lost();
+    let changes = Arc::new(Notify::new());
+    let watchers = spawn_watchers(&client, &changes);
+    let (debounce, resync) = (args.debounce.unsigned_abs(), args.resync.unsigned_abs());
+    let mut next_run = Instant::now() + resync;
+    let lost_lease = || anyhow::anyhow!("lost the lease; stopping so another replica publishes");
+    let outcome = loop {
+        tokio::select! {
+            _ = changes.notified() => coalesce(&changes, debounce).await,
+            _ = tokio::time::sleep_until(next_run) => {}
+            _ = lost.changed() => break Err(lost_lease()),
+            _ = &mut stop => break Ok(exit::OK),
+        }
+        if !held.held() {
+            break Err(lost_lease());
+        }
+        next_run = Instant::now() + resync;
+        match publish::run(&source, &publisher).await {
+            Ok(rows) => report(&rows),
+            Err(e) => {
+                tracing::error!("publish failed: {e:#}; retrying in {}s", RETRY.as_secs());
+                next_run = Instant::now() + RETRY.min(resync);
+            }
+        }
+    };
+    for w in watchers {
+        w.abort();
+    }
+    held.release().await;
+    outcome
+}
+
+/// Waits until no change arrived for `quiet`, or [`MAX_COALESCE`] passed: a controller
+/// that rewrites a ConfigMap every second must not hold publishing off forever.
+async fn coalesce(changes: &Notify, quiet: Duration) {
+    let deadline = Instant::now() + MAX_COALESCE;
+    while Instant::now() < deadline && tokio::time::timeout(quiet, changes.notified()).await.is_ok() {}
+}
+
+/// One watcher per input kind; each change (and each completed initial list) notifies.
+fn spawn_watchers(client: &kube::Client, changes: &Arc<Notify>) -> Vec<tokio::task::JoinHandle<()>> {
+    // Metadata-only watches: the publish re-reads what it needs, a change is all we need to know.
+    let config = watcher::Config::default;
+    let mut tasks = Vec::new();
+    for (ar, _) in sveltos_kinds() {
+        let api: Api<PartialObjectMeta<DynamicObject>> = Api::all_with(client.clone(), &ar);
+        tasks.push(tokio::spawn(watch(watcher(api, config()), ar.kind, changes.clone())));
+    }
+    let config_maps: Api<PartialObjectMeta<ConfigMap>> = Api::all(client.clone());
+    tasks.push(tokio::spawn(watch(watcher(config_maps, config()), "ConfigMap".into(), changes.clone())));
+    let secrets: Api<PartialObjectMeta<Secret>> = Api::all(client.clone());
+    tasks.push(tokio::spawn(watch(watcher(secrets, config()), "Secret".into(), changes.clone())));
+    tasks
+}
+
+async fn watch<S, K>(stream: S, kind: String, changes: Arc<Notify>)
+where
+    S: futures::Stream<Item = Result<Event<K>, watcher::Error>> + Send,
+{
+    let mut stream = std::pin::pin!(stream.default_backoff());
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(Event::Apply(_) | Event::Delete(_) | Event::InitDone) => {
+                tracing::debug!(kind, "change");
+                changes.notify_one();
+            }
+            Ok(Event::Init | Event::InitApply(_)) => {}
+            Err(e) => tracing::warn!(kind, error = %e, "watch failed; retrying"),
+        }
+    }
+}
+
+async fn shutdown() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler installs");
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+    tracing::info!("shutting down");
+}
+
+fn default_identity() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
+    format!("{}/{}", if host.is_empty() { "unknown-host" } else { &host }, std::process::id())
+}

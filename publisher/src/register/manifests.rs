@@ -1,0 +1,272 @@
+//! The registration YAML for a managed cluster: the puller's namespace, identity, settings,
+//! credentials, metrics Service and CronJob, plus the RBAC from `rbac`. Built from k8s-openapi
+//! types and serialised with serde-saphyr, so the output is valid and the same input always
+//! gives the same bytes. Nothing here talks to a cluster.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::batch::v1::{CronJob, CronJobSpec, JobSpec, JobTemplateSpec};
+use k8s_openapi::api::core::v1::{
+    Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar,
+    KeyToPath, Namespace, PodSecurityContext, PodSpec, PodTemplateSpec, ResourceRequirements, SeccompProfile,
+    Secret, SecretVolumeSource, SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec, Volume,
+    VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::ByteString;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::rbac;
+use super::settings::Registration;
+
+/// Name of the puller's ServiceAccount, ConfigMap, Service, CronJob and RBAC objects.
+pub const PULLER: &str = "airlock-puller";
+/// The Secret with the puller's registry logins, when there are any.
+pub const CREDENTIALS_SECRET: &str = "airlock-store-credentials";
+const CONFIG_DIR: &str = "/etc/airlock";
+const REPORT_DIR: &str = "/var/lib/airlock/reports";
+/// `$DOCKER_CONFIG`: the store client reads `config.json` there (spec 9.2).
+const DOCKER_CONFIG_DIR: &str = "/var/lib/airlock/docker";
+const METRICS_PORT: i32 = 9090;
+/// The `nonroot` user of distroless-style images; any non-zero id would do.
+const PULLER_UID: i64 = 65532;
+
+/// The puller's settings file, `config.json` in its ConfigMap. The puller parses exactly
+/// this shape.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PullerConfig<'a> {
+    source: String,
+    cluster: String,
+    keyring: String,
+    /// `null` when the puller may write in every namespace.
+    watch_namespaces: Option<&'a [String]>,
+    namespace_policy: &'a str,
+    state_namespace: &'a str,
+    report_to: &'a str,
+}
+
+/// The registration YAML: documents separated by `---`, in an order `kubectl apply -f`
+/// accepts (namespaces before what lives in them).
+pub fn registration_yaml(reg: &Registration) -> anyhow::Result<String> {
+    Ok(serde_saphyr::to_string_multiple(&documents(reg)?)?)
+}
+
+pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
+    let ns = reg.puller_namespace.as_str();
+    let mut docs = Vec::new();
+    docs.push(doc(&Namespace { metadata: meta(ns, None), ..Default::default() })?);
+    // The watched namespaces are created here because their Roles must live in them. They
+    // belong to the workloads, so they do not carry the puller's labels.
+    for name in reg.watch_namespaces.iter().flatten().filter(|w| w.as_str() != ns) {
+        let metadata = ObjectMeta { name: Some(name.clone()), ..Default::default() };
+        docs.push(doc(&Namespace { metadata, ..Default::default() })?);
+    }
+    docs.push(doc(&ServiceAccount { metadata: meta(PULLER, Some(ns)), ..Default::default() })?);
+    docs.extend(rbac::documents(reg)?);
+    docs.push(doc(&config_map(reg)?)?);
+    if let Some(config) = &reg.docker_config {
+        docs.push(doc(&Secret {
+            metadata: meta(CREDENTIALS_SECRET, Some(ns)),
+            type_: Some("kubernetes.io/dockerconfigjson".into()),
+            data: Some(BTreeMap::from([(".dockerconfigjson".to_string(), ByteString(config.clone()))])),
+            ..Default::default()
+        })?);
+    }
+    docs.push(doc(&metrics_service(ns))?);
+    let mut cron_job = doc(&cron_job(reg))?;
+    // k8s-openapi only knows batch/v1; the v1beta1 CronJob has the same fields we set.
+    cron_job["apiVersion"] = reg.cronjob_api.api_version().into();
+    docs.push(cron_job);
+    Ok(docs)
+}
+
+/// An object as JSON; k8s-openapi adds `apiVersion` and `kind`.
+pub fn doc<T: Serialize>(object: &T) -> Result<Value, serde_json::Error> {
+    serde_json::to_value(object)
+}
+
+/// Metadata with the labels every registration object carries, so
+/// `kubectl get all,cm,secret -l app.kubernetes.io/part-of=airlock` finds them.
+pub fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_string()),
+        namespace: namespace.map(str::to_string),
+        labels: Some(BTreeMap::from([
+            ("app.kubernetes.io/name".to_string(), PULLER.to_string()),
+            ("app.kubernetes.io/part-of".to_string(), "airlock".to_string()),
+        ])),
+        ..Default::default()
+    }
+}
+
+fn selector() -> BTreeMap<String, String> {
+    BTreeMap::from([("app.kubernetes.io/name".to_string(), PULLER.to_string())])
+}
+
+fn config_map(reg: &Registration) -> Result<ConfigMap, serde_json::Error> {
+    let config = PullerConfig {
+        source: reg.source.to_string(),
+        cluster: reg.cluster.to_string(),
+        keyring: format!("{CONFIG_DIR}/keyring.json"),
+        watch_namespaces: reg.watch_namespaces.as_deref(),
+        namespace_policy: "reject",
+        state_namespace: &reg.puller_namespace,
+        report_to: REPORT_DIR,
+    };
+    let config = serde_json::to_string_pretty(&config)? + "\n";
+    Ok(ConfigMap {
+        metadata: meta(PULLER, Some(&reg.puller_namespace)),
+        data: Some(BTreeMap::from([
+            ("config.json".to_string(), config),
+            ("keyring.json".to_string(), reg.keyring.clone()),
+        ])),
+        ..Default::default()
+    })
+}
+
+fn metrics_service(ns: &str) -> Service {
+    let mut metadata = meta(PULLER, Some(ns));
+    metadata.annotations = Some(BTreeMap::from([
+        ("prometheus.io/port".to_string(), METRICS_PORT.to_string()),
+        ("prometheus.io/scrape".to_string(), "true".to_string()),
+    ]));
+    Service {
+        metadata,
+        spec: Some(ServiceSpec {
+            selector: Some(selector()),
+            ports: Some(vec![ServicePort {
+                name: Some("metrics".into()),
+                port: METRICS_PORT,
+                target_port: Some(IntOrString::String("metrics".into())),
+                // Explicit: Kubernetes 1.20's server-side apply refuses a port without it.
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn cron_job(reg: &Registration) -> CronJob {
+    let mut metadata = meta(PULLER, Some(&reg.puller_namespace));
+    metadata.annotations = Some(BTreeMap::from([("airlock.dev/cluster".to_string(), reg.cluster.to_string())]));
+    CronJob {
+        metadata,
+        spec: Some(CronJobSpec {
+            schedule: reg.schedule.clone(),
+            // Two pullers never apply at once (the Lease is the second guard).
+            concurrency_policy: Some("Forbid".into()),
+            // Runs missed while the controller was down are skipped, not replayed in a burst.
+            starting_deadline_seconds: Some(300),
+            successful_jobs_history_limit: Some(3),
+            failed_jobs_history_limit: Some(3),
+            job_template: JobTemplateSpec {
+                metadata: Some(ObjectMeta { labels: Some(selector()), ..Default::default() }),
+                spec: Some(JobSpec {
+                    // The next scheduled run is the retry.
+                    backoff_limit: Some(0),
+                    // A hung run would otherwise block every later one (Forbid).
+                    active_deadline_seconds: Some(1800),
+                    template: pod_template(reg),
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn pod_template(reg: &Registration) -> PodTemplateSpec {
+    let mount = |name: &str, path: &str, read_only: bool| VolumeMount {
+        name: name.into(),
+        mount_path: path.into(),
+        read_only: Some(read_only),
+        ..Default::default()
+    };
+    let scratch = |name: &str| Volume {
+        name: name.into(),
+        empty_dir: Some(EmptyDirVolumeSource { size_limit: Some(Quantity("64Mi".into())), ..Default::default() }),
+        ..Default::default()
+    };
+    let mut volumes = vec![
+        Volume {
+            name: "config".into(),
+            config_map: Some(ConfigMapVolumeSource { name: PULLER.into(), ..Default::default() }),
+            ..Default::default()
+        },
+        scratch("tmp"),
+        scratch("reports"),
+    ];
+    let mut mounts = vec![mount("config", CONFIG_DIR, true), mount("tmp", "/tmp", false), mount("reports", REPORT_DIR, false)];
+    let mut env = vec![EnvVar { name: "AIRLOCK_LOG_FORMAT".into(), value: Some("json".into()), ..Default::default() }];
+    if reg.docker_config.is_some() {
+        volumes.push(Volume {
+            name: "store-credentials".into(),
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(CREDENTIALS_SECRET.into()),
+                items: Some(vec![KeyToPath { key: ".dockerconfigjson".into(), path: "config.json".into(), mode: None }]),
+                // Readable through fsGroup by the non-root puller, by nobody else.
+                default_mode: Some(0o440),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        mounts.push(mount("store-credentials", DOCKER_CONFIG_DIR, true));
+        env.push(EnvVar { name: "DOCKER_CONFIG".into(), value: Some(DOCKER_CONFIG_DIR.into()), ..Default::default() });
+    }
+    let quantities = |cpu: &str, memory: &str| {
+        Some(BTreeMap::from([("cpu".to_string(), Quantity(cpu.into())), ("memory".to_string(), Quantity(memory.into()))]))
+    };
+    let container = Container {
+        name: "puller".into(),
+        image: Some(reg.image.clone()),
+        command: Some(vec![PULLER.into()]),
+        args: Some(["sync", "--config", &format!("{CONFIG_DIR}/config.json")].map(String::from).to_vec()),
+        env: Some(env),
+        ports: Some(vec![ContainerPort {
+            name: Some("metrics".into()),
+            container_port: METRICS_PORT,
+            protocol: Some("TCP".into()),
+            ..Default::default()
+        }]),
+        // Bundles hold up to 256 MiB of manifests (spec 10); typical ones need a tenth.
+        resources: Some(ResourceRequirements {
+            requests: quantities("50m", "64Mi"),
+            limits: quantities("1", "512Mi"),
+            ..Default::default()
+        }),
+        security_context: Some(SecurityContext {
+            run_as_non_root: Some(true),
+            run_as_user: Some(PULLER_UID),
+            run_as_group: Some(PULLER_UID),
+            read_only_root_filesystem: Some(true),
+            allow_privilege_escalation: Some(false),
+            capabilities: Some(Capabilities { drop: Some(vec!["ALL".into()]), ..Default::default() }),
+            ..Default::default()
+        }),
+        volume_mounts: Some(mounts),
+        ..Default::default()
+    };
+    PodTemplateSpec {
+        metadata: Some(ObjectMeta { labels: Some(selector()), ..Default::default() }),
+        spec: Some(PodSpec {
+            service_account_name: Some(PULLER.into()),
+            restart_policy: Some("Never".into()),
+            security_context: Some(PodSecurityContext {
+                fs_group: Some(PULLER_UID),
+                seccomp_profile: Some(SeccompProfile { type_: "RuntimeDefault".into(), ..Default::default() }),
+                ..Default::default()
+            }),
+            containers: vec![container],
+            volumes: Some(volumes),
+            ..Default::default()
+        }),
+    }
+}
+

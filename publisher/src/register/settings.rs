@@ -1,0 +1,342 @@
+//! The flags of `register cluster` as typed, checked settings: names are Kubernetes names,
+//! labels are valid label pairs, the keyring parses, credentials fit the store. Every file is
+//! read here, capped, so that nothing is written anywhere before all input is known good.
+//! Building objects from the settings is `manifests`' and `rbac`'s job, not this module's.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use airlock::bundle::Keyring;
+use airlock::cluster::{is_dns_label, is_dns_subdomain};
+use airlock::store::StoreRef;
+use airlock::{ClusterId, Limits};
+use anyhow::{Context, bail, ensure};
+use base64::Engine;
+use clap::{Args, ValueEnum};
+
+/// A keyring holds at most 64 keys of under 200 bytes each; a docker config a few auths.
+/// Anything larger than this is the wrong file.
+const INPUT_FILE_CAP: u64 = 1024 * 1024;
+
+/// Which CronJob API the managed cluster serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CronJobApi {
+    /// Kubernetes 1.21 and later.
+    #[value(name = "batch/v1")]
+    BatchV1,
+    /// Kubernetes 1.20 and earlier (removed in 1.25).
+    #[value(name = "batch/v1beta1")]
+    BatchV1beta1,
+}
+
+impl CronJobApi {
+    pub fn api_version(self) -> &'static str {
+        match self {
+            CronJobApi::BatchV1 => "batch/v1",
+            CronJobApi::BatchV1beta1 => "batch/v1beta1",
+        }
+    }
+}
+
+/// The flags as typed; [`ClusterFlags::check`] turns them into a [`Registration`].
+#[derive(Debug, Clone, Args)]
+pub struct ClusterFlags {
+    /// Namespace of the SveltosCluster in the management cluster.
+    #[arg(long, short = 'n')]
+    pub namespace: String,
+    /// Name of the SveltosCluster; with the namespace, the cluster id signed into its bundles.
+    #[arg(long)]
+    pub cluster: String,
+    /// The cluster pulls its configuration (required: Airlock only serves pull-mode clusters).
+    #[arg(long)]
+    pub pullmode: bool,
+    /// Labels of the SveltosCluster, matched by profiles' clusterSelectors: `k=v,k2=v2`.
+    #[arg(long, value_delimiter = ',', value_name = "K=V,...")]
+    pub labels: Vec<String>,
+    /// Restrict the puller to these namespaces (annotation
+    /// `agent.projectsveltos.io/watch-namespaces`; its RBAC is narrowed to match).
+    #[arg(long, value_delimiter = ',', value_name = "NS,...")]
+    pub watch_namespaces: Vec<String>,
+    /// Store the puller reads its bundles from (oci://, oci+http://, oci-layout:, oci-archive:, git+…).
+    #[arg(long, value_name = "STORE")]
+    pub source: String,
+    /// Keyring file (from `airlock-publisher keygen`) the puller trusts.
+    #[arg(long, value_name = "FILE")]
+    pub keyring: PathBuf,
+    /// Write the SveltosCluster to DIR/<ns>.<name>.sveltoscluster.yaml instead of applying it,
+    /// for management sets kept in Git and published with `publish --from-dir`.
+    #[arg(long, value_name = "DIR")]
+    pub to_dir: Option<PathBuf>,
+    /// Puller image.
+    #[arg(long, value_name = "REF", default_value = concat!("localhost:5000/airlock/puller:", env!("CARGO_PKG_VERSION")))]
+    pub image: String,
+    /// When the puller CronJob runs (cron syntax).
+    #[arg(long, default_value = "*/5 * * * *")]
+    pub schedule: String,
+    /// CronJob API of the managed cluster: Kubernetes 1.20 and earlier need batch/v1beta1.
+    #[arg(long, value_enum, default_value = "batch/v1")]
+    pub cronjob_api: CronJobApi,
+    /// Namespace the puller runs in on the managed cluster.
+    #[arg(long, default_value = "airlock-system", value_name = "NS")]
+    pub puller_namespace: String,
+    /// Registry user the puller logs in as (OCI registry stores).
+    #[arg(long, requires = "registry_password_file", value_name = "USER")]
+    pub registry_username: Option<String>,
+    /// File holding that user's password or token.
+    #[arg(long, requires = "registry_username", value_name = "FILE")]
+    pub registry_password_file: Option<PathBuf>,
+    /// A Docker config.json with the registry credentials, given to the puller as is.
+    #[arg(long, conflicts_with = "registry_username", value_name = "FILE")]
+    pub docker_config: Option<PathBuf>,
+}
+
+/// Everything registration needs, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Registration {
+    pub cluster: ClusterId,
+    pub labels: BTreeMap<String, String>,
+    /// In the order given; `None` when the puller may write everywhere.
+    pub watch_namespaces: Option<Vec<String>>,
+    pub source: StoreRef,
+    /// The keyring file's text, as given.
+    pub keyring: String,
+    pub image: String,
+    pub schedule: String,
+    pub cronjob_api: CronJobApi,
+    pub puller_namespace: String,
+    /// A Docker config.json for the puller's registry logins.
+    pub docker_config: Option<Vec<u8>>,
+}
+
+impl ClusterFlags {
+    pub fn check(&self) -> anyhow::Result<Registration> {
+        ensure!(self.pullmode, "--pullmode is required: Airlock registers pull-mode clusters only");
+        let cluster = ClusterId::new(&self.namespace, &self.cluster)?;
+        ensure!(
+            is_dns_label(&self.puller_namespace),
+            "--puller-namespace {:?} is not a Kubernetes namespace name",
+            self.puller_namespace
+        );
+        let source: StoreRef = self.source.parse().context("--source")?;
+        let keyring = read_keyring(&self.keyring)?;
+        ensure!(
+            !self.image.is_empty() && !self.image.contains(char::is_whitespace),
+            "--image {:?} is not an image reference",
+            self.image
+        );
+        check_schedule(&self.schedule)?;
+        Ok(Registration {
+            cluster,
+            labels: parse_labels(&self.labels)?,
+            watch_namespaces: parse_watch_namespaces(&self.watch_namespaces)?,
+            docker_config: self.docker_config(&source)?,
+            source,
+            keyring,
+            image: self.image.clone(),
+            schedule: self.schedule.clone(),
+            cronjob_api: self.cronjob_api,
+            puller_namespace: self.puller_namespace.clone(),
+        })
+    }
+
+    fn docker_config(&self, source: &StoreRef) -> anyhow::Result<Option<Vec<u8>>> {
+        if let Some(path) = &self.docker_config {
+            let bytes = read_capped(path)?;
+            let parsed: serde_json::Value =
+                serde_json::from_slice(&bytes).with_context(|| format!("{}: not JSON", path.display()))?;
+            ensure!(
+                parsed.get("auths").is_some_and(serde_json::Value::is_object),
+                "{}: not a Docker config.json: no \"auths\" object",
+                path.display()
+            );
+            return Ok(Some(bytes));
+        }
+        let (Some(user), Some(password_file)) = (&self.registry_username, &self.registry_password_file) else {
+            return Ok(None);
+        };
+        let StoreRef::OciRegistry { host, .. } = source else {
+            bail!("--registry-username needs an oci:// or oci+http:// --source; Git URLs carry their own credentials");
+        };
+        ensure!(!user.is_empty() && !user.contains(':'), "--registry-username must be non-empty and without ':'");
+        let password = String::from_utf8(read_capped(password_file)?)
+            .with_context(|| format!("{}: password is not UTF-8", password_file.display()))?;
+        // Files written by editors and `echo` end in a newline that is not part of the password.
+        let password = password.trim_end_matches(['\n', '\r']);
+        ensure!(!password.is_empty(), "{}: empty password", password_file.display());
+        let auth = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        let config = serde_json::json!({"auths": {host.as_str(): {"auth": auth}}});
+        Ok(Some(serde_json::to_vec(&config)?))
+    }
+}
+
+fn read_capped(path: &Path) -> anyhow::Result<Vec<u8>> {
+    let file = std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(INPUT_FILE_CAP + 1).read_to_end(&mut bytes).with_context(|| format!("{}: cannot read", path.display()))?;
+    ensure!(bytes.len() as u64 <= INPUT_FILE_CAP, "{}: larger than {INPUT_FILE_CAP} bytes", path.display());
+    Ok(bytes)
+}
+
+fn read_keyring(path: &Path) -> anyhow::Result<String> {
+    let bytes = read_capped(path)?;
+    Keyring::parse(&bytes, &Limits::SPEC).with_context(|| format!("keyring {}", path.display()))?;
+    // A keyring that parsed is JSON, hence UTF-8.
+    Ok(String::from_utf8(bytes)?)
+}
+
+fn parse_labels(items: &[String]) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut labels = BTreeMap::new();
+    for item in items.iter().filter(|i| !i.is_empty()) {
+        let Some((key, value)) = item.split_once('=') else {
+            bail!("--labels {item:?}: expected KEY=VALUE");
+        };
+        ensure!(is_label_key(key), "--labels {item:?}: {key:?} is not a label key");
+        ensure!(value.is_empty() || is_label_name(value), "--labels {item:?}: {value:?} is not a label value");
+        ensure!(labels.insert(key.to_string(), value.to_string()).is_none(), "--labels: {key:?} given twice");
+    }
+    Ok(labels)
+}
+
+fn parse_watch_namespaces(items: &[String]) -> anyhow::Result<Option<Vec<String>>> {
+    let mut namespaces: Vec<String> = Vec::new();
+    for ns in items.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        ensure!(is_dns_label(ns), "--watch-namespaces: {ns:?} is not a namespace name");
+        ensure!(!namespaces.iter().any(|n| n == ns), "--watch-namespaces: {ns:?} given twice");
+        namespaces.push(ns.to_string());
+    }
+    Ok((!namespaces.is_empty()).then_some(namespaces))
+}
+
+/// `[prefix/]name`: prefix a DNS subdomain, name as [`is_label_name`].
+fn is_label_key(key: &str) -> bool {
+    match key.rsplit_once('/') {
+        Some((prefix, name)) => is_dns_subdomain(prefix) && is_label_name(name),
+        None => is_label_name(key),
+    }
+}
+
+/// At most 63 characters of `[A-Za-z0-9._-]`, beginning and ending with a letter or digit.
+fn is_label_name(s: &str) -> bool {
+    let alnum = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    s.len() <= 63
+        && alnum(s.chars().next())
+        && alnum(s.chars().last())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
+/// Five fields or a macro such as `@hourly`; the apiserver checks the rest, but a wrong field
+/// count is the usual mistake (a seconds field copied from another tool).
+fn check_schedule(schedule: &str) -> anyhow::Result<()> {
+    let fields = schedule.split_whitespace().count();
+    ensure!(
+        (schedule.starts_with('@') && fields == 1) || fields == 5,
+        "--schedule {schedule:?}: expected five cron fields (minute hour day month weekday) or a macro like @hourly"
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use airlock::bundle::SigningKey;
+    use clap::Parser;
+
+    /// A keyring file with one fixed key, in a temporary directory that lives as long as it.
+    pub fn keyring_file() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = SigningKey::from_seed([7; 32]).public();
+        let keyring = Keyring::new(1, 1, vec![key], &Limits::SPEC).expect("valid keyring");
+        let path = dir.path().join("keyring.json");
+        std::fs::write(&path, keyring.to_json()).expect("write keyring");
+        (dir, path)
+    }
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        flags: ClusterFlags,
+    }
+
+    /// Parses `args` after the fixed required ones.
+    pub fn flags(keyring: &Path, args: &[&str]) -> ClusterFlags {
+        let keyring = keyring.to_str().expect("UTF-8 temp path");
+        let base = ["register", "--namespace", "fleet", "--cluster", "edge-1", "--pullmode", "--keyring", keyring];
+        let source = ["--source", "oci+http://127.0.0.1:5000/airlock"];
+        let argv = base.iter().chain(&source).chain(args);
+        Cli::try_parse_from(argv).expect("flags parse").flags
+    }
+
+    #[test]
+    fn checks_a_full_registration() {
+        let (_dir, keyring) = keyring_file();
+        let reg = flags(&keyring, &["--labels", "region=eu,tier=prod", "--watch-namespaces", "web,monitoring"])
+            .check()
+            .expect("valid");
+        assert_eq!(reg.cluster.to_string(), "fleet/edge-1");
+        assert_eq!(reg.labels, BTreeMap::from([("region".into(), "eu".into()), ("tier".into(), "prod".into())]));
+        assert_eq!(reg.watch_namespaces, Some(vec!["web".to_string(), "monitoring".to_string()]));
+        assert_eq!(reg.keyring.as_bytes(), std::fs::read(&keyring).unwrap());
+        assert_eq!(reg.cronjob_api, CronJobApi::BatchV1);
+        assert!(reg.image.starts_with("localhost:5000/airlock/puller:"), "{}", reg.image);
+        assert_eq!(reg.docker_config, None);
+    }
+
+    #[test]
+    fn builds_docker_config_from_user_and_password_file() {
+        let (dir, keyring) = keyring_file();
+        let password = dir.path().join("password");
+        std::fs::write(&password, "s3cret\n").unwrap();
+        let reg = flags(&keyring, &["--registry-username", "puller", "--registry-password-file", password.to_str().unwrap()])
+            .check()
+            .expect("valid");
+        let config: serde_json::Value = serde_json::from_slice(&reg.docker_config.expect("config")).unwrap();
+        // base64("puller:s3cret"): the trailing newline of the file is not part of the password.
+        assert_eq!(config, serde_json::json!({"auths": {"127.0.0.1:5000": {"auth": "cHVsbGVyOnMzY3JldA=="}}}));
+    }
+
+    #[test]
+    fn rejects_bad_input_naming_the_flag_or_file() {
+        let (dir, keyring) = keyring_file();
+        let not_json = dir.path().join("config.json");
+        std::fs::write(&not_json, "{}").unwrap();
+        let cases: [(&[&str], &str); 9] = [
+            (&["--labels", "region"], "expected KEY=VALUE"),
+            (&["--labels", "region=eu,region=us"], "given twice"),
+            (&["--labels", "bad-=x"], "not a label key"),
+            (&["--labels", "a=b c"], "not a label value"),
+            (&["--watch-namespaces", "web,Web"], "not a namespace name"),
+            (&["--watch-namespaces", "web,web"], "given twice"),
+            (&["--schedule", "0 */5 * * * *"], "five cron fields"),
+            (&["--puller-namespace", "a.b"], "--puller-namespace"),
+            (&["--docker-config", not_json.to_str().unwrap()], "no \"auths\" object"),
+        ];
+        for (args, want) in cases {
+            let err = format!("{:#}", flags(&keyring, args).check().expect_err(want));
+            assert!(err.contains(want), "{args:?}: {err}");
+        }
+        let mut no_pullmode = flags(&keyring, &[]);
+        no_pullmode.pullmode = false;
+        assert!(format!("{:#}", no_pullmode.check().unwrap_err()).contains("--pullmode is required"));
+    }
+
+    #[test]
+    fn rejects_a_bad_keyring_naming_the_file() {
+        let (dir, _) = keyring_file();
+        let bad = dir.path().join("bad-keyring.json");
+        std::fs::write(&bad, r#"{"apiVersion":"airlock.dev/v1","kind":"Keyring","version":1,"threshold":2,"keys":[]}"#)
+            .unwrap();
+        let err = format!("{:#}", flags(&bad, &[]).check().unwrap_err());
+        assert!(err.contains("keyring") && err.contains("bad-keyring.json"), "{err}");
+    }
+
+    #[test]
+    fn rejects_registry_credentials_for_a_git_source() {
+        let (dir, keyring) = keyring_file();
+        let password = dir.path().join("password");
+        std::fs::write(&password, "pw").unwrap();
+        let mut f = flags(&keyring, &["--registry-username", "u", "--registry-password-file", password.to_str().unwrap()]);
+        f.source = "git+http://127.0.0.1:8418/fleet.git".into();
+        assert!(format!("{:#}", f.check().unwrap_err()).contains("oci://"));
+    }
+}

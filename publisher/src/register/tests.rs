@@ -1,0 +1,206 @@
+//! Unit tests of the registration YAML, read back from the bytes `register cluster` prints.
+
+use serde_json::{Value, json};
+
+use super::manifests::registration_yaml;
+use super::settings::tests::{flags, keyring_file};
+use super::{sveltos_cluster, write_to_dir};
+
+/// The registration YAML for `args`, and its documents parsed back.
+fn render(args: &[&str]) -> (String, Vec<Value>) {
+    let (_dir, keyring) = keyring_file();
+    let reg = flags(&keyring, args).check().expect("valid flags");
+    let yaml = registration_yaml(&reg).expect("renders");
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&yaml).expect("output parses as YAML");
+    (yaml, docs)
+}
+
+fn find<'a>(docs: &'a [Value], kind: &str, namespace: Option<&str>, name: &str) -> Option<&'a Value> {
+    docs.iter().find(|d| {
+        d["kind"] == kind && d["metadata"]["name"] == name && d["metadata"]["namespace"].as_str() == namespace
+    })
+}
+
+fn get<'a>(docs: &'a [Value], kind: &str, namespace: Option<&str>, name: &str) -> &'a Value {
+    find(docs, kind, namespace, name).unwrap_or_else(|| panic!("no {kind} {namespace:?}/{name}"))
+}
+
+fn kinds(docs: &[Value]) -> Vec<String> {
+    docs.iter().map(|d| format!("{}/{}", d["kind"].as_str().unwrap(), d["metadata"]["name"].as_str().unwrap())).collect()
+}
+
+#[test]
+fn without_watch_namespaces_grants_everything_cluster_wide() {
+    let (_, docs) = render(&[]);
+    assert_eq!(
+        kinds(&docs),
+        [
+            "Namespace/airlock-system",
+            "ServiceAccount/airlock-puller",
+            "ClusterRole/airlock-puller:airlock-system",
+            "ClusterRoleBinding/airlock-puller:airlock-system",
+            "Role/airlock-puller-state",
+            "RoleBinding/airlock-puller-state",
+            "ConfigMap/airlock-puller",
+            "Service/airlock-puller",
+            "CronJob/airlock-puller",
+        ]
+    );
+    let rules = &get(&docs, "ClusterRole", None, "airlock-puller:airlock-system")["rules"];
+    assert_eq!(rules[0], json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}));
+    let binding = get(&docs, "ClusterRoleBinding", None, "airlock-puller:airlock-system");
+    assert_eq!(binding["subjects"], json!([{"kind": "ServiceAccount", "name": "airlock-puller", "namespace": "airlock-system"}]));
+    assert_eq!(binding["roleRef"]["kind"], "ClusterRole");
+
+    let (_, docs) = render(&["--puller-namespace", "ops"]);
+    let binding = get(&docs, "ClusterRoleBinding", None, "airlock-puller:ops");
+    assert_eq!(binding["subjects"][0]["namespace"], "ops");
+    get(&docs, "CronJob", Some("ops"), "airlock-puller");
+}
+
+#[test]
+fn with_watch_namespaces_grants_namespaced_kinds_only_in_them() {
+    let (_, docs) = render(&["--watch-namespaces", "web,monitoring"]);
+    for ns in ["web", "monitoring"] {
+        get(&docs, "Namespace", None, ns);
+        let role = get(&docs, "Role", Some(ns), "airlock-puller:airlock-system");
+        assert_eq!(role["rules"], json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]));
+        let binding = get(&docs, "RoleBinding", Some(ns), "airlock-puller:airlock-system");
+        assert_eq!(binding["roleRef"], json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "airlock-puller:airlock-system"}));
+        assert_eq!(binding["subjects"][0]["namespace"], "airlock-system");
+    }
+    assert!(docs.iter().all(|d| d["metadata"]["namespace"] != "default"));
+    let rules = get(&docs, "ClusterRole", None, "airlock-puller:airlock-system")["rules"].as_array().unwrap().clone();
+    let resources: Vec<&str> =
+        rules.iter().flat_map(|r| r["resources"].as_array().into_iter().flatten()).map(|r| r.as_str().unwrap()).collect();
+    assert_eq!(resources, ["namespaces", "namespaces", "customresourcedefinitions"], "{rules:?}");
+    assert_eq!(rules[0]["verbs"], json!(["get", "list", "watch"]));
+    assert_eq!(rules[1]["resourceNames"], json!(["web", "monitoring"]));
+    assert_eq!(rules[1]["verbs"], json!(["patch", "update"]));
+    assert!(rules[3]["nonResourceURLs"].as_array().unwrap().iter().all(|u| u != "*"));
+    let state = get(&docs, "Role", Some("airlock-system"), "airlock-puller-state");
+    assert_eq!(state["rules"][1], json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+        "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}));
+}
+
+#[test]
+fn watching_the_puller_namespace_creates_it_once() {
+    let (_, docs) = render(&["--watch-namespaces", "airlock-system,web"]);
+    assert_eq!(docs.iter().filter(|d| d["kind"] == "Namespace").count(), 2);
+    get(&docs, "Role", Some("airlock-system"), "airlock-puller:airlock-system");
+    get(&docs, "Role", Some("airlock-system"), "airlock-puller-state");
+}
+
+#[test]
+fn cron_job_api_version_follows_the_flag() {
+    let (_, docs) = render(&[]);
+    assert_eq!(get(&docs, "CronJob", Some("airlock-system"), "airlock-puller")["apiVersion"], "batch/v1");
+    let (_, docs) = render(&["--cronjob-api", "batch/v1beta1"]);
+    assert_eq!(get(&docs, "CronJob", Some("airlock-system"), "airlock-puller")["apiVersion"], "batch/v1beta1");
+}
+
+#[test]
+fn cron_job_runs_the_puller_non_root_and_read_only() {
+    let (_, docs) = render(&["--schedule", "*/10 * * * *", "--image", "reg.example/puller:1"]);
+    let cron = get(&docs, "CronJob", Some("airlock-system"), "airlock-puller");
+    assert_eq!(cron["spec"]["schedule"], "*/10 * * * *");
+    assert_eq!(cron["spec"]["concurrencyPolicy"], "Forbid");
+    assert_eq!(cron["spec"]["successfulJobsHistoryLimit"], 3);
+    let pod = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+    assert_eq!(pod["serviceAccountName"], "airlock-puller");
+    let c = &pod["containers"][0];
+    assert_eq!(c["image"], "reg.example/puller:1");
+    assert_eq!(c["command"], json!(["airlock-puller"]));
+    assert_eq!(c["args"], json!(["sync", "--config", "/etc/airlock/config.json"]));
+    let sc = &c["securityContext"];
+    assert_eq!((&sc["runAsNonRoot"], &sc["runAsUser"], &sc["readOnlyRootFilesystem"]), (&json!(true), &json!(65532), &json!(true)));
+    assert!(c["resources"]["requests"]["memory"].is_string() && c["resources"]["limits"]["memory"].is_string());
+    let mounts: Vec<&str> = c["volumeMounts"].as_array().unwrap().iter().map(|m| m["mountPath"].as_str().unwrap()).collect();
+    assert_eq!(mounts, ["/etc/airlock", "/tmp", "/var/lib/airlock/reports"]);
+    let volumes = pod["volumes"].as_array().unwrap();
+    assert_eq!(volumes[0]["configMap"]["name"], "airlock-puller");
+    assert!(volumes[1]["emptyDir"].is_object() && volumes[2]["emptyDir"].is_object());
+    let service = get(&docs, "Service", Some("airlock-system"), "airlock-puller");
+    assert_eq!(service["spec"]["ports"][0]["port"], 9090);
+    assert_eq!(service["spec"]["selector"], pod_labels(cron));
+}
+
+fn pod_labels(cron: &Value) -> Value {
+    cron["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["labels"].clone()
+}
+
+#[test]
+fn config_map_holds_the_keyring_and_exactly_the_puller_settings() {
+    let (_dir, keyring) = keyring_file();
+    let reg = flags(&keyring, &["--watch-namespaces", "web"]).check().unwrap();
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&registration_yaml(&reg).unwrap()).unwrap();
+    let data = &get(&docs, "ConfigMap", Some("airlock-system"), "airlock-puller")["data"];
+    assert_eq!(data["keyring.json"].as_str().unwrap().as_bytes(), std::fs::read(&keyring).unwrap());
+    let config: Value = serde_json::from_str(data["config.json"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        config,
+        json!({"source": "oci+http://127.0.0.1:5000/airlock", "cluster": "fleet/edge-1",
+               "keyring": "/etc/airlock/keyring.json", "watchNamespaces": ["web"], "namespacePolicy": "reject",
+               "stateNamespace": "airlock-system", "reportTo": "/var/lib/airlock/reports"})
+    );
+    let (_, docs) = render(&[]);
+    let data = &get(&docs, "ConfigMap", Some("airlock-system"), "airlock-puller")["data"];
+    let config: Value = serde_json::from_str(data["config.json"].as_str().unwrap()).unwrap();
+    assert_eq!(config["watchNamespaces"], Value::Null);
+}
+
+#[test]
+fn credentials_secret_only_with_credentials_and_mounted_as_docker_config() {
+    let (_, docs) = render(&[]);
+    assert!(docs.iter().all(|d| d["kind"] != "Secret"));
+    let cron = get(&docs, "CronJob", Some("airlock-system"), "airlock-puller");
+    let env = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"];
+    assert!(env.as_array().unwrap().iter().all(|e| e["name"] != "DOCKER_CONFIG"));
+
+    let (dir, _) = keyring_file();
+    let config = dir.path().join("config.json");
+    std::fs::write(&config, r#"{"auths":{"127.0.0.1:5000":{"auth":"dTpw"}}}"#).unwrap();
+    let (_, docs) = render(&["--docker-config", config.to_str().unwrap()]);
+    let secret = get(&docs, "Secret", Some("airlock-system"), "airlock-store-credentials");
+    assert_eq!(secret["type"], "kubernetes.io/dockerconfigjson");
+    use base64::Engine;
+    let decoded = base64::engine::general_purpose::STANDARD.decode(secret["data"][".dockerconfigjson"].as_str().unwrap());
+    assert_eq!(decoded.unwrap(), std::fs::read(&config).unwrap());
+    let pod = &get(&docs, "CronJob", Some("airlock-system"), "airlock-puller")["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+    let c = &pod["containers"][0];
+    assert!(c["env"].as_array().unwrap().contains(&json!({"name": "DOCKER_CONFIG", "value": "/var/lib/airlock/docker"})));
+    assert!(c["volumeMounts"].as_array().unwrap().iter().any(|m| m["mountPath"] == "/var/lib/airlock/docker"));
+    let volume = pod["volumes"].as_array().unwrap().iter().find(|v| v["name"] == "store-credentials").unwrap();
+    assert_eq!(volume["secret"]["items"], json!([{"key": ".dockerconfigjson", "path": "config.json"}]));
+}
+
+#[test]
+fn output_is_deterministic_and_starts_each_document_with_its_kind() {
+    let args = ["--labels", "tier=prod,region=eu", "--watch-namespaces", "web,monitoring"];
+    let (first, docs) = render(&args);
+    let (second, _) = render(&args);
+    assert_eq!(first, second);
+    assert_eq!(first.matches("\n---\n").count() + 1, docs.len(), "{first}");
+    assert!(first.starts_with("apiVersion: v1\nkind: Namespace\n"), "{first}");
+}
+
+#[test]
+fn sveltos_cluster_carries_pull_mode_labels_and_annotation() {
+    let (dir, keyring) = keyring_file();
+    let reg = flags(&keyring, &["--labels", "region=eu,tier=prod", "--watch-namespaces", "web,monitoring"]).check().unwrap();
+    let object = sveltos_cluster(&reg);
+    assert_eq!(
+        object,
+        json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
+               "metadata": {"name": "edge-1", "namespace": "fleet", "labels": {"region": "eu", "tier": "prod"},
+                            "annotations": {"agent.projectsveltos.io/watch-namespaces": "web,monitoring"}},
+               "spec": {"pullMode": true}})
+    );
+    let out = dir.path().join("clusters");
+    write_to_dir(&out, &reg.cluster, &object).unwrap();
+    let text = std::fs::read_to_string(out.join("fleet.edge-1.sveltoscluster.yaml")).unwrap();
+    assert_eq!(serde_saphyr::from_str::<Value>(&text).unwrap(), object);
+
+    let plain = flags(&keyring, &[]).check().unwrap();
+    assert!(sveltos_cluster(&plain)["metadata"].get("annotations").is_none());
+}

@@ -1,0 +1,150 @@
+//! Rendering: one cluster's matching profiles in, one unsigned bundle out.
+//!
+//! `resolve` reads and instantiates each profile's ConfigMaps and Secrets, `manifest`
+//! labels each object and places it at its path, `tier` keeps one copy of every object,
+//! and [`render`] assembles the parts (one per matching profile, empty ones included) with
+//! each part's settings. Signing and stores come after, in `publish`.
+
+pub mod manifest;
+pub mod resolve;
+pub mod tier;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use airlock::bundle::content::ContentError;
+use airlock::bundle::{Bundle, PartSettings};
+use airlock::{ClusterId, Limits};
+
+use crate::sveltos::Resources;
+use crate::sveltos::model::Profile;
+use crate::yaml;
+pub use resolve::{ClusterPlan, plan};
+use tier::Candidate;
+
+/// Why a cluster's bundle could not be rendered. The cluster fails; others go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RenderError {
+    #[error("{profile}: {object} not found")]
+    Missing { profile: String, object: String },
+    #[error("{object}: Secret type {actual:?} holds no manifests (Sveltos deploys only Secrets of type {})", resolve::MANIFEST_SECRET_TYPE)]
+    NotManifests { object: String, actual: String },
+    #[error("{object}: {message}")]
+    Unreadable { object: String, message: String },
+    /// The template engine's message, which names the profile, resource, key and line.
+    #[error("{0}")]
+    Template(String),
+    #[error("{origin}: {message}")]
+    Manifest { origin: String, message: String },
+    #[error("{object}: no valid bundle path: {message}")]
+    Path { object: String, message: String },
+    #[error("conflict: {object} is deployed at tier {tier} by {}; give one of them a lower tier", origins.join(" and by "))]
+    Conflict { object: String, tier: u32, origins: Vec<String> },
+    #[error("dependsOn has a cycle through {part}")]
+    DependencyCycle { part: String },
+    #[error("bundle: {0}")]
+    Content(#[from] ContentError),
+}
+
+/// A cluster's bundle before signing.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub cluster: ClusterId,
+    pub watch_namespaces: Option<Vec<String>>,
+    pub bundle: Bundle,
+    /// Settings of every part, by part name.
+    pub settings: BTreeMap<String, PartSettings>,
+    /// Objects in the bundle.
+    pub objects: usize,
+    pub warnings: Vec<String>,
+}
+
+/// Renders a planned cluster from fetched resources.
+pub fn render(plan: &ClusterPlan<'_>, resources: &Resources, limits: &Limits) -> Result<Rendered, RenderError> {
+    let mut warnings = Vec::new();
+    let mut candidates = Vec::new();
+    let mut parts: BTreeMap<String, &Profile> = BTreeMap::new();
+    for pp in &plan.profiles {
+        let profile = pp.profile;
+        let part = profile.part_name();
+        warnings.extend(profile.warnings.iter().map(|w| format!("{}: {w}", profile.display())));
+        for mut m in resolve::profile_manifests(pp, plan.cluster, resources, &mut warnings)? {
+            manifest::add_metadata(&mut m.value, "labels", &profile.extra_labels);
+            manifest::add_metadata(&mut m.value, "annotations", &profile.extra_annotations);
+            candidates.push(Candidate { part: part.clone(), tier: profile.tier, manifest: m });
+        }
+        parts.insert(part, profile);
+    }
+    let (kept, tier_warnings) = tier::resolve(candidates)?;
+    warnings.extend(tier_warnings);
+    let objects = kept.len();
+    let mut files: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
+    for c in kept {
+        files.entry(manifest::checked_path(&c.part, &c.manifest.key)?).or_default().push(c.manifest.value);
+    }
+    let settings = part_settings(&parts, &mut warnings)?;
+    let files = files.into_iter().map(|(path, docs)| (path, yaml::emit(&docs).into_bytes()));
+    let bundle = Bundle::new(parts.keys().cloned(), files, limits)?;
+    Ok(Rendered {
+        cluster: plan.cluster.id.clone(),
+        watch_namespaces: plan.cluster.watch_namespaces.clone(),
+        bundle,
+        settings,
+        objects,
+        warnings,
+    })
+}
+
+/// Each part's settings. A dependency that does not match this cluster is dropped with a
+/// warning: Sveltos would wait for it forever, and the bundle may only name its own parts.
+fn part_settings(parts: &BTreeMap<String, &Profile>, warnings: &mut Vec<String>) -> Result<BTreeMap<String, PartSettings>, RenderError> {
+    let mut settings = BTreeMap::new();
+    for (part, p) in parts {
+        let mut depends_on = BTreeSet::new();
+        for name in &p.depends_on {
+            let dep = p.dependency_part(name);
+            if parts.contains_key(&dep) {
+                depends_on.insert(dep);
+            } else {
+                warnings.push(format!("{}: dependsOn {name}, which does not match this cluster; dependency not recorded", p.display()));
+            }
+        }
+        let s = PartSettings {
+            sync_mode: p.sync_mode,
+            tier: p.tier,
+            depends_on: depends_on.into_iter().collect(),
+            stop_matching_behavior: p.stop_matching_behavior,
+            force_conflicts: false,
+        };
+        settings.insert(part.clone(), s);
+    }
+    check_acyclic(&settings)?;
+    Ok(settings)
+}
+
+/// Refuses a dependsOn cycle, which every puller would reject (spec 8.6).
+fn check_acyclic(settings: &BTreeMap<String, PartSettings>) -> Result<(), RenderError> {
+    // Kahn's algorithm: whatever cannot be ordered lies on or behind a cycle.
+    let mut waiting: BTreeMap<&str, usize> = settings.iter().map(|(p, s)| (p.as_str(), s.depends_on.len())).collect();
+    let mut ready: Vec<&str> = waiting.iter().filter(|(_, n)| **n == 0).map(|(p, _)| *p).collect();
+    while let Some(done) = ready.pop() {
+        waiting.remove(done);
+        for (part, s) in settings {
+            if s.depends_on.iter().any(|d| d == done)
+                && let Some(n) = waiting.get_mut(part.as_str())
+            {
+                *n -= 1;
+                if *n == 0 {
+                    ready.push(part);
+                }
+            }
+        }
+    }
+    match waiting.keys().next() {
+        Some(part) => Err(RenderError::DependencyCycle { part: part.to_string() }),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

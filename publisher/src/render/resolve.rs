@@ -1,0 +1,182 @@
+//! Resolving a cluster's profiles to the objects they reference, and reading manifests out
+//! of them.
+//!
+//! [`plan`] works out, for one cluster, which ConfigMaps, Secrets and template resources
+//! each matching profile needs (empty namespaces become the cluster's, templated
+//! template-resource names are instantiated), so a source can fetch exactly those.
+//! [`profile_manifests`] then reads each data key, instantiates templated ones with
+//! `.Cluster` and `.MgmtResources`, and parses the documents. Tiers and bundle assembly
+//! happen in the parent module.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use serde_json::{Value, json};
+
+use super::RenderError;
+use super::manifest::{Manifest, documents};
+use crate::sveltos::model::{PolicyKind, Profile, SveltosCluster};
+use crate::sveltos::{ObjectKey, Reference, Resources};
+use crate::template::{self, TemplateSource};
+
+/// A referenced ConfigMap or Secret with this annotation is a template.
+pub const TEMPLATE_ANNOTATION: &str = "projectsveltos.io/template";
+/// The only Secret type whose data Sveltos deploys as manifests.
+pub const MANIFEST_SECRET_TYPE: &str = "addons.projectsveltos.io/cluster-profile";
+
+/// What one cluster needs fetched, profile by profile.
+#[derive(Debug, Clone)]
+pub struct ClusterPlan<'a> {
+    pub cluster: &'a SveltosCluster,
+    pub profiles: Vec<ProfilePlan<'a>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProfilePlan<'a> {
+    pub profile: &'a Profile,
+    policies: Vec<(Reference, PolicyKind, bool)>,
+    /// (identifier, reference, optional)
+    templates: Vec<(String, Reference, bool)>,
+}
+
+/// Resolves every reference of `profiles` for `cluster`.
+pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>) -> Result<ClusterPlan<'a>, RenderError> {
+    let scoped = |ns: &str| if ns.is_empty() { cluster.id.namespace().to_string() } else { ns.to_string() };
+    let data = json!({"Cluster": cluster.object, "MgmtResources": {}});
+    let profiles = profiles
+        .into_iter()
+        .map(|profile| {
+            let policies = profile
+                .policy_refs
+                .iter()
+                .map(|r| {
+                    let kind = match r.kind {
+                        PolicyKind::ConfigMap => "ConfigMap",
+                        PolicyKind::Secret => "Secret",
+                    };
+                    let key = ObjectKey::new("v1", kind, &scoped(&r.namespace), &r.name);
+                    (Reference { key, api_version: "v1".into() }, r.kind, r.optional)
+                })
+                .collect();
+            let display = profile.display();
+            let templates = profile
+                .template_refs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let resource = format!("spec.templateResourceRefs[{i}]");
+                    let instantiate = |key: &str, text: &str| -> Result<String, RenderError> {
+                        if !text.contains("{{") {
+                            return Ok(text.to_string());
+                        }
+                        let source = TemplateSource { profile: &display, resource: &resource, key };
+                        template::render(&source, text, &data).map(|s| s.trim().to_string()).map_err(|e| RenderError::Template(e.to_string()))
+                    };
+                    let namespace = scoped(&instantiate("resource.namespace", &r.namespace)?);
+                    let name = instantiate("resource.name", &r.name)?;
+                    let key = ObjectKey::new(&r.api_version, &r.kind, &namespace, &name);
+                    Ok((r.identifier.clone(), Reference { key, api_version: r.api_version.clone() }, r.optional))
+                })
+                .collect::<Result<_, RenderError>>()?;
+            Ok(ProfilePlan { profile, policies, templates })
+        })
+        .collect::<Result<_, RenderError>>()?;
+    Ok(ClusterPlan { cluster, profiles })
+}
+
+impl ClusterPlan<'_> {
+    /// Every object this cluster's rendering reads.
+    pub fn references(&self) -> impl Iterator<Item = &Reference> {
+        self.profiles.iter().flat_map(|p| p.policies.iter().map(|(r, _, _)| r).chain(p.templates.iter().map(|(_, r, _)| r)))
+    }
+}
+
+/// The manifests of one profile for one cluster. Optional references that are missing
+/// add a warning.
+pub fn profile_manifests(
+    plan: &ProfilePlan<'_>,
+    cluster: &SveltosCluster,
+    resources: &Resources,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Manifest>, RenderError> {
+    let display = plan.profile.display();
+    let missing = |key: &ObjectKey, optional: bool, warnings: &mut Vec<String>| {
+        if optional {
+            warnings.push(format!("{display}: optional {key} not found; skipped"));
+            Ok(())
+        } else {
+            Err(RenderError::Missing { profile: display.clone(), object: key.to_string() })
+        }
+    };
+    let mut mgmt = serde_json::Map::new();
+    for (identifier, r, optional) in &plan.templates {
+        match resources.0.get(&r.key) {
+            Some(v) => {
+                mgmt.insert(identifier.clone(), v.clone());
+            }
+            None => missing(&r.key, *optional, warnings)?,
+        }
+    }
+    let data = json!({"Cluster": cluster.object, "MgmtResources": mgmt});
+    let mut out = Vec::new();
+    for (r, kind, optional) in &plan.policies {
+        let Some(value) = resources.0.get(&r.key) else {
+            missing(&r.key, *optional, warnings)?;
+            continue;
+        };
+        let object = r.key.to_string();
+        let (texts, templated) = policy_texts(value, *kind, &object, warnings)?;
+        for (key, text) in texts {
+            let text = if templated {
+                let source = TemplateSource { profile: &display, resource: &object, key: &key };
+                template::render(&source, &text, &data).map_err(|e| RenderError::Template(e.to_string()))?
+            } else {
+                text
+            };
+            out.extend(documents(&text, &format!("{display}: {object} key {key}"))?);
+        }
+    }
+    Ok(out)
+}
+
+/// The data keys of a ConfigMap or manifest Secret, in key order, and whether they are
+/// templates.
+fn policy_texts(
+    value: &Value,
+    kind: PolicyKind,
+    object: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(Vec<(String, String)>, bool), RenderError> {
+    let unreadable = |message: String| RenderError::Unreadable { object: object.to_string(), message };
+    let (metadata, texts) = match kind {
+        PolicyKind::ConfigMap => {
+            let cm = typed::<ConfigMap>(value).map_err(unreadable)?;
+            if cm.binary_data.as_ref().is_some_and(|b| !b.is_empty()) {
+                warnings.push(format!("{object}: binaryData holds no manifests; ignored"));
+            }
+            (cm.metadata, cm.data.unwrap_or_default())
+        }
+        PolicyKind::Secret => {
+            let secret = typed::<Secret>(value).map_err(unreadable)?;
+            let type_ = secret.type_.clone().unwrap_or_default();
+            if type_ != MANIFEST_SECRET_TYPE {
+                return Err(RenderError::NotManifests { object: object.to_string(), actual: type_ });
+            }
+            let mut texts = BTreeMap::new();
+            for (k, bytes) in secret.data.unwrap_or_default() {
+                let text = String::from_utf8(bytes.0).map_err(|_| unreadable(format!("data key {k} is not UTF-8 text")))?;
+                texts.insert(k, text);
+            }
+            // As the API server does when it stores a Secret: stringData wins over data.
+            texts.extend(secret.string_data.unwrap_or_default());
+            (secret.metadata, texts)
+        }
+    };
+    let templated = metadata.annotations.as_ref().is_some_and(|a| a.contains_key(TEMPLATE_ANNOTATION));
+    Ok((texts.into_iter().collect(), templated))
+}
+
+/// A fetched JSON object as its k8s-openapi type, with the reason when it is not one.
+fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
+    T::deserialize(value).map_err(|e| e.to_string())
+}

@@ -1,0 +1,181 @@
+//! Rendering whole clusters from small management sets written inline.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+
+use super::*;
+use crate::sveltos::{Inventory, ObjectKey, select};
+
+const CLUSTERS: &str = r#"
+apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {name: eu-1, namespace: fleet, labels: {region: eu}, annotations: {agent.projectsveltos.io/watch-namespaces: "apps"}}
+spec: {pullMode: true}
+---
+apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {name: us-1, namespace: fleet, labels: {region: us}}
+spec: {pullMode: true}
+"#;
+
+fn world(extra: &str) -> (Inventory, Resources) {
+    let docs = yaml::parse_documents(&format!("{CLUSTERS}---\n{extra}")).unwrap();
+    let inv = Inventory::from_objects(docs.iter().map(|d| ("test".to_string(), d))).unwrap();
+    let res = Resources(docs.iter().filter_map(|d| ObjectKey::of(d).map(|k| (k, d.clone()))).collect());
+    (inv, res)
+}
+
+fn render_for(world: &(Inventory, Resources), cluster: &str) -> Result<Rendered, RenderError> {
+    let (inv, res) = world;
+    let c = inv.clusters.iter().find(|c| c.id.to_string() == cluster).unwrap();
+    let p = plan(c, select::profiles_for(c, &inv.profiles))?;
+    render(&p, res, &Limits::SPEC)
+}
+
+fn file<'a>(r: &'a Rendered, path: &str) -> &'a str {
+    let bytes = r.bundle.files().find(|(p, _)| *p == path).unwrap_or_else(|| panic!("no {path} in {:?}", r.bundle.files().map(|f| f.0).collect::<Vec<_>>())).1;
+    std::str::from_utf8(bytes).unwrap()
+}
+
+fn profile(name: &str, tier: u32, selector: &str, refs: &str) -> String {
+    format!(
+        "apiVersion: config.projectsveltos.io/v1beta1\nkind: ClusterProfile\nmetadata: {{name: {name}}}\n\
+         spec:\n  tier: {tier}\n  clusterSelector: {{matchLabels: {{{selector}}}}}\n  policyRefs: [{refs}]\n"
+    )
+}
+
+fn config_map(name: &str, namespace: &str, body: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {namespace}}}\ndata:\n  objects.yaml: |\n{}", indent(body))
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("    {l}\n")).collect()
+}
+
+const WEB: &str = "apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: web}\ndata: {color: blue}\n";
+
+#[test]
+fn renders_parts_paths_labels_and_settings() {
+    let w = world(&format!(
+        "{}---\n{}\n  extraLabels: {{team: web}}\n  extraAnnotations: {{owner: ops}}\n  syncMode: ContinuousWithDriftDetection\n  dependsOn: [base, missing]\n---\n{}---\n{}",
+        profile("base", 100, "region: eu", ""),
+        profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}").trim_end(),
+        config_map("web", "defs", WEB),
+        profile("empty", 100, "region: us", ""),
+    ));
+    let r = render_for(&w, "fleet/eu-1").unwrap();
+    assert_eq!(r.bundle.parts().map(|(n, _)| n).collect::<Vec<_>>(), ["ClusterProfile.base", "ClusterProfile.web"]);
+    assert_eq!(r.objects, 2);
+    assert_eq!(r.watch_namespaces, Some(vec!["apps".to_string()]));
+    let ns = file(&r, "ClusterProfile.web/Namespace.cluster.web.yaml");
+    assert_eq!(ns, "apiVersion: v1\nkind: Namespace\nmetadata:\n  annotations:\n    owner: ops\n  labels:\n    team: web\n  name: web\n");
+    assert!(file(&r, "ClusterProfile.web/ConfigMap.web.settings.yaml").contains("color: blue"));
+    let web = &r.settings["ClusterProfile.web"];
+    assert_eq!(web.depends_on, ["ClusterProfile.base"]);
+    assert_eq!(web.sync_mode, airlock::bundle::SyncMode::ContinuousWithDriftDetection);
+    assert!(r.warnings.iter().any(|w| w.contains("dependsOn missing")), "{:?}", r.warnings);
+    // A profile with nothing to deploy still gets its (empty) part.
+    let us = render_for(&w, "fleet/us-1").unwrap();
+    assert_eq!(us.bundle.parts().map(|(n, p)| (n, p.files().count())).collect::<Vec<_>>(), [("ClusterProfile.empty", 0)]);
+    assert_eq!(us.watch_namespaces, None);
+}
+
+#[test]
+fn same_inputs_render_the_same_digest() {
+    let text = format!("{}---\n{}", profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"), config_map("web", "defs", WEB));
+    let (a, b) = (render_for(&world(&text), "fleet/eu-1").unwrap(), render_for(&world(&text), "fleet/eu-1").unwrap());
+    assert_eq!(a.bundle.digest(), b.bundle.digest());
+    let changed = text.replace("color: blue", "color: red");
+    assert_ne!(render_for(&world(&changed), "fleet/eu-1").unwrap().bundle.digest(), a.bundle.digest());
+}
+
+#[test]
+fn lower_tier_wins_across_profiles_and_ties_fail_the_cluster() {
+    let shared = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared, namespace: apps}\ndata: {from: PLACE}\n";
+    let text = |tier_b: u32| {
+        format!(
+            "{}---\n{}---\n{}---\n{}",
+            profile("a", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: a}"),
+            profile("b", tier_b, "region: eu", "{kind: ConfigMap, namespace: defs, name: b}"),
+            config_map("a", "defs", &shared.replace("PLACE", "a")),
+            config_map("b", "defs", &shared.replace("PLACE", "b")),
+        )
+    };
+    let r = render_for(&world(&text(50)), "fleet/eu-1").unwrap();
+    assert!(file(&r, "ClusterProfile.b/ConfigMap.apps.shared.yaml").contains("from: b"));
+    assert_eq!(r.bundle.part("ClusterProfile.a").unwrap().files().count(), 0);
+    assert!(r.warnings.iter().any(|w| w.contains("ClusterProfile.b (tier 50) wins over ClusterProfile.a (tier 100)")), "{:?}", r.warnings);
+    let err = render_for(&world(&text(100)), "fleet/eu-1").unwrap_err();
+    assert!(matches!(&err, RenderError::Conflict { object, tier: 100, origins } if object == "ConfigMap apps/shared" && origins.len() == 2), "{err}");
+}
+
+#[test]
+fn secrets_must_be_manifest_secrets_and_are_decoded() {
+    let secret = |type_: &str| {
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: creds, namespace: fleet}}\ntype: {type_}\ndata:\n  secret.yaml: {}\n",
+            STANDARD.encode("apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: apps}\nstringData: {password: hunter2}\n")
+        )
+    };
+    // An empty policyRef namespace on a ClusterProfile means the cluster's namespace.
+    let cp = profile("creds", 100, "region: eu", "{kind: Secret, name: creds}");
+    let r = render_for(&world(&format!("{cp}---\n{}", secret("addons.projectsveltos.io/cluster-profile"))), "fleet/eu-1").unwrap();
+    assert!(file(&r, "ClusterProfile.creds/Secret.apps.db.yaml").contains("password: hunter2"));
+    let err = render_for(&world(&format!("{cp}---\n{}", secret("Opaque"))), "fleet/eu-1").unwrap_err();
+    assert_eq!(err, RenderError::NotManifests { object: "Secret fleet/creds".into(), actual: "Opaque".into() });
+    let bad = secret("addons.projectsveltos.io/cluster-profile").replace("secret.yaml: ", "secret.yaml: '!!notbase64'\n  x: ");
+    let err = render_for(&world(&format!("{cp}---\n{bad}")), "fleet/eu-1").unwrap_err();
+    assert!(matches!(&err, RenderError::Unreadable { object, .. } if object == "Secret fleet/creds"), "{err}");
+}
+
+#[test]
+fn missing_references_fail_unless_optional() {
+    let cp = profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: nowhere}");
+    let err = render_for(&world(&cp), "fleet/eu-1").unwrap_err();
+    assert_eq!(err, RenderError::Missing { profile: "ClusterProfile/web".into(), object: "ConfigMap defs/nowhere".into() });
+    let optional = cp.replace("name: nowhere}", "name: nowhere, optional: true}");
+    let r = render_for(&world(&optional), "fleet/eu-1").unwrap();
+    assert!(r.warnings.iter().any(|w| w.contains("optional ConfigMap defs/nowhere not found")), "{:?}", r.warnings);
+}
+
+#[test]
+fn unsupported_fields_are_reported_for_every_matched_cluster() {
+    let cp = format!("{}  helmCharts: [{{chartName: nginx}}]\n", profile("web", 100, "region: eu", ""));
+    let r = render_for(&world(&cp), "fleet/eu-1").unwrap();
+    assert!(r.warnings.iter().any(|w| w.starts_with("ClusterProfile/web: spec.helmCharts is not supported")), "{:?}", r.warnings);
+}
+
+#[test]
+fn bad_documents_name_the_profile_resource_and_key() {
+    let text = format!("{}---\n{}", profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"), config_map("web", "defs", "kind: Thing\n"));
+    let err = render_for(&world(&text), "fleet/eu-1").unwrap_err();
+    assert!(err.to_string().starts_with("ClusterProfile/web: ConfigMap defs/web key objects.yaml document 1:"), "{err}");
+}
+
+#[test]
+fn templated_config_maps_see_the_cluster_and_mgmt_resources() {
+    let text = format!(
+        "{}  templateResourceRefs: [{{resource: {{kind: ConfigMap, name: \"{{{{ .Cluster.metadata.name }}}}-extra\"}}, identifier: Extra}}]\n---\n{}---\n{}",
+        profile("tmpl", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: tmpl}"),
+        config_map(
+            "tmpl",
+            "defs",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: info, namespace: apps}\ndata:\n  region: '{{ index .Cluster.metadata.labels \"region\" }}'\n  size: '{{ .MgmtResources.Extra.data.size }}'\n",
+        )
+        .replace("metadata: {name: tmpl, namespace: defs}", "metadata: {name: tmpl, namespace: defs, annotations: {projectsveltos.io/template: \"ok\"}}"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: eu-1-extra, namespace: fleet}\ndata: {size: large}\n",
+    );
+    let r = render_for(&world(&text), "fleet/eu-1").unwrap();
+    let info = file(&r, "ClusterProfile.tmpl/ConfigMap.apps.info.yaml");
+    assert!(info.contains("region: eu") && info.contains("size: large"), "{info}");
+}
+
+#[test]
+fn dependency_cycles_fail_the_cluster() {
+    let text = format!(
+        "{}  dependsOn: [b]\n---\n{}  dependsOn: [a]\n",
+        profile("a", 100, "region: eu", ""),
+        profile("b", 100, "region: eu", "")
+    );
+    assert!(matches!(render_for(&world(&text), "fleet/eu-1"), Err(RenderError::DependencyCycle { .. })));
+}

@@ -1,0 +1,105 @@
+//! Tier conflicts: when two profiles deploy the same object to a cluster, which copy wins.
+//!
+//! Objects are the same when group, kind, namespace and name are. The copy from the
+//! lowest tier wins and every other copy is dropped with a warning. A tie at the lowest
+//! tier (or one profile deploying an object twice) is a conflict: Sveltos would pick by
+//! arrival order, which a publisher cannot reproduce, so the cluster fails instead of the
+//! publisher guessing.
+
+use std::collections::BTreeMap;
+
+use super::RenderError;
+use super::manifest::Manifest;
+use crate::sveltos::ObjectKey;
+
+/// A manifest offered by one part.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub part: String,
+    pub tier: u32,
+    pub manifest: Manifest,
+}
+
+/// Keeps one copy of every object. Returns the winners in object order and a warning per
+/// dropped copy.
+pub fn resolve(candidates: Vec<Candidate>) -> Result<(Vec<Candidate>, Vec<String>), RenderError> {
+    let mut by_object: BTreeMap<ObjectKey, Vec<Candidate>> = BTreeMap::new();
+    for c in candidates {
+        by_object.entry(c.manifest.key.clone()).or_default().push(c);
+    }
+    let mut kept = Vec::with_capacity(by_object.len());
+    let mut warnings = Vec::new();
+    for (key, mut copies) in by_object {
+        copies.sort_by(|a, b| (a.tier, &a.part).cmp(&(b.tier, &b.part)));
+        let lowest = copies[0].tier;
+        let tied: Vec<&Candidate> = copies.iter().filter(|c| c.tier == lowest).collect();
+        if tied.len() > 1 {
+            return Err(RenderError::Conflict {
+                object: key.to_string(),
+                tier: lowest,
+                origins: tied.iter().map(|c| c.manifest.origin.clone()).collect(),
+            });
+        }
+        let mut copies = copies.into_iter();
+        let winner = copies.next().expect("every group has a copy");
+        for loser in copies {
+            warnings.push(format!(
+                "{key}: {} (tier {}) wins over {} (tier {}), whose copy is dropped",
+                winner.part, winner.tier, loser.part, loser.tier
+            ));
+        }
+        kept.push(winner);
+    }
+    Ok((kept, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn candidate(part: &str, tier: u32, name: &str) -> Candidate {
+        let value = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "apps"}});
+        let key = ObjectKey::of(&value).unwrap();
+        Candidate { part: part.into(), tier, manifest: Manifest { key, value, origin: format!("{part} key k") } }
+    }
+
+    #[test]
+    fn lower_tier_wins_and_the_loser_is_reported() {
+        let (kept, warnings) = resolve(vec![
+            candidate("ClusterProfile.a", 100, "shared"),
+            candidate("ClusterProfile.b", 50, "shared"),
+            candidate("ClusterProfile.a", 100, "only-a"),
+            candidate("ClusterProfile.c", 200, "shared"),
+        ])
+        .unwrap();
+        let winners: Vec<(&str, &str)> = kept.iter().map(|c| (c.part.as_str(), c.manifest.key.name.as_str())).collect();
+        assert_eq!(winners, [("ClusterProfile.a", "only-a"), ("ClusterProfile.b", "shared")]);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings.iter().all(|w| w.contains("ClusterProfile.b (tier 50) wins")), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_tie_at_the_lowest_tier_is_a_conflict() {
+        let err = resolve(vec![
+            candidate("ClusterProfile.a", 100, "shared"),
+            candidate("ClusterProfile.b", 100, "shared"),
+            candidate("ClusterProfile.c", 300, "shared"),
+        ])
+        .unwrap_err();
+        assert_eq!(
+            err,
+            RenderError::Conflict {
+                object: "ConfigMap apps/shared".into(),
+                tier: 100,
+                origins: vec!["ClusterProfile.a key k".into(), "ClusterProfile.b key k".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn one_profile_deploying_an_object_twice_is_a_conflict() {
+        let err = resolve(vec![candidate("ClusterProfile.a", 100, "x"), candidate("ClusterProfile.a", 100, "x")]).unwrap_err();
+        assert!(matches!(err, RenderError::Conflict { tier: 100, .. }), "{err}");
+    }
+}

@@ -1,0 +1,103 @@
+//! Plain-text tables on stdout, the way kubectl prints them: upper-case headers, columns
+//! padded to their widest cell, no borders. Scripts can split them on whitespace.
+
+use std::io::Write;
+
+use airlock::Digest;
+
+use crate::publish::{Row, Status};
+
+/// Writes `rows` under `headers`, columns separated by at least three spaces.
+pub fn write(out: &mut dyn Write, headers: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let line = |cells: Vec<&str>| {
+        let padded: Vec<String> = cells.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        padded.join("   ").trim_end().to_string()
+    };
+    writeln!(out, "{}", line(headers.to_vec()))?;
+    for row in rows {
+        writeln!(out, "{}", line(row.iter().map(String::as_str).collect()))?;
+    }
+    Ok(())
+}
+
+/// The first 12 hex digits, enough to tell bundles apart in a summary.
+pub fn short(digest: &Digest) -> String {
+    format!("sha256:{}", &digest.hex()[..12])
+}
+
+/// The publish summary: one line per cluster, then the reason of every failure.
+pub fn write_summary(out: &mut dyn Write, rows: &[Row]) -> std::io::Result<()> {
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let status = match &r.status {
+                Status::Published => "published",
+                Status::Refreshed => "refreshed",
+                Status::Unchanged => "unchanged",
+                Status::WouldPublish => "would publish",
+                Status::Failed(_) => "failed",
+            };
+            vec![
+                r.cluster.to_string(),
+                opt(r.version.map(|v| v.to_string())),
+                opt(r.digest.as_ref().map(short)),
+                opt(r.objects.map(|o| o.to_string())),
+                status.to_string(),
+                r.warnings.len().to_string(),
+            ]
+        })
+        .collect();
+    write(out, &["CLUSTER", "VERSION", "DIGEST", "OBJECTS", "STATUS", "WARNINGS"], &cells)?;
+    for r in rows {
+        if let Status::Failed(why) = &r.status {
+            writeln!(out, "{}: {why}", r.cluster)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pads_columns_and_lists_failures() {
+        let digest = Digest::of(b"x");
+        let rows = vec![
+            Row {
+                cluster: "fleet/a".parse().unwrap(),
+                version: Some(2),
+                digest: Some(digest),
+                objects: Some(5),
+                status: Status::Published,
+                warnings: vec!["w".into()],
+            },
+            Row {
+                cluster: "fleet/longer-name".parse().unwrap(),
+                version: None,
+                digest: None,
+                objects: None,
+                status: Status::Failed("conflict".into()),
+                warnings: vec![],
+            },
+        ];
+        let mut out = Vec::new();
+        write_summary(&mut out, &rows).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let want = format!(
+            "CLUSTER             VERSION   DIGEST                OBJECTS   STATUS      WARNINGS\n\
+             fleet/a             2         {}   5         published   1\n\
+             fleet/longer-name   -         -                     -         failed      0\n\
+             fleet/longer-name: conflict\n",
+            short(&digest)
+        );
+        assert_eq!(text, want);
+    }
+}

@@ -1,0 +1,149 @@
+//! `airlock-publisher publish` end to end from a fixture directory: the real binary writes
+//! to an OCI layout, the real registry and the real Git server of `hack/services.sh`, and
+//! the bundles are read back and verified as a puller would. After one ConfigMap used by
+//! the north clusters changes, exactly those get version + 1.
+
+mod common;
+#[path = "publisher_support/mod.rs"]
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use support::{Fixture, Keys, file, has_part, read_back, run, run_expect, summary, unique};
+
+fn status(rows: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {
+    rows.iter().map(|(c, v, s)| (c.as_str(), v.as_str(), s.as_str())).collect()
+}
+
+/// Publish, change the north ConfigMap, publish again, publish once more.
+async fn publish_change_republish(store: &str) {
+    let fx = Fixture::new("flow");
+    let keys = Keys::new("ops");
+    let [e1, e2, e3] = fx.clusters();
+    let publish = ["publish", "--from-dir", fx.path(), "--to", store, "--key", &keys.key, "--source", "https://git.example/mgmt", "--revision", "abc123"];
+
+    let first = summary(&run_expect(&publish, 0));
+    let want: Vec<(String, String, String)> = [&e1, &e2, &e3].iter().map(|c| (c.to_string(), "1".into(), "published".into())).collect();
+    assert_eq!(first, want);
+    let b1 = read_back(store, &e1, &keys.keyring).await;
+    assert_eq!(b1.predicate().version, 1);
+    assert_eq!(b1.predicate().watch_namespaces, Some(vec!["apps".to_string(), "kube-public".to_string()]));
+    assert!(file(&b1, &format!("{}/ConfigMap.apps.zone-settings.yaml", fx.part("north"))).contains("replicas: \"3\""));
+    let info = file(&b1, &format!("{}/ConfigMap.apps.cluster-info.yaml", fx.part("base")));
+    assert!(info.contains(&format!("cluster: {e1}")) && info.contains("zone: NORTH") && info.contains("owner: platform"), "{info}");
+    let north = b1.predicate().profiles.iter().find(|p| p.name == fx.part("north")).expect("north part");
+    assert_eq!(north.depends_on, [fx.part("base")]);
+    let b3 = read_back(store, &e3, &keys.keyring).await;
+    assert!(file(&b3, &format!("{}/ConfigMap.apps.settings.yaml", fx.part("south"))).contains("source: south"), "lower tier wins");
+    assert_eq!(b3.bundle().part(&fx.part("base")).expect("base part").files().filter(|(p, _)| p.ends_with("settings.yaml")).count(), 0);
+    let b2 = read_back(store, &e2, &keys.keyring).await;
+    assert!(has_part(&b2, &format!("Profile.{}.team", fx.run)) && !has_part(&b1, &format!("Profile.{}.team", fx.run)));
+
+    fx.edit("configmaps.yaml", "replicas: \"3\"", "replicas: \"5\"");
+    let second = summary(&run_expect(&publish, 0));
+    assert_eq!(
+        status(&second),
+        [(e1.to_string().as_str(), "2", "published"), (e2.to_string().as_str(), "2", "published"), (e3.to_string().as_str(), "1", "unchanged")]
+    );
+    let b1 = read_back(store, &e1, &keys.keyring).await;
+    assert_eq!(b1.predicate().version, 2);
+    assert!(file(&b1, &format!("{}/ConfigMap.apps.zone-settings.yaml", fx.part("north"))).contains("replicas: \"5\""));
+    assert_eq!(read_back(store, &e2, &keys.keyring).await.predicate().version, 2);
+    assert_eq!(read_back(store, &e3, &keys.keyring).await.predicate().version, 1);
+
+    let third = summary(&run_expect(&publish, 0));
+    assert!(third.iter().all(|(_, _, s)| s == "unchanged"), "same input, nothing to publish: {third:?}");
+}
+
+#[tokio::test]
+async fn publishes_to_an_oci_layout() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    publish_change_republish(&format!("oci-layout:{}", tmp.path().join("layout").display())).await;
+}
+
+#[tokio::test]
+async fn publishes_to_the_registry() {
+    let registry = common::service_env("AIRLOCK_REGISTRY");
+    publish_change_republish(&format!("oci+http://{registry}/airlock-e2e/{}", unique("registry"))).await;
+}
+
+#[tokio::test]
+async fn publishes_to_the_git_server() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hack/git-server.sh");
+    common::service_env("AIRLOCK_GIT_HTTP");
+    let out = Command::new(&script).args(["new-repo", &unique("git")]).output().expect("hack/git-server.sh runs");
+    assert!(out.status.success(), "new-repo: {}", String::from_utf8_lossy(&out.stderr));
+    let url = String::from_utf8(out.stdout).expect("UTF-8 URL");
+    publish_change_republish(&format!("git+{}", url.trim())).await;
+}
+
+#[tokio::test]
+async fn a_tier_tie_fails_only_that_cluster() {
+    let fx = Fixture::new("tie");
+    fx.edit("profiles.yaml", "tier: 50", "tier: 100");
+    let keys = Keys::new("ops");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let store = format!("oci-layout:{}", tmp.path().join("layout").display());
+    let stdout = run_expect(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &keys.key], 2);
+    let [e1, e2, e3] = fx.clusters();
+    assert_eq!(
+        status(&summary(&stdout)),
+        [(e1.to_string().as_str(), "1", "published"), (e2.to_string().as_str(), "1", "published"), (e3.to_string().as_str(), "-", "failed")]
+    );
+    assert!(stdout.contains(&format!("{e3}: conflict: ConfigMap apps/settings is deployed at tier 100")), "{stdout}");
+    assert_eq!(read_back(&store, &e1, &keys.keyring).await.predicate().version, 1);
+}
+
+#[test]
+fn dry_run_writes_nothing_and_bad_flags_fail() {
+    let fx = Fixture::new("dry");
+    let keys = Keys::new("ops");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let layout = tmp.path().join("layout");
+    let store = format!("oci-layout:{}", layout.display());
+    let rows = summary(&run_expect(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &keys.key, "--dry-run"], 0));
+    assert!(rows.iter().all(|(_, v, s)| v == "1" && s == "would publish"), "{rows:?}");
+    assert!(!layout.join("index.json").exists(), "dry run wrote to the store");
+
+    let one = fx.cluster("edge-2").to_string();
+    let rows = summary(&run_expect(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &keys.key, "--cluster", &one], 0));
+    assert_eq!(status(&rows), [(one.as_str(), "1", "published")]);
+
+    let paused = fx.cluster("edge-paused").to_string();
+    let out = run(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &keys.key, "--cluster", &paused]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("paused"), "{}", String::from_utf8_lossy(&out.stderr));
+
+    std::fs::set_permissions(&keys.key, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let out = run(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &keys.key]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("permissions 0644 for '{}' are too open", keys.key)), "{stderr}");
+}
+
+/// Rotation without a site visit: bundles signed by a new key, carrying the signed
+/// keyring update, verify against the keyring pullers already trust.
+#[tokio::test]
+async fn rotated_keys_reach_pullers_through_the_chain() {
+    let fx = Fixture::new("rotate");
+    let (old, new) = (Keys::new("old"), Keys::new("new"));
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let store = format!("oci-layout:{}", tmp.path().join("layout").display());
+    let next = tmp.path().join("keyring-v2.json").display().to_string();
+    run_expect(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &old.key], 0);
+
+    let refused = run(&["keyring", "rotate", "--keyring", &old.keyring_path, "--add", &new.public, "--remove", &old.public, "--key", &new.key, "--out", &next]);
+    assert_eq!(refused.status.code(), Some(1), "a key outside the current keyring cannot sign the update");
+    run_expect(&["keyring", "rotate", "--keyring", &old.keyring_path, "--add", &new.public, "--remove", &old.public, "--key", &old.key, "--out", &next], 0);
+    let update = format!("{next}.update");
+
+    let mismatched = run(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &new.key, "--keyring", &old.keyring_path]);
+    assert_eq!(mismatched.status.code(), Some(1), "the new key does not satisfy the old keyring");
+    let rows = summary(&run_expect(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &new.key, "--keyring", &next, "--keyring-chain", &update], 0));
+    assert!(rows.iter().all(|(_, v, s)| v == "2" && s == "published"), "a new keyring republishes every cluster: {rows:?}");
+    let bundle = read_back(&store, &fx.cluster("edge-1"), &old.keyring).await;
+    assert_eq!((bundle.predicate().version, bundle.predicate().keyring_version), (2, 2));
+    assert_eq!(bundle.envelope().keyring().keys()[0], new.keyring.keys()[0]);
+}

@@ -1,0 +1,165 @@
+//! What the publisher's end-to-end tests share: the binary (built once), the fixture
+//! management set with a unique run id, keys made by `keygen`, the summary table, and
+//! reading bundles back verified.
+// Each test binary uses its own subset.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use airlock::bundle::{Expectation, Floor, Keyring, VerifiedBundle};
+use airlock::store::{Fetch, RegistryCredentials, StoreRef, fetch_verified};
+use airlock::{ClusterId, Limits};
+use jiff::Timestamp;
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `target/debug/airlock-publisher`, built once per test process.
+pub fn bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let built = Command::new(cargo)
+            .current_dir(root())
+            .args(["build", "-p", "airlock-publisher", "--bin", "airlock-publisher"])
+            .status()
+            .expect("cargo runs");
+        assert!(built.success(), "cargo build -p airlock-publisher failed");
+        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
+        target.join("debug/airlock-publisher")
+    })
+}
+
+/// Runs the publisher with `args`; logs only warnings and errors.
+pub fn run(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).env("AIRLOCK_LOG", "warn").env_remove("KUBECONFIG").output().expect("airlock-publisher runs")
+}
+
+/// Runs the publisher and asserts its exit code; returns stdout.
+pub fn run_expect(args: &[&str], code: i32) -> String {
+    let out = run(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(code), "airlock-publisher {args:?}\nstdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr));
+    stdout
+}
+
+/// A run id no other test or earlier run has used: a DNS label, so it can be a namespace.
+pub fn unique(test: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("pub-{test}-{}-{}-{n}", Timestamp::now().as_second() % 1_000_000, std::process::id())
+}
+
+/// The fixture management set of `publisher/tests/fixtures/fleet` with `run-id` replaced.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub run: String,
+}
+
+impl Fixture {
+    pub fn new(test: &str) -> Fixture {
+        let run = unique(test);
+        let dir = tempfile::tempdir().expect("tempdir");
+        let src = root().join("publisher/tests/fixtures/fleet");
+        for entry in std::fs::read_dir(&src).expect("fixtures exist") {
+            let path = entry.expect("fixture entry").path();
+            let text = std::fs::read_to_string(&path).expect("fixture reads");
+            std::fs::write(dir.path().join(path.file_name().expect("a file name")), text.replace("run-id", &run)).expect("fixture writes");
+        }
+        Fixture { dir, run }
+    }
+
+    pub fn path(&self) -> &str {
+        self.dir.path().to_str().expect("UTF-8 temp path")
+    }
+
+    /// Replaces `from` (which must occur) by `to` in one fixture file.
+    pub fn edit(&self, file: &str, from: &str, to: &str) {
+        let path = self.dir.path().join(file);
+        let text = std::fs::read_to_string(&path).expect("fixture reads");
+        assert!(text.contains(from), "{file} has no {from:?}");
+        std::fs::write(&path, text.replacen(from, to, 1)).expect("fixture writes");
+    }
+
+    pub fn cluster(&self, name: &str) -> ClusterId {
+        format!("{}/{name}", self.run).parse().expect("valid cluster id")
+    }
+
+    /// The three pull-mode, unpaused clusters of the fixture.
+    pub fn clusters(&self) -> [ClusterId; 3] {
+        ["edge-1", "edge-2", "edge-3"].map(|n| self.cluster(n))
+    }
+
+    pub fn part(&self, profile: &str) -> String {
+        format!("ClusterProfile.{}-{profile}", self.run)
+    }
+}
+
+/// A key pair and keyring made by `airlock-publisher keygen`.
+pub struct Keys {
+    pub dir: tempfile::TempDir,
+    pub key: String,
+    pub public: String,
+    pub keyring_path: String,
+    pub keyring: Keyring,
+}
+
+impl Keys {
+    pub fn new(name: &str) -> Keys {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out_dir = dir.path().to_str().expect("UTF-8 temp path").to_string();
+        run_expect(&["keygen", "--out-dir", &out_dir, "--name", name], 0);
+        let keyring_path = format!("{out_dir}/keyring.json");
+        let keyring = Keyring::parse(&std::fs::read(&keyring_path).expect("keyring written"), &Limits::SPEC).expect("valid keyring");
+        Keys { key: format!("{out_dir}/{name}.key"), public: format!("{out_dir}/{name}.pub"), keyring_path, keyring, dir }
+    }
+}
+
+/// The summary table's (cluster, version, status) per line.
+pub fn summary(stdout: &str) -> Vec<(String, String, String)> {
+    let mut lines = stdout.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split_whitespace().collect();
+    assert_eq!(header, ["CLUSTER", "VERSION", "DIGEST", "OBJECTS", "STATUS", "WARNINGS"], "{stdout}");
+    lines
+        .take_while(|l| !l.contains(": "))
+        .map(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            let status = cells[4..cells.len() - 1].join(" ");
+            (cells[0].to_string(), cells[1].to_string(), status)
+        })
+        .collect()
+}
+
+/// The newest bundle of `cluster` in `store`, verified with `keyring` as a new puller would.
+pub async fn read_back(store: &str, cluster: &ClusterId, keyring: &Keyring) -> VerifiedBundle {
+    try_read_back(store, cluster, keyring).await.unwrap_or_else(|e| panic!("{cluster}: {e}"))
+}
+
+/// [`read_back`] that says why it found nothing.
+pub async fn try_read_back(store: &str, cluster: &ClusterId, keyring: &Keyring) -> Result<VerifiedBundle, String> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let reference: StoreRef = store.parse().map_err(|e| format!("{e}"))?;
+    let store = airlock::store::open(&reference, &RegistryCredentials::default()).await.map_err(|e| e.to_string())?;
+    let floor = Floor::default();
+    let expect = Expectation { cluster, keyring, floor: &floor, now: Timestamp::now() };
+    match fetch_verified(store.as_ref(), &expect, &Limits::SPEC).await {
+        Ok(Fetch::New(bundle)) => Ok(bundle),
+        other => Err(format!("{other:?}")),
+    }
+}
+
+/// The text of one bundle file.
+pub fn file(bundle: &VerifiedBundle, path: &str) -> String {
+    let (_, bytes) = bundle.bundle().files().find(|(p, _)| *p == path).unwrap_or_else(|| {
+        panic!("no {path} in {:?}", bundle.bundle().files().map(|(p, _)| p).collect::<Vec<_>>())
+    });
+    String::from_utf8(bytes.to_vec()).expect("UTF-8 YAML")
+}
+
+pub fn has_part(bundle: &VerifiedBundle, part: &str) -> bool {
+    bundle.predicate().profiles.iter().any(|p| p.name == part)
+}
