@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Builds the puller and publisher into an OCI image with Debian tools only: the release
+# binaries plus the few shared libraries they link, a non-root user, nothing else. umoci
+# assembles the image from a root filesystem; skopeo pushes it to the local registry.
+#
+# Usage: hack/image.sh [--push REGISTRY]     (e.g. --push 127.0.0.1:5000)
+#   Prints the image reference (for `register cluster --image`) on stdout.
+#   The image layout stays in target/image (oci:target/image:<version>).
+#
+# The image runs as UID 65532 with no shell, and writes nowhere but the volumes the
+# registration YAML mounts (/tmp, /var/lib/airlock), so a read-only root filesystem works.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cd "$HACK_DIR/.."
+
+push=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --push) push="$2"; shift 2 ;;
+    *) die "unknown argument $1 (usage: $0 [--push REGISTRY])" ;;
+  esac
+done
+
+ensure_pkgs umoci skopeo ca-certificates
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+log "building release binaries"
+cargo build --release --locked -p airlock-puller -p airlock-publisher >&2
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+layout=target/image
+rm -rf "$layout"
+umoci init --layout "$layout" >&2
+umoci new --image "$layout:$version" >&2
+umoci unpack --rootless --image "$layout:$version" "$work/bundle" >&2
+root="$work/bundle/rootfs"
+mkdir -p "$root/usr/local/bin" "$root/etc/ssl/certs" "$root/tmp" "$root/var/lib/airlock"
+for bin in airlock-puller airlock-publisher; do
+  install -m 0755 "target/release/$bin" "$root/usr/local/bin/$bin"
+  # The shared libraries the binary links (glibc and friends) and the loader.
+  ldd "target/release/$bin" | grep -o '/[^ ]*' | while read -r lib; do
+    mkdir -p "$root$(dirname "$lib")"
+    cp -L "$lib" "$root$lib"
+  done
+done
+cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
+printf 'root:x:0:0:root:/root:/sbin/nologin\nairlock:x:65532:65532:airlock:/var/lib/airlock:/sbin/nologin\n' >"$root/etc/passwd"
+printf 'root:x:0:\nairlock:x:65532:\n' >"$root/etc/group"
+chmod 1777 "$root/tmp"
+umoci repack --image "$layout:$version" "$work/bundle" >&2
+umoci config --image "$layout:$version" \
+  --config.user 65532:65532 \
+  --config.entrypoint /usr/local/bin/airlock-puller \
+  --config.env SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
+  --config.workingdir /var/lib/airlock \
+  --config.label org.opencontainers.image.title=airlock \
+  --config.label "org.opencontainers.image.version=$version" >&2
+umoci gc --layout "$layout" >&2
+size=$(du -sh "$layout" | cut -f1)
+log "image oci:$layout:$version ($size)"
+
+if [ -n "$push" ]; then
+  ref="$push/airlock/puller:$version"
+  skopeo copy --quiet --dest-tls-verify=false "oci:$layout:$version" "docker://$ref" >&2
+  log "pushed $ref"
+  echo "$ref"
+else
+  echo "oci:$layout:$version"
+fi
