@@ -1,14 +1,37 @@
-//! INTERFACE SKELETON written by the lead: the apply engine's public API, which the
-//! engine's author fills in (and may extend) and the CLI's author calls. Bodies are
-//! todo!() until then; replace this comment with the module's real `//!` doc.
+//! The apply engine: turns a `VerifiedBundle` into live objects and keeps them so.
 //!
-//! The engine turns a `VerifiedBundle` into live objects: parse manifests, check policy
-//! on the whole bundle, apply with server-side apply in a safe order, prune by inventory,
-//! detect drift. It knows nothing about stores, state objects, leases or reports: the
-//! caller passes the previous inventory in and persists the new one.
+//! The path follows the data: [`desired`] parses and labels every manifest (no API calls,
+//! `manifest`, `defaults`); then [`sync`], [`correct_drift`] and [`plan`] resolve kinds by
+//! discovery (`scope`), check the watch-namespaces policy on the whole bundle before any
+//! write (`policy`), apply with server-side apply in a safe order (`order`, `apply`),
+//! compare with live objects (`drift`, `compare`) and prune by inventory (`prune`). Every
+//! API request goes through one counting wrapper (`kube_api`).
+//!
+//! It knows nothing about stores, state objects, leases or reports: the caller passes the
+//! previous inventory in and persists the new one, and only when `Outcome::failed()` is
+//! false. Entry points: [`desired`], [`sync`], [`correct_drift`], [`plan`].
+
+mod apply;
+mod compare;
+mod defaults;
+mod drift;
+mod kube_api;
+mod manifest;
+mod order;
+mod plan;
+mod policy;
+mod prune;
+mod scope;
+#[cfg(test)]
+pub(crate) mod testing;
+
+use std::fmt;
 
 use airlock::bundle::{StopMatchingBehavior, SyncMode, VerifiedBundle};
 use serde::{Deserialize, Serialize};
+
+use kube_api::Api;
+use scope::Target;
 
 /// One object the bundle wants, parsed and labelled.
 #[derive(Debug, Clone)]
@@ -19,11 +42,17 @@ pub struct DesiredObject {
     pub tier: u32,
     pub stop_matching_behavior: StopMatchingBehavior,
     pub force_conflicts: bool,
+    /// Apply rank of the profile from `dependsOn`: 0 without dependencies, else one more
+    /// than the highest rank of the profiles it depends on.
+    pub wave: u32,
     /// Where it came from in the bundle: file path and document index.
     pub source: String,
     pub id: ObjectId,
     /// The manifest as JSON, with Airlock's labels and annotations added.
     pub manifest: serde_json::Value,
+    /// SHA-256 hex of the manifest without the per-version annotations: equal hashes mean
+    /// an object need not be applied again when only the bundle version moved.
+    pub hash: String,
 }
 
 /// Identity of a live object.
@@ -37,6 +66,34 @@ pub struct ObjectId {
     pub name: String,
 }
 
+/// An object's identity without its API version: `apps/v1beta1` and `apps/v1` of the same
+/// Deployment are one object, and pruning must not delete what a new version re-applied.
+pub(crate) type ObjectKey = (String, String, Option<String>, String);
+
+impl ObjectId {
+    pub(crate) fn key(&self) -> ObjectKey {
+        (self.group.clone(), self.kind.clone(), self.namespace.clone(), self.name.clone())
+    }
+
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+    }
+}
+
+impl fmt::Display for ObjectId {
+    /// `Deployment.apps web/nginx`, `Namespace web`: what kubectl users read.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if !self.group.is_empty() {
+            write!(f, ".{}", self.group)?;
+        }
+        match &self.namespace {
+            Some(ns) => write!(f, " {ns}/{}", self.name),
+            None => write!(f, " {}", self.name),
+        }
+    }
+}
+
 /// What the puller applied last time, persisted by the caller between runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InventoryEntry {
@@ -44,6 +101,10 @@ pub struct InventoryEntry {
     pub profile: String,
     /// SHA-256 hex of the applied manifest JSON, to tell unchanged objects apart.
     pub applied_hash: String,
+    /// The profile said `stopMatchingBehavior: LeavePolicies`: when the object leaves the
+    /// bundle it is released, not deleted. Stored because the profile may be gone by then.
+    #[serde(default)]
+    pub leave_on_removal: bool,
 }
 
 /// How the puller restricts namespaced objects (issue 4, step 2).
@@ -88,7 +149,7 @@ pub enum Action {
     Configured,
     Unchanged,
     Pruned,
-    /// Released from the inventory and left in place (LeavePolicies).
+    /// Released from the inventory and left in place (LeavePolicies, or not Airlock's).
     Left,
     DriftCorrected,
     /// DryRun profiles and --dry-run: what would change.
@@ -110,6 +171,14 @@ pub struct Outcome {
     pub api_requests: u64,
 }
 
+impl Outcome {
+    /// Whether any object failed: the caller must then not persist the inventory, and the
+    /// engine did not prune.
+    pub fn failed(&self) -> bool {
+        self.results.iter().any(|r| r.action == Action::Failed)
+    }
+}
+
 /// Errors that stop a run before anything is written (rejections) or during it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -125,10 +194,28 @@ pub enum EngineError {
     Api(String),
 }
 
+/// Results and the new inventory of a run, before they become an [`Outcome`].
+type Finished = (Vec<ObjectResult>, Vec<InventoryEntry>);
+
+/// Resolves kinds and applies the watch-namespaces policy: the objects that may be
+/// written, and the results of those refused. Read-only, so nothing is written when the
+/// policy rejects the bundle.
+async fn admit(
+    api: &Api,
+    desired: Vec<DesiredObject>,
+    settings: &Settings,
+) -> Result<(Vec<Target>, Vec<ObjectResult>), EngineError> {
+    policy::enforce(scope::resolve(api, desired).await?, settings)
+}
+
+fn outcome(api: &Api, (mut results, inventory): Finished, refused: Vec<ObjectResult>) -> Outcome {
+    results.extend(refused);
+    Outcome { inventory, results, api_requests: api.requests() }
+}
+
 /// Parses every manifest of a verified bundle into desired objects (no API calls).
 pub fn desired(bundle: &VerifiedBundle, settings: &Settings) -> Result<Vec<DesiredObject>, EngineError> {
-    let _ = (bundle, settings);
-    todo!()
+    manifest::desired(bundle, settings)
 }
 
 /// A full sync: policy, apply in order, prune what `previous` had and `desired` lacks.
@@ -138,8 +225,9 @@ pub async fn sync(
     previous: &[InventoryEntry],
     settings: &Settings,
 ) -> Result<Outcome, EngineError> {
-    let _ = (client, desired, previous, settings);
-    todo!()
+    let api = Api::new(client);
+    let (targets, refused) = admit(&api, desired, settings).await?;
+    Ok(outcome(&api, apply::sync(&api, targets, previous, settings).await?, refused))
 }
 
 /// Drift check for an unchanged bundle: for ContinuousWithDriftDetection profiles, list
@@ -150,8 +238,10 @@ pub async fn correct_drift(
     previous: &[InventoryEntry],
     settings: &Settings,
 ) -> Result<Outcome, EngineError> {
-    let _ = (client, desired, previous, settings);
-    todo!()
+    let api = Api::new(client);
+    let checked = desired.into_iter().filter(|o| o.sync_mode == SyncMode::ContinuousWithDriftDetection).collect();
+    let (targets, refused) = admit(&api, checked, settings).await?;
+    Ok(outcome(&api, drift::correct_drift(&api, targets, previous, settings).await?, refused))
 }
 
 /// What a sync would do, with field-level diffs from server-side dry-run; writes nothing.
@@ -161,6 +251,7 @@ pub async fn plan(
     previous: &[InventoryEntry],
     settings: &Settings,
 ) -> Result<Outcome, EngineError> {
-    let _ = (client, desired, previous, settings);
-    todo!()
+    let api = Api::new(client);
+    let (targets, refused) = admit(&api, desired, settings).await?;
+    Ok(outcome(&api, plan::plan(&api, targets, previous, settings).await?, refused))
 }

@@ -1,0 +1,486 @@
+//! Settings: raw command-line flags and the settings file that registration writes, merged
+//! and checked into [`SyncSettings`] before the puller touches a store or a cluster.
+//!
+//! Flags override the file field by field. Every value is checked here (cluster id, store
+//! reference, namespace names, the keyring and report key files), so later stages never
+//! see an unchecked setting. This module does no network I/O; it reads only the local
+//! files the settings name, each with a size cap.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use airlock::bundle::{Keyring, SigningKey};
+use airlock::cli::KubeArgs;
+use airlock::cluster::is_dns_label;
+use airlock::store::StoreRef;
+use airlock::{ClusterId, Digest, Limits};
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::Deserialize;
+
+use crate::engine::{self, NamespacePolicy};
+
+/// A settings file is a handful of fields; anything near this size is not one.
+const SETTINGS_FILE_BYTES: u64 = 64 * 1024;
+/// 64 keys in PEM are about 8 KiB; the cap leaves room for comments and OpenSSH lines.
+const KEYRING_FILE_BYTES: u64 = 1024 * 1024;
+/// A PKCS#8 PEM Ed25519 key is 119 bytes.
+const KEY_FILE_BYTES: u64 = 16 * 1024;
+/// Where registration puts the puller's state, lease and report.
+pub const DEFAULT_STATE_NAMESPACE: &str = "airlock-system";
+/// Kubernetes object names (DNS subdomains) are at most this long.
+const MAX_OBJECT_NAME: usize = 253;
+/// The shortest Lease duration accepted.
+const MIN_LEASE: Duration = Duration::from_secs(3);
+/// Requests the engine keeps in flight: enough to hide round trips, few enough not to
+/// crowd a small control plane.
+const CONCURRENCY: usize = 8;
+
+/// Where the bundle comes from and whose it is: the flags `verify` shares with `sync`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SourceArgs {
+    /// Store to fetch from: oci://HOST/PREFIX, oci+http://HOST:PORT/PREFIX, oci-layout:DIR,
+    /// oci-archive:FILE, git+file:///PATH, git+http(s)://URL[#BRANCH].
+    #[arg(long)]
+    pub source: Option<String>,
+    /// This cluster's id, NAMESPACE/NAME of its SveltosCluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// The trusted keyring file (JSON, spec section 7).
+    #[arg(long)]
+    pub keyring: Option<PathBuf>,
+    /// Settings file written by registration: JSON with source, cluster, keyring,
+    /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey. Flags
+    /// override its fields.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// The flags of `sync`, `plan` and `run`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SyncArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Namespaces the bundle may write to (comma-separated); cluster-scoped objects are
+    /// not restricted. The bundle can narrow this list, never widen it.
+    #[arg(long, value_delimiter = ',')]
+    pub watch_namespaces: Option<Vec<String>>,
+    /// What to do with namespaced objects outside --watch-namespaces.
+    #[arg(long, value_enum)]
+    pub namespace_policy: Option<NamespacePolicy>,
+    /// Server-side dry-run: verify and compute everything, apply nothing, record no state
+    /// (the Lease and the report are still written).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Namespace of the puller's state Secret, Lease and report ConfigMap
+    /// (default airlock-system).
+    #[arg(long)]
+    pub state_namespace: Option<String>,
+    /// Directory to write a report of every run to.
+    #[arg(long)]
+    pub report_to: Option<PathBuf>,
+    /// The cluster's own Ed25519 key (PKCS#8 PEM) to sign reports with.
+    #[arg(long)]
+    pub report_key: Option<PathBuf>,
+    /// How long the sync Lease holds without renewal, which is how long a killed puller
+    /// keeps the next one waiting.
+    #[arg(long, default_value = "2m", value_parser = parse_interval)]
+    pub lease_duration: Duration,
+}
+
+/// The settings file (`--config`), as registration writes it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct SettingsFile {
+    source: Option<String>,
+    cluster: Option<String>,
+    keyring: Option<PathBuf>,
+    watch_namespaces: Option<Vec<String>>,
+    namespace_policy: Option<NamespacePolicy>,
+    state_namespace: Option<String>,
+    report_to: Option<PathBuf>,
+    report_key: Option<PathBuf>,
+}
+
+/// Where to fetch from and what to trust, checked.
+#[derive(Debug, Clone)]
+pub struct SourceSettings {
+    pub source: StoreRef,
+    /// None only for `verify`, which then checks every cluster the store holds.
+    pub cluster: Option<ClusterId>,
+    pub keyring: Keyring,
+}
+
+/// Everything a sync needs, checked.
+pub struct SyncSettings {
+    pub source: StoreRef,
+    pub cluster: ClusterId,
+    /// The keyring of the file; the state may hold a newer one adopted by rotation.
+    pub keyring: Keyring,
+    pub watch_namespaces: Option<Vec<String>>,
+    pub namespace_policy: NamespacePolicy,
+    pub dry_run: bool,
+    pub state_namespace: String,
+    pub report_to: Option<PathBuf>,
+    pub report_key: Option<SigningKey>,
+    pub lease_duration: Duration,
+    pub kube: KubeArgs,
+}
+
+impl SourceArgs {
+    /// Merges the flags over the settings file and checks the result.
+    pub fn check(&self) -> anyhow::Result<SourceSettings> {
+        let file = self.config.as_deref().map(read_settings_file).transpose()?.unwrap_or_default();
+        self.check_with(&file)
+    }
+
+    fn check_with(&self, file: &SettingsFile) -> anyhow::Result<SourceSettings> {
+        let source = self.source.clone().or_else(|| file.source.clone()).context("--source is required")?;
+        let source: StoreRef = source.parse().map_err(|e| anyhow::anyhow!("--source: {e}"))?;
+        let cluster = match self.cluster.as_ref().or(file.cluster.as_ref()) {
+            Some(c) => Some(c.parse::<ClusterId>().map_err(|e| anyhow::anyhow!("--cluster: {e}"))?),
+            None => None,
+        };
+        let keyring_path = self.keyring.as_ref().or(file.keyring.as_ref()).context("--keyring is required")?;
+        let keyring =
+            Keyring::parse(&read_capped(keyring_path, KEYRING_FILE_BYTES).context("--keyring")?, &Limits::SPEC)
+                .with_context(|| format!("keyring {}", keyring_path.display()))?;
+        Ok(SourceSettings { source, cluster, keyring })
+    }
+}
+
+impl SyncArgs {
+    /// Merges the flags over the settings file and checks the result.
+    pub fn check(&self, kube: &KubeArgs) -> anyhow::Result<SyncSettings> {
+        let file = self.source.config.as_deref().map(read_settings_file).transpose()?.unwrap_or_default();
+        self.check_with(&file, kube)
+    }
+
+    fn check_with(&self, file: &SettingsFile, kube: &KubeArgs) -> anyhow::Result<SyncSettings> {
+        let SourceSettings { source, cluster, keyring } = self.source.check_with(file)?;
+        let cluster = cluster.context("--cluster is required")?;
+        let watch_namespaces = self.watch_namespaces.clone().or_else(|| file.watch_namespaces.clone());
+        let watch_namespaces = watch_namespaces.map(check_namespaces).transpose()?;
+        let state_namespace = self
+            .state_namespace
+            .clone()
+            .or_else(|| file.state_namespace.clone())
+            .unwrap_or(DEFAULT_STATE_NAMESPACE.into());
+        if !is_dns_label(&state_namespace) {
+            bail!("--state-namespace {state_namespace:?} is not a namespace name");
+        }
+        let report_to = self.report_to.clone().or_else(|| file.report_to.clone());
+        if let Some(dir) = &report_to
+            && !dir.is_dir()
+        {
+            bail!("--report-to {}: not a directory", dir.display());
+        }
+        let report_key = match self.report_key.as_ref().or(file.report_key.as_ref()) {
+            Some(path) => {
+                let pem = String::from_utf8(read_capped(path, KEY_FILE_BYTES).context("--report-key")?)
+                    .with_context(|| format!("report key {}: not UTF-8 PEM", path.display()))?;
+                Some(SigningKey::from_pkcs8_pem(&pem).with_context(|| format!("report key {}", path.display()))?)
+            }
+            None => None,
+        };
+        Ok(SyncSettings {
+            source,
+            cluster,
+            keyring,
+            watch_namespaces,
+            namespace_policy: self.namespace_policy.or(file.namespace_policy).unwrap_or_default(),
+            dry_run: self.dry_run,
+            state_namespace,
+            report_to,
+            report_key,
+            // Renewal runs every third of it, so it needs a few seconds to work with.
+            lease_duration: self.lease_duration.max(MIN_LEASE),
+            kube: kube.clone(),
+        })
+    }
+}
+
+impl std::fmt::Debug for SyncSettings {
+    // By hand, so the report key never reaches a log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SyncSettings")
+            .field("source", &self.source)
+            .field("cluster", &self.cluster)
+            .field("keyring_version", &self.keyring.version())
+            .field("watch_namespaces", &self.watch_namespaces)
+            .field("namespace_policy", &self.namespace_policy)
+            .field("dry_run", &self.dry_run)
+            .field("state_namespace", &self.state_namespace)
+            .field("report_to", &self.report_to)
+            .field("report_key", &self.report_key.as_ref().map(|k| k.public().key_id()))
+            .finish()
+    }
+}
+
+impl SyncSettings {
+    /// The name of one of this cluster's puller objects: `<prefix><cluster name>`, or,
+    /// when that is too long for Kubernetes, a prefix of it with a hash of the whole.
+    pub fn object_name(&self, prefix: &str) -> String {
+        object_name(prefix, self.cluster.name())
+    }
+
+    /// The engine's settings for a bundle relaying `bundle_watch` as its watch-namespaces.
+    pub fn engine(&self, bundle_watch: Option<&[String]>) -> engine::Settings {
+        engine::Settings {
+            cluster: self.cluster.to_string(),
+            watch_namespaces: effective_watch_namespaces(self.watch_namespaces.as_deref(), bundle_watch),
+            namespace_policy: self.namespace_policy,
+            dry_run: self.dry_run,
+            concurrency: CONCURRENCY,
+        }
+    }
+}
+
+fn object_name(prefix: &str, cluster_name: &str) -> String {
+    let full = format!("{prefix}{cluster_name}");
+    if full.len() <= MAX_OBJECT_NAME {
+        return full;
+    }
+    let hash = Digest::of(full.as_bytes()).hex();
+    // Cluster names are ASCII, so any byte index is a char boundary. The cut must not
+    // end in '.' or '-': "-<hash>" would then start or extend a label wrongly.
+    let head = full[..MAX_OBJECT_NAME - 17].trim_end_matches(['.', '-']);
+    format!("{head}-{}", &hash[..16])
+}
+
+/// The watch-namespaces in effect: the local list narrowed by the bundle's. A bundle can
+/// restrict a cluster further but never lift a restriction set locally.
+pub fn effective_watch_namespaces(local: Option<&[String]>, bundle: Option<&[String]>) -> Option<Vec<String>> {
+    match (local, bundle) {
+        (None, None) => None,
+        (Some(only), None) | (None, Some(only)) => Some(only.to_vec()),
+        (Some(local), Some(bundle)) => Some(local.iter().filter(|n| bundle.contains(n)).cloned().collect()),
+    }
+}
+
+fn check_namespaces(mut names: Vec<String>) -> anyhow::Result<Vec<String>> {
+    names.retain(|n| !n.is_empty());
+    if let Some(bad) = names.iter().find(|n| !is_dns_label(n)) {
+        bail!("--watch-namespaces: {bad:?} is not a namespace name");
+    }
+    if names.is_empty() {
+        bail!("--watch-namespaces is empty; leave it out to allow every namespace");
+    }
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+fn read_settings_file(path: &Path) -> anyhow::Result<SettingsFile> {
+    let bytes = read_capped(path, SETTINGS_FILE_BYTES).context("--config")?;
+    serde_json::from_slice(&bytes).with_context(|| format!("settings file {}", path.display()))
+}
+
+/// Reads a local file, refusing one larger than `cap` bytes.
+pub fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > cap {
+        bail!("{} is larger than {cap} bytes", path.display());
+    }
+    Ok(bytes)
+}
+
+/// Parses an interval such as `90s`, `5m` or `1h`.
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d: jiff::SignedDuration = text.parse().map_err(|e| format!("{text:?} is not a duration like 5m: {e}"))?;
+    let d = Duration::try_from(d).map_err(|_| format!("{text:?} is negative"))?;
+    if d < Duration::from_secs(1) {
+        return Err(format!("{text:?} is shorter than one second"));
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock::testkit::Fixture;
+
+    struct Files {
+        dir: tempfile::TempDir,
+    }
+
+    impl Files {
+        fn new() -> Files {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("keyring.json"), Fixture::new(1).keyring.to_json()).unwrap();
+            Files { dir }
+        }
+        fn write(&self, name: &str, text: &str) -> PathBuf {
+            let path = self.dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            path
+        }
+        fn settings_file(&self, extra: &str) -> PathBuf {
+            let keyring = self.dir.path().join("keyring.json");
+            self.write(
+                "settings.json",
+                &format!(
+                    r#"{{"source": "oci-layout:/srv/bundles", "cluster": "fleet/edge-1", "keyring": {keyring:?},
+                        "watchNamespaces": ["b", "a"], "namespacePolicy": "filter",
+                        "stateNamespace": "airlock-x"{extra}}}"#
+                ),
+            )
+        }
+    }
+
+    fn args(config: PathBuf) -> SyncArgs {
+        SyncArgs { source: SourceArgs { config: Some(config), ..SourceArgs::default() }, ..SyncArgs::default() }
+    }
+
+    #[test]
+    fn reads_the_settings_file() {
+        let files = Files::new();
+        let s = args(files.settings_file("")).check(&KubeArgs::default()).unwrap();
+        assert_eq!(s.source, StoreRef::OciLayout("/srv/bundles".into()));
+        assert_eq!(s.cluster.to_string(), "fleet/edge-1");
+        assert_eq!(s.watch_namespaces, Some(vec!["a".to_string(), "b".to_string()]));
+        assert_eq!(s.namespace_policy, NamespacePolicy::Filter);
+        assert_eq!(s.state_namespace, "airlock-x");
+        assert_eq!(s.keyring, Fixture::new(1).keyring);
+        assert!(s.report_to.is_none() && s.report_key.is_none() && !s.dry_run);
+    }
+
+    #[test]
+    fn flags_override_the_settings_file() {
+        let files = Files::new();
+        let mut a = args(files.settings_file(""));
+        a.source.cluster = Some("fleet/edge-2".into());
+        a.source.source = Some("oci+http://127.0.0.1:5000/b".into());
+        a.watch_namespaces = Some(vec!["c".into()]);
+        a.namespace_policy = Some(NamespacePolicy::Reject);
+        a.state_namespace = Some("other".into());
+        a.report_to = Some(files.dir.path().to_path_buf());
+        let s = a.check(&KubeArgs::default()).unwrap();
+        assert_eq!(s.cluster.to_string(), "fleet/edge-2");
+        assert!(matches!(s.source, StoreRef::OciRegistry { plain_http: true, .. }));
+        assert_eq!(s.watch_namespaces, Some(vec!["c".to_string()]));
+        assert_eq!(s.namespace_policy, NamespacePolicy::Reject);
+        assert_eq!(s.state_namespace, "other");
+        assert_eq!(s.report_to.as_deref(), Some(files.dir.path()));
+    }
+
+    #[test]
+    fn defaults_without_a_settings_file() {
+        let files = Files::new();
+        let a = SyncArgs {
+            source: SourceArgs {
+                source: Some("oci-layout:/x".into()),
+                cluster: Some("fleet/edge-1".into()),
+                keyring: Some(files.dir.path().join("keyring.json")),
+                config: None,
+            },
+            ..SyncArgs::default()
+        };
+        let s = a.check(&KubeArgs::default()).unwrap();
+        assert_eq!(
+            (s.state_namespace.as_str(), s.namespace_policy, s.watch_namespaces),
+            (DEFAULT_STATE_NAMESPACE, NamespacePolicy::Reject, None)
+        );
+    }
+
+    #[test]
+    fn rejects_unknown_fields_naming_the_file() {
+        let files = Files::new();
+        let path = files.settings_file(r#", "watchNamespace": ["typo"]"#);
+        let err = format!("{:#}", args(path.clone()).check(&KubeArgs::default()).unwrap_err());
+        assert!(err.contains(&path.display().to_string()) && err.contains("unknown field `watchNamespace`"), "{err}");
+    }
+
+    #[test]
+    fn rejects_bad_values_naming_the_flag() {
+        let files = Files::new();
+        type Change = fn(&mut SyncArgs);
+        let cases: [(&str, Change); 5] = [
+            ("--cluster", |a| a.source.cluster = Some("no-slash".into())),
+            ("--source", |a| a.source.source = Some("s3://bucket".into())),
+            ("--watch-namespaces", |a| a.watch_namespaces = Some(vec!["Bad_NS".into()])),
+            ("--state-namespace", |a| a.state_namespace = Some("a.b".into())),
+            ("--report-to", |a| a.report_to = Some("/nonexistent/reports".into())),
+        ];
+        for (flag, change) in cases {
+            let mut a = args(files.settings_file(""));
+            change(&mut a);
+            let err = format!("{:#}", a.check(&KubeArgs::default()).unwrap_err());
+            assert!(err.contains(flag), "{flag}: {err}");
+        }
+        let mut a = args(files.settings_file(""));
+        a.source.keyring = Some(files.write("bad-keyring.json", "{}"));
+        let err = format!("{:#}", a.check(&KubeArgs::default()).unwrap_err());
+        assert!(err.contains("bad-keyring.json"), "{err}");
+    }
+
+    #[test]
+    fn rejects_oversized_files() {
+        let files = Files::new();
+        let path = files.write("big.json", &" ".repeat(SETTINGS_FILE_BYTES as usize + 1));
+        let err = format!("{:#}", args(path).check(&KubeArgs::default()).unwrap_err());
+        assert!(err.contains("larger than"), "{err}");
+    }
+
+    #[test]
+    fn loads_the_report_key() {
+        let files = Files::new();
+        let key = SigningKey::from_seed([7; 32]);
+        let mut a = args(files.settings_file(""));
+        a.report_key = Some(files.write("cluster.key", &key.to_pkcs8_pem()));
+        let s = a.check(&KubeArgs::default()).unwrap();
+        assert_eq!(s.report_key.unwrap().public().key_id(), key.public().key_id());
+    }
+
+    #[test]
+    fn bundle_narrows_but_never_widens_watch_namespaces() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let (ab, bc) = (v(&["a", "b"]), v(&["b", "c"]));
+        assert_eq!(effective_watch_namespaces(None, None), None);
+        assert_eq!(effective_watch_namespaces(Some(&ab), None), Some(ab.clone()));
+        assert_eq!(effective_watch_namespaces(None, Some(&bc)), Some(bc.clone()));
+        assert_eq!(effective_watch_namespaces(Some(&ab), Some(&bc)), Some(v(&["b"])));
+        assert_eq!(effective_watch_namespaces(Some(&ab), Some(&v(&["a", "b", "z"]))), Some(ab.clone()));
+        assert_eq!(effective_watch_namespaces(Some(&ab), Some(&v(&["z"]))), Some(vec![]));
+    }
+
+    /// Kubernetes' own rule for these names (IsDNS1123Subdomain): at most 253 bytes of
+    /// dot-separated labels of [a-z0-9-] starting and ending alphanumeric, of any length.
+    fn kubernetes_accepts(name: &str) -> bool {
+        let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+        name.len() <= MAX_OBJECT_NAME
+            && name.split('.').all(|l| {
+                !l.is_empty()
+                    && l.bytes().all(|b| alnum(b) || b == b'-')
+                    && alnum(l.as_bytes()[0])
+                    && alnum(l.as_bytes()[l.len() - 1])
+            })
+    }
+
+    #[test]
+    fn object_names_fit_kubernetes() {
+        assert_eq!(object_name("airlock-state-", "edge-1"), "airlock-state-edge-1");
+        let long = format!("{}.{}.{}.{}", "a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(61));
+        let name = object_name("airlock-state-", &long);
+        assert_eq!(name.len(), MAX_OBJECT_NAME);
+        assert!(kubernetes_accepts(&name), "{name}");
+        assert_ne!(name, object_name("airlock-state-", &long[..long.len() - 1]));
+        // Shifting the dots makes one of the cuts land on a '.'.
+        for pad in 1..=8 {
+            let cluster = format!("{}{}", "y".repeat(pad), ".abcdefg".repeat(30));
+            assert!(airlock::cluster::is_dns_subdomain(&cluster));
+            let name = object_name("airlock-state-", &cluster);
+            assert!(kubernetes_accepts(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn parses_intervals() {
+        assert_eq!(parse_interval("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_interval("90s"), Ok(Duration::from_secs(90)));
+        assert!(parse_interval("0s").is_err() && parse_interval("-5m").is_err() && parse_interval("soon").is_err());
+    }
+}

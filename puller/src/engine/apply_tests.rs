@@ -1,0 +1,67 @@
+use airlock::bundle::{StopMatchingBehavior, SyncMode};
+use serde_json::json;
+
+use super::*;
+use crate::engine::ObjectId;
+
+fn object(mode: SyncMode, hash: &str) -> DesiredObject {
+    DesiredObject {
+        profile: "ClusterProfile.p".into(),
+        sync_mode: mode,
+        tier: 100,
+        stop_matching_behavior: StopMatchingBehavior::WithdrawPolicies,
+        force_conflicts: false,
+        wave: 0,
+        source: "ClusterProfile.p/x.yaml document 1".into(),
+        id: ObjectId {
+            group: "".into(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("a".into()),
+            name: "x".into(),
+        },
+        manifest: json!({}),
+        hash: hash.into(),
+    }
+}
+
+fn entry(hash: &str) -> InventoryEntry {
+    InventoryEntry {
+        id: object(SyncMode::Continuous, hash).id,
+        profile: "ClusterProfile.p".into(),
+        applied_hash: hash.into(),
+        leave_on_removal: false,
+    }
+}
+
+#[test]
+fn decide_follows_sync_mode_and_previous_inventory() {
+    use SyncMode::*;
+    let same = entry("h1");
+    let older = entry("h0");
+    let cases = [
+        (Continuous, None, Some(Step::Apply)),
+        (Continuous, Some(&older), Some(Step::Apply)),
+        (Continuous, Some(&same), Some(Step::Unchanged)),
+        (OneTime, None, Some(Step::Apply)),
+        (OneTime, Some(&older), Some(Step::Keep(older.clone()))),
+        (OneTime, Some(&same), Some(Step::Keep(same.clone()))),
+        (ContinuousWithDriftDetection, None, Some(Step::Apply)),
+        (ContinuousWithDriftDetection, Some(&older), Some(Step::Apply)),
+        (ContinuousWithDriftDetection, Some(&same), None),
+        (DryRun, None, Some(Step::Preview)),
+        (DryRun, Some(&same), Some(Step::Preview)),
+    ];
+    for (mode, previous, expected) in cases {
+        assert_eq!(decide(&object(mode, "h1"), previous), expected, "{mode:?} {previous:?}");
+    }
+}
+
+#[test]
+fn the_previous_inventory_is_found_whatever_the_api_version() {
+    let mut old = entry("h");
+    old.id.version = "v1beta1".into();
+    let previous = [old];
+    let by_key = index(&previous);
+    assert!(by_key.contains_key(&object(SyncMode::Continuous, "h").id.key()));
+}

@@ -1,0 +1,91 @@
+//! Drift detection for ContinuousWithDriftDetection profiles: one list call per kind (per
+//! watched namespace when watch-namespaces restrict the puller's permissions), selected by
+//! Airlock's cluster label, so a check costs about one request per kind, not one per
+//! object. Each desired object is compared with its live copy (`compare::first_drift`);
+//! only drifted or deleted objects are re-applied.
+
+use std::collections::{BTreeMap, HashMap};
+
+use futures::StreamExt;
+use serde_json::Value;
+
+use super::apply::{self, Step};
+use super::compare::first_drift;
+use super::kube_api::Api;
+use super::manifest::{LABEL_CLUSTER, cluster_label};
+use super::scope::Target;
+use super::{EngineError, Finished, InventoryEntry, Settings};
+
+/// For each target: None when the live object matches, else how it drifted.
+pub(super) async fn detect(
+    api: &Api,
+    targets: &[Target],
+    settings: &Settings,
+) -> Result<Vec<Option<String>>, EngineError> {
+    let per_namespace = settings.watch_namespaces.is_some();
+    let mut out = vec![None; targets.len()];
+    let mut lists: BTreeMap<(String, String, Option<String>), Vec<usize>> = BTreeMap::new();
+    for (i, target) in targets.iter().enumerate() {
+        if target.served.is_none() {
+            out[i] = Some("its kind is not served: the CRD defining it is missing".into());
+            continue;
+        }
+        let id = &target.object.id;
+        let namespace = if target.namespaced && per_namespace { id.namespace.clone() } else { None };
+        lists.entry((id.api_version(), id.kind.clone(), namespace)).or_default().push(i);
+    }
+    let selector = format!("{LABEL_CLUSTER}={}", cluster_label(&settings.cluster));
+    let requests = lists.into_iter().map(|((api_version, kind, namespace), members)| {
+        let selector = &selector;
+        async move {
+            let served = targets[members[0]].served.as_ref().expect("only served kinds are listed");
+            let items = api.list(served, namespace.as_deref(), selector).await;
+            let items = items.map_err(|e| EngineError::Api(format!("listing {api_version} {kind}: {e}")))?;
+            Ok::<_, EngineError>((members, items))
+        }
+    });
+    let listed: Vec<_> = futures::stream::iter(requests).buffer_unordered(settings.concurrency.max(1)).collect().await;
+    for listed in listed {
+        let (members, items) = listed?;
+        let live: HashMap<(Option<&str>, &str), &Value> = items
+            .iter()
+            .filter_map(|item| {
+                let namespace = item.pointer("/metadata/namespace").and_then(Value::as_str);
+                Some(((namespace, item.pointer("/metadata/name")?.as_str()?), item))
+            })
+            .collect();
+        for i in members {
+            let object = &targets[i].object;
+            out[i] = match live.get(&(object.id.namespace.as_deref(), object.id.name.as_str())) {
+                None => Some("deleted from the cluster".into()),
+                Some(live) => first_drift(&object.manifest, live).map(|change| change.as_drift()),
+            };
+        }
+    }
+    Ok(out)
+}
+
+/// For an unchanged bundle: checks the drift-detected profiles and re-applies only what
+/// drifted. The inventory is the previous one, with the re-applied objects' entries.
+/// `targets` are the objects of drift-detected profiles only.
+pub(super) async fn correct_drift(
+    api: &Api,
+    targets: Vec<Target>,
+    previous: &[InventoryEntry],
+    settings: &Settings,
+) -> Result<Finished, EngineError> {
+    let drifted = detect(api, &targets, settings).await?;
+    let work = targets.into_iter().zip(drifted).map(|(t, d)| (t, d.map_or(Step::Unchanged, Step::Correct))).collect();
+    let run = apply::execute(api, settings, work, &apply::index(previous)).await?;
+    let mut inventory = previous.to_vec();
+    if !settings.dry_run {
+        let positions: HashMap<_, usize> = inventory.iter().enumerate().map(|(i, e)| (e.id.key(), i)).collect();
+        for entry in run.inventory {
+            match positions.get(&entry.id.key()) {
+                Some(&i) => inventory[i] = entry,
+                None => inventory.push(entry),
+            }
+        }
+    }
+    Ok((run.results, inventory))
+}

@@ -1,0 +1,238 @@
+//! Bundle files → desired objects: strict YAML parsing (spec 2.5), the checks every
+//! document must pass, Airlock's labels and annotations, and the hash that tells an
+//! unchanged object apart. No API calls; scopes and namespaces are settled later (`scope`).
+
+use std::collections::BTreeMap;
+
+use airlock::Digest;
+use airlock::bundle::VerifiedBundle;
+use airlock::bundle::statement::ProfileEntry;
+use serde_json::{Map, Value};
+use serde_saphyr::{DuplicateKeyPolicy, MergeKeyPolicy, Spanned};
+
+use super::{DesiredObject, EngineError, ObjectId, Settings, defaults, order};
+
+/// Ties an object to the cluster it was applied for; prune and drift select by it.
+pub const LABEL_CLUSTER: &str = "airlock.dev/cluster";
+/// The part (profile) an object comes from.
+pub const LABEL_PROFILE: &str = "airlock.dev/profile";
+/// The bundle version that last changed the object.
+pub const ANNOTATION_VERSION: &str = "airlock.dev/version";
+/// The bundle digest that last changed the object.
+pub const ANNOTATION_BUNDLE_DIGEST: &str = "airlock.dev/bundle-digest";
+/// Annotations that change with every bundle version even when the object did not: left
+/// out of hashes, drift checks and diffs, or every object would be re-applied each version.
+pub(super) const VOLATILE_ANNOTATIONS: [&str; 2] = [ANNOTATION_VERSION, ANNOTATION_BUNDLE_DIGEST];
+
+/// YAML documents per file (spec 10): more is a document-separator storm.
+const MAX_DOCUMENTS: usize = 1_000;
+/// Nesting depth of one document (spec 10): deeper is a depth bomb.
+const MAX_DEPTH: usize = 64;
+/// The longest Kubernetes label value.
+const MAX_LABEL_VALUE: usize = 63;
+
+/// Parses every file of every part, in profile order, into labelled objects.
+pub(super) fn desired(bundle: &VerifiedBundle, settings: &Settings) -> Result<Vec<DesiredObject>, EngineError> {
+    let predicate = bundle.predicate();
+    let waves = order::waves(&predicate.profiles);
+    let stamp = Stamp {
+        cluster: cluster_label(&settings.cluster),
+        version: predicate.version.to_string(),
+        digest: bundle.bundle().digest().to_string(),
+    };
+    let mut objects = Vec::new();
+    for profile in &predicate.profiles {
+        let Some(part) = bundle.bundle().part(&profile.name) else { continue };
+        let wave = waves.get(profile.name.as_str()).copied().unwrap_or(0);
+        for (path, bytes) in part.files() {
+            for (index, line, document) in parse_file(path, bytes)? {
+                let source = format!("{path} document {index}");
+                let at = |message: String| EngineError::Manifest {
+                    source_path: path.to_string(),
+                    message: format!("document {index} (line {line}): {message}"),
+                };
+                objects.push(object(profile, wave, source, document, &stamp).map_err(at)?);
+            }
+        }
+    }
+    resolve_duplicates(objects)
+}
+
+/// Splits one file into its non-empty documents: (1-based index, line, value).
+pub(super) fn parse_file(path: &str, bytes: &[u8]) -> Result<Vec<(usize, u64, Value)>, EngineError> {
+    let bad = |message: String| EngineError::Manifest { source_path: path.to_string(), message };
+    let text = std::str::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_aliases: 0,
+            max_anchors: 0,
+            max_depth: MAX_DEPTH,
+            max_documents: MAX_DOCUMENTS,
+        },
+        duplicate_keys: DuplicateKeyPolicy::Error,
+        merge_keys: MergeKeyPolicy::Error,
+        strict_booleans: true,
+        // off-spec: YAML 1.2 reads `0644` as decimal; Kubernetes manifests mean octal file
+        // modes by it (kubectl reads YAML 1.1), and without this it would even become a float.
+        legacy_octal_numbers: true,
+    };
+    let documents: Vec<Spanned<Value>> =
+        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| bad(first_line(&e.to_string())))?;
+    Ok(documents.into_iter().enumerate().map(|(i, d)| (i + 1, d.referenced.line(), d.value)).collect())
+}
+
+/// serde-saphyr renders a source snippet after the first line; the path and line are enough.
+fn first_line(message: &str) -> String {
+    message.lines().next().unwrap_or(message).trim_start_matches("error: ").to_string()
+}
+
+/// What every object of one bundle is stamped with.
+struct Stamp {
+    cluster: String,
+    version: String,
+    digest: String,
+}
+
+/// Checks one document (spec 2.5), then labels, defaults and hashes it.
+fn object(
+    profile: &ProfileEntry,
+    wave: u32,
+    source: String,
+    mut manifest: Value,
+    stamp: &Stamp,
+) -> Result<DesiredObject, String> {
+    let id = identify(&manifest)?;
+    defaults::fill(&id, &mut manifest);
+    let metadata = manifest.get_mut("metadata").and_then(Value::as_object_mut).ok_or("metadata is not a mapping")?;
+    let labels = string_map(metadata, "labels")?;
+    labels.insert(LABEL_CLUSTER.into(), stamp.cluster.clone().into());
+    labels.insert(LABEL_PROFILE.into(), label_value(&profile.name).into());
+    let annotations = string_map(metadata, "annotations")?;
+    annotations.insert(ANNOTATION_VERSION.into(), stamp.version.clone().into());
+    annotations.insert(ANNOTATION_BUNDLE_DIGEST.into(), stamp.digest.clone().into());
+    Ok(DesiredObject {
+        profile: profile.name.clone(),
+        sync_mode: profile.sync_mode,
+        tier: profile.tier,
+        stop_matching_behavior: profile.stop_matching_behavior,
+        force_conflicts: profile.force_conflicts,
+        wave,
+        source,
+        id,
+        hash: stable_hash(&manifest),
+        manifest,
+    })
+}
+
+/// apiVersion, kind and metadata.name, as spec 2.5 requires of every document.
+fn identify(manifest: &Value) -> Result<ObjectId, String> {
+    let root = manifest.as_object().ok_or("not a mapping (a Kubernetes object is one)")?;
+    let text = |value: Option<&Value>, field: &str| -> Result<String, String> {
+        match value {
+            Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+            Some(Value::Null) | None => Err(format!("no {field}")),
+            Some(_) => Err(format!("{field} is not a non-empty string")),
+        }
+    };
+    let api_version = text(root.get("apiVersion"), "apiVersion")?;
+    let kind = text(root.get("kind"), "kind")?;
+    let metadata = root.get("metadata").ok_or("no metadata")?;
+    let metadata = metadata.as_object().ok_or("metadata is not a mapping")?;
+    let name = text(metadata.get("name"), "metadata.name")?;
+    let namespace = match metadata.get("namespace") {
+        None | Some(Value::Null) => None,
+        value => Some(text(value, "metadata.namespace")?),
+    };
+    let (group, version) = match api_version.split_once('/') {
+        None => (String::new(), api_version.clone()),
+        Some((g, v)) if !g.is_empty() && !v.is_empty() && !v.contains('/') => (g.to_string(), v.to_string()),
+        Some(_) => return Err(format!("apiVersion {api_version:?} is not VERSION or GROUP/VERSION")),
+    };
+    Ok(ObjectId { group, version, kind, namespace, name })
+}
+
+/// `metadata.<field>` as a map of strings, created when absent.
+fn string_map<'a>(metadata: &'a mut Map<String, Value>, field: &str) -> Result<&'a mut Map<String, Value>, String> {
+    let slot = metadata.entry(field).or_insert_with(|| Value::Object(Map::new()));
+    if slot.is_null() {
+        *slot = Value::Object(Map::new());
+    }
+    let map = slot.as_object_mut().ok_or_else(|| format!("metadata.{field} is not a mapping"))?;
+    if let Some((key, _)) = map.iter().find(|(_, v)| !v.is_string()) {
+        return Err(format!("metadata.{field}.{key} is not a string"));
+    }
+    Ok(map)
+}
+
+/// The manifest's hash without the annotations that move with every version.
+pub(super) fn stable_hash(manifest: &Value) -> String {
+    let mut stable = manifest.clone();
+    if let Some(annotations) = stable.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut) {
+        for key in VOLATILE_ANNOTATIONS {
+            annotations.remove(key);
+        }
+    }
+    // serde_json's map is sorted, so equal objects serialise to equal bytes.
+    Digest::of(&serde_json::to_vec(&stable).unwrap_or_default()).hex()
+}
+
+/// The value of [`LABEL_CLUSTER`] for a cluster id: `/` is not allowed in label values.
+pub fn cluster_label(cluster: &str) -> String {
+    label_value(&cluster.replace('/', "."))
+}
+
+/// A label value: at most 63 characters of `[A-Za-z0-9._-]`, alphanumeric at both ends.
+/// Longer ids (a cluster name may have 253) keep a readable prefix and a hash of the whole.
+pub fn label_value(s: &str) -> String {
+    let valid = |v: &str| {
+        v.len() <= MAX_LABEL_VALUE
+            && v.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            && v.bytes().next().is_none_or(|b| b.is_ascii_alphanumeric())
+            && v.bytes().last().is_none_or(|b| b.is_ascii_alphanumeric())
+    };
+    if valid(s) {
+        return s.to_string();
+    }
+    let hash = Digest::of(s.as_bytes()).hex();
+    let prefix: String = s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' })
+        .take(MAX_LABEL_VALUE - 17)
+        .collect();
+    let prefix = prefix.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    if prefix.is_empty() { hash[..16].to_string() } else { format!("{prefix}-{}", &hash[..16]) }
+}
+
+/// One object may come from one document only. Across profiles the lower tier wins, as
+/// in Sveltos; within a tier, or within one profile, two copies are a broken bundle.
+fn resolve_duplicates(objects: Vec<DesiredObject>) -> Result<Vec<DesiredObject>, EngineError> {
+    let mut winners: BTreeMap<_, usize> = BTreeMap::new();
+    let mut keep = vec![true; objects.len()];
+    for (i, object) in objects.iter().enumerate() {
+        let Some(&j) = winners.get(&object.id.key()) else {
+            winners.insert(object.id.key(), i);
+            continue;
+        };
+        let other = &objects[j];
+        if other.tier == object.tier {
+            return Err(EngineError::Manifest {
+                source_path: object.source.clone(),
+                message: format!("{} is also defined in {} (same tier {})", object.id, other.source, object.tier),
+            });
+        }
+        let (winner, loser) = if object.tier < other.tier { (i, j) } else { (j, i) };
+        tracing::warn!(
+            object = %objects[loser].id,
+            kept = %objects[winner].source,
+            dropped = %objects[loser].source,
+            "object defined by two profiles: the lower tier wins"
+        );
+        keep[loser] = false;
+        winners.insert(object.id.key(), winner);
+    }
+    Ok(objects.into_iter().zip(keep).filter_map(|(o, k)| k.then_some(o)).collect())
+}
+
+#[cfg(test)]
+#[path = "manifest_tests.rs"]
+mod tests;

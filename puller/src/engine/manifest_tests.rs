@@ -1,0 +1,239 @@
+use airlock::bundle::{PartSettings, StopMatchingBehavior, SyncMode};
+use serde_json::json;
+
+use super::*;
+use crate::engine::testing::verified;
+use crate::engine::{NamespacePolicy, ObjectId};
+
+const WEB: &str = "ClusterProfile.web";
+
+fn settings() -> Settings {
+    Settings {
+        cluster: "fleet/edge-1".into(),
+        watch_namespaces: None,
+        namespace_policy: NamespacePolicy::Reject,
+        dry_run: false,
+        concurrency: 4,
+    }
+}
+
+fn file(path: &str, yaml: &str) -> (String, String) {
+    (path.to_string(), yaml.to_string())
+}
+
+fn parse(version: u64, files: &[(String, String)]) -> Result<Vec<DesiredObject>, EngineError> {
+    desired(&verified(version, files, &|_| PartSettings::default()), &settings())
+}
+
+fn manifest_error(files: &[(String, String)]) -> (String, String) {
+    match parse(1, files) {
+        Err(EngineError::Manifest { source_path, message }) => (source_path, message),
+        other => panic!("expected a manifest error, got {other:?}"),
+    }
+}
+
+const CONFIG_MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: web\ndata:\n  k: v\n";
+
+#[test]
+fn multi_document_files_skip_empty_documents() {
+    let yaml = format!(
+        "---\n{CONFIG_MAP}---\n---\n# only a comment\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n"
+    );
+    let objects = parse(1, &[file("ClusterProfile.web/all.yaml", &yaml)]).unwrap();
+    let ids: Vec<(&str, &str)> = objects.iter().map(|o| (o.id.kind.as_str(), o.id.name.as_str())).collect();
+    assert_eq!(ids, [("ConfigMap", "a"), ("Namespace", "web")]);
+    assert_eq!(objects[0].source, "ClusterProfile.web/all.yaml document 1");
+    assert_eq!(objects[1].source, "ClusterProfile.web/all.yaml document 2");
+    assert_eq!(
+        objects[0].id,
+        ObjectId {
+            group: "".into(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: Some("web".into()),
+            name: "a".into()
+        }
+    );
+}
+
+#[test]
+fn rejects_an_alias_bomb() {
+    let bomb = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: bomb
+data:
+  a: &a [x, x, x, x, x, x, x, x, x]
+  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]
+  c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]
+  d: [*c, *c, *c, *c, *c, *c, *c, *c, *c]
+";
+    let (path, message) = manifest_error(&[file("ClusterProfile.web/bomb.yaml", bomb)]);
+    assert_eq!(path, "ClusterProfile.web/bomb.yaml");
+    assert!(message.contains("line 6") && message.contains("budget"), "{message}");
+}
+
+#[test]
+fn rejects_a_single_alias() {
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: &m\n  name: a\nx: *m\n";
+    let (_, message) = manifest_error(&[file("ClusterProfile.web/a.yaml", yaml)]);
+    assert!(message.contains("budget"), "{message}");
+}
+
+#[test]
+fn rejects_a_depth_bomb_and_a_document_storm() {
+    let deep =
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {}1{}\n", "[".repeat(70), "]".repeat(70));
+    let (_, message) = manifest_error(&[file("ClusterProfile.web/deep.yaml", &deep)]);
+    assert!(message.contains("Depth"), "{message}");
+    let storm = format!("---\n{CONFIG_MAP}").repeat(MAX_DOCUMENTS + 1);
+    let (_, message) = manifest_error(&[file("ClusterProfile.web/storm.yaml", &storm)]);
+    assert!(message.contains("Documents"), "{message}");
+}
+
+#[test]
+fn accepts_the_most_documents_a_file_may_hold() {
+    let many: String = (0..MAX_DOCUMENTS)
+        .map(|i| CONFIG_MAP.replace("name: a", &format!("name: a{i}")))
+        .collect::<Vec<_>>()
+        .join("---\n");
+    assert_eq!(parse(1, &[file("ClusterProfile.web/many.yaml", &many)]).unwrap().len(), MAX_DOCUMENTS);
+}
+
+#[test]
+fn rejects_a_document_without_kind_naming_file_and_document() {
+    let yaml = format!("{CONFIG_MAP}---\napiVersion: v1\nmetadata:\n  name: b\n");
+    let (path, message) = manifest_error(&[file("ClusterProfile.web/two.yaml", &yaml)]);
+    assert_eq!(path, "ClusterProfile.web/two.yaml");
+    assert_eq!(message, "document 2 (line 9): no kind");
+}
+
+#[test]
+fn rejects_documents_that_are_not_objects() {
+    let cases = [
+        ("- a\n- b\n", "not a mapping"),
+        ("apiVersion: v1\nkind: ConfigMap\n", "no metadata"),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  namespace: x\n", "no metadata.name"),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ''\n", "metadata.name is not a non-empty string"),
+        ("apiVersion: a/b/c\nkind: ConfigMap\nmetadata:\n  name: a\n", "is not VERSION or GROUP/VERSION"),
+        ("apiVersion: v1\nkind: 5\nmetadata:\n  name: a\n", "kind is not a non-empty string"),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: [x]\n", "metadata.labels is not a mapping"),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    n: 1\n",
+            "metadata.annotations.n is not a string",
+        ),
+    ];
+    for (yaml, expected) in cases {
+        let (_, message) = manifest_error(&[file("ClusterProfile.web/x.yaml", yaml)]);
+        assert!(message.contains(expected), "{yaml:?}: {message}");
+    }
+}
+
+#[test]
+fn rejects_bad_yaml_duplicate_keys_and_non_utf8() {
+    let (_, message) = manifest_error(&[file("ClusterProfile.web/x.yaml", "apiVersion: v1\nkind: [ConfigMap\n")]);
+    assert!(message.starts_with("line "), "{message}");
+    let (_, message) = manifest_error(&[file("ClusterProfile.web/x.yaml", "apiVersion: v1\napiVersion: v2\n")]);
+    assert!(message.contains("duplicate"), "{message}");
+    let Err(EngineError::Manifest { message, .. }) = parse_file("p/x.yaml", b"kind: \xff\n") else {
+        panic!("accepted")
+    };
+    assert!(message.contains("UTF-8"), "{message}");
+}
+
+#[test]
+fn yaml_1_2_scalars_and_octal_file_modes() {
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  answer: yes\nmode: 0644\nreplicas: 3\n";
+    let objects = parse(1, &[file("ClusterProfile.web/x.yaml", yaml)]).unwrap();
+    assert_eq!(objects[0].manifest["data"]["answer"], json!("yes"));
+    assert_eq!(objects[0].manifest["mode"], json!(420));
+    assert_eq!(objects[0].manifest["replicas"], json!(3));
+}
+
+#[test]
+fn labels_and_annotations_tie_objects_to_cluster_profile_and_version() {
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    app: web\n  annotations: null\n";
+    let bundle = verified(7, &[file("ClusterProfile.web/x.yaml", yaml)], &|_| PartSettings::default());
+    let objects = desired(&bundle, &settings()).unwrap();
+    let metadata = &objects[0].manifest["metadata"];
+    assert_eq!(metadata["labels"], json!({"app": "web", LABEL_CLUSTER: "fleet.edge-1", LABEL_PROFILE: WEB}));
+    assert_eq!(
+        metadata["annotations"],
+        json!({ANNOTATION_VERSION: "7", ANNOTATION_BUNDLE_DIGEST: bundle.bundle().digest().to_string()})
+    );
+    assert_eq!(objects[0].profile, WEB);
+}
+
+#[test]
+fn the_hash_ignores_the_version_but_not_the_content() {
+    let one = parse(1, &[file("ClusterProfile.web/x.yaml", CONFIG_MAP)]).unwrap();
+    let other_file = file("ClusterProfile.web/y.yaml", &CONFIG_MAP.replace("name: a", "name: b"));
+    let two = parse(2, &[file("ClusterProfile.web/x.yaml", CONFIG_MAP), other_file]).unwrap();
+    assert_ne!(one[0].manifest, two[0].manifest, "version and digest annotations differ");
+    assert_eq!(one[0].hash, two[0].hash);
+    let changed = parse(2, &[file("ClusterProfile.web/x.yaml", &CONFIG_MAP.replace("k: v", "k: w"))]).unwrap();
+    assert_ne!(one[0].hash, changed[0].hash);
+}
+
+#[test]
+fn settings_and_waves_come_from_the_profile() {
+    let files = [
+        file("ClusterProfile.a/x.yaml", CONFIG_MAP),
+        file("ClusterProfile.b/y.yaml", &CONFIG_MAP.replace("name: a", "name: b")),
+    ];
+    let part = |name: &str| PartSettings {
+        depends_on: if name == "ClusterProfile.b" { vec!["ClusterProfile.a".into()] } else { vec![] },
+        sync_mode: SyncMode::OneTime,
+        tier: 7,
+        stop_matching_behavior: StopMatchingBehavior::LeavePolicies,
+        force_conflicts: true,
+    };
+    let objects = desired(&verified(1, &files, &part), &settings()).unwrap();
+    assert_eq!(objects.iter().map(|o| o.wave).collect::<Vec<_>>(), [0, 1]);
+    let b = &objects[1];
+    assert_eq!(
+        (b.sync_mode, b.tier, b.stop_matching_behavior, b.force_conflicts),
+        (SyncMode::OneTime, 7, StopMatchingBehavior::LeavePolicies, true)
+    );
+}
+
+#[test]
+fn a_service_without_protocol_gets_tcp() {
+    let yaml = "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports:\n  - port: 80\n";
+    let objects = parse(1, &[file("ClusterProfile.web/s.yaml", yaml)]).unwrap();
+    assert_eq!(objects[0].manifest["spec"]["ports"], json!([{"port": 80, "protocol": "TCP"}]));
+}
+
+#[test]
+fn the_lower_tier_wins_a_duplicate_and_equal_tiers_are_rejected() {
+    let files = [
+        file("ClusterProfile.a/x.yaml", CONFIG_MAP),
+        file("ClusterProfile.b/x.yaml", &CONFIG_MAP.replace("k: v", "k: b")),
+    ];
+    let tiered = |name: &str| PartSettings {
+        tier: if name == "ClusterProfile.b" { 50 } else { 100 },
+        ..PartSettings::default()
+    };
+    let objects = desired(&verified(1, &files, &tiered), &settings()).unwrap();
+    assert_eq!(objects.len(), 1);
+    assert_eq!((objects[0].profile.as_str(), &objects[0].manifest["data"]["k"]), ("ClusterProfile.b", &json!("b")));
+    let (path, message) = manifest_error(&files);
+    assert_eq!(path, "ClusterProfile.b/x.yaml document 1");
+    assert!(message.contains("also defined in ClusterProfile.a/x.yaml document 1"), "{message}");
+}
+
+#[test]
+fn label_values_stay_valid_for_long_ids() {
+    assert_eq!(label_value("fleet.edge-1"), "fleet.edge-1");
+    assert_eq!(cluster_label("fleet/edge-1"), "fleet.edge-1");
+    let long = format!("fleet.{}", "edge-".repeat(50) + "x");
+    let value = label_value(&long);
+    assert!(value.len() <= MAX_LABEL_VALUE && value.starts_with("fleet.edge-edge"), "{value}");
+    assert_ne!(value, label_value(&format!("{long}y")), "distinct ids stay distinct");
+    let odd = label_value("-Profile.ns.name with space-");
+    assert!(
+        odd.bytes().next().unwrap().is_ascii_alphanumeric() && odd.bytes().last().unwrap().is_ascii_alphanumeric(),
+        "{odd}"
+    );
+    assert!(!odd.contains(' '), "{odd}");
+}

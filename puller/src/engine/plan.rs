@@ -1,0 +1,36 @@
+//! Plan: what a sync would do, and writes nothing. Every desired object goes through a
+//! server-side dry-run apply compared with its live copy (a field-level diff), except
+//! OneTime objects applied before, which a sync never touches again; objects the policy
+//! refuses are reported, and prune candidates are checked as a sync would check them.
+
+use std::collections::HashSet;
+
+use super::apply::{self, Step};
+use super::kube_api::Api;
+use super::scope::Target;
+use super::{EngineError, Finished, InventoryEntry, Settings, prune};
+
+/// The inventory is the previous one: nothing changes.
+pub(super) async fn plan(
+    api: &Api,
+    targets: Vec<Target>,
+    previous: &[InventoryEntry],
+    settings: &Settings,
+) -> Result<Finished, EngineError> {
+    let by_key = apply::index(previous);
+    let work: Vec<_> = targets
+        .into_iter()
+        .map(|t| {
+            let step = match apply::decide(&t.object, by_key.get(&t.object.id.key()).copied()) {
+                Some(keep @ Step::Keep(_)) => keep,
+                _ => Step::Preview,
+            };
+            (t, step)
+        })
+        .collect();
+    let selection = prune::select_for(previous, &work, settings);
+    let run = apply::execute(api, settings, work, &by_key).await?;
+    let mut results = run.results;
+    results.extend(prune::run(api, selection, settings, true, &HashSet::new()).await.results);
+    Ok((results, previous.to_vec()))
+}

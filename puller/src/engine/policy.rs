@@ -1,0 +1,159 @@
+//! The watch-namespaces policy, checked on the whole bundle before any write (issue 4,
+//! step 2). A namespaced object outside the effective list is refused: under `reject`
+//! the run stops with every offending object listed, under `filter` the object is dropped
+//! and reported. Cluster-scoped objects are unaffected, as in Sveltos.
+//!
+//! The effective list (local setting narrowed by the bundle's) is the caller's business.
+
+use super::scope::Target;
+use super::{Action, EngineError, NamespacePolicy, ObjectResult, Settings};
+
+/// Whether `namespace` is inside the watch list (None: no restriction).
+pub(super) fn watched(watch: Option<&[String]>, namespace: &str) -> bool {
+    watch.is_none_or(|list| list.iter().any(|n| n == namespace))
+}
+
+/// Splits targets into those that may be applied and the results of those refused.
+pub(super) fn enforce(
+    targets: Vec<Target>,
+    settings: &Settings,
+) -> Result<(Vec<Target>, Vec<ObjectResult>), EngineError> {
+    let watch = settings.watch_namespaces.as_deref();
+    let (kept, refused): (Vec<Target>, Vec<Target>) = targets
+        .into_iter()
+        .partition(|t| !t.namespaced || watched(watch, t.object.id.namespace.as_deref().unwrap_or_default()));
+    if refused.is_empty() {
+        return Ok((kept, Vec::new()));
+    }
+    match settings.namespace_policy {
+        NamespacePolicy::Reject => Err(EngineError::OutsideWatchNamespaces {
+            objects: refused.iter().map(|t| format!("{} ({})", t.object.id, t.object.source)).collect(),
+        }),
+        NamespacePolicy::Filter => {
+            let list = watch.unwrap_or_default().join(",");
+            let results = refused
+                .into_iter()
+                .map(|t| ObjectResult {
+                    detail: Some(format!(
+                        "namespace {} is outside watch-namespaces {list}",
+                        t.object.id.namespace.as_deref().unwrap_or_default()
+                    )),
+                    id: t.object.id,
+                    profile: t.object.profile,
+                    action: Action::Refused,
+                })
+                .collect();
+            Ok((kept, results))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use airlock::bundle::{StopMatchingBehavior, SyncMode};
+    use serde_json::json;
+
+    use super::*;
+    use crate::engine::order::{Class, Stage};
+    use crate::engine::scope::crd_scopes;
+    use crate::engine::{DesiredObject, ObjectId};
+
+    fn object(api_version: &str, kind: &str, namespace: Option<&str>, manifest: serde_json::Value) -> DesiredObject {
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        DesiredObject {
+            profile: "ClusterProfile.p".into(),
+            sync_mode: SyncMode::Continuous,
+            tier: 100,
+            stop_matching_behavior: StopMatchingBehavior::WithdrawPolicies,
+            force_conflicts: false,
+            wave: 0,
+            source: format!("ClusterProfile.p/{kind}.yaml document 1"),
+            id: ObjectId {
+                group: group.into(),
+                version: version.into(),
+                kind: kind.into(),
+                namespace: namespace.map(String::from),
+                name: "x".into(),
+            },
+            manifest,
+            hash: String::new(),
+        }
+    }
+
+    /// Targets as `scope::resolve` makes them, with scopes from `known` or the bundle's CRDs.
+    fn targets(objects: Vec<DesiredObject>, known: &[(&str, bool)]) -> Vec<Target> {
+        let defined = crd_scopes(&objects);
+        let known: HashMap<&str, bool> = known.iter().copied().collect();
+        objects
+            .into_iter()
+            .map(|object| {
+                let namespaced = known
+                    .get(object.id.kind.as_str())
+                    .copied()
+                    .or_else(|| defined.get(&(object.id.group.clone(), object.id.kind.clone())).copied())
+                    .expect("scope known");
+                let stage = Stage::new(Class::of(&object.id.group, &object.id.kind, namespaced), 0, 100);
+                Target { object, served: None, namespaced, stage }
+            })
+            .collect()
+    }
+
+    fn settings(policy: NamespacePolicy) -> Settings {
+        Settings {
+            cluster: "fleet/edge-1".into(),
+            watch_namespaces: Some(vec!["apps".into()]),
+            namespace_policy: policy,
+            dry_run: false,
+            concurrency: 4,
+        }
+    }
+
+    fn bundle() -> Vec<DesiredObject> {
+        let crd = json!({"spec": {"group": "example.com", "names": {"kind": "Widget"}, "scope": "Namespaced"}});
+        let cluster_crd = json!({"spec": {"group": "example.com", "names": {"kind": "Gadget"}, "scope": "Cluster"}});
+        vec![
+            object("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, crd),
+            object("apiextensions.k8s.io/v1", "CustomResourceDefinition", None, cluster_crd),
+            object("v1", "Namespace", None, json!({})),
+            object("v1", "ConfigMap", Some("apps"), json!({})),
+            object("v1", "ConfigMap", Some("kube-system"), json!({})),
+            object("example.com/v1", "Widget", Some("other"), json!({})),
+            object("example.com/v1", "Gadget", Some("other"), json!({})),
+        ]
+    }
+
+    const KNOWN: [(&str, bool); 3] = [("CustomResourceDefinition", false), ("Namespace", false), ("ConfigMap", true)];
+
+    #[test]
+    fn rejects_every_namespaced_object_outside_the_list() {
+        let Err(EngineError::OutsideWatchNamespaces { objects }) =
+            enforce(targets(bundle(), &KNOWN), &settings(NamespacePolicy::Reject))
+        else {
+            panic!("expected a rejection");
+        };
+        // The Widget's scope comes from the CRD in the same bundle; the cluster-scoped
+        // Gadget is unaffected although its manifest names a namespace.
+        assert_eq!(objects.len(), 2, "{objects:?}");
+        assert!(objects[0].starts_with("ConfigMap kube-system/x"), "{objects:?}");
+        assert!(objects[1].starts_with("Widget.example.com other/x"), "{objects:?}");
+    }
+
+    #[test]
+    fn filter_drops_and_reports_them() {
+        let (kept, refused) = enforce(targets(bundle(), &KNOWN), &settings(NamespacePolicy::Filter)).unwrap();
+        assert_eq!(kept.len(), 5);
+        assert!(kept.iter().all(|t| !t.namespaced || t.object.id.namespace.as_deref() == Some("apps")));
+        let refused: Vec<_> = refused.iter().map(|r| (r.id.kind.as_str(), r.action)).collect();
+        assert_eq!(refused, vec![("ConfigMap", Action::Refused), ("Widget", Action::Refused)]);
+    }
+
+    #[test]
+    fn no_list_means_no_restriction() {
+        let mut settings = settings(NamespacePolicy::Reject);
+        settings.watch_namespaces = None;
+        let (kept, refused) = enforce(targets(bundle(), &KNOWN), &settings).unwrap();
+        assert_eq!((kept.len(), refused.len()), (7, 0));
+    }
+}

@@ -1,0 +1,266 @@
+//! Prune by inventory: objects an earlier version applied and the bundle no longer has are
+//! deleted, namespaced objects first, CRDs and Namespaces last; objects of a
+//! `LeavePolicies` profile are released instead. With watch-namespaces, only objects inside
+//! them are looked at; the others stay in the inventory untouched.
+//!
+//! Objects Airlock did not create are never touched: before deleting, the live object must
+//! carry this cluster's `airlock.dev/cluster` label, and the delete is conditional on the
+//! uid that was checked.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use airlock::bundle::StopMatchingBehavior;
+use futures::StreamExt;
+use serde_json::Value;
+
+use super::kube_api::Api;
+use super::manifest::{LABEL_CLUSTER, cluster_label};
+use super::order::Class;
+use super::scope::Target;
+use super::{Action, InventoryEntry, ObjectKey, ObjectResult, Settings, policy};
+
+/// What becomes of the previous inventory's entries that the bundle no longer has.
+#[derive(Debug, Default)]
+pub(super) struct Selection<'a> {
+    /// To delete, in prune order.
+    pub delete: Vec<&'a InventoryEntry>,
+    /// To release (LeavePolicies).
+    pub leave: Vec<&'a InventoryEntry>,
+    /// Outside watch-namespaces: kept in the inventory, not looked at.
+    pub keep: Vec<&'a InventoryEntry>,
+}
+
+/// Chooses among `previous` the entries absent from `desired`. `leave` gives the current
+/// LeavePolicies flag of each profile still in the bundle; for the others the flag stored
+/// in the entry counts.
+pub(super) fn select<'a>(
+    previous: &'a [InventoryEntry],
+    desired: &HashSet<ObjectKey>,
+    leave: &HashMap<String, bool>,
+    watch: Option<&[String]>,
+) -> Selection<'a> {
+    let mut selection = Selection::default();
+    for entry in previous.iter().filter(|e| !desired.contains(&e.id.key())) {
+        // A Namespace counts as inside itself: deleting it deletes everything in it.
+        let namespace =
+            entry.id.namespace.as_deref().or((class(entry) == Class::Namespace).then_some(entry.id.name.as_str()));
+        if namespace.is_some_and(|ns| !policy::watched(watch, ns)) {
+            selection.keep.push(entry);
+        } else if leave.get(&entry.profile).copied().unwrap_or(entry.leave_on_removal) {
+            selection.leave.push(entry);
+        } else {
+            selection.delete.push(entry);
+        }
+    }
+    selection.delete.sort_by_key(|e| class(e).prune_rank());
+    selection
+}
+
+/// [`select`] for a run over `work`, the objects that passed the policy.
+pub(super) fn select_for<'a, T>(
+    previous: &'a [InventoryEntry],
+    work: &[(Target, T)],
+    settings: &Settings,
+) -> Selection<'a> {
+    let desired: HashSet<ObjectKey> = work.iter().map(|(t, _)| t.object.id.key()).collect();
+    let leave: HashMap<String, bool> = work
+        .iter()
+        .map(|(t, _)| {
+            (t.object.profile.clone(), t.object.stop_matching_behavior == StopMatchingBehavior::LeavePolicies)
+        })
+        .collect();
+    select(previous, &desired, &leave, settings.watch_namespaces.as_deref())
+}
+
+fn class(entry: &InventoryEntry) -> Class {
+    Class::of(&entry.id.group, &entry.id.kind, entry.id.namespace.is_some())
+}
+
+/// Results of a prune, and the entries that stay in the inventory.
+pub(super) struct Pruned {
+    pub results: Vec<ObjectResult>,
+    pub kept: Vec<InventoryEntry>,
+}
+
+/// Deletes (or, with `preview`, reports) the selection, one prune class at a time.
+/// `applied_uids` are objects this run applied: never deleted, whatever their old name.
+pub(super) async fn run(
+    api: &Api,
+    selection: Selection<'_>,
+    settings: &Settings,
+    preview: bool,
+    applied_uids: &HashSet<String>,
+) -> Pruned {
+    let result = |entry: &InventoryEntry, action: Action, detail: &str| ObjectResult {
+        id: entry.id.clone(),
+        profile: entry.profile.clone(),
+        action,
+        detail: Some(detail.to_string()),
+    };
+    let mut pruned = Pruned {
+        results: selection
+            .leave
+            .iter()
+            .map(|e| result(e, Action::Left, "released: its profile has LeavePolicies"))
+            .collect(),
+        kept: selection.keep.into_iter().cloned().collect(),
+    };
+    let label = cluster_label(&settings.cluster);
+    let mut classes: BTreeMap<u8, Vec<&InventoryEntry>> = BTreeMap::new();
+    for entry in selection.delete {
+        classes.entry(class(entry).prune_rank()).or_default().push(entry);
+    }
+    for entries in classes.into_values() {
+        let jobs = entries.into_iter().map(|entry| async {
+            match one(api, entry, &label, preview, applied_uids).await {
+                Ok((action, detail)) => (result(entry, action, &detail), None),
+                Err(detail) => (result(entry, Action::Failed, &detail), Some(entry.clone())),
+            }
+        });
+        let done: Vec<_> = futures::stream::iter(jobs).buffer_unordered(settings.concurrency.max(1)).collect().await;
+        for (result, kept) in done {
+            pruned.results.push(result);
+            pruned.kept.extend(kept);
+        }
+    }
+    pruned
+}
+
+async fn one(
+    api: &Api,
+    entry: &InventoryEntry,
+    label: &str,
+    preview: bool,
+    applied_uids: &HashSet<String>,
+) -> Result<(Action, String), String> {
+    let gone = if preview { Action::WouldPrune } else { Action::Pruned };
+    let Some(served) = api.served(&entry.id).await.map_err(|e| e.to_string())? else {
+        return Ok((gone, "already gone: its kind is no longer served".into()));
+    };
+    let namespace = entry.id.namespace.as_deref();
+    let Some(live) = api.get(&served, namespace, &entry.id.name).await.map_err(|e| e.to_string())? else {
+        return Ok((gone, "already gone".into()));
+    };
+    if let Some(reason) = untouchable(&live, label, applied_uids) {
+        return Ok((Action::Left, reason));
+    }
+    let uid = live.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default();
+    if preview {
+        return Ok((Action::WouldPrune, "no longer in the bundle".into()));
+    }
+    api.delete(&served, namespace, &entry.id.name, uid).await.map_err(|e| e.to_string())?;
+    tracing::info!(object = %entry.id, "pruned");
+    Ok((Action::Pruned, "no longer in the bundle".into()))
+}
+
+/// Why a live object must not be deleted, if it must not: it is not labelled as this
+/// cluster's (Airlock did not create it), or this run applied it under another name.
+fn untouchable(live: &Value, label: &str, applied_uids: &HashSet<String>) -> Option<String> {
+    let owner = live.pointer("/metadata/labels").and_then(|l| l.get(LABEL_CLUSTER)).and_then(Value::as_str);
+    if owner != Some(label) {
+        let found = owner.map_or("no such label".to_string(), |o| format!("{LABEL_CLUSTER}={o}"));
+        return Some(format!("not Airlock's for this cluster ({found}): left in place"));
+    }
+    let uid = live.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default();
+    applied_uids.contains(uid).then(|| "the same object was applied under another apiVersion in this run".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::ObjectId;
+
+    fn entry(
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+        profile: &str,
+        leave: bool,
+    ) -> InventoryEntry {
+        InventoryEntry {
+            id: ObjectId {
+                group: group.into(),
+                version: "v1".into(),
+                kind: kind.into(),
+                namespace: namespace.map(String::from),
+                name: name.into(),
+            },
+            profile: profile.into(),
+            applied_hash: "h".into(),
+            leave_on_removal: leave,
+        }
+    }
+
+    fn names(entries: &[&InventoryEntry]) -> Vec<String> {
+        entries.iter().map(|e| e.id.name.clone()).collect()
+    }
+
+    #[test]
+    fn deletes_what_left_the_bundle_in_reverse_order() {
+        let previous = vec![
+            entry("", "Namespace", None, "ns", "a", false),
+            entry("apiextensions.k8s.io", "CustomResourceDefinition", None, "crd", "a", false),
+            entry("rbac.authorization.k8s.io", "ClusterRole", None, "role", "a", false),
+            entry("", "ConfigMap", Some("ns"), "cm", "a", false),
+            entry("", "ConfigMap", Some("ns"), "still-here", "a", false),
+        ];
+        let desired: HashSet<ObjectKey> = [previous[4].id.key()].into();
+        let selection = select(&previous, &desired, &HashMap::new(), None);
+        assert_eq!(names(&selection.delete), ["cm", "role", "crd", "ns"]);
+        assert!(selection.leave.is_empty() && selection.keep.is_empty());
+    }
+
+    #[test]
+    fn another_api_version_of_a_desired_object_is_not_pruned() {
+        let previous = vec![entry("apps", "Deployment", Some("ns"), "web", "a", false)];
+        let mut moved = previous[0].id.clone();
+        moved.version = "v2".into();
+        let selection = select(&previous, &[moved.key()].into(), &HashMap::new(), None);
+        assert!(selection.delete.is_empty());
+    }
+
+    #[test]
+    fn leave_policies_releases_by_the_current_or_the_stored_flag() {
+        let previous = vec![
+            entry("", "ConfigMap", Some("ns"), "gone-profile-leave", "gone", true),
+            entry("", "ConfigMap", Some("ns"), "gone-profile-withdraw", "gone2", false),
+            entry("", "ConfigMap", Some("ns"), "now-leave", "kept", false),
+        ];
+        let leave: HashMap<String, bool> = [("kept".to_string(), true)].into();
+        let selection = select(&previous, &HashSet::new(), &leave, None);
+        assert_eq!(names(&selection.leave), ["gone-profile-leave", "now-leave"]);
+        assert_eq!(names(&selection.delete), ["gone-profile-withdraw"]);
+    }
+
+    #[test]
+    fn watch_namespaces_limit_what_is_looked_at() {
+        let previous = vec![
+            entry("", "ConfigMap", Some("apps"), "inside", "a", false),
+            entry("", "ConfigMap", Some("kube-system"), "outside", "a", false),
+            entry("", "Namespace", None, "kube-system", "a", false),
+            entry("", "Namespace", None, "apps", "a", false),
+            entry("rbac.authorization.k8s.io", "ClusterRole", None, "role", "a", false),
+        ];
+        let watch = vec!["apps".to_string()];
+        let selection = select(&previous, &HashSet::new(), &HashMap::new(), Some(&watch));
+        assert_eq!(names(&selection.delete), ["inside", "role", "apps"]);
+        assert_eq!(names(&selection.keep), ["outside", "kube-system"]);
+    }
+
+    #[test]
+    fn objects_airlock_did_not_create_are_never_deleted() {
+        let live = |labels: serde_json::Value| serde_json::json!({"metadata": {"uid": "u1", "labels": labels}});
+        let none = HashSet::new();
+        assert_eq!(untouchable(&live(serde_json::json!({LABEL_CLUSTER: "fleet.edge-1"})), "fleet.edge-1", &none), None);
+        for foreign in
+            [serde_json::json!({}), serde_json::json!({LABEL_CLUSTER: "fleet.other"}), serde_json::Value::Null]
+        {
+            let reason = untouchable(&live(foreign.clone()), "fleet.edge-1", &none).expect("left alone");
+            assert!(reason.starts_with("not Airlock's"), "{foreign}: {reason}");
+        }
+        let applied: HashSet<String> = ["u1".to_string()].into();
+        let reason = untouchable(&live(serde_json::json!({LABEL_CLUSTER: "fleet.edge-1"})), "fleet.edge-1", &applied);
+        assert!(reason.expect("left alone").contains("another apiVersion"));
+    }
+}

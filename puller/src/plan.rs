@@ -1,0 +1,83 @@
+//! `airlock-puller plan`: what a sync would create, update (with field-level diffs from
+//! server-side dry-run), prune and leave alone, and what policy would refuse. It verifies
+//! exactly as a sync does but takes no Lease and writes nothing: no objects, no state, no
+//! report. An unchanged bundle is planned too, which shows drift.
+
+use std::fmt::Write;
+
+use airlock::store::Fetch;
+
+use crate::config::SyncSettings;
+use crate::engine::{self, Outcome};
+use crate::failure::Failure;
+use crate::report::{action_name, redacted};
+use crate::source;
+use crate::state::{State, StateStore};
+use crate::sync::STATE_PREFIX;
+
+/// Plans a sync and returns the text to print.
+pub async fn plan(settings: &SyncSettings, client: &kube::Client) -> Result<String, Failure> {
+    let secret = settings.object_name(STATE_PREFIX);
+    let (_, state) = StateStore::load(client, &settings.state_namespace, &secret, &settings.cluster).await?;
+    let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
+    let floor = state.as_ref().map(State::floor).unwrap_or_default();
+    let store = source::open(&settings.source).await?;
+    let (bundle, new) = match source::fetch(&*store, &settings.cluster, &keyring, &floor).await? {
+        Fetch::New(bundle) => (bundle, true),
+        Fetch::AlreadyApplied(envelope) => {
+            (source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &envelope).await?, false)
+        }
+    };
+    let engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+    let desired = engine::desired(&bundle, &engine_settings)?;
+    let previous = state.as_ref().map_or(&[][..], |s| &s.inventory[..]);
+    let outcome = engine::plan(client, desired, previous, &engine_settings).await?;
+    let applied = state.as_ref().map_or("none".to_string(), |s| s.version.to_string());
+    let heading = format!(
+        "cluster {}: applied version {applied}, bundle version {} ({})",
+        settings.cluster,
+        bundle.predicate().version,
+        if new { "new" } else { "already applied; checking for drift" }
+    );
+    Ok(render(&heading, &outcome))
+}
+
+/// A table of every object, then the diffs.
+fn render(heading: &str, outcome: &Outcome) -> String {
+    let results: Vec<_> = outcome.results.iter().map(redacted).collect();
+    let rows: Vec<[String; 3]> =
+        results.iter().map(|r| [action_name(r.action), r.id.to_string(), r.profile.clone()]).collect();
+    let width = |i: usize| rows.iter().map(|r| r[i].len()).chain([7]).max().unwrap_or(0);
+    let (w0, w1) = (width(0), width(1));
+    let mut out = format!("{heading}\n\n{:w0$}  {:w1$}  PROFILE\n", "ACTION", "OBJECT");
+    for [action, object, profile] in &rows {
+        let _ = writeln!(out, "{action:w0$}  {object:w1$}  {profile}");
+    }
+    for r in results.iter().filter(|r| r.detail.is_some()) {
+        let _ = write!(out, "\n--- {} {}\n{}\n", action_name(r.action), r.id, r.detail.as_deref().unwrap_or_default());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Action;
+    use crate::report::test_result;
+
+    #[test]
+    fn renders_a_table_and_diffs_without_secret_data() {
+        let outcome = Outcome {
+            results: vec![
+                test_result("ConfigMap", "a", Action::WouldCreate, None),
+                test_result("ConfigMap", "b", Action::WouldConfigure, Some("data.port: 80 -> 8080")),
+                test_result("Secret", "s", Action::WouldConfigure, Some("data.token: old -> new")),
+            ],
+            ..Outcome::default()
+        };
+        let text = render("cluster fleet/edge-1", &outcome);
+        assert!(text.contains("wouldCreate     ConfigMap web/a  ClusterProfile.web"), "{text}");
+        assert!(text.contains("--- wouldConfigure ConfigMap web/b\ndata.port: 80 -> 8080"), "{text}");
+        assert!(!text.contains("old -> new"), "{text}");
+    }
+}

@@ -1,0 +1,360 @@
+//! The status report of a run (issue 4, step 7): what was verified and applied, per-object
+//! results, drift, refusals, errors and the Kubernetes version, so an operator can carry
+//! proof of what a disconnected cluster did back across the gap.
+//!
+//! `--report-to DIR` gets `report-<ns>.<name>-<time>.json` per run, written atomically:
+//! a DSSE envelope (payload type [`PAYLOAD_TYPE`]) signed with the cluster's own key when
+//! `--report-key` is given, else the plain report JSON. The latest report is also kept,
+//! unsigned, in the ConfigMap `airlock-report-<cluster name>` of the state namespace
+//! (data key `report.json`). Secret values never get here: results carry object ids, and
+//! the detail of a Secret's result (a diff could show its data) is dropped.
+
+use std::path::{Path, PathBuf};
+
+use airlock::bundle::statement::rfc3339;
+use airlock::bundle::{SigningKey, VerifiedEnvelope};
+use airlock::{ClusterId, Digest};
+use anyhow::Context;
+use jiff::Timestamp;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, Patch, PatchParams};
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Action, ObjectResult, Outcome};
+use crate::failure::Failure;
+use crate::own_objects::{MANAGER, describe, meta};
+
+/// DSSE payload type of a signed report.
+pub const PAYLOAD_TYPE: &str = "application/vnd.airlock.report.v1+json";
+/// Data key of the report ConfigMap.
+pub const CONFIG_MAP_KEY: &str = "report.json";
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunResult {
+    Applied,
+    UpToDate,
+    /// `--dry-run`: computed, nothing written.
+    DryRun,
+    Rejected,
+    Error,
+}
+
+impl RunResult {
+    /// The `result` label of `airlock_sync_runs_total`.
+    pub fn metric_label(self) -> &'static str {
+        match self {
+            RunResult::Applied | RunResult::UpToDate | RunResult::DryRun => "ok",
+            RunResult::Rejected => "rejected",
+            RunResult::Error => "error",
+        }
+    }
+}
+
+/// The bundle a run verified, whether or not it was applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleSeen {
+    pub version: u64,
+    pub digest: Digest,
+    #[serde(with = "rfc3339")]
+    pub issued_at: Timestamp,
+    #[serde(with = "rfc3339")]
+    pub expires: Timestamp,
+    pub keyring_version: u64,
+    pub signers: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drift {
+    /// Objects found changed or deleted under ContinuousWithDriftDetection.
+    pub found: u64,
+    /// Of those, re-applied.
+    pub corrected: u64,
+}
+
+/// One run's report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    pub api_version: String,
+    pub kind: String,
+    pub cluster: String,
+    pub started_at: Timestamp,
+    pub finished_at: Timestamp,
+    pub duration_ms: u64,
+    pub result: RunResult,
+    /// The version and digest the cluster runs after this run (from the state).
+    pub applied_version: Option<u64>,
+    pub applied_digest: Option<Digest>,
+    /// The bundle this run verified.
+    pub bundle: Option<BundleSeen>,
+    /// `gitVersion` of the API server.
+    pub kubernetes_version: Option<String>,
+    pub objects: Vec<ObjectResult>,
+    pub drift: Drift,
+    /// Objects refused by the namespace policy.
+    pub refused: Vec<String>,
+    pub error: Option<String>,
+    /// Requests the apply engine made (the puller's own Lease, state and report calls
+    /// not included).
+    pub api_requests: u64,
+}
+
+impl Report {
+    pub fn start(cluster: &ClusterId) -> Report {
+        let now = Timestamp::now();
+        Report {
+            api_version: "airlock.dev/v1".into(),
+            kind: "PullReport".into(),
+            cluster: cluster.to_string(),
+            started_at: now,
+            finished_at: now,
+            duration_ms: 0,
+            result: RunResult::Error,
+            applied_version: None,
+            applied_digest: None,
+            bundle: None,
+            kubernetes_version: None,
+            objects: Vec::new(),
+            drift: Drift::default(),
+            refused: Vec::new(),
+            error: None,
+            api_requests: 0,
+        }
+    }
+
+    /// Records the verified envelope of this run's bundle.
+    pub fn saw(&mut self, envelope: &VerifiedEnvelope) {
+        let p = envelope.predicate();
+        self.bundle = Some(BundleSeen {
+            version: p.version,
+            digest: envelope.digest(),
+            issued_at: p.issued_at,
+            expires: p.expires,
+            keyring_version: envelope.keyring().version(),
+            signers: envelope.signers().to_vec(),
+        });
+    }
+
+    /// Records what the engine did; `drift_pass` when it was a drift check.
+    pub fn record(&mut self, outcome: &Outcome, drift_pass: bool) {
+        self.api_requests += outcome.api_requests;
+        for r in &outcome.results {
+            match r.action {
+                Action::DriftCorrected => {
+                    self.drift.found += 1;
+                    self.drift.corrected += 1;
+                }
+                Action::Failed | Action::WouldConfigure | Action::WouldCreate if drift_pass => self.drift.found += 1,
+                Action::Refused => self.refused.push(r.id.to_string()),
+                _ => {}
+            }
+            self.objects.push(redacted(r));
+        }
+    }
+
+    /// Closes the report with the run's result.
+    pub fn finish(&mut self, result: Result<RunResult, Failure>) {
+        self.finished_at = Timestamp::now();
+        self.duration_ms = (self.finished_at - self.started_at).get_milliseconds().max(0) as u64;
+        match result {
+            Ok(r) => self.result = r,
+            Err(f) => {
+                self.result = match f {
+                    Failure::Rejected(_) => RunResult::Rejected,
+                    Failure::Error(_) => RunResult::Error,
+                };
+                self.error = Some(f.message().to_string());
+            }
+        }
+    }
+
+    /// How many objects got each action, for summaries and metrics.
+    pub fn counts(&self) -> std::collections::BTreeMap<String, u64> {
+        let mut counts = std::collections::BTreeMap::new();
+        for r in &self.objects {
+            *counts.entry(action_name(r.action)).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec_pretty(self).expect("report serialises")
+    }
+
+    /// What goes into `--report-to`: signed when a key is given.
+    pub fn file_bytes(&self, key: Option<&SigningKey>) -> Vec<u8> {
+        match key {
+            Some(key) => airlock::bundle::envelope::sign(PAYLOAD_TYPE, &self.to_json(), std::slice::from_ref(key)),
+            None => self.to_json(),
+        }
+    }
+
+    /// `report-<ns>.<name>-<time>.json`; milliseconds keep two runs in a second apart.
+    pub fn file_name(&self) -> String {
+        let cluster = self.cluster.replacen('/', ".", 1);
+        format!("report-{cluster}-{}.json", self.finished_at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
+    }
+}
+
+/// A result safe to show: a Secret's detail is dropped, since a diff or a validation
+/// error can quote its data.
+pub fn redacted(result: &ObjectResult) -> ObjectResult {
+    let mut r = result.clone();
+    if r.id.kind == "Secret" && r.id.group.is_empty() {
+        r.detail = r.detail.map(|_| "(detail of a Secret withheld)".into());
+    }
+    r
+}
+
+/// The serde name of an action (`created`, `driftCorrected`...).
+pub fn action_name(action: Action) -> String {
+    serde_json::to_value(action).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+/// Writes the report into `dir` atomically (a temporary file renamed into place).
+pub fn write_to_dir(report: &Report, key: Option<&SigningKey>, dir: &Path) -> anyhow::Result<PathBuf> {
+    let path = dir.join(report.file_name());
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write to {}", dir.display()))?;
+    std::io::Write::write_all(&mut tmp, &report.file_bytes(key))
+        .and_then(|()| tmp.as_file().sync_all())
+        .with_context(|| format!("cannot write to {}", dir.display()))?;
+    tmp.persist(&path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
+}
+
+/// Keeps the report as the ConfigMap `name` in `namespace`.
+pub async fn write_to_cluster(
+    report: &Report,
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> anyhow::Result<()> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let data = String::from_utf8(report.to_json()).expect("JSON is UTF-8");
+    let cm = ConfigMap {
+        metadata: meta(namespace, name, &report.cluster, None),
+        data: Some([(CONFIG_MAP_KEY.to_string(), data)].into()),
+        ..ConfigMap::default()
+    };
+    let mut value = serde_json::to_value(&cm).expect("ConfigMap serialises");
+    value["apiVersion"] = "v1".into();
+    value["kind"] = "ConfigMap".into();
+    api.patch(name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(&value))
+        .await
+        .map_err(|e| anyhow::anyhow!("report ConfigMap {namespace}/{name}: {}", describe(&e)))?;
+    Ok(())
+}
+
+/// A result for an object of a core kind in namespace `web`, profile `ClusterProfile.web`.
+#[cfg(test)]
+pub fn test_result(kind: &str, name: &str, action: Action, detail: Option<&str>) -> ObjectResult {
+    let id = crate::engine::ObjectId {
+        group: String::new(),
+        version: "v1".into(),
+        kind: kind.into(),
+        namespace: Some("web".into()),
+        name: name.into(),
+    };
+    ObjectResult { id, profile: "ClusterProfile.web".into(), action, detail: detail.map(str::to_string) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock::Limits;
+    use airlock::bundle::Keyring;
+    use airlock::bundle::envelope;
+
+    fn result(kind: &str, action: Action, detail: Option<&str>) -> ObjectResult {
+        test_result(kind, "x", action, detail)
+    }
+
+    fn report() -> Report {
+        let mut r = Report::start(&"fleet/edge-1".parse().unwrap());
+        r.record(
+            &Outcome {
+                results: vec![
+                    result("ConfigMap", Action::Created, None),
+                    result("Secret", Action::Configured, Some("data.password: hunter2 -> swordfish")),
+                    result("ConfigMap", Action::Refused, None),
+                ],
+                api_requests: 4,
+                ..Outcome::default()
+            },
+            false,
+        );
+        r.finish(Ok(RunResult::Applied));
+        r
+    }
+
+    #[test]
+    fn signed_report_verifies_with_the_cluster_key() {
+        let key = SigningKey::from_seed([9; 32]);
+        let r = report();
+        let bytes = r.file_bytes(Some(&key));
+        let decoded = envelope::decode(&bytes, PAYLOAD_TYPE, &Limits::SPEC).unwrap();
+        let keyring = Keyring::new(1, 1, vec![key.public()], &Limits::SPEC).unwrap();
+        assert_eq!(keyring.check(&decoded).unwrap(), vec![key.public().key_id()]);
+        let back: Report = serde_json::from_slice(&decoded.payload).unwrap();
+        assert_eq!(back, r);
+        let other = Keyring::new(1, 1, vec![SigningKey::from_seed([8; 32]).public()], &Limits::SPEC).unwrap();
+        assert!(other.check(&decoded).is_err(), "another cluster's key must not verify it");
+    }
+
+    #[test]
+    fn unsigned_report_is_plain_json() {
+        let r = report();
+        let back: Report = serde_json::from_slice(&r.file_bytes(None)).unwrap();
+        assert_eq!(back.result, RunResult::Applied);
+        let json: serde_json::Value = serde_json::from_slice(&r.to_json()).unwrap();
+        assert_eq!(json["result"], "applied");
+        assert_eq!(json["apiRequests"], 4);
+        assert_eq!(json["objects"][0]["action"], "created");
+    }
+
+    #[test]
+    fn never_carries_secret_details() {
+        let text = String::from_utf8(report().to_json()).unwrap();
+        assert!(!text.contains("hunter2") && !text.contains("swordfish"), "{text}");
+    }
+
+    #[test]
+    fn counts_refusals_and_drift() {
+        let r = report();
+        assert_eq!(r.refused, vec!["ConfigMap web/x".to_string()]);
+        assert_eq!(r.counts().get("created"), Some(&1));
+        let mut d = Report::start(&"fleet/edge-1".parse().unwrap());
+        let outcome = Outcome {
+            results: vec![
+                result("ConfigMap", Action::DriftCorrected, None),
+                result("ConfigMap", Action::Failed, Some("forbidden")),
+                result("ConfigMap", Action::Unchanged, None),
+            ],
+            ..Outcome::default()
+        };
+        d.record(&outcome, true);
+        assert_eq!(d.drift, Drift { found: 2, corrected: 1 });
+    }
+
+    #[test]
+    fn failures_carry_their_class_and_text() {
+        let mut r = Report::start(&"fleet/edge-1".parse().unwrap());
+        r.finish(Err(Failure::Rejected("bundle expired".into())));
+        assert_eq!((r.result, r.error.as_deref()), (RunResult::Rejected, Some("bundle expired")));
+        assert_eq!(r.result.metric_label(), "rejected");
+    }
+
+    #[test]
+    fn writes_atomically_with_the_documented_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = report();
+        let path = write_to_dir(&r, None, dir.path()).unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        assert!(name.starts_with("report-fleet.edge-1-") && name.ends_with("Z.json"), "{name}");
+        let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(entries.len(), 1, "no temporary file left behind");
+    }
+}

@@ -1,0 +1,131 @@
+//! `airlock-puller verify`: checks a store's bundle offline, every step of spec section 8,
+//! and prints what it holds: version, times, signers, keyring, profiles and objects. It
+//! touches no cluster. Without `--cluster` it checks every cluster the store holds, which
+//! is how a tarball is checked before it is carried across the gap.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use airlock::bundle::statement::rfc3339;
+use airlock::bundle::{Floor, VerifiedBundle};
+use airlock::store::{Fetch, Store};
+use airlock::{ClusterId, Limits};
+use clap::Args;
+
+use crate::config::{SourceArgs, read_capped};
+use crate::engine::{self, NamespacePolicy};
+use crate::failure::Failure;
+use crate::source;
+use crate::state::{self, State};
+
+/// A state file is the state Secret's `state.json.gz`, capped like the Secret itself.
+const STATE_FILE_BYTES: u64 = 1024 * 1024;
+
+#[derive(Debug, Clone, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Refuse bundles older than this version (rollback check without a state).
+    #[arg(long, conflicts_with = "state")]
+    pub floor: Option<u64>,
+    /// A copy of the state Secret's `state.json.gz`: verify against its floor and keyring,
+    /// as the puller would.
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+}
+
+/// Verifies every cluster asked for and returns the text to print, with the failure
+/// that decides the exit code (a rejection over an error) if any cluster failed.
+pub async fn verify(args: &VerifyArgs) -> Result<(String, Option<Failure>), Failure> {
+    let settings = args.source.check()?;
+    let state = args.state.as_deref().map(read_state).transpose()?;
+    let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
+    let store = source::open(&settings.source).await?;
+    let clusters = match (&settings.cluster, &state) {
+        (Some(c), _) => vec![c.clone()],
+        (None, Some(s)) => vec![s.cluster.parse().map_err(|e| Failure::Error(format!("state: {e}")))?],
+        (None, None) => store.clusters(&Limits::SPEC).await.map_err(|e| Failure::Error(e.to_string()))?,
+    };
+    if clusters.is_empty() {
+        return Err(Failure::Error(format!("{}: holds no bundles", store.describe())));
+    }
+    let floor = state.as_ref().map(State::floor).unwrap_or_default();
+    let mut out = String::new();
+    let mut worst: Option<Failure> = None;
+    for cluster in &clusters {
+        match one(&*store, cluster, &keyring, &floor, args.floor).await {
+            Ok(text) => out.push_str(&text),
+            Err(f) => {
+                let label = if matches!(f, Failure::Rejected(_)) { "REFUSED" } else { "FAILED" };
+                let _ = writeln!(out, "cluster {cluster}: {label}: {}\n", f.message());
+                if worst.as_ref().is_none_or(|w| matches!((w, &f), (Failure::Error(_), Failure::Rejected(_)))) {
+                    worst = Some(f);
+                }
+            }
+        }
+    }
+    Ok((out, worst))
+}
+
+fn read_state(path: &std::path::Path) -> Result<State, Failure> {
+    let bytes = read_capped(path, STATE_FILE_BYTES).map_err(|e| Failure::Error(format!("--state: {e:#}")))?;
+    state::decode(&bytes).map_err(|e| Failure::Error(format!("state file {}: {e}", path.display())))
+}
+
+async fn one(
+    store: &dyn Store,
+    cluster: &ClusterId,
+    keyring: &airlock::bundle::Keyring,
+    floor: &Floor,
+    min_version: Option<u64>,
+) -> Result<String, Failure> {
+    let (bundle, applied) = match source::fetch(store, cluster, keyring, floor).await? {
+        Fetch::New(bundle) => (bundle, false),
+        Fetch::AlreadyApplied(env) => (source::fetch_again(store, cluster, keyring, floor, &env).await?, true),
+    };
+    let version = bundle.predicate().version;
+    if let Some(min) = min_version.filter(|min| version < *min) {
+        return Err(Failure::Rejected(format!("rollback: version {version} is older than --floor {min}")));
+    }
+    describe(cluster, &bundle, applied)
+}
+
+fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool) -> Result<String, Failure> {
+    let env = bundle.envelope();
+    let p = bundle.predicate();
+    let mut out = String::new();
+    let _ =
+        writeln!(out, "cluster {cluster}: OK{}", if applied { " (the version the state says is applied)" } else { "" });
+    let _ = writeln!(out, "  version:   {}", p.version);
+    let _ = writeln!(out, "  digest:    {}", env.digest());
+    let _ = writeln!(out, "  issuedAt:  {}", rfc3339::format(&p.issued_at));
+    let _ = writeln!(out, "  expires:   {}", rfc3339::format(&p.expires));
+    let _ = writeln!(out, "  keyring:   version {}, threshold {}", env.keyring().version(), env.keyring().threshold());
+    let _ = writeln!(out, "  signers:   {}", env.signers().join(", "));
+    if let Some(ns) = &p.watch_namespaces {
+        let _ = writeln!(out, "  watchNamespaces: {}", ns.join(","));
+    }
+    let _ = writeln!(out, "  profiles:");
+    for profile in &p.profiles {
+        let deps = if profile.depends_on.is_empty() { "-".to_string() } else { profile.depends_on.join(",") };
+        let _ = writeln!(
+            out,
+            "    {}  syncMode={:?} tier={} dependsOn={deps}",
+            profile.name, profile.sync_mode, profile.tier
+        );
+    }
+    let settings = engine::Settings {
+        cluster: cluster.to_string(),
+        watch_namespaces: None,
+        namespace_policy: NamespacePolicy::Reject,
+        dry_run: true,
+        concurrency: 1,
+    };
+    let objects = engine::desired(bundle, &settings)?;
+    let _ = writeln!(out, "  objects ({}):", objects.len());
+    for o in &objects {
+        let _ = writeln!(out, "    {}  ({})", o.id, o.source);
+    }
+    out.push('\n');
+    Ok(out)
+}
