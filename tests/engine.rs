@@ -8,17 +8,12 @@
 
 mod common;
 
-// The puller is a binary crate: its engine is compiled into this test as a module.
-#[path = "../puller/src/engine/mod.rs"]
-#[allow(dead_code)]
-mod engine;
-
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use airlock::bundle::{PartSettings, StopMatchingBehavior, SyncMode};
 use airlock::cli::{KubeArgs, install_crypto_provider};
-use engine::{Action, DesiredObject, EngineError, InventoryEntry, NamespacePolicy, Outcome, Settings};
+use airlock_puller::engine::{self, Action, DesiredObject, EngineError, InventoryEntry, NamespacePolicy, Outcome, Settings};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use serde_json::json;

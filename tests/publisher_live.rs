@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use airlock::ClusterId;
 use airlock::bundle::{Keyring, VerifiedBundle};
-use support::{Fixture, Keys, bin, file, has_part, read_back, root, run_expect, summary, try_read_back};
+use common::{publisher_bin, root};
+use support::{Fixture, Keys, file, has_part, read_back, run_expect, summary, try_read_back};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 
@@ -105,7 +106,7 @@ struct Replica {
 impl Replica {
     fn start(identity: &str, store: &str, keys: &Keys, cluster: &ClusterId, lease_namespace: &str, dir: &Path) -> Replica {
         let log = dir.join(format!("{identity}.log"));
-        let child = Command::new(bin())
+        let child = Command::new(publisher_bin())
             .args(["watch", "--kubeconfig", &kubeconfig(), "--to", store, "--key", &keys.key, "--cluster", &cluster.to_string()])
             .args(["--lease-namespace", lease_namespace, "--debounce", "1s", "--identity", identity, "--log-format", "json"])
             .env_remove("KUBECONFIG")

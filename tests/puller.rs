@@ -11,67 +11,23 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
-use std::sync::OnceLock;
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use airlock::bundle::envelope::REPORT_PAYLOAD_TYPE;
 use airlock::bundle::{Keyring, PartSettings, Release, SignedBundle, SigningKey, SyncMode, envelope, keyring, sign};
 use airlock::cli::install_crypto_provider;
 use airlock::store::{RegistryCredentials, StoreRef};
 use airlock::testkit::Fixture;
 use airlock::{ClusterId, Limits};
+use common::{Run, puller_bin};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use tokio::process::Command;
-
-const REPORT_PAYLOAD_TYPE: &str = "application/vnd.airlock.report.v1+json";
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// `target/debug/airlock-puller`, built once per test process.
-fn puller_bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let built = std::process::Command::new(cargo)
-            .current_dir(root())
-            .args(["build", "-p", "airlock-puller", "--bin", "airlock-puller"])
-            .status()
-            .expect("cargo runs");
-        assert!(built.success(), "cargo build -p airlock-puller failed");
-        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
-        target.join("debug/airlock-puller")
-    })
-}
-
-/// A finished puller process.
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl From<Output> for Run {
-    fn from(o: Output) -> Run {
-        Run {
-            code: o.status.code(),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        }
-    }
-}
-
-impl std::fmt::Debug for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "exit {:?}\n--- stdout\n{}--- stderr\n{}", self.code, self.stdout, self.stderr)
-    }
-}
 
 /// How a test bundle is signed, when not by the fixture key with the default settings.
 #[derive(Default)]

@@ -8,37 +8,16 @@ mod common;
 #[path = "publisher_support/mod.rs"]
 mod publisher_support;
 
-use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use airlock::Limits;
 use airlock::bundle::{Keyring, SigningKey};
+use publisher_support::{install_crds, kubectl, kubectl_ok};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
-
-/// kubectl against one of the two apiservers, with `stdin` piped in.
-fn kubectl(kubeconfig: &str, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(common::service_env("AIRLOCK_KUBECTL"))
-        .arg("--kubeconfig")
-        .arg(common::service_env(kubeconfig))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    child.stdin.take().expect("stdin").write_all(stdin).expect("kubectl reads stdin");
-    child.wait_with_output().expect("kubectl finishes")
-}
-
-/// kubectl that must succeed; its stdout.
-fn kubectl_ok(kubeconfig: &str, args: &[&str], stdin: &[u8]) -> String {
-    let out = kubectl(kubeconfig, args, stdin);
-    assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).expect("kubectl prints UTF-8")
-}
 
 /// `kubectl auth can-i VERB RESOURCE -n NS` as the puller's ServiceAccount.
 fn puller_can(puller_ns: &str, verb: &str, resource: &str, ns: &str) -> bool {
@@ -51,12 +30,15 @@ fn puller_can(puller_ns: &str, verb: &str, resource: &str, ns: &str) -> bool {
     }
 }
 
-/// A directory with a keyring file and a registry password file.
+/// A directory with a keyring file, a registry password file and a report key (mode 0600).
 fn inputs() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");
     let keyring = Keyring::new(1, 1, vec![SigningKey::from_seed([3; 32]).public()], &Limits::SPEC).expect("keyring");
     std::fs::write(dir.path().join("keyring.json"), keyring.to_json()).expect("write keyring");
     std::fs::write(dir.path().join("password"), "airlock-test-pw\n").expect("write password");
+    let report_key = dir.path().join("report.key");
+    std::fs::write(&report_key, SigningKey::from_seed([6; 32]).to_pkcs8_pem()).expect("write report key");
+    std::fs::set_permissions(&report_key, std::fs::Permissions::from_mode(0o600)).expect("chmod report key");
     dir
 }
 
@@ -64,20 +46,13 @@ fn inputs() -> tempfile::TempDir {
 fn register(inputs: &Path, namespace: &str, cluster: &str, extra: &[&str]) -> Output {
     let keyring = inputs.join("keyring.json");
     let source = format!("oci+http://{}/airlock", common::service_env("AIRLOCK_REGISTRY"));
-    Command::new(publisher_support::bin())
+    Command::new(common::publisher_bin())
         .args(["register", "cluster", "--namespace", namespace, "--cluster", cluster, "--pullmode"])
         .args(["--source", &source, "--keyring", keyring.to_str().expect("UTF-8 path")])
         .args(["--cronjob-api", "batch/v1beta1"])
         .args(extra)
         .output()
         .expect("airlock-publisher runs")
-}
-
-fn install_crds() {
-    let crds = publisher_support::root().join("hack/crds");
-    let crds = crds.to_str().expect("UTF-8 path");
-    kubectl_ok(MANAGEMENT, &["apply", "--server-side", "-f", crds], b"");
-    kubectl_ok(MANAGEMENT, &["wait", "--for", "condition=established", "--timeout=60s", "-f", crds], b"");
 }
 
 /// Registers `cluster` against the management apiserver and applies its YAML to the managed
@@ -105,10 +80,13 @@ fn scoped_registration_creates_the_cluster_and_confines_the_puller() {
         (format!("reg-scoped-{pid}"), format!("airlock-scoped-{pid}"), format!("web-{pid}"), format!("monitoring-{pid}"));
     let inputs = inputs();
     let password = inputs.path().join("password");
+    let report_key = inputs.path().join("report.key");
     let watch = format!("{web},{monitoring}");
+    // The same report key both times, so that registering again is a no-op.
     let extra = [
         "--labels", "region=eu,tier=prod", "--watch-namespaces", &watch, "--puller-namespace", &puller_ns,
         "--registry-username", "airlock", "--registry-password-file", password.to_str().unwrap(),
+        "--report-key-file", report_key.to_str().unwrap(),
     ];
     let yaml = register_and_apply(inputs.path(), &ns, "edge-1", &extra);
 
@@ -122,6 +100,10 @@ fn scoped_registration_creates_the_cluster_and_confines_the_puller() {
     assert_eq!(cron, "batch/v1beta1 Forbid");
     let secret = kubectl_ok(MANAGED, &["get", "secret", "-n", &puller_ns, "airlock-store-credentials", "-o", "jsonpath={.type}"], b"");
     assert_eq!(secret, "kubernetes.io/dockerconfigjson");
+    let report_key = kubectl_ok(MANAGED, &["get", "secret", "-n", &puller_ns, "airlock-report-key", "-o", "jsonpath={.data.report\\.key}"], b"");
+    assert!(!report_key.is_empty(), "the report key Secret is applied");
+    let public = kubectl_ok(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-1", "-o", r"jsonpath={.metadata.annotations.airlock\.dev/report-key}"], b"");
+    assert_eq!(public, SigningKey::from_seed([6; 32]).public().to_openssh(&format!("{ns}/edge-1")));
 
     assert!(puller_can(&puller_ns, "create", "configmaps", &web));
     assert!(puller_can(&puller_ns, "delete", "deployments.apps", &monitoring));

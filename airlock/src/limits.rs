@@ -40,6 +40,12 @@ pub struct Limits {
     pub ratio_grace_bytes: u64,
     /// Entries in an OCI archive.
     pub archive_entries: usize,
+    /// YAML documents in one bundle file (spec 2.5): more is a document-separator storm.
+    pub yaml_documents: usize,
+    /// Nesting depth of one YAML document (spec 2.5): deeper is a depth bomb.
+    pub yaml_depth: usize,
+    /// Bytes of a reports file (spec 14.6): 64 reports of the largest size.
+    pub reports_file_bytes: u64,
     /// Allowed clock skew for `issuedAt`, in seconds (spec 8.9).
     pub clock_skew_secs: i64,
 }
@@ -61,6 +67,9 @@ impl Limits {
         max_ratio: 200,
         ratio_grace_bytes: MIB,
         archive_entries: 100_000,
+        yaml_documents: 1_000,
+        yaml_depth: 64,
+        reports_file_bytes: 256 * MIB,
         clock_skew_secs: 300,
     };
 

@@ -1,27 +1,16 @@
 //! `airlock-publisher`: reads Sveltos profiles and publishes one signed bundle per pull-mode
-//! cluster.
-//!
-//! The data path is `sveltos` (sources, model, selection) → `render` (resolve, templates,
-//! manifests, tiers) → `publish` (compare with the store, sign, one write). `cmd` holds
-//! the subcommands' flags; this file only parses them and turns results into exit codes.
+//! cluster. This file only parses the command line, calls into the library (`lib.rs`) and
+//! turns results into exit codes.
 #![forbid(unsafe_code)]
-
-mod cmd;
-mod keys;
-mod lease;
-mod publish;
-mod register;
-mod render;
-mod sveltos;
-mod table;
-mod template;
-mod yaml;
 
 use std::process::ExitCode;
 
 use airlock::cli::{LogArgs, exit, install_crypto_provider};
+use airlock_publisher::{cmd, register};
 use clap::{Parser, Subcommand};
 
+use cmd::export::ExportArgs;
+use cmd::ingest::IngestArgs;
 use cmd::keygen::KeygenArgs;
 use cmd::keyring::KeyringCommand;
 use cmd::publish::PublishArgs;
@@ -34,6 +23,9 @@ const EXAMPLES: &str = "Examples:
       --key keys/airlock.key
   airlock-publisher status --from-dir mgmt/ --from oci://registry.example/airlock
   airlock-publisher watch --to git+https://git.example/bundles.git --key keys/airlock.key
+  airlock-publisher export --from oci://registry.example/airlock --to oci-archive:update.tar \\
+      --keyring keys/keyring.json --since previous.tar
+  airlock-publisher ingest --from reports.json --kubeconfig ~/.kube/mgmt
 
 Run `airlock-publisher <command> --help` for each command's flags.";
 
@@ -62,6 +54,10 @@ enum Command {
     Keyring(KeyringCommand),
     /// Register a cluster with the management side.
     Register(register::RegisterCommand),
+    /// Write bundles from an OCI store into an OCI archive to carry across an air gap.
+    Export(Box<ExportArgs>),
+    /// Record the pullers' signed status reports on their SveltosClusters.
+    Ingest(IngestArgs),
 }
 
 #[tokio::main]
@@ -76,6 +72,8 @@ async fn main() -> ExitCode {
         Command::Keygen(args) => cmd::keygen::run(args),
         Command::Keyring(command) => cmd::keyring::run(command),
         Command::Register(command) => register::run(command).await,
+        Command::Export(args) => cmd::export::run(*args).await,
+        Command::Ingest(args) => cmd::ingest::run(args).await,
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -26,10 +26,11 @@ use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
+use crate::ingest::REPORT_KEY_ANNOTATION;
 use settings::{ClusterFlags, Registration};
 
-/// Field manager of the SveltosClusters this command applies.
-const FIELD_MANAGER: &str = "airlock-publisher";
+/// Field manager of the SveltosClusters this command applies (and `ingest` updates).
+pub const FIELD_MANAGER: &str = "airlock-publisher";
 /// Sveltos's annotation; the publisher relays it into the cluster's signed bundle.
 const WATCH_NAMESPACES_ANNOTATION: &str = "agent.projectsveltos.io/watch-namespaces";
 
@@ -52,15 +53,23 @@ enum Register {
 const CLUSTER_HELP: &str = "\
 Create a pull-mode SveltosCluster and print the YAML that makes the cluster pull.
 
-The SveltosCluster (spec.pullMode: true, the labels, and the annotation
-agent.projectsveltos.io/watch-namespaces) is server-side applied to the management cluster, or
-with --to-dir written to DIR/<namespace>.<name>.sveltoscluster.yaml for `publish --from-dir`.
-Running it again updates the labels and annotation.
+The SveltosCluster (spec.pullMode: true, the labels, and the annotations
+agent.projectsveltos.io/watch-namespaces and airlock.dev/report-key) is server-side applied to
+the management cluster, or with --to-dir written to DIR/<namespace>.<name>.sveltoscluster.yaml
+for `publish --from-dir`. Running it again updates the labels and annotations.
+
+Each registration makes the cluster an ed25519 report key (or keeps --report-key-file): its
+puller signs its status reports with the private half, and `airlock-publisher ingest` accepts
+only reports that verify with the public half, recorded in the annotation
+airlock.dev/report-key. Registering again without --report-key-file replaces the key, so apply
+the new YAML on the cluster too.
 
 Stdout gets the registration YAML for the managed cluster: the puller's namespace,
 ServiceAccount and RBAC, a ConfigMap with the keyring and settings, a Secret with the registry
-credentials (when given), a metrics Service, and the CronJob that runs `airlock-puller sync`.
-Apply it there with `kubectl apply -f`.
+credentials (when given), the Secret airlock-report-key with the report key (mounted at
+/etc/airlock/report-key/report.key), a metrics Service, and the CronJob that runs
+`airlock-puller sync`. Apply it there with `kubectl apply -f`. The YAML holds a private key:
+keep it like a Secret.
 
 Without --watch-namespaces the puller gets a ClusterRole with every verb on every resource, as
 Sveltos's agents do. With it, namespaced kinds are granted only by Roles in the listed
@@ -110,14 +119,17 @@ pub async fn run(cmd: RegisterCommand) -> anyhow::Result<u8> {
 }
 
 fn sveltos_cluster(reg: &Registration) -> Value {
-    let mut metadata = json!({
+    // The comment names the cluster for whoever copies the key out of the annotation.
+    let mut annotations = json!({ REPORT_KEY_ANNOTATION: reg.report_key.public.to_openssh(&reg.cluster.to_string()) });
+    if let Some(watched) = &reg.watch_namespaces {
+        annotations[WATCH_NAMESPACES_ANNOTATION] = watched.join(",").into();
+    }
+    let metadata = json!({
         "name": reg.cluster.name(),
         "namespace": reg.cluster.namespace(),
         "labels": reg.labels,
+        "annotations": annotations,
     });
-    if let Some(watched) = &reg.watch_namespaces {
-        metadata["annotations"] = json!({ WATCH_NAMESPACES_ANNOTATION: watched.join(",") });
-    }
     json!({
         "apiVersion": "lib.projectsveltos.io/v1beta1",
         "kind": "SveltosCluster",

@@ -31,6 +31,9 @@ pub fn short(digest: &Digest) -> String {
     format!("sha256:{}", &digest.hex()[..12])
 }
 
+/// A byte count for people, shared with the puller.
+pub use airlock::cli::progress::human_bytes;
+
 /// The publish summary: one line per cluster, then the reason of every failure.
 pub fn write_summary(out: &mut dyn Write, rows: &[Row]) -> std::io::Result<()> {
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());

@@ -42,13 +42,17 @@ pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
     serde_saphyr::from_multiple_with_options::<Value>(text, options()).map_err(|e| e.to_string().trim().to_string())
 }
 
+/// What stands between two documents of a stream: streams of documents written one at a
+/// time join with it into what [`emit`] writes for all of them.
+pub const SEPARATOR: &str = "---\n";
+
 /// Writes documents as one plain YAML stream, `---` between documents.
 pub fn emit(documents: &[Value]) -> String {
     documents
         .iter()
         .map(|d| serde_saphyr::to_string(d).expect("a JSON value serialises as YAML"))
         .collect::<Vec<_>>()
-        .join("---\n")
+        .join(SEPARATOR)
 }
 
 #[cfg(test)]

@@ -142,9 +142,7 @@ impl SourceArgs {
             None => None,
         };
         let keyring_path = self.keyring.as_ref().or(file.keyring.as_ref()).context("--keyring is required")?;
-        let keyring =
-            Keyring::parse(&read_capped(keyring_path, KEYRING_FILE_BYTES).context("--keyring")?, &Limits::SPEC)
-                .with_context(|| format!("keyring {}", keyring_path.display()))?;
+        let keyring = read_keyring(keyring_path).context("--keyring")?;
         Ok(SourceSettings { source, cluster, keyring })
     }
 }
@@ -274,6 +272,12 @@ fn check_namespaces(mut names: Vec<String>) -> anyhow::Result<Vec<String>> {
 fn read_settings_file(path: &Path) -> anyhow::Result<SettingsFile> {
     let bytes = read_capped(path, SETTINGS_FILE_BYTES).context("--config")?;
     serde_json::from_slice(&bytes).with_context(|| format!("settings file {}", path.display()))
+}
+
+/// Reads and parses a keyring file (spec section 7), naming it in any error.
+pub fn read_keyring(path: &Path) -> anyhow::Result<Keyring> {
+    Keyring::parse(&read_capped(path, KEYRING_FILE_BYTES)?, &Limits::SPEC)
+        .with_context(|| format!("keyring {}", path.display()))
 }
 
 /// Reads a local file, refusing one larger than `cap` bytes.
@@ -433,6 +437,31 @@ mod tests {
         a.report_key = Some(files.write("cluster.key", &key.to_pkcs8_pem()));
         let s = a.check(&KubeArgs::default()).unwrap();
         assert_eq!(s.report_key.unwrap().public().key_id(), key.public().key_id());
+    }
+
+    #[test]
+    fn reads_the_report_key_from_the_settings_file_registration_writes() {
+        // Exactly the fields `airlock-publisher register cluster` writes into config.json
+        // (publisher/src/register/manifests.rs), with the mounted paths made local.
+        let files = Files::new();
+        let key = SigningKey::from_seed([5; 32]);
+        let key_path = files.write("report.key", &key.to_pkcs8_pem());
+        let config = serde_json::json!({
+            "source": "oci+http://127.0.0.1:5000/airlock", "cluster": "fleet/edge-1",
+            "keyring": files.dir.path().join("keyring.json"), "watchNamespaces": null,
+            "namespacePolicy": "reject", "stateNamespace": "airlock-system",
+            "reportTo": files.dir.path(), "reportKey": key_path,
+        });
+        let s = args(files.write("config.json", &config.to_string())).check(&KubeArgs::default()).unwrap();
+        assert_eq!(s.report_key.unwrap().public().key_id(), key.public().key_id());
+        assert_eq!((s.report_to.as_deref(), s.watch_namespaces), (Some(files.dir.path()), None));
+
+        let missing = config.as_object().unwrap().clone().into_iter().map(|(k, v)| {
+            (k.clone(), if k == "reportKey" { files.dir.path().join("gone.key").display().to_string().into() } else { v })
+        });
+        let path = files.write("config.json", &serde_json::Value::Object(missing.collect()).to_string());
+        let err = format!("{:#}", args(path).check(&KubeArgs::default()).unwrap_err());
+        assert!(err.contains("--report-key") && err.contains("gone.key"), "{err}");
     }
 
     #[test]

@@ -4,10 +4,10 @@
 //! this module only sorts them into the two classes.
 
 use airlock::cli::exit;
+use airlock::cli::lease::LeaseError;
 use airlock::store::FetchError;
 
 use crate::engine::EngineError;
-use crate::lease::LeaseError;
 use crate::state::StateError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +62,15 @@ impl From<StateError> for Failure {
 
 impl From<LeaseError> for Failure {
     fn from(e: LeaseError) -> Failure {
-        Failure::Error(e.to_string())
+        Failure::Error(match e {
+            LeaseError::Held { lease, holder, until } => {
+                format!("another puller holds the lease {lease} ({holder}, until {until}); not syncing")
+            }
+            LeaseError::NoNamespace { namespace, .. } => {
+                format!("state namespace {namespace} does not exist; registration creates it")
+            }
+            other => other.to_string(),
+        })
     }
 }
 

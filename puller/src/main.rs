@@ -1,37 +1,26 @@
 //! `airlock-puller`: fetches this cluster's signed bundle, verifies it, applies it with
 //! server-side apply, prunes, corrects drift and reports, as a CronJob (`sync`) or a
-//! Deployment (`run`); `verify` and `plan` show what it would do.
+//! Deployment (`run`); `verify` and `plan` show what it would do; across an air gap,
+//! `import` loads a carried archive and `export-reports` bundles the reports to carry back.
 //!
 //! Exit codes (`airlock::cli::exit`): 0 applied or nothing to do, 1 an error (retrying may
 //! help), 3 refused by verification or policy (retrying the same bundle will not).
-//! `main` parses the command line and connects the stages; it decides nothing itself.
+//! `main` parses the command line and calls into the library (`lib.rs`); it decides
+//! nothing itself.
 #![forbid(unsafe_code)]
-
-mod config;
-mod engine;
-mod failure;
-mod lease;
-mod metrics;
-mod own_objects;
-mod plan;
-mod publish;
-mod report;
-mod run_cmd;
-mod serve;
-mod source;
-mod state;
-mod sync;
-mod verify_cmd;
 
 use std::process::ExitCode;
 
+use airlock::Limits;
 use airlock::cli::{KubeArgs, LogArgs, exit, install_crypto_provider};
+use airlock_puller::config::{self, SyncArgs};
+use airlock_puller::export_reports::{self, ExportReportsArgs};
+use airlock_puller::failure::Failure;
+use airlock_puller::import_cmd::{self, ImportArgs};
+use airlock_puller::report::Report;
+use airlock_puller::{plan, publish, run_cmd, sync, verify_cmd};
 use clap::{Parser, Subcommand};
 use tokio::sync::watch;
-
-use crate::config::SyncArgs;
-use crate::failure::Failure;
-use crate::report::Report;
 
 #[derive(Debug, Parser)]
 #[command(name = "airlock-puller", version, about = "Fetch, verify and apply this cluster's signed Airlock bundle")]
@@ -70,6 +59,28 @@ enum Command {
                             --keyring keyring.json --floor 12"
     )]
     Verify(verify_cmd::VerifyArgs),
+    /// Load an archive carried across the air gap into this site's registry, layout or Git
+    /// repository: verified first, never older over newer, safe to run twice.
+    #[command(
+        after_help = "Examples:\n  airlock-puller import --from oci-archive:/media/usb/update.tar \\\n    \
+                            --to oci+http://registry.local:5000/airlock --keyring keyring.json\n  \
+                            airlock-puller import --from oci-archive:delta.tar --to git+file:///srv/bundles.git \\\n    \
+                            --keyring keyring.json\n\n\
+                            A delta archive (export --since) imports only on top of the earlier ones; without\n\
+                            them it fails naming the missing blobs, and writes nothing. Exit codes: 0 imported\n\
+                            or already present, 1 an error, 3 a bundle refused by verification or older than\n\
+                            the store's."
+    )]
+    Import(ImportArgs),
+    /// Bundle the signed reports of --report-to into one file to carry back for
+    /// `airlock-publisher ingest`.
+    #[command(
+        name = "export-reports",
+        after_help = "Example:\n  airlock-puller export-reports --from /var/lib/airlock/reports --to /media/usb/reports.json\n\n\
+                            The file is a JSON array of the report envelopes, each exactly as written\n\
+                            (bundles-format.md 14.6). An unsigned or damaged report-*.json stops the export."
+    )]
+    ExportReports(ExportReportsArgs),
 }
 
 #[tokio::main]
@@ -117,6 +128,20 @@ async fn dispatch(command: Command, kube: &KubeArgs) -> u8 {
                 failure.map_or(exit::OK, |f| fail(&f))
             }
             Err(f) => fail(&f),
+        },
+        Command::Import(args) => match import_cmd::import(&args).await {
+            Ok(text) => {
+                print!("{text}");
+                exit::OK
+            }
+            Err(f) => fail(&f),
+        },
+        Command::ExportReports(args) => match export_reports::export(&args, &Limits::SPEC) {
+            Ok(line) => {
+                println!("{line}");
+                exit::OK
+            }
+            Err(e) => fail(&Failure::Error(e.to_string())),
         },
     }
 }

@@ -3,7 +3,7 @@
 //! proof of what a disconnected cluster did back across the gap.
 //!
 //! `--report-to DIR` gets `report-<ns>.<name>-<time>.json` per run, written atomically:
-//! a DSSE envelope (payload type [`PAYLOAD_TYPE`]) signed with the cluster's own key when
+//! a DSSE envelope (payload type [`REPORT_PAYLOAD_TYPE`]) signed with the cluster's own key when
 //! `--report-key` is given, else the plain report JSON. The latest report is also kept,
 //! unsigned, in the ConfigMap `airlock-report-<cluster name>` of the state namespace
 //! (data key `report.json`). Secret values never get here: results carry object ids, and
@@ -12,7 +12,9 @@
 use std::path::{Path, PathBuf};
 
 use airlock::bundle::statement::rfc3339;
+use airlock::bundle::envelope::REPORT_PAYLOAD_TYPE;
 use airlock::bundle::{SigningKey, VerifiedEnvelope};
+use airlock::cli::describe_api_error;
 use airlock::{ClusterId, Digest};
 use anyhow::Context;
 use jiff::Timestamp;
@@ -22,10 +24,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Action, ObjectResult, Outcome};
 use crate::failure::Failure;
-use crate::own_objects::{MANAGER, describe, meta};
+use crate::own_objects::{MANAGER, meta};
 
-/// DSSE payload type of a signed report.
-pub const PAYLOAD_TYPE: &str = "application/vnd.airlock.report.v1+json";
 /// Data key of the report ConfigMap.
 pub const CONFIG_MAP_KEY: &str = "report.json";
 
@@ -187,7 +187,7 @@ impl Report {
     /// What goes into `--report-to`: signed when a key is given.
     pub fn file_bytes(&self, key: Option<&SigningKey>) -> Vec<u8> {
         match key {
-            Some(key) => airlock::bundle::envelope::sign(PAYLOAD_TYPE, &self.to_json(), std::slice::from_ref(key)),
+            Some(key) => airlock::bundle::envelope::sign(REPORT_PAYLOAD_TYPE, &self.to_json(), std::slice::from_ref(key)),
             None => self.to_json(),
         }
     }
@@ -244,7 +244,7 @@ pub async fn write_to_cluster(
     value["kind"] = "ConfigMap".into();
     api.patch(name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(&value))
         .await
-        .map_err(|e| anyhow::anyhow!("report ConfigMap {namespace}/{name}: {}", describe(&e)))?;
+        .map_err(|e| anyhow::anyhow!("report ConfigMap {namespace}/{name}: {}", describe_api_error(&e)))?;
     Ok(())
 }
 
@@ -295,7 +295,7 @@ mod tests {
         let key = SigningKey::from_seed([9; 32]);
         let r = report();
         let bytes = r.file_bytes(Some(&key));
-        let decoded = envelope::decode(&bytes, PAYLOAD_TYPE, &Limits::SPEC).unwrap();
+        let decoded = envelope::decode(&bytes, REPORT_PAYLOAD_TYPE, &Limits::SPEC).unwrap();
         let keyring = Keyring::new(1, 1, vec![key.public()], &Limits::SPEC).unwrap();
         assert_eq!(keyring.check(&decoded).unwrap(), vec![key.public().key_id()]);
         let back: Report = serde_json::from_slice(&decoded.payload).unwrap();

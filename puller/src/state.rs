@@ -19,6 +19,7 @@ use std::io::Read;
 
 use airlock::bundle::statement::rfc3339;
 use airlock::bundle::{Floor, Keyring};
+use airlock::cli::{describe_api_error, namespace_missing, status_code};
 use airlock::{ClusterId, Digest, Limits};
 use flate2::Compression;
 use flate2::read::GzDecoder;
@@ -31,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use crate::engine::InventoryEntry;
-use crate::own_objects::{describe, meta, namespace_missing, status_code};
+use crate::own_objects::meta;
 
 /// The data key of the state Secret.
 pub const STATE_KEY: &str = "state.json.gz";
@@ -199,7 +200,7 @@ impl StateStore {
         if namespace_missing(e) {
             return StateError::NoNamespace { namespace: self.namespace.clone() };
         }
-        StateError::Api { secret: self.secret(), message: describe(e) }
+        StateError::Api { secret: self.secret(), message: describe_api_error(e) }
     }
 }
 

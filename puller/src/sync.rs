@@ -9,6 +9,7 @@
 //! way. This module does not parse manifests or talk to stores itself.
 
 use airlock::bundle::{Floor, VerifiedEnvelope};
+use airlock::cli::lease::{self, HeldLease, LeaseConfig};
 use airlock::store::Fetch;
 use jiff::Timestamp;
 use tokio::sync::watch;
@@ -16,7 +17,7 @@ use tokio::sync::watch;
 use crate::config::SyncSettings;
 use crate::engine::{self, InventoryEntry, Outcome};
 use crate::failure::Failure;
-use crate::lease::{self, HeldLease};
+use crate::own_objects::{ANNOTATION_CLUSTER, MANAGER};
 use crate::report::{self, Report, RunResult};
 use crate::source;
 use crate::state::{State, StateStore};
@@ -32,19 +33,14 @@ pub const REPORT_PREFIX: &str = "airlock-report-";
 pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::Receiver<bool>) -> Report {
     let mut report = Report::start(&settings.cluster);
     report.kubernetes_version = client.apiserver_version().await.ok().map(|v| v.git_version);
-    let name = settings.object_name(LEASE_PREFIX);
-    let cluster = settings.cluster.to_string();
-    let identity = lease::identity();
-    let lease =
-        match lease::acquire(client, &settings.state_namespace, &name, &cluster, &identity, settings.lease_duration)
-            .await
-        {
-            Ok(lease) => lease,
-            Err(e) => {
-                report.finish(Err(e.into()));
-                return report;
-            }
-        };
+    // Fail fast when another puller holds it: the next scheduled run tries again.
+    let lease = match lease_config(settings).try_acquire(client).await {
+        Ok(lease) => lease,
+        Err(e) => {
+            report.finish(Err(e.into()));
+            return report;
+        }
+    };
     let result = apply(settings, client, &lease, stop, &mut report).await;
     report.finish(result);
     let name = settings.object_name(REPORT_PREFIX);
@@ -54,6 +50,19 @@ pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::R
     }
     lease.release().await;
     report
+}
+
+/// The Lease `airlock-puller-<cluster name>` in the state namespace, which keeps two
+/// pullers of one cluster from syncing at once.
+fn lease_config(settings: &SyncSettings) -> LeaseConfig {
+    LeaseConfig {
+        namespace: settings.state_namespace.clone(),
+        name: settings.object_name(LEASE_PREFIX),
+        identity: lease::identity(),
+        duration: settings.lease_duration,
+        manager: MANAGER,
+        annotations: [(ANNOTATION_CLUSTER.to_string(), settings.cluster.to_string())].into(),
+    }
 }
 
 async fn apply(

@@ -1,4 +1,6 @@
-//! Helpers shared by the end-to-end tests: where `hack/services.sh` started the services.
+//! Helpers shared by the end-to-end tests: where `hack/services.sh` started the services,
+//! the binaries under test (built once per test process), new Git repositories, and the
+//! output of a finished process.
 // Each test binary compiles this module and uses its own subset of it.
 #![allow(dead_code)]
 
@@ -34,4 +36,86 @@ pub fn service_env(key: &str) -> String {
             path.display()
         )
     })
+}
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `target/debug/<bin>` of the workspace package `package`, built once per test process:
+/// a test crate cannot depend on a binary, so the tests build it with cargo, which does
+/// nothing when it is up to date.
+pub fn binary(package: &str, bin: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    // Held during the build, so parallel tests wait for one build instead of racing it.
+    let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let key = format!("{package}/{bin}");
+    if !built.contains(&key) {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .current_dir(root())
+            .args(["build", "-p", package, "--bin", bin])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo build -p {package} --bin {bin} failed");
+        built.push(key);
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
+    target.join("debug").join(bin)
+}
+
+/// `target/debug/airlock-puller`, built once per test process.
+pub fn puller_bin() -> PathBuf {
+    binary("airlock-puller", "airlock-puller")
+}
+
+/// `target/debug/airlock-publisher`, built once per test process.
+pub fn publisher_bin() -> PathBuf {
+    binary("airlock-publisher", "airlock-publisher")
+}
+
+/// A new empty repository `name` on the test Git server (`hack/git-server.sh new-repo`);
+/// its http URL.
+pub fn new_git_repo(name: &str) -> String {
+    service_env("AIRLOCK_GIT_HTTP");
+    let script = root().join("hack/git-server.sh");
+    let out = std::process::Command::new(&script).args(["new-repo", name]).output().expect("hack/git-server.sh runs");
+    assert!(out.status.success(), "{} new-repo: {}", script.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("a UTF-8 URL").trim().to_string()
+}
+
+/// A finished process: exit code and output, printed whole when an assertion fails.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<std::process::Output> for Run {
+    fn from(o: std::process::Output) -> Run {
+        Run {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit {:?}\n--- stdout\n{}--- stderr\n{}", self.code, self.stdout, self.stderr)
+    }
+}
+
+/// Creates the namespace `name` through `client`.
+pub async fn create_namespace(client: &kube::Client, name: &str) {
+    let ns = k8s_openapi::api::core::v1::Namespace {
+        metadata: kube::api::ObjectMeta { name: Some(name.to_string()), ..Default::default() },
+        ..Default::default()
+    };
+    kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+        .create(&kube::api::PostParams::default(), &ns)
+        .await
+        .unwrap_or_else(|e| panic!("namespace {name} not created: {e}"));
 }

@@ -1,12 +1,11 @@
-//! What the publisher's end-to-end tests share: the binary (built once), the fixture
-//! management set with a unique run id, keys made by `keygen`, the summary table, and
-//! reading bundles back verified.
+//! What the publisher's end-to-end tests share: running the binary, the fixture
+//! management set with a unique run id, keys made by `keygen`, the summary table, reading
+//! bundles back verified, and kubectl against the test apiservers.
 // Each test binary uses its own subset.
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use airlock::bundle::{Expectation, Floor, Keyring, VerifiedBundle};
@@ -14,29 +13,11 @@ use airlock::store::{Fetch, RegistryCredentials, StoreRef, fetch_verified};
 use airlock::{ClusterId, Limits};
 use jiff::Timestamp;
 
-pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// `target/debug/airlock-publisher`, built once per test process.
-pub fn bin() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let built = Command::new(cargo)
-            .current_dir(root())
-            .args(["build", "-p", "airlock-publisher", "--bin", "airlock-publisher"])
-            .status()
-            .expect("cargo runs");
-        assert!(built.success(), "cargo build -p airlock-publisher failed");
-        let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
-        target.join("debug/airlock-publisher")
-    })
-}
+use crate::common::{publisher_bin, root};
 
 /// Runs the publisher with `args`; logs only warnings and errors.
 pub fn run(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).env("AIRLOCK_LOG", "warn").env_remove("KUBECONFIG").output().expect("airlock-publisher runs")
+    Command::new(publisher_bin()).args(args).env("AIRLOCK_LOG", "warn").env_remove("KUBECONFIG").output().expect("airlock-publisher runs")
 }
 
 /// Runs the publisher and asserts its exit code; returns stdout.
@@ -162,4 +143,35 @@ pub fn file(bundle: &VerifiedBundle, path: &str) -> String {
 
 pub fn has_part(bundle: &VerifiedBundle, part: &str) -> bool {
     bundle.predicate().profiles.iter().any(|p| p.name == part)
+}
+
+/// kubectl against the apiserver whose kubeconfig is the service variable `kubeconfig`
+/// (`AIRLOCK_KUBECONFIG_MANAGEMENT` or `_MANAGED`), with `stdin` piped in.
+pub fn kubectl(kubeconfig: &str, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(crate::common::service_env("AIRLOCK_KUBECTL"))
+        .arg("--kubeconfig")
+        .arg(crate::common::service_env(kubeconfig))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    child.stdin.take().expect("stdin").write_all(stdin).expect("kubectl reads stdin");
+    child.wait_with_output().expect("kubectl finishes")
+}
+
+/// kubectl that must succeed; its stdout.
+pub fn kubectl_ok(kubeconfig: &str, args: &[&str], stdin: &[u8]) -> String {
+    let out = kubectl(kubeconfig, args, stdin);
+    assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("kubectl prints UTF-8")
+}
+
+/// Installs the Sveltos CRDs of hack/crds/ into the management apiserver.
+pub fn install_crds() {
+    let crds = root().join("hack/crds");
+    let crds = crds.to_str().expect("UTF-8 path");
+    kubectl_ok("AIRLOCK_KUBECONFIG_MANAGEMENT", &["apply", "--server-side", "-f", crds], b"");
+    kubectl_ok("AIRLOCK_KUBECONFIG_MANAGEMENT", &["wait", "--for", "condition=established", "--timeout=60s", "-f", crds], b"");
 }

@@ -11,6 +11,8 @@ use crate::limits::Limits;
 
 pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
 pub const KEYRING_PAYLOAD_TYPE: &str = "application/vnd.airlock.keyring.v1+json";
+/// A puller's signed status report (spec 14.2).
+pub const REPORT_PAYLOAD_TYPE: &str = "application/vnd.airlock.report.v1+json";
 
 /// Why envelope bytes could not be decoded (spec 8.1-8.2).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -3,7 +3,7 @@
 //! which is what keeps their manifests identical byte for byte.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
@@ -92,19 +92,21 @@ pub struct Artifact {
     pub blobs: Vec<Blob>,
 }
 
-/// Compressed parts by part digest, so a part shared by many clusters is compressed once.
+/// Compressed parts by part digest, so a part shared by many clusters is compressed once,
+/// even when several threads build artifacts at the same time.
 #[derive(Debug, Default)]
-pub struct GzipCache(Mutex<HashMap<Digest, Blob>>);
+pub struct GzipCache(Mutex<HashMap<Digest, Arc<OnceLock<Blob>>>>);
 
 impl GzipCache {
     fn get(&self, part: Digest, tar: impl FnOnce() -> Vec<u8>) -> Blob {
-        if let Some(b) = self.0.lock().expect("not poisoned").get(&part) {
-            return b.clone();
-        }
-        let gz = gzip::compress(&tar());
-        let blob = Blob { digest: Digest::of(&gz), bytes: Arc::new(gz) };
-        self.0.lock().expect("not poisoned").insert(part, blob.clone());
-        blob
+        let cell = self.0.lock().expect("not poisoned").entry(part).or_default().clone();
+        // Outside the map's lock: other parts compress meanwhile; a second thread asking
+        // for this part waits for the first instead of compressing it again.
+        cell.get_or_init(|| {
+            let gz = gzip::compress(&tar());
+            Blob { digest: Digest::of(&gz), bytes: Arc::new(gz) }
+        })
+        .clone()
     }
 }
 

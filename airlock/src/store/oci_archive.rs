@@ -175,7 +175,7 @@ impl ArchiveStore {
     }
 
     fn reader(&self, limits: &Limits) -> Result<LayoutReader<ArchiveFiles>, StoreError> {
-        ArchiveFiles::scan(&self.path, limits).map(LayoutReader)
+        ArchiveFiles::scan(&self.path, limits).map(LayoutReader::new)
     }
 }
 
@@ -240,7 +240,7 @@ impl OciStore for ArchiveStore {
     }
 
     async fn has_blob(&self, _: &ClusterId, digest: &Digest) -> Result<bool, StoreError> {
-        Ok(self.reader(&Limits::SPEC)?.0.names().any(|n| n == blob_name(digest)))
+        Ok(self.reader(&Limits::SPEC)?.files.names().any(|n| n == blob_name(digest)))
     }
 
     async fn put_artifact(&self, cluster: &ClusterId, version: u64, artifact: &Artifact) -> Result<u64, StoreError> {

@@ -2,6 +2,8 @@
 //! to reach the store. Each subcommand parses its raw flags, checks them into typed
 //! settings before any I/O, then hands over to the pipeline modules.
 
+pub mod export;
+pub mod ingest;
 pub mod keygen;
 pub mod keyring;
 pub mod publish;
@@ -11,7 +13,7 @@ pub mod watch;
 use std::path::PathBuf;
 
 use airlock::cli::KubeArgs;
-use airlock::store::{RegistryCredentials, Store, StoreRef};
+use airlock::store::{OciStore, RegistryCredentials, Store, StoreRef};
 use anyhow::Context;
 use clap::Args;
 use jiff::SignedDuration;
@@ -61,14 +63,21 @@ pub struct StoreArgs {
 
 impl StoreArgs {
     pub async fn open(&self, reference: &str) -> anyhow::Result<Box<dyn Store>> {
-        let reference: StoreRef = reference.parse()?;
-        let credentials = RegistryCredentials {
+        Ok(airlock::store::open(&reference.parse()?, &self.credentials()).await?)
+    }
+
+    /// Opens an OCI store for raw artifact access (`export`); a Git store is an error.
+    pub async fn open_oci(&self, reference: &StoreRef) -> anyhow::Result<Box<dyn OciStore>> {
+        Ok(airlock::store::open_oci(reference, &self.credentials()).await?)
+    }
+
+    fn credentials(&self) -> RegistryCredentials {
+        RegistryCredentials {
             username: self.registry_username.clone(),
             password: self.registry_password.clone(),
             token: self.registry_token.clone(),
             docker_config: self.docker_config.clone(),
-        };
-        Ok(airlock::store::open(&reference, &credentials).await?)
+        }
     }
 }
 

@@ -6,13 +6,14 @@ use airlock::bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock::bundle::keyring::chain;
 use airlock::cli::exit;
 use airlock::store::PublishMeta;
-use airlock::{ClusterId, Limits};
+use airlock::{ClusterId, Digest, Limits};
 use anyhow::bail;
 use clap::Args;
 use jiff::SignedDuration;
 
 use super::{SourceArgs, StoreArgs, parse_duration};
 use crate::keys;
+use crate::memo::Memo;
 use crate::publish::{self, Publisher, Row, Signer, Status};
 use crate::table;
 
@@ -64,6 +65,14 @@ pub struct PublishArgs {
     /// The revision of --source (e.g. a commit id).
     #[arg(long, value_name = "REV")]
     pub revision: Option<String>,
+    /// Where to remember what each cluster rendered to, so the next run renders only the
+    /// clusters whose inputs changed. Default: $XDG_CACHE_HOME/airlock-publisher, else
+    /// ~/.cache/airlock-publisher.
+    #[arg(long, value_name = "DIR", env = "AIRLOCK_PUBLISHER_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// Render every cluster, remembering nothing.
+    #[arg(long, conflicts_with = "cache_dir")]
+    pub no_cache: bool,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -75,12 +84,26 @@ impl PublishArgs {
         let store = self.store.open(&self.to).await?;
         Ok(Publisher {
             signer,
-            store,
+            store: store.into(),
             meta: PublishMeta { source: self.source_uri.clone(), revision: self.revision.clone() },
             only: self.clusters.clone(),
             dry_run: self.dry_run,
             limits: Limits::SPEC,
+            memo: self.memo(),
         })
+    }
+
+    /// The render memo of this source: one file per source directory or management
+    /// cluster, so publishing two fleets from one machine keeps both.
+    fn memo(&self) -> Memo {
+        let home = || std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
+        let dir = self.cache_dir.clone().or_else(|| std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(home).map(|d| d.join("airlock-publisher")));
+        let Some(dir) = dir.filter(|_| !self.no_cache) else { return Memo::disabled() };
+        let source = match &self.source.from_dir {
+            Some(d) => format!("dir {}", std::path::absolute(d).unwrap_or_else(|_| d.clone()).display()),
+            None => format!("cluster {:?} {:?}", self.source.kube.kubeconfig, self.source.kube.context),
+        };
+        Memo::open(&dir.join(format!("render-memo-{}.json", &Digest::of(source.as_bytes()).hex()[..16])))
     }
 
     fn signer(&self) -> anyhow::Result<Signer> {

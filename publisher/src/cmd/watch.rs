@@ -4,13 +4,14 @@
 //! management cluster (metadata only: a change of any kind bumps the resourceVersion),
 //! coalesces a burst of changes into one run after a quiet period, and re-runs the whole
 //! publish: it is idempotent, so clusters whose content did not change keep their
-//! version. A periodic run refreshes bundles before they expire. The `lease` module keeps
-//! a second replica standing by.
+//! version. A periodic run refreshes bundles before they expire. The Lease
+//! (`airlock::cli::lease`) keeps a second replica standing by.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use airlock::cli::exit;
+use airlock::cli::lease::{self, LeaseConfig};
 use anyhow::{Context, bail};
 use clap::Args;
 use futures::StreamExt;
@@ -24,7 +25,6 @@ use tokio::time::Instant;
 
 use super::parse_duration;
 use super::publish::{PublishArgs, report};
-use crate::lease;
 use crate::publish;
 use crate::sveltos::Source;
 use crate::sveltos::live::{LiveSource, sveltos_kinds};
@@ -39,6 +39,11 @@ Run two replicas for availability: one publishes, the other stands by on the Lea
 const RETRY: Duration = Duration::from_secs(30);
 /// Longest a burst of changes delays a publish.
 const MAX_COALESCE: Duration = Duration::from_secs(30);
+/// How long the Lease holds without renewal: a standby takes over this long after the
+/// holder died.
+const LEASE_DURATION: Duration = Duration::from_secs(30);
+/// How often a standby looks whether the Lease became free.
+const STANDBY_POLL: Duration = Duration::from_secs(5);
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = EXAMPLES)]
@@ -66,12 +71,19 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
     let publisher = args.publish.publisher().await?;
     let client = args.publish.source.kube.client().await.context("connecting to the management cluster")?;
     let source = Source::Live(LiveSource::new(client.clone()));
-    let identity = args.identity.clone().unwrap_or_else(default_identity);
+    let lease = LeaseConfig {
+        namespace: args.lease_namespace.clone(),
+        name: "airlock-publisher".into(),
+        identity: args.identity.clone().unwrap_or_else(lease::identity),
+        duration: LEASE_DURATION,
+        manager: "airlock-publisher",
+        annotations: Default::default(),
+    };
     // Listening from the start: a SIGTERM while standing by or mid-publish is not lost.
     let stop = shutdown();
     tokio::pin!(stop);
     let held = tokio::select! {
-        held = lease::acquire(&client, &args.lease_namespace, "airlock-publisher", &identity) => held?,
+        held = lease.wait(&client, STANDBY_POLL) => held?,
         _ = &mut stop => return Ok(exit::OK),
     };
     let mut lost = held.lost();
@@ -153,9 +165,4 @@ async fn shutdown() {
         _ = term.recv() => {}
     }
     tracing::info!("shutting down");
-}
-
-fn default_identity() -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").map(|h| h.trim().to_string()).unwrap_or_default();
-    format!("{}/{}", if host.is_empty() { "unknown-host" } else { &host }, std::process::id())
 }

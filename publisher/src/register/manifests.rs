@@ -1,16 +1,16 @@
 //! The registration YAML for a managed cluster: the puller's namespace, identity, settings,
-//! credentials, metrics Service and CronJob, plus the RBAC from `rbac`. Built from k8s-openapi
-//! types and serialised with serde-saphyr, so the output is valid and the same input always
-//! gives the same bytes. Nothing here talks to a cluster.
+//! credentials, report signing key, metrics Service and CronJob, plus the RBAC from `rbac`.
+//! Built from k8s-openapi types and serialised with serde-saphyr, so the output is valid and
+//! the same input always gives the same bytes. Nothing here talks to a cluster.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::batch::v1::{CronJob, CronJobSpec, JobSpec, JobTemplateSpec};
 use k8s_openapi::api::core::v1::{
-    Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EmptyDirVolumeSource, EnvVar,
-    KeyToPath, Namespace, PodSecurityContext, PodSpec, PodTemplateSpec, ResourceRequirements, SeccompProfile,
-    Secret, SecretVolumeSource, SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec, Volume,
-    VolumeMount,
+    Capabilities, ConfigMap, ConfigMapProjection, Container, ContainerPort, EmptyDirVolumeSource, EnvVar,
+    KeyToPath, Namespace, PodSecurityContext, PodSpec, PodTemplateSpec, ProjectedVolumeSource,
+    ResourceRequirements, SeccompProfile, Secret, SecretProjection, SecretVolumeSource, SecurityContext, Service,
+    ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount, VolumeProjection,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -26,7 +26,12 @@ use super::settings::Registration;
 pub const PULLER: &str = "airlock-puller";
 /// The Secret with the puller's registry logins, when there are any.
 pub const CREDENTIALS_SECRET: &str = "airlock-store-credentials";
+/// The Secret with the cluster's report signing key, and its data key.
+pub const REPORT_KEY_SECRET: &str = "airlock-report-key";
+const REPORT_KEY_FILE: &str = "report.key";
 const CONFIG_DIR: &str = "/etc/airlock";
+/// Where the report key appears, inside the config volume (see `pod_template`).
+const REPORT_KEY_DIR: &str = "report-key";
 const REPORT_DIR: &str = "/var/lib/airlock/reports";
 /// `$DOCKER_CONFIG`: the store client reads `config.json` there (spec 9.2).
 const DOCKER_CONFIG_DIR: &str = "/var/lib/airlock/docker";
@@ -47,6 +52,7 @@ struct PullerConfig<'a> {
     namespace_policy: &'a str,
     state_namespace: &'a str,
     report_to: &'a str,
+    report_key: String,
 }
 
 /// The registration YAML: documents separated by `---`, in an order `kubectl apply -f`
@@ -68,6 +74,15 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
     docs.push(doc(&ServiceAccount { metadata: meta(PULLER, Some(ns)), ..Default::default() })?);
     docs.extend(rbac::documents(reg)?);
     docs.push(doc(&config_map(reg)?)?);
+    docs.push(doc(&Secret {
+        metadata: meta(REPORT_KEY_SECRET, Some(ns)),
+        type_: Some("Opaque".into()),
+        data: Some(BTreeMap::from([(
+            REPORT_KEY_FILE.to_string(),
+            ByteString(reg.report_key.private_pem.clone().into_bytes()),
+        )])),
+        ..Default::default()
+    })?);
     if let Some(config) = &reg.docker_config {
         docs.push(doc(&Secret {
             metadata: meta(CREDENTIALS_SECRET, Some(ns)),
@@ -116,6 +131,7 @@ fn config_map(reg: &Registration) -> Result<ConfigMap, serde_json::Error> {
         namespace_policy: "reject",
         state_namespace: &reg.puller_namespace,
         report_to: REPORT_DIR,
+        report_key: format!("{CONFIG_DIR}/{REPORT_KEY_DIR}/{REPORT_KEY_FILE}"),
     };
     let config = serde_json::to_string_pretty(&config)? + "\n";
     Ok(ConfigMap {
@@ -194,10 +210,34 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
         empty_dir: Some(EmptyDirVolumeSource { size_limit: Some(Quantity("64Mi".into())), ..Default::default() }),
         ..Default::default()
     };
+    // One projected volume rather than the Secret mounted below the ConfigMap: a mount
+    // point inside a read-only mount cannot be created by the container runtime.
+    let report_key = KeyToPath {
+        key: REPORT_KEY_FILE.into(),
+        path: format!("{REPORT_KEY_DIR}/{REPORT_KEY_FILE}"),
+        // Readable through fsGroup by the non-root puller, by nobody else.
+        mode: Some(0o440),
+    };
     let mut volumes = vec![
         Volume {
             name: "config".into(),
-            config_map: Some(ConfigMapVolumeSource { name: PULLER.into(), ..Default::default() }),
+            projected: Some(ProjectedVolumeSource {
+                sources: Some(vec![
+                    VolumeProjection {
+                        config_map: Some(ConfigMapProjection { name: PULLER.into(), ..Default::default() }),
+                        ..Default::default()
+                    },
+                    VolumeProjection {
+                        secret: Some(SecretProjection {
+                            name: REPORT_KEY_SECRET.into(),
+                            items: Some(vec![report_key]),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    },
+                ]),
+                ..Default::default()
+            }),
             ..Default::default()
         },
         scratch("tmp"),

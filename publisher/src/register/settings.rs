@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use airlock::bundle::Keyring;
+use airlock::bundle::{Keyring, PublicKey, SigningKey};
 use airlock::cluster::{is_dns_label, is_dns_subdomain};
 use airlock::store::StoreRef;
 use airlock::{ClusterId, Limits};
@@ -89,6 +89,32 @@ pub struct ClusterFlags {
     /// A Docker config.json with the registry credentials, given to the puller as is.
     #[arg(long, conflicts_with = "registry_username", value_name = "FILE")]
     pub docker_config: Option<PathBuf>,
+    /// The cluster's report signing key (PKCS#8 PEM, mode 0600) to keep instead of
+    /// generating a new one: re-registering without it changes the key.
+    #[arg(long, value_name = "FILE")]
+    pub report_key_file: Option<PathBuf>,
+}
+
+/// The key the cluster's puller signs its reports with: the private half goes to the
+/// managed cluster, the public half onto the SveltosCluster, where `ingest` checks reports.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ReportKey {
+    /// PKCS#8 PEM.
+    pub private_pem: String,
+    pub public: PublicKey,
+}
+
+impl ReportKey {
+    fn new(key: &SigningKey) -> ReportKey {
+        ReportKey { private_pem: key.to_pkcs8_pem(), public: key.public() }
+    }
+}
+
+impl std::fmt::Debug for ReportKey {
+    // By hand, so the private key never reaches a log or a test failure message.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReportKey").field("key_id", &self.public.key_id()).finish_non_exhaustive()
+    }
 }
 
 /// Everything registration needs, checked.
@@ -107,6 +133,7 @@ pub struct Registration {
     pub puller_namespace: String,
     /// A Docker config.json for the puller's registry logins.
     pub docker_config: Option<Vec<u8>>,
+    pub report_key: ReportKey,
 }
 
 impl ClusterFlags {
@@ -137,7 +164,16 @@ impl ClusterFlags {
             schedule: self.schedule.clone(),
             cronjob_api: self.cronjob_api,
             puller_namespace: self.puller_namespace.clone(),
+            report_key: self.report_key()?,
         })
+    }
+
+    fn report_key(&self) -> anyhow::Result<ReportKey> {
+        let key = match &self.report_key_file {
+            Some(path) => crate::keys::load_private_key(path).context("--report-key-file")?,
+            None => SigningKey::generate(),
+        };
+        Ok(ReportKey::new(&key))
     }
 
     fn docker_config(&self, source: &StoreRef) -> anyhow::Result<Option<Vec<u8>>> {
@@ -239,7 +275,6 @@ fn check_schedule(schedule: &str) -> anyhow::Result<()> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use airlock::bundle::SigningKey;
     use clap::Parser;
 
     /// A keyring file with one fixed key, in a temporary directory that lives as long as it.

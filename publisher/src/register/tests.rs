@@ -1,5 +1,9 @@
 //! Unit tests of the registration YAML, read back from the bytes `register cluster` prints.
 
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use airlock::bundle::{PublicKey, SigningKey};
 use serde_json::{Value, json};
 
 use super::manifests::registration_yaml;
@@ -42,6 +46,7 @@ fn without_watch_namespaces_grants_everything_cluster_wide() {
             "Role/airlock-puller-state",
             "RoleBinding/airlock-puller-state",
             "ConfigMap/airlock-puller",
+            "Secret/airlock-report-key",
             "Service/airlock-puller",
             "CronJob/airlock-puller",
         ]
@@ -118,7 +123,13 @@ fn cron_job_runs_the_puller_non_root_and_read_only() {
     let mounts: Vec<&str> = c["volumeMounts"].as_array().unwrap().iter().map(|m| m["mountPath"].as_str().unwrap()).collect();
     assert_eq!(mounts, ["/etc/airlock", "/tmp", "/var/lib/airlock/reports"]);
     let volumes = pod["volumes"].as_array().unwrap();
-    assert_eq!(volumes[0]["configMap"]["name"], "airlock-puller");
+    assert_eq!(
+        volumes[0]["projected"]["sources"],
+        json!([{"configMap": {"name": "airlock-puller"}},
+               {"secret": {"name": "airlock-report-key",
+                           "items": [{"key": "report.key", "path": "report-key/report.key", "mode": 0o440}]}}])
+    );
+    assert_eq!(c["volumeMounts"][0], json!({"name": "config", "mountPath": "/etc/airlock", "readOnly": true}));
     assert!(volumes[1]["emptyDir"].is_object() && volumes[2]["emptyDir"].is_object());
     let service = get(&docs, "Service", Some("airlock-system"), "airlock-puller");
     assert_eq!(service["spec"]["ports"][0]["port"], 9090);
@@ -141,7 +152,8 @@ fn config_map_holds_the_keyring_and_exactly_the_puller_settings() {
         config,
         json!({"source": "oci+http://127.0.0.1:5000/airlock", "cluster": "fleet/edge-1",
                "keyring": "/etc/airlock/keyring.json", "watchNamespaces": ["web"], "namespacePolicy": "reject",
-               "stateNamespace": "airlock-system", "reportTo": "/var/lib/airlock/reports"})
+               "stateNamespace": "airlock-system", "reportTo": "/var/lib/airlock/reports",
+               "reportKey": "/etc/airlock/report-key/report.key"})
     );
     let (_, docs) = render(&[]);
     let data = &get(&docs, "ConfigMap", Some("airlock-system"), "airlock-puller")["data"];
@@ -152,7 +164,7 @@ fn config_map_holds_the_keyring_and_exactly_the_puller_settings() {
 #[test]
 fn credentials_secret_only_with_credentials_and_mounted_as_docker_config() {
     let (_, docs) = render(&[]);
-    assert!(docs.iter().all(|d| d["kind"] != "Secret"));
+    assert!(docs.iter().all(|d| d["kind"] != "Secret" || d["metadata"]["name"] == "airlock-report-key"));
     let cron = get(&docs, "CronJob", Some("airlock-system"), "airlock-puller");
     let env = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"];
     assert!(env.as_array().unwrap().iter().all(|e| e["name"] != "DOCKER_CONFIG"));
@@ -175,10 +187,13 @@ fn credentials_secret_only_with_credentials_and_mounted_as_docker_config() {
 }
 
 #[test]
-fn output_is_deterministic_and_starts_each_document_with_its_kind() {
-    let args = ["--labels", "tier=prod,region=eu", "--watch-namespaces", "web,monitoring"];
-    let (first, docs) = render(&args);
-    let (second, _) = render(&args);
+fn output_is_deterministic_given_the_report_key_and_starts_each_document_with_its_kind() {
+    let (dir, keyring) = keyring_file();
+    let key = report_key_file(dir.path(), 0o600);
+    let args = ["--labels", "tier=prod,region=eu", "--watch-namespaces", "web,monitoring", "--report-key-file", &key];
+    let yaml = || registration_yaml(&flags(&keyring, &args).check().unwrap()).unwrap();
+    let (first, second) = (yaml(), yaml());
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&first).unwrap();
     assert_eq!(first, second);
     assert_eq!(first.matches("\n---\n").count() + 1, docs.len(), "{first}");
     assert!(first.starts_with("apiVersion: v1\nkind: Namespace\n"), "{first}");
@@ -189,11 +204,13 @@ fn sveltos_cluster_carries_pull_mode_labels_and_annotation() {
     let (dir, keyring) = keyring_file();
     let reg = flags(&keyring, &["--labels", "region=eu,tier=prod", "--watch-namespaces", "web,monitoring"]).check().unwrap();
     let object = sveltos_cluster(&reg);
+    let public = reg.report_key.public.to_openssh("fleet/edge-1");
     assert_eq!(
         object,
         json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
                "metadata": {"name": "edge-1", "namespace": "fleet", "labels": {"region": "eu", "tier": "prod"},
-                            "annotations": {"agent.projectsveltos.io/watch-namespaces": "web,monitoring"}},
+                            "annotations": {"agent.projectsveltos.io/watch-namespaces": "web,monitoring",
+                                            "airlock.dev/report-key": public}},
                "spec": {"pullMode": true}})
     );
     let out = dir.path().join("clusters");
@@ -202,5 +219,43 @@ fn sveltos_cluster_carries_pull_mode_labels_and_annotation() {
     assert_eq!(serde_saphyr::from_str::<Value>(&text).unwrap(), object);
 
     let plain = flags(&keyring, &[]).check().unwrap();
-    assert!(sveltos_cluster(&plain)["metadata"].get("annotations").is_none());
+    let annotations = sveltos_cluster(&plain)["metadata"]["annotations"].as_object().unwrap().clone();
+    assert_eq!(annotations.keys().collect::<Vec<_>>(), ["airlock.dev/report-key"]);
+}
+
+/// A PKCS#8 key file with a fixed key and `mode`; its path.
+fn report_key_file(dir: &Path, mode: u32) -> String {
+    let path = dir.join(format!("report-{mode:o}.key"));
+    std::fs::write(&path, SigningKey::from_seed([4; 32]).to_pkcs8_pem()).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn each_registration_makes_a_report_key_whose_public_half_goes_on_the_cluster() {
+    let (_dir, keyring) = keyring_file();
+    let (a, b) = (flags(&keyring, &[]).check().unwrap(), flags(&keyring, &[]).check().unwrap());
+    assert_ne!(a.report_key.public, b.report_key.public, "a fresh key per registration");
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&registration_yaml(&a).unwrap()).unwrap();
+    let secret = get(&docs, "Secret", Some("airlock-system"), "airlock-report-key");
+    assert_eq!(secret["type"], "Opaque");
+    use base64::Engine;
+    let pem = base64::engine::general_purpose::STANDARD.decode(secret["data"]["report.key"].as_str().unwrap()).unwrap();
+    let private = SigningKey::from_pkcs8_pem(std::str::from_utf8(&pem).unwrap()).unwrap();
+    assert_eq!(private.public(), a.report_key.public);
+    let annotation = sveltos_cluster(&a)["metadata"]["annotations"]["airlock.dev/report-key"].as_str().unwrap().to_string();
+    assert!(annotation.starts_with("ssh-ed25519 ") && annotation.ends_with(" fleet/edge-1"), "{annotation}");
+    assert_eq!(PublicKey::parse(&annotation).unwrap(), private.public());
+    assert!(!format!("{a:?}").contains("PRIVATE KEY"), "Debug never shows the private key");
+}
+
+#[test]
+fn keeps_the_report_key_file_given_and_refuses_a_readable_one() {
+    let (dir, keyring) = keyring_file();
+    let key = report_key_file(dir.path(), 0o600);
+    let reg = flags(&keyring, &["--report-key-file", &key]).check().unwrap();
+    assert_eq!(reg.report_key.public, SigningKey::from_seed([4; 32]).public());
+    let open = report_key_file(dir.path(), 0o644);
+    let err = format!("{:#}", flags(&keyring, &["--report-key-file", &open]).check().unwrap_err());
+    assert!(err.contains("--report-key-file") && err.contains("too open") && err.contains("report-644.key"), "{err}");
 }

@@ -1,15 +1,20 @@
 //! Rendering: one cluster's matching profiles in, one unsigned bundle out.
 //!
 //! `resolve` reads and instantiates each profile's ConfigMaps and Secrets, `manifest`
-//! labels each object and places it at its path, `tier` keeps one copy of every object,
-//! and [`render`] assembles the parts (one per matching profile, empty ones included) with
-//! each part's settings. Signing and stores come after, in `publish`.
+//! labels each object and places it at its path, `shared` writes each profile's objects
+//! once for all clusters it renders the same for, `tier` keeps one copy of every object,
+//! and [`Renderer::render`] assembles the parts (one per matching profile, empty ones
+//! included) with each part's settings. `inputs` fingerprints what a cluster's rendering
+//! reads. Signing and stores come after, in `publish`.
 
+pub mod inputs;
 pub mod manifest;
 pub mod resolve;
+pub mod shared;
 pub mod tier;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use airlock::bundle::content::ContentError;
 use airlock::bundle::{Bundle, PartSettings};
@@ -19,6 +24,7 @@ use crate::sveltos::Resources;
 use crate::sveltos::model::Profile;
 use crate::yaml;
 pub use resolve::{ClusterPlan, plan};
+use shared::SharedProfiles;
 use tier::Candidate;
 
 /// Why a cluster's bundle could not be rendered. The cluster fails; others go on.
@@ -59,40 +65,52 @@ pub struct Rendered {
     pub warnings: Vec<String>,
 }
 
-/// Renders a planned cluster from fetched resources.
-pub fn render(plan: &ClusterPlan<'_>, resources: &Resources, limits: &Limits) -> Result<Rendered, RenderError> {
-    let mut warnings = Vec::new();
-    let mut candidates = Vec::new();
-    let mut parts: BTreeMap<String, &Profile> = BTreeMap::new();
-    for pp in &plan.profiles {
-        let profile = pp.profile;
-        let part = profile.part_name();
-        warnings.extend(profile.warnings.iter().map(|w| format!("{}: {w}", profile.display())));
-        for mut m in resolve::profile_manifests(pp, plan.cluster, resources, &mut warnings)? {
-            manifest::add_metadata(&mut m.value, "labels", &profile.extra_labels);
-            manifest::add_metadata(&mut m.value, "annotations", &profile.extra_annotations);
-            candidates.push(Candidate { part: part.clone(), tier: profile.tier, manifest: m });
+/// Renders the clusters of one run from the resources fetched for it. One renderer may
+/// render many clusters at once, from several threads.
+pub struct Renderer<'r> {
+    resources: &'r Resources,
+    limits: &'r Limits,
+    shared: SharedProfiles,
+}
+
+impl<'r> Renderer<'r> {
+    pub fn new(resources: &'r Resources, limits: &'r Limits) -> Renderer<'r> {
+        Renderer { resources, limits, shared: SharedProfiles::default() }
+    }
+
+    /// Renders a planned cluster.
+    pub fn render(&self, plan: &ClusterPlan<'_>) -> Result<Rendered, RenderError> {
+        let mut warnings = Vec::new();
+        let mut candidates = Vec::new();
+        let mut parts: BTreeMap<String, &Profile> = BTreeMap::new();
+        for pp in &plan.profiles {
+            let profile = pp.profile;
+            let part = profile.part_name();
+            warnings.extend(profile.warnings.iter().map(|w| format!("{}: {w}", profile.display())));
+            let prepared = self.shared.get(pp, plan.cluster, self.resources)?;
+            warnings.extend(prepared.warnings.iter().cloned());
+            candidates.extend(prepared.objects.iter().map(|o| Candidate { part: part.clone(), tier: profile.tier, object: o.clone() }));
+            parts.insert(part, profile);
         }
-        parts.insert(part, profile);
+        let (kept, tier_warnings) = tier::resolve(candidates)?;
+        warnings.extend(tier_warnings);
+        let objects = kept.len();
+        let mut files: BTreeMap<String, Vec<Arc<str>>> = BTreeMap::new();
+        for c in kept {
+            files.entry(manifest::checked_path(&c.part, &c.object.key)?).or_default().push(c.object.yaml.clone());
+        }
+        let settings = part_settings(&parts, &mut warnings)?;
+        let files = files.into_iter().map(|(path, docs)| (path, docs.join(yaml::SEPARATOR).into_bytes()));
+        let bundle = Bundle::new(parts.keys().cloned(), files, self.limits)?;
+        Ok(Rendered {
+            cluster: plan.cluster.id.clone(),
+            watch_namespaces: plan.cluster.watch_namespaces.clone(),
+            bundle,
+            settings,
+            objects,
+            warnings,
+        })
     }
-    let (kept, tier_warnings) = tier::resolve(candidates)?;
-    warnings.extend(tier_warnings);
-    let objects = kept.len();
-    let mut files: BTreeMap<String, Vec<serde_json::Value>> = BTreeMap::new();
-    for c in kept {
-        files.entry(manifest::checked_path(&c.part, &c.manifest.key)?).or_default().push(c.manifest.value);
-    }
-    let settings = part_settings(&parts, &mut warnings)?;
-    let files = files.into_iter().map(|(path, docs)| (path, yaml::emit(&docs).into_bytes()));
-    let bundle = Bundle::new(parts.keys().cloned(), files, limits)?;
-    Ok(Rendered {
-        cluster: plan.cluster.id.clone(),
-        watch_namespaces: plan.cluster.watch_namespaces.clone(),
-        bundle,
-        settings,
-        objects,
-        warnings,
-    })
 }
 
 /// Each part's settings. A dependency that does not match this cluster is dropped with a

@@ -87,8 +87,35 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>) -> Resu
 impl ClusterPlan<'_> {
     /// Every object this cluster's rendering reads.
     pub fn references(&self) -> impl Iterator<Item = &Reference> {
-        self.profiles.iter().flat_map(|p| p.policies.iter().map(|(r, _, _)| r).chain(p.templates.iter().map(|(_, r, _)| r)))
+        self.profiles.iter().flat_map(ProfilePlan::references)
     }
+}
+
+/// What a profile without templates renders from: itself and the objects its references
+/// resolved to. Within one run, equal keys render equal objects.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SharedKey {
+    part: String,
+    references: Vec<ObjectKey>,
+}
+
+impl ProfilePlan<'_> {
+    /// Every object this profile's rendering reads, for one cluster.
+    pub fn references(&self) -> impl Iterator<Item = &Reference> {
+        self.policies.iter().map(|(r, _, _)| r).chain(self.templates.iter().map(|(_, r, _)| r))
+    }
+
+    /// The key this profile renders the same under for every cluster, unless one of its
+    /// ConfigMaps or Secrets is a template (which sees the cluster).
+    pub fn shared_key(&self, resources: &Resources) -> Option<SharedKey> {
+        let templated = self.policies.iter().any(|(r, _, _)| resources.0.get(&r.key).is_some_and(is_template));
+        (!templated).then(|| SharedKey { part: self.profile.part_name(), references: self.references().map(|r| r.key.clone()).collect() })
+    }
+}
+
+/// Whether a fetched ConfigMap or Secret carries the template annotation.
+fn is_template(value: &Value) -> bool {
+    value["metadata"]["annotations"].as_object().is_some_and(|a| a.contains_key(TEMPLATE_ANNOTATION))
 }
 
 /// The manifests of one profile for one cluster. Optional references that are missing
@@ -125,8 +152,8 @@ pub fn profile_manifests(
             continue;
         };
         let object = r.key.to_string();
-        let (texts, templated) = policy_texts(value, *kind, &object, warnings)?;
-        for (key, text) in texts {
+        let templated = is_template(value);
+        for (key, text) in policy_texts(value, *kind, &object, warnings)? {
             let text = if templated {
                 let source = TemplateSource { profile: &display, resource: &object, key: &key };
                 template::render(&source, &text, &data).map_err(|e| RenderError::Template(e.to_string()))?
@@ -139,22 +166,16 @@ pub fn profile_manifests(
     Ok(out)
 }
 
-/// The data keys of a ConfigMap or manifest Secret, in key order, and whether they are
-/// templates.
-fn policy_texts(
-    value: &Value,
-    kind: PolicyKind,
-    object: &str,
-    warnings: &mut Vec<String>,
-) -> Result<(Vec<(String, String)>, bool), RenderError> {
+/// The data keys of a ConfigMap or manifest Secret, in key order.
+fn policy_texts(value: &Value, kind: PolicyKind, object: &str, warnings: &mut Vec<String>) -> Result<Vec<(String, String)>, RenderError> {
     let unreadable = |message: String| RenderError::Unreadable { object: object.to_string(), message };
-    let (metadata, texts) = match kind {
+    let texts = match kind {
         PolicyKind::ConfigMap => {
             let cm = typed::<ConfigMap>(value).map_err(unreadable)?;
             if cm.binary_data.as_ref().is_some_and(|b| !b.is_empty()) {
                 warnings.push(format!("{object}: binaryData holds no manifests; ignored"));
             }
-            (cm.metadata, cm.data.unwrap_or_default())
+            cm.data.unwrap_or_default()
         }
         PolicyKind::Secret => {
             let secret = typed::<Secret>(value).map_err(unreadable)?;
@@ -169,11 +190,10 @@ fn policy_texts(
             }
             // As the API server does when it stores a Secret: stringData wins over data.
             texts.extend(secret.string_data.unwrap_or_default());
-            (secret.metadata, texts)
+            texts
         }
     };
-    let templated = metadata.annotations.as_ref().is_some_and(|a| a.contains_key(TEMPLATE_ANNOTATION));
-    Ok((texts.into_iter().collect(), templated))
+    Ok(texts.into_iter().collect())
 }
 
 /// A fetched JSON object as its k8s-openapi type, with the reason when it is not one.

@@ -29,7 +29,7 @@ fn render_for(world: &(Inventory, Resources), cluster: &str) -> Result<Rendered,
     let (inv, res) = world;
     let c = inv.clusters.iter().find(|c| c.id.to_string() == cluster).unwrap();
     let p = plan(c, select::profiles_for(c, &inv.profiles))?;
-    render(&p, res, &Limits::SPEC)
+    Renderer::new(res, &Limits::SPEC).render(&p)
 }
 
 fn file<'a>(r: &'a Rendered, path: &str) -> &'a str {

@@ -7,17 +7,18 @@
 //! publisher guessing.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::RenderError;
-use super::manifest::Manifest;
+use super::shared::Object;
 use crate::sveltos::ObjectKey;
 
-/// A manifest offered by one part.
+/// An object offered by one part.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub part: String,
     pub tier: u32,
-    pub manifest: Manifest,
+    pub object: Arc<Object>,
 }
 
 /// Keeps one copy of every object. Returns the winners in object order and a warning per
@@ -25,7 +26,7 @@ pub struct Candidate {
 pub fn resolve(candidates: Vec<Candidate>) -> Result<(Vec<Candidate>, Vec<String>), RenderError> {
     let mut by_object: BTreeMap<ObjectKey, Vec<Candidate>> = BTreeMap::new();
     for c in candidates {
-        by_object.entry(c.manifest.key.clone()).or_default().push(c);
+        by_object.entry(c.object.key.clone()).or_default().push(c);
     }
     let mut kept = Vec::with_capacity(by_object.len());
     let mut warnings = Vec::new();
@@ -37,7 +38,7 @@ pub fn resolve(candidates: Vec<Candidate>) -> Result<(Vec<Candidate>, Vec<String
             return Err(RenderError::Conflict {
                 object: key.to_string(),
                 tier: lowest,
-                origins: tied.iter().map(|c| c.manifest.origin.clone()).collect(),
+                origins: tied.iter().map(|c| c.object.origin.clone()).collect(),
             });
         }
         let mut copies = copies.into_iter();
@@ -56,12 +57,11 @@ pub fn resolve(candidates: Vec<Candidate>) -> Result<(Vec<Candidate>, Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn candidate(part: &str, tier: u32, name: &str) -> Candidate {
-        let value = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "apps"}});
-        let key = ObjectKey::of(&value).unwrap();
-        Candidate { part: part.into(), tier, manifest: Manifest { key, value, origin: format!("{part} key k") } }
+        let key = ObjectKey::new("v1", "ConfigMap", "apps", name);
+        let object = Object { key, origin: format!("{part} key k"), yaml: format!("name: {name}\n").into() };
+        Candidate { part: part.into(), tier, object: Arc::new(object) }
     }
 
     #[test]
@@ -73,7 +73,7 @@ mod tests {
             candidate("ClusterProfile.c", 200, "shared"),
         ])
         .unwrap();
-        let winners: Vec<(&str, &str)> = kept.iter().map(|c| (c.part.as_str(), c.manifest.key.name.as_str())).collect();
+        let winners: Vec<(&str, &str)> = kept.iter().map(|c| (c.part.as_str(), c.object.key.name.as_str())).collect();
         assert_eq!(winners, [("ClusterProfile.a", "only-a"), ("ClusterProfile.b", "shared")]);
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings.iter().all(|w| w.contains("ClusterProfile.b (tier 50) wins")), "{warnings:?}");

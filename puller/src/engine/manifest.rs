@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use airlock::Digest;
+use airlock::{Digest, Limits};
 use airlock::bundle::VerifiedBundle;
 use airlock::bundle::statement::ProfileEntry;
 use serde_json::{Map, Value};
@@ -24,10 +24,6 @@ pub const ANNOTATION_BUNDLE_DIGEST: &str = "airlock.dev/bundle-digest";
 /// out of hashes, drift checks and diffs, or every object would be re-applied each version.
 pub(super) const VOLATILE_ANNOTATIONS: [&str; 2] = [ANNOTATION_VERSION, ANNOTATION_BUNDLE_DIGEST];
 
-/// YAML documents per file (spec 10): more is a document-separator storm.
-const MAX_DOCUMENTS: usize = 1_000;
-/// Nesting depth of one document (spec 10): deeper is a depth bomb.
-const MAX_DEPTH: usize = 64;
 /// The longest Kubernetes label value.
 const MAX_LABEL_VALUE: usize = 63;
 
@@ -66,14 +62,13 @@ pub(super) fn parse_file(path: &str, bytes: &[u8]) -> Result<Vec<(usize, u64, Va
         budget: serde_saphyr::budget! {
             max_aliases: 0,
             max_anchors: 0,
-            max_depth: MAX_DEPTH,
-            max_documents: MAX_DOCUMENTS,
+            max_depth: Limits::SPEC.yaml_depth,
+            max_documents: Limits::SPEC.yaml_documents,
         },
         duplicate_keys: DuplicateKeyPolicy::Error,
         merge_keys: MergeKeyPolicy::Error,
         strict_booleans: true,
-        // off-spec: YAML 1.2 reads `0644` as decimal; Kubernetes manifests mean octal file
-        // modes by it (kubectl reads YAML 1.1), and without this it would even become a float.
+        // spec 2.5: `0644` is an octal file mode, as kubectl (YAML 1.1) reads it.
         legacy_octal_numbers: true,
     };
     let documents: Vec<Spanned<Value>> =

@@ -86,18 +86,18 @@ fn rejects_a_depth_bomb_and_a_document_storm() {
         format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {}1{}\n", "[".repeat(70), "]".repeat(70));
     let (_, message) = manifest_error(&[file("ClusterProfile.web/deep.yaml", &deep)]);
     assert!(message.contains("Depth"), "{message}");
-    let storm = format!("---\n{CONFIG_MAP}").repeat(MAX_DOCUMENTS + 1);
+    let storm = format!("---\n{CONFIG_MAP}").repeat(Limits::SPEC.yaml_documents + 1);
     let (_, message) = manifest_error(&[file("ClusterProfile.web/storm.yaml", &storm)]);
     assert!(message.contains("Documents"), "{message}");
 }
 
 #[test]
 fn accepts_the_most_documents_a_file_may_hold() {
-    let many: String = (0..MAX_DOCUMENTS)
+    let many: String = (0..Limits::SPEC.yaml_documents)
         .map(|i| CONFIG_MAP.replace("name: a", &format!("name: a{i}")))
         .collect::<Vec<_>>()
         .join("---\n");
-    assert_eq!(parse(1, &[file("ClusterProfile.web/many.yaml", &many)]).unwrap().len(), MAX_DOCUMENTS);
+    assert_eq!(parse(1, &[file("ClusterProfile.web/many.yaml", &many)]).unwrap().len(), Limits::SPEC.yaml_documents);
 }
 
 #[test]

@@ -22,8 +22,8 @@ mod plan;
 mod policy;
 mod prune;
 mod scope;
-#[cfg(test)]
-pub(crate) mod testing;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 
 use std::fmt;
 

@@ -10,7 +10,7 @@ use airlock::testkit::Fixture;
 
 /// `files` (path, YAML) signed as `version` of the fixture cluster `fleet/edge-1`, each
 /// part with the settings `settings` gives it, then verified in full (spec 8).
-pub(crate) fn verified(
+pub fn verified(
     version: u64,
     files: &[(String, String)],
     settings: &dyn Fn(&str) -> PartSettings,

@@ -1,5 +1,10 @@
 //! What both binaries share at their edges (feature `cli`): kubectl-like cluster flags,
-//! log setup, and the exit codes scripts rely on. Not used by the library itself.
+//! log setup, the exit codes scripts rely on, the Lease that elects one writer
+//! ([`lease`]) and progress of long transfers ([`progress`]). Not used by the library
+//! itself.
+
+pub mod lease;
+pub mod progress;
 
 use std::path::PathBuf;
 
@@ -80,6 +85,27 @@ impl KubeArgs {
         };
         kube::Client::try_from(config)
     }
+}
+
+/// The HTTP status of a Kubernetes API error, if the server answered.
+pub fn status_code(error: &kube::Error) -> Option<u16> {
+    match error {
+        kube::Error::Api(status) => Some(status.code),
+        _ => None,
+    }
+}
+
+/// A one-line description of an API error: the server's message, not kube's debug dump.
+pub fn describe_api_error(error: &kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => format!("{} ({})", status.message, status.code),
+        other => other.to_string(),
+    }
+}
+
+/// Whether an API error says the namespace itself is missing (a create into it).
+pub fn namespace_missing(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 404 && status.message.starts_with("namespaces "))
 }
 
 /// Installs the one rustls crypto provider of the process (ring). Call first in `main`:

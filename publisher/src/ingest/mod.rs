@@ -1,0 +1,129 @@
+//! Status carried back across the air gap (issue 5, bundles-format.md section 14): the
+//! pullers' signed reports become each SveltosCluster's status and annotations, so
+//! `kubectl get sveltoscluster` shows READY and VERSION for clusters the management side
+//! never reaches.
+//!
+//! The data path is `input` (a reports file or directory) → `report` (each envelope checked
+//! against the key `register cluster` recorded for its cluster) → [`ingest`] (the newest
+//! verified report per cluster, if newer than what was ingested) → `status` (what changes)
+//! → `target` (the management cluster, or the register `--to-dir` files). A bad report is
+//! refused and named; it never stops the good ones. Nothing here talks to managed clusters.
+
+pub mod input;
+pub mod report;
+pub mod status;
+pub mod target;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use airlock::{ClusterId, Limits};
+use jiff::Timestamp;
+
+use input::Received;
+use report::{Opened, PullReport, ReportError};
+use target::{Target, TargetError};
+
+/// The cluster's report public key (OpenSSH `ssh-ed25519` line), set by `register cluster`.
+pub const REPORT_KEY_ANNOTATION: &str = "airlock.dev/report-key";
+/// `finishedAt` of the newest ingested report, RFC 3339 at full precision.
+pub const REPORT_TIME_ANNOTATION: &str = "airlock.dev/report-time";
+/// The bundle version the cluster runs, as last reported.
+pub const APPLIED_VERSION_ANNOTATION: &str = "airlock.dev/applied-version";
+/// Objects the last reported run found drifted and re-applied.
+pub const DRIFT_CORRECTED_ANNOTATION: &str = "airlock.dev/drift-corrected";
+/// The last reported run's error; absent after a run without one.
+pub const LAST_ERROR_ANNOTATION: &str = "airlock.dev/last-error";
+/// The status condition ingest maintains.
+pub const CONDITION_TYPE: &str = "BundleApplied";
+
+/// What became of one received report.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Ingested,
+    /// A report with the same finish time was ingested before: nothing to do.
+    AlreadyIngested,
+    /// Older than the report already ingested for its cluster.
+    Older { ingested: Timestamp },
+    /// A newer verified report of the same cluster came in the same input.
+    Superseded,
+    Rejected(ReportError),
+    /// Could not be read from or written to the target; retrying may help.
+    Failed(TargetError),
+}
+
+/// One received report and its fate.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub origin: String,
+    /// The cluster the report claims, when it could be read.
+    pub cluster: Option<ClusterId>,
+    /// The report, once verified.
+    pub report: Option<PullReport>,
+    pub outcome: Outcome,
+}
+
+/// Ingests every report of `received` into `target`; one row per report, in input order.
+pub async fn ingest(received: Vec<Received>, target: &Target, limits: &Limits) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::with_capacity(received.len());
+    let mut by_cluster: BTreeMap<ClusterId, Vec<(usize, Opened)>> = BTreeMap::new();
+    for (i, r) in received.into_iter().enumerate() {
+        let (cluster, outcome) = match report::open(&r.bytes, limits) {
+            Ok(opened) => {
+                let cluster = opened.cluster.clone();
+                by_cluster.entry(cluster.clone()).or_default().push((i, opened));
+                // Decided below, once the cluster's key is known.
+                (Some(cluster), Outcome::Superseded)
+            }
+            Err(e) => (None, Outcome::Rejected(e)),
+        };
+        rows.push(Row { origin: r.origin, cluster, report: None, outcome });
+    }
+    for (cluster, reports) in by_cluster {
+        let mut set = |i: usize, outcome: Outcome| rows[i].outcome = outcome;
+        let object = match target.get(&cluster).await {
+            Ok(Some(object)) => object,
+            Ok(None) => {
+                reports.iter().for_each(|(i, _)| set(*i, Outcome::Rejected(ReportError::UnknownCluster(cluster.clone()))));
+                continue;
+            }
+            Err(e) => {
+                reports.iter().for_each(|(i, _)| set(*i, Outcome::Failed(e.clone())));
+                continue;
+            }
+        };
+        let key = match report::registered_key(&cluster, &object) {
+            Ok(key) => key,
+            Err(e) => {
+                reports.iter().for_each(|(i, _)| set(*i, Outcome::Rejected(e.clone())));
+                continue;
+            }
+        };
+        let mut newest: Option<(usize, Timestamp)> = None;
+        for (i, opened) in &reports {
+            match report::verify(opened, &key) {
+                Ok(r) => {
+                    if newest.is_none_or(|(_, t)| r.finished_at > t) {
+                        newest = Some((*i, r.finished_at));
+                    }
+                    rows[*i].report = Some(r);
+                }
+                Err(e) => rows[*i].outcome = Outcome::Rejected(e),
+            }
+        }
+        let Some((i, finished)) = newest else { continue };
+        rows[i].outcome = match status::ingested_time(&object) {
+            Some(t) if t == finished => Outcome::AlreadyIngested,
+            Some(t) if t > finished => Outcome::Older { ingested: t },
+            _ => {
+                let report = rows[i].report.as_ref().expect("verified above");
+                match target.write(&cluster, &object, &status::update(report, &object)).await {
+                    Ok(()) => Outcome::Ingested,
+                    Err(e) => Outcome::Failed(e),
+                }
+            }
+        };
+    }
+    rows
+}

@@ -1,0 +1,114 @@
+//! What an ingested report changes on its SveltosCluster (spec 14.5), and reading that back
+//! for `airlock-publisher status`. Pure functions over JSON values: writing them to the
+//! management cluster or to files is `target`'s job.
+
+use std::collections::BTreeMap;
+
+use airlock::bundle::statement::rfc3339;
+use jiff::Timestamp;
+use serde_json::{Map, Value, json};
+
+use super::report::{PullReport, RunResult};
+use super::{
+    APPLIED_VERSION_ANNOTATION, CONDITION_TYPE, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION, REPORT_TIME_ANNOTATION,
+};
+use crate::table;
+
+/// Annotation values are limited to 256 KiB for all of an object's annotations together; an
+/// error message is cut well below that (on a character boundary).
+const MAX_ERROR_CHARS: usize = 1024;
+
+/// The change one report makes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Update {
+    /// The status fields ingest owns: `ready`, `version`, `agentLastReportTime` and
+    /// `conditions`. Every one is always set, so a server-side apply never drops one.
+    pub status: Map<String, Value>,
+    /// Annotations to set, or to remove (`None`).
+    pub annotations: BTreeMap<&'static str, Option<String>>,
+}
+
+/// The update `report` makes to the SveltosCluster `object` (as it is now).
+pub fn update(report: &PullReport, object: &Value) -> Update {
+    let existing = &object["status"];
+    let finished = rfc3339::format(&report.finished_at);
+    let condition_status = if report.result.ready() { "True" } else { "False" };
+    // A condition's transition time moves only when its status changes (API conventions).
+    let previous = existing["conditions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["type"] == CONDITION_TYPE && c["status"] == condition_status));
+    let since = previous.and_then(|c| c["lastTransitionTime"].as_str()).map_or(finished.clone(), str::to_string);
+    // An error run may not have reached the API server; the version last reported stays.
+    let version = report.kubernetes_version.clone().or_else(|| existing["version"].as_str().map(str::to_string));
+    let mut status = Map::new();
+    status.insert("ready".into(), report.result.ready().into());
+    if let Some(v) = version {
+        status.insert("version".into(), v.into());
+    }
+    status.insert("agentLastReportTime".into(), finished.into());
+    status.insert(
+        "conditions".into(),
+        json!([{
+            "type": CONDITION_TYPE,
+            "status": condition_status,
+            "reason": report.result.reason(),
+            "message": message(report),
+            "lastTransitionTime": since,
+        }]),
+    );
+    let annotations = BTreeMap::from([
+        (APPLIED_VERSION_ANNOTATION, report.applied_version.map(|v| v.to_string())),
+        // Full precision, unlike the status times: two runs in one second must still order.
+        (REPORT_TIME_ANNOTATION, Some(report.finished_at.to_string())),
+        (DRIFT_CORRECTED_ANNOTATION, Some(report.drift.corrected.to_string())),
+        (LAST_ERROR_ANNOTATION, report.error.as_deref().map(|e| e.chars().take(MAX_ERROR_CHARS).collect())),
+    ]);
+    Update { status, annotations }
+}
+
+/// The condition message: what the cluster runs, and what went wrong if anything did.
+fn message(report: &PullReport) -> String {
+    let runs = match (report.applied_version, &report.applied_digest) {
+        (Some(v), Some(d)) => format!("bundle v{v} ({})", table::short(d)),
+        (Some(v), None) => format!("bundle v{v}"),
+        (None, _) => "no bundle yet".to_string(),
+    };
+    let error = report.error.as_deref().unwrap_or("no detail");
+    let offered = report.bundle.as_ref().map_or(String::new(), |b| format!(" v{}", b.version));
+    match report.result {
+        RunResult::Applied => format!("applied {runs}"),
+        RunResult::UpToDate => format!("{runs} applied and up to date"),
+        RunResult::DryRun => format!("dry run of bundle{offered}; the cluster runs {runs}"),
+        RunResult::Rejected => format!("bundle{offered} rejected: {error}; the cluster runs {runs}"),
+        RunResult::Error => format!("sync failed: {error}; the cluster runs {runs}"),
+    }
+}
+
+/// When the newest ingested report of `object` finished; `None` when none was ingested
+/// (or the annotation was edited into something else, which the next report repairs).
+pub fn ingested_time(object: &Value) -> Option<Timestamp> {
+    object["metadata"]["annotations"][REPORT_TIME_ANNOTATION].as_str()?.parse().ok()
+}
+
+/// What the ingested reports say about a cluster, for display.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ingested {
+    pub applied_version: Option<String>,
+    pub kubernetes_version: Option<String>,
+    pub ready: Option<bool>,
+    pub drift_corrected: Option<String>,
+    pub report_time: Option<String>,
+}
+
+impl Ingested {
+    pub fn of(object: &Value) -> Ingested {
+        let annotation = |name: &str| object["metadata"]["annotations"][name].as_str().map(str::to_string);
+        Ingested {
+            applied_version: annotation(APPLIED_VERSION_ANNOTATION),
+            kubernetes_version: object["status"]["version"].as_str().map(str::to_string),
+            ready: object["status"]["ready"].as_bool(),
+            drift_corrected: annotation(DRIFT_CORRECTED_ANNOTATION),
+            report_time: ingested_time(object).map(|t| rfc3339::format(&t)),
+        }
+    }
+}

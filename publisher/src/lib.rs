@@ -1,0 +1,23 @@
+//! The publisher as a library: every stage of `airlock-publisher`, so the binary
+//! (`main.rs`) only parses the command line and calls in.
+//!
+//! The data path is `sveltos` (sources, model, selection) → `render` (resolve, templates,
+//! manifests, tiers) → `publish` (compare with the store, sign, one write). Across an air
+//! gap, `export` carries bundles out and `ingest` brings the pullers' reports back. `cmd`
+//! holds the subcommands' flags and entry points.
+#![forbid(unsafe_code)]
+
+pub mod cmd;
+mod ingest;
+mod keys;
+mod memo;
+mod publish;
+pub mod register;
+mod render;
+mod sveltos;
+mod table;
+mod template;
+mod yaml;
+
+// Progress bars are shared with the puller's `import`.
+use airlock::cli::progress;

@@ -1,0 +1,209 @@
+//! Remembers between runs what each cluster rendered to, by the fingerprint of everything
+//! its rendering reads (`render::inputs`). A run in which nothing a cluster's rendering
+//! reads has changed compares the store with the remembered [`Outline`] instead of
+//! rendering the cluster again: re-publishing 10,000 unchanged clusters then costs reading
+//! the source and the store, not rendering, hashing and signing every bundle.
+//!
+//! The memo is a cache, never a source of truth: the store still decides every version
+//! (spec 9.6), a cluster that must be published is always rendered in full, and a memo
+//! file that is missing, unreadable or of another format counts as empty. It holds
+//! outlines, never bundles. Each save keeps only the clusters of that run, so it does not
+//! grow with clusters long gone.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, RwLock};
+
+use airlock::Digest;
+use airlock::bundle::statement::{ProfileEntry, Statement};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+/// Names the file format; a file of another format is ignored.
+const FORMAT: &str = "airlock-publisher/render-memo/v1";
+
+/// What the comparison with the store needs of a rendered cluster, and what its summary
+/// row shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outline {
+    pub cluster: String,
+    /// The bundle digest.
+    pub bundle: Digest,
+    pub profiles: Vec<ProfileEntry>,
+    pub watch_namespaces: Option<Vec<String>>,
+    pub objects: usize,
+    pub warnings: Vec<String>,
+    /// The store's bundle of the same content, when the last run saw one.
+    pub stored: Option<Stored>,
+}
+
+/// A bundle the store held with an outline's content: its envelope's digest, and what
+/// comparing needs of its statement besides the content. The next run that finds the same
+/// envelope there knows all this without parsing it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stored {
+    pub envelope: Digest,
+    /// The digest of the keyring chain stored beside it.
+    pub chain: Option<Digest>,
+    pub version: u64,
+    #[serde(with = "airlock::bundle::statement::rfc3339")]
+    pub expires: Timestamp,
+    pub keyring_version: u64,
+}
+
+impl Outline {
+    /// The outline of a statement describing a rendered cluster.
+    pub fn of(statement: &Statement, objects: usize, warnings: Vec<String>) -> Outline {
+        let p = &statement.predicate;
+        let bundle = Digest::from_hex(&statement.subject[0].digest.sha256).expect("a statement made here names its bundle digest");
+        let (cluster, profiles, watch_namespaces) = (p.cluster.clone(), p.profiles.clone(), p.watch_namespaces.clone());
+        Outline { cluster, bundle, profiles, watch_namespaces, objects, warnings, stored: None }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct MemoFile {
+    format: String,
+    /// Outlines by the fingerprint of their inputs.
+    clusters: BTreeMap<Digest, Outline>,
+}
+
+/// The outlines remembered from the last run, and those of this run.
+#[derive(Debug, Default)]
+pub struct Memo {
+    /// Where the memo is kept; `None` remembers nothing.
+    path: Option<PathBuf>,
+    before: RwLock<BTreeMap<Digest, Outline>>,
+    now: Mutex<BTreeMap<Digest, Outline>>,
+}
+
+impl Memo {
+    /// A memo that remembers nothing: every cluster is rendered.
+    pub fn disabled() -> Memo {
+        Memo::default()
+    }
+
+    /// The memo kept in `path`.
+    pub fn open(path: &Path) -> Memo {
+        let before = match std::fs::read(path) {
+            Ok(bytes) => match serde_json::from_slice::<MemoFile>(&bytes) {
+                Ok(file) if file.format == FORMAT => file.clusters,
+                Ok(_) => BTreeMap::new(),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), "render memo unreadable, rendering every cluster: {e}");
+                    BTreeMap::new()
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => {
+                tracing::warn!(path = %path.display(), "render memo unreadable, rendering every cluster: {e}");
+                BTreeMap::new()
+            }
+        };
+        tracing::debug!(path = %path.display(), clusters = before.len(), "render memo");
+        Memo { path: Some(path.to_path_buf()), before: RwLock::new(before), now: Mutex::default() }
+    }
+
+    /// What a cluster with these inputs rendered to last time.
+    pub fn recall(&self, inputs: &Digest) -> Option<Outline> {
+        self.before.read().expect("not poisoned").get(inputs).cloned()
+    }
+
+    /// Remembers a cluster of this run.
+    pub fn keep(&self, inputs: Digest, outline: Outline) {
+        if self.path.is_some() {
+            self.now.lock().expect("not poisoned").insert(inputs, outline);
+        }
+    }
+
+    /// Writes this run's outlines, which the next run recalls. Nothing is written when
+    /// they are what the file holds already. A memo that cannot be written costs the next
+    /// run its renders, not this run its result: it is logged, not returned.
+    pub fn save(&self) {
+        let Some(path) = &self.path else { return };
+        let now = std::mem::take(&mut *self.now.lock().expect("not poisoned"));
+        let mut before = self.before.write().expect("not poisoned");
+        if now == *before {
+            return;
+        }
+        let file = MemoFile { format: FORMAT.to_string(), clusters: now };
+        if let Err(e) = write_atomically(path, &serde_json::to_vec(&file).expect("outlines serialise")) {
+            tracing::warn!(path = %path.display(), "could not save the render memo: {e}");
+        }
+        *before = file.clusters;
+    }
+}
+
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outline(cluster: &str) -> Outline {
+        let stored = Stored { envelope: Digest::of(b"e"), chain: None, version: 3, expires: Timestamp::from_second(1 << 30).unwrap(), keyring_version: 1 };
+        let (bundle, warnings) = (Digest::of(cluster.as_bytes()), vec!["w".into()]);
+        Outline { cluster: cluster.into(), bundle, profiles: vec![], watch_namespaces: None, objects: 1, warnings, stored: Some(stored) }
+    }
+
+    #[test]
+    fn recalls_what_the_last_run_kept_and_forgets_the_rest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("sub/memo.json");
+        let (a, b) = (Digest::of(b"a"), Digest::of(b"b"));
+        let first = Memo::open(&path);
+        assert_eq!(first.recall(&a), None);
+        first.keep(a, outline("fleet/a"));
+        first.keep(b, outline("fleet/b"));
+        first.save();
+        let second = Memo::open(&path);
+        assert_eq!(second.recall(&a), Some(outline("fleet/a")));
+        second.keep(b, outline("fleet/b"));
+        second.save();
+        let third = Memo::open(&path);
+        assert_eq!((third.recall(&a), third.recall(&b)), (None, Some(outline("fleet/b"))), "a was not part of the second run");
+    }
+
+    #[test]
+    fn an_unchanged_run_writes_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("memo.json");
+        let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&path).unwrap());
+        let a = Digest::of(b"a");
+        let first = Memo::open(&path);
+        first.keep(a, outline("fleet/a"));
+        first.save();
+        let written = inode();
+        let second = Memo::open(&path);
+        second.keep(a, outline("fleet/a"));
+        second.save();
+        assert_eq!(inode(), written, "a save replaces the file, so an equal inode means no save");
+        second.keep(a, outline("fleet/changed"));
+        second.save();
+        assert_ne!(inode(), written);
+    }
+
+    #[test]
+    fn a_bad_or_foreign_file_is_an_empty_memo_and_disabled_keeps_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("memo.json");
+        let a = Digest::of(b"a");
+        std::fs::write(&path, "{not json").unwrap();
+        assert_eq!(Memo::open(&path).recall(&a), None);
+        std::fs::write(&path, serde_json::to_vec(&MemoFile { format: "other/v9".into(), clusters: BTreeMap::from([(a, outline("fleet/a"))]) }).unwrap()).unwrap();
+        assert_eq!(Memo::open(&path).recall(&a), None);
+        let off = Memo::disabled();
+        off.keep(a, outline("fleet/a"));
+        off.save();
+        assert_eq!(off.recall(&a), None);
+    }
+}

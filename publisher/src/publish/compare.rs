@@ -1,0 +1,161 @@
+//! Comparing a cluster's next bundle with what the store holds: reading the store's
+//! current envelope, and deciding whether the cluster needs a new version.
+//!
+//! The statement in the store is read without checking its signatures: it is the
+//! publisher's own output, read back only for its version and content (spec 9.6), never to
+//! decide what a cluster applies. An envelope the memo remembers (same digest, same
+//! keyring chain) is not parsed again.
+
+use airlock::bundle::statement::Statement;
+use airlock::store::{Store, StoreError};
+use airlock::{ClusterId, Digest, Limits};
+use jiff::{SignedDuration, Timestamp};
+
+use crate::memo::{Outline, Stored};
+
+/// Whether a cluster's new content needs a new version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Unchanged { version: u64 },
+    Publish { version: u64, refresh: bool },
+}
+
+/// What the store holds for a cluster.
+#[derive(Debug)]
+pub enum Held {
+    Nothing,
+    /// The bundle the memo remembers seeing there.
+    Remembered,
+    Bundle { statement: Statement, chain: Option<Vec<u8>>, envelope: Digest },
+}
+
+/// Reads what the store holds for `cluster`. `remembered` is the bundle the memo saw
+/// there last; when it is still there, its statement is not parsed again. The error is the
+/// message of the cluster's failure.
+pub async fn read_held(store: &dyn Store, cluster: &ClusterId, limits: &Limits, remembered: Option<&Stored>) -> Result<Held, String> {
+    let fetched = match store.fetch_envelope(cluster, limits).await {
+        Ok(f) => f,
+        Err(StoreError::NotFound { .. }) => return Ok(Held::Nothing),
+        Err(e) => return Err(e.to_string()),
+    };
+    let envelope = Digest::of(&fetched.envelope);
+    let chain = fetched.keyring_chain.as_deref().map(Digest::of);
+    if remembered.is_some_and(|r| r.envelope == envelope && r.chain == chain) {
+        return Ok(Held::Remembered);
+    }
+    match fetched.unverified_statement() {
+        Some(statement) if statement.predicate.cluster == cluster.to_string() => Ok(Held::Bundle { statement, chain: fetched.keyring_chain, envelope }),
+        _ => Err(format!("{}: the stored envelope is unreadable; cannot tell the current version", store.describe())),
+    }
+}
+
+/// Compares what would be signed (`next`, with the signer's keyring version and chain)
+/// with the store's statement and keyring chain.
+pub fn decide(
+    current: Option<(&Statement, Option<&[u8]>)>,
+    next: &Outline,
+    keyring_version: u64,
+    next_chain: Option<&[u8]>,
+    now: Timestamp,
+    expires_in: SignedDuration,
+) -> Decision {
+    let Some((cur, cur_chain)) = current else {
+        return Decision::Publish { version: 1, refresh: false };
+    };
+    let a = &cur.predicate;
+    let same = matches!(cur.subject.as_slice(), [s] if s.name == next.cluster && s.digest.sha256 == next.bundle.hex())
+        && a.cluster == next.cluster
+        && a.profiles == next.profiles
+        && a.watch_namespaces == next.watch_namespaces
+        && a.keyring_version == keyring_version
+        && cur_chain == next_chain;
+    keep_or_refresh(same, a.version, a.expires, now, expires_in)
+}
+
+/// [`decide`] for a bundle the memo remembers: its content is the outline's, so only the
+/// keyring and the expiry are left to compare.
+pub fn decide_remembered(stored: &Stored, keyring_version: u64, next_chain: Option<Digest>, now: Timestamp, expires_in: SignedDuration) -> Decision {
+    let same = stored.keyring_version == keyring_version && stored.chain == next_chain;
+    keep_or_refresh(same, stored.version, stored.expires, now, expires_in)
+}
+
+/// A bundle of the same content keeps its version until it passed half its validity.
+fn keep_or_refresh(same: bool, version: u64, expires: Timestamp, now: Timestamp, expires_in: SignedDuration) -> Decision {
+    if !same {
+        return Decision::Publish { version: version + 1, refresh: false };
+    }
+    let half_life = SignedDuration::from_secs(expires_in.as_secs() / 2);
+    if expires.duration_since(now) > half_life {
+        Decision::Unchanged { version }
+    } else {
+        Decision::Publish { version: version + 1, refresh: true }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock::bundle::{Bundle, PartSettings, Release, sign};
+
+    fn statement(files: &[(&str, &str)], version: u64, issued: i64, expires_in: SignedDuration) -> Statement {
+        let bundle = Bundle::new(
+            ["ClusterProfile.web".to_string()],
+            files.iter().map(|(p, b)| (p.to_string(), b.as_bytes().to_vec())),
+            &Limits::SPEC,
+        )
+        .unwrap();
+        let issued_at = Timestamp::from_second(issued).unwrap();
+        let release = Release {
+            cluster: "fleet/a".parse().unwrap(),
+            version,
+            issued_at,
+            expires: issued_at.checked_add(expires_in).unwrap(),
+            keyring_version: 1,
+            watch_namespaces: None,
+        };
+        sign::statement(&bundle, &release, &|_| PartSettings::default())
+    }
+
+    fn outline(s: &Statement) -> Outline {
+        Outline::of(s, 1, Vec::new())
+    }
+
+    #[test]
+    fn versions_follow_the_store_and_unchanged_content_keeps_its_version() {
+        let day = SignedDuration::from_hours(24);
+        let files = [("ClusterProfile.web/ConfigMap.a.b.yaml", "x: 1\n")];
+        let next = statement(&files, 0, 1_000_000, 30 * day);
+        let now = next.predicate.issued_at;
+        assert_eq!(decide(None, &outline(&next), 1, None, now, 30 * day), Decision::Publish { version: 1, refresh: false });
+        let cur = statement(&files, 7, 1_000_000 - 86_400, 30 * day);
+        let unchanged = |next: &Statement, keyring: u64, chain: Option<&[u8]>| decide(Some((&cur, None)), &outline(next), keyring, chain, now, 30 * day);
+        assert_eq!(unchanged(&next, 1, None), Decision::Unchanged { version: 7 });
+        let bumped = Decision::Publish { version: 8, refresh: false };
+        assert_eq!(unchanged(&statement(&[("ClusterProfile.web/ConfigMap.a.b.yaml", "x: 2\n")], 0, 1_000_000, 30 * day), 1, None), bumped);
+        // A new keyring chain must reach the pullers even when the files did not change.
+        assert_eq!(unchanged(&next, 1, Some(b"[]")), bumped);
+        assert_eq!(unchanged(&next, 2, None), bumped, "new keyring version");
+        let mut settings_changed = next.clone();
+        settings_changed.predicate.profiles[0].tier = 5;
+        assert_eq!(unchanged(&settings_changed, 1, None), bumped);
+        let mut watch_changed = next.clone();
+        watch_changed.predicate.watch_namespaces = Some(vec!["apps".into()]);
+        assert_eq!(unchanged(&watch_changed, 1, None), bumped);
+    }
+
+    #[test]
+    fn refreshes_a_bundle_past_half_its_validity() {
+        let day = SignedDuration::from_hours(24);
+        let files = [("ClusterProfile.web/ConfigMap.a.b.yaml", "x: 1\n")];
+        let cur = statement(&files, 3, 0, 30 * day);
+        let next = statement(&files, 0, 16 * 86_400, 30 * day);
+        let now = next.predicate.issued_at;
+        assert_eq!(decide(Some((&cur, None)), &outline(&next), 1, None, now, 30 * day), Decision::Publish { version: 4, refresh: true });
+        let stored = Stored { envelope: Digest::of(b"e"), chain: None, version: 3, expires: cur.predicate.expires, keyring_version: 1 };
+        assert_eq!(decide_remembered(&stored, 1, None, now, 30 * day), Decision::Publish { version: 4, refresh: true });
+        let early = cur.predicate.issued_at.checked_add(day).unwrap();
+        assert_eq!(decide_remembered(&stored, 1, None, early, 30 * day), Decision::Unchanged { version: 3 });
+        assert_eq!(decide_remembered(&stored, 2, None, early, 30 * day), Decision::Publish { version: 4, refresh: false });
+        assert_eq!(decide_remembered(&stored, 1, Some(Digest::of(b"[]")), early, 30 * day), Decision::Publish { version: 4, refresh: false });
+    }
+}

@@ -1,0 +1,263 @@
+//! The publish pipeline: profiles → selection → render → compare with the store → sign →
+//! one write.
+//!
+//! The store is the source of truth for versions (spec 9.6): each cluster's current
+//! statement is read back before publishing, and only clusters whose signed content
+//! would change get `version + 1`; the rest keep their version and nothing is written for
+//! them. A bundle whose content is unchanged but which passed half its validity is signed
+//! again (a refresh), so pullers of a quiet cluster never see it expire. One cluster's
+//! failure leaves the others' bundles to be published.
+//!
+//! Rendering and signing run on every core, a cluster at a time, and the rows come out in
+//! cluster order whatever the threads did. A cluster whose inputs are those of a cluster
+//! the last run remembered (`memo`) is compared from that outline and rendered only when
+//! it must be published. `compare` reads the store and decides each version.
+
+mod compare;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use airlock::bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
+use airlock::bundle::statement::Statement;
+use airlock::bundle::{Release, SignedBundle, SigningKey, sign};
+use airlock::store::{PublishMeta, Store};
+use airlock::{ClusterId, Digest, Limits};
+use futures::StreamExt;
+use jiff::{SignedDuration, Timestamp};
+use rayon::prelude::*;
+
+use crate::memo::{Memo, Outline, Stored};
+use compare::{Decision, Held, decide, decide_remembered, read_held};
+use crate::render::inputs::Fingerprints;
+use crate::render::{self, ClusterPlan, RenderError, Rendered, Renderer};
+use crate::sveltos::model::SveltosCluster;
+use crate::sveltos::{Source, select};
+
+/// Store reads in flight at once: a registry answers many at a time.
+const STORE_READS: usize = 16;
+
+/// Who signs, and what every bundle declares about the keyring.
+pub struct Signer {
+    pub keys: Vec<SigningKey>,
+    pub keyring_version: u64,
+    /// Keyring updates (spec 7.3) carried beside every bundle.
+    pub chain: Option<Vec<u8>>,
+    pub expires_in: SignedDuration,
+}
+
+/// Everything a publish run needs besides the source.
+pub struct Publisher {
+    pub signer: Signer,
+    pub store: Arc<dyn Store>,
+    pub meta: PublishMeta,
+    pub only: Vec<ClusterId>,
+    pub dry_run: bool,
+    pub limits: Limits,
+    pub memo: Memo,
+}
+
+/// What happened to one cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Published,
+    /// Same content, signed again before it expires.
+    Refreshed,
+    Unchanged,
+    /// `--dry-run`: would have been published.
+    WouldPublish,
+    Failed(String),
+}
+
+/// One line of the summary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub cluster: ClusterId,
+    pub version: Option<u64>,
+    pub digest: Option<Digest>,
+    pub objects: Option<usize>,
+    pub status: Status,
+    pub warnings: Vec<String>,
+}
+
+/// A rendered cluster and the statement describing it (version not yet set).
+struct Full {
+    rendered: Rendered,
+    statement: Statement,
+}
+
+/// A cluster ready to compare with the store.
+struct Draft<'a> {
+    plan: ClusterPlan<'a>,
+    /// The fingerprint of its inputs.
+    inputs: Digest,
+    outline: Outline,
+    /// `None` when the outline is the memo's.
+    full: Option<Full>,
+}
+
+/// The times every bundle of a run is signed with.
+#[derive(Clone, Copy)]
+struct Times {
+    now: Timestamp,
+    expires: Timestamp,
+}
+
+/// Runs one publish over every selected cluster and returns the summary rows, in cluster
+/// order. An error is returned only when nothing could be attempted (source unreadable,
+/// bad `--cluster`) or the store write failed.
+pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<Row>> {
+    let started = std::time::Instant::now();
+    let phase = |name: &str| tracing::debug!(ms = started.elapsed().as_millis() as u64, "publish: {name} done");
+    let inventory = source.load().await?;
+    phase("load");
+    let clusters = select::candidates(&inventory.clusters, &publisher.only)?;
+    let plans: Vec<_> = clusters
+        .iter()
+        .map(|c| (*c, render::plan(c, select::profiles_for(c, &inventory.profiles))))
+        .collect();
+    let wanted: BTreeSet<_> = plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(|p| p.references().cloned()).collect();
+    let resources = source.fetch(&wanted).await?;
+    phase("plan and fetch");
+    let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");
+    let times = match now.checked_add(publisher.signer.expires_in) {
+        Ok(expires) => Times { now, expires },
+        Err(e) => return Ok(clusters.iter().map(|c| failed(c.id.clone(), format!("--expires-in: {e}"), Vec::new())).collect()),
+    };
+    let p = publisher;
+    let renderer = Renderer::new(&resources, &p.limits);
+    let fingerprints = Fingerprints::new(&resources, &inventory.profiles, &p.limits);
+    let drafts: Vec<(&SveltosCluster, Result<Draft, RenderError>)> = plans
+        .into_par_iter()
+        .map(|(cluster, plan)| (cluster, plan.and_then(|plan| draft(p, &renderer, &fingerprints, plan, times))))
+        .collect();
+    phase("render");
+    // Tasks of their own, so reading and hashing envelopes runs on every core too.
+    let reads: Vec<Option<Result<Held, String>>> = futures::stream::iter(drafts.iter().map(|(cluster, draft)| {
+        let (store, id, limits) = (p.store.clone(), cluster.id.clone(), p.limits);
+        let remembered = draft.as_ref().ok().map(|d| d.outline.stored.clone());
+        tokio::spawn(async move {
+            match remembered {
+                Some(remembered) => Some(read_held(&*store, &id, &limits, remembered.as_ref()).await),
+                None => None,
+            }
+        })
+    }))
+    .buffered(STORE_READS)
+    .map(|task| task.expect("a store read panicked"))
+    .collect()
+    .await;
+    phase("read the store");
+    let settled: Vec<(Row, Option<SignedBundle>)> = drafts
+        .into_par_iter()
+        .zip(reads)
+        .map(|((cluster, draft), read)| match (draft, read) {
+            (Ok(draft), Some(read)) => settle(p, &renderer, draft, read, times),
+            (Err(e), _) => (failed(cluster.id.clone(), e.to_string(), Vec::new()), None),
+            (Ok(_), None) => unreachable!("every drafted cluster was read"),
+        })
+        .collect();
+    let (rows, changed): (Vec<Row>, Vec<Option<SignedBundle>>) = settled.into_iter().unzip();
+    let changed: Vec<SignedBundle> = changed.into_iter().flatten().collect();
+    phase("compare and sign");
+    if !publisher.dry_run {
+        if !changed.is_empty() {
+            publisher.store.publish(&changed, &publisher.meta).await?;
+        }
+        phase("write");
+        publisher.memo.save();
+    }
+    Ok(rows)
+}
+
+fn failed(cluster: ClusterId, message: String, warnings: Vec<String>) -> Row {
+    Row { cluster, version: None, digest: None, objects: None, status: Status::Failed(message), warnings }
+}
+
+/// Renders a planned cluster unless the memo knows what it renders to.
+fn draft<'a>(p: &Publisher, renderer: &Renderer<'_>, fingerprints: &Fingerprints, plan: ClusterPlan<'a>, times: Times) -> Result<Draft<'a>, RenderError> {
+    let inputs = fingerprints.of(&plan);
+    if let Some(outline) = p.memo.recall(&inputs) {
+        return Ok(Draft { plan, inputs, outline, full: None });
+    }
+    let full = full(p, renderer, &plan, times)?;
+    let outline = Outline::of(&full.statement, full.rendered.objects, full.rendered.warnings.clone());
+    Ok(Draft { plan, inputs, outline, full: Some(full) })
+}
+
+fn full(p: &Publisher, renderer: &Renderer<'_>, plan: &ClusterPlan<'_>, times: Times) -> Result<Full, RenderError> {
+    let rendered = renderer.render(plan)?;
+    let release = Release {
+        cluster: rendered.cluster.clone(),
+        version: 0,
+        issued_at: times.now,
+        expires: times.expires,
+        keyring_version: p.signer.keyring_version,
+        watch_namespaces: rendered.watch_namespaces.clone(),
+    };
+    let statement = sign::statement(&rendered.bundle, &release, &|part| rendered.settings.get(part).cloned().unwrap_or_default());
+    Ok(Full { rendered, statement })
+}
+
+/// Compares one drafted cluster with what the store holds, and signs it when it changed.
+fn settle(p: &Publisher, renderer: &Renderer<'_>, mut draft: Draft<'_>, held: Result<Held, String>, times: Times) -> (Row, Option<SignedBundle>) {
+    let id = draft.plan.cluster.id.clone();
+    let held = match held {
+        Ok(held) => held,
+        Err(message) => return (failed(id, message, draft.outline.warnings), None),
+    };
+    let signer = &p.signer;
+    let chain = signer.chain.as_deref();
+    let remembered = draft.outline.stored.take();
+    let decide = |outline: &Outline| match (&held, &remembered) {
+        (Held::Nothing, _) => decide(None, outline, signer.keyring_version, chain, times.now, signer.expires_in),
+        (Held::Bundle { statement, chain: held_chain, .. }, _) => {
+            decide(Some((statement, held_chain.as_deref())), outline, signer.keyring_version, chain, times.now, signer.expires_in)
+        }
+        (Held::Remembered, Some(stored)) => decide_remembered(stored, signer.keyring_version, chain.map(Digest::of), times.now, signer.expires_in),
+        (Held::Remembered, None) => unreachable!("only a remembered bundle is recognised"),
+    };
+    let mut decision = decide(&draft.outline);
+    if let (Decision::Publish { .. }, None, false) = (decision, &draft.full, p.dry_run) {
+        // The memo told what the cluster renders to; signing needs the bundle itself.
+        match full(p, renderer, &draft.plan, times) {
+            Ok(full) => {
+                draft.outline = Outline::of(&full.statement, full.rendered.objects, full.rendered.warnings.clone());
+                draft.full = Some(full);
+                decision = decide(&draft.outline);
+            }
+            Err(e) => return (failed(id, e.to_string(), draft.outline.warnings), None),
+        }
+    }
+    let o = &draft.outline;
+    let row = |version, status| Row { cluster: id.clone(), version: Some(version), digest: Some(o.bundle), objects: Some(o.objects), status, warnings: o.warnings.clone() };
+    let (out, stored) = match decision {
+        Decision::Unchanged { version } => {
+            let stored = match held {
+                Held::Bundle { statement, chain, envelope } => Some(stored_of(&statement, chain.as_deref(), envelope)),
+                Held::Remembered => remembered,
+                Held::Nothing => unreachable!("nothing stored is never unchanged"),
+            };
+            ((row(version, Status::Unchanged), None), stored)
+        }
+        Decision::Publish { version, .. } if p.dry_run => ((row(version, Status::WouldPublish), None), None),
+        Decision::Publish { version, refresh } => {
+            let status = if refresh { Status::Refreshed } else { Status::Published };
+            let Full { rendered, mut statement } = draft.full.take().expect("rendered above");
+            statement.predicate.version = version;
+            let envelope = envelope::sign(IN_TOTO_PAYLOAD_TYPE, &statement.to_json(), &signer.keys);
+            let stored = stored_of(&statement, chain, Digest::of(&envelope));
+            let signed = SignedBundle { bundle: rendered.bundle, statement, envelope, keyring_chain: signer.chain.clone() };
+            ((row(version, status), Some(signed)), Some(stored))
+        }
+    };
+    draft.outline.stored = stored;
+    p.memo.keep(draft.inputs, draft.outline);
+    out
+}
+
+/// What the memo remembers of a bundle in the store whose content is the outline's.
+fn stored_of(statement: &Statement, chain: Option<&[u8]>, envelope: Digest) -> Stored {
+    let p = &statement.predicate;
+    Stored { envelope, chain: chain.map(Digest::of), version: p.version, expires: p.expires, keyring_version: p.keyring_version }
+}

@@ -1,0 +1,123 @@
+//! The fingerprint of everything one cluster's rendering reads: its SveltosCluster, the
+//! profiles that match it, the objects their references resolve to, the limits, and the
+//! version of this rendering code. Two runs that compute the same fingerprint for a
+//! cluster render it to the same bundle, which is what lets `memo` skip rendering.
+//!
+//! A fingerprint errs on the side of changing: anything rendering reads is in it, so a
+//! missed change cannot hide behind an old bundle; a change that does not matter (a
+//! Secret's resourceVersion, say) only costs a render.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use airlock::{Digest, Limits};
+
+use super::ClusterPlan;
+use crate::sveltos::model::Profile;
+use crate::sveltos::{ObjectKey, Resources};
+
+/// Names what rendering does with its inputs. Change it whenever the same inputs would
+/// render to other bytes (a new YAML writer, a new label), so no fingerprint from before
+/// matches.
+const RENDERING: &str = concat!("airlock-publisher ", env!("CARGO_PKG_VERSION"), " rendering 1");
+
+/// Fingerprints the clusters of one run: the digests of the fetched objects and of the
+/// profiles are taken once and shared by every cluster.
+pub struct Fingerprints {
+    base: Digest,
+    resources: HashMap<ObjectKey, Digest>,
+    profiles: HashMap<String, Digest>,
+}
+
+impl Fingerprints {
+    pub fn new(resources: &Resources, profiles: &[Profile], limits: &Limits) -> Fingerprints {
+        let json = |v| Digest::of(&serde_json::to_vec(v).expect("a JSON value serialises"));
+        Fingerprints {
+            base: Digest::of(format!("{RENDERING}\n{limits:?}\n").as_bytes()),
+            resources: resources.0.iter().map(|(k, v)| (k.clone(), json(v))).collect(),
+            // The parsed profile, not the object as read: a ClusterProfile's status changes
+            // all the time, and rendering reads none of it. Its Debug form shows every
+            // field, so two profiles that render differently never print the same.
+            profiles: profiles.iter().map(|p| (p.part_name(), Digest::of(format!("{p:?}").as_bytes()))).collect(),
+        }
+    }
+
+    /// The fingerprint of one planned cluster.
+    pub fn of(&self, plan: &ClusterPlan<'_>) -> Digest {
+        let mut text = format!("{}\n", self.base);
+        text.push_str(&serde_json::to_string(&plan.cluster.object).expect("a JSON value serialises"));
+        for pp in &plan.profiles {
+            let part = pp.profile.part_name();
+            let profile = self.profiles.get(&part).map_or_else(String::new, Digest::to_string);
+            let _ = write!(text, "\n{part} {profile}");
+            for r in pp.references() {
+                let found = self.resources.get(&r.key).map_or_else(|| "missing".to_string(), Digest::to_string);
+                let _ = write!(text, "\n  {} {} {found}", r.api_version, r.key);
+            }
+        }
+        Digest::of(text.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan;
+    use super::*;
+    use crate::sveltos::{Inventory, select};
+    use crate::yaml;
+
+    const WORLD: &str = "
+apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {name: a, namespace: fleet, labels: {zone: north}}
+spec: {pullMode: true}
+---
+apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {name: b, namespace: fleet, labels: {zone: north}}
+spec: {pullMode: true}
+---
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {name: web}
+spec:
+  clusterSelector: {matchLabels: {zone: north}}
+  policyRefs: [{kind: ConfigMap, namespace: defs, name: web}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web, namespace: defs}
+data: {x.yaml: 'apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n'}
+";
+
+    /// The fingerprints of every cluster of a world written as YAML.
+    fn fingerprints(text: &str) -> Vec<Digest> {
+        let docs = yaml::parse_documents(text).unwrap();
+        let inv = Inventory::from_objects(docs.iter().map(|d| ("test".to_string(), d))).unwrap();
+        let res = Resources(docs.iter().filter_map(|d| ObjectKey::of(d).map(|k| (k, d.clone()))).collect());
+        let f = Fingerprints::new(&res, &inv.profiles, &Limits::SPEC);
+        inv.clusters.iter().map(|c| f.of(&plan(c, select::profiles_for(c, &inv.profiles)).unwrap())).collect()
+    }
+
+    #[test]
+    fn stable_for_the_same_inputs_and_distinct_per_cluster() {
+        let first = fingerprints(WORLD);
+        assert_eq!(first, fingerprints(WORLD));
+        assert_ne!(first[0], first[1], "clusters see their own object");
+    }
+
+    #[test]
+    fn changes_with_every_input_rendering_reads() {
+        let before = fingerprints(WORLD);
+        for (what, from, to) in [
+            ("a referenced object", "name: web}\n'", "name: api}\n'"),
+            ("a profile field", "policyRefs:", "tier: 50\n  policyRefs:"),
+            ("a cluster label", "{zone: north}}\nspec: {pullMode: true}\n---\napiVersion: lib", "{zone: north, extra: label}}\nspec: {pullMode: true}\n---\napiVersion: lib"),
+            ("which profiles match", "matchLabels: {zone: north}", "matchLabels: {zone: south}"),
+            ("where a reference resolves", "namespace: defs, name: web}]", "namespace: other, name: web}]"),
+        ] {
+            assert!(WORLD.contains(from), "{what}");
+            assert_ne!(fingerprints(&WORLD.replacen(from, to, 1))[0], before[0], "{what}");
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! A profile's objects ready to place in a bundle, and the cache that renders a profile
+//! once for every cluster it renders the same for.
+//!
+//! [`prepare`] reads a profile's manifests for one cluster (through `resolve`), sets the
+//! profile's extraLabels and extraAnnotations, and writes each object as YAML. A profile
+//! whose ConfigMaps and Secrets hold no templates comes out the same for every cluster
+//! whose references resolve to the same objects, so [`SharedProfiles`] prepares it once
+//! per run and hands every such cluster the same objects: in a fleet of thousands of
+//! clusters, parsing and writing YAML again for each was most of a publish. Templated
+//! profiles are prepared per cluster. Which copy of an object wins is `tier`'s business.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::RenderError;
+use super::manifest::add_metadata;
+use super::resolve::{ProfilePlan, SharedKey, profile_manifests};
+use crate::sveltos::model::SveltosCluster;
+use crate::sveltos::{ObjectKey, Resources};
+use crate::yaml;
+
+/// One object of a profile, labelled and written as a YAML document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object {
+    pub key: ObjectKey,
+    /// `ClusterProfile/web: ConfigMap default/web key deploy.yaml document 2`.
+    pub origin: String,
+    pub yaml: Arc<str>,
+}
+
+/// A profile's objects for a cluster, and the warnings reading them gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    pub objects: Vec<Arc<Object>>,
+    pub warnings: Vec<String>,
+}
+
+/// Reads, labels and writes one profile's objects for `cluster`.
+pub fn prepare(plan: &ProfilePlan<'_>, cluster: &SveltosCluster, resources: &Resources) -> Result<Prepared, RenderError> {
+    let mut warnings = Vec::new();
+    let profile = plan.profile;
+    let objects = profile_manifests(plan, cluster, resources, &mut warnings)?
+        .into_iter()
+        .map(|mut m| {
+            add_metadata(&mut m.value, "labels", &profile.extra_labels);
+            add_metadata(&mut m.value, "annotations", &profile.extra_annotations);
+            Arc::new(Object { key: m.key, origin: m.origin, yaml: yaml::emit(std::slice::from_ref(&m.value)).into() })
+        })
+        .collect();
+    Ok(Prepared { objects, warnings })
+}
+
+type Slot = Arc<OnceLock<Result<Arc<Prepared>, RenderError>>>;
+
+/// Profiles prepared once per run, by what they render from. Safe to share between the
+/// threads rendering clusters.
+#[derive(Debug, Default)]
+pub struct SharedProfiles(Mutex<HashMap<SharedKey, Slot>>);
+
+impl SharedProfiles {
+    /// `plan`'s objects for `cluster`: prepared once for all clusters when the profile has
+    /// no templates, else for this cluster alone.
+    pub fn get(&self, plan: &ProfilePlan<'_>, cluster: &SveltosCluster, resources: &Resources) -> Result<Arc<Prepared>, RenderError> {
+        let Some(key) = plan.shared_key(resources) else {
+            return prepare(plan, cluster, resources).map(Arc::new);
+        };
+        let slot = self.0.lock().expect("not poisoned").entry(key).or_default().clone();
+        // Outside the map's lock, so other profiles prepare meanwhile; a second cluster
+        // asking for this one waits for the first instead of preparing it again.
+        slot.get_or_init(|| prepare(plan, cluster, resources).map(Arc::new)).clone()
+    }
+}
