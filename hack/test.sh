@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: unit tests, test vectors, the by-hand recipe, and the end-to-end tests
-# against the real registry, Git server and kube-apiservers, which it starts first.
+# Runs every test: unit tests, test vectors, the by-hand recipe, the end-to-end tests
+# against the real registry, Git server and kube-apiservers (which it starts first), the
+# quickstart as the end-to-end smoke test, and the benchmark harness in --quick mode so it
+# never rots.
 #
 # Usage: hack/test.sh [extra cargo test args...]
 #
@@ -29,3 +31,10 @@ fi
 
 export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
 cargo test --workspace --locked "$@"
+
+log "smoke test: hack/quickstart.sh"
+AIRLOCK_QUICKSTART_DIR="$(mktemp -d)" "$HACK_DIR/quickstart.sh" --keep
+if [ -x "$HACK_DIR/bench.sh" ]; then
+  log "benchmark harness: hack/bench.sh --quick (figures only; targets are not asserted)"
+  "$HACK_DIR/bench.sh" --quick
+fi
