@@ -33,17 +33,28 @@ pub enum MirrorError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("bundle for {cluster} rejected: {source}")]
-    Rejected { cluster: ClusterId, source: VerifyError },
+    Rejected { cluster: ClusterId, source: Box<VerifyError> },
     #[error("{store} holds {cluster} v{held}, newer than the archive's v{offered}; refusing to go back")]
     Older { store: String, cluster: ClusterId, held: u64, offered: u64 },
     #[error(
         "the archive is a delta and {store} lacks {} blob(s) it builds on (import the earlier archives first): {}",
         missing.len(),
-        missing.iter().map(|(c, d)| format!("{d} ({c})")).collect::<Vec<_>>().join(", ")
+        list_missing(missing)
     )]
-    MissingBlobs { store: String, missing: Vec<(ClusterId, Digest)> },
+    MissingBlobs { store: String, missing: BTreeMap<Digest, ClusterId> },
     #[error("{path}: {message}")]
     Index { path: PathBuf, message: String },
+}
+
+/// The first few missing blobs, each with one cluster that needs it: a delta missing its
+/// base lacks the same blobs for every cluster, and the list would run to hundreds.
+fn list_missing(missing: &BTreeMap<Digest, ClusterId>) -> String {
+    const SHOWN: usize = 5;
+    let mut text: Vec<String> = missing.iter().take(SHOWN).map(|(d, c)| format!("{d} (used by {c})")).collect();
+    if missing.len() > SHOWN {
+        text.push(format!("and {} more", missing.len() - SHOWN));
+    }
+    text.join(", ")
 }
 
 impl MirrorError {
@@ -101,6 +112,15 @@ impl ExportIndex {
     }
 }
 
+/// What bundles are checked against: the keyring, the time, the limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Trust<'a> {
+    pub keyring: &'a Keyring,
+    /// Bundles are verified as of this time, so an expired one is not carried.
+    pub now: Timestamp,
+    pub limits: &'a Limits,
+}
+
 /// Progress of a long transfer, for a progress bar or log lines.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress<'a> {
@@ -125,10 +145,9 @@ struct Carried {
 async fn read_verified(
     sources: &[&dyn OciStore],
     cluster: &ClusterId,
-    keyring: &Keyring,
-    now: Timestamp,
-    limits: &Limits,
+    trust: &Trust<'_>,
 ) -> Result<Result<Carried, Vec<Digest>>, MirrorError> {
+    let Trust { keyring, now, limits } = *trust;
     let manifest = sources[0].manifest(cluster, "latest", limits).await?;
     let mut blobs: BTreeMap<Digest, Blob> = BTreeMap::new();
     let mut missing = Vec::new();
@@ -150,7 +169,7 @@ async fn read_verified(
     if !missing.is_empty() {
         return Ok(Err(missing));
     }
-    let rejected = |source| MirrorError::Rejected { cluster: cluster.clone(), source };
+    let rejected = |source| MirrorError::Rejected { cluster: cluster.clone(), source: Box::new(source) };
     let layer_bytes = |media_type: &str| {
         manifest.manifest.layer(media_type).map(|d| blobs[&d.digest].bytes.as_slice().to_vec())
     };
@@ -179,18 +198,16 @@ async fn read_verified(
 }
 
 /// Exports the latest bundle of each cluster from `from` into the archive `to` (replacing
-/// it), leaving out blobs listed in `since`. Writes `<to>.index.json` beside it. Bundles
-/// are verified as of `now`, so an expired one is not carried.
+/// it), leaving out blobs listed in `since`. Writes `<to>.index.json` beside it.
 pub async fn export(
     from: &dyn OciStore,
     clusters: &[ClusterId],
     since: Option<&ExportIndex>,
     to: &Path,
-    keyring: &Keyring,
-    now: Timestamp,
-    limits: &Limits,
+    trust: &Trust<'_>,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<ExportIndex, MirrorError> {
+    let now = trust.now;
     let already: BTreeSet<Digest> = since.map(|s| s.blobs.clone()).unwrap_or_default();
     let mut carried: BTreeMap<String, ExportedCluster> =
         since.map(|s| s.carried.iter().map(|c| (c.cluster.clone(), c.clone())).collect()).unwrap_or_default();
@@ -198,10 +215,10 @@ pub async fn export(
     let (mut total_bytes, mut new_bytes) = (0u64, 0u64);
     let mut blobs = already.clone();
     for (done, cluster) in clusters.iter().enumerate() {
-        let bundle = match read_verified(&[from], cluster, keyring, now, limits).await? {
+        let bundle = match read_verified(&[from], cluster, trust).await? {
             Ok(b) => b,
             Err(missing) => {
-                let missing = missing.into_iter().map(|d| (cluster.clone(), d)).collect();
+                let missing = missing.into_iter().map(|d| (d, cluster.clone())).collect();
                 return Err(MirrorError::MissingBlobs { store: from.describe(), missing });
             }
         };
@@ -283,21 +300,24 @@ impl ImportTarget {
 pub async fn import(
     archive: &Path,
     target: &ImportTarget,
-    keyring: &Keyring,
-    now: Timestamp,
-    limits: &Limits,
+    trust: &Trust<'_>,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<Imported>, MirrorError> {
+    let limits = trust.limits;
     let source = crate::store::open_oci(&StoreRef::OciArchive(archive.to_path_buf()), &Default::default()).await?;
     let clusters = source.clusters(limits).await?;
     let mut sources: Vec<&dyn OciStore> = vec![source.as_ref()];
     if let ImportTarget::Oci(t) = target {
         sources.push(t.as_ref());
     }
-    let (mut ready, mut missing, mut results) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ready, mut missing, mut results) = (Vec::new(), BTreeMap::new(), Vec::new());
     for (done, cluster) in clusters.iter().enumerate() {
-        match read_verified(&sources, cluster, keyring, now, limits).await? {
-            Err(m) => missing.extend(m.into_iter().map(|d| (cluster.clone(), d))),
+        match read_verified(&sources, cluster, trust).await? {
+            Err(m) => {
+                for d in m {
+                    missing.entry(d).or_insert_with(|| cluster.clone());
+                }
+            }
             Ok(bundle) => {
                 match held(target.store(), cluster, limits).await? {
                     Some((v, d)) if v > bundle.version || (v == bundle.version && d != bundle.bundle_digest) => {

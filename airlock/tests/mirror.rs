@@ -26,17 +26,21 @@ fn changed_files() -> Vec<(String, Vec<u8>)> {
     files
 }
 
+fn trust(fx: &Fixture) -> mirror::Trust<'_> {
+    mirror::Trust { keyring: &fx.keyring, now: Fixture::now(), limits: &L }
+}
+
 async fn layout(dir: &Path) -> Box<dyn OciStore> {
     open_oci(&StoreRef::OciLayout(dir.to_path_buf()), &Default::default()).await.unwrap()
 }
 
 async fn export(from: &dyn OciStore, to: &Path, since: Option<&ExportIndex>) -> Result<ExportIndex, MirrorError> {
     let clusters: Vec<ClusterId> = CLUSTERS.iter().map(|c| c.parse().unwrap()).collect();
-    mirror::export(from, &clusters, since, to, &Fixture::new(1).keyring, Fixture::now(), &L, &mut |_| {}).await
+    mirror::export(from, &clusters, since, to, &trust(&Fixture::new(1)), &mut |_| {}).await
 }
 
 async fn import(archive: &Path, target: &ImportTarget) -> Result<Vec<Imported>, MirrorError> {
-    mirror::import(archive, target, &Fixture::new(1).keyring, Fixture::now(), &L, &mut |_| {}).await
+    mirror::import(archive, target, &trust(&Fixture::new(1)), &mut |_| {}).await
 }
 
 async fn version_in(store: &dyn airlock::store::Store, cluster: &str) -> u64 {
@@ -151,7 +155,7 @@ async fn flipped_truncated_and_wrongly_signed_archives_import_nothing() {
     std::fs::write(&flipped, &bad).unwrap();
     assert!(import(&flipped, &target).await.is_err());
 
-    let wrong_key = mirror::import(&archive, &target, &Fixture::new(9).keyring, Fixture::now(), &L, &mut |_| {}).await.unwrap_err();
+    let wrong_key = mirror::import(&archive, &target, &trust(&Fixture::new(9)), &mut |_| {}).await.unwrap_err();
     assert!(matches!(wrong_key, MirrorError::Rejected { .. }), "{wrong_key}");
     assert!(tree_snapshot(&far).is_empty(), "nothing imported");
 }

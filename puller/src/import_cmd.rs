@@ -74,9 +74,7 @@ pub async fn import(args: &ImportArgs) -> Result<String, Failure> {
     let imported = mirror::import(
         &import.archive,
         &target,
-        &import.keyring,
-        Timestamp::now(),
-        &Limits::SPEC,
+        &mirror::Trust { keyring: &import.keyring, now: Timestamp::now(), limits: &Limits::SPEC },
         &mut |p| progress.update(p),
     )
     .await;

@@ -53,10 +53,11 @@ pub enum TrustError {
     Threshold { valid: usize, threshold: usize },
     #[error("keyring update: {0}")]
     UpdateEnvelope(EnvelopeError),
-    #[error("keyring update to version {version}: {source}")]
-    UpdateKeyring { version: u64, source: KeyringError },
-    #[error("keyring update to version {version} is not trusted by keyring version {current}: {source}")]
-    UpdateUntrusted { version: u64, current: u64, source: Box<TrustError> },
+    #[error("keyring update is not a valid keyring: {0}")]
+    UpdateKeyring(KeyringError),
+    /// `update` is "version N", or says that the update is not a valid keyring.
+    #[error("keyring update ({update}) is not trusted by keyring version {current}: {source}")]
+    UpdateUntrusted { update: String, current: u64, source: Box<TrustError> },
     #[error("keyring chain is malformed or over its limits: {0}")]
     Chain(String),
 }
@@ -292,12 +293,15 @@ impl Keyring {
             // trust, so it is skipped by its version before its signatures are checked;
             // a forged old version gains nothing by being skipped.
             let next = Keyring::parse(&env.payload, limits);
-            let version = next.as_ref().map_or(0, Keyring::version);
-            if version != 0 && version <= current.version {
+            if next.as_ref().is_ok_and(|k| k.version() <= current.version) {
                 continue;
             }
-            current.check(&env).map_err(|e| TrustError::UpdateUntrusted { version, current: current.version, source: Box::new(e) })?;
-            current = next.map_err(|source| TrustError::UpdateKeyring { version, source })?;
+            current.check(&env).map_err(|e| TrustError::UpdateUntrusted {
+                update: next.as_ref().map_or_else(|_| "not a valid keyring".into(), |k| format!("version {}", k.version())),
+                current: current.version,
+                source: Box::new(e),
+            })?;
+            current = next.map_err(TrustError::UpdateKeyring)?;
         }
         Ok(current)
     }

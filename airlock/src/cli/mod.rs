@@ -6,6 +6,7 @@
 pub mod lease;
 pub mod progress;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -51,7 +52,8 @@ impl LogArgs {
             .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
         let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
         match self.log_format {
-            LogFormat::Human => builder.with_target(false).init(),
+            // No colour codes when stderr is a pipe (pod logs, CI), as ripgrep does.
+            LogFormat::Human => builder.with_target(false).with_ansi(std::io::stderr().is_terminal()).init(),
             LogFormat::Json => builder.json().flatten_event(true).init(),
         }
     }

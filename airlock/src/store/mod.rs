@@ -21,6 +21,7 @@ pub use oci_registry::RegistryCredentials;
 pub use reference::{StoreRef, open, open_oci};
 
 use crate::bundle::statement::{ProfileEntry, Statement};
+use crate::bundle::envelope::EnvelopeError;
 use crate::bundle::verify::{Expectation, Transport, VerifiedBundle, VerifyError, verify_envelope};
 use crate::bundle::SignedBundle;
 use crate::cluster::ClusterId;
@@ -40,6 +41,10 @@ pub enum StoreError {
     /// The store answered, but what it holds is malformed or over a limit.
     #[error("{store}: {what}: {message}")]
     Malformed { store: String, what: String, message: String },
+    /// The store holds an envelope over the cap of spec 8.1. Found from its size before
+    /// reading it; [`fetch_verified`] turns it into the verification rejection it is.
+    #[error("{store}: envelope of {cluster} is {size} bytes, over the limit of {limit}")]
+    EnvelopeTooLarge { store: String, cluster: String, size: u64, limit: u64 },
     /// A store reference that cannot be parsed, or a store that cannot be opened or
     /// written (permissions, credentials).
     #[error("{store}: {message}")]
@@ -163,7 +168,13 @@ pub enum Fetch {
 /// envelope first, then, unless it was applied already, every part.
 pub async fn fetch_verified(store: &dyn Store, expect: &Expectation<'_>, limits: &Limits) -> Result<Fetch, FetchError> {
     let rejected = |source| FetchError::Rejected { store: store.describe(), cluster: expect.cluster.to_string(), source };
-    let fetched = store.fetch_envelope(expect.cluster, limits).await?;
+    let fetched = match store.fetch_envelope(expect.cluster, limits).await {
+        // spec 8.1: an oversized envelope is refused, like any other bad envelope.
+        Err(StoreError::EnvelopeTooLarge { limit, .. }) => {
+            return Err(rejected(VerifyError::Envelope(EnvelopeError::TooLarge { limit })));
+        }
+        other => other?,
+    };
     let envelope = verify_envelope(&fetched.envelope, fetched.keyring_chain.as_deref(), expect, limits).map_err(rejected)?;
     if envelope.already_applied() {
         return Ok(Fetch::AlreadyApplied(envelope));

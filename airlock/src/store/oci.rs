@@ -238,6 +238,7 @@ impl OciManifest {
 /// Reads the envelope and keyring chain through `read_blob`, each capped by its limit.
 pub async fn fetched_from_manifest<F, Fut>(
     store: &str,
+    cluster: &crate::ClusterId,
     manifest: OciManifest,
     limits: &crate::limits::Limits,
     read_blob: F,
@@ -251,6 +252,14 @@ where
         what: "manifest".into(),
         message: "no envelope layer".into(),
     })?;
+    if envelope_layer.size > limits.envelope_bytes {
+        return Err(StoreError::EnvelopeTooLarge {
+            store: store.to_string(),
+            cluster: cluster.to_string(),
+            size: envelope_layer.size,
+            limit: limits.envelope_bytes,
+        });
+    }
     let envelope = read_blob(envelope_layer, limits.envelope_bytes).await?;
     let keyring_chain = match manifest.layer(KEYRINGS_MEDIA_TYPE).cloned() {
         Some(d) => Some(read_blob(d, limits.keyring_chain_bytes).await?),

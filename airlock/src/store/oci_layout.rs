@@ -142,7 +142,7 @@ impl<F: LayoutFiles> LayoutReader<F> {
 
     pub(crate) async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
         let manifest = self.manifest(cluster, "latest", limits)?.manifest;
-        oci::fetched_from_manifest(&self.files.describe(), manifest, limits, |d, cap| async move { self.blob(&d, cap) })
+        oci::fetched_from_manifest(&self.files.describe(), cluster, manifest, limits, |d, cap| async move { self.blob(&d, cap) })
             .await
     }
 
@@ -150,9 +150,10 @@ impl<F: LayoutFiles> LayoutReader<F> {
         let Locator::Oci(manifest) = &fetched.locator else {
             return Err(self.malformed("fetch", "envelope was not fetched from this store"));
         };
-        let layer = manifest.part_layer(&part.digest).ok_or_else(|| StoreError::NotFound {
+        let layer = manifest.part_layer(&part.digest).ok_or_else(|| StoreError::Malformed {
             store: self.files.describe(),
-            what: format!("part {}", part.name),
+            what: format!("manifest of {}", part.name),
+            message: format!("no layer holds part {} ({})", part.name, part.digest),
         })?;
         self.blob(layer, Limits::transport_cap(part.size)).map(PartCopy::Gzip)
     }
@@ -276,9 +277,16 @@ impl LayoutStore {
             return Ok(false);
         }
         let err = |e| io_error(&self.describe(), name, e);
-        fs::create_dir_all(path.parent().expect("names have a parent")).map_err(err)?;
         let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-        fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes)).map_err(err)?;
+        let write = || fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes));
+        match write() {
+            // The first blob of a new layout; checking the directory for every blob cost a
+            // syscall or two each.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(path.parent().expect("names have a parent")).and_then(|_| write()).map_err(err)?
+            }
+            written => written.map_err(err)?,
+        }
         fs::rename(&tmp, &path).map_err(err)?;
         Ok(true)
     }
@@ -310,8 +318,9 @@ impl LayoutStore {
             blobs.entry(artifact.manifest_digest).or_insert(&artifact.manifest_bytes);
         }
         let blobs: Vec<(Digest, &[u8])> = blobs.into_iter().collect();
-        // Creating and renaming files waits on the filesystem more than on the CPU.
-        let threads = cores() * 4;
+        // Creating and renaming files waits on the filesystem as much as on the CPU; more
+        // threads than this only contend for the directory's lock.
+        let threads = cores() * 2;
         let written = in_parallel(&blobs, threads, |(digest, bytes)| {
             Ok(if self.put(&blob_name(digest), bytes)? { bytes.len() as u64 } else { 0 })
         })

@@ -311,7 +311,7 @@ impl Store for RegistryStore {
     async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
         let reference = self.reference(cluster, "latest").await;
         let manifest = OciStore::manifest(self, cluster, "latest", limits).await?.manifest;
-        oci::fetched_from_manifest(&self.describe, manifest, limits, |d, cap| {
+        oci::fetched_from_manifest(&self.describe, cluster, manifest, limits, |d, cap| {
             self.read_blob(cluster, &reference, d, cap)
         })
         .await
@@ -329,7 +329,8 @@ impl Store for RegistryStore {
             return Err(self.error(format!("part {} for {cluster}", part.name), Class::Config, message));
         };
         let Some(layer) = manifest.part_layer(&part.digest) else {
-            return Err(self.error(format!("part {} for {cluster}", part.name), Class::NotFound, String::new()));
+            let message = format!("the manifest has no layer for this part ({})", part.digest);
+            return Err(self.error(format!("part {} for {cluster}", part.name), Class::Malformed, message));
         };
         let reference = self.reference(cluster, "latest").await;
         let gzip = self.read_blob(cluster, &reference, layer.clone(), Limits::transport_cap(part.size)).await?;

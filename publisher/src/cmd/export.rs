@@ -153,9 +153,7 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<u8> {
         &clusters,
         export.since.as_ref(),
         &export.to,
-        &export.keyring,
-        Timestamp::now(),
-        &limits,
+        &mirror::Trust { keyring: &export.keyring, now: Timestamp::now(), limits: &limits },
         &mut |p| progress.update(p),
     )
     .await;

@@ -168,7 +168,18 @@ impl Target {
             let name = String::from_utf8_lossy(entry.name_bytes());
             let what = format!("{}/{name}", cluster_dir(cluster));
             match (&*name, entry.filemode()) {
-                (ENVELOPE, BLOB) => envelope = Some(self.read_blob(&odb, entry.id(), limits.envelope_bytes, &what)?),
+                (ENVELOPE, BLOB) => {
+                    let (size, _) = odb.read_header(entry.id()).map_err(err)?;
+                    if size as u64 > limits.envelope_bytes {
+                        return Err(StoreError::EnvelopeTooLarge {
+                            store: self.shown.clone(),
+                            cluster: cluster.to_string(),
+                            size: size as u64,
+                            limit: limits.envelope_bytes,
+                        });
+                    }
+                    envelope = Some(self.read_blob(&odb, entry.id(), limits.envelope_bytes, &what)?)
+                }
                 (KEYRINGS, BLOB) => {
                     keyring_chain = Some(self.read_blob(&odb, entry.id(), limits.keyring_chain_bytes, &what)?)
                 }
