@@ -90,10 +90,13 @@ mod tests {
         assert_eq!(check_path("Airlock.system/creds.yaml"), Ok("Airlock.system"));
     }
 
+    /// A `PathError` variant, by its constructor.
+    type Variant = fn(String) -> PathError;
+
     #[test]
     fn rejects_bad_paths() {
         use PathError::*;
-        let cases: &[(&str, fn(String) -> PathError)] = &[
+        let cases: &[(&str, Variant)] = &[
             ("ClusterProfile.web/../x.yaml", Component),
             ("ClusterProfile.web/./x.yaml", Component),
             ("/ClusterProfile.web/x.yaml", Component),
