@@ -39,7 +39,8 @@ cluster_ns=fleet cluster_name=edge-quickstart
 
 step "Build airlock-publisher and airlock-puller"
 cargo build --locked -p airlock-publisher -p airlock-puller >&2
-publisher=target/debug/airlock-publisher puller=target/debug/airlock-puller
+bin="${CARGO_TARGET_DIR:-target}/debug"
+publisher="$bin/airlock-publisher" puller="$bin/airlock-puller"
 
 step "Start the management and the managed Kubernetes API servers (and the $store_kind store)"
 started=()
