@@ -154,16 +154,13 @@ async fn an_extra_file_is_rejected_by_verification() {
 }
 
 #[tokio::test]
-async fn stray_entries_and_oversized_envelopes_are_malformed() {
+async fn stray_entries_are_malformed_and_oversized_envelopes_too_large() {
     let (_dir, repo, store) = remote();
     let fx = Fixture::new(1);
     store.publish(&[fx.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
     let small = Limits { envelope_bytes: 100, ..Limits::SPEC };
     let err = store.fetch_envelope(&fx.cluster, &small).await.unwrap_err();
-    assert!(
-        matches!(&err, StoreError::Malformed { message, .. } if message.ends_with("over the limit of 100")),
-        "{err}"
-    );
+    assert!(matches!(&err, StoreError::EnvelopeTooLarge { limit: 100, .. }), "{err}");
     tamper(&repo, "README.md", repo.blob(b"hello").unwrap(), BLOB);
     let err = store.fetch_envelope(&fx.cluster, &Limits::SPEC).await.unwrap_err();
     assert!(
