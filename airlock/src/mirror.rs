@@ -50,7 +50,7 @@ pub enum MirrorError {
 /// base lacks the same blobs for every cluster, and the list would run to hundreds.
 fn list_missing(missing: &BTreeMap<Digest, ClusterId>) -> String {
     const SHOWN: usize = 5;
-    let mut text: Vec<String> = missing.iter().take(SHOWN).map(|(d, c)| format!("{d} (used by {c})")).collect();
+    let mut text: Vec<String> = missing.iter().take(SHOWN).map(|(d, c)| format!("{d} ({c})")).collect();
     if missing.len() > SHOWN {
         text.push(format!("and {} more", missing.len() - SHOWN));
     }
