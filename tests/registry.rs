@@ -102,8 +102,11 @@ async fn blob_exists(host: &str, repository: &str, digest: &str) -> bool {
     reqwest::Client::new().head(url).send().await.expect("registry answers").status() == 200
 }
 
-/// Debug events of `airlock` written while the guard lives, as text.
-fn capture_logs() -> (Arc<Mutex<Vec<u8>>>, impl Sized) {
+/// Debug events of `airlock` from every test of this binary, as text. One global
+/// subscriber, installed once: a thread-local one (`set_default`) races with the callsite
+/// interest cache when tests run in parallel, and then captures nothing. Tests pick their
+/// own lines by their unique repository prefix.
+fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
     struct Sink(Arc<Mutex<Vec<u8>>>);
     impl Write for Sink {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -114,15 +117,18 @@ fn capture_logs() -> (Arc<Mutex<Vec<u8>>>, impl Sized) {
             Ok(())
         }
     }
-    use tracing_subscriber::util::SubscriberInitExt;
-    let logs = Arc::new(Mutex::new(Vec::new()));
-    let sink = logs.clone();
-    let guard = tracing_subscriber::fmt()
-        .with_env_filter("airlock=debug")
-        .with_ansi(false)
-        .with_writer(move || Sink(sink.clone()))
-        .set_default();
-    (logs, guard)
+    static LOGS: std::sync::OnceLock<Arc<Mutex<Vec<u8>>>> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = logs.clone();
+        tracing_subscriber::fmt()
+            .with_env_filter("airlock=debug")
+            .with_ansi(false)
+            .with_writer(move || Sink(sink.clone()))
+            .init();
+        logs
+    })
+    .clone()
 }
 
 #[tokio::test]
@@ -135,9 +141,8 @@ async fn two_clusters_share_a_part_and_round_trip() {
     let bundles: Vec<SignedBundle> = clusters.iter().map(|c| signed(&key, c, 1, c.name())).collect();
     let meta = PublishMeta { source: Some("https://git.example/profiles".into()), revision: Some("abc123".into()) };
 
-    let (logs, guard) = capture_logs();
+    let logs = captured_logs();
     store.publish(&bundles, &meta).await.expect("publish");
-    drop(guard);
 
     let shared_digest = bundles[0].statement.predicate.profiles.iter().find(|p| p.name == SHARED).unwrap().digest;
     let mut shared_layers = Vec::new();
@@ -167,7 +172,7 @@ async fn two_clusters_share_a_part_and_round_trip() {
 
     // Uploaded into one repository, mounted into the other.
     let logs = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
-    let events: Vec<&str> = logs.lines().filter(|l| l.contains(&shared_layers[0])).collect();
+    let events: Vec<&str> = logs.lines().filter(|l| l.contains(&prefix) && l.contains(&shared_layers[0])).collect();
     assert_eq!(events.iter().filter(|l| l.contains("uploaded")).count(), 1, "{logs}");
     assert_eq!(events.iter().filter(|l| l.contains("mounted")).count(), 1, "{logs}");
 
