@@ -164,3 +164,52 @@ async fn skopeo_copies_one_cluster_out_of_a_layout_and_an_archive_keeping_the_di
         assert_eq!(digest(&dest), digest(&layout));
     }
 }
+
+/// A reader keeps `index.json` parsed between calls; another writer's publish must still
+/// show through it.
+#[tokio::test]
+async fn layout_reader_sees_what_another_writer_published() {
+    let tmp = tempfile::tempdir().unwrap();
+    let reference = format!("oci-layout:{}", tmp.path().join("layout").display());
+    let (writer, reader) = (store(&reference).await, store(&reference).await);
+    let a = fixture_for("fleet/edge-1");
+    writer.publish(&[a.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+    let Fetch::New(v1) = fetch(reader.as_ref(), &a).await.unwrap() else { panic!("expected a new bundle") };
+    assert_eq!(v1.predicate().version, 1);
+    let mut files = Fixture::files();
+    files[0].1 = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: changed\n  namespace: web\n".to_vec();
+    writer.publish(&[a.signed(2, files)], &PublishMeta::default()).await.unwrap();
+    let Fetch::New(v2) = fetch(reader.as_ref(), &a).await.unwrap() else { panic!("expected a new bundle") };
+    assert_eq!(v2.predicate().version, 2);
+}
+
+/// A batch of many clusters is written on several threads: every shared blob once, no
+/// temporary file left behind, and a second write of the same batch rewrites no blob.
+#[tokio::test]
+async fn layout_batch_writes_each_blob_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("layout");
+    let s = store(&format!("oci-layout:{}", dir.display())).await;
+    let fixtures: Vec<Fixture> = (0..40).map(|i| fixture_for(&format!("fleet/edge-{i}"))).collect();
+    let batch: Vec<_> = fixtures.iter().map(|fx| fx.signed(1, Fixture::files())).collect();
+    s.publish(&batch, &PublishMeta::default()).await.unwrap();
+    // Per cluster: a manifest and an envelope; shared by all: the config and both parts.
+    assert_eq!(blob_count(&dir), 40 * 2 + 1 + 2);
+    let times = |dir: &Path| -> Vec<(std::ffi::OsString, std::time::SystemTime)> {
+        let mut t: Vec<_> = std::fs::read_dir(dir.join("blobs/sha256")).unwrap().map(|e| {
+            let e = e.unwrap();
+            (e.file_name(), e.metadata().unwrap().modified().unwrap())
+        }).collect();
+        t.sort();
+        t
+    };
+    let before = times(&dir);
+    assert!(before.iter().all(|(name, _)| name.len() == 64), "only blobs in blobs/sha256: {before:?}");
+    s.publish(&batch, &PublishMeta::default()).await.unwrap();
+    assert_eq!(times(&dir), before);
+    for fx in fixtures.iter().step_by(13) {
+        let Fetch::New(bundle) = fetch(s.as_ref(), fx).await.unwrap() else { panic!("expected a new bundle") };
+        assert_eq!(bundle.predicate().cluster, fx.cluster.to_string());
+    }
+    assert_eq!(s.clusters(&L).await.unwrap().len(), 40);
+}

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, RwLock};
+use std::time::{Duration, SystemTime};
 
 use airlock::Digest;
 use airlock::bundle::statement::{ProfileEntry, Statement};
@@ -21,6 +22,15 @@ use serde::{Deserialize, Serialize};
 
 /// Names the file format; a file of another format is ignored.
 const FORMAT: &str = "airlock-publisher/render-memo/v1";
+/// How memo files are named, in the cache directory they share: [`file_name`].
+const FILE_PREFIX: &str = "render-memo-";
+/// A memo last saved this long ago belongs to a source nobody publishes from any more.
+const STALE: Duration = Duration::from_secs(30 * 86_400);
+
+/// The memo file of a source, named by a digest of how the source is named.
+pub fn file_name(source: &str) -> String {
+    format!("{FILE_PREFIX}{}.json", &Digest::of(source.as_bytes()).hex()[..16])
+}
 
 /// What the comparison with the store needs of a rendered cluster, and what its summary
 /// row shows.
@@ -133,6 +143,23 @@ impl Memo {
             tracing::warn!(path = %path.display(), "could not save the render memo: {e}");
         }
         *before = file.clusters;
+        if let Some(dir) = path.parent() {
+            forget_stale(dir, SystemTime::now());
+        }
+    }
+}
+
+/// Removes the memos of sources not published from for [`STALE`]: a CI job that checks out
+/// to a new directory each time would otherwise leave one per run.
+fn forget_stale(dir: &Path, now: SystemTime) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let memo = name.to_string_lossy().starts_with(FILE_PREFIX);
+        let age = entry.metadata().and_then(|m| m.modified()).ok().and_then(|t| now.duration_since(t).ok());
+        if memo && age.is_some_and(|age| age > STALE) {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
@@ -190,6 +217,18 @@ mod tests {
         second.keep(a, outline("fleet/changed"));
         second.save();
         assert_ne!(inode(), written);
+    }
+
+    #[test]
+    fn memos_of_sources_long_unpublished_are_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (old, other) = (tmp.path().join(file_name("dir /old")), tmp.path().join("notes.txt"));
+        std::fs::write(&old, "{}").unwrap();
+        std::fs::write(&other, "keep").unwrap();
+        forget_stale(tmp.path(), SystemTime::now() + STALE / 2);
+        assert!(old.exists(), "not stale yet");
+        forget_stale(tmp.path(), SystemTime::now() + STALE * 2);
+        assert!(!old.exists() && other.exists(), "only memo files are removed");
     }
 
     #[test]

@@ -326,6 +326,7 @@ impl LayoutStore {
         })
         .into_iter()
         .sum::<Result<u64, StoreError>>()?;
+        tracing::debug!(store, blobs = blobs.len(), written, "blobs written");
         self.sync()?;
         let tagged: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.to_string(), *v, *a)).collect();
         let index = updated_index(&store, self.reader.index(limits)?.index.clone(), &tagged)?;
@@ -350,6 +351,7 @@ impl LayoutStore {
         }
         // Compressing parts is most of a large publish's work.
         let built = in_parallel(bundles, cores(), |signed| oci::artifact(signed, meta, &self.cache));
+        tracing::debug!(store = self.describe(), artifacts = built.len(), "artifacts built");
         let artifacts: Vec<_> = clusters.into_iter().zip(bundles).zip(built).map(|((c, s), a)| (c, s.version(), a)).collect();
         let refs: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.clone(), *v, a)).collect();
         self.put_artifacts(&refs, limits)

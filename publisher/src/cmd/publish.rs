@@ -6,14 +6,14 @@ use airlock::bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock::bundle::keyring::chain;
 use airlock::cli::exit;
 use airlock::store::PublishMeta;
-use airlock::{ClusterId, Digest, Limits};
+use airlock::{ClusterId, Limits};
 use anyhow::bail;
 use clap::Args;
 use jiff::SignedDuration;
 
 use super::{SourceArgs, StoreArgs, parse_duration};
 use crate::keys;
-use crate::memo::Memo;
+use crate::memo::{self, Memo};
 use crate::publish::{self, Publisher, Row, Signer, Status};
 use crate::table;
 
@@ -100,10 +100,10 @@ impl PublishArgs {
         let dir = self.cache_dir.clone().or_else(|| std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(home).map(|d| d.join("airlock-publisher")));
         let Some(dir) = dir.filter(|_| !self.no_cache) else { return Memo::disabled() };
         let source = match &self.source.from_dir {
-            Some(d) => format!("dir {}", std::path::absolute(d).unwrap_or_else(|_| d.clone()).display()),
+            Some(d) => format!("dir {}", std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()).display()),
             None => format!("cluster {:?} {:?}", self.source.kube.kubeconfig, self.source.kube.context),
         };
-        Memo::open(&dir.join(format!("render-memo-{}.json", &Digest::of(source.as_bytes()).hex()[..16])))
+        Memo::open(&dir.join(memo::file_name(&source)))
     }
 
     fn signer(&self) -> anyhow::Result<Signer> {

@@ -26,7 +26,7 @@ pub enum Held {
     Nothing,
     /// The bundle the memo remembers seeing there.
     Remembered,
-    Bundle { statement: Statement, chain: Option<Vec<u8>>, envelope: Digest },
+    Bundle { statement: Box<Statement>, chain: Option<Vec<u8>>, envelope: Digest },
 }
 
 /// Reads what the store holds for `cluster`. `remembered` is the bundle the memo saw
@@ -44,7 +44,9 @@ pub async fn read_held(store: &dyn Store, cluster: &ClusterId, limits: &Limits, 
         return Ok(Held::Remembered);
     }
     match fetched.unverified_statement() {
-        Some(statement) if statement.predicate.cluster == cluster.to_string() => Ok(Held::Bundle { statement, chain: fetched.keyring_chain, envelope }),
+        Some(statement) if statement.predicate.cluster == cluster.to_string() => {
+            Ok(Held::Bundle { statement: Box::new(statement), chain: fetched.keyring_chain, envelope })
+        }
         _ => Err(format!("{}: the stored envelope is unreadable; cannot tell the current version", store.describe())),
     }
 }

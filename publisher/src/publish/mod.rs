@@ -113,10 +113,11 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
     phase("load");
     let clusters = select::candidates(&inventory.clusters, &publisher.only)?;
     let plans: Vec<_> = clusters
-        .iter()
+        .par_iter()
         .map(|c| (*c, render::plan(c, select::profiles_for(c, &inventory.profiles))))
         .collect();
-    let wanted: BTreeSet<_> = plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(|p| p.references().cloned()).collect();
+    let wanted: BTreeSet<_> = plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::references).collect();
+    let wanted = wanted.into_iter().cloned().collect();
     let resources = source.fetch(&wanted).await?;
     phase("plan and fetch");
     let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");
@@ -124,17 +125,16 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
         Ok(expires) => Times { now, expires },
         Err(e) => return Ok(clusters.iter().map(|c| failed(c.id.clone(), format!("--expires-in: {e}"), Vec::new())).collect()),
     };
-    let p = publisher;
-    let renderer = Renderer::new(&resources, &p.limits);
-    let fingerprints = Fingerprints::new(&resources, &inventory.profiles, &p.limits);
+    let renderer = Renderer::new(&resources, &publisher.limits);
+    let fingerprints = Fingerprints::new(&resources, &inventory.profiles, &publisher.limits);
     let drafts: Vec<(&SveltosCluster, Result<Draft, RenderError>)> = plans
         .into_par_iter()
-        .map(|(cluster, plan)| (cluster, plan.and_then(|plan| draft(p, &renderer, &fingerprints, plan, times))))
+        .map(|(cluster, plan)| (cluster, plan.and_then(|plan| draft(publisher, &renderer, &fingerprints, plan, times))))
         .collect();
     phase("render");
     // Tasks of their own, so reading and hashing envelopes runs on every core too.
     let reads: Vec<Option<Result<Held, String>>> = futures::stream::iter(drafts.iter().map(|(cluster, draft)| {
-        let (store, id, limits) = (p.store.clone(), cluster.id.clone(), p.limits);
+        let (store, id, limits) = (publisher.store.clone(), cluster.id.clone(), publisher.limits);
         let remembered = draft.as_ref().ok().map(|d| d.outline.stored.clone());
         tokio::spawn(async move {
             match remembered {
@@ -152,7 +152,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
         .into_par_iter()
         .zip(reads)
         .map(|((cluster, draft), read)| match (draft, read) {
-            (Ok(draft), Some(read)) => settle(p, &renderer, draft, read, times),
+            (Ok(draft), Some(read)) => settle(publisher, &renderer, draft, read, times),
             (Err(e), _) => (failed(cluster.id.clone(), e.to_string(), Vec::new()), None),
             (Ok(_), None) => unreachable!("every drafted cluster was read"),
         })
@@ -212,7 +212,7 @@ fn settle(p: &Publisher, renderer: &Renderer<'_>, mut draft: Draft<'_>, held: Re
     let decide = |outline: &Outline| match (&held, &remembered) {
         (Held::Nothing, _) => decide(None, outline, signer.keyring_version, chain, times.now, signer.expires_in),
         (Held::Bundle { statement, chain: held_chain, .. }, _) => {
-            decide(Some((statement, held_chain.as_deref())), outline, signer.keyring_version, chain, times.now, signer.expires_in)
+            decide(Some((&**statement, held_chain.as_deref())), outline, signer.keyring_version, chain, times.now, signer.expires_in)
         }
         (Held::Remembered, Some(stored)) => decide_remembered(stored, signer.keyring_version, chain.map(Digest::of), times.now, signer.expires_in),
         (Held::Remembered, None) => unreachable!("only a remembered bundle is recognised"),

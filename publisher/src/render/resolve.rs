@@ -42,7 +42,6 @@ pub struct ProfilePlan<'a> {
 /// Resolves every reference of `profiles` for `cluster`.
 pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>) -> Result<ClusterPlan<'a>, RenderError> {
     let scoped = |ns: &str| if ns.is_empty() { cluster.id.namespace().to_string() } else { ns.to_string() };
-    let data = json!({"Cluster": cluster.object, "MgmtResources": {}});
     let profiles = profiles
         .into_iter()
         .map(|profile| {
@@ -70,6 +69,7 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>) -> Resu
                             return Ok(text.to_string());
                         }
                         let source = TemplateSource { profile: &display, resource: &resource, key };
+                        let data = json!({"Cluster": cluster.object, "MgmtResources": {}});
                         template::render(&source, text, &data).map(|s| s.trim().to_string()).map_err(|e| RenderError::Template(e.to_string()))
                     };
                     let namespace = scoped(&instantiate("resource.namespace", &r.namespace)?);

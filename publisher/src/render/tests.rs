@@ -179,3 +179,26 @@ fn dependency_cycles_fail_the_cluster() {
     );
     assert!(matches!(render_for(&world(&text), "fleet/eu-1"), Err(RenderError::DependencyCycle { .. })));
 }
+
+#[test]
+fn profiles_without_templates_are_prepared_once_for_all_clusters() {
+    let shared = profile("web", 100, "", "{kind: ConfigMap, namespace: defs, name: web}").replace("clusterSelector: {matchLabels: {}}", "clusterSelector: {matchExpressions: [{key: region, operator: Exists}]}");
+    let templated = profile("info", 100, "", "{kind: ConfigMap, namespace: defs, name: info}").replace("clusterSelector: {matchLabels: {}}", "clusterSelector: {matchExpressions: [{key: region, operator: Exists}]}");
+    let info = config_map("info", "defs", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: info, namespace: apps}\ndata: {name: '{{ .Cluster.metadata.name }}'}\n")
+        .replace("metadata: {name: info, namespace: defs}", "metadata: {name: info, namespace: defs, annotations: {projectsveltos.io/template: \"ok\"}}");
+    let (inv, res) = world(&format!("{shared}---\n{templated}---\n{}---\n{info}", config_map("web", "defs", WEB)));
+    let cache = shared::SharedProfiles::default();
+    let prepared: Vec<Vec<Arc<shared::Prepared>>> = inv
+        .clusters
+        .iter()
+        .map(|c| {
+            let p = plan(c, select::profiles_for(c, &inv.profiles)).unwrap();
+            p.profiles.iter().map(|pp| cache.get(pp, c, &res).unwrap()).collect()
+        })
+        .collect();
+    let [eu, us] = [&prepared[0], &prepared[1]];
+    // Part order: ClusterProfile.info, then ClusterProfile.web.
+    assert!(Arc::ptr_eq(&eu[1], &us[1]), "the plain profile is shared");
+    assert!(!Arc::ptr_eq(&eu[0], &us[0]));
+    assert!(eu[0].objects[0].yaml.contains("name: eu-1") && us[0].objects[0].yaml.contains("name: us-1"));
+}

@@ -10,6 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use rayon::prelude::*;
 use serde_json::Value;
 use walkdir::WalkDir;
 
@@ -30,9 +31,9 @@ impl DirSource {
         if !dir.is_dir() {
             return Err(io(dir, &"not a directory"));
         }
-        let mut source = DirSource::default();
         let walk = WalkDir::new(dir).follow_links(false).sort_by_file_name().into_iter();
         let visible = walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
+        let mut files = Vec::new();
         for entry in visible {
             let entry = entry.map_err(|e| io(e.path().unwrap_or(dir), &e))?;
             let path = entry.path();
@@ -44,15 +45,29 @@ impl DirSource {
             if size > MAX_INPUT_FILE_BYTES {
                 return Err(SourceError::TooLarge { path: path.display().to_string(), size, limit: MAX_INPUT_FILE_BYTES });
             }
-            let text = std::fs::read_to_string(path).map_err(|e| io(path, &e))?;
-            source.add_file(&path.display().to_string(), &text)?;
+            files.push(path.to_path_buf());
+        }
+        // Parsing is the slow part of a fleet's directory; files parse on every core and
+        // are then taken in name order, so errors and duplicates are reported as before.
+        let parsed: Vec<Result<(String, Vec<Value>), SourceError>> = files
+            .par_iter()
+            .map(|path| {
+                let text = std::fs::read_to_string(path).map_err(|e| io(path, &e))?;
+                let name = path.display().to_string();
+                let docs = parse_documents(&text).map_err(|message| SourceError::Yaml { path: name.clone(), message })?;
+                Ok((name, docs))
+            })
+            .collect();
+        let mut source = DirSource::default();
+        for file in parsed {
+            let (path, docs) = file?;
+            source.add_file(&path, docs)?;
         }
         tracing::debug!(dir = %dir.display(), objects = source.objects.len(), "read management objects");
         Ok(source)
     }
 
-    fn add_file(&mut self, path: &str, text: &str) -> Result<(), SourceError> {
-        let docs = parse_documents(text).map_err(|message| SourceError::Yaml { path: path.to_string(), message })?;
+    fn add_file(&mut self, path: &str, docs: Vec<Value>) -> Result<(), SourceError> {
         for (i, doc) in docs.into_iter().enumerate() {
             let document = i + 1;
             let items = match doc.get("kind").and_then(Value::as_str) {

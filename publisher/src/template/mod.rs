@@ -22,7 +22,10 @@ mod sprig;
 mod tests;
 mod tree;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use airlock::Limits;
@@ -103,6 +106,59 @@ fn render_within(
     data: &serde_json::Value,
     limits: &RenderLimits,
 ) -> Result<String, TemplateError> {
+    let compiled = compiled(source, text, limits)?;
+    compiled.tracker.reset();
+    let dot = from_json(data);
+    let mut out = CappedWriter { text: String::new(), limit_bytes: limits.output_bytes, overflowed: false };
+    let result = if compiled.parsed.lookup(MAIN).is_some() {
+        compiled.runnable.execute_template_fmt(&mut out, MAIN, &dot)
+    } else {
+        // gotmpl files a top level of only whitespace (and `{{define}}`s) under no name;
+        // it has no action that could fail or need a marker.
+        compiled.parsed.execute_fmt(&mut out, &dot)
+    };
+    match result {
+        Ok(()) => Ok(out.text),
+        Err(err) => Err(execution_error(source, text, compiled.tracker.offset(), err, &out)),
+    }
+}
+
+/// A template parsed, checked and instrumented, ready to run with any data.
+struct Compiled {
+    parsed: Template,
+    runnable: Template,
+    /// Shared by `runnable`'s marker function: runs on one thread at a time, reset before each.
+    tracker: tree::Tracker,
+    range_iterations: u64,
+}
+
+/// Templates compiled on this thread, by text: compiling is most of a render, and a fleet
+/// renders the same few templates for thousands of clusters. Emptied when it grows past
+/// this, so a long `watch` does not keep every template it ever saw.
+const COMPILED_PER_THREAD: usize = 256;
+
+thread_local! {
+    static COMPILED: RefCell<HashMap<String, Rc<Compiled>>> = RefCell::new(HashMap::new());
+}
+
+/// `text` compiled, from this thread's cache when it compiled it before. Failures are not
+/// kept: their messages name `source`, which another use of the same text does not share.
+fn compiled(source: &TemplateSource<'_>, text: &str, limits: &RenderLimits) -> Result<Rc<Compiled>, TemplateError> {
+    let cached = COMPILED.with_borrow(|c| c.get(text).filter(|c| c.range_iterations == limits.range_iterations).cloned());
+    if let Some(compiled) = cached {
+        return Ok(compiled);
+    }
+    let compiled = Rc::new(compile(source, text, limits)?);
+    COMPILED.with_borrow_mut(|c| {
+        if c.len() >= COMPILED_PER_THREAD {
+            c.clear();
+        }
+        c.insert(text.to_string(), compiled.clone());
+    });
+    Ok(compiled)
+}
+
+fn compile(source: &TemplateSource<'_>, text: &str, limits: &RenderLimits) -> Result<Compiled, TemplateError> {
     let parsed = Template::new(MAIN).parse(text).map_err(|err| match err {
         gotmpl::TemplateError::Lex { message, .. } if message == "unclosed action" => {
             let at =
@@ -133,20 +189,7 @@ fn render_within(
         runnable = runnable.add_parse_tree(name, tree::instrument(body));
     }
     let runnable = runnable.funcs(funcs);
-
-    let dot = from_json(data);
-    let mut out = CappedWriter { text: String::new(), limit_bytes: limits.output_bytes, overflowed: false };
-    let result = if parsed.lookup(MAIN).is_some() {
-        runnable.execute_template_fmt(&mut out, MAIN, &dot)
-    } else {
-        // gotmpl files a top level of only whitespace (and `{{define}}`s) under no name;
-        // it has no action that could fail or need a marker.
-        parsed.execute_fmt(&mut out, &dot)
-    };
-    match result {
-        Ok(()) => Ok(out.text),
-        Err(err) => Err(execution_error(source, text, tracker.offset(), err, &out)),
-    }
+    Ok(Compiled { parsed, runnable, tracker, range_iterations: limits.range_iterations })
 }
 
 impl TemplateSource<'_> {

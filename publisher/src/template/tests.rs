@@ -390,3 +390,20 @@ fn renders_whitespace_only_and_define_only_templates() {
     assert_eq!(ok("  \n"), "  \n");
     assert_eq!(ok("{{ define \"x\" }}{{ .nope }}{{ end }}\n"), "\n");
 }
+
+/// A thread keeps what it compiled: the same text runs again with other data, and an error
+/// in a later run names its own position, not one left over from an earlier run.
+#[test]
+fn a_compiled_template_runs_again_with_other_data_and_positions() {
+    let text = "name: {{ .Cluster.metadata.name }}\n{{ if .Cluster.spec.fail }}{{ .Cluster.nope }}{{ end }}";
+    let with = |name: &str, fail: bool| json!({"Cluster": {"metadata": {"name": name}, "spec": {"fail": fail}}, "MgmtResources": {}});
+    assert_eq!(render(&SOURCE, text, &with("a", false)).unwrap(), "name: a\n");
+    assert_eq!(render(&SOURCE, text, &with("b", false)).unwrap(), "name: b\n");
+    let err = render(&SOURCE, text, &with("c", true)).unwrap_err();
+    assert_eq!(err, TemplateError::MissingKey { at: at(2, 31), key: "nope".into() });
+    let other = TemplateSource { key: "other.yaml", ..SOURCE };
+    let err = render(&other, "{{ .Cluster.nope }}", &with("d", false)).unwrap_err();
+    assert!(err.to_string().contains(r#"key "other.yaml""#), "{err}");
+    let err = render(&other, "{{ nosuch }}", &with("d", false)).unwrap_err();
+    assert!(matches!(&err, TemplateError::UndefinedFunction { at, .. } if at.key == "other.yaml"), "{err}");
+}

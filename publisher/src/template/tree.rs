@@ -35,6 +35,11 @@ impl Tracker {
         self.0.load(Ordering::Relaxed)
     }
 
+    /// Forgets the last run's offset, before running again.
+    pub fn reset(&self) {
+        self.0.store(0, Ordering::Relaxed);
+    }
+
     /// Registers the marker function in `funcs`.
     pub fn register(&self, funcs: &mut FuncMap) {
         let last = Arc::clone(&self.0);
