@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Publisher benchmarks of issue 6, rows 5-7, each against its peer in the same run:
+#   5  cold publish of N SveltosClusters x 20 ClusterProfiles (5 templated) from a
+#      directory to a fresh oci-layout, against the floor: `tar | gzip -6` + `sha256sum`
+#      over the unique content that publish produced;
+#   6  re-publish with nothing changed (target <= 10 % of #5 and zero bytes written);
+#   7  re-publish after one ConfigMap used by 10 % of the clusters changed (only those
+#      clusters may get a new version).
+# Each figure is the median of --runs runs (default 5) with min-max. The data comes from
+# hack/bench/gen-fleet.py with a fixed seed. Prints a table and writes the figures as a
+# Markdown fragment to $BENCH_OUT/publisher.md (default target/bench; hack/bench.sh
+# merges it).
+#
+# Usage: hack/bench/publisher.sh [--quick] [--runs N]
+#   --quick   200 clusters instead of 10,000 (CI runs this so the harness never rots)
+#   --runs N  runs per measurement (default $BENCH_RUNS, else 5)
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+cd "$HACK_DIR/.."
+
+clusters=10000 runs="${BENCH_RUNS:-5}" mode=full
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) clusters=200 mode=quick ;;
+    --runs) runs="$2"; shift ;;
+    *) die "unknown argument $1 (usage: $0 [--quick] [--runs N])" ;;
+  esac
+  shift
+done
+[ "$runs" -ge 1 ] || die "--runs must be at least 1"
+
+ensure_pkgs time gzip tar coreutils
+python="$(system_python)"
+export CARGO_TERM_QUIET=true
+log "building release binaries"
+# The same package set as hack/bench.sh builds: another set unifies features differently
+# and would build every dependency again.
+cargo build --release --locked -p airlock-puller -p airlock-publisher
+bin="$(realpath -m "${CARGO_TARGET_DIR:-target}/release/airlock-publisher")"
+
+out="${BENCH_OUT:-$PWD/target/bench}"
+mkdir -p "$out"
+# A fresh directory per invocation, removed on exit: deleting tens of thousands of files
+# right before creating as many again slows ext4's inode allocation for minutes, which
+# would be measured instead of the publisher.
+work="$(mktemp -d "$out/publisher.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+fleet="$work/fleet" key="$work/keys/airlock.key"
+"$python" hack/bench/gen-fleet.py --out "$fleet" --clusters "$clusters" --seed 1
+"$bin" --log warn keygen --out-dir "$work/keys" >/dev/null
+
+# Elapsed seconds, CPU seconds (user + system, all threads and children) and the blocks
+# written (getrusage, 512 B each) of a command, in $took, $cpu and $blocks; its stdout goes
+# to $1. CPU seconds tell the work apart from waiting for cores other jobs hold.
+timed() {
+  local out="$1"; shift
+  local start="$EPOCHREALTIME"
+  /usr/bin/time -f "%O %U %S" -o "$work/rusage" "$@" | cat >"$out"
+  took="$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')"
+  read -r blocks user sys < <(tail -n 1 "$work/rusage")
+  cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')"
+}
+
+publish() { # LAYOUT CACHE SUMMARY
+  timed "$3" "$bin" --log warn publish --from-dir "$fleet" --to "oci-layout:$1" --key "$key" --cache-dir "$2"
+}
+
+# Files, sizes and modification times of a directory: equal before and after means
+# nothing was written there.
+snapshot() { find "$@" -printf '%P %s %T@ %i\n' | LC_ALL=C sort | sha256sum | cut -c1-16; }
+
+count() { awk -v s="$2" 'NR > 1 && $5 == s' "$1" | wc -l; }
+
+# median (min-max) of the numbers given, in seconds.
+stats() { printf '%s\n' "$@" | LC_ALL=C sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f (%.2f-%.2f)", m, v[1], v[NR] }'; }
+median() { printf '%s\n' "$@" | LC_ALL=C sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+log "#5 cold publish of $clusters clusters, $runs runs"
+cold=() cold_cpu=()
+for i in $(seq "$runs"); do
+  publish "$work/layout-$i" "$work/cache-$i" "$work/cold-$i.txt"
+  [ "$(count "$work/cold-$i.txt" published)" -eq "$clusters" ] || die "cold run $i did not publish all $clusters clusters (see $work/cold-$i.txt)"
+  cold+=("$took") cold_cpu+=("$cpu")
+done
+
+log "floor: tar | gzip -6 | sha256sum over the unique parts"
+# One stream over all distinct parts, as an operator would script it: per-part gzip
+# processes would cost a fork each and measure process start-up, not compression.
+read -r parts part_bytes < <("$python" hack/bench/unique-parts.py "$work/layout-1" "$work/unique")
+floor=() floor_cpu=()
+for _ in $(seq "$runs"); do
+  timed /dev/null bash -c 'tar -cf - -C "$1" . | gzip -6 | sha256sum' _ "$work/unique"
+  floor+=("$took") floor_cpu+=("$cpu")
+done
+
+log "#6 re-publish, nothing changed"
+again=() again_cpu=() again_blocks=()
+for i in $(seq "$runs"); do
+  before="$(snapshot "$work/layout-1" "$work/cache-1")"
+  publish "$work/layout-1" "$work/cache-1" "$work/again-$i.txt"
+  [ "$(count "$work/again-$i.txt" unchanged)" -eq "$clusters" ] || die "re-publish $i changed clusters (see $work/again-$i.txt)"
+  [ "$(snapshot "$work/layout-1" "$work/cache-1")" = "$before" ] || die "re-publish $i wrote to the layout or the cache"
+  again+=("$took") again_cpu+=("$cpu") again_blocks+=("$blocks")
+done
+
+log "#7 re-publish after one ConfigMap used by 10 % of the clusters changed"
+"$python" hack/bench/gen-fleet.py --out "$fleet" --clusters "$clusters" --seed 1 --change
+changed=() changed_cpu=()
+for i in $(seq "$runs"); do
+  publish "$work/layout-$i" "$work/cache-$i" "$work/changed-$i.txt"
+  # gen-fleet.py puts cluster i in zone a when i % 10 == 0: exactly those may change.
+  want="$(awk 'NR > 1 && $1 ~ /0$/' "$work/changed-$i.txt" | wc -l)"
+  got="$(awk 'NR > 1 && $5 == "published" && $1 ~ /0$/ && $2 == 2' "$work/changed-$i.txt" | wc -l)"
+  [ "$want" -eq $((clusters / 10)) ] && [ "$got" -eq "$want" ] \
+    && [ "$(count "$work/changed-$i.txt" unchanged)" -eq $((clusters - want)) ] \
+    || die "run $i: expected exactly the $((clusters / 10)) zone-a clusters at version 2 (see $work/changed-$i.txt)"
+  changed+=("$took") changed_cpu+=("$cpu")
+done
+
+cold_m="$(median "${cold[@]}")" floor_m="$(median "${floor[@]}")" again_m="$(median "${again[@]}")"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v <= t) ? "met" : "MISSED" }'; }
+floor_ratio="$(ratio "$cold_m" "$floor_m")" again_pct="$(awk -v a="$again_m" -v b="$cold_m" 'BEGIN { printf "%.1f", 100 * a / b }')"
+unique_mb="$(awk -v b="$part_bytes" 'BEGIN { printf "%.1f", b / 1048576 }')"
+cores="$(nproc)" memory="$(free -g | awk '/^Mem:/ { print $2 }')" load="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+table="$(cat <<EOF
+| # | measurement ($clusters clusters x 20 profiles, $runs runs) | median s (min-max) | CPU s | peer / ratio | target |
+|---|---|---|---|---|---|
+| 5 | cold publish to a fresh oci-layout | $(stats "${cold[@]}") | $(median "${cold_cpu[@]}") | floor $(stats "${floor[@]}"), CPU $(median "${floor_cpu[@]}") s; ${floor_ratio}x the floor | <= 10 s: $(verdict "$cold_m" 10); <= 2x floor: $(verdict "$floor_ratio" 2) |
+| 6 | re-publish, nothing changed | $(stats "${again[@]}") | $(median "${again_cpu[@]}") | ${again_pct} % of #5; layout and cache unchanged; blocks written per run: ${again_blocks[*]} | <= 10 % of #5: $(verdict "$again_pct" 10) |
+| 7 | re-publish, one ConfigMap of 10 % of clusters changed | $(stats "${changed[@]}") | $(median "${changed_cpu[@]}") | $((clusters / 10)) clusters at version 2, the rest unchanged | only those change: met |
+EOF
+)"
+echo
+echo "$table"
+cat >"$out/publisher.md" <<EOF
+### Publisher ($mode run)
+
+Machine: $cores cores, $memory GB memory; load average at the end of the run $load (other
+work on the machine shares the cores). Data: \`hack/bench/gen-fleet.py --clusters $clusters
+--seed 1\` (region x4, tier x3, zone x10 labels; 20 ClusterProfiles, 5 of them templates
+over \`.Cluster\`; one ConfigMap of 3-10 manifests each). The cold publish produced $parts
+distinct parts, $unique_mb MiB of canonical tar.
+
+$table
+
+Commands: \`airlock-publisher publish --from-dir FLEET --to oci-layout:DIR --key KEY
+--cache-dir CACHE\` (#5 with an empty layout and cache; #6 and #7 against the layout and
+cache #5 left). Floor: \`tar -cf - -C UNIQUE . | gzip -6 | sha256sum\` over the distinct
+parts' tars, one stream. "Zero bytes written" is checked on the layout and the cache: the
+same files with the same sizes, modification times and inodes before and after each
+re-publish. "Blocks written" is getrusage's count of 512-byte writes (\`/usr/bin/time
+%O\`): the first read of files after they were written updates their access times
+(relatime), which the kernel writes as inode blocks; later runs show 0.
+EOF
+log "wrote ${out#"$PWD"/}/publisher.md"

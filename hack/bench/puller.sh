@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Issue 6, rows 1-4: airlock-puller against kubectl on the managed kube-apiserver, same
+# objects, same run.
+#   1  first sync into empty namespaces    vs  kubectl apply --server-side (CRD, wait, rest)
+#   2  second sync, nothing changed        vs  kubectl apply --server-side again
+#   3  drift check, one object edited      vs  kubectl diff --server-side
+#   4  peak RSS of the first syncs of 1
+# Sizes: SMALL objects (1,000; quick 100) for 1, 2 and 4, LARGE (5,000; quick 300) for 2
+# and 4, DRIFT (1,000; quick 50, as kubectl diff takes 0.1 s per object) for 3.
+# Quick mode syncs the large size for the first time once per tool, not $BENCH_RUNS times:
+# every first sync costs two namespace deletions, about 5 s each even when empty.
+# Between first syncs the namespaces and the CRD are deleted and their deletion waited
+# for. API requests are counted on one extra run each, from the client's own request log
+# (the puller's kube_client debug lines, kubectl -v=6), so every request counts: the
+# puller's /version, Lease, state Secret and report ConfigMap included.
+#
+# Usage: hack/bench/puller.sh   (environment: see measure.sh; hack/bench.sh runs it)
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=measure.sh
+. "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
+
+if [ -n "$BENCH_QUICK" ]; then SMALL=100 LARGE=300 DRIFT=50; else SMALL=1000 LARGE=5000 DRIFT=1000; fi
+CLUSTER=airlock-bench/managed
+STATE_NS=airlock-bench-state
+BENCH_SERVERS="kube-managed-apiserver kube-managed-etcd"
+DATA="$BENCH_OUT/puller"
+
+need_binaries
+need_services
+bench_keys
+kc() { "$AIRLOCK_KUBECTL" --kubeconfig "$AIRLOCK_KUBECONFIG_MANAGED" "$@"; }
+
+# prepare NAME OBJECTS SYNC_MODE — generates the objects and publishes their bundle to
+# the OCI layout $DATA/NAME/layout.
+prepare() {
+  local dir="$DATA/$1"
+  python3 "$HACK_DIR/bench/gen-objects.py" --out "$dir" --objects "$2" --seed "$SEED" --sync-mode "$3"
+  printf -- '---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n' "$STATE_NS" >>"$dir/namespaces.yaml"
+  rm -rf "$dir/layout"
+  "$RELEASE/airlock-publisher" publish --from-dir "$dir/management" --to "oci-layout:$dir/layout" --key "$KEY" \
+    --keyring "$KEYRING" >"$LOGS/publish-$1.log" 2>&1 || die "publish of $1 failed (log: $LOGS/publish-$1.log)"
+}
+
+# reset DATASET — deletes the benchmark's namespaces and CRD, waits until they are gone,
+# and creates the namespaces again, empty.
+reset() {
+  local dir="$DATA/$1"
+  {
+    kc delete -f "$dir/namespaces.yaml" --ignore-not-found --wait --timeout=600s
+    kc delete -f "$dir/kubectl/00-crds" --ignore-not-found --wait --timeout=300s
+    kc apply -f "$dir/namespaces.yaml"
+  } >>"$LOGS/reset.log" 2>&1 || die "could not reset the namespaces (log: $LOGS/reset.log)"
+}
+
+# sync_cmd DATASET REPORT_DIR — the puller command line, as an array in CMD.
+sync_cmd() {
+  mkdir -p "$2"
+  CMD=("$RELEASE/airlock-puller" sync --source "oci-layout:$DATA/$1/layout" --cluster "$CLUSTER"
+    --keyring "$KEYRING" --kubeconfig "$AIRLOCK_KUBECONFIG_MANAGED" --state-namespace "$STATE_NS" --report-to "$2")
+}
+
+# last_report DIR FIELD — a field of the newest report the puller wrote into DIR.
+last_report() {
+  local file
+  file="$(find "$1" -name 'report-*.json' | sort | tail -n 1)"
+  [ -n "$file" ] || die "no report in $1"
+  jq -r "$2" "$file"
+}
+
+# The kubectl side: the CRD must be established before its instances can be applied.
+kubectl_first() {
+  local dir="$DATA/$1/kubectl"
+  kc apply --server-side -f "$dir/00-crds" &&
+    kc wait --for condition=established --timeout=120s -f "$dir/00-crds" &&
+    kc apply --server-side -f "$dir/10-objects"
+}
+kubectl_reapply() { kc apply --server-side -R -f "$DATA/$1/kubectl" "${@:2}"; }
+# --force-conflicts: the hand edit made another field manager own the edited field.
+kubectl_diff() { kc diff --server-side --force-conflicts -R -f "$DATA/$1/kubectl" "${@:2}"; }
+export -f kc kubectl_first kubectl_reapply kubectl_diff
+export AIRLOCK_KUBECTL AIRLOCK_KUBECONFIG_MANAGED DATA
+
+# count_puller KEY LOG REPORT_DIR — counts every request in a JSON debug log of the
+# puller, and how many the engine reported itself.
+count_puller() {
+  local total engine breakdown
+  total="$(jq -rR 'fromjson? | select(.message == "requesting") | .span."http.method"' "$2" | wc -l)"
+  engine="$(last_report "$3" .apiRequests)"
+  breakdown="$(jq -rR 'fromjson? | select(.message == "requesting") | "\(.span."http.method") \(.span."http.url")"' "$2" \
+    | sed -E 's|https?://[^/]+||; s|\?.*||; s|/namespaces/[^/]+/|/namespaces/NS/|; s|/[^/]+$|/NAME|' \
+    | sort | uniq -c | sort -rn | awk '{ printf "%s%s %s ×%s", sep, $2, $3, $1; sep = "; " }')"
+  add "$1.requests" "$total"
+  add "$1.engine_requests" "$engine"
+  note "$1.requests" "$total requests ($engine by the engine): $breakdown"
+}
+
+# count_kubectl KEY LOG — counts the requests kubectl -v=6 logged.
+count_kubectl() {
+  local total breakdown
+  total="$(grep -cE '\] (GET|POST|PUT|PATCH|DELETE) https?://' "$2" || true)"
+  breakdown="$(grep -oE '\] (GET|POST|PUT|PATCH|DELETE) ' "$2" | sort | uniq -c \
+    | awk '{ printf "%s%s ×%s", sep, $3, $1; sep = "; " }')"
+  add "$1.requests" "$total"
+  note "$1.requests" "$total requests: $breakdown"
+}
+
+# first_and_second SIZE — rows 1, 2 and 4 at one size (small or large).
+first_and_second() {
+  local size="$1" set="$1" run reports="$DATA/$1/reports" first_runs="$BENCH_RUNS"
+  if [ -n "$BENCH_QUICK" ] && [ "$size" = large ]; then first_runs=1; fi
+  for run in $(seq "$first_runs"); do
+    reset "$set"
+    timed "first-$set-kubectl-$run" -- bash -c "kubectl_first $set"
+    keep "first.$size.kubectl"
+    reset "$set"
+    sync_cmd "$set" "$reports/first-$run"
+    timed "first-$set-airlock-$run" -- "${CMD[@]}"
+    keep "first.$size.airlock"
+    add "first.$size.airlock.engine_requests" "$(last_report "$reports/first-$run" .apiRequests)"
+  done
+  note "first.$size.airlock.cmd" "${CMD[*]}"
+  note "first.$size.kubectl.cmd" "kubectl apply --server-side -f $DATA/$set/kubectl/00-crds && kubectl wait --for condition=established -f $DATA/$set/kubectl/00-crds && kubectl apply --server-side -f $DATA/$set/kubectl/10-objects"
+  profile_first_sync "$size"
+
+  # The last run was the puller's: its objects and state are in place. One kubectl apply
+  # makes kubectl a co-owner, so its timed re-applies change nothing either.
+  timed "second-$set-kubectl-warmup" -- bash -c "kubectl_reapply $set"
+  sync_cmd "$set" "$reports/second"
+  for run in $(seq "$BENCH_RUNS"); do
+    timed "second-$set-airlock-$run" -- "${CMD[@]}"
+    keep "second.$size.airlock"
+    [ "$(last_report "$reports/second" .result)" = up-to-date ] || die "second sync of $set was not up to date"
+  done
+  for run in $(seq "$BENCH_RUNS"); do
+    timed "second-$set-kubectl-$run" -- bash -c "kubectl_reapply $set"
+    keep "second.$size.kubectl"
+  done
+  note "second.$size.airlock.cmd" "${CMD[*]}"
+  note "second.$size.kubectl.cmd" "kubectl apply --server-side -R -f $DATA/$set/kubectl"
+  timed "second-$set-airlock-requests" -- "${CMD[@]}" --log-format json --log info,kube_client=debug
+  count_puller "second.$size.airlock" "$LOGS/second-$set-airlock-requests.log" "$reports/second"
+  timed "second-$set-kubectl-requests" -- bash -c "kubectl_reapply $set -v=6"
+  count_kubectl "second.$size.kubectl" "$LOGS/second-$set-kubectl-requests.log"
+  profile "second-sync-$size" -- "${CMD[@]}"
+  emit "first.$size.airlock" "first.$size.kubectl" "second.$size.airlock" "second.$size.kubectl"
+}
+
+# profile_first_sync SIZE — evidence for rows 1 and 4: where a first sync spends its CPU
+# (small) and its memory at the peak (large). Leaves the puller's objects and state in place.
+profile_first_sync() {
+  [ -n "$BENCH_PROFILE" ] || return 0
+  reset "$1"
+  sync_cmd "$1" "$DATA/$1/reports/profile"
+  if [ "$1" = small ]; then
+    profile first-sync -- "${CMD[@]}"
+  else
+    heap_profile first-sync-heap -- "${CMD[@]}"
+  fi
+}
+
+# edit N — changes a field the bundle sets on one object, as a hand edit would.
+edit() {
+  kc -n airlock-bench-app-0 patch widgets.bench.airlock.dev widget-00000 --type merge \
+    -p "{\"spec\":{\"size\":$((1000 + $1))}}" >>"$LOGS/drift-edits.log" 2>&1 || die "could not edit widget-00000"
+}
+
+# drift — row 3, with the profiles in ContinuousWithDriftDetection. kubectl applies the
+# objects once first, so that, as for an operator who manages them with kubectl, its diff
+# shows the edit only. kubectl diff logs its requests (-v=6) on every run: it fetches the
+# OpenAPI document once per object, so a separate counting run would cost as much as a
+# timed one, and the log costs nothing next to that.
+drift() {
+  local run reports="$DATA/drift/reports/drift"
+  reset drift
+  sync_cmd drift "$DATA/drift/reports/drift-setup"
+  timed drift-setup -- "${CMD[@]}"
+  timed drift-kubectl-warmup -- bash -c "kubectl_reapply drift"
+  sync_cmd drift "$reports"
+  for run in $(seq "$BENCH_RUNS"); do
+    edit "$run"
+    timed "drift-airlock-$run" -- "${CMD[@]}"
+    keep drift.airlock
+    add drift.airlock.found "$(last_report "$reports" .drift.found)"
+  done
+  for run in $(seq "$BENCH_RUNS"); do
+    edit "$run"
+    # kubectl diff exits 1 when it found a difference, which it must here.
+    timed "drift-kubectl-$run" --ok 1 -- bash -c "kubectl_diff drift -v=6"
+    keep drift.kubectl
+  done
+  count_kubectl drift.kubectl "$LOGS/drift-kubectl-1.log"
+  note drift.airlock.cmd "${CMD[*]}   (profiles have syncMode: ContinuousWithDriftDetection)"
+  note drift.kubectl.cmd "kubectl diff --server-side --force-conflicts -R -f $DATA/drift/kubectl -v=6"
+  edit 0
+  timed drift-airlock-requests -- "${CMD[@]}" --log-format json --log info,kube_client=debug
+  count_puller drift.airlock "$LOGS/drift-airlock-requests.log" "$reports"
+  # Kinds the drift check lists: those of the bundle's objects.
+  fact drift.kinds count "$(grep -h '^kind:' -r "$DATA/drift/kubectl" | sort -u | wc -l)"
+  emit drift.airlock drift.kubectl
+}
+
+# cleanup --wait=BOOL — leaves the managed cluster as it was, since other tests share it
+# (and its pods and service IPs). On an error it does not wait.
+cleanup() {
+  kc delete -f "$DATA/large/namespaces.yaml" --ignore-not-found "$1" --timeout=600s >>"$LOGS/reset.log" 2>&1 || true
+  kc delete -f "$DATA/large/kubectl/00-crds" --ignore-not-found "$1" --timeout=300s >>"$LOGS/reset.log" 2>&1 || true
+}
+trap 'cleanup --wait=false' EXIT
+
+log "preparing $SMALL and $LARGE objects in $DATA"
+prepare small "$SMALL" Continuous
+prepare large "$LARGE" Continuous
+prepare drift "$DRIFT" ContinuousWithDriftDetection
+fact objects.small count "$SMALL"
+fact objects.large count "$LARGE"
+fact objects.drift count "$DRIFT"
+
+log "rows 1, 2, 4 at $SMALL objects ($BENCH_RUNS runs each)"
+first_and_second small
+log "rows 2, 4 at $LARGE objects"
+first_and_second large
+log "row 3 at $DRIFT objects"
+drift
+
+log "cleaning up the managed cluster"
+trap - EXIT
+cleanup --wait=true
+log "done: rows 1-4 in $RESULTS"
