@@ -11,18 +11,23 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use futures::StreamExt;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::keyring::Keyring;
 use crate::bundle::statement::rfc3339;
-use crate::bundle::verify::{Expectation, Floor, Transport, VerifyError, verify_envelope};
+use crate::bundle::verify::VerifyError;
 use crate::bundle::SignedBundle;
 use crate::cluster::ClusterId;
 use crate::digest::Digest;
 use crate::limits::Limits;
-use crate::store::oci::{self, Blob, RawManifest};
+use crate::store::oci;
 use crate::store::{OciStore, PublishMeta, Store, StoreError, StoreRef};
+
+mod read;
+
+use read::{BlobCache, Keep, in_order, read_verified};
 
 pub const INDEX_FORMAT: &str = "airlock.dev/export/v1";
 
@@ -130,75 +135,9 @@ pub struct Progress<'a> {
     pub bytes: u64,
 }
 
-/// A bundle read from an OCI store and verified in full, with its exact blobs.
-struct Carried {
-    cluster: ClusterId,
-    version: u64,
-    bundle_digest: Digest,
-    manifest: RawManifest,
-    blobs: Vec<Blob>,
-    signed: SignedBundle,
-}
-
-/// Reads `cluster`'s latest artifact from `sources` (first that has each blob) and verifies
-/// it: envelope against `keyring`, then every part.
-async fn read_verified(
-    sources: &[&dyn OciStore],
-    cluster: &ClusterId,
-    trust: &Trust<'_>,
-) -> Result<Result<Carried, Vec<Digest>>, MirrorError> {
-    let Trust { keyring, now, limits } = *trust;
-    let manifest = sources[0].manifest(cluster, "latest", limits).await?;
-    let mut blobs: BTreeMap<Digest, Blob> = BTreeMap::new();
-    let mut missing = Vec::new();
-    for d in manifest.descriptors() {
-        let mut found = None;
-        for source in sources {
-            if source.has_blob(cluster, &d.digest).await? {
-                found = Some(source.blob(cluster, d, d.size.min(limits.total_bytes)).await?);
-                break;
-            }
-        }
-        match found {
-            Some(bytes) => {
-                blobs.insert(d.digest, Blob { digest: d.digest, bytes: bytes.into() });
-            }
-            None => missing.push(d.digest),
-        }
-    }
-    if !missing.is_empty() {
-        return Ok(Err(missing));
-    }
-    let rejected = |source| MirrorError::Rejected { cluster: cluster.clone(), source: Box::new(source) };
-    let layer_bytes = |media_type: &str| {
-        manifest.manifest.layer(media_type).map(|d| blobs[&d.digest].bytes.as_slice().to_vec())
-    };
-    let envelope = layer_bytes(oci::ENVELOPE_MEDIA_TYPE).ok_or_else(|| StoreError::Malformed {
-        store: sources[0].describe(),
-        what: format!("manifest of {cluster}"),
-        message: "no envelope layer".into(),
-    })?;
-    let chain = layer_bytes(oci::KEYRINGS_MEDIA_TYPE);
-    let floor = Floor::default();
-    let expect = Expectation { cluster, keyring, floor: &floor, now };
-    let verified = verify_envelope(&envelope, chain.as_deref(), &expect, limits).map_err(rejected)?;
-    let mut parts = Vec::new();
-    for profile in &verified.predicate().profiles {
-        let layer = manifest.manifest.part_layer(&profile.digest).ok_or_else(|| {
-            rejected(VerifyError::MissingPart { part: profile.name.clone() })
-        })?;
-        let gz = &blobs[&layer.digest].bytes;
-        parts.push(verified.verify_part(&profile.name, Transport::Gzip(gz), limits).map_err(rejected)?);
-    }
-    let (version, bundle_digest) = (verified.predicate().version, verified.digest());
-    let statement = verified.statement().clone();
-    let bundle = verified.finish(parts, limits).map_err(rejected)?;
-    let signed = SignedBundle { bundle: bundle.bundle().clone(), statement, envelope, keyring_chain: chain };
-    Ok(Ok(Carried { cluster: cluster.clone(), version, bundle_digest, manifest, blobs: blobs.into_values().collect(), signed }))
-}
-
 /// Exports the latest bundle of each cluster from `from` into the archive `to` (replacing
-/// it), leaving out blobs listed in `since`. Writes `<to>.index.json` beside it.
+/// it), leaving out blobs listed in `since`. Writes `<to>.index.json` beside it. Clusters
+/// are read [`IN_FLIGHT`] at a time, in order, so the same store makes the same archive.
 pub async fn export(
     from: &dyn OciStore,
     clusters: &[ClusterId],
@@ -207,34 +146,43 @@ pub async fn export(
     trust: &Trust<'_>,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<ExportIndex, MirrorError> {
-    let now = trust.now;
+    let (now, limits) = (trust.now, trust.limits);
     let already: BTreeSet<Digest> = since.map(|s| s.blobs.clone()).unwrap_or_default();
     let mut carried: BTreeMap<String, ExportedCluster> =
         since.map(|s| s.carried.iter().map(|c| (c.cluster.clone(), c.clone())).collect()).unwrap_or_default();
     let mut bundles = Vec::with_capacity(clusters.len());
     let (mut total_bytes, mut new_bytes) = (0u64, 0u64);
     let mut blobs = already.clone();
-    for (done, cluster) in clusters.iter().enumerate() {
-        let bundle = match read_verified(&[from], cluster, trust).await? {
-            Ok(b) => b,
-            Err(missing) => {
+    let cache = &BlobCache::default();
+    let held = &carried;
+    let mut reads = in_order(clusters, |cluster| async move {
+        let manifest = from.manifest(cluster, "latest", limits).await?;
+        // The far side holds this very manifest already: nothing to read or carry.
+        if held.get(&cluster.to_string()).is_some_and(|c| c.manifest == manifest.digest) {
+            return Ok(None);
+        }
+        read_verified(&[from], cluster, manifest, trust, cache, Keep::Artifact).await.map(Some)
+    });
+    while let Some((done, cluster, read)) = reads.next().await {
+        match read? {
+            None => {}
+            Some(Err(missing)) => {
                 let missing = missing.into_iter().map(|d| (d, cluster.clone())).collect();
                 return Err(MirrorError::MissingBlobs { store: from.describe(), missing });
             }
-        };
-        if carried.get(&cluster.to_string()).is_some_and(|c| c.manifest == bundle.manifest.digest) {
-            progress(Progress { cluster, done: done + 1, total: clusters.len(), bytes: new_bytes });
-            continue;
-        }
-        for b in &bundle.blobs {
-            total_bytes += b.bytes.len() as u64;
-            if blobs.insert(b.digest) {
-                new_bytes += b.bytes.len() as u64;
+            Some(Ok(bundle)) => {
+                for b in &bundle.blobs {
+                    total_bytes += b.bytes.len() as u64;
+                    if blobs.insert(b.digest) {
+                        new_bytes += b.bytes.len() as u64;
+                    }
+                }
+                bundles.push(bundle);
             }
         }
-        progress(Progress { cluster, done: done + 1, total: clusters.len(), bytes: new_bytes });
-        bundles.push(bundle);
+        progress(Progress { cluster, done, total: clusters.len(), bytes: new_bytes });
     }
+    drop(reads);
     let exported: Vec<ExportedCluster> = bundles
         .iter()
         .map(|b| ExportedCluster {
@@ -311,32 +259,43 @@ pub async fn import(
         sources.push(t.as_ref());
     }
     let (mut ready, mut missing, mut results) = (Vec::new(), BTreeMap::new(), Vec::new());
-    for (done, cluster) in clusters.iter().enumerate() {
-        match read_verified(&sources, cluster, trust).await? {
-            Err(m) => {
+    let cache = &BlobCache::default();
+    let sources = &sources;
+    let keep = match target {
+        ImportTarget::Oci(_) => Keep::Artifact,
+        ImportTarget::Other(_) => Keep::ArtifactAndBundle,
+    };
+    let mut reads = in_order(&clusters, |cluster| async move {
+        let manifest = sources[0].manifest(cluster, "latest", limits).await?;
+        let read = read_verified(sources, cluster, manifest, trust, cache, keep).await?;
+        let held = if read.is_ok() { held(target.store(), cluster, limits).await? } else { None };
+        Ok::<_, MirrorError>((read, held))
+    });
+    while let Some((done, cluster, read)) = reads.next().await {
+        match read? {
+            (Err(m), _) => {
                 for d in m {
                     missing.entry(d).or_insert_with(|| cluster.clone());
                 }
             }
-            Ok(bundle) => {
-                match held(target.store(), cluster, limits).await? {
-                    Some((v, d)) if v > bundle.version || (v == bundle.version && d != bundle.bundle_digest) => {
-                        return Err(MirrorError::Older {
-                            store: target.store().describe(),
-                            cluster: cluster.clone(),
-                            held: v,
-                            offered: bundle.version,
-                        });
-                    }
-                    Some((v, _)) if v == bundle.version => {
-                        results.push(Imported::AlreadyPresent { cluster: cluster.clone(), version: v });
-                    }
-                    _ => ready.push(bundle),
+            (Ok(bundle), held) => match held {
+                Some((v, d)) if v > bundle.version || (v == bundle.version && d != bundle.bundle_digest) => {
+                    return Err(MirrorError::Older {
+                        store: target.store().describe(),
+                        cluster: cluster.clone(),
+                        held: v,
+                        offered: bundle.version,
+                    });
                 }
-            }
+                Some((v, _)) if v == bundle.version => {
+                    results.push(Imported::AlreadyPresent { cluster: cluster.clone(), version: v });
+                }
+                _ => ready.push(bundle),
+            },
         }
-        progress(Progress { cluster, done: done + 1, total: clusters.len(), bytes: 0 });
+        progress(Progress { cluster, done, total: clusters.len(), bytes: 0 });
     }
+    drop(reads);
     if !missing.is_empty() {
         return Err(MirrorError::MissingBlobs { store: target.store().describe(), missing });
     }
@@ -349,9 +308,12 @@ pub async fn import(
             }
         }
         ImportTarget::Other(t) => {
-            let signed: Vec<SignedBundle> = ready.iter().map(|b| b.signed.clone()).collect();
+            let mut signed: Vec<SignedBundle> = Vec::with_capacity(ready.len());
+            for b in ready {
+                results.push(Imported::Written { cluster: b.cluster, version: b.version, bytes: 0 });
+                signed.extend(b.signed);
+            }
             t.publish(&signed, &PublishMeta::default()).await?;
-            results.extend(ready.into_iter().map(|b| Imported::Written { cluster: b.cluster, version: b.version, bytes: 0 }));
         }
     }
     Ok(results)

@@ -176,3 +176,37 @@ async fn import_into_git_writes_verified_bundles() {
         assert_eq!(version_in(target_store(&target), c).await, 1);
     }
 }
+
+#[tokio::test]
+async fn concurrent_export_writes_the_same_archive_in_cluster_order() {
+    // More clusters than are read at once, half of them sharing every part.
+    let tmp = tempfile::tempdir().unwrap();
+    let source = layout(&tmp.path().join("near")).await;
+    let names: Vec<String> = (0..40).map(|i| format!("fleet/c{i:02}")).collect();
+    let bundles: Vec<_> = names
+        .iter()
+        .enumerate()
+        .map(|(i, c)| fx(c).signed(1, if i % 2 == 0 { Fixture::files() } else { changed_files() }))
+        .collect();
+    source.publish(&bundles, &PublishMeta::default()).await.unwrap();
+    let clusters: Vec<ClusterId> = names.iter().rev().map(|c| c.parse().unwrap()).collect();
+    let mut archives = Vec::new();
+    for run in 0..2 {
+        let path = tmp.path().join(format!("run-{run}.tar"));
+        let mut seen = Vec::new();
+        let index = mirror::export(source.as_ref(), &clusters, None, &path, &trust(&Fixture::new(1)), &mut |p| {
+            seen.push((p.cluster.to_string(), p.done))
+        })
+        .await
+        .unwrap();
+        let order: Vec<String> = clusters.iter().map(ClusterId::to_string).collect();
+        assert_eq!(index.clusters.iter().map(|c| c.cluster.clone()).collect::<Vec<_>>(), order, "in the order asked");
+        assert_eq!(seen, order.into_iter().zip(1..).collect::<Vec<_>>(), "progress in order, one step per cluster");
+        archives.push(std::fs::read(&path).unwrap());
+    }
+    assert_eq!(archives[0], archives[1], "the same store makes the same archive");
+    let target = ImportTarget::Oci(layout(&tmp.path().join("far")).await);
+    let imported = import(&tmp.path().join("run-0.tar"), &target).await.unwrap();
+    assert_eq!(imported.len(), 40);
+    assert_eq!(version_in(target_store(&target), "fleet/c39").await, 1);
+}

@@ -1,6 +1,11 @@
 //! A bundle's files grouped in parts (spec sections 2 and 4), checked on the way in.
+//!
+//! File bytes are shared, not owned: a verified bundle's files are slices of the part
+//! tars they arrived in, so verifying does not copy them, and cloning a bundle is cheap.
 
 use std::collections::BTreeMap;
+
+use bytes::Bytes;
 
 use super::path::{PathError, check_part_name, check_path};
 use super::tar::{tar_size, write_canonical};
@@ -28,15 +33,26 @@ pub enum ContentError {
 }
 
 /// The files of one bundle, grouped by part, every path checked.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Bundle {
     parts: BTreeMap<String, Part>,
+    /// The bundle digest when verification already established it (every file hashed
+    /// against the signed list whose digest was checked), so it is not hashed again.
+    known_digest: Option<Digest>,
 }
+
+impl PartialEq for Bundle {
+    fn eq(&self, other: &Bundle) -> bool {
+        self.parts == other.parts
+    }
+}
+
+impl Eq for Bundle {}
 
 /// One part: the files of one source profile (spec 2.3).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Part {
-    files: BTreeMap<String, Vec<u8>>,
+    files: BTreeMap<String, Bytes>,
 }
 
 impl Bundle {
@@ -46,6 +62,24 @@ impl Bundle {
     where
         P: IntoIterator<Item = String>,
         F: IntoIterator<Item = (String, Vec<u8>)>,
+    {
+        Bundle::build(parts, files.into_iter().map(|(path, bytes)| (path, Bytes::from(bytes))), limits)
+    }
+
+    /// A verified bundle: files borrowed from their part tars, and the bundle digest that
+    /// verification proved they have.
+    pub(crate) fn verified<P>(parts: P, files: Vec<(String, Bytes)>, digest: Digest, limits: &Limits) -> Result<Bundle, ContentError>
+    where
+        P: IntoIterator<Item = String>,
+    {
+        let bundle = Bundle::build(parts, files, limits)?;
+        Ok(Bundle { known_digest: Some(digest), ..bundle })
+    }
+
+    fn build<P, F>(parts: P, files: F, limits: &Limits) -> Result<Bundle, ContentError>
+    where
+        P: IntoIterator<Item = String>,
+        F: IntoIterator<Item = (String, Bytes)>,
     {
         let mut bundle = Bundle::default();
         for name in parts {
@@ -101,13 +135,13 @@ impl Bundle {
 
     /// The bundle digest (spec section 4).
     pub fn digest(&self) -> Digest {
-        bundle_digest(self.files().map(|(p, b)| (p, Digest::of(b))))
+        self.known_digest.unwrap_or_else(|| bundle_digest(self.files().map(|(p, b)| (p, Digest::of(b)))))
     }
 }
 
 impl Part {
     pub fn files(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.files.iter().map(|(p, b)| (p.as_str(), b.as_slice()))
+        self.files.iter().map(|(p, b)| (p.as_str(), &b[..]))
     }
 
     /// The canonical tar of this part (spec section 3).

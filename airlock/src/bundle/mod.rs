@@ -9,6 +9,7 @@ pub mod content;
 pub mod envelope;
 pub mod gzip;
 pub mod keyring;
+mod part;
 pub mod path;
 pub mod sign;
 pub mod statement;

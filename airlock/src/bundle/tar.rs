@@ -6,6 +6,7 @@
 //! extensions, odd modes and owners in one comparison, and hands back borrowed slices.
 
 use std::io::Read;
+use std::ops::Range;
 
 use super::path::ustar_split;
 
@@ -64,10 +65,32 @@ pub fn header(path: &str, size: u64) -> Option<[u8; BLOCK]> {
     Some(h)
 }
 
-/// One file found in a tar: its path and its bytes, borrowed from the tar.
+/// Where each file's bytes sit when `tar` is, byte for byte, the canonical tar (spec 3.1)
+/// of files with these paths and sizes in this order; `None` when it is not. This is the
+/// whole of a walk for a tar that is what it should be, at the cost of one comparison per
+/// header and a scan of the padding; [`walk`] names what is wrong with one that is not.
+pub fn canonical_layout<'a>(tar: &[u8], files: impl IntoIterator<Item = (&'a str, u64)>) -> Option<Vec<Range<usize>>> {
+    let zeros = |range: Range<usize>| tar.get(range).is_some_and(|b| b.iter().all(|&x| x == 0));
+    let mut at = 0usize;
+    let mut spans = Vec::new();
+    for (path, size) in files {
+        let start = at.checked_add(BLOCK)?;
+        let end = start.checked_add(usize::try_from(size).ok()?)?;
+        if tar.get(at..start)? != header(path, size)?.as_slice() || !zeros(end..end.next_multiple_of(BLOCK)) {
+            return None;
+        }
+        spans.push(start..end);
+        at = end.next_multiple_of(BLOCK);
+    }
+    (tar.len() == at.checked_add(END)? && zeros(at..tar.len())).then_some(spans)
+}
+
+/// One file found in a tar: its path and its bytes, borrowed from the tar, which they
+/// start `offset` bytes into.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Entry<'a> {
     pub path: String,
+    pub offset: usize,
     pub bytes: &'a [u8],
 }
 
@@ -99,11 +122,9 @@ pub fn walk(tar: &[u8]) -> Result<Vec<Entry<'_>>, TarError> {
         }
         // Drain so the archive's reader advances past this entry's data.
         std::io::copy(&mut entry.by_ref().take(size), &mut std::io::sink()).map_err(malformed)?;
-        entries.push(Entry { path, bytes: &tar[start..end] });
+        entries.push(Entry { path, offset: start, bytes: &tar[start..end] });
     }
-    let data_end = entries
-        .last()
-        .map_or(0, |e| (e.bytes.as_ptr() as usize - tar.as_ptr() as usize + e.bytes.len()).next_multiple_of(BLOCK));
+    let data_end = entries.last().map_or(0, |e| (e.offset + e.bytes.len()).next_multiple_of(BLOCK));
     if tar.len() != data_end + END || tar[data_end..].iter().any(|&b| b != 0) {
         return Err(TarError::TrailingData);
     }
@@ -137,6 +158,24 @@ mod tests {
         assert_eq!(entries[0].path, "ClusterProfile.a/one.yaml");
         assert_eq!(entries[0].bytes, b"kind: ConfigMap\n");
         assert_eq!(entries[1].bytes.len(), 600);
+    }
+
+    #[test]
+    fn canonical_layout_finds_the_files_of_a_canonical_tar_only() {
+        let tar = sample();
+        let files = [("ClusterProfile.a/one.yaml", 16), ("ClusterProfile.a/two.yaml", 600)];
+        assert_eq!(canonical_layout(&tar, files), Some(vec![512..528, 1536..2136]));
+        assert_eq!(canonical_layout(&tar, [files[1], files[0]]), None, "order");
+        assert_eq!(canonical_layout(&tar, [files[0]]), None, "an entry left over");
+        assert_eq!(canonical_layout(&tar, [files[0], ("ClusterProfile.a/two.yaml", 601)]), None, "size");
+        for at in [600, tar.len() - 1] {
+            let mut dirty = tar.clone();
+            dirty[at] = 1;
+            assert_eq!(canonical_layout(&dirty, files), None, "a non-zero byte of padding at {at}");
+        }
+        for len in 0..tar.len() {
+            assert_eq!(canonical_layout(&tar[..len], files), None, "truncated at {len}");
+        }
     }
 
     #[test]

@@ -3,19 +3,22 @@
 //! [`verify_envelope`] runs steps 1-10 on the envelope alone, so a puller learns whether it
 //! needs any content before it fetches a byte of it. [`VerifiedEnvelope::verify_part`] runs
 //! steps 11-13 on each part, and [`VerifiedEnvelope::finish`] is the only way to obtain a
-//! [`VerifiedBundle`], which is what the puller applies.
+//! [`VerifiedBundle`], which is what the puller applies. Steps 11-13 themselves are in
+//! `bundle::part`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use bytes::Bytes;
 use jiff::{SignedDuration, Timestamp};
 
 use super::content::{Bundle, ContentError, bundle_digest};
 use super::envelope::{self, EnvelopeError, IN_TOTO_PAYLOAD_TYPE};
-use super::gzip::{self, GzipError};
+use super::gzip::GzipError;
 use super::keyring::{Keyring, TrustError};
 use super::path::{PathError, check_part_name, check_path};
 use super::statement::*;
-use super::tar::{TarError, tar_size, walk};
+use super::part;
+use super::tar::{TarError, tar_size};
 use crate::cluster::ClusterId;
 use crate::digest::Digest;
 use crate::limits::Limits;
@@ -344,64 +347,32 @@ impl VerifiedEnvelope {
             .iter()
             .find(|p| p.name == name)
             .ok_or_else(|| VerifyError::MissingPart { part: name.to_string() })?;
-        let part = || name.to_string();
-        // spec 8.11
-        let tar = match transport {
-            Transport::Gzip(gz) => gzip::decompress(gz, profile.size, limits)
-                .map_err(|source| VerifyError::Transport { part: part(), source })?,
-            Transport::Tar(tar) => tar.to_vec(),
-        };
-        if tar.len() as u64 != profile.size {
-            return Err(VerifyError::PartLength { part: part(), size: tar.len() as u64, signed: profile.size });
-        }
-        // spec 8.12
-        let actual = Digest::of(&tar);
-        if actual != profile.digest {
-            return Err(VerifyError::PartDigest { part: part(), expected: profile.digest, actual });
-        }
-        // spec 8.13
-        let entries = walk(&tar).map_err(|source| VerifyError::Tar { part: part(), source })?;
-        let signed: Vec<&FileEntry> = self
-            .statement
-            .predicate
-            .files
-            .iter()
-            .filter(|f| f.path.split('/').next() == Some(name))
-            .collect();
-        let mut files = Vec::with_capacity(entries.len());
-        let mut expected = signed.iter();
-        for entry in entries {
-            let Some(want) = expected.next() else {
-                return Err(VerifyError::UnexpectedEntry { part: part(), path: entry.path });
-            };
-            if want.path != entry.path {
-                return Err(if signed.iter().any(|f| f.path == entry.path) {
-                    VerifyError::MissingEntry { part: part(), path: want.path.clone() }
-                } else {
-                    VerifyError::UnexpectedEntry { part: part(), path: entry.path }
-                });
-            }
-            if want.size != entry.bytes.len() as u64 || want.sha256 != Digest::of(entry.bytes).hex() {
-                return Err(VerifyError::EntryMismatch { part: part(), path: entry.path });
-            }
-            files.push((entry.path, entry.bytes.to_vec()));
-        }
-        if let Some(missing) = expected.next() {
-            return Err(VerifyError::MissingEntry { part: part(), path: missing.path.clone() });
-        }
+        let files = part::verify(name, profile, self.signed_files(name), transport, limits)?;
         Ok(VerifiedPart { name: name.to_string(), files })
+    }
+
+    /// The signed files of part `name`: one run of the sorted list, as paths sharing a
+    /// prefix are adjacent in bytewise order.
+    fn signed_files(&self, name: &str) -> &[FileEntry] {
+        let files = &self.statement.predicate.files;
+        let prefix = format!("{name}/");
+        let start = files.partition_point(|f| f.path < prefix);
+        let len = files[start..].iter().take_while(|f| f.path.starts_with(&prefix)).count();
+        &files[start..start + len]
     }
 
     /// Assembles the verified parts into the bundle; every signed part must be present.
     pub fn finish(self, parts: Vec<VerifiedPart>, limits: &Limits) -> Result<VerifiedBundle, VerifyError> {
-        let mut by_name: BTreeMap<String, Vec<(String, Vec<u8>)>> = parts.into_iter().map(|p| (p.name, p.files)).collect();
+        let mut by_name: BTreeMap<String, Vec<(String, Bytes)>> = parts.into_iter().map(|p| (p.name, p.files)).collect();
         let mut files = Vec::new();
         for profile in &self.statement.predicate.profiles {
             let part = by_name.remove(&profile.name).ok_or_else(|| VerifyError::MissingPart { part: profile.name.clone() })?;
             files.extend(part);
         }
         let names = self.statement.predicate.profiles.iter().map(|p| p.name.clone());
-        let bundle = Bundle::new(names, files, limits)?;
+        // Every signed file is here with its signed hash, and step 6 computed the digest
+        // of that list: it is the bundle digest of these files.
+        let bundle = Bundle::verified(names, files, self.digest, limits)?;
         Ok(VerifiedBundle { envelope: self, bundle })
     }
 }
@@ -410,7 +381,7 @@ impl VerifiedEnvelope {
 #[derive(Debug, Clone)]
 pub struct VerifiedPart {
     name: String,
-    files: Vec<(String, Vec<u8>)>,
+    files: Vec<(String, Bytes)>,
 }
 
 impl VerifiedBundle {

@@ -6,15 +6,18 @@
 //! file (links, devices, other names) makes the archive malformed. Writing goes through a
 //! temporary layout directory and replaces the archive atomically.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{BufWriter, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
-use super::oci::{Artifact, OciDescriptor, RawManifest};
-use super::oci_layout::{INDEX_FILE, LayoutFiles, LayoutReader, LayoutStore, OCI_LAYOUT_FILE, blob_name, io_error};
+use super::oci::{Artifact, OciDescriptor, OciIndex, RawManifest};
+use super::oci_layout::{
+    INDEX_FILE, LayoutFiles, LayoutReader, LayoutStore, OCI_LAYOUT_CONTENT, OCI_LAYOUT_FILE, blob_name, io_error, updated_index,
+};
 use super::{Fetched, OciStore, PartCopy, PublishMeta, Store, StoreError};
 use crate::bundle::SignedBundle;
 use crate::bundle::statement::ProfileEntry;
@@ -25,6 +28,16 @@ use crate::limits::Limits;
 /// An OCI archive file.
 pub struct ArchiveStore {
     path: PathBuf,
+    /// The last scan of the archive, with the file's size, time and inode then: an import
+    /// reads every cluster's manifest and blobs, and scanning each time made it quadratic.
+    scanned: Mutex<Option<(FileStamp, Arc<LayoutReader<ArchiveFiles>>)>>,
+}
+
+type FileStamp = (u64, Option<std::time::SystemTime>, u64);
+
+fn file_stamp(path: &Path) -> Option<FileStamp> {
+    let m = fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok(), std::os::unix::fs::MetadataExt::ino(&m)))
 }
 
 /// Where each layout file sits inside an archive: name → (offset, size).
@@ -106,14 +119,27 @@ impl LayoutFiles for ArchiveFiles {
     }
 }
 
-/// Writes the layout directory `dir` as a tar at `out`, entries in a fixed order with
-/// zeroed times and owners, so the same layout makes the same archive.
-pub(crate) fn write_archive(dir: &Path, names: &[String], out: &Path) -> Result<(), StoreError> {
-    let store = format!("oci-archive:{}", out.display());
-    let err = |e| io_error(&store, "archive", e);
-    let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
-    let mut builder = tar::Builder::new(std::io::BufWriter::new(fs::File::create(&tmp).map_err(err)?));
-    let header = |size: u64, dir: bool| {
+/// A new archive being written beside `out`, in the one form every archive has: zeroed
+/// times and owners, the two blob directories first, then files in name order. It
+/// replaces `out` only when finished, so a failure leaves the old archive as it was.
+struct ArchiveWriter {
+    builder: tar::Builder<BufWriter<fs::File>>,
+    tmp: PathBuf,
+    out: PathBuf,
+}
+
+impl ArchiveWriter {
+    fn create(out: &Path) -> Result<ArchiveWriter, StoreError> {
+        let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
+        let file = fs::File::create(&tmp).map_err(|e| archive_error(out, e))?;
+        let mut writer = ArchiveWriter { builder: tar::Builder::new(BufWriter::new(file)), tmp, out: out.into() };
+        for d in ["blobs/", "blobs/sha256/"] {
+            writer.append(d, 0, std::io::empty(), true)?;
+        }
+        Ok(writer)
+    }
+
+    fn append(&mut self, name: &str, size: u64, data: impl Read, dir: bool) -> Result<(), StoreError> {
         let mut h = tar::Header::new_ustar();
         h.set_size(size);
         h.set_mode(if dir { 0o755 } else { 0o644 });
@@ -121,40 +147,68 @@ pub(crate) fn write_archive(dir: &Path, names: &[String], out: &Path) -> Result<
         h.set_uid(0);
         h.set_gid(0);
         h.set_entry_type(if dir { tar::EntryType::Directory } else { tar::EntryType::Regular });
-        h
-    };
-    for d in ["blobs/", "blobs/sha256/"] {
-        builder.append_data(&mut header(0, true), d, std::io::empty()).map_err(err)?;
+        self.builder.append_data(&mut h, name, data).map_err(|e| archive_error(&self.out, e))
     }
+
+    /// Appends files, which must come in name order.
+    fn file(&mut self, name: &str, size: u64, data: impl Read) -> Result<(), StoreError> {
+        self.append(name, size, data, false)
+    }
+
+    fn finish(self) -> Result<(), StoreError> {
+        let err = |e| archive_error(&self.out, e);
+        let mut w = self.builder.into_inner().map_err(err)?;
+        std::io::Write::flush(&mut w).map_err(err)?;
+        w.get_ref().sync_data().map_err(err)?;
+        fs::rename(&self.tmp, &self.out).map_err(err)
+    }
+}
+
+fn archive_error(out: &Path, e: std::io::Error) -> StoreError {
+    io_error(&format!("oci-archive:{}", out.display()), "archive", e)
+}
+
+/// Writes the layout directory `dir` as a tar at `out`.
+pub(crate) fn write_archive(dir: &Path, names: &[String], out: &Path) -> Result<(), StoreError> {
+    let mut writer = ArchiveWriter::create(out)?;
     let mut sorted: Vec<&String> = names.iter().collect();
     sorted.sort();
     for name in sorted {
-        let f = fs::File::open(dir.join(name)).map_err(err)?;
-        let size = f.metadata().map_err(err)?.len();
-        builder.append_data(&mut header(size, false), name, f).map_err(err)?;
+        let f = fs::File::open(dir.join(name)).map_err(|e| archive_error(out, e))?;
+        let size = f.metadata().map_err(|e| archive_error(out, e))?.len();
+        writer.file(name, size, f)?;
     }
-    let mut w = builder.into_inner().map_err(err)?;
-    std::io::Write::flush(&mut w).map_err(err)?;
-    w.get_ref().sync_data().map_err(err)?;
-    fs::rename(&tmp, out).map_err(err)
+    writer.finish()
 }
 
-/// Writes a new archive at `out` (replacing any) holding `artifacts`. Blobs an artifact
-/// lacks are left out: that is how a delta archive is made. Returns the blob bytes written.
+/// Writes a new archive at `out` (replacing any) holding `artifacts`: the layout
+/// [`write_archive`] would make of them, straight from memory. Blobs an artifact lacks are
+/// left out: that is how a delta archive is made. Returns the blob bytes written.
 pub fn write_new(out: &Path, artifacts: &[(ClusterId, u64, Artifact)]) -> Result<u64, StoreError> {
     let store = format!("oci-archive:{}", out.display());
-    let work = tempfile_dir(out).map_err(|e| io_error(&store, "temporary directory", e))?;
-    let layout = LayoutStore::open(work.path())?;
-    let refs: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.clone(), *v, a)).collect();
-    let written = layout.put_artifacts(&refs, &Limits::SPEC)?;
-    let names = walk_layout(layout.dir()).map_err(|e| io_error(&store, "layout", e))?;
-    write_archive(layout.dir(), &names, out)?;
+    let tagged: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.to_string(), *v, a)).collect();
+    let index = serde_json::to_vec(&updated_index(&store, OciIndex::new(Vec::new()), &tagged)?).expect("index serialises");
+    let mut files: BTreeMap<String, &[u8]> = BTreeMap::new();
+    for (_, _, artifact) in artifacts {
+        for blob in &artifact.blobs {
+            files.entry(blob_name(&blob.digest)).or_insert(&blob.bytes);
+        }
+        files.entry(blob_name(&artifact.manifest_digest)).or_insert(&artifact.manifest_bytes);
+    }
+    let written = files.values().map(|b| b.len() as u64).sum();
+    files.insert(INDEX_FILE.to_string(), &index);
+    files.insert(OCI_LAYOUT_FILE.to_string(), OCI_LAYOUT_CONTENT);
+    let mut writer = ArchiveWriter::create(out)?;
+    for (name, bytes) in files {
+        writer.file(&name, bytes.len() as u64, bytes)?;
+    }
+    writer.finish()?;
     Ok(written)
 }
 
 impl ArchiveStore {
     pub fn open(path: &Path) -> Result<ArchiveStore, StoreError> {
-        Ok(ArchiveStore { path: path.to_path_buf() })
+        Ok(ArchiveStore { path: path.to_path_buf(), scanned: Mutex::new(None) })
     }
 
     /// Changes the archive through a temporary layout holding its current content, then
@@ -174,8 +228,20 @@ impl ArchiveStore {
         Ok(written)
     }
 
-    fn reader(&self, limits: &Limits) -> Result<LayoutReader<ArchiveFiles>, StoreError> {
-        ArchiveFiles::scan(&self.path, limits).map(LayoutReader::new)
+    fn reader(&self, limits: &Limits) -> Result<Arc<LayoutReader<ArchiveFiles>>, StoreError> {
+        // Taken before scanning: should the archive be replaced meanwhile, the next stamp
+        // differs and it is scanned again.
+        let stamp = file_stamp(&self.path);
+        if let (Some(now), Some((then, reader))) = (stamp, &*self.scanned.lock().expect("not poisoned"))
+            && now == *then
+        {
+            return Ok(reader.clone());
+        }
+        let reader = Arc::new(LayoutReader::new(ArchiveFiles::scan(&self.path, limits)?));
+        if let Some(now) = stamp {
+            *self.scanned.lock().expect("not poisoned") = Some((now, reader.clone()));
+        }
+        Ok(reader)
     }
 }
 
@@ -245,5 +311,60 @@ impl OciStore for ArchiveStore {
 
     async fn put_artifact(&self, cluster: &ClusterId, version: u64, artifact: &Artifact) -> Result<u64, StoreError> {
         self.rewrite(|layout| layout.put_artifact_sync(cluster, version, artifact))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::oci::{self, GzipCache};
+    use crate::testkit::Fixture;
+
+    fn artifacts() -> Vec<(ClusterId, u64, Artifact)> {
+        let cache = GzipCache::default();
+        ["fleet/a", "fleet/b", "fleet/c"]
+            .map(|c| {
+                let mut fx = Fixture::new(1);
+                fx.cluster = c.parse().unwrap();
+                (fx.cluster.clone(), 1, oci::artifact(&fx.signed(1, Fixture::files()), &PublishMeta::default(), &cache))
+            })
+            .to_vec()
+    }
+
+    #[tokio::test]
+    async fn writes_from_memory_the_archive_a_layout_directory_makes_in_any_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        let arts = artifacts();
+        let (one, two, three) = (tmp.path().join("one.tar"), tmp.path().join("two.tar"), tmp.path().join("three.tar"));
+        let written = write_new(&one, &arts).unwrap();
+        let mut reversed = arts.clone();
+        reversed.reverse();
+        write_new(&two, &reversed).unwrap();
+        assert_eq!(fs::read(&one).unwrap(), fs::read(&two).unwrap(), "the order of the artifacts does not matter");
+        let through_layout = ArchiveStore::open(&three).unwrap();
+        for (cluster, version, artifact) in &arts {
+            through_layout.put_artifact(cluster, *version, artifact).await.unwrap();
+        }
+        assert_eq!(fs::read(&one).unwrap(), fs::read(&three).unwrap(), "byte for byte what a layout directory makes");
+        // Every distinct blob once: the config, the shared part and its neighbour, an
+        // envelope and a manifest per cluster.
+        let distinct: std::collections::BTreeSet<_> =
+            arts.iter().flat_map(|(_, _, a)| a.blobs.iter().map(|b| (b.digest, b.bytes.len())).chain([(a.manifest_digest, a.manifest_bytes.len())])).collect();
+        assert_eq!(written, distinct.iter().map(|(_, len)| *len as u64).sum::<u64>());
+        let store = ArchiveStore::open(&one).unwrap();
+        assert_eq!(store.clusters(&Limits::SPEC).await.unwrap(), arts.iter().map(|(c, _, _)| c.clone()).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn scans_an_archive_again_only_when_it_was_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("a.tar");
+        let arts = artifacts();
+        write_new(&path, &arts[..1]).unwrap();
+        let store = ArchiveStore::open(&path).unwrap();
+        let first = store.reader(&Limits::SPEC).unwrap();
+        assert!(Arc::ptr_eq(&first, &store.reader(&Limits::SPEC).unwrap()), "the same archive is scanned once");
+        write_new(&path, &arts).unwrap();
+        assert_eq!(store.clusters(&Limits::SPEC).await.unwrap().len(), 3, "a replaced archive is read anew");
     }
 }

@@ -11,6 +11,7 @@
 //! Docker's `config.json` it reads only `auths.<host>.auth`, not credential helpers.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -48,6 +49,8 @@ pub struct RegistryStore {
     auth: RegistryAuth,
     client: Client,
     http: reqwest::Client,
+    /// Set once the registry answered that it has no token service.
+    tokenless: AtomicBool,
     cache: GzipCache,
 }
 
@@ -92,6 +95,7 @@ impl RegistryStore {
             auth,
             client,
             http,
+            tokenless: AtomicBool::new(false),
             cache: GzipCache::default(),
         })
     }
@@ -214,6 +218,36 @@ impl RegistryStore {
         Ok(how == "uploaded")
     }
 
+    /// GETs `url` with the store's credentials; anything but 200 is an error.
+    async fn get(&self, reference: &Reference, url: &str, accept: &'static str, what: &str) -> Result<reqwest::Response, StoreError> {
+        let mut request = self.http.get(url).header(ACCEPT, accept);
+        // oci-client asks the registry whether it has a token service (a request of its
+        // own, every time); a registry that said no once never starts wanting tokens.
+        let token = if self.tokenless.load(Ordering::Relaxed) {
+            None
+        } else {
+            let token = (self.client.auth(reference, &self.auth, RegistryOperation::Pull).await)
+                .map_err(|e| self.oci_error(what.into(), e))?;
+            self.tokenless.store(token.is_none(), Ordering::Relaxed);
+            token
+        };
+        match (token, &self.auth) {
+            (Some(token), _) => request = request.bearer_auth(token),
+            (None, RegistryAuth::Basic(user, password)) => request = request.basic_auth(user, Some(password)),
+            (None, _) => {}
+        }
+        let response = request.send().await.map_err(|e| self.request_failed(what, &e))?;
+        match response.status().as_u16() {
+            200 => Ok(response),
+            status => Err(self.error(what.into(), status_class(status), status_message(status))),
+        }
+    }
+
+    fn request_failed(&self, what: &str, e: &reqwest::Error) -> StoreError {
+        let (class, message) = request_error(e);
+        self.error(what.into(), class, message)
+    }
+
     /// GETs `url` with the store's credentials, refusing a body over `cap` before and
     /// while reading it.
     async fn get_capped(
@@ -224,27 +258,7 @@ impl RegistryStore {
         cap: u64,
         what: &str,
     ) -> Result<(HeaderMap, Vec<u8>), StoreError> {
-        let failed = |e: reqwest::Error| {
-            let (class, message) = request_error(&e);
-            self.error(what.into(), class, message)
-        };
-        let mut request = self.http.get(url).header(ACCEPT, accept);
-        // oci-client asks the token service if the registry wants one; `None` means basic or none.
-        match (self.client.auth(reference, &self.auth, RegistryOperation::Pull).await)
-            .map_err(|e| self.oci_error(what.into(), e))?
-        {
-            Some(token) => request = request.bearer_auth(token),
-            None => {
-                if let RegistryAuth::Basic(user, password) = &self.auth {
-                    request = request.basic_auth(user, Some(password));
-                }
-            }
-        }
-        let mut response = request.send().await.map_err(failed)?;
-        let status = response.status().as_u16();
-        if status != 200 {
-            return Err(self.error(what.into(), status_class(status), status_message(status)));
-        }
+        let mut response = self.get(reference, url, accept, what).await?;
         let too_large = |size: u64| {
             self.error(what.into(), Class::Malformed, format!("{size} bytes or more, over the limit of {cap}"))
         };
@@ -253,7 +267,7 @@ impl RegistryStore {
         }
         let headers = response.headers().clone();
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(failed)? {
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.request_failed(what, &e))? {
             let size = (body.len() + chunk.len()) as u64;
             if size > cap {
                 return Err(too_large(size));
@@ -277,24 +291,22 @@ impl RegistryStore {
         if d.size > cap {
             return Err(malformed(format!("descriptor says {} bytes, over the limit of {cap}", d.size)));
         }
-        let digest = d.digest.to_string();
-        let mut stream =
-            (self.client.pull_blob_stream(reference, digest.as_str()).await).map_err(|e| self.oci_error(what(), e))?;
-        if let Some(size) = stream.content_length.filter(|&s| s != d.size) {
+        // A plain GET rather than oci-client's blob stream, which asks the registry for a
+        // token before every blob.
+        let url = format!("{}/v2/{}/blobs/{}", self.base_url, reference.repository(), d.digest);
+        let mut response = self.get(reference, &url, "*/*", &what()).await?;
+        if let Some(size) = response.content_length().filter(|&s| s != d.size) {
             return Err(malformed(format!("registry sends {size} bytes, descriptor says {}", d.size)));
         }
         let mut body = Vec::with_capacity(d.size as usize);
         let mut hasher = Hasher::default();
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(|e| self.oci_error(what(), OciDistributionError::IoError(e)))?;
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.request_failed(&what(), &e))? {
             if (body.len() + chunk.len()) as u64 > d.size {
                 return Err(malformed(format!("longer than the descriptor's {} bytes", d.size)));
             }
             hasher.update(&chunk);
             body.extend_from_slice(&chunk);
         }
-        // oci-client verifies the digest too, but only as an implementation detail of its
-        // stream; the contract does not rest on it.
         if body.len() as u64 != d.size || hasher.finish() != d.digest {
             return Err(malformed(format!("content ({} bytes) does not match its digest", body.len())));
         }
