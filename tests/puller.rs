@@ -151,6 +151,31 @@ impl Site {
         self.run("sync", layout, &[]).await
     }
 
+    /// A sync that logs every API request it makes (the kube client's own trace), and
+    /// those requests as `METHOD /path`, query left out.
+    async fn counted_sync(&self, layout: &str) -> (Run, Vec<String>) {
+        let run = self.run("sync", layout, &["--log-format", "json", "--log", "warn,kube_client=debug"]).await;
+        let requests = run
+            .stderr
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter(|event| event["message"] == "requesting")
+            .map(|event| {
+                let url = event["span"]["http.url"].as_str().unwrap_or_default();
+                let path = url.split("://").nth(1).and_then(|rest| rest.find('/').map(|i| &rest[i..])).unwrap_or(url);
+                format!("{} {}", event["span"]["http.method"].as_str().unwrap_or_default(), path.split('?').next().unwrap())
+            })
+            .collect();
+        (run, requests)
+    }
+
+    /// resourceVersion of the report ConfigMap.
+    async fn kept_report_version(&self) -> String {
+        let name = format!("airlock-report-{}", self.cluster.name());
+        let api = Api::<ConfigMap>::namespaced(self.client.clone(), &self.state_ns);
+        api.get(&name).await.expect("report ConfigMap").metadata.resource_version.expect("resourceVersion")
+    }
+
     /// The state Secret's JSON, if there is one.
     async fn state(&self) -> Option<serde_json::Value> {
         let name = format!("airlock-state-{}", self.cluster.name());
@@ -265,6 +290,19 @@ async fn first_sync_applies_and_an_unchanged_resync_writes_nothing() {
     assert_exit(&second, 0);
     assert!(second.stdout.contains("up to date at version 1"), "{second:?}");
     assert_eq!(site.versions().await, before, "an unchanged re-sync writes nothing");
+    assert_eq!(site.kept_report().await["result"], "up-to-date", "the kept report follows the outcome");
+
+    // Once the kept report says so too, a re-sync reads the state and the kept report,
+    // and writes nothing at all: no Lease, no report, no server version.
+    let kept = site.kept_report_version().await;
+    let (third, requests) = site.counted_sync("store").await;
+    assert_exit(&third, 0);
+    assert!(third.stdout.contains("up to date at version 1"), "{third:?}");
+    let state = format!("GET /api/v1/namespaces/{}/secrets/airlock-state-{}", site.state_ns, site.cluster.name());
+    let report = format!("GET /api/v1/namespaces/{}/configmaps/airlock-report-{}", site.state_ns, site.cluster.name());
+    assert_eq!(requests, [state, report], "{third:?}");
+    assert_eq!(site.kept_report_version().await, kept, "the kept report is not rewritten");
+    assert_eq!(site.versions().await, before);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -557,13 +595,32 @@ async fn drift_is_corrected_on_an_unchanged_bundle() {
     api.patch("cm-0", &PatchParams::default(), &Patch::Merge(&edit)).await.expect("edited");
     api.delete("cm-1", &DeleteParams::default()).await.expect("deleted");
 
-    let run = site.sync("store").await;
+    let (run, requests) = site.counted_sync("store").await;
     assert_exit(&run, 0);
     assert!(run.stdout.contains("up to date at version 1 (drift: 2 found, 2 corrected)"), "{run:?}");
     let cms = site.config_maps().await;
     assert_eq!(cms.len(), 3);
     assert!(cms.values().all(|cm| cm.data.as_ref().unwrap()["value"] == "one"), "{cms:?}");
     assert_eq!(site.versions().await["state"], state_before, "drift correction records no new state");
+    // Issue 6: at most kinds + 10 requests (Namespace and ConfigMap: 2 kinds). Here: the
+    // state, one list per kind (no discovery: the state knows the kinds), the Lease taken
+    // and the state read again under it, two corrections, the Lease released, the server
+    // version and the kept report.
+    let discovery = |r: &&String| r.as_str() == "GET /api/v1" || (r.starts_with("GET /apis/") && r.split('/').count() <= 4);
+    assert_eq!(requests.iter().filter(discovery).count(), 0, "no discovery: {requests:?}");
+    let patches = requests.iter().filter(|r| r.starts_with("PATCH ")).count();
+    assert_eq!(patches, 3, "two corrections and the kept report: {requests:?}");
+    assert!(requests.len() <= 2 + 10, "{} requests: {requests:?}", requests.len());
+
+    // Nothing drifted: the state, the lists and the kept report (rewritten, since the last
+    // one reported the corrections); then the same without the rewrite.
+    let (quiet, requests) = site.counted_sync("store").await;
+    assert_exit(&quiet, 0);
+    assert!(quiet.stdout.contains("up to date at version 1"), "{quiet:?}");
+    assert!(requests.len() <= 6, "{requests:?}");
+    let (quiet, requests) = site.counted_sync("store").await;
+    assert_exit(&quiet, 0);
+    assert_eq!(requests.len(), 4, "the state, two lists, the kept report: {requests:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

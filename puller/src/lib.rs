@@ -12,6 +12,7 @@ pub mod engine;
 pub mod export_reports;
 pub mod failure;
 pub mod import_cmd;
+mod kept_report;
 mod metrics;
 mod own_objects;
 pub mod plan;

@@ -5,29 +5,21 @@
 //! `--report-to DIR` gets `report-<ns>.<name>-<time>.json` per run, written atomically:
 //! a DSSE envelope (payload type [`REPORT_PAYLOAD_TYPE`]) signed with the cluster's own key when
 //! `--report-key` is given, else the plain report JSON. The latest report is also kept,
-//! unsigned, in the ConfigMap `airlock-report-<cluster name>` of the state namespace
-//! (data key `report.json`). Secret values never get here: results carry object ids, and
-//! the detail of a Secret's result (a diff could show its data) is dropped.
+//! unsigned, in the cluster (`kept_report`). Secret values never get here: results carry
+//! object ids, and the detail of a Secret's result (a diff could show its data) is dropped.
 
 use std::path::{Path, PathBuf};
 
 use airlock::bundle::statement::rfc3339;
 use airlock::bundle::envelope::REPORT_PAYLOAD_TYPE;
 use airlock::bundle::{SigningKey, VerifiedEnvelope};
-use airlock::cli::describe_api_error;
 use airlock::{ClusterId, Digest};
 use anyhow::Context;
 use jiff::Timestamp;
-use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, Patch, PatchParams};
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{Action, ObjectResult, Outcome};
 use crate::failure::Failure;
-use crate::own_objects::{MANAGER, meta};
-
-/// Data key of the report ConfigMap.
-pub const CONFIG_MAP_KEY: &str = "report.json";
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,7 +82,7 @@ pub struct Report {
     pub applied_digest: Option<Digest>,
     /// The bundle this run verified.
     pub bundle: Option<BundleSeen>,
-    /// `gitVersion` of the API server.
+    /// `gitVersion` of the API server, read when the kept report is written (`kept_report`).
     pub kubernetes_version: Option<String>,
     pub objects: Vec<ObjectResult>,
     pub drift: Drift,
@@ -171,6 +163,20 @@ impl Report {
         }
     }
 
+    /// Whether `other` tells the same: equal but for the times, the server version and
+    /// the request count, which differ from run to run when nothing else does.
+    pub fn same_outcome(&self, other: &Report) -> bool {
+        let plain = |r: &Report| Report {
+            started_at: Timestamp::UNIX_EPOCH,
+            finished_at: Timestamp::UNIX_EPOCH,
+            duration_ms: 0,
+            kubernetes_version: None,
+            api_requests: 0,
+            ..r.clone()
+        };
+        plain(self) == plain(other)
+    }
+
     /// How many objects got each action, for summaries and metrics.
     pub fn counts(&self) -> std::collections::BTreeMap<String, u64> {
         let mut counts = std::collections::BTreeMap::new();
@@ -223,29 +229,6 @@ pub fn write_to_dir(report: &Report, key: Option<&SigningKey>, dir: &Path) -> an
         .with_context(|| format!("cannot write to {}", dir.display()))?;
     tmp.persist(&path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
-}
-
-/// Keeps the report as the ConfigMap `name` in `namespace`.
-pub async fn write_to_cluster(
-    report: &Report,
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-) -> anyhow::Result<()> {
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    let data = String::from_utf8(report.to_json()).expect("JSON is UTF-8");
-    let cm = ConfigMap {
-        metadata: meta(namespace, name, &report.cluster, None),
-        data: Some([(CONFIG_MAP_KEY.to_string(), data)].into()),
-        ..ConfigMap::default()
-    };
-    let mut value = serde_json::to_value(&cm).expect("ConfigMap serialises");
-    value["apiVersion"] = "v1".into();
-    value["kind"] = "ConfigMap".into();
-    api.patch(name, &PatchParams::apply(MANAGER).force(), &Patch::Apply(&value))
-        .await
-        .map_err(|e| anyhow::anyhow!("report ConfigMap {namespace}/{name}: {}", describe_api_error(&e)))?;
-    Ok(())
 }
 
 /// A result for an object of a core kind in namespace `web`, profile `ClusterProfile.web`.

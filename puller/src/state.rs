@@ -1,5 +1,6 @@
 //! The puller's memory between runs (issue 4, step 6): the applied version and digest,
-//! the anti-rollback floor, the keyring adopted by rotation and the inventory, kept in the
+//! the anti-rollback floor, the keyring adopted by rotation, the inventory and how its
+//! kinds are served (so a drift check needs no discovery), kept in the
 //! Secret `airlock-state-<cluster name>` of the state namespace as gzip'd JSON under
 //! `state.json.gz`.
 //!
@@ -31,7 +32,7 @@ use kube::api::{Api, PostParams};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::engine::InventoryEntry;
+use crate::engine::{InventoryEntry, KnownKind};
 use crate::own_objects::meta;
 
 /// The data key of the state Secret.
@@ -57,6 +58,10 @@ pub struct State {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyring: Option<Box<RawValue>>,
     pub inventory: Vec<InventoryEntry>,
+    /// How the inventory's kinds were served when applied; absent in states written
+    /// before it was kept, whose next drift check asks discovery.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<KnownKind>,
     #[serde(with = "rfc3339")]
     pub applied_at: Timestamp,
 }
@@ -145,16 +150,23 @@ impl StateStore {
             cluster: cluster.to_string(),
             resource_version: None,
         };
-        let secret = store.api.get_opt(name).await.map_err(|e| store.api_error(&e))?;
-        let Some(secret) = secret else { return Ok((store, None)) };
-        store.resource_version = secret.metadata.resource_version.clone();
+        let state = store.read().await?;
+        Ok((store, state))
+    }
+
+    /// Reads the state again, e.g. once a Lease makes this process the only writer: what
+    /// `save` then compares with is this read. `Ok(None)` when the Secret is gone.
+    pub async fn read(&mut self) -> Result<Option<State>, StateError> {
+        let secret = self.api.get_opt(&self.name).await.map_err(|e| self.api_error(&e))?;
+        self.resource_version = secret.as_ref().and_then(|s| s.metadata.resource_version.clone());
+        let Some(secret) = secret else { return Ok(None) };
         let data = secret.data.unwrap_or_default();
-        let bytes = data.get(STATE_KEY).ok_or_else(|| store.corrupt(format!("no {STATE_KEY} key")))?;
-        let state = decode(&bytes.0).map_err(|reason| store.corrupt(reason))?;
-        if state.cluster != store.cluster {
-            return Err(store.corrupt(format!("it belongs to cluster {}", state.cluster)));
+        let bytes = data.get(STATE_KEY).ok_or_else(|| self.corrupt(format!("no {STATE_KEY} key")))?;
+        let state = decode(&bytes.0).map_err(|reason| self.corrupt(reason))?;
+        if state.cluster != self.cluster {
+            return Err(self.corrupt(format!("it belongs to cluster {}", state.cluster)));
         }
-        Ok((store, Some(state)))
+        Ok(Some(state))
     }
 
     /// Writes `state` if the Secret is still as it was read (or still absent).
@@ -227,6 +239,12 @@ mod tests {
             highest_issued_at: Fixture::now(),
             keyring: Some(RawValue::from_string(keyring).unwrap()),
             inventory,
+            kinds: vec![KnownKind {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                plural: "configmaps".into(),
+                namespaced: true,
+            }],
             applied_at: Fixture::now(),
         }
     }
@@ -237,6 +255,7 @@ mod tests {
         let back = decode(&encode(&s)).unwrap();
         assert_eq!(back.version, 7);
         assert_eq!(back.inventory, s.inventory);
+        assert_eq!(back.kinds, s.kinds);
         assert_eq!(back.keyring().unwrap(), Some(Fixture::new(2).keyring));
         assert_eq!(
             back.floor(),
@@ -248,9 +267,20 @@ mod tests {
             out
         })
         .unwrap();
-        for field in ["cluster", "version", "digest", "highestIssuedAt", "keyring", "inventory", "appliedAt"] {
+        for field in ["cluster", "version", "digest", "highestIssuedAt", "keyring", "inventory", "kinds", "appliedAt"] {
             assert!(json.get(field).is_some(), "{field} missing in {json}");
         }
+    }
+
+    #[test]
+    fn reads_a_state_written_before_kinds_were_kept() {
+        let mut json = serde_json::to_value(state(1)).unwrap();
+        json.as_object_mut().unwrap().remove("kinds");
+        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+        std::io::Write::write_all(&mut gz, json.to_string().as_bytes()).unwrap();
+        let back = decode(&gz.finish().unwrap()).unwrap();
+        assert!(back.kinds.is_empty(), "its next drift check asks discovery");
+        assert_eq!(back.inventory.len(), 1);
     }
 
     #[test]

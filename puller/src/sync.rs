@@ -1,5 +1,11 @@
-//! One sync run (issue 4, steps 1 and 6): Lease → state → fetch and verify → policy and
+//! One sync run (issue 4, steps 1 and 6): state → fetch and verify → Lease → policy and
 //! apply (the engine) → state, and the report of it all.
+//!
+//! The Lease is taken only by a run that will write: one with a new bundle to apply or
+//! drift to correct (not under `--dry-run`). A run that finds its bundle applied and
+//! nothing drifted reads the state Secret and, to compare, the kept report: two requests,
+//! and no write (`kept_report`). A run that takes the Lease reads the state again under
+//! it, since another puller may have written it between the first read and the Lease.
 //!
 //! The state is written only after the engine applied everything without a failure, so
 //! a puller killed mid-apply (OOM, node drain, SIGKILL) has written nothing: the next run
@@ -9,16 +15,17 @@
 //! way. This module does not parse manifests or talk to stores itself.
 
 use airlock::bundle::{Floor, VerifiedEnvelope};
-use airlock::cli::lease::{self, HeldLease, LeaseConfig};
+use airlock::cli::lease::{self, HeldLease, LeaseConfig, LeaseError};
 use airlock::store::Fetch;
 use jiff::Timestamp;
 use tokio::sync::watch;
 
 use crate::config::SyncSettings;
-use crate::engine::{self, InventoryEntry, Outcome};
+use crate::engine::{self, InventoryEntry, KnownKind, Outcome};
 use crate::failure::Failure;
+use crate::kept_report;
 use crate::own_objects::{ANNOTATION_CLUSTER, MANAGER};
-use crate::report::{self, Report, RunResult};
+use crate::report::{Report, RunResult};
 use crate::source;
 use crate::state::{State, StateStore};
 
@@ -27,33 +34,29 @@ pub const STATE_PREFIX: &str = "airlock-state-";
 pub const LEASE_PREFIX: &str = "airlock-puller-";
 pub const REPORT_PREFIX: &str = "airlock-report-";
 
-/// Runs one sync and reports on it. `stop` turning true abandons the run. The report is
-/// kept in the cluster by the Lease holder only: a puller turned away by the Lease did
-/// nothing, and must not overwrite the holder's report.
+/// Runs one sync and reports on it. `stop` turning true abandons the run. A puller turned
+/// away by the Lease did nothing, and does not touch the kept report.
 pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::Receiver<bool>) -> Report {
     let mut report = Report::start(&settings.cluster);
-    report.kubernetes_version = client.apiserver_version().await.ok().map(|v| v.git_version);
-    // Fail fast when another puller holds it: the next scheduled run tries again.
-    let lease = match lease_config(settings).try_acquire(client).await {
-        Ok(lease) => lease,
-        Err(e) => {
-            report.finish(Err(e.into()));
-            return report;
-        }
-    };
-    let result = apply(settings, client, &lease, stop, &mut report).await;
+    let mut writer = Writer { held: None, turned_away: false };
+    let result = run(settings, client, &mut writer, stop, &mut report).await;
     report.finish(result);
-    let name = settings.object_name(REPORT_PREFIX);
-    // The in-cluster copy is a convenience; the report files are the proof that travels.
-    if let Err(e) = report::write_to_cluster(&report, client, &settings.state_namespace, &name).await {
-        tracing::warn!("report not kept in the cluster: {e:#}");
+    if !writer.turned_away {
+        let name = settings.object_name(REPORT_PREFIX);
+        let holder = writer.held.is_some();
+        // The in-cluster copy is a convenience; the report files are the proof that travels.
+        if let Err(e) = kept_report::keep(&mut report, client, &settings.state_namespace, &name, holder).await {
+            tracing::warn!("report not kept in the cluster: {e:#}");
+        }
     }
-    lease.release().await;
+    if let Some(lease) = writer.held {
+        lease.release().await;
+    }
     report
 }
 
 /// The Lease `airlock-puller-<cluster name>` in the state namespace, which keeps two
-/// pullers of one cluster from syncing at once.
+/// pullers of one cluster from writing at once.
 fn lease_config(settings: &SyncSettings) -> LeaseConfig {
     LeaseConfig {
         namespace: settings.state_namespace.clone(),
@@ -65,10 +68,48 @@ fn lease_config(settings: &SyncSettings) -> LeaseConfig {
     }
 }
 
-async fn apply(
+/// Whether this run holds the Lease, or was turned away by another holder.
+struct Writer {
+    held: Option<HeldLease>,
+    turned_away: bool,
+}
+
+impl Writer {
+    /// Takes the Lease (failing at once when another puller holds it: the next scheduled
+    /// run tries again), then reads the state again: what this run may act on.
+    async fn take(
+        &mut self,
+        settings: &SyncSettings,
+        client: &kube::Client,
+        state_store: &mut StateStore,
+    ) -> Result<Option<State>, Failure> {
+        match lease_config(settings).try_acquire(client).await {
+            Ok(held) => self.held = Some(held),
+            Err(e) => {
+                self.turned_away = matches!(e, LeaseError::Held { .. });
+                return Err(e.into());
+            }
+        }
+        Ok(state_store.read().await?)
+    }
+
+    /// What abandons the work from now on: `stop`, and losing the Lease if one is held.
+    fn stopped(&self, stop: &watch::Receiver<bool>) -> Stopped {
+        // Without a Lease there is none to lose: a receiver whose sender is gone never fires.
+        let lost = self.held.as_ref().map_or_else(|| watch::channel(false).1, HeldLease::lost);
+        Stopped { stop: stop.clone(), lost }
+    }
+}
+
+/// The applied version and digest a state records.
+fn applied(state: Option<&State>) -> Option<(u64, airlock::Digest)> {
+    state.map(|s| (s.version, s.digest))
+}
+
+async fn run(
     settings: &SyncSettings,
     client: &kube::Client,
-    lease: &HeldLease,
+    writer: &mut Writer,
     stop: watch::Receiver<bool>,
     report: &mut Report,
 ) -> Result<RunResult, Failure> {
@@ -86,9 +127,7 @@ async fn apply(
     report.applied_digest = state.as_ref().map(|s| s.digest);
     let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
     let floor = state.as_ref().map(State::floor).unwrap_or_default();
-    let previous = state.as_ref().map_or(&[][..], |s| &s.inventory[..]);
     let store = source::open(&settings.source).await?;
-    let stopped = Stopped { stop, lost: lease.lost() };
 
     match source::fetch(&*store, &settings.cluster, &keyring, &floor).await? {
         Fetch::AlreadyApplied(envelope) => {
@@ -99,9 +138,25 @@ async fn apply(
             let bundle = source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &envelope).await?;
             let engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
             let desired = engine::desired(&bundle, &engine_settings)?;
-            let outcome = stopped.guard(engine::correct_drift(client, desired, previous, &engine_settings)).await??;
+            drop(bundle);
+            let known = state.as_ref().map_or(&[][..], |s| &s.kinds[..]);
+            let check = writer.stopped(&stop).guard(engine::check_drift(client, desired, known, &engine_settings)).await??;
+            let mut state = state;
+            if check.found() > 0 && !settings.dry_run {
+                let fresh = writer.take(settings, client, &mut state_store).await?;
+                if applied(fresh.as_ref()) != applied(state.as_ref()) {
+                    return Err(Failure::Error(
+                        "the state changed during the drift check (another puller?); nothing was corrected, the next \
+                         run checks again"
+                            .into(),
+                    ));
+                }
+                state = fresh;
+            }
+            let previous = state.as_ref().map_or(&[][..], |s| &s.inventory[..]);
+            let outcome = writer.stopped(&stop).guard(check.correct(previous, &engine_settings)).await??;
             report.record(&outcome, true);
-            check(&outcome)?;
+            check_outcome(&outcome)?;
             // The state stays as it is: drift correction re-applies the manifests of the
             // version already recorded, so the inventory it would record is the same.
             Ok(if settings.dry_run { RunResult::DryRun } else { RunResult::UpToDate })
@@ -110,16 +165,37 @@ async fn apply(
             report.saw(bundle.envelope());
             let engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
             let desired = engine::desired(&bundle, &engine_settings)?;
-            let outcome = stopped.guard(engine::sync(client, desired, previous, &engine_settings)).await??;
+            let envelope = bundle.envelope().clone();
+            // The manifests are parsed: the bundle's bytes need not wait for the apply.
+            drop(bundle);
+            let mut state = state;
+            if !settings.dry_run {
+                let fresh = writer.take(settings, client, &mut state_store).await?;
+                if applied(fresh.as_ref()) == Some((envelope.predicate().version, envelope.digest())) {
+                    tracing::info!("another puller applied this bundle meanwhile");
+                    report.applied_version = Some(envelope.predicate().version);
+                    report.applied_digest = Some(envelope.digest());
+                    return Ok(RunResult::UpToDate);
+                }
+                if applied(fresh.as_ref()) != applied(state.as_ref()) {
+                    return Err(Failure::Error(
+                        "the state changed before the apply (another puller?); nothing was applied, the next run retries"
+                            .into(),
+                    ));
+                }
+                state = fresh;
+            }
+            let previous = state.as_ref().map_or(&[][..], |s| &s.inventory[..]);
+            let outcome = writer.stopped(&stop).guard(engine::sync(client, desired, previous, &engine_settings)).await??;
             report.record(&outcome, false);
-            check(&outcome)?;
+            check_outcome(&outcome)?;
             if settings.dry_run {
                 return Ok(RunResult::DryRun);
             }
-            if !lease.held() {
+            if !writer.held.as_ref().is_some_and(HeldLease::held) {
                 return Err(Failure::Error("lost the lease during the apply; nothing was recorded".into()));
             }
-            let new_state = applied_state(settings, bundle.envelope(), &floor, outcome.inventory);
+            let new_state = applied_state(settings, &envelope, &floor, outcome.inventory, outcome.kinds);
             state_store.save(&new_state).await?;
             report.applied_version = Some(new_state.version);
             report.applied_digest = Some(new_state.digest);
@@ -134,6 +210,7 @@ fn applied_state(
     envelope: &VerifiedEnvelope,
     floor: &Floor,
     inventory: Vec<InventoryEntry>,
+    kinds: Vec<KnownKind>,
 ) -> State {
     let p = envelope.predicate();
     // Only a keyring that rotation moved past the local file is worth keeping.
@@ -148,12 +225,13 @@ fn applied_state(
         highest_issued_at: floor.highest_issued_at.map_or(p.issued_at, |h| h.max(p.issued_at)),
         keyring,
         inventory,
+        kinds,
         applied_at: Timestamp::now(),
     }
 }
 
 /// A run whose objects did not all apply is an error, and records nothing.
-fn check(outcome: &Outcome) -> Result<(), Failure> {
+fn check_outcome(outcome: &Outcome) -> Result<(), Failure> {
     if !outcome.failed() {
         return Ok(());
     }

@@ -118,6 +118,7 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool) -> Resu
         cluster: cluster.to_string(),
         watch_namespaces: None,
         namespace_policy: NamespacePolicy::Reject,
+        own_namespace: None,
         dry_run: true,
         concurrency: 1,
     };

@@ -7,10 +7,11 @@
 //! again) or stands by until the Lease frees ([`LeaseConfig::wait`]: the publisher's
 //! standby replica). The holder renews in the background and hears through
 //! [`HeldLease::lost`] when it could not, so it stops before it writes again, and
-//! [`HeldLease::release`] frees it for the next one. What the holder does is not this
-//! module's business.
+//! [`HeldLease::release`] frees it for the next one with one write, on the resourceVersion
+//! the holder last wrote. What the holder does is not this module's business.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -67,6 +68,8 @@ pub struct HeldLease {
     config: LeaseConfig,
     renewer: JoinHandle<()>,
     lost: watch::Receiver<bool>,
+    /// The Lease as this process last wrote it: releasing needs no read first.
+    latest: Arc<Mutex<Lease>>,
 }
 
 impl LeaseConfig {
@@ -166,8 +169,9 @@ impl LeaseConfig {
 
     fn hold(&self, api: Api<Lease>, lease: Lease) -> HeldLease {
         let (tell, lost) = watch::channel(false);
-        let renewer = tokio::spawn(renew(api.clone(), lease, self.clone(), tell));
-        HeldLease { api, config: self.clone(), renewer, lost }
+        let latest = Arc::new(Mutex::new(lease));
+        let renewer = tokio::spawn(renew(api.clone(), latest.clone(), self.clone(), tell));
+        HeldLease { api, config: self.clone(), renewer, lost, latest }
     }
 }
 
@@ -182,19 +186,20 @@ fn held_by_other(lease: &Lease, identity: &str, now: Timestamp) -> Option<(Strin
 
 /// Renews every third of the duration; says `lost` when a renewal is refused (someone
 /// else took the Lease) or when none got through before it expired.
-async fn renew(api: Api<Lease>, mut lease: Lease, config: LeaseConfig, lost: watch::Sender<bool>) {
+async fn renew(api: Api<Lease>, latest: Arc<Mutex<Lease>>, config: LeaseConfig, lost: watch::Sender<bool>) {
     let label = config.label();
     let duration = SignedDuration::try_from(config.duration).unwrap_or(SignedDuration::MAX);
     let mut renewed = Timestamp::now();
     loop {
         tokio::time::sleep(config.duration / 3).await;
         let now = Timestamp::now();
+        let mut lease = latest.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
         if let Some(spec) = lease.spec.as_mut() {
             spec.renew_time = Some(MicroTime(now));
         }
         match api.replace(&config.name, &config.params(), &lease).await {
             Ok(updated) => {
-                lease = updated;
+                *latest.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = updated;
                 renewed = now;
             }
             Err(e) if matches!(status_code(&e), Some(404 | 409)) => {
@@ -225,18 +230,33 @@ impl HeldLease {
     }
 
     /// Stops renewing and frees the Lease, so the next holder need not wait for it to expire.
+    /// One write on the resourceVersion last written; only when that fails (a renewal
+    /// answered after the abort) is the Lease read again, and freed if still ours.
     pub async fn release(self) {
         self.renewer.abort();
-        let Ok(Some(mut lease)) = self.api.get_opt(&self.config.name).await else { return };
-        let Some(spec) = lease.spec.as_mut().filter(|s| s.holder_identity.as_deref() == Some(&self.config.identity))
-        else {
-            return;
+        let lease = self.latest.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        let freed = match self.free(lease).await {
+            Err(e) if status_code(&e) == Some(409) => match self.api.get_opt(&self.config.name).await {
+                Ok(Some(current)) => self.free(current).await,
+                Ok(None) => return,
+                Err(e) => Err(e),
+            },
+            other => other,
         };
-        spec.holder_identity = None;
-        if let Err(e) = self.api.replace(&self.config.name, &self.config.params(), &lease).await {
+        if let Err(e) = freed {
             tracing::warn!(lease = %self.config.label(), error = %describe_api_error(&e),
                 "could not release the lease; it expires on its own");
         }
+    }
+
+    /// Clears the holder of `lease` if it is this process.
+    async fn free(&self, mut lease: Lease) -> Result<(), kube::Error> {
+        let Some(spec) = lease.spec.as_mut().filter(|s| s.holder_identity.as_deref() == Some(&self.config.identity))
+        else {
+            return Ok(());
+        };
+        spec.holder_identity = None;
+        self.api.replace(&self.config.name, &self.config.params(), &lease).await.map(drop)
     }
 }
 

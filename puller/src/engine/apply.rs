@@ -12,7 +12,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::compare::{diff, render_changes};
-use super::kube_api::{Api, ApiError};
+use super::kube_api::{Api, ApiError, Served};
 use super::order::Class;
 use super::scope::{self, Target};
 use super::{
@@ -68,7 +68,7 @@ pub(super) async fn sync(
             None => checks.push(target),
         }
     }
-    let drifted = drift::detect(api, &checks, settings).await?;
+    let drifted = drift::detect(api, &mut checks, settings).await?;
     work.extend(checks.into_iter().zip(drifted).map(|(t, d)| (t, d.map_or(Step::Unchanged, Step::Correct))));
 
     let selection = prune::select_for(previous, &work, settings);
@@ -123,10 +123,9 @@ pub(super) async fn execute(
             futures::stream::iter(jobs).buffer_unordered(settings.concurrency.max(1)).collect().await;
         if is_crd_stage {
             let waits = done.iter_mut().filter_map(|d| {
-                let (target, _) = d.applied.as_ref()?;
-                let (served, name) = (target.served.clone()?, target.object.id.name.clone());
+                let (served, name, live) = d.crd.take()?;
                 Some(async move {
-                    if let Err(e) = api.wait_established(&served, &name).await {
+                    if let Err(e) = api.wait_established(&served, &name, &live).await {
                         fail(d, &e);
                     }
                 })
@@ -135,9 +134,7 @@ pub(super) async fn execute(
             scope::refresh(api, stages[i + 1..].iter_mut().flatten().map(|(t, _)| t)).await?;
         }
         for d in done {
-            if let Some((_, uid)) = d.applied {
-                run.applied_uids.extend(uid);
-            }
+            run.applied_uids.extend(d.uid);
             run.results.push(d.result);
             run.inventory.extend(d.entry);
         }
@@ -145,12 +142,21 @@ pub(super) async fn execute(
     Ok(run)
 }
 
-/// One object's result, its inventory entry, and, when it was really applied, the target
-/// and the object's uid.
+/// One object's result, its inventory entry, and, when it was really applied, the
+/// object's uid and, for a CRD, what waiting until it is Established needs (how CRDs are
+/// served, its name, the object the apply answered). The manifest is not kept: it was sent.
 struct Done {
     result: ObjectResult,
     entry: Option<InventoryEntry>,
-    applied: Option<(Target, Option<String>)>,
+    uid: Option<String>,
+    crd: Option<(Served, String, Value)>,
+}
+
+impl Done {
+    /// An object that was not (really) applied.
+    fn not_applied(result: ObjectResult, entry: Option<InventoryEntry>) -> Done {
+        Done { result, entry, uid: None, crd: None }
+    }
 }
 
 fn fail(done: &mut Done, error: &ApiError) {
@@ -181,11 +187,11 @@ async fn one(
     };
     let kept = previous.cloned();
     let (drift, preview) = match &step {
-        Step::Unchanged => return Done { result: result(Action::Unchanged, None), entry: Some(fresh), applied: None },
+        Step::Unchanged => return Done::not_applied(result(Action::Unchanged, None), Some(fresh)),
         Step::Keep(entry) => {
             let entry = InventoryEntry { applied_hash: entry.applied_hash.clone(), ..fresh };
             let detail = Some("OneTime: applied before, never updated".to_string());
-            return Done { result: result(Action::Unchanged, detail), entry: Some(entry), applied: None };
+            return Done::not_applied(result(Action::Unchanged, detail), Some(entry));
         }
         Step::Preview => (None, true),
         Step::Apply => (None, settings.dry_run),
@@ -195,7 +201,7 @@ async fn one(
     // would refuse as a conflict.
     let force = object.force_conflicts || drift.is_some();
     if preview {
-        let done = |r| Done { result: r, entry: kept.clone(), applied: None };
+        let done = |r| Done::not_applied(r, kept.clone());
         return match dry_run(api, created_namespaces, &target, force).await {
             Ok((action, detail)) => {
                 let detail = match (&drift, detail) {
@@ -211,9 +217,9 @@ async fn one(
     let Some(served) = &target.served else {
         let detail =
             format!("{} {} is not served, although its CRD was applied", object.id.api_version(), object.id.kind);
-        return Done { result: result(Action::Failed, Some(detail)), entry: kept, applied: None };
+        return Done::not_applied(result(Action::Failed, Some(detail)), kept);
     };
-    match api.apply(served, &object.id, &object.manifest, force, false).await {
+    match api.apply(served, &object.id, object.manifest.json(), force, false).await {
         Ok((created, live)) => {
             let action = match (&drift, created) {
                 (Some(_), _) => Action::DriftCorrected,
@@ -222,11 +228,12 @@ async fn one(
             };
             let uid = live.pointer("/metadata/uid").and_then(Value::as_str).map(String::from);
             tracing::info!(object = %object.id, action = ?action, "applied");
-            Done { result: result(action, drift), entry: Some(fresh), applied: Some((target, uid)) }
+            let crd = (target.stage.class == Class::Crd).then(|| (served.clone(), object.id.name.clone(), live));
+            Done { result: result(action, drift), entry: Some(fresh), uid, crd }
         }
         Err(e) => {
             tracing::warn!(object = %object.id, error = %e, "apply failed");
-            Done { result: result(Action::Failed, Some(e.to_string())), entry: kept, applied: None }
+            Done::not_applied(result(Action::Failed, Some(e.to_string())), kept)
         }
     }
 }
@@ -244,7 +251,7 @@ async fn dry_run(
     };
     let namespace = object.id.namespace.as_deref();
     let live = api.get(served, namespace, &object.id.name).await?;
-    match api.apply(served, &object.id, &object.manifest, force, true).await {
+    match api.apply(served, &object.id, object.manifest.json(), force, true).await {
         Ok((_, after)) => Ok(match live {
             None => (Action::WouldCreate, None),
             Some(live) => {

@@ -20,7 +20,7 @@ fn object(mode: SyncMode, hash: &str) -> DesiredObject {
             namespace: Some("a".into()),
             name: "x".into(),
         },
-        manifest: json!({}),
+        manifest: json!({}).into(),
         hash: hash.into(),
     }
 }

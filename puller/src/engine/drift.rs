@@ -2,7 +2,9 @@
 //! watched namespace when watch-namespaces restrict the puller's permissions), selected by
 //! Airlock's cluster label, so a check costs about one request per kind, not one per
 //! object. Each desired object is compared with its live copy (`compare::first_drift`);
-//! only drifted or deleted objects are re-applied.
+//! only drifted or deleted objects are re-applied. A list answered 404 means the kind is no
+//! longer served (its CRD was deleted): its objects are then treated as those of a kind
+//! discovery does not list, which a correction serves again by re-applying the CRD.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -16,10 +18,13 @@ use super::manifest::{LABEL_CLUSTER, cluster_label};
 use super::scope::Target;
 use super::{EngineError, Finished, InventoryEntry, Settings};
 
-/// For each target: None when the live object matches, else how it drifted.
+const NOT_SERVED: &str = "its kind is not served: the CRD defining it is missing";
+
+/// For each target: None when the live object matches, else how it drifted. Targets of a
+/// kind found not served lose their `served`.
 pub(super) async fn detect(
     api: &Api,
-    targets: &[Target],
+    targets: &mut [Target],
     settings: &Settings,
 ) -> Result<Vec<Option<String>>, EngineError> {
     let per_namespace = settings.watch_namespaces.is_some();
@@ -27,7 +32,7 @@ pub(super) async fn detect(
     let mut lists: BTreeMap<(String, String, Option<String>), Vec<usize>> = BTreeMap::new();
     for (i, target) in targets.iter().enumerate() {
         if target.served.is_none() {
-            out[i] = Some("its kind is not served: the CRD defining it is missing".into());
+            out[i] = Some(NOT_SERVED.into());
             continue;
         }
         let id = &target.object.id;
@@ -35,18 +40,32 @@ pub(super) async fn detect(
         lists.entry((id.api_version(), id.kind.clone(), namespace)).or_default().push(i);
     }
     let selector = format!("{LABEL_CLUSTER}={}", cluster_label(&settings.cluster));
+    let targets_read = &*targets;
     let requests = lists.into_iter().map(|((api_version, kind, namespace), members)| {
-        let selector = &selector;
+        let (selector, targets) = (&selector, targets_read);
         async move {
             let served = targets[members[0]].served.as_ref().expect("only served kinds are listed");
-            let items = api.list(served, namespace.as_deref(), selector).await;
-            let items = items.map_err(|e| EngineError::Api(format!("listing {api_version} {kind}: {e}")))?;
-            Ok::<_, EngineError>((members, items))
+            let items = match api.list(served, namespace.as_deref(), selector).await {
+                Ok(items) => Some(items),
+                Err(e) if e.code == 404 => {
+                    api.forget(&api_version);
+                    None
+                }
+                Err(e) => return Err(EngineError::Api(format!("listing {api_version} {kind}: {e}"))),
+            };
+            Ok((members, items))
         }
     });
     let listed: Vec<_> = futures::stream::iter(requests).buffer_unordered(settings.concurrency.max(1)).collect().await;
     for listed in listed {
         let (members, items) = listed?;
+        let Some(items) = items else {
+            for i in members {
+                targets[i].served = None;
+                out[i] = Some(NOT_SERVED.into());
+            }
+            continue;
+        };
         let live: HashMap<(Option<&str>, &str), &Value> = items
             .iter()
             .filter_map(|item| {
@@ -58,23 +77,23 @@ pub(super) async fn detect(
             let object = &targets[i].object;
             out[i] = match live.get(&(object.id.namespace.as_deref(), object.id.name.as_str())) {
                 None => Some("deleted from the cluster".into()),
-                Some(live) => first_drift(&object.manifest, live).map(|change| change.as_drift()),
+                Some(live) => first_drift(&object.manifest.value(), live).map(|change| change.as_drift()),
             };
         }
     }
     Ok(out)
 }
 
-/// For an unchanged bundle: checks the drift-detected profiles and re-applies only what
-/// drifted. The inventory is the previous one, with the re-applied objects' entries.
-/// `targets` are the objects of drift-detected profiles only.
-pub(super) async fn correct_drift(
+/// For an unchanged bundle, once `detect` ran: re-applies only what drifted. The
+/// inventory is the previous one, with the re-applied objects' entries. `targets` are the
+/// objects of drift-detected profiles only.
+pub(super) async fn correct(
     api: &Api,
     targets: Vec<Target>,
+    drifted: Vec<Option<String>>,
     previous: &[InventoryEntry],
     settings: &Settings,
 ) -> Result<Finished, EngineError> {
-    let drifted = detect(api, &targets, settings).await?;
     let work = targets.into_iter().zip(drifted).map(|(t, d)| (t, d.map_or(Step::Unchanged, Step::Correct))).collect();
     let run = apply::execute(api, settings, work, &apply::index(previous)).await?;
     let mut inventory = previous.to_vec();

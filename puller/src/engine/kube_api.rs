@@ -5,6 +5,10 @@
 //! request each, and caches the answer for the run: a full discovery costs dozens of
 //! requests on every run, and one broken aggregated API (a metrics server that is down)
 //! would fail it. The aggregated discovery endpoint is never used: 1.20 answers it with 406.
+//! Kinds the caller already knows (`KnownKind`, kept in the state from the last apply) are
+//! not asked for at all: a kind's resource name and scope never change while it is served
+//! (both are immutable in a CRD), and a kind no longer served answers 404, which the
+//! callers handle as they handle a kind discovery does not list.
 //! Requests are sent raw so that an apply can tell created (201) from configured (200).
 
 use std::collections::HashMap;
@@ -13,18 +17,22 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use kube::api::{ApiResource, DeleteParams, ListParams, Patch, PatchParams, Preconditions, PropagationPolicy};
+use futures::TryStreamExt;
+use kube::api::{
+    ApiResource, DeleteParams, ListParams, Patch, PatchParams, Preconditions, PropagationPolicy, WatchEvent,
+    WatchParams,
+};
 use kube::core::{DynamicObject, GroupVersion, Request, Resource, Status};
 use kube::discovery::Scope;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
-use super::{EngineError, ObjectId};
+use super::{EngineError, KnownKind, ObjectId};
 
 /// Server-side apply's field manager: whose fields Airlock owns.
 pub(super) const FIELD_MANAGER: &str = "airlock";
 /// How long a new CRD may take to become Established (usually well under a second).
 const ESTABLISHED_TIMEOUT: Duration = Duration::from_secs(60);
-const ESTABLISHED_POLL: Duration = Duration::from_millis(250);
 
 /// A request the API server refused or that did not reach it (`code` 0).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,17 +57,43 @@ pub(super) struct Served {
     pub namespaced: bool,
 }
 
+impl Served {
+    fn known(&self) -> KnownKind {
+        KnownKind {
+            api_version: self.resource.api_version.clone(),
+            kind: self.resource.kind.clone(),
+            plural: self.resource.plural.clone(),
+            namespaced: self.namespaced,
+        }
+    }
+}
+
+impl KnownKind {
+    fn served(&self) -> Served {
+        let (group, version) = self.api_version.split_once('/').unwrap_or(("", &self.api_version));
+        let gvk = kube::api::GroupVersionKind::gvk(group, version, &self.kind);
+        Served { resource: ApiResource::from_gvk_with_plural(&gvk, &self.plural), namespaced: self.namespaced }
+    }
+}
+
 /// A counting, caching view of one API server for one run.
 pub(super) struct Api {
     client: kube::Client,
     requests: AtomicU64,
     /// Per apiVersion: the kinds served, or None when the group-version is not served.
     served: Mutex<HashMap<String, Option<Vec<Served>>>>,
+    /// Kinds known without discovery, by (apiVersion, kind).
+    known: Mutex<HashMap<(String, String), Served>>,
 }
 
 impl Api {
-    pub(super) fn new(client: &kube::Client) -> Api {
-        Api { client: client.clone(), requests: AtomicU64::new(0), served: Mutex::new(HashMap::new()) }
+    pub(super) fn new(client: &kube::Client, known: &[KnownKind]) -> Api {
+        Api {
+            client: client.clone(),
+            requests: AtomicU64::new(0),
+            served: Mutex::new(HashMap::new()),
+            known: Mutex::new(known.iter().map(|k| ((k.api_version.clone(), k.kind.clone()), k.served())).collect()),
+        }
     }
 
     pub(super) fn requests(&self) -> u64 {
@@ -72,6 +106,9 @@ impl Api {
         let find = |kinds: &Option<Vec<Served>>| kinds.iter().flatten().find(|s| s.resource.kind == id.kind).cloned();
         if let Some(kinds) = self.served.lock().expect("not poisoned").get(&api_version) {
             return Ok(find(kinds));
+        }
+        if let Some(known) = self.known.lock().expect("not poisoned").get(&(api_version.clone(), id.kind.clone())) {
+            return Ok(Some(known.clone()));
         }
         self.requests.fetch_add(1, Ordering::Relaxed);
         let kinds = match kube::discovery::pinned_group(&self.client, &GroupVersion::gv(&id.group, &id.version)).await {
@@ -90,9 +127,21 @@ impl Api {
         Ok(found)
     }
 
-    /// Forgets what discovery said about `api_version`, after a CRD changed it.
+    /// Forgets what discovery said and what was known about `api_version`, after a CRD
+    /// changed it or a request found it not served.
     pub(super) fn forget(&self, api_version: &str) {
         self.served.lock().expect("not poisoned").remove(api_version);
+        self.known.lock().expect("not poisoned").retain(|(v, _), _| v != api_version);
+    }
+
+    /// How `id`'s kind is served, from what this run learnt, without asking.
+    pub(super) fn learnt(&self, id: &ObjectId) -> Option<KnownKind> {
+        let api_version = id.api_version();
+        let cached = self.served.lock().expect("not poisoned").get(&api_version).cloned();
+        match cached {
+            Some(kinds) => kinds.into_iter().flatten().find(|s| s.resource.kind == id.kind).map(|s| s.known()),
+            None => self.known.lock().expect("not poisoned").get(&(api_version, id.kind.clone())).map(Served::known),
+        }
     }
 
     /// Server-side apply; returns whether the object was created, and the object.
@@ -100,7 +149,7 @@ impl Api {
         &self,
         served: &Served,
         id: &ObjectId,
-        manifest: &Value,
+        manifest: &RawValue,
         force: bool,
         dry_run: bool,
     ) -> Result<(bool, Value), ApiError> {
@@ -166,23 +215,42 @@ impl Api {
         }
     }
 
-    /// Waits until the CRD `name` has condition Established=True.
-    pub(super) async fn wait_established(&self, served: &Served, name: &str) -> Result<(), ApiError> {
-        let deadline = tokio::time::Instant::now() + ESTABLISHED_TIMEOUT;
-        loop {
-            let crd = self.get(served, None, name).await?;
-            let conditions = crd.as_ref().and_then(|c| c.pointer("/status/conditions")).and_then(Value::as_array);
-            let established =
-                conditions.into_iter().flatten().any(|c| c["type"] == "Established" && c["status"] == "True");
-            if established {
-                return Ok(());
-            }
-            if tokio::time::Instant::now() >= deadline {
-                let message = format!("not Established after {}s", ESTABLISHED_TIMEOUT.as_secs());
-                return Err(ApiError { code: 0, message });
-            }
-            tokio::time::sleep(ESTABLISHED_POLL).await;
+    /// Waits until the CRD `name` has condition Established=True, given the object its
+    /// apply answered: at once when that says so, else by watching the CRD from that
+    /// answer's resourceVersion. One request, answered the moment the condition is set,
+    /// where polling would wait a poll interval and ask again and again.
+    pub(super) async fn wait_established(&self, served: &Served, name: &str, applied: &Value) -> Result<(), ApiError> {
+        if established(applied) {
+            return Ok(());
         }
+        let timeout = || ApiError { code: 0, message: format!("not Established after {}s", ESTABLISHED_TIMEOUT.as_secs()) };
+        let version = applied.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("0");
+        let params = WatchParams::default()
+            .fields(&format!("metadata.name={name}"))
+            .timeout(ESTABLISHED_TIMEOUT.as_secs() as u32);
+        let request = self
+            .request(served, None)
+            .watch(&params, version)
+            .map_err(|e| ApiError { code: 0, message: format!("building request: {e}") })?;
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        let failed = |e: kube::Error| match e {
+            kube::Error::Api(status) => ApiError { code: status.code, message: status.message },
+            e => ApiError { code: 0, message: e.to_string() },
+        };
+        let watch = async {
+            let events = self.client.request_events::<Value>(request).await.map_err(failed)?;
+            futures::pin_mut!(events);
+            while let Some(event) = events.try_next().await.map_err(failed)? {
+                match event {
+                    WatchEvent::Added(crd) | WatchEvent::Modified(crd) if established(&crd) => return Ok(()),
+                    WatchEvent::Deleted(_) => return Err(ApiError { code: 404, message: "deleted while waiting".into() }),
+                    WatchEvent::Error(status) => return Err(ApiError { code: status.code, message: status.message }),
+                    _ => {}
+                }
+            }
+            Err(timeout())
+        };
+        tokio::time::timeout(ESTABLISHED_TIMEOUT, watch).await.unwrap_or_else(|_| Err(timeout()))
     }
 
     fn request(&self, served: &Served, namespace: Option<&str>) -> Request {
@@ -210,6 +278,12 @@ impl Api {
         }
         Ok((status, body))
     }
+}
+
+/// Whether a CRD's status says Established=True.
+fn established(crd: &Value) -> bool {
+    let conditions = crd.pointer("/status/conditions").and_then(Value::as_array);
+    conditions.into_iter().flatten().any(|c| c["type"] == "Established" && c["status"] == "True")
 }
 
 fn parse(body: &[u8]) -> Result<Value, ApiError> {

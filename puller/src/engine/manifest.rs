@@ -10,7 +10,7 @@ use airlock::bundle::statement::ProfileEntry;
 use serde_json::{Map, Value};
 use serde_saphyr::{DuplicateKeyPolicy, MergeKeyPolicy, Spanned};
 
-use super::{DesiredObject, EngineError, ObjectId, Settings, defaults, order};
+use super::{DesiredObject, EngineError, Manifest, ObjectId, Settings, defaults, order};
 
 /// Ties an object to the cluster it was applied for; prune and drift select by it.
 pub const LABEL_CLUSTER: &str = "airlock.dev/cluster";
@@ -115,7 +115,7 @@ fn object(
         source,
         id,
         hash: stable_hash(&manifest),
-        manifest,
+        manifest: Manifest::from(manifest),
     })
 }
 

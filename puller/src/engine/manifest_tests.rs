@@ -12,6 +12,7 @@ fn settings() -> Settings {
         cluster: "fleet/edge-1".into(),
         watch_namespaces: None,
         namespace_policy: NamespacePolicy::Reject,
+        own_namespace: None,
         dry_run: false,
         concurrency: 4,
     }
@@ -145,9 +146,9 @@ fn rejects_bad_yaml_duplicate_keys_and_non_utf8() {
 fn yaml_1_2_scalars_and_octal_file_modes() {
     let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  answer: yes\nmode: 0644\nreplicas: 3\n";
     let objects = parse(1, &[file("ClusterProfile.web/x.yaml", yaml)]).unwrap();
-    assert_eq!(objects[0].manifest["data"]["answer"], json!("yes"));
-    assert_eq!(objects[0].manifest["mode"], json!(420));
-    assert_eq!(objects[0].manifest["replicas"], json!(3));
+    assert_eq!(objects[0].manifest.value()["data"]["answer"], json!("yes"));
+    assert_eq!(objects[0].manifest.value()["mode"], json!(420));
+    assert_eq!(objects[0].manifest.value()["replicas"], json!(3));
 }
 
 #[test]
@@ -155,7 +156,8 @@ fn labels_and_annotations_tie_objects_to_cluster_profile_and_version() {
     let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels:\n    app: web\n  annotations: null\n";
     let bundle = verified(7, &[file("ClusterProfile.web/x.yaml", yaml)], &|_| PartSettings::default());
     let objects = desired(&bundle, &settings()).unwrap();
-    let metadata = &objects[0].manifest["metadata"];
+    let manifest = objects[0].manifest.value();
+    let metadata = &manifest["metadata"];
     assert_eq!(metadata["labels"], json!({"app": "web", LABEL_CLUSTER: "fleet.edge-1", LABEL_PROFILE: WEB}));
     assert_eq!(
         metadata["annotations"],
@@ -201,7 +203,7 @@ fn settings_and_waves_come_from_the_profile() {
 fn a_service_without_protocol_gets_tcp() {
     let yaml = "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\nspec:\n  ports:\n  - port: 80\n";
     let objects = parse(1, &[file("ClusterProfile.web/s.yaml", yaml)]).unwrap();
-    assert_eq!(objects[0].manifest["spec"]["ports"], json!([{"port": 80, "protocol": "TCP"}]));
+    assert_eq!(objects[0].manifest.value()["spec"]["ports"], json!([{"port": 80, "protocol": "TCP"}]));
 }
 
 #[test]
@@ -216,7 +218,7 @@ fn the_lower_tier_wins_a_duplicate_and_equal_tiers_are_rejected() {
     };
     let objects = desired(&verified(1, &files, &tiered), &settings()).unwrap();
     assert_eq!(objects.len(), 1);
-    assert_eq!((objects[0].profile.as_str(), &objects[0].manifest["data"]["k"]), ("ClusterProfile.b", &json!("b")));
+    assert_eq!((objects[0].profile.as_str(), &objects[0].manifest.value()["data"]["k"]), ("ClusterProfile.b", &json!("b")));
     let (path, message) = manifest_error(&files);
     assert_eq!(path, "ClusterProfile.b/x.yaml document 1");
     assert!(message.contains("also defined in ClusterProfile.a/x.yaml document 1"), "{message}");

@@ -8,8 +8,11 @@
 //! API request goes through one counting wrapper (`kube_api`).
 //!
 //! It knows nothing about stores, state objects, leases or reports: the caller passes the
-//! previous inventory in and persists the new one, and only when `Outcome::failed()` is
-//! false. Entry points: [`desired`], [`sync`], [`correct_drift`], [`plan`].
+//! previous inventory and the kinds it learnt (`KnownKind`) in, and persists the new ones,
+//! and only when `Outcome::failed()` is false. A drift check runs in two steps
+//! ([`check_drift`], then [`DriftCheck::correct`]) so that the caller can take its Lease
+//! only when there is something to correct. Entry points: [`desired`], [`sync`],
+//! [`check_drift`], [`plan`].
 
 mod apply;
 mod compare;
@@ -25,10 +28,13 @@ mod scope;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use airlock::bundle::{StopMatchingBehavior, SyncMode, VerifiedBundle};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use kube_api::Api;
 use scope::Target;
@@ -48,11 +54,56 @@ pub struct DesiredObject {
     /// Where it came from in the bundle: file path and document index.
     pub source: String,
     pub id: ObjectId,
-    /// The manifest as JSON, with Airlock's labels and annotations added.
-    pub manifest: serde_json::Value,
+    /// The manifest, with Airlock's labels and annotations added.
+    pub manifest: Manifest,
     /// SHA-256 hex of the manifest without the per-version annotations: equal hashes mean
     /// an object need not be applied again when only the bundle version moved.
     pub hash: String,
+}
+
+/// A manifest kept as compact JSON text. A parsed `Value` costs several times as much
+/// memory (a map node per mapping), and a sync holds every manifest of the bundle at once
+/// but reads one only to send it or to compare it with its live copy.
+#[derive(Debug, Clone)]
+pub struct Manifest(Box<RawValue>);
+
+impl Manifest {
+    /// The manifest as a JSON value, parsed anew.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.0.get()).expect("a Manifest holds the JSON it was made from")
+    }
+
+    /// The JSON text, to send as is.
+    pub fn json(&self) -> &RawValue {
+        &self.0
+    }
+
+    /// Changes the manifest's `metadata` mapping, if it has one.
+    pub fn edit_metadata(&mut self, edit: impl FnOnce(&mut Map<String, Value>)) {
+        let mut value = self.value();
+        if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+            edit(metadata);
+            *self = Manifest::from(&value);
+        }
+    }
+}
+
+impl From<&Value> for Manifest {
+    fn from(value: &Value) -> Manifest {
+        Manifest(serde_json::value::to_raw_value(value).expect("a JSON value serialises"))
+    }
+}
+
+impl From<Value> for Manifest {
+    fn from(value: Value) -> Manifest {
+        Manifest::from(&value)
+    }
+}
+
+impl PartialEq for Manifest {
+    fn eq(&self, other: &Manifest) -> bool {
+        self.0.get() == other.0.get()
+    }
 }
 
 /// Identity of a live object.
@@ -107,6 +158,18 @@ pub struct InventoryEntry {
     pub leave_on_removal: bool,
 }
 
+/// How the API server serves a kind, as discovery said when it was last applied: kept by
+/// the caller so that the next drift check need not ask again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KnownKind {
+    pub api_version: String,
+    pub kind: String,
+    /// The resource name in URLs, e.g. `deployments`.
+    pub plural: String,
+    pub namespaced: bool,
+}
+
 /// How the puller restricts namespaced objects (issue 4, step 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -125,6 +188,9 @@ pub struct Settings {
     /// Effective watch-namespaces (local setting narrowed by the bundle's); None = all.
     pub watch_namespaces: Option<Vec<String>>,
     pub namespace_policy: NamespacePolicy,
+    /// The puller's own namespace, where the relayed store-credentials Secret may be
+    /// written whatever the watch-namespaces (spec 2.6); None: no such exception.
+    pub own_namespace: Option<String>,
     /// Server-side dry-run: nothing is written.
     pub dry_run: bool,
     /// Requests in flight at once.
@@ -169,6 +235,8 @@ pub struct Outcome {
     pub results: Vec<ObjectResult>,
     /// API requests the engine made, counted by the client.
     pub api_requests: u64,
+    /// How the kinds of `inventory` are served, for the next run's [`check_drift`].
+    pub kinds: Vec<KnownKind>,
 }
 
 impl Outcome {
@@ -210,7 +278,12 @@ async fn admit(
 
 fn outcome(api: &Api, (mut results, inventory): Finished, refused: Vec<ObjectResult>) -> Outcome {
     results.extend(refused);
-    Outcome { inventory, results, api_requests: api.requests() }
+    let kinds: BTreeMap<(String, String), KnownKind> = inventory
+        .iter()
+        .filter_map(|e| api.learnt(&e.id))
+        .map(|k| ((k.api_version.clone(), k.kind.clone()), k))
+        .collect();
+    Outcome { inventory, results, api_requests: api.requests(), kinds: kinds.into_values().collect() }
 }
 
 /// Parses every manifest of a verified bundle into desired objects (no API calls).
@@ -225,23 +298,48 @@ pub async fn sync(
     previous: &[InventoryEntry],
     settings: &Settings,
 ) -> Result<Outcome, EngineError> {
-    let api = Api::new(client);
+    let api = Api::new(client, &[]);
     let (targets, refused) = admit(&api, desired, settings).await?;
     Ok(outcome(&api, apply::sync(&api, targets, previous, settings).await?, refused))
 }
 
-/// Drift check for an unchanged bundle: for ContinuousWithDriftDetection profiles, list
-/// each kind once, compare with what was applied, re-apply only drifted or deleted objects.
-pub async fn correct_drift(
+/// The first step of a drift check for an unchanged bundle: for ContinuousWithDriftDetection
+/// profiles, list each kind once (kinds in `known` without discovery) and compare with what
+/// was applied. Read-only.
+pub async fn check_drift(
     client: &kube::Client,
     desired: Vec<DesiredObject>,
-    previous: &[InventoryEntry],
+    known: &[KnownKind],
     settings: &Settings,
-) -> Result<Outcome, EngineError> {
-    let api = Api::new(client);
+) -> Result<DriftCheck, EngineError> {
+    let api = Api::new(client, known);
     let checked = desired.into_iter().filter(|o| o.sync_mode == SyncMode::ContinuousWithDriftDetection).collect();
-    let (targets, refused) = admit(&api, checked, settings).await?;
-    Ok(outcome(&api, drift::correct_drift(&api, targets, previous, settings).await?, refused))
+    let (mut targets, refused) = admit(&api, checked, settings).await?;
+    let drifted = drift::detect(&api, &mut targets, settings).await?;
+    Ok(DriftCheck { api, targets, drifted, refused })
+}
+
+/// What a drift check found, ready to be corrected.
+pub struct DriftCheck {
+    api: Api,
+    targets: Vec<Target>,
+    /// Per target: how it drifted, if it did.
+    drifted: Vec<Option<String>>,
+    refused: Vec<ObjectResult>,
+}
+
+impl DriftCheck {
+    /// How many objects drifted (changed or deleted): `correct` writes only when some did.
+    pub fn found(&self) -> usize {
+        self.drifted.iter().filter(|d| d.is_some()).count()
+    }
+
+    /// The second step: re-applies only the drifted objects. The inventory is `previous`,
+    /// with the re-applied objects' entries.
+    pub async fn correct(self, previous: &[InventoryEntry], settings: &Settings) -> Result<Outcome, EngineError> {
+        let finished = drift::correct(&self.api, self.targets, self.drifted, previous, settings).await?;
+        Ok(outcome(&self.api, finished, self.refused))
+    }
 }
 
 /// What a sync would do, with field-level diffs from server-side dry-run; writes nothing.
@@ -251,7 +349,7 @@ pub async fn plan(
     previous: &[InventoryEntry],
     settings: &Settings,
 ) -> Result<Outcome, EngineError> {
-    let api = Api::new(client);
+    let api = Api::new(client, &[]);
     let (targets, refused) = admit(&api, desired, settings).await?;
     Ok(outcome(&api, plan::plan(&api, targets, previous, settings).await?, refused))
 }

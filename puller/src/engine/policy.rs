@@ -1,12 +1,20 @@
 //! The watch-namespaces policy, checked on the whole bundle before any write (issue 4,
 //! step 2). A namespaced object outside the effective list is refused: under `reject`
 //! the run stops with every offending object listed, under `filter` the object is dropped
-//! and reported. Cluster-scoped objects are unaffected, as in Sveltos.
+//! and reported. Cluster-scoped objects are unaffected, as in Sveltos. One namespaced object
+//! is let through wherever the list points: the store-credentials Secret the publisher
+//! relays in the part `Airlock.system`, in the puller's own namespace (spec 2.6), since the
+//! puller cannot read its next bundle without it.
 //!
 //! The effective list (local setting narrowed by the bundle's) is the caller's business.
 
+use airlock::bundle::path::SYSTEM_PART;
+
 use super::scope::Target;
 use super::{Action, EngineError, NamespacePolicy, ObjectResult, Settings};
+
+/// The Secret with the puller's renewed store credentials (spec 2.6).
+pub(super) const STORE_CREDENTIALS_SECRET: &str = "airlock-store-credentials";
 
 /// Whether `namespace` is inside the watch list (None: no restriction).
 pub(super) fn watched(watch: Option<&[String]>, namespace: &str) -> bool {
@@ -19,9 +27,10 @@ pub(super) fn enforce(
     settings: &Settings,
 ) -> Result<(Vec<Target>, Vec<ObjectResult>), EngineError> {
     let watch = settings.watch_namespaces.as_deref();
-    let (kept, refused): (Vec<Target>, Vec<Target>) = targets
-        .into_iter()
-        .partition(|t| !t.namespaced || watched(watch, t.object.id.namespace.as_deref().unwrap_or_default()));
+    let own = settings.own_namespace.as_deref();
+    let (kept, refused): (Vec<Target>, Vec<Target>) = targets.into_iter().partition(|t| {
+        !t.namespaced || watched(watch, t.object.id.namespace.as_deref().unwrap_or_default()) || own_credentials(t, own)
+    });
     if refused.is_empty() {
         return Ok((kept, Vec::new()));
     }
@@ -46,6 +55,16 @@ pub(super) fn enforce(
             Ok((kept, results))
         }
     }
+}
+
+/// Whether `t` is the relayed store-credentials Secret in the puller's own namespace.
+fn own_credentials(t: &Target, own: Option<&str>) -> bool {
+    let id = &t.object.id;
+    t.object.profile == SYSTEM_PART
+        && id.group.is_empty()
+        && id.kind == "Secret"
+        && id.name == STORE_CREDENTIALS_SECRET
+        && own.is_some_and(|own| id.namespace.as_deref() == Some(own))
 }
 
 #[cfg(test)]
@@ -77,7 +96,7 @@ mod tests {
                 namespace: namespace.map(String::from),
                 name: "x".into(),
             },
-            manifest,
+            manifest: manifest.into(),
             hash: String::new(),
         }
     }
@@ -105,6 +124,7 @@ mod tests {
             cluster: "fleet/edge-1".into(),
             watch_namespaces: Some(vec!["apps".into()]),
             namespace_policy: policy,
+            own_namespace: Some("airlock-system".into()),
             dry_run: false,
             concurrency: 4,
         }
@@ -155,5 +175,29 @@ mod tests {
         settings.watch_namespaces = None;
         let (kept, refused) = enforce(targets(bundle(), &KNOWN), &settings).unwrap();
         assert_eq!((kept.len(), refused.len()), (7, 0));
+    }
+
+    #[test]
+    fn lets_only_the_relayed_credentials_into_the_own_namespace() {
+        let secret = |profile: &str, namespace: &str, name: &str| DesiredObject {
+            profile: profile.into(),
+            id: ObjectId { name: name.into(), ..object("v1", "Secret", Some(namespace), json!({})).id },
+            ..object("v1", "Secret", Some(namespace), json!({}))
+        };
+        let candidates = vec![
+            secret(SYSTEM_PART, "airlock-system", STORE_CREDENTIALS_SECRET),
+            secret("ClusterProfile.p", "airlock-system", STORE_CREDENTIALS_SECRET),
+            secret(SYSTEM_PART, "airlock-system", "other"),
+            secret(SYSTEM_PART, "kube-system", STORE_CREDENTIALS_SECRET),
+        ];
+        let known = [("Secret", true)];
+        let (kept, refused) = enforce(targets(candidates.clone(), &known), &settings(NamespacePolicy::Filter)).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!((kept[0].object.profile.as_str(), kept[0].object.id.name.as_str()), (SYSTEM_PART, STORE_CREDENTIALS_SECRET));
+        assert_eq!(refused.len(), 3, "from a profile, under another name, or in another namespace: refused");
+        let mut no_own = settings(NamespacePolicy::Filter);
+        no_own.own_namespace = None;
+        let (kept, _) = enforce(targets(candidates, &known), &no_own).unwrap();
+        assert!(kept.is_empty(), "no own namespace, no exception");
     }
 }

@@ -88,7 +88,8 @@ pub(super) fn crd_scopes(desired: &[DesiredObject]) -> HashMap<(String, String),
         .iter()
         .filter(|o| o.id.group == CRD_GROUP && o.id.kind == CRD_KIND)
         .filter_map(|crd| {
-            let spec = crd.manifest.get("spec")?;
+            let manifest = crd.manifest.value();
+            let spec = manifest.get("spec")?;
             let group = spec.get("group")?.as_str()?;
             let kind = spec.pointer("/names/kind")?.as_str()?;
             Some((
@@ -100,19 +101,18 @@ pub(super) fn crd_scopes(desired: &[DesiredObject]) -> HashMap<(String, String),
 }
 
 fn settle_namespace(object: &mut DesiredObject, namespaced: bool) {
-    let metadata = object.manifest.get_mut("metadata").and_then(Value::as_object_mut);
     match (namespaced, &object.id.namespace) {
         (true, None) => {
             object.id.namespace = Some(DEFAULT_NAMESPACE.into());
-            if let Some(metadata) = metadata {
+            object.manifest.edit_metadata(|metadata| {
                 metadata.insert("namespace".into(), DEFAULT_NAMESPACE.into());
-            }
+            });
         }
         (false, Some(_)) => {
             object.id.namespace = None;
-            if let Some(metadata) = metadata {
+            object.manifest.edit_metadata(|metadata| {
                 metadata.remove("namespace");
-            }
+            });
         }
         _ => {}
     }
