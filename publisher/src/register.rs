@@ -12,6 +12,7 @@ mod rbac;
 mod settings;
 #[cfg(test)]
 mod tests;
+mod token;
 
 use std::path::Path;
 
@@ -20,7 +21,7 @@ use airlock::cli::{KubeArgs, exit};
 use airlock::store::StoreRef;
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, DynamicObject, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
@@ -47,7 +48,7 @@ pub struct RegisterCommand {
 enum Register {
     /// Create a pull-mode SveltosCluster and print the YAML that makes the cluster pull.
     #[command(long_about = CLUSTER_HELP, after_help = CLUSTER_EXAMPLE)]
-    Cluster(ClusterArgs),
+    Cluster(Box<ClusterArgs>),
 }
 
 const CLUSTER_HELP: &str = "\
@@ -77,7 +78,21 @@ namespaces (which the YAML creates), plus reading namespaces, managing CRDs and 
 
 The watch-namespaces annotation travels inside the cluster's signed bundles: editing it on the
 SveltosCluster later re-scopes the puller on its next run, with no visit to the site (re-apply
-this command's YAML as well when the list grows, so the puller gets the matching Roles).";
+this command's YAML as well when the list grows, so the puller gets the matching Roles).
+
+Registry credentials are long-lived by default: they reach the cluster in the YAML only. With
+--token they are short-lived and renewed: registration also writes the management Secret
+<cluster>-store-credentials (--credentials-secret) in the cluster's namespace, type
+kubernetes.io/dockerconfigjson with the annotation airlock.dev/expires-at (from
+--token-expires-at or --token-ttl), and points the SveltosCluster at it (annotations
+airlock.dev/store-credentials and airlock.dev/puller-namespace). Whatever renews the
+credentials (a Vault or ECR rotator, an operator) updates that Secret and its expiry; `publish`
+and `watch` relay it inside the cluster's signed bundle as the Secret airlock-store-credentials
+of the puller's namespace, warn when it expires within --renew-before, and fail the cluster
+once it has expired. The puller's next run uses the new credentials. The bundle can be read
+by anyone who can read the store, so give each cluster credentials that read its own
+repository only. With --to-dir the Secret is written beside the SveltosCluster: it holds a
+credential, so keep it out of plain Git.";
 
 const CLUSTER_EXAMPLE: &str = "\
 Example:
@@ -86,7 +101,12 @@ Example:
       --source oci://registry.example/airlock --keyring keys/keyring.json \\
       --registry-username puller --registry-password-file puller.password \\
       --cronjob-api batch/v1beta1 > edge-1-registration.yaml
-  kubectl --context edge-1 apply -f edge-1-registration.yaml";
+  kubectl --context edge-1 apply -f edge-1-registration.yaml
+
+  # Credentials that expire in 30 days, renewed through the management Secret:
+  airlock-publisher register cluster --namespace fleet --cluster edge-2 --pullmode \\
+      --source oci://registry.example/airlock --keyring keys/keyring.json \\
+      --registry-username edge-2 --registry-password-file edge-2.token --token --token-ttl 30d";
 
 #[derive(Debug, Clone, Args)]
 struct ClusterArgs {
@@ -109,13 +129,24 @@ pub async fn run(cmd: RegisterCommand) -> anyhow::Result<u8> {
     if let Some(path) = local {
         tracing::warn!(%path, "the source is a local path: mount it into the CronJob's pod yourself");
     }
-    let object = sveltos_cluster(&reg);
+    let objects = management_objects(&reg);
     match &args.flags.to_dir {
-        Some(dir) => write_to_dir(dir, &reg.cluster, &object)?,
-        None => apply(&args.kube, &reg.cluster, &object).await?,
+        Some(dir) => write_to_dir(dir, &objects)?,
+        None => apply(&args.kube, &reg.cluster, &objects).await?,
     }
     print!("{yaml}");
     Ok(exit::OK)
+}
+
+/// What registration writes on the management side, in the order to write it: the
+/// credentials Secret (with `--token`) before the SveltosCluster that points at it, so a
+/// publisher never sees the pointer without the Secret.
+fn management_objects(reg: &Registration) -> Vec<Value> {
+    let secret = match (&reg.token, &reg.docker_config) {
+        (Some(token), Some(config)) => Some(token::management_secret(token, &reg.cluster, config)),
+        _ => None,
+    };
+    secret.into_iter().chain([sveltos_cluster(reg)]).collect()
 }
 
 fn sveltos_cluster(reg: &Registration) -> Value {
@@ -123,6 +154,9 @@ fn sveltos_cluster(reg: &Registration) -> Value {
     let mut annotations = json!({ REPORT_KEY_ANNOTATION: reg.report_key.public.to_openssh(&reg.cluster.to_string()) });
     if let Some(watched) = &reg.watch_namespaces {
         annotations[WATCH_NAMESPACES_ANNOTATION] = watched.join(",").into();
+    }
+    for (key, value) in reg.token.iter().flat_map(|t| token::annotations(t, &reg.puller_namespace)) {
+        annotations[key] = value.into();
     }
     let metadata = json!({
         "name": reg.cluster.name(),
@@ -138,15 +172,20 @@ fn sveltos_cluster(reg: &Registration) -> Value {
     })
 }
 
-fn write_to_dir(dir: &Path, cluster: &ClusterId, object: &Value) -> anyhow::Result<()> {
+/// Writes each object to `DIR/<namespace>.<name>.<kind>.yaml`.
+fn write_to_dir(dir: &Path, objects: &[Value]) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
-    let path = dir.join(format!("{}.{}.sveltoscluster.yaml", cluster.namespace(), cluster.name()));
-    std::fs::write(&path, serde_saphyr::to_string(object)?).with_context(|| format!("{}: cannot write", path.display()))?;
-    tracing::info!(cluster = %cluster, path = %path.display(), "SveltosCluster written");
+    for object in objects {
+        let (kind, meta) = (object["kind"].as_str().unwrap_or_default(), &object["metadata"]);
+        let (namespace, name) = (meta["namespace"].as_str().unwrap_or_default(), meta["name"].as_str().unwrap_or_default());
+        let path = dir.join(format!("{namespace}.{name}.{}.yaml", kind.to_lowercase()));
+        std::fs::write(&path, serde_saphyr::to_string(object)?).with_context(|| format!("{}: cannot write", path.display()))?;
+        tracing::info!(object = %format!("{kind} {namespace}/{name}"), path = %path.display(), "written");
+    }
     Ok(())
 }
 
-async fn apply(kube: &KubeArgs, cluster: &ClusterId, object: &Value) -> anyhow::Result<()> {
+async fn apply(kube: &KubeArgs, cluster: &ClusterId, objects: &[Value]) -> anyhow::Result<()> {
     let client = kube.client().await.context("connecting to the management cluster")?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     if namespaces.get_opt(cluster.namespace()).await.context("reading the cluster's namespace")?.is_none() {
@@ -157,9 +196,32 @@ async fn apply(kube: &KubeArgs, cluster: &ClusterId, object: &Value) -> anyhow::
         namespaces.create(&PostParams::default(), &namespace).await.context("creating the cluster's namespace")?;
         tracing::info!(namespace = cluster.namespace(), "namespace created");
     }
+    for object in objects {
+        if object["kind"] == "Secret" {
+            apply_secret(&client, cluster, object).await?;
+        } else {
+            apply_cluster(&client, cluster, object).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The credentials Secret, with force: the credentials given are the ones the registration
+/// YAML hands the managed cluster, so they replace whatever a rotator wrote before.
+async fn apply_secret(client: &kube::Client, cluster: &ClusterId, object: &Value) -> anyhow::Result<()> {
+    let name = object["metadata"]["name"].as_str().unwrap_or_default();
+    let api: Api<Secret> = Api::namespaced(client.clone(), cluster.namespace());
+    api.patch(name, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(object))
+        .await
+        .with_context(|| format!("applying Secret {}/{name}", cluster.namespace()))?;
+    tracing::info!(secret = %format!("{}/{name}", cluster.namespace()), "store credentials Secret applied");
+    Ok(())
+}
+
+async fn apply_cluster(client: &kube::Client, cluster: &ClusterId, object: &Value) -> anyhow::Result<()> {
     let gvk = GroupVersionKind::gvk("lib.projectsveltos.io", "v1beta1", "SveltosCluster");
     let resource = ApiResource::from_gvk_with_plural(&gvk, "sveltosclusters");
-    let api: Api<DynamicObject> = Api::namespaced_with(client, cluster.namespace(), &resource);
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), cluster.namespace(), &resource);
     match api.patch(cluster.name(), &PatchParams::apply(FIELD_MANAGER), &Patch::Apply(object)).await {
         Ok(_) => {
             tracing::info!(cluster = %cluster, "SveltosCluster applied");

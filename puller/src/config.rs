@@ -228,6 +228,7 @@ impl SyncSettings {
             cluster: self.cluster.to_string(),
             watch_namespaces: effective_watch_namespaces(self.watch_namespaces.as_deref(), bundle_watch),
             namespace_policy: self.namespace_policy,
+            own_namespace: Some(self.state_namespace.clone()),
             dry_run: self.dry_run,
             concurrency: CONCURRENCY,
         }

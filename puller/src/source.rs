@@ -7,19 +7,69 @@
 //! bundle's manifests in the state Secret, cannot hold a bundle over the API server's
 //! 1 MiB object limit, and content re-fetched is content re-verified. This module decides
 //! nothing about applying.
+//!
+//! Registry credentials are read when the store is opened, once per run and never kept
+//! across runs, so credentials the publisher renewed (spec 2.6) are used from the first
+//! run that sees them.
+
+use std::path::Path;
 
 use airlock::bundle::{Expectation, Floor, Keyring, SyncMode, VerifiedBundle, VerifiedEnvelope};
 use airlock::store::{self, Fetch, RegistryCredentials, Store, StoreRef};
 use airlock::{ClusterId, Limits};
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
+use crate::config::read_capped;
 use crate::failure::Failure;
 use crate::state::State;
+
+/// Renewed credentials carry their expiry in this file beside `config.json` (spec 2.6).
+const EXPIRES_AT_FILE: &str = "expires-at";
+/// An RFC 3339 time is at most 35 bytes; anything much larger is the wrong file.
+const EXPIRES_AT_BYTES: u64 = 256;
+/// The publisher's default `--renew-before`: renewed credentials this close to expiring
+/// mean renewal has stopped reaching this cluster.
+const RENEWAL_WINDOW: SignedDuration = SignedDuration::from_hours(7 * 24);
 
 /// Opens the store. Registry credentials come from Docker's `config.json`
 /// (`$DOCKER_CONFIG`), which a pod gets by mounting a Secret.
 pub async fn open(reference: &StoreRef) -> Result<Box<dyn Store>, Failure> {
+    if let (StoreRef::OciRegistry { .. }, Some(dir)) = (reference, std::env::var_os("DOCKER_CONFIG")) {
+        warn_of_expiry(&Path::new(&dir).join(EXPIRES_AT_FILE), Timestamp::now());
+    }
     store::open(reference, &RegistryCredentials::default()).await.map_err(|e| Failure::Error(e.to_string()))
+}
+
+/// Logs a warning when renewed credentials say they expire soon or have expired. Long-lived
+/// credentials have no such file, and say nothing.
+fn warn_of_expiry(path: &Path, now: Timestamp) {
+    if !path.exists() {
+        return;
+    }
+    let notice = match read_capped(path, EXPIRES_AT_BYTES) {
+        Ok(text) => expiry_notice(&text, now),
+        Err(e) => Some(format!("{e:#}")),
+    };
+    if let Some(notice) = notice {
+        tracing::warn!(path = %path.display(), "{notice}");
+    }
+}
+
+/// What to say about credentials expiring at the time in `text`, if anything.
+fn expiry_notice(text: &[u8], now: Timestamp) -> Option<String> {
+    let parsed = std::str::from_utf8(text).ok().and_then(|t| t.trim().parse::<Timestamp>().ok());
+    let Some(expires) = parsed else {
+        return Some("not an RFC 3339 time: cannot tell when the store credentials expire".into());
+    };
+    let left = expires.duration_since(now);
+    if left <= SignedDuration::ZERO {
+        Some(format!("the store credentials expired at {expires}; renewed ones have not reached this cluster"))
+    } else if left < RENEWAL_WINDOW {
+        let hours = left.as_secs() / 3_600;
+        Some(format!("the store credentials expire at {expires}, in {hours}h; renewed ones should have reached this cluster by now"))
+    } else {
+        None
+    }
 }
 
 /// The keyring to verify with: the one the state adopted by rotation when it is newer
@@ -82,6 +132,7 @@ mod tests {
             highest_issued_at: Fixture::now(),
             keyring: Some(RawValue::from_string(String::from_utf8(keyring.to_json()).unwrap()).unwrap()),
             inventory: vec![],
+            kinds: vec![],
             applied_at: Fixture::now(),
         }
     }
@@ -89,6 +140,19 @@ mod tests {
     fn keyring(version: u64, seed: u8) -> Keyring {
         Keyring::new(version, 1, vec![airlock::bundle::SigningKey::from_seed([seed; 32]).public()], &Limits::SPEC)
             .unwrap()
+    }
+
+    #[test]
+    fn warns_of_credentials_expiring_within_the_renewal_window() {
+        let now: Timestamp = "2031-01-01T00:00:00Z".parse().unwrap();
+        assert_eq!(expiry_notice(b"2031-02-01T00:00:00Z\n", now), None);
+        let soon = expiry_notice(b"2031-01-03T00:00:00Z", now).expect("a warning");
+        assert!(soon.contains("expire at 2031-01-03T00:00:00Z, in 48h"), "{soon}");
+        let expired = expiry_notice(b"2030-12-31T00:00:00Z", now).expect("a warning");
+        assert!(expired.contains("expired at 2030-12-31T00:00:00Z"), "{expired}");
+        for bad in [&b"tomorrow"[..], b"\xff"] {
+            assert!(expiry_notice(bad, now).expect("a warning").contains("not an RFC 3339 time"));
+        }
     }
 
     #[test]

@@ -73,6 +73,10 @@ pub struct PublishArgs {
     /// Render every cluster, remembering nothing.
     #[arg(long, conflicts_with = "cache_dir")]
     pub no_cache: bool,
+    /// Warn about relayed store credentials (clusters registered with --token) that expire
+    /// within this time; expired ones fail their cluster.
+    #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = parse_duration)]
+    pub renew_before: SignedDuration,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -90,6 +94,7 @@ impl PublishArgs {
             dry_run: self.dry_run,
             limits: Limits::SPEC,
             memo: self.memo(),
+            renew_before: self.renew_before,
         })
     }
 

@@ -55,6 +55,8 @@ pub struct Publisher {
     pub dry_run: bool,
     pub limits: Limits,
     pub memo: Memo,
+    /// Relayed store credentials expiring sooner than this get a warning.
+    pub renew_before: SignedDuration,
 }
 
 /// What happened to one cluster.
@@ -94,6 +96,8 @@ struct Draft<'a> {
     outline: Outline,
     /// `None` when the outline is the memo's.
     full: Option<Full>,
+    /// The relayed credentials expire soon: judged each run, so never remembered.
+    expiry: Option<String>,
 }
 
 /// The times every bundle of a run is signed with.
@@ -152,7 +156,12 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
         .into_par_iter()
         .zip(reads)
         .map(|((cluster, draft), read)| match (draft, read) {
-            (Ok(draft), Some(read)) => settle(publisher, &renderer, draft, read, times),
+            (Ok(mut draft), Some(read)) => {
+                let expiry = draft.expiry.take();
+                let (mut row, signed) = settle(publisher, &renderer, draft, read, times);
+                row.warnings.extend(expiry);
+                (row, signed)
+            }
             (Err(e), _) => (failed(cluster.id.clone(), e.to_string(), Vec::new()), None),
             (Ok(_), None) => unreachable!("every drafted cluster was read"),
         })
@@ -176,13 +185,14 @@ fn failed(cluster: ClusterId, message: String, warnings: Vec<String>) -> Row {
 
 /// Renders a planned cluster unless the memo knows what it renders to.
 fn draft<'a>(p: &Publisher, renderer: &Renderer<'_>, fingerprints: &Fingerprints, plan: ClusterPlan<'a>, times: Times) -> Result<Draft<'a>, RenderError> {
+    let expiry = renderer.credentials_expiry(&plan, times.now, p.renew_before)?;
     let inputs = fingerprints.of(&plan);
     if let Some(outline) = p.memo.recall(&inputs) {
-        return Ok(Draft { plan, inputs, outline, full: None });
+        return Ok(Draft { plan, inputs, outline, full: None, expiry });
     }
     let full = full(p, renderer, &plan, times)?;
     let outline = Outline::of(&full.statement, full.rendered.objects, full.rendered.warnings.clone());
-    Ok(Draft { plan, inputs, outline, full: Some(full) })
+    Ok(Draft { plan, inputs, outline, full: Some(full), expiry })
 }
 
 fn full(p: &Publisher, renderer: &Renderer<'_>, plan: &ClusterPlan<'_>, times: Times) -> Result<Full, RenderError> {

@@ -21,11 +21,10 @@ use serde_json::Value;
 
 use super::rbac;
 use super::settings::Registration;
+use crate::render::credentials::{CREDENTIALS_SECRET, DOCKER_CONFIG_KEY, DOCKER_CONFIG_TYPE, EXPIRES_AT_ANNOTATION, EXPIRES_AT_KEY};
 
 /// Name of the puller's ServiceAccount, ConfigMap, Service, CronJob and RBAC objects.
 pub const PULLER: &str = "airlock-puller";
-/// The Secret with the puller's registry logins, when there are any.
-pub const CREDENTIALS_SECRET: &str = "airlock-store-credentials";
 /// The Secret with the cluster's report signing key, and its data key.
 pub const REPORT_KEY_SECRET: &str = "airlock-report-key";
 const REPORT_KEY_FILE: &str = "report.key";
@@ -84,12 +83,7 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
         ..Default::default()
     })?);
     if let Some(config) = &reg.docker_config {
-        docs.push(doc(&Secret {
-            metadata: meta(CREDENTIALS_SECRET, Some(ns)),
-            type_: Some("kubernetes.io/dockerconfigjson".into()),
-            data: Some(BTreeMap::from([(".dockerconfigjson".to_string(), ByteString(config.clone()))])),
-            ..Default::default()
-        })?);
+        docs.push(doc(&credentials_secret(reg, config))?);
     }
     docs.push(doc(&metrics_service(ns))?);
     let mut cron_job = doc(&cron_job(reg))?;
@@ -97,6 +91,19 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
     cron_job["apiVersion"] = reg.cronjob_api.api_version().into();
     docs.push(cron_job);
     Ok(docs)
+}
+
+/// The puller's registry logins. With `--token` it also says when they expire, in the same
+/// shape as the copies the publisher relays later (spec 2.6), which replace it.
+fn credentials_secret(reg: &Registration, config: &[u8]) -> Secret {
+    let mut metadata = meta(CREDENTIALS_SECRET, Some(&reg.puller_namespace));
+    let mut data = BTreeMap::from([(DOCKER_CONFIG_KEY.to_string(), ByteString(config.to_vec()))]);
+    if let Some(token) = &reg.token {
+        let expires = token.expires_at.to_string();
+        metadata.annotations = Some(BTreeMap::from([(EXPIRES_AT_ANNOTATION.to_string(), expires.clone())]));
+        data.insert(EXPIRES_AT_KEY.to_string(), ByteString(expires.into_bytes()));
+    }
+    Secret { metadata, type_: Some(DOCKER_CONFIG_TYPE.into()), data: Some(data), ..Default::default() }
 }
 
 /// An object as JSON; k8s-openapi adds `apiVersion` and `kind`.
@@ -246,11 +253,19 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
     let mut mounts = vec![mount("config", CONFIG_DIR, true), mount("tmp", "/tmp", false), mount("reports", REPORT_DIR, false)];
     let mut env = vec![EnvVar { name: "AIRLOCK_LOG_FORMAT".into(), value: Some("json".into()), ..Default::default() }];
     if reg.docker_config.is_some() {
+        let item = |key: &str, path: &str| KeyToPath { key: key.into(), path: path.into(), mode: None };
+        let mut items = vec![item(DOCKER_CONFIG_KEY, "config.json")];
+        // Only renewed credentials have the key: a missing one would keep the pod from starting.
+        if reg.token.is_some() {
+            items.push(item(EXPIRES_AT_KEY, EXPIRES_AT_KEY));
+        }
+        // Mounted whole, not by subPath: a long-running puller sees renewed credentials
+        // too, and every CronJob pod reads the Secret as it is when the pod starts.
         volumes.push(Volume {
             name: "store-credentials".into(),
             secret: Some(SecretVolumeSource {
                 secret_name: Some(CREDENTIALS_SECRET.into()),
-                items: Some(vec![KeyToPath { key: ".dockerconfigjson".into(), path: "config.json".into(), mode: None }]),
+                items: Some(items),
                 // Readable through fsGroup by the non-root puller, by nobody else.
                 default_mode: Some(0o440),
                 ..Default::default()

@@ -14,6 +14,10 @@ use airlock::{ClusterId, Limits};
 use anyhow::{Context, bail, ensure};
 use base64::Engine;
 use clap::{Args, ValueEnum};
+use jiff::Timestamp;
+
+use super::token::{Token, TokenFlags};
+use crate::render::credentials::check_docker_config;
 
 /// A keyring holds at most 64 keys of under 200 bytes each; a docker config a few auths.
 /// Anything larger than this is the wrong file.
@@ -93,6 +97,8 @@ pub struct ClusterFlags {
     /// generating a new one: re-registering without it changes the key.
     #[arg(long, value_name = "FILE")]
     pub report_key_file: Option<PathBuf>,
+    #[command(flatten)]
+    pub token: TokenFlags,
 }
 
 /// The key the cluster's puller signs its reports with: the private half goes to the
@@ -133,6 +139,8 @@ pub struct Registration {
     pub puller_namespace: String,
     /// A Docker config.json for the puller's registry logins.
     pub docker_config: Option<Vec<u8>>,
+    /// `--token`: the credentials are renewed through a management Secret.
+    pub token: Option<Token>,
     pub report_key: ReportKey,
 }
 
@@ -153,11 +161,13 @@ impl ClusterFlags {
             self.image
         );
         check_schedule(&self.schedule)?;
+        let docker_config = self.docker_config(&source)?;
         Ok(Registration {
-            cluster,
             labels: parse_labels(&self.labels)?,
             watch_namespaces: parse_watch_namespaces(&self.watch_namespaces)?,
-            docker_config: self.docker_config(&source)?,
+            token: self.token.check(&cluster, docker_config.is_some(), Timestamp::now())?,
+            cluster,
+            docker_config,
             source,
             keyring,
             image: self.image.clone(),
@@ -179,13 +189,7 @@ impl ClusterFlags {
     fn docker_config(&self, source: &StoreRef) -> anyhow::Result<Option<Vec<u8>>> {
         if let Some(path) = &self.docker_config {
             let bytes = read_capped(path)?;
-            let parsed: serde_json::Value =
-                serde_json::from_slice(&bytes).with_context(|| format!("{}: not JSON", path.display()))?;
-            ensure!(
-                parsed.get("auths").is_some_and(serde_json::Value::is_object),
-                "{}: not a Docker config.json: no \"auths\" object",
-                path.display()
-            );
+            check_docker_config(&bytes).map_err(|m| anyhow::anyhow!("{}: {m}", path.display()))?;
             return Ok(Some(bytes));
         }
         let (Some(user), Some(password_file)) = (&self.registry_username, &self.registry_password_file) else {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::manifests::registration_yaml;
 use super::settings::tests::{flags, keyring_file};
-use super::{sveltos_cluster, write_to_dir};
+use super::{management_objects, sveltos_cluster, write_to_dir};
 
 /// The registration YAML for `args`, and its documents parsed back.
 fn render(args: &[&str]) -> (String, Vec<Value>) {
@@ -214,7 +214,7 @@ fn sveltos_cluster_carries_pull_mode_labels_and_annotation() {
                "spec": {"pullMode": true}})
     );
     let out = dir.path().join("clusters");
-    write_to_dir(&out, &reg.cluster, &object).unwrap();
+    write_to_dir(&out, std::slice::from_ref(&object)).unwrap();
     let text = std::fs::read_to_string(out.join("fleet.edge-1.sveltoscluster.yaml")).unwrap();
     assert_eq!(serde_saphyr::from_str::<Value>(&text).unwrap(), object);
 
@@ -258,4 +258,74 @@ fn keeps_the_report_key_file_given_and_refuses_a_readable_one() {
     let open = report_key_file(dir.path(), 0o644);
     let err = format!("{:#}", flags(&keyring, &["--report-key-file", &open]).check().unwrap_err());
     assert!(err.contains("--report-key-file") && err.contains("too open") && err.contains("report-644.key"), "{err}");
+}
+
+/// A registration with `--token` and registry credentials, and its YAML documents.
+fn token_registration(extra: &[&str]) -> (super::settings::Registration, Vec<Value>) {
+    let (dir, keyring) = keyring_file();
+    let password = dir.path().join("password");
+    std::fs::write(&password, "t0ken").unwrap();
+    let mut args = vec!["--registry-username", "puller", "--registry-password-file", password.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let reg = flags(&keyring, &args).check().expect("valid flags");
+    let docs = serde_saphyr::from_multiple(&registration_yaml(&reg).unwrap()).unwrap();
+    (reg, docs)
+}
+
+#[test]
+fn token_writes_the_management_secret_before_the_cluster_that_points_at_it() {
+    let (reg, _) = token_registration(&["--token", "--token-expires-at", "2031-01-01T00:00:00Z", "--puller-namespace", "ops"]);
+    let objects = management_objects(&reg);
+    let kinds: Vec<&str> = objects.iter().map(|o| o["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["Secret", "SveltosCluster"]);
+    let (secret, cluster) = (&objects[0], &objects[1]);
+    assert_eq!(secret["metadata"]["name"], "edge-1-store-credentials");
+    assert_eq!(secret["metadata"]["namespace"], "fleet");
+    assert_eq!(secret["metadata"]["annotations"]["airlock.dev/expires-at"], "2031-01-01T00:00:00Z");
+    assert_eq!(secret["type"], "kubernetes.io/dockerconfigjson");
+    use base64::Engine;
+    let config = base64::engine::general_purpose::STANDARD.decode(secret["data"][".dockerconfigjson"].as_str().unwrap()).unwrap();
+    assert_eq!(config, reg.docker_config.clone().unwrap(), "seeded with the credentials the YAML carries");
+    let annotations = &cluster["metadata"]["annotations"];
+    assert_eq!(annotations["airlock.dev/store-credentials"], "edge-1-store-credentials");
+    assert_eq!(annotations["airlock.dev/puller-namespace"], "ops");
+
+    let dir = tempfile::tempdir().unwrap();
+    write_to_dir(dir.path(), &objects).unwrap();
+    let mut files: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    files.sort();
+    assert_eq!(files, ["fleet.edge-1-store-credentials.secret.yaml", "fleet.edge-1.sveltoscluster.yaml"]);
+    let text = std::fs::read_to_string(dir.path().join(&files[0])).unwrap();
+    assert_eq!(&serde_saphyr::from_str::<Value>(&text).unwrap(), secret);
+
+    let (plain, _) = token_registration(&[]);
+    assert_eq!(management_objects(&plain).len(), 1, "no --token: the SveltosCluster alone");
+    let annotations = management_objects(&plain)[0]["metadata"]["annotations"].as_object().unwrap().clone();
+    assert!(!annotations.contains_key("airlock.dev/store-credentials"));
+}
+
+#[test]
+fn token_credentials_secret_carries_its_expiry_and_the_cron_job_mounts_it() {
+    let (_, docs) = token_registration(&["--token", "--token-expires-at", "2031-01-01T00:00:00Z"]);
+    let secret = get(&docs, "Secret", Some("airlock-system"), "airlock-store-credentials");
+    assert_eq!(secret["metadata"]["annotations"]["airlock.dev/expires-at"], "2031-01-01T00:00:00Z");
+    use base64::Engine;
+    let expires = base64::engine::general_purpose::STANDARD.decode(secret["data"]["expires-at"].as_str().unwrap()).unwrap();
+    assert_eq!(expires, b"2031-01-01T00:00:00Z");
+    let pod = &get(&docs, "CronJob", Some("airlock-system"), "airlock-puller")["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+    let volume = pod["volumes"].as_array().unwrap().iter().find(|v| v["name"] == "store-credentials").unwrap();
+    assert_eq!(
+        volume["secret"]["items"],
+        json!([{"key": ".dockerconfigjson", "path": "config.json"}, {"key": "expires-at", "path": "expires-at"}])
+    );
+    // The relayed Secret lands in the puller's own namespace, where the state Role already
+    // lets the puller write Secrets, whatever the watch-namespaces.
+    let (_, scoped) = token_registration(&["--token", "--token-ttl", "1h", "--watch-namespaces", "web"]);
+    let state = get(&scoped, "Role", Some("airlock-system"), "airlock-puller-state");
+    assert_eq!(state["rules"][0]["resources"], json!(["secrets", "configmaps"]));
+    assert!(state["rules"][0]["verbs"].as_array().unwrap().contains(&json!("patch")));
+
+    let (_, long_lived) = token_registration(&[]);
+    let secret = get(&long_lived, "Secret", Some("airlock-system"), "airlock-store-credentials");
+    assert!(secret["metadata"]["annotations"].is_null() && secret["data"]["expires-at"].is_null());
 }

@@ -46,16 +46,23 @@ impl Fingerprints {
     pub fn of(&self, plan: &ClusterPlan<'_>) -> Digest {
         let mut text = format!("{}\n", self.base);
         text.push_str(&serde_json::to_string(&plan.cluster.object).expect("a JSON value serialises"));
+        if let Some(relay) = &plan.credentials {
+            let _ = write!(text, "\ncredentials {} {}", relay.source.key, self.found(&relay.source.key));
+        }
         for pp in &plan.profiles {
             let part = pp.profile.part_name();
             let profile = self.profiles.get(&part).map_or_else(String::new, Digest::to_string);
             let _ = write!(text, "\n{part} {profile}");
             for r in pp.references() {
-                let found = self.resources.get(&r.key).map_or_else(|| "missing".to_string(), Digest::to_string);
-                let _ = write!(text, "\n  {} {} {found}", r.api_version, r.key);
+                let _ = write!(text, "\n  {} {} {}", r.api_version, r.key, self.found(&r.key));
             }
         }
         Digest::of(text.as_bytes())
+    }
+
+    /// The digest of a fetched object, or `missing`.
+    fn found(&self, key: &ObjectKey) -> String {
+        self.resources.get(key).map_or_else(|| "missing".to_string(), Digest::to_string)
     }
 }
 
@@ -119,5 +126,16 @@ data: {x.yaml: 'apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n'}
             assert!(WORLD.contains(from), "{what}");
             assert_ne!(fingerprints(&WORLD.replacen(from, to, 1))[0], before[0], "{what}");
         }
+    }
+
+    #[test]
+    fn changes_with_the_relayed_credentials() {
+        let relayed = WORLD.replacen("labels: {zone: north}}", "labels: {zone: north}, annotations: {airlock.dev/store-credentials: creds}}", 1)
+            + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: fleet}\ndata: {.dockerconfigjson: e30=}\n";
+        let before = fingerprints(&relayed);
+        assert_eq!(before, fingerprints(&relayed));
+        let renewed = fingerprints(&relayed.replace("e30=", "eyJhIjoxfQ=="));
+        assert_ne!(renewed[0], before[0], "a renewed Secret is a new input");
+        assert_eq!(renewed[1], before[1], "a cluster without the annotation does not read it");
     }
 }

@@ -4,9 +4,12 @@
 //! labels each object and places it at its path, `shared` writes each profile's objects
 //! once for all clusters it renders the same for, `tier` keeps one copy of every object,
 //! and [`Renderer::render`] assembles the parts (one per matching profile, empty ones
-//! included) with each part's settings. `inputs` fingerprints what a cluster's rendering
-//! reads. Signing and stores come after, in `publish`.
+//! included) with each part's settings. `credentials` adds the store credentials a cluster
+//! registered with `--token` gets relayed, in the part `Airlock.system`. `inputs`
+//! fingerprints what a cluster's rendering reads. Signing and stores come after, in
+//! `publish`.
 
+pub mod credentials;
 pub mod inputs;
 pub mod manifest;
 pub mod resolve;
@@ -19,6 +22,7 @@ use std::sync::Arc;
 use airlock::bundle::content::ContentError;
 use airlock::bundle::{Bundle, PartSettings};
 use airlock::{ClusterId, Limits};
+use jiff::{SignedDuration, Timestamp};
 
 use crate::sveltos::Resources;
 use crate::sveltos::model::Profile;
@@ -46,6 +50,9 @@ pub enum RenderError {
     Path { object: String, message: String },
     #[error("conflict: {object} is deployed at tier {tier} by {}; give one of them a lower tier", origins.join(" and by "))]
     Conflict { object: String, tier: u32, origins: Vec<String> },
+    /// Store credentials to relay (spec 2.6) that are missing, malformed or expired.
+    #[error("{object}: {message}")]
+    Credentials { object: String, message: String },
     #[error("dependsOn has a cycle through {part}")]
     DependencyCycle { part: String },
     #[error("bundle: {0}")]
@@ -92,6 +99,10 @@ impl<'r> Renderer<'r> {
             candidates.extend(prepared.objects.iter().map(|o| Candidate { part: part.clone(), tier: profile.tier, object: o.clone() }));
             parts.insert(part, profile);
         }
+        if let Some(relay) = &plan.credentials {
+            let object = credentials::read(relay, self.resources)?.object(relay);
+            candidates.push(Candidate { part: credentials::SYSTEM_PART.into(), tier: credentials::SYSTEM_TIER, object });
+        }
         let (kept, tier_warnings) = tier::resolve(candidates)?;
         warnings.extend(tier_warnings);
         let objects = kept.len();
@@ -99,9 +110,12 @@ impl<'r> Renderer<'r> {
         for c in kept {
             files.entry(manifest::checked_path(&c.part, &c.object.key)?).or_default().push(c.object.yaml.clone());
         }
-        let settings = part_settings(&parts, &mut warnings)?;
+        let mut settings = part_settings(&parts, &mut warnings)?;
+        if plan.credentials.is_some() {
+            settings.insert(credentials::SYSTEM_PART.into(), credentials::part_settings());
+        }
         let files = files.into_iter().map(|(path, docs)| (path, docs.join(yaml::SEPARATOR).into_bytes()));
-        let bundle = Bundle::new(parts.keys().cloned(), files, self.limits)?;
+        let bundle = Bundle::new(settings.keys().cloned(), files, self.limits)?;
         Ok(Rendered {
             cluster: plan.cluster.id.clone(),
             watch_namespaces: plan.cluster.watch_namespaces.clone(),
@@ -110,6 +124,18 @@ impl<'r> Renderer<'r> {
             objects,
             warnings,
         })
+    }
+}
+
+impl Renderer<'_> {
+    /// The expiry of the store credentials `plan`'s bundle relays, judged at `now`: a
+    /// warning within `renew_before`, an error once expired. Apart from [`Renderer::render`]
+    /// because the answer changes with the clock while the bundle does not.
+    pub fn credentials_expiry(&self, plan: &ClusterPlan<'_>, now: Timestamp, renew_before: SignedDuration) -> Result<Option<String>, RenderError> {
+        match &plan.credentials {
+            Some(relay) => credentials::read(relay, self.resources)?.expiry(now, renew_before),
+            None => Ok(None),
+        }
     }
 }
 

@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use serde_json::{Value, json};
 
 use super::RenderError;
+use super::credentials::{self, Relay};
 use super::manifest::{Manifest, documents};
 use crate::sveltos::model::{PolicyKind, Profile, SveltosCluster};
 use crate::sveltos::{ObjectKey, Reference, Resources};
@@ -29,6 +30,8 @@ pub const MANIFEST_SECRET_TYPE: &str = "addons.projectsveltos.io/cluster-profile
 pub struct ClusterPlan<'a> {
     pub cluster: &'a SveltosCluster,
     pub profiles: Vec<ProfilePlan<'a>>,
+    /// The store credentials to relay, for a cluster registered with `--token`.
+    pub credentials: Option<Relay>,
 }
 
 #[derive(Debug, Clone)]
@@ -81,13 +84,13 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>) -> Resu
             Ok(ProfilePlan { profile, policies, templates })
         })
         .collect::<Result<_, RenderError>>()?;
-    Ok(ClusterPlan { cluster, profiles })
+    Ok(ClusterPlan { cluster, profiles, credentials: credentials::relay_of(cluster)? })
 }
 
 impl ClusterPlan<'_> {
     /// Every object this cluster's rendering reads.
     pub fn references(&self) -> impl Iterator<Item = &Reference> {
-        self.profiles.iter().flat_map(ProfilePlan::references)
+        self.profiles.iter().flat_map(ProfilePlan::references).chain(self.credentials.iter().map(|r| &r.source))
     }
 }
 
@@ -197,6 +200,6 @@ fn policy_texts(value: &Value, kind: PolicyKind, object: &str, warnings: &mut Ve
 }
 
 /// A fetched JSON object as its k8s-openapi type, with the reason when it is not one.
-fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
+pub(super) fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
     T::deserialize(value).map_err(|e| e.to_string())
 }

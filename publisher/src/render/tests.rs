@@ -202,3 +202,77 @@ fn profiles_without_templates_are_prepared_once_for_all_clusters() {
     assert!(!Arc::ptr_eq(&eu[0], &us[0]));
     assert!(eu[0].objects[0].yaml.contains("name: eu-1") && us[0].objects[0].yaml.contains("name: us-1"));
 }
+
+/// A cluster registered with `--token`, its management Secret (`expires` as annotation, a
+/// login for `user`), and a profile deploying into `apps`.
+fn relayed_world(secret_annotations: &str, user: &str) -> (Inventory, Resources) {
+    let auth = STANDARD.encode(format!("{user}:pw"));
+    let config = STANDARD.encode(format!(r#"{{"auths":{{"registry.example":{{"auth":"{auth}"}}}}}}"#));
+    world(&format!(
+        "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\n\
+         metadata: {{name: tok-1, namespace: fleet, labels: {{region: eu}}, annotations: {{airlock.dev/store-credentials: tok-1-creds, airlock.dev/puller-namespace: ops}}}}\n\
+         spec: {{pullMode: true}}\n---\n\
+         apiVersion: v1\nkind: Secret\nmetadata: {{name: tok-1-creds, namespace: fleet{secret_annotations}}}\n\
+         type: kubernetes.io/dockerconfigjson\ndata: {{.dockerconfigjson: {config}}}\n---\n{}---\n{}",
+        profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"),
+        config_map("web", "defs", WEB),
+    ))
+}
+
+/// With an offset and a fraction, which the relay writes as UTC whole seconds.
+const EXPIRES: &str = ", annotations: {airlock.dev/expires-at: '2031-01-01T02:00:00.5+02:00'}";
+
+#[test]
+fn relays_the_management_secret_into_the_system_part() {
+    let r = render_for(&relayed_world(EXPIRES, "puller-a"), "fleet/tok-1").unwrap();
+    let parts: Vec<&str> = r.bundle.parts().map(|(n, _)| n).collect();
+    assert_eq!(parts, ["Airlock.system", "ClusterProfile.web"]);
+    let secret: serde_json::Value = serde_saphyr::from_str(file(&r, "Airlock.system/Secret.ops.airlock-store-credentials.yaml")).unwrap();
+    assert_eq!(secret["metadata"]["namespace"], "ops");
+    assert_eq!(secret["metadata"]["annotations"]["airlock.dev/expires-at"], "2031-01-01T00:00:00Z");
+    assert_eq!(secret["type"], "kubernetes.io/dockerconfigjson");
+    let config = STANDARD.decode(secret["data"][".dockerconfigjson"].as_str().unwrap()).unwrap();
+    assert!(String::from_utf8(config).unwrap().contains(&STANDARD.encode("puller-a:pw")));
+    assert_eq!(STANDARD.decode(secret["data"]["expires-at"].as_str().unwrap()).unwrap(), b"2031-01-01T00:00:00Z");
+    let system = &r.settings["Airlock.system"];
+    assert_eq!((system.tier, system.force_conflicts), (0, true));
+    assert_eq!(system.stop_matching_behavior, airlock::bundle::StopMatchingBehavior::LeavePolicies);
+    assert_eq!(r.objects, 3, "the relayed Secret counts as an object");
+
+    // Renewed credentials change the bundle; the same credentials do not.
+    let again = render_for(&relayed_world(EXPIRES, "puller-a"), "fleet/tok-1").unwrap();
+    assert_eq!(again.bundle.digest(), r.bundle.digest());
+    let renewed = render_for(&relayed_world(EXPIRES, "puller-b"), "fleet/tok-1").unwrap();
+    assert_ne!(renewed.bundle.digest(), r.bundle.digest());
+    // Without the annotation (no --token), no system part.
+    let plain = render_for(&world(&format!("{}---\n{}", profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"), config_map("web", "defs", WEB))), "fleet/eu-1").unwrap();
+    assert!(plain.bundle.parts().all(|(n, _)| n != "Airlock.system"));
+}
+
+#[test]
+fn the_relayed_secret_wins_over_a_profile_deploying_the_same_object() {
+    let (inv, mut res) = relayed_world(EXPIRES, "puller-a");
+    let rogue = "apiVersion: v1\nkind: Secret\nmetadata: {name: airlock-store-credentials, namespace: ops}\ndata: {x: eA==}\n";
+    let web = crate::sveltos::ObjectKey::new("v1", "ConfigMap", "defs", "web");
+    let (_, cm) = world(&config_map("web", "defs", rogue));
+    res.0.insert(web.clone(), cm.0[&web].clone());
+    let r = render_for(&(inv, res), "fleet/tok-1").unwrap();
+    assert!(file(&r, "Airlock.system/Secret.ops.airlock-store-credentials.yaml").contains(".dockerconfigjson"));
+    assert!(r.warnings.iter().any(|w| w.contains("Airlock.system (tier 0) wins over ClusterProfile.web")), "{:?}", r.warnings);
+}
+
+#[test]
+fn relayed_credentials_without_secret_or_expiry_fail_naming_the_secret() {
+    let cases = [
+        ("", "Secret fleet/tok-1-creds: no annotation airlock.dev/expires-at"),
+        (", annotations: {airlock.dev/expires-at: soon}", "Secret fleet/tok-1-creds: annotation airlock.dev/expires-at \"soon\" is not an RFC 3339 time"),
+    ];
+    for (annotations, want) in cases {
+        let err = render_for(&relayed_world(annotations, "puller-a"), "fleet/tok-1").unwrap_err().to_string();
+        assert!(err.starts_with(want), "{err}");
+    }
+    let (inv, mut res) = relayed_world(EXPIRES, "puller-a");
+    res.0.retain(|k, _| k.name != "tok-1-creds");
+    let err = render_for(&(inv, res), "fleet/tok-1").unwrap_err().to_string();
+    assert!(err.starts_with("Secret fleet/tok-1-creds: not found"), "{err}");
+}
