@@ -3,7 +3,11 @@
 # target (executions, seconds, findings). Crashes land in fuzz/artifacts/<target>/; turn
 # each into a regression test before fixing it.
 #
-# Usage: hack/fuzz.sh [RUNS]   (default 200000 executions per target)
+# Usage: hack/fuzz.sh [RUNS [TARGET...]]   (default 200000 executions, every target)
+#
+# A target starts from its checked-in seeds (fuzz/seeds/<target>/, read only) besides its
+# corpus, and uses the dictionary fuzz/dict/<target>.dict when there is one: a template or
+# YAML parser is rarely reached by guessing bytes.
 #
 # libFuzzer needs nightly-only compiler flags; the stable toolchain accepts them with
 # RUSTC_BOOTSTRAP=1, which this script sets for its own builds only.
@@ -15,10 +19,16 @@ runs="${1:-200000}"
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
 printf '%-14s %12s %8s %s\n' target executions seconds findings
-for target in $(cargo fuzz list); do
+shift $(($# > 0 ? 1 : 0))
+targets="${*:-$(cargo fuzz list)}"
+for target in $targets; do
   start=$SECONDS
   mkdir -p "corpus/$target"
-  if cargo fuzz run "$target" "corpus/$target" -- -runs="$runs" -max_len=65536 >"/tmp/fuzz-$target.log" 2>&1; then
+  extra=()
+  [ -d "seeds/$target" ] && extra+=("seeds/$target")
+  options=(-runs="$runs" -max_len=65536)
+  [ -f "dict/$target.dict" ] && options+=(-dict="dict/$target.dict")
+  if cargo fuzz run "$target" "corpus/$target" "${extra[@]}" -- "${options[@]}" >"/tmp/fuzz-$target.log" 2>&1; then
     findings=0
   else
     findings=$(find "artifacts/$target" -type f 2>/dev/null | wc -l)

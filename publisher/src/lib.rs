@@ -19,5 +19,10 @@ mod table;
 mod template;
 mod yaml;
 
+/// Template rendering for the fuzz target `fuzz/fuzz_targets/template.rs`; not an API.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub use template::{TemplateSource, render as render_template};
+
 // Progress bars are shared with the puller's `import`.
 use airlock::cli::progress;

@@ -17,6 +17,7 @@
 //! markers) and stray or missing `{{end}}`s truncate the template silently ([`blocks`]).
 
 mod blocks;
+mod bounds;
 mod sprig;
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 //! (`replace old new s`, `trimPrefix prefix s`, ...) so a value piped in lands last.
 //!
 //! Go's builtins (`printf`, `print`, `len`, `index`, `eq`..`ge`, `and`, `or`, `not`) come
-//! from gotmpl itself. Functions that take a `string` in Sprig reject other types, as Go
+//! from gotmpl itself; every function here is bounded (`bounds`). Functions that take a `string` in Sprig reject other types, as Go
 //! does when it converts call arguments.
 //!
 //! Departures from Sprig, all on bad input: Sprig's `b64dec`, `toYaml`, `toJson` and
@@ -15,6 +15,8 @@ use std::sync::Arc;
 use base64::Engine as _;
 use gotmpl::{FuncMap, TemplateError, Value, ValueFunc};
 use sha2::{Digest as _, Sha256};
+
+use super::bounds;
 
 /// What `required` puts before its message; `render` turns such a failure into
 /// `TemplateError::Required`.
@@ -43,18 +45,15 @@ pub(super) fn funcs() -> FuncMap {
             let (suffix, s) = (str_arg("trimSuffix", a, 2, 0)?, str_arg("trimSuffix", a, 2, 1)?);
             Ok(text(s.strip_suffix(suffix).unwrap_or(s)))
         }),
-        ("replace", |a| {
-            let old = str_arg("replace", a, 3, 0)?;
-            Ok(text(str_arg("replace", a, 3, 2)?.replace(old, str_arg("replace", a, 3, 1)?)))
-        }),
+        ("replace", replace),
         ("contains", |a| Ok(Value::Bool(str_arg("contains", a, 2, 1)?.contains(str_arg("contains", a, 2, 0)?)))),
         ("hasPrefix", |a| Ok(Value::Bool(str_arg("hasPrefix", a, 2, 1)?.starts_with(str_arg("hasPrefix", a, 2, 0)?)))),
         ("hasSuffix", |a| Ok(Value::Bool(str_arg("hasSuffix", a, 2, 1)?.ends_with(str_arg("hasSuffix", a, 2, 0)?)))),
         ("toYaml", to_yaml),
         ("toJson", to_json_text),
         ("fromYaml", from_yaml),
-        ("indent", |a| Ok(text(indent(int_arg("indent", a, 2, 0)?, str_arg("indent", a, 2, 1)?)))),
-        ("nindent", |a| Ok(text(format!("\n{}", indent(int_arg("nindent", a, 2, 0)?, str_arg("nindent", a, 2, 1)?))))),
+        ("indent", |a| Ok(text(indent("indent", int_arg("indent", a, 2, 0)?, str_arg("indent", a, 2, 1)?)?))),
+        ("nindent", |a| Ok(text(format!("\n{}", indent("nindent", int_arg("nindent", a, 2, 0)?, str_arg("nindent", a, 2, 1)?)?)))),
         ("b64enc", |a| Ok(text(base64::engine::general_purpose::STANDARD.encode(str_arg("b64enc", a, 1, 0)?)))),
         ("b64dec", b64dec),
         ("required", required),
@@ -70,7 +69,7 @@ pub(super) fn funcs() -> FuncMap {
         ("toString", |a| Ok(text(strval(one("toString", a)?)))),
         ("sha256sum", |a| Ok(text(hex::encode(Sha256::digest(str_arg("sha256sum", a, 1, 0)?))))),
     ];
-    table.into_iter().map(|(name, f)| (name.to_string(), Arc::new(f) as ValueFunc)).collect()
+    bounds::bounded(table.into_iter().map(|(name, f)| (name.to_string(), Arc::new(f) as ValueFunc)).collect())
 }
 
 fn text(s: impl Into<Arc<str>>) -> Value {
@@ -187,9 +186,21 @@ fn title(s: &str) -> String {
         .collect()
 }
 
-fn indent(spaces: usize, s: &str) -> String {
+/// `spaces` before every line of `s`; the size is checked before anything is allocated.
+fn indent(name: &str, spaces: usize, s: &str) -> gotmpl::Result<String> {
+    let lines = s.matches('\n').count() + 1;
+    bounds::check(name, spaces.saturating_mul(lines).saturating_add(s.len()))?;
     let pad = " ".repeat(spaces);
-    format!("{pad}{}", s.replace('\n', &format!("\n{pad}")))
+    Ok(format!("{pad}{}", s.replace('\n', &format!("\n{pad}"))))
+}
+
+/// Sprig's `replace OLD NEW S`; the size is checked before anything is allocated
+/// (`replace "" NEW S` inserts NEW around every character).
+fn replace(args: &[Value]) -> Call {
+    let (old, new, s) = (str_arg("replace", args, 3, 0)?, str_arg("replace", args, 3, 1)?, str_arg("replace", args, 3, 2)?);
+    let hits = if old.is_empty() { s.chars().count() + 1 } else { s.matches(old).count() };
+    bounds::check("replace", hits.saturating_mul(new.len()).saturating_add(s.len()))?;
+    Ok(text(s.replace(old, new)))
 }
 
 fn b64dec(args: &[Value]) -> Call {

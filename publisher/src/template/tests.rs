@@ -384,6 +384,31 @@ fn rejects_oversized_output_and_runaway_loops() {
     assert!(matches!(&err, TemplateError::Execution { message, .. } if message.contains("range")), "{err:?}");
 }
 
+/// Regression, found by the `template` fuzz target: each of these asked for gigabytes in
+/// one call or a few, and the publisher died of memory before the output cap saw a byte.
+#[test]
+fn rejects_values_over_the_limit_before_building_them() {
+    let seed = format!("{{{{ $a := \"{}\" }}}}", "x".repeat(1024));
+    let squaring = format!("{seed}{}", r#"{{ $a = replace "" $a $a }}"#.repeat(4));
+    let join = format!("{seed}{{{{ $a = printf \"%s%s%s%s\" $a $a $a $a }}}}{{{{ join $a (list {}) }}}}", "$a ".repeat(2000));
+    for (text, function) in [
+        (r#"{{ indent 99999999999 "x" }}"#, "indent"),
+        (r#"{{ nindent 3000000000 "a\nb" }}"#, "nindent"),
+        (squaring.as_str(), "replace"),
+        (join.as_str(), "join"),
+    ] {
+        let err = failure(text);
+        assert!(
+            matches!(&err, TemplateError::Execution { message, .. }
+                if message.contains(&format!("error calling {function}:")) && message.contains("limit of a value")),
+            "{function}: {err}"
+        );
+    }
+    // Below the limit the same functions work: 1 KiB squared is 1 MiB.
+    let squared = ok(&format!("{seed}{}{{{{ len $a }}}}", r#"{{ $a = replace "" $a $a }}"#));
+    assert_eq!(squared, (1024 * 1025 + 1024).to_string());
+}
+
 #[test]
 fn renders_whitespace_only_and_define_only_templates() {
     assert_eq!(ok(""), "");
