@@ -39,9 +39,9 @@ pub struct Site {
     /// Three keys, threshold 2; bundles are signed by the first two.
     pub fixture: Fixture,
     pub cluster: ClusterId,
-    state_ns: String,
+    pub state_ns: String,
     pub app_ns: String,
-    client: kube::Client,
+    pub client: kube::Client,
     /// Every kind the API server lists, with whether it is namespaced.
     kinds: Vec<(ApiResource, bool)>,
     /// The value of the cluster label on the objects the puller applied.
@@ -140,6 +140,11 @@ impl Site {
 
     /// `airlock-puller sync` of this cluster from `source`.
     pub async fn sync(&self, source: &str, extra: &[String]) -> Run {
+        self.sync_command(source, extra).output().await.expect("airlock-puller runs").into()
+    }
+
+    /// The command [`Site::sync`] runs, not yet started, for callers that add to it.
+    pub fn sync_command(&self, source: &str, extra: &[String]) -> Command {
         let mut cmd = Command::new(puller_bin());
         cmd.arg("sync")
             .arg(format!("--source={source}"))
@@ -152,7 +157,7 @@ impl Site {
             .env("AIRLOCK_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        cmd.output().await.expect("airlock-puller runs").into()
+        cmd
     }
 
     /// Applies the baseline bundle from `source` and waits until the cluster is quiet

@@ -1,0 +1,120 @@
+//! Least privilege (issue 7): the RBAC that `airlock-publisher register cluster` generates
+//! is applied to the managed Kubernetes 1.20 apiserver, then the puller's ServiceAccount is
+//! impersonated (`Impersonate-User: system:serviceaccount:<ns>:airlock-puller`, the admin
+//! token asking) in two ways: real API requests from a kube client, each allowed or
+//! refused with 403 as the grant says, and the real `airlock-puller sync` with a kubeconfig
+//! whose user carries `as:`, applying a signed bundle with exactly that RBAC.
+//!
+//! With `--watch-namespaces` the grant is Roles in the listed namespaces plus the
+//! puller's own state; without it, a ClusterRole with every verb on every resource, as
+//! Sveltos's agents have (documented in `register cluster --help`): that variant shows the
+//! puller can write anywhere, and that nobody else in its namespace gains anything.
+
+mod common;
+#[path = "publisher_support/mod.rs"]
+mod publisher_support;
+#[path = "rbac/probe.rs"]
+mod probe;
+
+use std::process::Command;
+
+use airlock::cli::install_crypto_provider;
+use jiff::Timestamp;
+use probe::{Probe, Site};
+
+/// Scoped registration: the puller may write in its watched namespaces and its own state,
+/// and nothing else.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_scoped_puller_can_do_its_job_and_nothing_outside_its_namespaces() {
+    let site = Site::new("scoped", true).await;
+    let puller = site.client_as(&site.service_account()).await;
+    let [watched, other_watched] = site.watched();
+    let outsider = site.unwatched();
+
+    let mut p = Probe::default();
+    p.allowed("apply a ConfigMap in a watched namespace", puller.apply_config_map(&watched, "probe").await);
+    p.allowed("apply a Deployment in the other watched namespace", puller.apply_deployment(&other_watched).await);
+    p.allowed("write the state Secret", puller.apply_secret(&site.puller_ns, "airlock-state-probe").await);
+    p.allowed("read the state Secret", puller.get_secret(&site.puller_ns, "airlock-state-probe").await);
+    p.allowed("write the report ConfigMap", puller.apply_config_map(&site.puller_ns, "airlock-report-probe").await);
+    p.allowed("take the Lease", puller.apply_lease(&site.puller_ns).await);
+    p.allowed("list namespaces", puller.list_namespaces().await);
+    p.refused("read a Secret in kube-system", puller.get_secret("kube-system", "anything").await);
+    p.refused("list Secrets in kube-system", puller.list_secrets("kube-system").await);
+    p.refused("apply a ConfigMap in an unwatched namespace", puller.apply_config_map(&outsider, "probe").await);
+    p.refused("apply a ConfigMap in default", puller.apply_config_map("default", "probe").await);
+    p.refused("create a ClusterRoleBinding", puller.apply_cluster_role_binding(&site.run).await);
+    p.refused("create a ClusterRole", puller.apply_cluster_role(&site.run).await);
+    p.refused("create a Namespace", puller.apply_namespace(&format!("{}-new", site.run)).await);
+    p.refused("delete an unwatched namespace", puller.delete_namespace(&outsider).await);
+    p.refused("delete its own namespace", puller.delete_namespace(&site.puller_ns).await);
+    // Kubernetes authorizes a request on namespace N's own object with the Roles in N, and
+    // RBAC cannot subtract: the `*` Role that lets the puller manage any kind in a watched
+    // namespace also lets it delete that namespace. A limit of RBAC, recorded here.
+    p.allowed("delete a watched namespace (RBAC cannot exclude it)", puller.delete_namespace(&watched).await);
+    p.assert_all();
+
+    // The real puller, as the ServiceAccount: a bundle within the grant applies...
+    let run = site.sync(1, &site.config_maps(&[watched.as_str(), other_watched.as_str()]), &["--watch-namespaces", &site.watch_list()]).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(site.config_map_value(&watched).await.as_deref(), Some("v1"));
+    // ...and one that adds a ClusterRole fails on the 403, writes no state, creates nothing.
+    let mut files = site.config_maps(&[watched.as_str(), other_watched.as_str()]);
+    files.push(site.cluster_role_file());
+    let run = site.sync(2, &files, &["--watch-namespaces", &site.watch_list()]).await;
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stderr.contains("forbidden"), "the refusal is named: {run:?}");
+    assert_eq!(site.state_version().await, Some(1), "the state still says version 1");
+    assert!(!site.cluster_role_exists().await, "the ClusterRole was not created");
+}
+
+/// Cluster-wide registration: every kind in every namespace, by design; the grant is the
+/// puller's alone.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cluster_wide_puller_can_write_anywhere_and_its_neighbours_nothing() {
+    let site = Site::new("wide", false).await;
+    let puller = site.client_as(&site.service_account()).await;
+    let neighbour = site.client_as(&format!("system:serviceaccount:{}:default", site.puller_ns)).await;
+    let outsider = site.unwatched();
+
+    let mut p = Probe::default();
+    p.allowed("apply a ConfigMap in any namespace", puller.apply_config_map(&outsider, "probe").await);
+    p.allowed("read a Secret in kube-system (absent: 404)", puller.get_secret("kube-system", "absent").await);
+    p.allowed("create a ClusterRole", puller.apply_cluster_role(&site.run).await);
+    p.allowed("take the Lease", puller.apply_lease(&site.puller_ns).await);
+    p.refused("neighbour: read the state Secret", neighbour.get_secret(&site.puller_ns, "airlock-state-probe").await);
+    p.refused("neighbour: apply a ConfigMap", neighbour.apply_config_map(&outsider, "probe").await);
+    p.refused("neighbour: take the Lease", neighbour.apply_lease(&site.puller_ns).await);
+    p.assert_all();
+
+    let mut files = site.config_maps(&[outsider.as_str()]);
+    files.push(site.cluster_role_file());
+    let run = site.sync(1, &files, &[]).await;
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert_eq!(site.config_map_value(&outsider).await.as_deref(), Some("v1"));
+    assert!(site.cluster_role_exists().await, "the ClusterRole was applied");
+}
+
+/// A run id no other test or earlier run has used.
+fn unique(test: &str) -> String {
+    format!("rbac-{test}-{:x}-{:x}", Timestamp::now().as_second() % 0x100_0000, std::process::id())
+}
+
+/// `register cluster --to-dir` (no management cluster needed): the registration YAML.
+fn registration(dir: &std::path::Path, run: &str, puller_ns: &str, watch: Option<&str>) -> Vec<u8> {
+    install_crypto_provider();
+    let keyring = dir.join("keyring.json");
+    let out_dir = dir.join("management");
+    let mut command = Command::new(common::publisher_bin());
+    command
+        .args(["register", "cluster", "--namespace", run, "--cluster", "edge-1", "--pullmode"])
+        .args(["--source", "oci-layout:/var/lib/airlock/store", "--cronjob-api", "batch/v1beta1"])
+        .args(["--keyring", keyring.to_str().expect("UTF-8 path"), "--to-dir", out_dir.to_str().expect("UTF-8 path")])
+        // Never due in a test's lifetime: the controller-manager creates no Jobs.
+        .args(["--schedule", "0 0 1 1 *", "--puller-namespace", puller_ns])
+        .args(watch.map(|w| ["--watch-namespaces", w]).into_iter().flatten())
+        .env("AIRLOCK_LOG", "warn");
+    let out = command.output().expect("airlock-publisher runs");
+    assert!(out.status.success(), "register cluster: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}

@@ -1,0 +1,295 @@
+//! The least-privilege test's tools: a registered puller's [`Site`] (registration YAML
+//! applied, namespaces, a signed-bundle store, an impersonating kubeconfig), a client
+//! acting as someone else ([`As`]), and the tally of what was allowed or refused
+//! ([`Probe`]).
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use airlock::bundle::{PartSettings, Release, sign};
+use airlock::store::{RegistryCredentials, StoreRef};
+use airlock::testkit::Fixture;
+use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use serde_json::json;
+
+use crate::common::{self, Run};
+use crate::publisher_support::kubectl_ok;
+
+const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
+
+/// What one request got: done, or the API server's error.
+pub type Answer = Result<(), kube::Error>;
+
+/// Requests that must pass authorization and requests that must get 403.
+#[derive(Default)]
+pub struct Probe {
+    failures: Vec<String>,
+    checked: usize,
+}
+
+impl Probe {
+    /// Authorized: done, or 404 (authorization comes before the lookup).
+    pub fn allowed(&mut self, what: &str, answer: Answer) {
+        self.checked += 1;
+        match answer {
+            Ok(()) => {}
+            Err(kube::Error::Api(e)) if e.code == 404 => {}
+            Err(e) => self.failures.push(format!("{what}: expected allowed, got {e}")),
+        }
+    }
+
+    pub fn refused(&mut self, what: &str, answer: Answer) {
+        self.checked += 1;
+        match answer {
+            Err(kube::Error::Api(e)) if e.code == 403 => {}
+            other => self.failures.push(format!("{what}: expected 403, got {other:?}")),
+        }
+    }
+
+    pub fn assert_all(&self) {
+        assert!(self.failures.is_empty(), "{} of {} checks failed:\n{}", self.failures.len(), self.checked, self.failures.join("\n"));
+    }
+}
+
+/// A client whose every request impersonates one user.
+pub struct As(kube::Client);
+
+impl As {
+    async fn apply<K>(&self, api: Api<K>, name: &str, object: serde_json::Value) -> Answer
+    where
+        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+    {
+        api.patch(name, &PatchParams::apply("rbac-probe").force(), &Patch::Apply(object)).await.map(drop)
+    }
+
+    pub async fn apply_config_map(&self, ns: &str, name: &str) -> Answer {
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"probe": "yes"}});
+        self.apply(Api::<ConfigMap>::namespaced(self.0.clone(), ns), name, object).await
+    }
+
+    pub async fn apply_deployment(&self, ns: &str) -> Answer {
+        let labels = json!({"app": "probe"});
+        let object = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "probe"},
+            "spec": {"selector": {"matchLabels": labels}, "template": {"metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "probe", "image": "busybox"}]}}}
+        });
+        self.apply(Api::<Deployment>::namespaced(self.0.clone(), ns), "probe", object).await
+    }
+
+    pub async fn apply_secret(&self, ns: &str, name: &str) -> Answer {
+        let object = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name}, "data": {"probe": "eWVz"}});
+        self.apply(Api::<Secret>::namespaced(self.0.clone(), ns), name, object).await
+    }
+
+    pub async fn get_secret(&self, ns: &str, name: &str) -> Answer {
+        Api::<Secret>::namespaced(self.0.clone(), ns).get(name).await.map(drop)
+    }
+
+    pub async fn list_secrets(&self, ns: &str) -> Answer {
+        Api::<Secret>::namespaced(self.0.clone(), ns).list(&ListParams::default()).await.map(drop)
+    }
+
+    pub async fn apply_lease(&self, ns: &str) -> Answer {
+        let object = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "airlock-probe"},
+            "spec": {"holderIdentity": "probe", "leaseDurationSeconds": 30}});
+        self.apply(Api::<Lease>::namespaced(self.0.clone(), ns), "airlock-probe", object).await
+    }
+
+    pub async fn list_namespaces(&self) -> Answer {
+        Api::<Namespace>::all(self.0.clone()).list(&ListParams::default()).await.map(drop)
+    }
+
+    pub async fn apply_namespace(&self, name: &str) -> Answer {
+        let object = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        self.apply(Api::<Namespace>::all(self.0.clone()), name, object).await
+    }
+
+    /// A server-side dry run: authorized like the real thing, deletes nothing.
+    pub async fn delete_namespace(&self, name: &str) -> Answer {
+        Api::<Namespace>::all(self.0.clone()).delete(name, &DeleteParams { dry_run: true, ..Default::default() }).await.map(drop)
+    }
+
+    /// `<run>-probe`, with no rules.
+    pub async fn apply_cluster_role(&self, run: &str) -> Answer {
+        let name = format!("{run}-probe");
+        let object = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": name}, "rules": []});
+        self.apply(Api::<ClusterRole>::all(self.0.clone()), &name, object).await
+    }
+
+    /// `<run>-probe`, granting cluster-admin to the default ServiceAccount of `default`:
+    /// the escalation a compromised puller would try.
+    pub async fn apply_cluster_role_binding(&self, run: &str) -> Answer {
+        let name = format!("{run}-probe");
+        let object = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}]});
+        self.apply(Api::<ClusterRoleBinding>::all(self.0.clone()), &name, object).await
+    }
+}
+
+/// One registered puller: its registration applied to the managed apiserver, a store of
+/// signed bundles, and the namespaces the test uses.
+pub struct Site {
+    pub run: String,
+    pub puller_ns: String,
+    scoped: bool,
+    dir: tempfile::TempDir,
+    fixture: Fixture,
+    registration: Vec<u8>,
+    admin: kube::Client,
+}
+
+impl Site {
+    /// Registers (`--watch-namespaces <run>-a,<run>-b` when `scoped`), applies the YAML,
+    /// creates the unwatched namespace, and waits until the grant is in force.
+    pub async fn new(test: &str, scoped: bool) -> Site {
+        let run = super::unique(test);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut fixture = Fixture::new(1);
+        fixture.cluster = format!("{run}/edge-1").parse().expect("valid cluster id");
+        std::fs::write(dir.path().join("keyring.json"), fixture.keyring.to_json()).expect("keyring written");
+        let puller_ns = format!("{run}-puller");
+        let watch = format!("{run}-a,{run}-b");
+        let registration = super::registration(dir.path(), &run, &puller_ns, scoped.then_some(watch.as_str()));
+        let admin = client(None).await;
+        let site = Site { run, puller_ns, scoped, dir, fixture, registration, admin };
+        kubectl_ok(MANAGED, &["apply", "-f", "-"], &site.registration);
+        common::create_namespace(&site.admin, &site.unwatched()).await;
+        site.write_kubeconfig();
+        let puller = site.client_as(&site.service_account()).await;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while puller.list_namespaces().await.is_err() {
+            assert!(Instant::now() < deadline, "the puller's grant was not in force after 20 s");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        site
+    }
+
+    pub fn service_account(&self) -> String {
+        format!("system:serviceaccount:{}:airlock-puller", self.puller_ns)
+    }
+
+    pub async fn client_as(&self, user: &str) -> As {
+        As(client(Some(user)).await)
+    }
+
+    pub fn watched(&self) -> [String; 2] {
+        assert!(self.scoped, "only the scoped registration watches namespaces");
+        [format!("{}-a", self.run), format!("{}-b", self.run)]
+    }
+
+    pub fn watch_list(&self) -> String {
+        self.watched().join(",")
+    }
+
+    pub fn unwatched(&self) -> String {
+        format!("{}-x", self.run)
+    }
+
+    /// ConfigMap `cfg` (`value: v1`) in each namespace, in one profile.
+    pub fn config_maps(&self, namespaces: &[&str]) -> Vec<(String, Vec<u8>)> {
+        let cm = |ns: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n  namespace: {ns}\ndata:\n  value: v1\n");
+        namespaces.iter().map(|ns| (format!("ClusterProfile.app/ConfigMap.{ns}.cfg.yaml"), cm(ns).into_bytes())).collect()
+    }
+
+    /// ClusterRole `<run>-bundle`: a kind the scoped grant leaves out.
+    pub fn cluster_role_file(&self) -> (String, Vec<u8>) {
+        let name = format!("{}-bundle", self.run);
+        let yaml = format!("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: {name}\nrules: []\n");
+        (format!("ClusterProfile.app/ClusterRole.{name}.yaml"), yaml.into_bytes())
+    }
+
+    /// Publishes `files` as `version` and runs `airlock-puller sync` as the ServiceAccount.
+    pub async fn sync(&self, version: u64, files: &[(String, Vec<u8>)], extra: &[&str]) -> Run {
+        let now = Timestamp::from_second(Timestamp::now().as_second()).expect("valid time");
+        let release = Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..self.fixture.release(version) };
+        let bundle = Fixture::bundle(files.to_vec());
+        let signed = sign::sign(bundle, &release, &|_| PartSettings::default(), &self.fixture.keys, None);
+        let store = airlock::store::open(&StoreRef::OciLayout(self.path("store")), &RegistryCredentials::default())
+            .await
+            .expect("store opens");
+        store.publish(&[signed], &Default::default()).await.expect("published");
+        tokio::process::Command::new(common::puller_bin())
+            .arg("sync")
+            .arg("--source")
+            .arg(format!("oci-layout:{}", self.path("store").display()))
+            .args(["--cluster", &self.fixture.cluster.to_string(), "--state-namespace", &self.puller_ns])
+            .arg("--keyring")
+            .arg(self.path("keyring.json"))
+            .arg("--kubeconfig")
+            .arg(self.path("kubeconfig.json"))
+            .args(extra)
+            .env_remove("KUBECONFIG")
+            .env("AIRLOCK_LOG", "warn")
+            .output()
+            .await
+            .expect("airlock-puller runs")
+            .into()
+    }
+
+    pub async fn config_map_value(&self, ns: &str) -> Option<String> {
+        let cm = Api::<ConfigMap>::namespaced(self.admin.clone(), ns).get_opt("cfg").await.expect("get ConfigMap")?;
+        cm.data?.remove("value")
+    }
+
+    pub async fn cluster_role_exists(&self) -> bool {
+        let name = format!("{}-bundle", self.run);
+        Api::<ClusterRole>::all(self.admin.clone()).get_opt(&name).await.expect("get ClusterRole").is_some()
+    }
+
+    /// The version the state Secret records (gzip JSON, key `state.json.gz`).
+    pub async fn state_version(&self) -> Option<u64> {
+        let api = Api::<Secret>::namespaced(self.admin.clone(), &self.puller_ns);
+        let secret = api.get_opt(&format!("airlock-state-{}", self.fixture.cluster.name())).await.expect("get state")?;
+        let gz = secret.data?.remove("state.json.gz")?.0;
+        let mut json = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut json).expect("state is gzip");
+        serde_json::from_slice::<serde_json::Value>(&json).expect("state is JSON")["version"].as_u64()
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// The admin kubeconfig with `as: <ServiceAccount>` on every user: the puller then
+    /// holds exactly the generated grant.
+    fn write_kubeconfig(&self) {
+        let path = common::service_env(MANAGED);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut config: serde_json::Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for user in config["users"].as_array_mut().expect("kubeconfig users") {
+            user["user"]["as"] = self.service_account().into();
+        }
+        std::fs::write(self.path("kubeconfig.json"), config.to_string()).expect("kubeconfig written");
+    }
+}
+
+/// Deletes what the registration and the test created, also when the test failed.
+impl Drop for Site {
+    fn drop(&mut self) {
+        let kubectl = |args: &[&str], stdin: &[u8]| {
+            let _ = crate::publisher_support::kubectl(MANAGED, args, stdin);
+        };
+        kubectl(&["delete", "--wait=false", "--ignore-not-found", "-f", "-"], &self.registration);
+        kubectl(&["delete", "namespace", "--wait=false", "--ignore-not-found", &self.unwatched()], b"");
+        for kind in ["clusterrole", "clusterrolebinding"] {
+            let names = [format!("{}-probe", self.run), format!("{}-bundle", self.run)];
+            kubectl(&["delete", kind, "--ignore-not-found", &names[0], &names[1]], b"");
+        }
+    }
+}
+
+/// A client of the managed apiserver with the admin token, impersonating `user` if given.
+async fn client(user: Option<&str>) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::read_from(common::service_env(MANAGED)).expect("kubeconfig");
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("kube config");
+    config.auth_info.impersonate = user.map(str::to_string);
+    kube::Client::try_from(config).expect("kube client")
+}
