@@ -61,7 +61,7 @@ impl Site {
         std::fs::write(dir.path().join("keyring.json"), fixture.keyring.to_json()).expect("keyring written");
         let kube = KubeArgs { kubeconfig: Some(kubeconfig().into()), context: None };
         let client = kube.client().await.expect("client for the managed apiserver");
-        let discovery = Discovery::new(client.clone()).run().await.expect("discovery");
+        let discovery = discover(&client).await;
         let kinds = discovery
             .groups()
             .flat_map(|g| g.recommended_resources())
@@ -198,6 +198,23 @@ impl Site {
         let secret = secret.expect("read the state Secret").expect("the baseline wrote a state Secret");
         out.insert(format!("Secret {}/{state}", self.state_ns), secret.metadata.resource_version.unwrap_or_default());
         out
+    }
+}
+
+/// Every API group the server serves. Other tests on the same API server add and remove
+/// CRDs: a group that goes away between listing groups and reading one answers 404, and
+/// asking again no longer sees it.
+async fn discover(client: &kube::Client) -> Discovery {
+    let mut tries = 0;
+    loop {
+        match Discovery::new(client.clone()).run().await {
+            Ok(discovery) => return discovery,
+            Err(e) if airlock::cli::status_code(&e) == Some(404) && tries < 5 => {
+                tries += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("discovery: {e}"),
+        }
     }
 }
 
