@@ -40,6 +40,19 @@ fn file_stamp(path: &Path) -> Option<FileStamp> {
     Some((m.len(), m.modified().ok(), std::os::unix::fs::MetadataExt::ino(&m)))
 }
 
+/// A tar block: headers and file data are padded to it.
+const BLOCK: u64 = 512;
+
+/// Whether the two zeroed blocks that end every tar archive follow byte `end`.
+fn ends_with_marker(file: &fs::File, end: u64, len: u64) -> std::io::Result<bool> {
+    if len < end + 2 * BLOCK {
+        return Ok(false);
+    }
+    let mut marker = [0u8; 2 * BLOCK as usize];
+    std::os::unix::fs::FileExt::read_exact_at(file, &mut marker, end)?;
+    Ok(marker.iter().all(|&b| b == 0))
+}
+
 /// Where each layout file sits inside an archive: name → (offset, size).
 pub(crate) struct ArchiveFiles {
     path: PathBuf,
@@ -64,7 +77,11 @@ impl ArchiveFiles {
             Err(e) => return Err(io_error(&store, "archive", e)),
         };
         let len = file.metadata().map_err(|e| io_error(&store, "archive", e))?.len();
-        let mut archive = tar::Archive::new(file);
+        let mut archive = tar::Archive::new(&file);
+        // Where the entries end. A cut that falls between two entries leaves a shorter
+        // archive every header of which reads fine; only the end-of-archive marker after
+        // the last entry tells it from a whole one.
+        let mut end = 0;
         for (count, entry) in archive.entries().map_err(|e| malformed(e.to_string()))?.enumerate() {
             if count >= limits.archive_entries {
                 return Err(malformed(format!("more than {} entries", limits.archive_entries)));
@@ -84,9 +101,13 @@ impl ArchiveFiles {
             if offset + size > len {
                 return Err(malformed(format!("entry {name:?} is truncated")));
             }
+            end = offset + size.next_multiple_of(BLOCK);
             if entries.insert(name.clone(), (offset, size)).is_some() {
                 return Err(malformed(format!("entry {name:?} appears twice")));
             }
+        }
+        if len > 0 && !ends_with_marker(&file, end, len).map_err(|e| io_error(&store, "archive", e))? {
+            return Err(malformed(format!("truncated: no end-of-archive marker after the last entry, at byte {end} of {len}")));
         }
         Ok(ArchiveFiles { path: path.into(), entries })
     }
@@ -366,5 +387,24 @@ mod tests {
         assert!(Arc::ptr_eq(&first, &store.reader(&Limits::SPEC).unwrap()), "the same archive is scanned once");
         write_new(&path, &arts).unwrap();
         assert_eq!(store.clusters(&Limits::SPEC).await.unwrap().len(), 3, "a replaced archive is read anew");
+    }
+
+    /// A cut between two entries leaves headers that all read fine: the archive is still
+    /// refused, whichever entry the cut falls after, and so is a cut inside the marker.
+    #[test]
+    fn an_archive_cut_between_entries_is_truncated() {
+        let tmp = tempfile::tempdir().unwrap();
+        let whole = tmp.path().join("whole.tar");
+        write_new(&whole, &artifacts()).unwrap();
+        let bytes = fs::read(&whole).unwrap();
+        let scanned = ArchiveFiles::scan(&whole, &Limits::SPEC).unwrap();
+        let mut ends: Vec<u64> = scanned.entries.values().map(|&(offset, size)| offset + size.next_multiple_of(BLOCK)).collect();
+        ends.push(bytes.len() as u64 - BLOCK);
+        for end in ends {
+            let cut = tmp.path().join("cut.tar");
+            fs::write(&cut, &bytes[..end as usize]).unwrap();
+            let Err(err) = ArchiveFiles::scan(&cut, &Limits::SPEC) else { panic!("a cut at byte {end} was accepted") };
+            assert!(err.to_string().contains("truncated"), "{err}");
+        }
     }
 }
