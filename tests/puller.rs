@@ -481,6 +481,42 @@ async fn the_bundle_narrows_watch_namespaces() {
     assert!(filtered.stdout.contains("1 refused"), "{filtered:?}");
 }
 
+/// Issue 7: a report of 5,000 objects is over 1 MiB, more than a ConfigMap holds. The
+/// objects are refused by the namespace policy, so nothing but the Namespace is applied.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_five_thousand_object_report_is_kept_without_its_object_list() {
+    const COUNT: usize = 5_000;
+    let site = Site::new("large-report").await;
+    let outside = format!("{}-x", site.app_ns);
+    let mut files = site.files(0, "");
+    files.extend((0..COUNT).map(|i| {
+        let yaml = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  namespace: {outside}\n");
+        (format!("ClusterProfile.app/ConfigMap.{outside}.cm-{i}.yaml"), yaml.into_bytes())
+    }));
+    site.publish("store", &[site.signed(1, files, |_| {})]).await;
+    let reports = site.dir.path().join("reports");
+    std::fs::create_dir(&reports).unwrap();
+    let policy = ["--watch-namespaces", &site.app_ns, "--namespace-policy", "filter"];
+    let run = site.run("sync", "store", &[&policy[..], &["--report-to", reports.to_str().unwrap()]].concat()).await;
+    assert_exit(&run, 0);
+    assert!(run.stdout.contains(&format!("{COUNT} refused")), "{run:?}");
+    assert!(!run.stderr.contains("report not kept"), "{run:?}");
+
+    let file = std::fs::read_dir(&reports).unwrap().next().expect("a report file").unwrap().path();
+    let whole: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(whole["objects"].as_array().unwrap().len(), COUNT + 1, "the report file keeps every object");
+    assert!(std::fs::metadata(&file).unwrap().len() > 1024 * 1024);
+    let kept = site.kept_report().await;
+    assert_eq!((kept["result"].as_str(), kept["appliedVersion"].as_u64()), (Some("applied"), Some(1)));
+    assert_eq!(kept["objects"], serde_json::json!([]), "{kept}");
+    assert_eq!(kept["omittedObjects"], serde_json::json!({"created": 1, "refused": COUNT}));
+
+    // The next run reads that copy back, and replaces it with its own outcome.
+    assert_exit(&site.run("sync", "store", &policy).await, 0);
+    let kept = site.kept_report().await;
+    assert_eq!((kept["result"].as_str(), kept["appliedVersion"].as_u64()), (Some("up-to-date"), Some(1)));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn two_pullers_at_once_do_not_both_apply() {
     let site = Site::new("two").await;
@@ -669,7 +705,9 @@ async fn a_corrupted_state_stops_the_puller_and_a_deleted_one_starts_over() {
     secrets.delete(&name, &DeleteParams::default()).await.expect("state deleted");
     let run = site.sync("store").await;
     assert_exit(&run, 0);
-    assert!(run.stdout.contains("applied version 1") && run.stderr.contains("starting from an empty floor"), "{run:?}");
+    // The failed runs kept the applied version in the kept report: the floor now.
+    let floor = "the rollback floor is version 1 (sha256:";
+    assert!(run.stdout.contains("applied version 1") && run.stderr.contains(floor), "{run:?}");
     assert_eq!(site.state_version().await, Some(1));
 }
 

@@ -1,6 +1,6 @@
 //! The copy of the latest report kept in the cluster: the ConfigMap
 //! `airlock-report-<cluster name>` of the state namespace, data key `report.json`, for
-//! whoever looks at the site with kubectl.
+//! whoever looks at the site with kubectl, and the rollback floor of last resort.
 //!
 //! It is written only when a run's outcome differs from the kept one (start and finish
 //! times, the server version and request counts aside): a run that changes nothing writes
@@ -8,21 +8,96 @@
 //! The report files and `/metrics` record every run. The server version is read only for
 //! a report that is written.
 //!
+//! The copy is compact JSON. One too large for a ConfigMap (thousands of objects) is kept
+//! without its per-object and refused lists, counted per action in `omittedObjects`
+//! instead; the report files keep everything. A run that could not read the applied
+//! version (an unreadable state) keeps the one the copy had: when the state Secret is
+//! missing, `sync` takes the floor from it ([`applied`]).
+//!
 //! The holder of the sync Lease writes unconditionally. A run that held no Lease (it had
 //! nothing to apply) writes only over the copy it read (compare-and-swap on the
 //! resourceVersion), and never over one that reports a later applied version: two pullers
 //! of one cluster then cannot replace a newer report with an older one. Signing and the
 //! files are `report`'s and `publish`'s business.
 
+use std::collections::BTreeMap;
+
 use airlock::cli::{describe_api_error, status_code};
+use airlock::{ClusterId, Digest};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
+use serde::{Deserialize, Serialize};
 
 use crate::own_objects::{MANAGER, meta};
 use crate::report::Report;
 
 /// Data key of the report ConfigMap.
 pub const CONFIG_MAP_KEY: &str = "report.json";
+/// The API server refuses a ConfigMap whose data is over 1 MiB; the report gets 3/4 of
+/// that, so the metadata and a kept copy near the limit never tip it over.
+const KEPT_JSON_BYTES: usize = 768 * 1024;
+/// What a copy without its object list keeps of `error`, which can name every failed object.
+const KEPT_ERROR_CHARS: usize = 4096;
+
+/// The report as the ConfigMap keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Kept {
+    #[serde(flatten)]
+    report: Report,
+    /// Set when `objects` and `refused` were left out to fit: how many objects got each action.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    omitted_objects: BTreeMap<String, u64>,
+}
+
+impl Kept {
+    /// `report` as kept, given the copy it replaces.
+    fn of(report: &Report, previous: Option<&Kept>) -> Kept {
+        let mut kept = Kept { report: report.clone(), omitted_objects: BTreeMap::new() };
+        if let Some(previous) = previous
+            && kept.report.applied_version.is_none()
+        {
+            kept.report.applied_version = previous.report.applied_version;
+            kept.report.applied_digest = previous.report.applied_digest;
+        }
+        if kept.to_json().len() <= KEPT_JSON_BYTES {
+            return kept;
+        }
+        kept.omitted_objects = report.counts();
+        kept.report.objects.clear();
+        kept.report.refused.clear();
+        if let Some(error) = &mut kept.report.error
+            && let Some((cut, _)) = error.char_indices().nth(KEPT_ERROR_CHARS)
+        {
+            error.truncate(cut);
+            error.push('…');
+        }
+        kept
+    }
+
+    fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("report serialises")
+    }
+}
+
+fn api_failed(namespace: &str, name: &str, e: &kube::Error) -> anyhow::Error {
+    anyhow::anyhow!("report ConfigMap {namespace}/{name}: {}", describe_api_error(e))
+}
+
+/// The applied version and digest the kept report of `cluster` names: the rollback floor
+/// when the state Secret is missing. `None` when there is no kept report, or none of this
+/// cluster that this puller can read and that names both.
+pub async fn applied(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    cluster: &ClusterId,
+) -> anyhow::Result<Option<(u64, Digest)>> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let config_map = api.get_opt(name).await.map_err(|e| api_failed(namespace, name, &e))?;
+    let kept = config_map.as_ref().and_then(|cm| parse(cm, &cluster.to_string()));
+    Ok(kept.and_then(|k| Some((k.report.applied_version?, k.report.applied_digest?))))
+}
 
 /// Keeps `report` as the ConfigMap `name` in `namespace` if its outcome is news, setting
 /// its `kubernetesVersion` when it writes. `holder`: this run holds the sync Lease.
@@ -34,16 +109,17 @@ pub async fn keep(
     holder: bool,
 ) -> anyhow::Result<()> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    let failed = |e: kube::Error| anyhow::anyhow!("report ConfigMap {namespace}/{name}: {}", describe_api_error(&e));
+    let failed = |e: kube::Error| api_failed(namespace, name, &e);
     let read = if holder { None } else { Some(api.get_opt(name).await.map_err(failed)?) };
-    if let Some(kept) = read.as_ref().and_then(|cm| parse(cm.as_ref()?))
-        && !news(&kept, report)
-    {
+    let previous = read.as_ref().and_then(|cm| parse(cm.as_ref()?, &report.cluster));
+    let mut kept = Kept::of(report, previous.as_ref());
+    if previous.as_ref().is_some_and(|previous| !news(previous, &kept)) {
         tracing::debug!("the kept report says the same; not rewritten");
         return Ok(());
     }
     report.kubernetes_version = client.apiserver_version().await.ok().map(|v| v.git_version);
-    let data = String::from_utf8(report.to_json()).expect("JSON is UTF-8");
+    kept.report.kubernetes_version.clone_from(&report.kubernetes_version);
+    let data = kept.to_json();
     let config_map = |resource_version| ConfigMap {
         metadata: meta(namespace, name, &report.cluster, resource_version),
         data: Some([(CONFIG_MAP_KEY.to_string(), data.clone())].into()),
@@ -70,17 +146,18 @@ pub async fn keep(
     }
 }
 
-/// The report a ConfigMap keeps; None when it keeps none that this puller can read,
-/// which the next write replaces.
-fn parse(config_map: &ConfigMap) -> Option<Report> {
-    serde_json::from_str(config_map.data.as_ref()?.get(CONFIG_MAP_KEY)?).ok()
+/// The report a ConfigMap keeps for `cluster`; None when it keeps none that this puller
+/// can read, which the next write replaces.
+fn parse(config_map: &ConfigMap, cluster: &str) -> Option<Kept> {
+    let kept: Kept = serde_json::from_str(config_map.data.as_ref()?.get(CONFIG_MAP_KEY)?).ok()?;
+    (kept.report.cluster == cluster).then_some(kept)
 }
 
-/// Whether `report` should replace `kept`: its outcome differs, and it does not report an
+/// Whether `new` should replace `kept`: its outcome differs, and it does not report an
 /// older applied version than `kept` does.
-fn news(kept: &Report, report: &Report) -> bool {
-    let older = matches!((kept.applied_version, report.applied_version), (Some(k), Some(r)) if k > r);
-    !older && !kept.same_outcome(report)
+fn news(kept: &Kept, new: &Kept) -> bool {
+    let older = matches!((kept.report.applied_version, new.report.applied_version), (Some(k), Some(r)) if k > r);
+    !older && (kept.omitted_objects != new.omitted_objects || !kept.report.same_outcome(&new.report))
 }
 
 #[cfg(test)]
@@ -92,20 +169,29 @@ mod tests {
     fn report(result: RunResult, applied: Option<u64>) -> Report {
         let mut r = Report::start(&"fleet/edge-1".parse().unwrap());
         r.applied_version = applied;
+        r.applied_digest = applied.map(|v| Digest::of(&v.to_be_bytes()));
         r.finish(Ok(result));
         r
     }
 
+    fn kept(report: &Report) -> Kept {
+        Kept::of(report, None)
+    }
+
+    fn config_map(kept: &Kept) -> ConfigMap {
+        ConfigMap { data: Some([(CONFIG_MAP_KEY.to_string(), kept.to_json())].into()), ..ConfigMap::default() }
+    }
+
     #[test]
     fn only_a_changed_outcome_is_news() {
-        let kept = report(RunResult::UpToDate, Some(3));
+        let before = kept(&report(RunResult::UpToDate, Some(3)));
         let mut again = report(RunResult::UpToDate, Some(3));
         again.kubernetes_version = Some("v1.20.2".into());
         again.api_requests = 9;
-        again.duration_ms = kept.duration_ms + 1000;
-        assert!(!news(&kept, &again), "times, server version and request counts are not news");
-        assert!(news(&kept, &report(RunResult::Error, Some(3))));
-        assert!(news(&report(RunResult::Applied, Some(3)), &again), "applied, then up to date");
+        again.duration_ms = before.report.duration_ms + 1000;
+        assert!(!news(&before, &kept(&again)), "times, server version and request counts are not news");
+        assert!(news(&before, &kept(&report(RunResult::Error, Some(3)))));
+        assert!(news(&kept(&report(RunResult::Applied, Some(3))), &kept(&again)), "applied, then up to date");
         let mut drifted = report(RunResult::UpToDate, Some(3));
         drifted.record(
             &Outcome {
@@ -114,26 +200,88 @@ mod tests {
             },
             true,
         );
-        assert!(news(&kept, &drifted));
+        assert!(news(&before, &kept(&drifted)));
     }
 
     #[test]
     fn an_older_applied_version_never_replaces_a_newer_one() {
-        let kept = report(RunResult::Applied, Some(4));
-        assert!(!news(&kept, &report(RunResult::UpToDate, Some(3))));
-        assert!(news(&kept, &report(RunResult::UpToDate, Some(4))));
-        assert!(news(&kept, &report(RunResult::Error, None)), "a run that could not read the state reports");
+        let before = kept(&report(RunResult::Applied, Some(4)));
+        assert!(!news(&before, &kept(&report(RunResult::UpToDate, Some(3)))));
+        assert!(news(&before, &kept(&report(RunResult::UpToDate, Some(4)))));
+        assert!(news(&before, &kept(&report(RunResult::Error, None))), "a run that could not read the state reports");
     }
 
     #[test]
-    fn an_unreadable_kept_report_is_replaced() {
+    fn a_run_that_could_not_read_the_applied_version_keeps_the_kept_one() {
+        let before = kept(&report(RunResult::UpToDate, Some(4)));
+        let failed = Kept::of(&report(RunResult::Error, None), Some(&before));
+        let applied = (failed.report.applied_version, failed.report.applied_digest);
+        assert_eq!(applied, (Some(4), before.report.applied_digest));
+        assert_eq!(failed.report.result, RunResult::Error);
+        let first = Kept::of(&report(RunResult::Applied, Some(5)), Some(&before));
+        assert_eq!(first.report.applied_version, Some(5), "a known version is never replaced");
+    }
+
+    #[test]
+    fn an_unreadable_or_foreign_kept_report_is_replaced() {
         let cm = |data: &str| ConfigMap {
             data: Some([(CONFIG_MAP_KEY.to_string(), data.to_string())].into()),
             ..ConfigMap::default()
         };
-        assert!(parse(&cm("{}")).is_none());
-        assert!(parse(&ConfigMap::default()).is_none());
-        let r = report(RunResult::UpToDate, Some(1));
-        assert_eq!(parse(&cm(std::str::from_utf8(&r.to_json()).unwrap())), Some(r));
+        assert!(parse(&cm("{}"), "fleet/edge-1").is_none());
+        assert!(parse(&ConfigMap::default(), "fleet/edge-1").is_none());
+        let k = kept(&report(RunResult::UpToDate, Some(1)));
+        assert_eq!(parse(&config_map(&k), "fleet/edge-1"), Some(k.clone()));
+        assert!(parse(&config_map(&k), "fleet/edge-2").is_none(), "another cluster's report is no floor");
+        let plain = String::from_utf8(k.report.to_json()).unwrap();
+        assert_eq!(parse(&cm(&plain), "fleet/edge-1"), Some(k), "a copy written pretty by an earlier release reads");
+    }
+
+    #[test]
+    fn a_small_report_is_kept_whole_and_compact() {
+        let mut r = report(RunResult::Applied, Some(2));
+        r.record(&outcome(3), false);
+        let k = kept(&r);
+        assert_eq!(k.report, r);
+        assert!(k.omitted_objects.is_empty());
+        assert!(!k.to_json().contains('\n'), "compact JSON");
+        assert!(!k.to_json().contains("omittedObjects"));
+    }
+
+    /// Issue 7: a 5,000-object report is over 1 MiB as the report files hold it.
+    #[test]
+    fn a_five_thousand_object_report_fits_a_config_map_and_reads_back() {
+        let mut r = report(RunResult::Error, Some(9));
+        r.record(&outcome(5_000), false);
+        r.error = Some(format!("5000 object(s) failed to apply: {}", "ConfigMap app/x, ".repeat(5_000)));
+        assert!(r.to_json().len() > 1024 * 1024, "the report files' form: {} bytes", r.to_json().len());
+
+        let k = kept(&r);
+        let json = k.to_json();
+        println!("5,000 objects: report file {} bytes, kept copy {} bytes", r.to_json().len(), json.len());
+        assert!(json.len() < KEPT_JSON_BYTES, "{} bytes", json.len());
+        let back = parse(&config_map(&k), "fleet/edge-1").expect("reads back");
+        assert_eq!(back, k);
+        assert_eq!((back.report.applied_version, back.report.applied_digest), (Some(9), r.applied_digest));
+        assert_eq!(back.report.result, RunResult::Error);
+        assert!(back.report.objects.is_empty() && back.report.refused.is_empty());
+        assert_eq!(back.omitted_objects, r.counts());
+        assert_eq!(back.omitted_objects.values().sum::<u64>(), 5_000);
+        assert_eq!(back.report.error.as_ref().unwrap().chars().count(), KEPT_ERROR_CHARS + 1);
+        assert!(!news(&back, &kept(&r)), "an unchanged large outcome is not rewritten");
+        let mut more = r.clone();
+        more.record(&outcome(1), false);
+        assert!(news(&back, &kept(&more)), "another count is news");
+    }
+
+    /// `count` objects with long names, every fifth refused.
+    fn outcome(count: usize) -> Outcome {
+        let results = (0..count)
+            .map(|i| {
+                let action = if i % 5 == 0 { Action::Refused } else { Action::Created };
+                test_result("ConfigMap", &format!("a-rather-long-config-map-name-{i:06}"), action, None)
+            })
+            .collect();
+        Outcome { results, ..Outcome::default() }
     }
 }

@@ -10,11 +10,11 @@
 //! makes that idempotent) and converges. The state never claims a version that was not
 //! fully applied.
 //!
-//! A missing Secret means a first run, or one deleted by hand: the puller starts from an
-//! empty floor (rollback protection restarts from the next bundle) and an empty inventory
-//! (objects of earlier versions are not known and will not be pruned). A Secret that
-//! cannot be read is an error, never silently reset. This module does not decide what to
-//! apply; it stores what the caller hands it.
+//! A missing Secret means a first run, or one deleted by hand: `sync` then takes the floor
+//! from the kept report ConfigMap (`kept_report`), or starts from an empty one when that
+//! is gone too, and from an empty inventory (objects of earlier versions are not known
+//! and will not be pruned). A Secret that cannot be read is an error, never silently
+//! reset. This module does not decide what to apply; it stores what the caller hands it.
 
 use std::io::Read;
 
@@ -72,7 +72,7 @@ pub struct State {
 pub enum StateError {
     #[error(
         "state Secret {secret} is unreadable: {reason}. To recover, delete it (kubectl -n {namespace} delete secret {name}); \
-         the next run starts from an empty floor and cannot prune objects of earlier versions"
+         the next run takes the floor from the kept report and cannot prune objects of earlier versions"
     )]
     Corrupt { secret: String, namespace: String, name: String, reason: String },
     #[error(

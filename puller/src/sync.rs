@@ -7,6 +7,10 @@
 //! and no write (`kept_report`). A run that takes the Lease reads the state again under
 //! it, since another puller may have written it between the first read and the Lease.
 //!
+//! A run that finds no state Secret takes its rollback floor from the kept report
+//! (`floor_without_state`), one more request, so a deleted Secret does not open the door
+//! to an older bundle; only when both are gone does it start from an empty floor.
+//!
 //! The state is written only after the engine applied everything without a failure, so
 //! a puller killed mid-apply (OOM, node drain, SIGKILL) has written nothing: the next run
 //! finds the previous state, verifies the same bundle again as new, re-applies every
@@ -116,20 +120,24 @@ async fn run(
     let secret = settings.object_name(STATE_PREFIX);
     let (mut state_store, state) =
         StateStore::load(client, &settings.state_namespace, &secret, &settings.cluster).await?;
-    if state.is_none() {
-        tracing::warn!(
-            secret = %format!("{}/{secret}", settings.state_namespace),
-            "no state Secret (a first run, or it was deleted): starting from an empty floor; objects an earlier \
-             run applied are not in the inventory and will not be pruned"
-        );
-    }
     report.applied_version = state.as_ref().map(|s| s.version);
     report.applied_digest = state.as_ref().map(|s| s.digest);
     let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
-    let floor = state.as_ref().map(State::floor).unwrap_or_default();
+    let floor = match &state {
+        Some(state) => state.floor(),
+        None => floor_without_state(settings, client, report).await?,
+    };
     let store = source::open(&settings.source).await?;
 
-    match source::fetch(&*store, &settings.cluster, &keyring, &floor).await? {
+    let fetched = match source::fetch(&*store, &settings.cluster, &keyring, &floor).await? {
+        // The kept report's own version, with no state: applied again as new, which
+        // writes the state, and its inventory, again.
+        Fetch::AlreadyApplied(envelope) if state.is_none() => {
+            Fetch::New(source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &envelope).await?)
+        }
+        fetched => fetched,
+    };
+    match fetched {
         Fetch::AlreadyApplied(envelope) => {
             report.saw(&envelope);
             if !source::wants_drift_detection(&envelope) {
@@ -202,6 +210,41 @@ async fn run(
             Ok(RunResult::Applied)
         }
     }
+}
+
+/// The floor of a run that found no state Secret: the applied version and digest of the
+/// kept report (an older version is then refused as a rollback), else an empty one. The
+/// newest `issuedAt` accepted is not in the report; expiry is judged by the clock alone.
+async fn floor_without_state(
+    settings: &SyncSettings,
+    client: &kube::Client,
+    report: &mut Report,
+) -> Result<Floor, Failure> {
+    let secret = format!("{}/{}", settings.state_namespace, settings.object_name(STATE_PREFIX));
+    let name = settings.object_name(REPORT_PREFIX);
+    let applied = kept_report::applied(client, &settings.state_namespace, &name, &settings.cluster).await?;
+    let config_map = format!("{}/{name}", settings.state_namespace);
+    match applied {
+        Some((version, digest)) => {
+            tracing::warn!(
+                %secret,
+                %config_map,
+                "no state Secret (it was deleted?): the rollback floor is version {version} ({digest}), applied as \
+                 the kept report ConfigMap says; objects an earlier run applied are not in the inventory and will \
+                 not be pruned"
+            );
+            report.applied_version = Some(version);
+            report.applied_digest = Some(digest);
+        }
+        None => tracing::warn!(
+            %secret,
+            %config_map,
+            "no state Secret (a first run, or it was deleted) and no applied version in the kept report ConfigMap: \
+             starting from an empty floor; objects an earlier run applied are not in the inventory and will not be \
+             pruned"
+        ),
+    }
+    Ok(Floor { applied, highest_issued_at: None })
 }
 
 /// What the state says once `envelope`'s bundle is fully applied.

@@ -4,7 +4,8 @@
 //! `puller.rs` already shows a state Secret of bytes that are not gzip stops the puller,
 //! and that deleting it starts over; here the corruptions that get further (gzip of
 //! garbage, a state of another cluster, a missing data key, a kept keyring that does not
-//! parse), and what a deleted state forgets: the floor and the inventory.
+//! parse), and what a deleted state forgets: the inventory, and the floor only when the
+//! kept report ConfigMap is deleted too.
 
 use std::io::Write;
 use std::process::Command;
@@ -12,7 +13,7 @@ use std::process::Command;
 use airlock::store::{GitStore, PublishMeta, Store};
 use jiff::SignedDuration;
 use k8s_openapi::ByteString;
-use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DeleteParams, PostParams};
 
 use crate::common::new_git_repo;
@@ -86,19 +87,23 @@ async fn a_state_corrupted_by_hand_stops_every_run_until_deleted() {
         assert_eq!(changes(&before, &site.snapshot().await), Vec::<String>::new(), "{what}: nothing written");
     }
 
-    // The recovery the message names.
+    // The recovery the message names. The failed runs kept the applied version in the
+    // kept report, which is now the floor; its own version is applied again as new.
     secrets.delete(&name, &DeleteParams::default()).await.expect("state deleted");
     let run = site.sync(&source, &[]).await;
     assert_applied(&run, BASELINE);
-    assert!(run.stderr.contains("starting from an empty floor"), "{run:?}");
+    assert!(run.stderr.contains(&format!("the rollback floor is version {BASELINE} (sha256:")), "{run:?}");
     assert_converged(&site, &baseline).await;
+    assert_eq!(state_version(&site).await, Some(BASELINE), "the state is written again");
 }
 
-/// Deleting the state Secret deletes the floor: the store's bundle is then accepted if it
-/// verifies and has not expired, whatever its version, with a warning naming the Secret;
-/// and objects of versions applied before the deletion are no longer pruned.
+/// Deleting the state Secret leaves the floor in the kept report ConfigMap: an older
+/// version, validly signed and unexpired, is refused as a rollback, with a warning naming
+/// both objects; but the inventory is gone, so objects of versions applied before the
+/// deletion are no longer pruned. Deleting both forgets the floor: the store's bundle is
+/// then accepted if it verifies and has not expired, whatever its version.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_deleted_state_forgets_the_floor_and_the_inventory_and_says_so() {
+async fn a_deleted_state_keeps_the_floor_of_the_kept_report_and_forgets_the_inventory() {
     let v10 = Version::new(BASELINE, 2, 64);
     let (site, old_store) = site_with_baseline("v10", &v10).await;
     let v11 = Version::new(BASELINE + 1, 3, 64);
@@ -107,27 +112,19 @@ async fn a_deleted_state_forgets_the_floor_and_the_inventory_and_says_so() {
     assert_converged(&site, &v11).await;
 
     let name = format!("airlock-state-{}", site.cluster.name());
+    let report = format!("airlock-report-{}", site.cluster.name());
     let secrets = Api::<Secret>::namespaced(site.client.clone(), &site.state_ns);
     secrets.delete(&name, &DeleteParams::default()).await.expect("state deleted");
+
+    // The older version 10, still valid, is refused as any rollback is. (The site's
+    // snapshot needs a state Secret; the applied ConfigMaps carry their resourceVersions.)
     let live = applied_maps(&site).await;
-
-    // An older version that has expired is still refused: expiry needs no state.
-    let expired = Version::new(BASELINE - 1, 2, 64).signed_as(&site, |r| {
-        r.issued_at -= SignedDuration::from_hours(2);
-        r.expires = r.issued_at + SignedDuration::from_hours(1);
-    });
-    let expired_store = publish_layout(&site, "v9", expired).await;
-    let run = site.sync(&expired_store, &[]).await;
-    println!("| state deleted, v9 expired | {:?} | {} |", run.code, run.stderr.lines().last().unwrap_or_default());
-    assert_failed(&run, 3, "bundle expired at ");
-    assert_eq!((applied_maps(&site).await, state_version(&site).await), (live, None), "nothing written");
-
-    // The older version 10, still valid, is applied: the floor went with the Secret.
     let run = site.sync(&old_store, &[]).await;
     println!("| state deleted, v10 after v11 | {:?} | {} |", run.code, run.stderr.lines().last().unwrap_or_default());
-    assert_applied(&run, v10.number);
-    let warning = "no state Secret (a first run, or it was deleted): starting from an empty floor";
-    assert!(run.stderr.contains(warning) && run.stderr.contains(&name), "{run:?}");
+    assert_failed(&run, 3, &format!("rollback: version {BASELINE} is older than the applied version {}", v11.number));
+    let warning = format!("the rollback floor is version {} (sha256:", v11.number);
+    assert!(run.stderr.contains(&warning) && run.stderr.contains(&name) && run.stderr.contains(&report), "{run:?}");
+    assert_eq!((applied_maps(&site).await, state_version(&site).await), (live, None), "a refusal changes nothing");
 
     // cm-2 of version 11 is in no inventory now: the next version does not prune it.
     let v12 = Version::new(BASELINE + 2, 2, 64);
@@ -139,6 +136,32 @@ async fn a_deleted_state_forgets_the_floor_and_the_inventory_and_says_so() {
     assert_eq!(live.keys().collect::<Vec<_>>(), ["cm-0", "cm-1"]);
     assert!(live.values().all(|a| a.version == v12.number.to_string()), "{live:?}");
     assert_eq!(state_version(&site).await, Some(v12.number));
+
+    // Both deleted: the floor is gone.
+    secrets.delete(&name, &DeleteParams::default()).await.expect("state deleted");
+    let config_maps = Api::<ConfigMap>::namespaced(site.client.clone(), &site.state_ns);
+    config_maps.delete(&report, &DeleteParams::default()).await.expect("kept report deleted");
+    let live = applied_maps(&site).await;
+
+    // An older version that has expired is still refused: expiry needs no state.
+    let expired = Version::new(BASELINE - 1, 2, 64).signed_as(&site, |r| {
+        r.issued_at -= SignedDuration::from_hours(2);
+        r.expires = r.issued_at + SignedDuration::from_hours(1);
+    });
+    let expired_store = publish_layout(&site, "v9", expired).await;
+    let run = site.sync(&expired_store, &[]).await;
+    let last = run.stderr.lines().last().unwrap_or_default();
+    println!("| state and report deleted, v9 expired | {:?} | {last} |", run.code);
+    assert_failed(&run, 3, "bundle expired at ");
+    assert_eq!((applied_maps(&site).await, state_version(&site).await), (live, None), "nothing written");
+    // That refusal is kept in a new report ConfigMap, which names no applied version.
+
+    let run = site.sync(&old_store, &[]).await;
+    let last = run.stderr.lines().last().unwrap_or_default();
+    println!("| state and report deleted, v10 after v12 | {:?} | {last} |", run.code);
+    assert_applied(&run, v10.number);
+    let warning = "no applied version in the kept report ConfigMap: starting from an empty floor";
+    assert!(run.stderr.contains(warning) && run.stderr.contains(&name), "{run:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
