@@ -4,10 +4,18 @@
 Why not http.server's CGIHTTPRequestHandler: it only serves under /cgi-bin/ and
 ignores chunked request bodies, which libgit2 (git2) and git itself use for pushes.
 
-Usage: git-http-server.py HOST PORT PROJECT_ROOT
+Usage: git-http-server.py HOST PORT PROJECT_ROOT [--users FILE]
 Every URL is handed to git http-backend with GIT_PROJECT_ROOT=PROJECT_ROOT and
 GIT_HTTP_EXPORT_ALL=1, so http://HOST:PORT/NAME.git is the bare repo PROJECT_ROOT/NAME.git.
+
+With --users, every request needs HTTP basic auth as one of the FILE's `user:password`
+lines (plain text: test users only). The file is read again on each request, so a test
+revokes a user by rewriting it; a missing file lets nobody in.
 """
+
+import argparse
+import base64
+import hmac
 
 import os
 import subprocess
@@ -48,7 +56,39 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         sys.stderr.write("%s %s\n" % (self.address_string(), fmt % args))
 
+    def authorized(self):
+        """Whether the request may go on; answers 401 itself when not."""
+        if self.server.users_file is None:
+            return True
+        try:
+            with open(self.server.users_file, encoding="utf-8") as f:
+                users = [line.rstrip("\r\n") for line in f if ":" in line]
+        except FileNotFoundError:
+            users = []
+        header = self.headers.get("Authorization", "")
+        given = ""
+        if header.startswith("Basic "):
+            try:
+                given = base64.b64decode(header[6:], validate=True).decode("utf-8")
+            except ValueError:
+                given = ""
+        # Every line is compared, in constant time, so timing tells nothing about users.
+        ok = False
+        for line in users:
+            ok |= bool(given) and hmac.compare_digest(line.encode(), given.encode())
+        if ok:
+            return True
+        self.send_response(401, "Unauthorized")
+        self.send_header("WWW-Authenticate", 'Basic realm="airlock-test-git"')
+        self.send_header("Content-Length", "0")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        return False
+
     def run_backend(self):
+        if not self.authorized():
+            return
         url = urllib.parse.urlsplit(self.path)
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -163,10 +203,17 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    host, port, root = sys.argv[1], int(sys.argv[2]), os.path.abspath(sys.argv[3])
+    parser = argparse.ArgumentParser(description="git smart HTTP for tests")
+    parser.add_argument("host")
+    parser.add_argument("port", type=int)
+    parser.add_argument("root")
+    parser.add_argument("--users", metavar="FILE", help="user:password lines; basic auth required")
+    args = parser.parse_args()
+    host, port, root = args.host, args.port, os.path.abspath(args.root)
     server = ThreadingHTTPServer((host, port), Handler)
     server.daemon_threads = True
     server.project_root = root
+    server.users_file = args.users
     print(f"git smart HTTP on http://{host}:{port}/ serving {root}", flush=True)
     server.serve_forever()
 

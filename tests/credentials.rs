@@ -1,115 +1,45 @@
 //! Store credential renewal end to end (`register cluster --token`, spec 2.6): the real
 //! publisher registers a cluster against the management apiserver, publishes from it, and
 //! relays a rotated management Secret; the real puller applies the bundles to the managed
-//! apiserver, reading its registry credentials the way the CronJob's pod does (a
-//! `$DOCKER_CONFIG` directory filled from the Secret).
-//!
-//! The registry is one of this test's own, started from the binary `hack/registry.sh` runs,
-//! so its users can change without touching the shared ones: Distribution re-reads its
-//! htpasswd file when the file's modification time changes, so revoking a user is real.
+//! apiserver, reading its store credentials the way the CronJob's pod does (a directory
+//! filled from the Secret: `$DOCKER_CONFIG` for a registry, `$AIRLOCK_GIT_CREDENTIALS` for a
+//! Git server). The same round trip runs against a registry and a Git server of the test's
+//! own (`servers`), whose users change for real.
 
 mod common;
 #[path = "publisher_support/mod.rs"]
 mod publisher_support;
+#[path = "credentials/servers.rs"]
+mod servers;
 
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::{Run, publisher_bin, puller_bin};
 use jiff::{SignedDuration, Timestamp};
 use publisher_support::{Keys, install_crds, kubectl_ok, unique};
+use servers::{PUBLISHER, Server};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
-/// The registry binary `hack/registry.sh` serves with.
-const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
-const PUBLISHER: (&str, &str) = ("publisher", "publisher-pw");
 const OLD: (&str, &str) = ("puller-old", "old-pw");
 const NEW: (&str, &str) = ("puller-new", "new-pw");
 
-/// A registry with htpasswd auth on a free port, stopped when dropped.
-struct Registry {
-    child: Child,
-    dir: tempfile::TempDir,
-    addr: String,
-}
-
-impl Registry {
-    fn start(users: &[(&str, &str)]) -> Registry {
-        assert!(Path::new(REGISTRY_BIN).exists(), "{REGISTRY_BIN} is missing: run `hack/services.sh start`, which installs it");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let port = TcpListener::bind("127.0.0.1:0").expect("a free port").local_addr().expect("address").port();
-        let addr = format!("127.0.0.1:{port}");
-        let root = dir.path().display();
-        let config = format!(
-            "version: 0.1\nlog: {{level: warn}}\nstorage: {{filesystem: {{rootdirectory: {root}/data}}}}\n\
-             http: {{addr: \"{addr}\", secret: credentials-test}}\n\
-             auth: {{htpasswd: {{realm: credentials-test, path: {root}/htpasswd}}}}\n"
-        );
-        std::fs::write(dir.path().join("config.yml"), config).expect("registry config");
-        let registry = Registry { child: spawn_registry(dir.path()), dir, addr };
-        registry.set_users(users);
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(&registry.addr).is_err() {
-            assert!(Instant::now() < deadline, "the registry on {} did not start", registry.addr);
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        registry
-    }
-
-    /// Replaces the users at once (a rename), as a credential rotator would.
-    fn set_users(&self, users: &[(&str, &str)]) {
-        let next = self.dir.path().join("htpasswd.next");
-        let _ = std::fs::remove_file(&next);
-        for (i, (user, password)) in users.iter().enumerate() {
-            let create = if i == 0 { "-cbB" } else { "-bB" };
-            let out = Command::new("htpasswd").args([create, next.to_str().unwrap(), user, password]).output();
-            let out = out.expect("htpasswd runs (apache2-utils, installed by hack/registry.sh)");
-            assert!(out.status.success(), "htpasswd: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        std::fs::rename(&next, self.dir.path().join("htpasswd")).expect("htpasswd replaced");
-    }
-
-    fn store(&self) -> String {
-        format!("oci+http://{}/airlock", self.addr)
-    }
-}
-
-fn spawn_registry(dir: &Path) -> Child {
-    Command::new(REGISTRY_BIN)
-        .arg("serve")
-        .arg(dir.join("config.yml"))
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(dir.join("registry.log")).expect("log file"))
-        .spawn()
-        .expect("the registry starts")
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A Docker config.json logging `user` in to `addr`.
-fn docker_config(addr: &str, (user, password): (&str, &str)) -> String {
-    serde_json::json!({"auths": {addr: {"auth": STANDARD.encode(format!("{user}:{password}"))}}}).to_string()
-}
-
-/// One test's world: names, keys, the registry, and a scratch directory.
+/// One test's world: names, keys, the store, and a scratch directory.
 struct World {
     run: String,
-    registry: Registry,
+    server: Server,
     keys: Keys,
     scratch: tempfile::TempDir,
 }
 
 impl World {
+    fn new(test: &str, server: Server) -> World {
+        World { run: unique(test), server, keys: Keys::new(test), scratch: tempfile::tempdir().expect("tempdir") }
+    }
+
     fn ns(&self) -> &str {
         &self.run
     }
@@ -130,12 +60,13 @@ impl World {
     fn register(&self, name: &str, extra: &[&str]) -> String {
         let password = self.scratch.path().join("old.password");
         std::fs::write(&password, format!("{}\n", OLD.1)).expect("password file");
-        let (mgmt, source, labels) = (common::service_env(MANAGEMENT), self.registry.store(), format!("run={}", self.run));
+        let (mgmt, source, labels) = (common::service_env(MANAGEMENT), self.server.source(), format!("run={}", self.run));
+        let [username, password_file] = self.server.login_flags();
         let out = Command::new(publisher_bin())
             .args(["register", "cluster", "--namespace", self.ns(), "--cluster", name, "--pullmode", "--labels", &labels])
             .args(["--source", &source, "--keyring", &self.keys.keyring_path, "--cronjob-api", "batch/v1beta1"])
             .args(["--puller-namespace", &self.puller_ns(), "--watch-namespaces", &self.app_ns()])
-            .args(["--registry-username", OLD.0, "--registry-password-file", password.to_str().unwrap()])
+            .args([username, OLD.0, password_file, password.to_str().unwrap()])
             .args(["--kubeconfig", &mgmt])
             .args(extra)
             .env("AIRLOCK_LOG", "warn")
@@ -150,7 +81,7 @@ impl World {
     fn publish(&self) -> (Option<i32>, Vec<[String; 3]>, String) {
         let mgmt = common::service_env(MANAGEMENT);
         let out = Command::new(publisher_bin())
-            .args(["publish", "--kubeconfig", &mgmt, "--to", &self.registry.store(), "--no-cache"])
+            .args(["publish", "--kubeconfig", &mgmt, "--to", &self.server.publish_to(), "--no-cache"])
             .args(["--key", &self.keys.key, "--keyring", &self.keys.keyring_path])
             .args(["--cluster", &self.cluster("edge-a"), "--cluster", &self.cluster("edge-b")])
             .env("AIRLOCK_REGISTRY_USERNAME", PUBLISHER.0)
@@ -173,25 +104,26 @@ impl World {
         (run.code, rows, format!("{run:?}"))
     }
 
-    /// `airlock-puller sync` for edge-a, logging in with the Docker config in `docker_dir`.
-    fn sync(&self, docker_dir: &Path) -> Run {
+    /// `airlock-puller sync` for edge-a, logging in with what `login_dir` holds.
+    fn sync(&self, login_dir: &Path) -> Run {
+        let (variable, value) = self.server.login_env(login_dir);
         Command::new(puller_bin())
-            .args(["sync", "--source", &self.registry.store(), "--cluster", &self.cluster("edge-a")])
+            .args(["sync", "--source", &self.server.source(), "--cluster", &self.cluster("edge-a")])
             .args(["--keyring", &self.keys.keyring_path, "--state-namespace", &self.puller_ns()])
             .args(["--watch-namespaces", &self.app_ns()])
             .env("KUBECONFIG", common::service_env(MANAGED))
-            .env("DOCKER_CONFIG", docker_dir)
+            .env(variable, value)
             .env("AIRLOCK_LOG", "warn")
             .output()
             .expect("airlock-puller runs")
             .into()
     }
 
-    /// A `$DOCKER_CONFIG` directory holding what the CronJob mounts from a credentials Secret's data.
-    fn docker_dir(&self, name: &str, config: &[u8], expires_at: Option<&[u8]>) -> PathBuf {
+    /// A directory holding what the CronJob mounts from a credentials Secret's data.
+    fn login_dir(&self, name: &str, login: &[u8], expires_at: Option<&[u8]>) -> PathBuf {
         let dir = self.scratch.path().join(name);
-        std::fs::create_dir_all(&dir).expect("docker dir");
-        std::fs::write(dir.join("config.json"), config).expect("config.json");
+        std::fs::create_dir_all(&dir).expect("login dir");
+        std::fs::write(dir.join(self.server.login_file()), login).expect("login file");
         if let Some(expires_at) = expires_at {
             std::fs::write(dir.join("expires-at"), expires_at).expect("expires-at");
         }
@@ -206,12 +138,13 @@ impl World {
     }
 
     /// Rewrites the management Secret as a rotator would: new login, new expiry.
-    fn rotate(&self, login: (&str, &str), expires_at: Timestamp) {
+    fn rotate(&self, user: (&str, &str), expires_at: Timestamp) {
+        let login = self.server.login(user);
         let secret = serde_json::json!({
-            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
+            "apiVersion": "v1", "kind": "Secret", "type": login.secret_type,
             "metadata": {"name": "edge-a-store-credentials", "namespace": self.ns(),
                          "annotations": {"airlock.dev/expires-at": expires_at.to_string()}},
-            "data": {".dockerconfigjson": STANDARD.encode(docker_config(&self.registry.addr, login))},
+            "data": {login.key: STANDARD.encode(&login.data)},
         });
         kubectl_ok(MANAGEMENT, &["apply", "-f", "-"], secret.to_string().as_bytes());
     }
@@ -236,10 +169,19 @@ fn in_days(days: i64) -> Timestamp {
 }
 
 #[test]
-fn renewed_credentials_reach_the_puller_inside_its_bundle() {
+fn renewed_registry_credentials_reach_the_puller_inside_its_bundle() {
+    renewal_round_trip(World::new("cred", Server::registry(&[PUBLISHER, OLD])));
+}
+
+#[test]
+fn renewed_git_credentials_reach_the_puller_inside_its_bundle() {
+    renewal_round_trip(World::new("gitcred", Server::git(&[PUBLISHER, OLD])));
+}
+
+/// Register, publish, sync, renew, relay, revoke, sync with what the bundle delivered, and
+/// let the credentials expire; with `w`'s store, which starts with the users PUBLISHER and OLD.
+fn renewal_round_trip(w: World) {
     install_crds();
-    let registry = Registry::start(&[PUBLISHER, OLD]);
-    let w = World { run: unique("cred"), registry, keys: Keys::new("cred"), scratch: tempfile::tempdir().expect("tempdir") };
     let (ns, app_ns) = (w.ns().to_string(), w.app_ns());
     kubectl_ok(MANAGEMENT, &["create", "namespace", &ns], b"");
     kubectl_ok(MANAGEMENT, &["apply", "-f", "-"], management_set(&ns, &app_ns, "blue").as_bytes());
@@ -262,13 +204,14 @@ fn renewed_credentials_reach_the_puller_inside_its_bundle() {
     let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&yaml).expect("registration YAML");
     let secret = docs.iter().find(|d| d["kind"] == "Secret" && d["metadata"]["name"] == "airlock-store-credentials").expect("credentials Secret");
     let data = |key: &str| STANDARD.decode(secret["data"][key].as_str().expect("data key")).expect("base64");
-    let old_dir = w.docker_dir("old", &data(".dockerconfigjson"), Some(&data("expires-at")));
+    let key = w.server.login(NEW).key;
+    let old_dir = w.login_dir("old", &data(key), Some(&data("expires-at")));
     let first = w.sync(&old_dir);
     assert_eq!(first.code, Some(0), "{first:?}");
     assert_eq!(w.color(), "blue");
 
     // A rotator issues new credentials and renews the management Secret: only edge-a changes.
-    w.registry.set_users(&[PUBLISHER, OLD, NEW]);
+    w.server.set_users(&[PUBLISHER, OLD, NEW]);
     let renewed_until = in_days(3);
     w.rotate(NEW, renewed_until);
     let (code, rows, out) = w.publish();
@@ -283,20 +226,23 @@ fn renewed_credentials_reach_the_puller_inside_its_bundle() {
     // The next run, still with the old credentials, brings the new ones in.
     let second = w.sync(&old_dir);
     assert_eq!(second.code, Some(0), "{second:?}");
-    assert_eq!(w.managed_secret(".dockerconfigjson"), docker_config(&w.registry.addr, NEW).into_bytes());
+    assert_eq!(w.managed_secret(key), w.server.login(NEW).data);
+    let kind = kubectl_ok(MANAGED, &["get", "secret", "-n", &w.puller_ns(), "airlock-store-credentials", "-o", "jsonpath={.type}"], b"");
+    assert_eq!(kind, w.server.login(NEW).secret_type);
     assert_eq!(w.managed_secret("expires-at"), renewed_until.to_string().into_bytes());
 
     // The old credentials are revoked for real...
-    w.registry.set_users(&[PUBLISHER, NEW]);
+    w.server.set_users(&[PUBLISHER, NEW]);
     kubectl_ok(MANAGEMENT, &["apply", "-f", "-"], management_set(&ns, &app_ns, "red").as_bytes());
     let (code, rows, out) = w.publish();
     assert_eq!((code, rows[0][0].as_str(), rows[1][0].as_str()), (Some(0), "3", "2"), "{out}");
     let refused = w.sync(&old_dir);
-    assert!(refused.code != Some(0) && refused.stderr.contains("HTTP 401"), "revoked credentials must not read the store: {refused:?}");
+    assert!(refused.code != Some(0) && refused.stderr.contains(w.server.refusal()), "revoked credentials must not read the store: {refused:?}");
+    assert!(!refused.stderr.contains(OLD.1), "the password never shows: {refused:?}");
     assert_eq!(w.color(), "blue");
 
     // ...and a new pod reads the Secret the bundle delivered.
-    let new_dir = w.docker_dir("new", &w.managed_secret(".dockerconfigjson"), Some(&w.managed_secret("expires-at")));
+    let new_dir = w.login_dir("new", &w.managed_secret(key), Some(&w.managed_secret("expires-at")));
     let third = w.sync(&new_dir);
     assert_eq!(third.code, Some(0), "{third:?}");
     assert_eq!(w.color(), "red");

@@ -66,8 +66,10 @@ airlock.dev/report-key. Registering again without --report-key-file replaces the
 the new YAML on the cluster too.
 
 Stdout gets the registration YAML for the managed cluster: the puller's namespace,
-ServiceAccount and RBAC, a ConfigMap with the keyring and settings, a Secret with the registry
-credentials (when given), the Secret airlock-report-key with the report key (mounted at
+ServiceAccount and RBAC, a ConfigMap with the keyring and settings, a Secret with the store
+credentials (when given: registry logins mounted as $DOCKER_CONFIG/config.json, Git logins
+from --git-username in git-credential-store format as the file $AIRLOCK_GIT_CREDENTIALS),
+the Secret airlock-report-key with the report key (mounted at
 /etc/airlock/report-key/report.key), a metrics Service, and the CronJob that runs
 `airlock-puller sync`. Apply it there with `kubectl apply -f`. The YAML holds a private key:
 keep it like a Secret.
@@ -80,10 +82,11 @@ The watch-namespaces annotation travels inside the cluster's signed bundles: edi
 SveltosCluster later re-scopes the puller on its next run, with no visit to the site (re-apply
 this command's YAML as well when the list grows, so the puller gets the matching Roles).
 
-Registry credentials are long-lived by default: they reach the cluster in the YAML only. With
+Store credentials are long-lived by default: they reach the cluster in the YAML only. With
 --token they are short-lived and renewed: registration also writes the management Secret
 <cluster>-store-credentials (--credentials-secret) in the cluster's namespace, type
-kubernetes.io/dockerconfigjson with the annotation airlock.dev/expires-at (from
+kubernetes.io/dockerconfigjson with key .dockerconfigjson for a registry, or Opaque with key
+git-credentials for a Git store, and the annotation airlock.dev/expires-at (from
 --token-expires-at or --token-ttl), and points the SveltosCluster at it (annotations
 airlock.dev/store-credentials and airlock.dev/puller-namespace). Whatever renews the
 credentials (a Vault or ECR rotator, an operator) updates that Secret and its expiry; `publish`
@@ -106,7 +109,12 @@ Example:
   # Credentials that expire in 30 days, renewed through the management Secret:
   airlock-publisher register cluster --namespace fleet --cluster edge-2 --pullmode \\
       --source oci://registry.example/airlock --keyring keys/keyring.json \\
-      --registry-username edge-2 --registry-password-file edge-2.token --token --token-ttl 30d";
+      --registry-username edge-2 --registry-password-file edge-2.token --token --token-ttl 30d
+
+  # The same for a Git store (no credentials in the --source URL):
+  airlock-publisher register cluster --namespace fleet --cluster edge-3 --pullmode \\
+      --source git+http://git.example:8418/fleet.git#main --keyring keys/keyring.json \\
+      --git-username edge-3 --git-password-file edge-3.token --token --token-ttl 30d";
 
 #[derive(Debug, Clone, Args)]
 struct ClusterArgs {
@@ -142,8 +150,8 @@ pub async fn run(cmd: RegisterCommand) -> anyhow::Result<u8> {
 /// credentials Secret (with `--token`) before the SveltosCluster that points at it, so a
 /// publisher never sees the pointer without the Secret.
 fn management_objects(reg: &Registration) -> Vec<Value> {
-    let secret = match (&reg.token, &reg.docker_config) {
-        (Some(token), Some(config)) => Some(token::management_secret(token, &reg.cluster, config)),
+    let secret = match (&reg.token, &reg.login) {
+        (Some(token), Some(login)) => Some(token::management_secret(token, &reg.cluster, login)),
         _ => None,
     };
     secret.into_iter().chain([sveltos_cluster(reg)]).collect()

@@ -19,6 +19,7 @@ use clap::Args;
 use serde::Deserialize;
 
 use crate::engine::{self, NamespacePolicy};
+use crate::source::Source;
 
 /// A settings file is a handful of fields; anything near this size is not one.
 const SETTINGS_FILE_BYTES: u64 = 64 * 1024;
@@ -49,6 +50,12 @@ pub struct SourceArgs {
     /// The trusted keyring file (JSON, spec section 7).
     #[arg(long)]
     pub keyring: Option<PathBuf>,
+    /// Credentials for a git+http(s) --source kept apart from its URL: a file in
+    /// git-credential-store format (`http://user:password@host` lines), read afresh each
+    /// run, so renewed credentials (spec 2.6) apply from the next run. Registration mounts
+    /// it from the Secret airlock-store-credentials.
+    #[arg(long, env = "AIRLOCK_GIT_CREDENTIALS", value_name = "FILE")]
+    pub git_credentials: Option<PathBuf>,
     /// Settings file written by registration: JSON with source, cluster, keyring,
     /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey. Flags
     /// override its fields.
@@ -105,7 +112,7 @@ struct SettingsFile {
 /// Where to fetch from and what to trust, checked.
 #[derive(Debug, Clone)]
 pub struct SourceSettings {
-    pub source: StoreRef,
+    pub source: Source,
     /// None only for `verify`, which then checks every cluster the store holds.
     pub cluster: Option<ClusterId>,
     pub keyring: Keyring,
@@ -113,7 +120,7 @@ pub struct SourceSettings {
 
 /// Everything a sync needs, checked.
 pub struct SyncSettings {
-    pub source: StoreRef,
+    pub source: Source,
     pub cluster: ClusterId,
     /// The keyring of the file; the state may hold a newer one adopted by rotation.
     pub keyring: Keyring,
@@ -136,7 +143,12 @@ impl SourceArgs {
 
     fn check_with(&self, file: &SettingsFile) -> anyhow::Result<SourceSettings> {
         let source = self.source.clone().or_else(|| file.source.clone()).context("--source is required")?;
-        let source: StoreRef = source.parse().map_err(|e| anyhow::anyhow!("--source: {e}"))?;
+        let store: StoreRef = source.parse().map_err(|e| anyhow::anyhow!("--source: {e}"))?;
+        let git_credentials = self.git_credentials.clone().filter(|p| !p.as_os_str().is_empty());
+        if git_credentials.is_some() && !matches!(&store, StoreRef::Git { url, .. } if !url.starts_with("file://")) {
+            bail!("--git-credentials (or AIRLOCK_GIT_CREDENTIALS) needs a git+http:// or git+https:// --source");
+        }
+        let source = Source { store, git_credentials };
         let cluster = match self.cluster.as_ref().or(file.cluster.as_ref()) {
             Some(c) => Some(c.parse::<ClusterId>().map_err(|e| anyhow::anyhow!("--cluster: {e}"))?),
             None => None,
@@ -344,7 +356,7 @@ mod tests {
     fn reads_the_settings_file() {
         let files = Files::new();
         let s = args(files.settings_file("")).check(&KubeArgs::default()).unwrap();
-        assert_eq!(s.source, StoreRef::OciLayout("/srv/bundles".into()));
+        assert_eq!(s.source.store, StoreRef::OciLayout("/srv/bundles".into()));
         assert_eq!(s.cluster.to_string(), "fleet/edge-1");
         assert_eq!(s.watch_namespaces, Some(vec!["a".to_string(), "b".to_string()]));
         assert_eq!(s.namespace_policy, NamespacePolicy::Filter);
@@ -365,7 +377,7 @@ mod tests {
         a.report_to = Some(files.dir.path().to_path_buf());
         let s = a.check(&KubeArgs::default()).unwrap();
         assert_eq!(s.cluster.to_string(), "fleet/edge-2");
-        assert!(matches!(s.source, StoreRef::OciRegistry { plain_http: true, .. }));
+        assert!(matches!(s.source.store, StoreRef::OciRegistry { plain_http: true, .. }));
         assert_eq!(s.watch_namespaces, Some(vec!["c".to_string()]));
         assert_eq!(s.namespace_policy, NamespacePolicy::Reject);
         assert_eq!(s.state_namespace, "other");
@@ -380,6 +392,7 @@ mod tests {
                 source: Some("oci-layout:/x".into()),
                 cluster: Some("fleet/edge-1".into()),
                 keyring: Some(files.dir.path().join("keyring.json")),
+                git_credentials: None,
                 config: None,
             },
             ..SyncArgs::default()
@@ -403,8 +416,9 @@ mod tests {
     fn rejects_bad_values_naming_the_flag() {
         let files = Files::new();
         type Change = fn(&mut SyncArgs);
-        let cases: [(&str, Change); 5] = [
+        let cases: [(&str, Change); 6] = [
             ("--cluster", |a| a.source.cluster = Some("no-slash".into())),
+            ("--git-credentials", |a| a.source.git_credentials = Some("/etc/git-credentials".into())),
             ("--source", |a| a.source.source = Some("s3://bucket".into())),
             ("--watch-namespaces", |a| a.watch_namespaces = Some(vec!["Bad_NS".into()])),
             ("--state-namespace", |a| a.state_namespace = Some("a.b".into())),
@@ -420,6 +434,19 @@ mod tests {
         a.source.keyring = Some(files.write("bad-keyring.json", "{}"));
         let err = format!("{:#}", a.check(&KubeArgs::default()).unwrap_err());
         assert!(err.contains("bad-keyring.json"), "{err}");
+    }
+
+    #[test]
+    fn keeps_git_credentials_apart_from_a_git_http_source() {
+        let files = Files::new();
+        let mut a = args(files.settings_file(""));
+        a.source.source = Some("git+http://127.0.0.1:8418/fleet.git#prod".into());
+        a.source.git_credentials = Some("/var/lib/airlock/git/git-credentials".into());
+        let s = a.check(&KubeArgs::default()).unwrap();
+        assert_eq!(s.source.store, StoreRef::Git { url: "http://127.0.0.1:8418/fleet.git".into(), branch: "prod".into() });
+        assert_eq!(s.source.git_credentials.as_deref(), Some(Path::new("/var/lib/airlock/git/git-credentials")));
+        a.source.git_credentials = Some(PathBuf::new());
+        assert_eq!(a.check(&KubeArgs::default()).unwrap().source.git_credentials, None, "an empty variable sets nothing");
     }
 
     #[test]

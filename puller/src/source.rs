@@ -8,14 +8,15 @@
 //! 1 MiB object limit, and content re-fetched is content re-verified. This module decides
 //! nothing about applying.
 //!
-//! Registry credentials are read when the store is opened, once per run and never kept
+//! Store credentials (registry logins in `$DOCKER_CONFIG`, Git logins in the
+//! `--git-credentials` file) are read when the store is opened, once per run and never kept
 //! across runs, so credentials the publisher renewed (spec 2.6) are used from the first
 //! run that sees them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use airlock::bundle::{Expectation, Floor, Keyring, SyncMode, VerifiedBundle, VerifiedEnvelope};
-use airlock::store::{self, Fetch, RegistryCredentials, Store, StoreRef};
+use airlock::store::{self, Fetch, GitCredentials, GitStore, RegistryCredentials, Store, StoreRef};
 use airlock::{ClusterId, Limits};
 use jiff::{SignedDuration, Timestamp};
 
@@ -27,17 +28,45 @@ use crate::state::State;
 const EXPIRES_AT_FILE: &str = "expires-at";
 /// An RFC 3339 time is at most 35 bytes; anything much larger is the wrong file.
 const EXPIRES_AT_BYTES: u64 = 256;
+/// A git-credential-store file holds a line or a few; anything much larger is the wrong file.
+const GIT_CREDENTIALS_BYTES: u64 = 64 * 1024;
 /// The publisher's default `--renew-before`: renewed credentials this close to expiring
 /// mean renewal has stopped reaching this cluster.
 const RENEWAL_WINDOW: SignedDuration = SignedDuration::from_hours(7 * 24);
 
+/// The store to read and where its Git credentials are, if apart from its URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub store: StoreRef,
+    /// A git-credential-store file, for a `git+http(s)` store only (checked in `config`).
+    pub git_credentials: Option<PathBuf>,
+}
+
 /// Opens the store. Registry credentials come from Docker's `config.json`
-/// (`$DOCKER_CONFIG`), which a pod gets by mounting a Secret.
-pub async fn open(reference: &StoreRef) -> Result<Box<dyn Store>, Failure> {
-    if let (StoreRef::OciRegistry { .. }, Some(dir)) = (reference, std::env::var_os("DOCKER_CONFIG")) {
-        warn_of_expiry(&Path::new(&dir).join(EXPIRES_AT_FILE), Timestamp::now());
+/// (`$DOCKER_CONFIG`), Git ones from the `--git-credentials` file; a pod gets either by
+/// mounting a Secret.
+pub async fn open(source: &Source) -> Result<Box<dyn Store>, Failure> {
+    let failed = |e: store::StoreError| Failure::Error(e.to_string());
+    match (&source.store, &source.git_credentials) {
+        (StoreRef::Git { url, branch }, Some(path)) => {
+            warn_of_expiry(&path.with_file_name(EXPIRES_AT_FILE), Timestamp::now());
+            let credentials = read_git_credentials(path, url)?;
+            Ok(Box::new(GitStore::open(url, branch).and_then(|s| s.with_credentials(credentials)).map_err(failed)?))
+        }
+        (reference, _) => {
+            if let (StoreRef::OciRegistry { .. }, Some(dir)) = (reference, std::env::var_os("DOCKER_CONFIG")) {
+                warn_of_expiry(&Path::new(&dir).join(EXPIRES_AT_FILE), Timestamp::now());
+            }
+            store::open(reference, &RegistryCredentials::default()).await.map_err(failed)
+        }
     }
-    store::open(reference, &RegistryCredentials::default()).await.map_err(|e| Failure::Error(e.to_string()))
+}
+
+/// The credentials `path` holds for the Git server of `url`.
+fn read_git_credentials(path: &Path, url: &str) -> Result<GitCredentials, Failure> {
+    let text = read_capped(path, GIT_CREDENTIALS_BYTES).map_err(|e| Failure::Error(format!("--git-credentials: {e:#}")))?;
+    GitCredentials::from_store_text(&text, url)
+        .map_err(|e| Failure::Error(format!("--git-credentials {}: {e}", path.display())))
 }
 
 /// Logs a warning when renewed credentials say they expire soon or have expired. Long-lived
@@ -156,6 +185,20 @@ mod tests {
     }
 
     #[test]
+    fn reads_git_credentials_for_the_store_host_naming_the_file_on_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("git-credentials");
+        std::fs::write(&path, "http://edge-1:s3cret@127.0.0.1:8418\n").unwrap();
+        let found = read_git_credentials(&path, "http://127.0.0.1:8418/fleet.git").unwrap();
+        assert_eq!(found, GitCredentials::new("edge-1", "s3cret").unwrap());
+        let err = read_git_credentials(&path, "http://127.0.0.1:9999/fleet.git").unwrap_err();
+        let want = format!("--git-credentials {}: no line for http://127.0.0.1:9999", path.display());
+        assert_eq!(err.message(), want);
+        let missing = read_git_credentials(&dir.path().join("none"), "http://h/r.git").unwrap_err();
+        assert!(missing.message().starts_with("--git-credentials: cannot open") && missing.message().contains("none"), "{missing:?}");
+    }
+
+    #[test]
     fn prefers_the_newer_keyring() {
         let (file, rotated) = (keyring(1, 1), keyring(2, 2));
         assert_eq!(trusted_keyring(&file, None).unwrap(), file);
@@ -168,8 +211,8 @@ mod tests {
     async fn fetches_an_applied_bundle_again_only_if_unchanged() {
         let dir = tempfile::tempdir().unwrap();
         let fixture = Fixture::new(1);
-        let reference = StoreRef::OciLayout(dir.path().to_path_buf());
-        let store = open(&reference).await.unwrap();
+        let source = Source { store: StoreRef::OciLayout(dir.path().to_path_buf()), git_credentials: None };
+        let store = open(&source).await.unwrap();
         // Fixture bundles are issued in the past and would be expired now: sign with the
         // current time instead.
         let now = Timestamp::from_second(Timestamp::now().as_second()).unwrap();

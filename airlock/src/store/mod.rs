@@ -15,7 +15,7 @@ mod reference;
 
 use async_trait::async_trait;
 
-pub use git::GitStore;
+pub use git::{GitCredentials, GitCredentialsError, GitStore};
 pub use oci::{OciDescriptor, OciManifest};
 pub use oci_registry::RegistryCredentials;
 pub use reference::{StoreRef, open, open_oci};

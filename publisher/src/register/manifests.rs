@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use super::rbac;
 use super::settings::Registration;
-use crate::render::credentials::{CREDENTIALS_SECRET, DOCKER_CONFIG_KEY, DOCKER_CONFIG_TYPE, EXPIRES_AT_ANNOTATION, EXPIRES_AT_KEY};
+use crate::render::credentials::{CREDENTIALS_SECRET, EXPIRES_AT_ANNOTATION, EXPIRES_AT_KEY, Login};
 
 /// Name of the puller's ServiceAccount, ConfigMap, Service, CronJob and RBAC objects.
 pub const PULLER: &str = "airlock-puller";
@@ -34,6 +34,8 @@ const REPORT_KEY_DIR: &str = "report-key";
 const REPORT_DIR: &str = "/var/lib/airlock/reports";
 /// `$DOCKER_CONFIG`: the store client reads `config.json` there (spec 9.2).
 const DOCKER_CONFIG_DIR: &str = "/var/lib/airlock/docker";
+/// Where the Git logins appear; `$AIRLOCK_GIT_CREDENTIALS` names the file in it.
+const GIT_CREDENTIALS_DIR: &str = "/var/lib/airlock/git";
 const METRICS_PORT: i32 = 9090;
 /// The `nonroot` user of distroless-style images; any non-zero id would do.
 const PULLER_UID: i64 = 65532;
@@ -82,8 +84,8 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
         )])),
         ..Default::default()
     })?);
-    if let Some(config) = &reg.docker_config {
-        docs.push(doc(&credentials_secret(reg, config))?);
+    if let Some(login) = &reg.login {
+        docs.push(doc(&credentials_secret(reg, login))?);
     }
     docs.push(doc(&metrics_service(ns))?);
     let mut cron_job = doc(&cron_job(reg))?;
@@ -93,17 +95,17 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
     Ok(docs)
 }
 
-/// The puller's registry logins. With `--token` it also says when they expire, in the same
+/// The puller's store logins. With `--token` it also says when they expire, in the same
 /// shape as the copies the publisher relays later (spec 2.6), which replace it.
-fn credentials_secret(reg: &Registration, config: &[u8]) -> Secret {
+fn credentials_secret(reg: &Registration, login: &Login) -> Secret {
     let mut metadata = meta(CREDENTIALS_SECRET, Some(&reg.puller_namespace));
-    let mut data = BTreeMap::from([(DOCKER_CONFIG_KEY.to_string(), ByteString(config.to_vec()))]);
+    let mut data = BTreeMap::from([(login.key().to_string(), ByteString(login.bytes().to_vec()))]);
     if let Some(token) = &reg.token {
         let expires = token.expires_at.to_string();
         metadata.annotations = Some(BTreeMap::from([(EXPIRES_AT_ANNOTATION.to_string(), expires.clone())]));
         data.insert(EXPIRES_AT_KEY.to_string(), ByteString(expires.into_bytes()));
     }
-    Secret { metadata, type_: Some(DOCKER_CONFIG_TYPE.into()), data: Some(data), ..Default::default() }
+    Secret { metadata, type_: Some(login.secret_type().into()), data: Some(data), ..Default::default() }
 }
 
 /// An object as JSON; k8s-openapi adds `apiVersion` and `kind`.
@@ -252,9 +254,15 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
     ];
     let mut mounts = vec![mount("config", CONFIG_DIR, true), mount("tmp", "/tmp", false), mount("reports", REPORT_DIR, false)];
     let mut env = vec![EnvVar { name: "AIRLOCK_LOG_FORMAT".into(), value: Some("json".into()), ..Default::default() }];
-    if reg.docker_config.is_some() {
+    if let Some(login) = &reg.login {
+        // The store client finds registry logins as `$DOCKER_CONFIG/config.json`, the
+        // puller Git logins in the file `$AIRLOCK_GIT_CREDENTIALS`; `expires-at` sits beside.
+        let (dir, file, variable, value) = match login {
+            Login::Docker(_) => (DOCKER_CONFIG_DIR, "config.json", "DOCKER_CONFIG", DOCKER_CONFIG_DIR.to_string()),
+            Login::Git(_) => (GIT_CREDENTIALS_DIR, login.key(), "AIRLOCK_GIT_CREDENTIALS", format!("{GIT_CREDENTIALS_DIR}/{}", login.key())),
+        };
         let item = |key: &str, path: &str| KeyToPath { key: key.into(), path: path.into(), mode: None };
-        let mut items = vec![item(DOCKER_CONFIG_KEY, "config.json")];
+        let mut items = vec![item(login.key(), file)];
         // Only renewed credentials have the key: a missing one would keep the pod from starting.
         if reg.token.is_some() {
             items.push(item(EXPIRES_AT_KEY, EXPIRES_AT_KEY));
@@ -272,8 +280,8 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
             }),
             ..Default::default()
         });
-        mounts.push(mount("store-credentials", DOCKER_CONFIG_DIR, true));
-        env.push(EnvVar { name: "DOCKER_CONFIG".into(), value: Some(DOCKER_CONFIG_DIR.into()), ..Default::default() });
+        mounts.push(mount("store-credentials", dir, true));
+        env.push(EnvVar { name: variable.into(), value: Some(value), ..Default::default() });
     }
     let quantities = |cpu: &str, memory: &str| {
         Some(BTreeMap::from([("cpu".to_string(), Quantity(cpu.into())), ("memory".to_string(), Quantity(memory.into()))]))

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use airlock::bundle::{Keyring, PublicKey, SigningKey};
 use airlock::cluster::{is_dns_label, is_dns_subdomain};
-use airlock::store::StoreRef;
+use airlock::store::{GitCredentials, StoreRef};
 use airlock::{ClusterId, Limits};
 use anyhow::{Context, bail, ensure};
 use base64::Engine;
@@ -17,7 +17,7 @@ use clap::{Args, ValueEnum};
 use jiff::Timestamp;
 
 use super::token::{Token, TokenFlags};
-use crate::render::credentials::check_docker_config;
+use crate::render::credentials::Login;
 
 /// A keyring holds at most 64 keys of under 200 bytes each; a docker config a few auths.
 /// Anything larger than this is the wrong file.
@@ -93,6 +93,13 @@ pub struct ClusterFlags {
     /// A Docker config.json with the registry credentials, given to the puller as is.
     #[arg(long, conflicts_with = "registry_username", value_name = "FILE")]
     pub docker_config: Option<PathBuf>,
+    /// Git user the puller logs in as (git+http:// and git+https:// stores), kept apart
+    /// from the --source URL so that it can be renewed (--token).
+    #[arg(long, requires = "git_password_file", conflicts_with_all = ["registry_username", "docker_config"], value_name = "USER")]
+    pub git_username: Option<String>,
+    /// File holding that Git user's password or token.
+    #[arg(long, requires = "git_username", value_name = "FILE")]
+    pub git_password_file: Option<PathBuf>,
     /// The cluster's report signing key (PKCS#8 PEM, mode 0600) to keep instead of
     /// generating a new one: re-registering without it changes the key.
     #[arg(long, value_name = "FILE")]
@@ -137,8 +144,8 @@ pub struct Registration {
     pub schedule: String,
     pub cronjob_api: CronJobApi,
     pub puller_namespace: String,
-    /// A Docker config.json for the puller's registry logins.
-    pub docker_config: Option<Vec<u8>>,
+    /// The puller's store logins: a Docker config.json, or Git credentials.
+    pub login: Option<Login>,
     /// `--token`: the credentials are renewed through a management Secret.
     pub token: Option<Token>,
     pub report_key: ReportKey,
@@ -161,13 +168,13 @@ impl ClusterFlags {
             self.image
         );
         check_schedule(&self.schedule)?;
-        let docker_config = self.docker_config(&source)?;
+        let login = self.login(&source)?;
         Ok(Registration {
             labels: parse_labels(&self.labels)?,
             watch_namespaces: parse_watch_namespaces(&self.watch_namespaces)?,
-            token: self.token.check(&cluster, docker_config.is_some(), Timestamp::now())?,
+            token: self.token.check(&cluster, login.is_some(), Timestamp::now())?,
             cluster,
-            docker_config,
+            login,
             source,
             keyring,
             image: self.image.clone(),
@@ -186,28 +193,42 @@ impl ClusterFlags {
         Ok(ReportKey::new(&key))
     }
 
-    fn docker_config(&self, source: &StoreRef) -> anyhow::Result<Option<Vec<u8>>> {
+    /// The store logins given, in the form the store takes.
+    fn login(&self, source: &StoreRef) -> anyhow::Result<Option<Login>> {
         if let Some(path) = &self.docker_config {
-            let bytes = read_capped(path)?;
-            check_docker_config(&bytes).map_err(|m| anyhow::anyhow!("{}: {m}", path.display()))?;
-            return Ok(Some(bytes));
+            let login = Login::Docker(read_capped(path)?);
+            login.check().map_err(|m| anyhow::anyhow!("{}: {m}", path.display()))?;
+            return Ok(Some(login));
+        }
+        if let (Some(user), Some(password_file)) = (&self.git_username, &self.git_password_file) {
+            let url = match source {
+                StoreRef::Git { url, .. } if !url.starts_with("file://") => url,
+                _ => bail!("--git-username needs a git+http:// or git+https:// --source"),
+            };
+            ensure!(!url.contains('@'), "--git-username: the --source URL carries credentials already; drop them from it");
+            let password = read_password(password_file)?;
+            let credentials = GitCredentials::new(user, &password).context("--git-username must be non-empty")?;
+            return Ok(Some(Login::Git(credentials.store_line(url)?.into_bytes())));
         }
         let (Some(user), Some(password_file)) = (&self.registry_username, &self.registry_password_file) else {
             return Ok(None);
         };
         let StoreRef::OciRegistry { host, .. } = source else {
-            bail!("--registry-username needs an oci:// or oci+http:// --source; Git URLs carry their own credentials");
+            bail!("--registry-username needs an oci:// or oci+http:// --source; for a Git store use --git-username");
         };
         ensure!(!user.is_empty() && !user.contains(':'), "--registry-username must be non-empty and without ':'");
-        let password = String::from_utf8(read_capped(password_file)?)
-            .with_context(|| format!("{}: password is not UTF-8", password_file.display()))?;
-        // Files written by editors and `echo` end in a newline that is not part of the password.
-        let password = password.trim_end_matches(['\n', '\r']);
-        ensure!(!password.is_empty(), "{}: empty password", password_file.display());
-        let auth = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        let auth = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{}", read_password(password_file)?));
         let config = serde_json::json!({"auths": {host.as_str(): {"auth": auth}}});
-        Ok(Some(serde_json::to_vec(&config)?))
+        Ok(Some(Login::Docker(serde_json::to_vec(&config)?)))
     }
+}
+
+/// A password or token file's content, without the line end editors and `echo` add.
+fn read_password(path: &Path) -> anyhow::Result<String> {
+    let password = String::from_utf8(read_capped(path)?).with_context(|| format!("{}: password is not UTF-8", path.display()))?;
+    let password = password.trim_end_matches(['\n', '\r']);
+    ensure!(!password.is_empty(), "{}: empty password", path.display());
+    Ok(password.to_string())
 }
 
 fn read_capped(path: &Path) -> anyhow::Result<Vec<u8>> {
@@ -318,7 +339,7 @@ pub(crate) mod tests {
         assert_eq!(reg.keyring.as_bytes(), std::fs::read(&keyring).unwrap());
         assert_eq!(reg.cronjob_api, CronJobApi::BatchV1);
         assert!(reg.image.starts_with("localhost:5000/airlock/puller:"), "{}", reg.image);
-        assert_eq!(reg.docker_config, None);
+        assert_eq!(reg.login, None);
     }
 
     #[test]
@@ -329,7 +350,8 @@ pub(crate) mod tests {
         let reg = flags(&keyring, &["--registry-username", "puller", "--registry-password-file", password.to_str().unwrap()])
             .check()
             .expect("valid");
-        let config: serde_json::Value = serde_json::from_slice(&reg.docker_config.expect("config")).unwrap();
+        let Some(Login::Docker(config)) = reg.login else { panic!("a Docker config") };
+        let config: serde_json::Value = serde_json::from_slice(&config).unwrap();
         // base64("puller:s3cret"): the trailing newline of the file is not part of the password.
         assert_eq!(config, serde_json::json!({"auths": {"127.0.0.1:5000": {"auth": "cHVsbGVyOnMzY3JldA=="}}}));
     }
@@ -369,13 +391,37 @@ pub(crate) mod tests {
         assert!(err.contains("keyring") && err.contains("bad-keyring.json"), "{err}");
     }
 
+    /// Flags logging in as `user` with `password` (written to a file) through `[user flag,
+    /// password file flag]`, for the Git store `source`.
+    fn git_source_login(dir: &Path, keyring: &Path, [user_flag, file_flag]: [&str; 2], user: &str, password: &str) -> ClusterFlags {
+        let file = dir.join("password");
+        std::fs::write(&file, password).unwrap();
+        let mut f = flags(keyring, &[user_flag, user, file_flag, file.to_str().unwrap()]);
+        f.source = "git+http://127.0.0.1:8418/fleet.git#prod".into();
+        f
+    }
+
     #[test]
     fn rejects_registry_credentials_for_a_git_source() {
         let (dir, keyring) = keyring_file();
-        let password = dir.path().join("password");
-        std::fs::write(&password, "pw").unwrap();
-        let mut f = flags(&keyring, &["--registry-username", "u", "--registry-password-file", password.to_str().unwrap()]);
-        f.source = "git+http://127.0.0.1:8418/fleet.git".into();
-        assert!(format!("{:#}", f.check().unwrap_err()).contains("oci://"));
+        let f = git_source_login(dir.path(), &keyring, ["--registry-username", "--registry-password-file"], "u", "pw");
+        assert!(format!("{:#}", f.check().unwrap_err()).contains("for a Git store use --git-username"));
+    }
+
+    #[test]
+    fn builds_git_credentials_for_the_source_host_from_user_and_password_file() {
+        let (dir, keyring) = keyring_file();
+        let mut f = git_source_login(dir.path(), &keyring, ["--git-username", "--git-password-file"], "edge-1", "s3cret/+\n");
+        let reg = f.check().expect("valid");
+        assert_eq!(reg.login, Some(Login::Git(b"http://edge-1:s3cret%2F%2B@127.0.0.1:8418\n".to_vec())));
+        for (source, want) in [
+            ("oci+http://127.0.0.1:5000/airlock", "needs a git+http:// or git+https:// --source"),
+            ("git+file:///srv/fleet.git", "needs a git+http:// or git+https:// --source"),
+            ("git+http://u:p@127.0.0.1:8418/fleet.git", "carries credentials already"),
+        ] {
+            f.source = source.into();
+            let err = format!("{:#}", f.check().unwrap_err());
+            assert!(err.contains(want) && !err.contains("s3cret"), "{source}: {err}");
+        }
     }
 }

@@ -285,7 +285,7 @@ fn token_writes_the_management_secret_before_the_cluster_that_points_at_it() {
     assert_eq!(secret["type"], "kubernetes.io/dockerconfigjson");
     use base64::Engine;
     let config = base64::engine::general_purpose::STANDARD.decode(secret["data"][".dockerconfigjson"].as_str().unwrap()).unwrap();
-    assert_eq!(config, reg.docker_config.clone().unwrap(), "seeded with the credentials the YAML carries");
+    assert_eq!(config, reg.login.as_ref().unwrap().bytes(), "seeded with the credentials the YAML carries");
     let annotations = &cluster["metadata"]["annotations"];
     assert_eq!(annotations["airlock.dev/store-credentials"], "edge-1-store-credentials");
     assert_eq!(annotations["airlock.dev/puller-namespace"], "ops");
@@ -328,4 +328,34 @@ fn token_credentials_secret_carries_its_expiry_and_the_cron_job_mounts_it() {
     let (_, long_lived) = token_registration(&[]);
     let secret = get(&long_lived, "Secret", Some("airlock-system"), "airlock-store-credentials");
     assert!(secret["metadata"]["annotations"].is_null() && secret["data"]["expires-at"].is_null());
+}
+
+#[test]
+fn git_token_credentials_are_an_opaque_secret_mounted_as_the_git_credentials_file() {
+    let (dir, keyring) = keyring_file();
+    let password = dir.path().join("password");
+    std::fs::write(&password, "t0ken\n").unwrap();
+    let login = ["--git-username", "edge-1", "--git-password-file", password.to_str().unwrap()];
+    let mut f = flags(&keyring, &[&login[..], &["--token", "--token-expires-at", "2031-01-01T00:00:00Z"]].concat());
+    f.source = "git+http://127.0.0.1:8418/fleet.git#prod".into();
+    let reg = f.check().expect("valid flags");
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&registration_yaml(&reg).unwrap()).unwrap();
+    use base64::Engine;
+    let decode = |v: &Value| base64::engine::general_purpose::STANDARD.decode(v.as_str().unwrap()).unwrap();
+    let line = b"http://edge-1:t0ken@127.0.0.1:8418\n";
+    for secret in [get(&docs, "Secret", Some("airlock-system"), "airlock-store-credentials"), &management_objects(&reg)[0]] {
+        assert_eq!(secret["type"], "Opaque");
+        assert_eq!(decode(&secret["data"]["git-credentials"]), line);
+        assert_eq!(secret["metadata"]["annotations"]["airlock.dev/expires-at"], "2031-01-01T00:00:00Z");
+    }
+    let pod = &get(&docs, "CronJob", Some("airlock-system"), "airlock-puller")["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+    let env = pod["containers"][0]["env"].as_array().unwrap();
+    assert!(env.contains(&json!({"name": "AIRLOCK_GIT_CREDENTIALS", "value": "/var/lib/airlock/git/git-credentials"})), "{env:?}");
+    assert!(env.iter().all(|e| e["name"] != "DOCKER_CONFIG"));
+    assert!(pod["containers"][0]["volumeMounts"].as_array().unwrap().iter().any(|m| m["mountPath"] == "/var/lib/airlock/git"));
+    let volume = pod["volumes"].as_array().unwrap().iter().find(|v| v["name"] == "store-credentials").unwrap();
+    assert_eq!(
+        volume["secret"]["items"],
+        json!([{"key": "git-credentials", "path": "git-credentials"}, {"key": "expires-at", "path": "expires-at"}])
+    );
 }

@@ -17,9 +17,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
 use crate::cmd::parse_duration;
-use crate::render::credentials::{
-    DOCKER_CONFIG_KEY, DOCKER_CONFIG_TYPE, EXPIRES_AT_ANNOTATION, PULLER_NAMESPACE_ANNOTATION, STORE_CREDENTIALS_ANNOTATION,
-};
+use crate::render::credentials::{EXPIRES_AT_ANNOTATION, Login, PULLER_NAMESPACE_ANNOTATION, STORE_CREDENTIALS_ANNOTATION};
 
 /// Suffix of the management Secret's default name, after the cluster's name.
 const SECRET_SUFFIX: &str = "-store-credentials";
@@ -27,8 +25,8 @@ const SECRET_SUFFIX: &str = "-store-credentials";
 /// The token flags as typed.
 #[derive(Debug, Clone, Default, Args)]
 pub struct TokenFlags {
-    /// The registry credentials given are short-lived and renewed: keep them in a
-    /// management Secret that the publisher relays to the puller inside its signed bundles.
+    /// The store credentials given (registry or Git) are short-lived and renewed: keep them
+    /// in a management Secret that the publisher relays to the puller inside its signed bundles.
     #[arg(long)]
     pub token: bool,
     /// When the credentials given expire (RFC 3339, e.g. 2026-12-31T00:00:00Z).
@@ -52,15 +50,15 @@ pub struct Token {
 }
 
 impl TokenFlags {
-    /// `None` without `--token`. `has_credentials`: registry credentials were given.
+    /// `None` without `--token`. `has_credentials`: store credentials were given.
     pub fn check(&self, cluster: &ClusterId, has_credentials: bool, now: Timestamp) -> anyhow::Result<Option<Token>> {
         if !self.token {
             return Ok(None);
         }
         ensure!(
             has_credentials,
-            "--token needs the registry credentials to renew: --registry-username with --registry-password-file, \
-             or --docker-config (Git stores carry their credentials in the URL and cannot be renewed)"
+            "--token needs the store credentials to renew: --registry-username with --registry-password-file, \
+             --docker-config, or --git-username with --git-password-file"
         );
         let expires_at = match (&self.token_expires_at, self.token_ttl) {
             (Some(text), _) => text
@@ -84,8 +82,8 @@ pub fn annotations(token: &Token, puller_namespace: &str) -> [(&'static str, Str
     [(STORE_CREDENTIALS_ANNOTATION, token.secret.clone()), (PULLER_NAMESPACE_ANNOTATION, puller_namespace.to_string())]
 }
 
-/// The management Secret, seeded with the credentials given.
-pub fn management_secret(token: &Token, cluster: &ClusterId, docker_config: &[u8]) -> Value {
+/// The management Secret, seeded with the credentials given, in the form the relay reads.
+pub fn management_secret(token: &Token, cluster: &ClusterId, login: &Login) -> Value {
     json!({
         "apiVersion": "v1",
         "kind": "Secret",
@@ -95,8 +93,8 @@ pub fn management_secret(token: &Token, cluster: &ClusterId, docker_config: &[u8
             "labels": {"app.kubernetes.io/part-of": "airlock"},
             "annotations": {EXPIRES_AT_ANNOTATION: token.expires_at.to_string(), "airlock.dev/cluster": cluster.to_string()},
         },
-        "type": DOCKER_CONFIG_TYPE,
-        "data": {DOCKER_CONFIG_KEY: STANDARD.encode(docker_config)},
+        "type": login.secret_type(),
+        "data": {login.key(): STANDARD.encode(login.bytes())},
     })
 }
 
@@ -137,7 +135,7 @@ mod tests {
     fn rejects_bad_token_flags_naming_the_flag() {
         let cluster: ClusterId = "fleet/edge-1".parse().unwrap();
         let cases: [(&[&str], bool, &str); 5] = [
-            (&["--token", "--token-ttl", "1h"], false, "--token needs the registry credentials"),
+            (&["--token", "--token-ttl", "1h"], false, "--token needs the store credentials"),
             (&["--token"], true, "--token needs --token-expires-at or --token-ttl"),
             (&["--token", "--token-expires-at", "tomorrow"], true, "--token-expires-at \"tomorrow\": not an RFC 3339 time"),
             (&["--token", "--token-expires-at", "2026-11-01T00:00:00Z"], true, "already expired"),
@@ -156,7 +154,7 @@ mod tests {
     fn management_secret_holds_the_docker_config_and_its_expiry() {
         let cluster: ClusterId = "fleet/edge-1".parse().unwrap();
         let token = Token { secret: "edge-1-store-credentials".into(), expires_at: "2026-12-01T00:00:00Z".parse().unwrap() };
-        let secret = management_secret(&token, &cluster, br#"{"auths":{}}"#);
+        let secret = management_secret(&token, &cluster, &Login::Docker(br#"{"auths":{}}"#.to_vec()));
         assert_eq!(secret["metadata"]["namespace"], "fleet");
         assert_eq!(secret["metadata"]["annotations"][EXPIRES_AT_ANNOTATION], "2026-12-01T00:00:00Z");
         assert_eq!(secret["type"], "kubernetes.io/dockerconfigjson");
@@ -164,5 +162,8 @@ mod tests {
         let annotations = annotations(&token, "ops");
         assert_eq!(annotations[0], ("airlock.dev/store-credentials", "edge-1-store-credentials".to_string()));
         assert_eq!(annotations[1], ("airlock.dev/puller-namespace", "ops".to_string()));
+        let git = management_secret(&token, &cluster, &Login::Git(b"http://u:p@h\n".to_vec()));
+        assert_eq!((git["type"].as_str(), git["data"].as_object().map(|d| d.len())), (Some("Opaque"), Some(1)));
+        assert_eq!(STANDARD.decode(git["data"]["git-credentials"].as_str().unwrap()).unwrap(), b"http://u:p@h\n");
     }
 }

@@ -3,7 +3,9 @@
 //! a Secret of its own namespace that something outside Airlock (a Vault or ECR rotator, an
 //! operator) keeps renewed. The publisher relays that Secret into the cluster's bundle, in
 //! the part `Airlock.system`, as the Secret `airlock-store-credentials` of the puller's
-//! namespace, and says when the credentials it relays are about to expire.
+//! namespace, and says when the credentials it relays are about to expire. The logins are
+//! a registry's (a Docker config.json) or a Git server's (git-credential-store lines): a
+//! [`Login`] carries either, and registration builds its Secrets from the same type.
 //!
 //! Entry points: [`relay_of`] reads the annotations, [`read`] checks the fetched Secret,
 //! [`Credentials::object`] builds what the bundle carries and [`Credentials::expiry`] judges
@@ -13,6 +15,7 @@ use std::sync::Arc;
 
 use airlock::bundle::{PartSettings, StopMatchingBehavior, SyncMode};
 use airlock::cluster::{is_dns_label, is_dns_subdomain};
+use airlock::store::GitCredentials;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use jiff::{SignedDuration, Timestamp};
@@ -37,6 +40,10 @@ pub const CREDENTIALS_SECRET: &str = "airlock-store-credentials";
 /// Data key of a `kubernetes.io/dockerconfigjson` Secret.
 pub const DOCKER_CONFIG_KEY: &str = ".dockerconfigjson";
 pub const DOCKER_CONFIG_TYPE: &str = "kubernetes.io/dockerconfigjson";
+/// Data key of the Secrets with Git logins, in git-credential-store format.
+pub const GIT_CREDENTIALS_KEY: &str = "git-credentials";
+/// Kubernetes has no Secret type for Git logins over HTTP.
+pub const GIT_CREDENTIALS_TYPE: &str = "Opaque";
 /// Data key of the managed-side Secret with the expiry, mounted beside `config.json` so the
 /// puller can read it (a pod sees a Secret's data, never its annotations).
 pub const EXPIRES_AT_KEY: &str = "expires-at";
@@ -77,12 +84,56 @@ pub fn relay_of(cluster: &SveltosCluster) -> Result<Option<Relay>, RenderError> 
     Ok(Some(Relay { source: Reference { key, api_version: "v1".into() }, puller_namespace: puller_namespace.into() }))
 }
 
-/// Checks that `bytes` is a Docker config.json with registry logins.
-pub fn check_docker_config(bytes: &[u8]) -> Result<(), String> {
-    let parsed: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
-    match parsed.get("auths") {
-        Some(auths) if auths.is_object() => Ok(()),
-        _ => Err("not a Docker config.json: no \"auths\" object".into()),
+/// Store logins in one of the two forms a credentials Secret carries (spec 2.6).
+#[derive(Clone, PartialEq, Eq)]
+pub enum Login {
+    /// A Docker config.json with an `auths` object: registry logins.
+    Docker(Vec<u8>),
+    /// git-credential-store lines (`http://user:password@host`): Git server logins.
+    Git(Vec<u8>),
+}
+
+impl Login {
+    /// The Secret data key holding the login.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Login::Docker(_) => DOCKER_CONFIG_KEY,
+            Login::Git(_) => GIT_CREDENTIALS_KEY,
+        }
+    }
+
+    pub fn secret_type(&self) -> &'static str {
+        match self {
+            Login::Docker(_) => DOCKER_CONFIG_TYPE,
+            Login::Git(_) => GIT_CREDENTIALS_TYPE,
+        }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Login::Docker(bytes) | Login::Git(bytes) => bytes,
+        }
+    }
+
+    /// Checks the bytes against their form; the message never quotes them.
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            Login::Docker(bytes) => {
+                let parsed: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
+                match parsed.get("auths") {
+                    Some(auths) if auths.is_object() => Ok(()),
+                    _ => Err("not a Docker config.json: no \"auths\" object".into()),
+                }
+            }
+            Login::Git(bytes) => GitCredentials::check_store_text(bytes).map_err(|e| format!("not git-credential-store text: {e}")),
+        }
+    }
+}
+
+impl std::fmt::Debug for Login {
+    // By hand, so the credentials never reach a log or a test failure message.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Login({})", self.key())
     }
 }
 
@@ -91,7 +142,7 @@ pub fn check_docker_config(bytes: &[u8]) -> Result<(), String> {
 pub struct Credentials {
     /// `Secret <namespace>/<name>`, for messages.
     secret: String,
-    docker_config: Vec<u8>,
+    login: Login,
     expires_at: Timestamp,
 }
 
@@ -119,12 +170,24 @@ pub fn read(relay: &Relay, resources: &Resources) -> Result<Credentials, RenderE
     // Relayed in UTC with whole seconds (spec 2.6), whatever offset or fraction was written.
     let expires_at = Timestamp::from_second(expires_at.as_second()).expect("seconds of a valid time");
     // As the API server does when it stores a Secret: stringData wins over data.
-    let from_string = object.string_data.as_ref().and_then(|d| d.get(DOCKER_CONFIG_KEY)).map(|s| s.clone().into_bytes());
-    let docker_config = from_string
-        .or_else(|| object.data.as_ref().and_then(|d| d.get(DOCKER_CONFIG_KEY)).map(|b| b.0.clone()))
-        .ok_or_else(|| error(format!("no data key {DOCKER_CONFIG_KEY} (a {DOCKER_CONFIG_TYPE} Secret)")))?;
-    check_docker_config(&docker_config).map_err(|m| error(format!("{DOCKER_CONFIG_KEY}: {m}")))?;
-    Ok(Credentials { secret, docker_config, expires_at })
+    let value = |key: &str| {
+        let from_string = object.string_data.as_ref().and_then(|d| d.get(key)).map(|s| s.clone().into_bytes());
+        from_string.or_else(|| object.data.as_ref().and_then(|d| d.get(key)).map(|b| b.0.clone()))
+    };
+    let login = match (value(DOCKER_CONFIG_KEY), value(GIT_CREDENTIALS_KEY)) {
+        (Some(docker), None) => Login::Docker(docker),
+        (None, Some(git)) => Login::Git(git),
+        (Some(_), Some(_)) => {
+            return Err(error(format!("both data keys {DOCKER_CONFIG_KEY} and {GIT_CREDENTIALS_KEY}; keep the one of the store")));
+        }
+        (None, None) => {
+            return Err(error(format!(
+                "no data key {DOCKER_CONFIG_KEY} (registry logins) or {GIT_CREDENTIALS_KEY} (Git logins, git-credential-store format)"
+            )));
+        }
+    };
+    login.check().map_err(|m| error(format!("{}: {m}", login.key())))?;
+    Ok(Credentials { secret, login, expires_at })
 }
 
 impl Credentials {
@@ -139,9 +202,9 @@ impl Credentials {
                 "namespace": relay.puller_namespace,
                 "annotations": {EXPIRES_AT_ANNOTATION: expires},
             },
-            "type": DOCKER_CONFIG_TYPE,
+            "type": self.login.secret_type(),
             "data": {
-                DOCKER_CONFIG_KEY: STANDARD.encode(&self.docker_config),
+                self.login.key(): STANDARD.encode(self.login.bytes()),
                 EXPIRES_AT_KEY: STANDARD.encode(&expires),
             },
         });
@@ -205,7 +268,7 @@ mod tests {
     }
 
     fn credentials(expires_at: &str) -> Credentials {
-        Credentials { secret: "Secret fleet/c".into(), docker_config: b"{\"auths\":{}}".to_vec(), expires_at: expires_at.parse().unwrap() }
+        Credentials { secret: "Secret fleet/c".into(), login: Login::Docker(b"{\"auths\":{}}".to_vec()), expires_at: expires_at.parse().unwrap() }
     }
 
     #[test]
@@ -241,16 +304,34 @@ mod tests {
         };
         let read_ok = read(&relay, &with(secret(json!({"stringData": {DOCKER_CONFIG_KEY: "{\"auths\":{\"a\":{}}}"},
             "data": {DOCKER_CONFIG_KEY: STANDARD.encode("{\"auths\":{}}")}})))).unwrap();
-        assert_eq!(read_ok.docker_config, b"{\"auths\":{\"a\":{}}}");
+        assert_eq!(read_ok.login, Login::Docker(b"{\"auths\":{\"a\":{}}}".to_vec()));
         assert!(!format!("{read_ok:?}").contains("auths"), "Debug never shows the credentials");
         for (extra, want) in [
-            (json!({}), "no data key .dockerconfigjson"),
+            (json!({}), "no data key .dockerconfigjson (registry logins) or git-credentials"),
+            (json!({"data": {DOCKER_CONFIG_KEY: STANDARD.encode("{\"auths\":{}}"), GIT_CREDENTIALS_KEY: STANDARD.encode("http://u:p@h")}}), "both data keys"),
+            (json!({"data": {GIT_CREDENTIALS_KEY: STANDARD.encode("u:p@h")}}), "git-credentials: not git-credential-store text: line 1: not a URL"),
             (json!({"data": {DOCKER_CONFIG_KEY: STANDARD.encode("[]")}}), ".dockerconfigjson: not a Docker config.json"),
             (json!({"data": {DOCKER_CONFIG_KEY: STANDARD.encode("{")}}), ".dockerconfigjson: not JSON"),
         ] {
             let err = read(&relay, &with(secret(extra))).unwrap_err();
             assert!(matches!(&err, RenderError::Credentials { object, message } if object == "Secret fleet/c" && message.starts_with(want)), "{err}");
         }
+    }
+
+    #[test]
+    fn relays_git_logins_as_an_opaque_secret_with_their_key() {
+        let relay = relay_of(&cluster(json!({STORE_CREDENTIALS_ANNOTATION: "c", PULLER_NAMESPACE_ANNOTATION: "ops"}))).unwrap().unwrap();
+        let line = "http://edge-1:s3cret@git.example:8418\n";
+        let secret = json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "c", "namespace": "fleet",
+            "annotations": {EXPIRES_AT_ANNOTATION: "2031-01-01T00:00:00+01:00"}}, "data": {GIT_CREDENTIALS_KEY: STANDARD.encode(line)}});
+        let credentials = read(&relay, &Resources([(relay.source.key.clone(), secret)].into())).unwrap();
+        assert!(!format!("{credentials:?}").contains("s3cret"), "Debug never shows the credentials");
+        let object = credentials.object(&relay);
+        let relayed: Value = serde_saphyr::from_str(&object.yaml).unwrap();
+        assert_eq!((relayed["type"].as_str(), relayed["metadata"]["namespace"].as_str()), (Some("Opaque"), Some("ops")));
+        assert_eq!(STANDARD.decode(relayed["data"][GIT_CREDENTIALS_KEY].as_str().unwrap()).unwrap(), line.as_bytes());
+        assert_eq!(STANDARD.decode(relayed["data"][EXPIRES_AT_KEY].as_str().unwrap()).unwrap(), b"2030-12-31T23:00:00Z");
+        assert_eq!(relayed["data"].as_object().unwrap().len(), 2, "{relayed}");
     }
 
     #[test]

@@ -12,6 +12,10 @@
 //! libgit2's `file://` transport does not (it overwrites the ref after its own fast-forward
 //! check), so a publish to a `file://` remote also holds a `flock` on that repository.
 //!
+//! Credentials: in the URL (`http://user:pass@host/…`, scrubbed from every message), or
+//! given apart from it ([`GitStore::with_credentials`], renewable, spec 2.6) and answered
+//! through libgit2's credentials callback, so they never become part of a URL at all.
+//!
 //! Not done here: deciding whether anything read is trustworthy (the caller verifies,
 //! spec 8), HTTPS and SSH (this build of libgit2 has neither), pruning the cache.
 
@@ -21,8 +25,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use git2::{AutotagOption, ErrorCode, FetchOptions, ObjectType, Odb, Oid, PushOptions, RemoteCallbacks};
-use git2::{Repository, Signature, Tree};
+use git2::{AutotagOption, Cred, CredentialType, ErrorClass, ErrorCode, FetchOptions, ObjectType, Odb, Oid};
+use git2::{PushOptions, RemoteCallbacks, Repository, Signature, Tree};
 
 use super::{Fetched, Locator, PartCopy, PublishMeta, Store, StoreError};
 use crate::bundle::SignedBundle;
@@ -32,6 +36,9 @@ use crate::bundle::tar::{tar_size, write_canonical};
 use crate::cluster::ClusterId;
 use crate::digest::Digest;
 use crate::limits::Limits;
+
+mod credentials;
+pub use credentials::{GitCredentials, GitCredentialsError};
 
 /// Pushes tried before a publish gives up on a branch other publishers keep moving.
 const PUSH_ATTEMPTS: usize = 3;
@@ -52,6 +59,7 @@ pub struct GitStore {
     target: Arc<Target>,
 }
 
+#[derive(Clone)]
 struct Target {
     /// As given, credentials included: handed to libgit2 only.
     url: String,
@@ -59,6 +67,8 @@ struct Target {
     shown: String,
     /// `user:pass@` of the URL, scrubbed from libgit2's messages.
     secret: Option<String>,
+    /// Given apart from the URL; libgit2 gets them when the server asks.
+    credentials: Option<GitCredentials>,
     branch: String,
     cache: PathBuf,
     /// The repository directory of a `file://` remote, locked while publishing.
@@ -98,8 +108,23 @@ impl GitStore {
         }
         // Hashing the URL without credentials keeps one cache per remote, and no secret in it.
         let cache = cache_root.join("git").join(&Digest::of(plain_url.as_bytes()).hex()[..16]);
-        let target = Target { url: url.to_string(), shown, secret, branch: branch.to_string(), cache, local };
+        let target =
+            Target { url: url.to_string(), shown, secret, credentials: None, branch: branch.to_string(), cache, local };
         Ok(GitStore { target: Arc::new(target) })
+    }
+
+    /// Logs in with `credentials` whenever the server asks (HTTP basic auth). The URL must
+    /// carry none of its own: libgit2 would try those first, and the renewed ones never.
+    pub fn with_credentials(mut self, credentials: GitCredentials) -> Result<GitStore, StoreError> {
+        let target = Arc::make_mut(&mut self.target);
+        if target.local.is_some() {
+            return Err(target.config("credentials apply to http:// and https:// remotes only".into()));
+        }
+        if target.secret.is_some() {
+            return Err(target.config("the URL carries credentials already; give them in one place only".into()));
+        }
+        target.credentials = Some(credentials);
+        Ok(self)
     }
 
     async fn run<T, F>(&self, job: F) -> Result<T, StoreError>
@@ -291,7 +316,7 @@ impl Target {
         let err = |e| self.git_error(doing, e);
         let mut remote = repo.remote_anonymous(&self.url).map_err(err)?;
         let mut opts = FetchOptions::new();
-        opts.download_tags(AutotagOption::None).update_fetchhead(false);
+        opts.download_tags(AutotagOption::None).update_fetchhead(false).remote_callbacks(self.callbacks());
         let spec = format!("+refs/heads/{0}:{TRACKING}{0}", self.branch);
         remote.fetch(&[spec.as_str()], Some(&mut opts), None).map_err(err)?;
         // What the remote advertised, not the tracking ref, which outlives a deleted branch.
@@ -350,7 +375,7 @@ impl Target {
         repo.reference(&local, commit, true, "airlock publish").map_err(err)?;
         let mut remote = repo.remote_anonymous(&self.url).map_err(err)?;
         let mut refused = None;
-        let mut callbacks = RemoteCallbacks::new();
+        let mut callbacks = self.callbacks();
         callbacks.push_update_reference(|_, status| {
             refused = status.map(str::to_string);
             Ok(())
@@ -365,6 +390,25 @@ impl Target {
             Err(e) => Err(err(e)),
             Ok(()) => Ok(refused.map(|r| self.scrub(&r))),
         }
+    }
+
+    /// The callbacks of every fetch and push: the credentials given apart from the URL, once.
+    fn callbacks(&self) -> RemoteCallbacks<'_> {
+        let mut callbacks = RemoteCallbacks::new();
+        if let Some(credentials) = &self.credentials {
+            let mut answered = false;
+            callbacks.credentials(move |_, _, allowed| {
+                // libgit2 asks again after each refusal; the same answer would be refused
+                // again, until its replay limit gives a less telling error.
+                if answered || !allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
+                    let message = format!("the server refused the credentials of user {:?}", credentials.username);
+                    return Err(git2::Error::new(ErrorCode::Auth, ErrorClass::Http, message));
+                }
+                answered = true;
+                Cred::userpass_plaintext(&credentials.username, &credentials.password)
+            });
+        }
+        callbacks
     }
 
     fn read_blob(&self, odb: &Odb<'_>, id: Oid, cap: u64, what: &str) -> Result<Vec<u8>, StoreError> {

@@ -260,3 +260,19 @@ async fn credentials_never_show_and_unreachable_is_unavailable() {
         other => assert!(other.is_ok() && git2::Version::get().https()),
     }
 }
+
+#[test]
+fn rejects_credentials_for_a_local_remote_or_beside_those_of_the_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let credentials = GitCredentials::new("edge-1", "s3cret").unwrap();
+    let open = |url: &str| GitStore::with_cache(url, "main", dir.path()).unwrap();
+    for (url, want) in [("file:///srv/r.git", "http:// and https:// remotes only"), ("http://u:p@h/r.git", "carries credentials already")] {
+        match open(url).with_credentials(credentials.clone()) {
+            Err(StoreError::Config { message, .. }) => assert!(message.contains(want), "{url}: {message}"),
+            other => panic!("{url}: {:?}", other.map(|s| s.describe())),
+        }
+    }
+    let store = open("http://127.0.0.1:1/r.git").with_credentials(credentials).unwrap();
+    assert_eq!(store.describe(), "git+http://127.0.0.1:1/r.git#main");
+    assert!(!format!("{:?}", store.target.credentials).contains("s3cret"));
+}
