@@ -8,7 +8,7 @@
 //! one `syncfs` (an fsync per blob took a millisecond each), then writes the index.
 //! Readers parse `index.json` once and keep it while the file is unchanged.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs;
 use std::io::{Read, Write};
 use std::num::NonZero;
@@ -303,36 +303,37 @@ impl LayoutStore {
     /// first (once, however many artifacts name it), durably, then the index that names
     /// them. Returns the blob bytes written.
     pub(crate) fn put_artifacts(&self, artifacts: &[(ClusterId, u64, &Artifact)], limits: &Limits) -> Result<u64, StoreError> {
+        let _lock = self.lock()?;
+        let written = Written::default();
+        let blobs: Vec<(Digest, &[u8])> = artifacts.iter().flat_map(|(_, _, a)| blobs_of(a)).collect();
+        in_parallel(&blobs, cores() * 2, |(digest, bytes)| written.put(self, digest, bytes)).into_iter().collect::<Result<(), _>>()?;
+        self.commit(artifacts, written, limits)
+    }
+
+    /// Creates the layout and takes its write lock, held until the file is dropped: two
+    /// writers on one layout would otherwise each rewrite index.json without the other's
+    /// entries.
+    fn lock(&self) -> Result<fs::File, StoreError> {
         let store = self.describe();
         fs::create_dir_all(&self.dir).map_err(|e| io_error(&store, "directory", e))?;
         let lock = fs::File::create(self.dir.join(".airlock.lock")).map_err(|e| io_error(&store, "lock", e))?;
-        // Two writers on one layout would otherwise each rewrite index.json without the
-        // other's entries.
         lock.lock().map_err(|e| io_error(&store, "lock", e))?;
         self.put(OCI_LAYOUT_FILE, OCI_LAYOUT_CONTENT)?;
-        let mut blobs: HashMap<Digest, &[u8]> = HashMap::new();
-        for (_, _, artifact) in artifacts {
-            for blob in &artifact.blobs {
-                blobs.entry(blob.digest).or_insert(&blob.bytes);
-            }
-            blobs.entry(artifact.manifest_digest).or_insert(&artifact.manifest_bytes);
-        }
-        let blobs: Vec<(Digest, &[u8])> = blobs.into_iter().collect();
-        // Creating and renaming files waits on the filesystem as much as on the CPU; more
-        // threads than this only contend for the directory's lock.
-        let threads = cores() * 2;
-        let written = in_parallel(&blobs, threads, |(digest, bytes)| {
-            Ok(if self.put(&blob_name(digest), bytes)? { bytes.len() as u64 } else { 0 })
-        })
-        .into_iter()
-        .sum::<Result<u64, StoreError>>()?;
-        tracing::debug!(store, blobs = blobs.len(), written, "blobs written");
+        Ok(lock)
+    }
+
+    /// Flushes the blobs written to disk, then writes the index naming the artifacts and
+    /// flushes it. Returns the blob bytes written.
+    fn commit(&self, artifacts: &[(ClusterId, u64, &Artifact)], written: Written, limits: &Limits) -> Result<u64, StoreError> {
+        let store = self.describe();
+        let (blobs, bytes) = written.totals();
+        tracing::debug!(store, blobs, written = bytes, "blobs written");
         self.sync()?;
         let tagged: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.to_string(), *v, *a)).collect();
         let index = updated_index(&store, self.reader.index(limits)?.index.clone(), &tagged)?;
         self.put(INDEX_FILE, &serde_json::to_vec(&index).expect("index serialises"))?;
         self.sync()?;
-        Ok(written)
+        Ok(bytes)
     }
 
     pub(crate) fn put_artifact_sync(&self, cluster: &ClusterId, version: u64, artifact: &Artifact) -> Result<u64, StoreError> {
@@ -340,6 +341,11 @@ impl LayoutStore {
     }
 
     /// Publishes signed bundles. Returns the blob bytes written.
+    ///
+    /// Each thread builds an artifact (compressing its new parts, most of a large
+    /// publish's work) and writes its blobs at once: creating files waits on the
+    /// filesystem, which other threads' compressing fills, and only manifests are kept
+    /// until the index is written, not every envelope twice.
     pub(crate) fn publish_bundles(&self, bundles: &[SignedBundle], meta: &PublishMeta, limits: &Limits) -> Result<u64, StoreError> {
         let mut clusters = Vec::with_capacity(bundles.len());
         for signed in bundles {
@@ -349,16 +355,53 @@ impl LayoutStore {
             })?;
             clusters.push(cluster);
         }
-        // Compressing parts is most of a large publish's work.
-        let built = in_parallel(bundles, cores(), |signed| oci::artifact(signed, meta, &self.cache));
-        tracing::debug!(store = self.describe(), artifacts = built.len(), "artifacts built");
-        let artifacts: Vec<_> = clusters.into_iter().zip(bundles).zip(built).map(|((c, s), a)| (c, s.version(), a)).collect();
-        let refs: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.clone(), *v, a)).collect();
-        self.put_artifacts(&refs, limits)
+        let _lock = self.lock()?;
+        let written = Written::default();
+        let built = in_parallel(bundles, cores() * 2, |signed| {
+            let mut artifact = oci::artifact(signed, meta, &self.cache);
+            for (digest, bytes) in blobs_of(&artifact) {
+                written.put(self, &digest, bytes)?;
+            }
+            artifact.blobs.clear();
+            Ok(artifact)
+        });
+        let built = built.into_iter().collect::<Result<Vec<_>, StoreError>>()?;
+        let artifacts: Vec<_> = clusters.into_iter().zip(bundles).zip(&built).map(|((c, s), a)| (c, s.version(), a)).collect();
+        self.commit(&artifacts, written, limits)
     }
 
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+}
+
+/// An artifact's blobs and its manifest, each as (digest, bytes).
+fn blobs_of(artifact: &Artifact) -> impl Iterator<Item = (Digest, &[u8])> {
+    let blobs = artifact.blobs.iter().map(|b| (b.digest, b.bytes.as_slice()));
+    blobs.chain([(artifact.manifest_digest, artifact.manifest_bytes.as_slice())])
+}
+
+/// The blobs one write has put, so each is written once however many artifacts or
+/// threads name it, and what that wrote.
+#[derive(Default)]
+struct Written(Mutex<(HashSet<Digest>, u64)>);
+
+impl Written {
+    /// Writes a blob unless this write already claimed it (a thread claiming it writes it).
+    fn put(&self, store: &LayoutStore, digest: &Digest, bytes: &[u8]) -> Result<(), StoreError> {
+        if !self.0.lock().expect("not poisoned").0.insert(*digest) {
+            return Ok(());
+        }
+        if store.put(&blob_name(digest), bytes)? {
+            self.0.lock().expect("not poisoned").1 += bytes.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Blobs claimed, and bytes written.
+    fn totals(self) -> (usize, u64) {
+        let (claimed, bytes) = self.0.into_inner().expect("not poisoned");
+        (claimed.len(), bytes)
     }
 }
 

@@ -1,0 +1,353 @@
+//! The parser's behaviour, and the direct path held to serde_saphyr's answer on every
+//! YAML file of the repository, the benchmark fleet's rendered templates, a list of tricky
+//! scalars in every position, and a few thousand generated streams.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::*;
+
+/// Asserts that the direct path gives serde_saphyr's documents or leaves the stream to it
+/// (always when serde_saphyr refuses it), and returns whether it answered. Every document
+/// is also written both ways.
+fn agrees(text: &str) -> bool {
+    let reference = saphyr_documents(text);
+    for doc in reference.iter().flatten() {
+        writes_alike(doc);
+    }
+    match (direct::parse(text), &reference) {
+        (None, _) => false,
+        (Some(docs), Ok(expected)) => {
+            assert_eq!(&docs, expected, "direct parse differs from serde_saphyr on:\n{text}");
+            true
+        }
+        (Some(docs), Err(e)) => panic!("direct parse gave {docs:?} where serde_saphyr refuses ({e}):\n{text}"),
+    }
+}
+
+/// Asserts that the writer writes serde_saphyr's text or leaves the value to it, and
+/// returns whether it wrote.
+fn writes_alike(value: &Value) -> bool {
+    let Some(text) = writer::write(value) else { return false };
+    assert_eq!(text, saphyr_text(value), "the writer differs from serde_saphyr on {value}");
+    true
+}
+
+/// Plain spellings of every kind serde_saphyr resolves, and a few near misses.
+const PLAIN: &[&str] = &[
+    "", "~", "null", "Null", "NULL", "nUll", "true", "True", "TRUE", "tRuE", "false", "FALSE", "yes", "Yes", "YES", "no",
+    "No", "y", "Y", "n", "N", "on", "On", "ON", "off", "Off", "0", "-0", "+0", "00", "0644", "0755", "-0644", "+0644",
+    "08", "09", "0_7", "0__7", "0x1F", "0x1f", "0X1F", "-0x1F", "+0x1F", "0x_1F", "0x__1F", "0xg", "0o17", "0O17",
+    "0o18", "0b101", "0B101", "0b102", "0o", "0x", "0b", "1_000", "1__000", "_1000", "1000_", "12", "-12", "+12", "--12",
+    "+-12", "9223372036854775807", "9223372036854775808", "-9223372036854775808", "-9223372036854775809",
+    "18446744073709551615", "18446744073709551616", "-0x8000000000000000", "-0x8000000000000001", "0xFFFFFFFFFFFFFFFF",
+    "0x10000000000000000", "340282366920938463463374607431768211456", "1e3", "1E3", "1e+3", "-1e-3", "1.5", "-1.5", "+1.5",
+    ".5", "5.", "-.5", "+.5", "0.", "1.0", "0.1", "1e999", "-1e999", ".5e999", ".inf", ".Inf", ".INF", ".iNf", "-.inf",
+    "+.inf", ".nan", ".NaN", ".NAN", "-.nan", "+.NaN", "inf", "-inf", "+inf", "nan", "NaN", "infinity", "-Infinity",
+    "1_0.5", "1.2.3", "1:30", "1:30:00", "2020-01-01", "2020-01-01T00:00:00Z", "100m", "128Mi", "1Gi", "v1", "apps/v1",
+    "--log-level=info", "-", "+", ".", "..", "1e", "e3", "0x1.8p3", "1_2_3", "\u{663}", "\u{ff11}\u{ff12}", "a b",
+    "registry.example/x:1.2.3", "http://x.example/a?b=c", "x#y", "\u{e9}t\u{e9}", "<<", "=", "!important", "a\tb",
+];
+
+/// Scalars in other styles, as YAML text.
+const STYLED: &[&str] = &[
+    "\"0644\"", "'yes'", "\"~\"", "\"\"", "''", "\"a\\nb\"", "\"\\u00e9\\t\\x41\"", "'it''s'", "\"null\"", "'1e3'",
+    "!!str 0644", "!!int '12'", "!!float 1", "!!bool yes", "!custom x", "!!binary aGk=", "!!null ''", "! 12", "&a x",
+];
+
+/// Block scalars, to follow `key:` on its line.
+const BLOCKS: &[&str] = &["|\n  line1\n  line2\n", ">\n  folded\n  text\n\n  para\n", "|-\n  x\n", "|+\n  x\n\n", "|2\n   indented\n"];
+
+#[test]
+fn tricky_scalars_mean_what_serde_saphyr_says_in_every_position() {
+    let mut answered = 0;
+    for s in PLAIN.iter().chain(STYLED) {
+        let contexts = [
+            format!("k: {s}\n"),
+            format!("- {s}\n- {s}\n"),
+            format!("{{k: {s}}}\n"),
+            format!("[{s}, {s}]\n"),
+            format!("{s}: v\n"),
+            format!("{s}\n"),
+            format!("---\n{s}\n---\na: {s}\n"),
+            format!("outer:\n  inner:\n  - {s}\n  - {{x: {s}}}\n"),
+        ];
+        for text in &contexts {
+            answered += usize::from(agrees(text));
+        }
+    }
+    for block in BLOCKS {
+        agrees(&format!("k: {block}"));
+        agrees(&format!("- {block}"));
+    }
+    // Most of these are plain values the direct path must answer itself.
+    assert!(answered > 1000, "direct path answered only {answered}");
+}
+
+#[test]
+fn the_direct_path_answers_plain_manifests_and_leaves_the_rest() {
+    assert!(agrees("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a # a comment\ndata:\n  mode: 0644\n  n: \"12\"\n"));
+    assert!(agrees("---\n---\nmode: 0644\n---\n# only a comment\n---\nb: [1, {c: d}]\n...\n"));
+    assert!(agrees("a:\r\n  - x\r\n  - y\r\n"));
+    assert!(agrees("\u{feff}a: 1\n"));
+    assert!(agrees("k: a\n  continued plain\n  line\n"));
+    assert!(agrees("empty: {}\nlist: []\nnothing:\n"));
+    for left in [
+        "%YAML 1.2\n---\na: 1\n", // directive
+        "a: &x 1\nb: *x\n",       // anchor and alias
+        "base: &b {k: v}\nm:\n  <<: *b\n",
+        "? [a, b]\n: v\n", // complex key
+        "{a: 1}: x\n",
+        "a: 1\na: 2\n", // duplicates, by text and by integer
+        "1: a\n01: b\n",
+        "0x1: a\n1: b\n",
+        "-0: a\n0: b\n",
+        "\"1\": a\n1: b\n",
+        "~: a\n",
+        "a: .inf\n",
+        "a: [\n",
+        "a: b: c\n",
+    ] {
+        assert!(!agrees(left), "direct path answered {left:?}");
+    }
+}
+
+#[test]
+fn limits_are_left_to_serde_saphyr() {
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    for n in [MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1] {
+        agrees(&deep(n));
+    }
+    for n in [MAX_DOCUMENTS - 1, MAX_DOCUMENTS, MAX_DOCUMENTS + 1] {
+        agrees(&"---\na: 1\n".repeat(n));
+    }
+    assert!(!agrees(&"- x\n".repeat(direct::MAX_EVENTS)));
+}
+
+/// The YAML files of the repository, and the manifests inside their ConfigMaps and Secrets.
+#[test]
+fn every_yaml_file_of_the_repository_parses_as_serde_saphyr_parses_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = 0;
+    for dir in ["examples", "testdata", "publisher/tests", "hack", "fuzz/seeds"] {
+        for entry in walkdir::WalkDir::new(root.join(dir)).into_iter().map(|e| e.expect("walkable")) {
+            let path = entry.path();
+            if !path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(path).expect("readable");
+            assert!(agrees(&text), "{}: the direct path should answer a plain file", path.display());
+            for manifests in saphyr_documents(&text).unwrap().iter().flat_map(embedded) {
+                agrees(&manifests);
+            }
+            files += 1;
+        }
+    }
+    assert!(files >= 10, "found only {files} YAML files");
+}
+
+/// The texts a ConfigMap's `data` or a Secret's `stringData` holds.
+fn embedded(doc: &Value) -> Vec<String> {
+    ["data", "stringData"].iter().filter_map(|f| doc[f].as_object()).flatten().filter_map(|(_, v)| v.as_str().map(String::from)).collect()
+}
+
+/// The benchmark fleet of `hack/bench/gen-fleet.py`, its templates rendered for a few
+/// clusters as a publish renders them.
+#[test]
+fn the_benchmark_fleet_parses_as_serde_saphyr_parses_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("python3")
+        .arg(root.join("hack/bench/gen-fleet.py"))
+        .args(["--clusters", "12", "--seed", "7", "--out"])
+        .arg(out.path())
+        .status()
+        .expect("python3 runs hack/bench/gen-fleet.py");
+    assert!(status.success());
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    let clusters: Vec<Value> = walkdir::WalkDir::new(out.path().join("clusters"))
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .flat_map(|e| saphyr_documents(&read(e.path())).unwrap())
+        .collect();
+    assert_eq!(clusters.len(), 12);
+    let mut rendered = 0;
+    for entry in std::fs::read_dir(out.path().join("configmaps")).unwrap() {
+        let text = read(&entry.unwrap().path());
+        assert!(agrees(&text));
+        for doc in saphyr_documents(&text).unwrap() {
+            for (key, body) in doc["data"].as_object().unwrap() {
+                let body = body.as_str().unwrap();
+                if doc["metadata"]["annotations"].is_null() {
+                    assert!(agrees(body), "{key}: the direct path should answer a plain manifest");
+                    continue;
+                }
+                for cluster in &clusters {
+                    let source = crate::template::TemplateSource { profile: "bench", resource: "ConfigMap", key };
+                    let text = crate::template::render(&source, body, &json!({"Cluster": cluster, "MgmtResources": {}})).unwrap();
+                    assert!(agrees(&text), "{key}: the direct path should answer a rendered manifest");
+                    for doc in parse_documents(&text).unwrap() {
+                        assert!(writes_alike(&doc), "{key}: the writer should write a rendered manifest");
+                    }
+                    rendered += 1;
+                }
+            }
+        }
+    }
+    assert!(rendered > 100, "rendered only {rendered} templates");
+}
+
+/// A deterministic source of numbers below the bound asked for (xorshift).
+fn below(mut state: u64) -> impl FnMut(usize) -> usize {
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    }
+}
+
+/// Streams built at random from the tricky scalars, in block and flow collections, with
+/// comments, empty documents and keys of every spelling.
+#[test]
+fn generated_streams_parse_as_serde_saphyr_parses_them() {
+    let mut next = below(0x9e37_79b9_7f4a_7c15_u64);
+    let mut answered = 0;
+    for _ in 0..3000 {
+        let mut text = String::new();
+        for _ in 0..1 + next(3) {
+            if next(3) == 0 {
+                text.push_str("---\n");
+            }
+            block(&mut text, 0, 0, &mut next);
+            if next(4) == 0 {
+                text.push_str("# trailing comment\n");
+            }
+        }
+        answered += usize::from(agrees(&text));
+    }
+    // The rest hold a tag, an anchor, a null or repeated key, or are not YAML.
+    assert!(answered > 600, "direct path answered only {answered} of 3000");
+}
+
+/// Values built at random: strings of characters YAML cares about, numbers, nested and
+/// empty collections.
+#[test]
+fn generated_values_are_written_as_serde_saphyr_writes_them() {
+    let mut next = below(0x2545_f491_4f6c_dd1d_u64);
+    let mut written = 0;
+    for _ in 0..20_000 {
+        written += usize::from(writes_alike(&value(0, &mut next)));
+    }
+    for s in PLAIN {
+        writes_alike(&json!({*s: *s, "k": [*s, {*s: [*s]}], "m": {"n": *s}}));
+        writes_alike(&json!([*s, [*s], {}]));
+        writes_alike(&json!(*s));
+    }
+    assert!(written > 5000, "the writer wrote only {written} of 20000");
+}
+
+fn value(depth: usize, next: &mut impl FnMut(usize) -> usize) -> Value {
+    match next(if depth < 4 { 9 } else { 6 }) {
+        0 => Value::Null,
+        1 => json!(next(2) == 0),
+        2 => json!(next(100_000) as i64 - 50_000),
+        3 => json!(next(1000) as f64 / 8.0),
+        4 | 5 => json!(string(next)),
+        6 | 7 => Value::Object((0..next(4)).map(|_| (string(next), value(depth + 1, next))).collect()),
+        _ => Value::Array((0..next(4)).map(|_| value(depth + 1, next)).collect()),
+    }
+}
+
+/// Mostly names and flags, sometimes a word YAML resolves, sometimes any character.
+fn string(next: &mut impl FnMut(usize) -> usize) -> String {
+    const CHARS: &[char] = &['a', 'Z', 'k', '0', '7', '-', '.', '_', '/', '=', ':', ' ', '#', ',', '\'', '"', '\n', '{', '[', '!', '&', '*', '?', '|', '>', '%', '@', '\t', '\u{e9}'];
+    match next(5) {
+        0 => PLAIN[next(PLAIN.len())].to_string(),
+        4 => {
+            let units = ["m", "Mi", "Gi", "s", "e", "E", "e3", "x1", "o7", "b1", "ms", "h30", "k", "n", "y", "_1", ".5", "Z"];
+            let fraction = if next(3) == 0 { format!(".{}", next(100)) } else { String::new() };
+            format!("{}{fraction}{}", next(2000), units[next(units.len())])
+        }
+        1 => ["app.kubernetes.io/name", "--log-level=info", "--listen=:8080", "registry.example/a/b:1.2.3", "cpu", "x:", "a:b", "a: b"][next(8)].to_string(),
+        _ => {
+            let len = [next(8), next(20), next(100)][next(3)];
+            let alphabet = if next(2) == 0 { &CHARS[..11] } else { CHARS };
+            (0..len).map(|_| alphabet[next(alphabet.len())]).collect()
+        }
+    }
+}
+
+fn scalar(next: &mut impl FnMut(usize) -> usize) -> &'static str {
+    match next(10) {
+        0 => STYLED[next(STYLED.len())],
+        1..=4 => ["name", "app", "a b", "x-1", "value", "CPU", "mode"][next(7)],
+        _ => PLAIN[next(PLAIN.len())],
+    }
+}
+
+/// A block mapping or sequence at `indent`, nesting up to depth 3.
+fn block(out: &mut String, indent: usize, depth: usize, next: &mut impl FnMut(usize) -> usize) {
+    let pad = " ".repeat(indent);
+    let mapping = next(3) != 0;
+    for _ in 0..1 + next(4) {
+        let lead = if mapping { format!("{pad}{}:", scalar(next)) } else { format!("{pad}-") };
+        match next(6) {
+            0 if depth < 3 => {
+                out.push_str(&lead);
+                out.push('\n');
+                block(out, indent + 2, depth + 1, next);
+            }
+            1 => {
+                let items: Vec<String> = (0..next(4)).map(|_| format!("k{}: {}", next(3), scalar(next))).collect();
+                out.push_str(&format!("{lead} {{{}}}\n", items.join(", ")));
+            }
+            2 => {
+                let items: Vec<&str> = (0..next(4)).map(|_| scalar(next)).collect();
+                out.push_str(&format!("{lead} [{}]  # flow\n", items.join(", ")));
+            }
+            3 => out.push_str(&format!("{lead} {}", BLOCKS[next(BLOCKS.len())].replace("\n ", &format!("\n{pad} ")))),
+            _ => out.push_str(&format!("{lead} {}\n", scalar(next))),
+        }
+    }
+}
+
+#[test]
+fn round_trips_strings_that_look_like_other_types() {
+    let doc = json!({"a": "0644", "b": "yes", "c": "1.0", "d": "null", "e": "~", "f": "on",
+                     "g": "2020-01-01", "h": "a: b", "i": "line1\nline2\n", "n": "x", "j": 420});
+    let text = emit(std::slice::from_ref(&doc));
+    assert_eq!(parse_documents(&text).unwrap(), vec![doc]);
+    assert!(!text.contains('&') && !text.contains('*'), "{text}");
+}
+
+#[test]
+fn reads_octal_like_kubernetes_and_skips_empty_documents() {
+    let docs = parse_documents("---\n---\nmode: 0644\n---\n# only a comment\n---\nb: 1\n").unwrap();
+    assert_eq!(docs, vec![json!({"mode": 420}), json!({"b": 1})]);
+    assert_eq!(emit(&docs), "mode: 420\n---\nb: 1\n");
+}
+
+#[test]
+fn expands_a_few_aliases_and_refuses_bombs() {
+    assert_eq!(parse_documents("a: &x {k: v}\nb: *x\n").unwrap(), vec![json!({"a": {"k": "v"}, "b": {"k": "v"}})]);
+    let mut bomb = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        let p = i - 1;
+        bomb.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"));
+    }
+    assert!(parse_documents(&bomb).is_err());
+    let deep = format!("{}{}", "[".repeat(MAX_DEPTH + 2), "]".repeat(MAX_DEPTH + 2));
+    assert!(parse_documents(&deep).is_err());
+    assert!(parse_documents(&"---\na: 1\n".repeat(MAX_DOCUMENTS + 1)).is_err());
+}
+
+#[test]
+fn errors_carry_the_position() {
+    let err = parse_documents("a: 1\n---\nb: [\n").unwrap_err();
+    assert!(err.contains("line 3"), "{err}");
+    let dup = parse_documents("a: 1\na: 2\n").unwrap_err();
+    assert!(dup.contains("duplicate"), "{dup}");
+}
