@@ -3,11 +3,15 @@
 # kube-controller-manager, no nodes (nothing gets scheduled; objects are just stored,
 # validated, defaulted, garbage-collected and namespaces get finalized).
 #
-# Usage: hack/kube.sh [start|stop|status|env|build] [managed|management]
+# Usage: hack/kube.sh [start|stop|stop-apiserver|status|env|build|clean] [managed|management|faults]
 #   instance (arg 2 or $AIRLOCK_KUBE_INSTANCE, default managed):
 #     managed     apiserver :6443  etcd :2379/:2380
 #     management  apiserver :6444  etcd :2381/:2382
-#   Ports can be overridden per instance: AIRLOCK_KUBE_<MANAGED|MANAGEMENT>_APISERVER_PORT,
+#     faults      apiserver :6445  etcd :2383/:2384   (only the fault test that stops its
+#                 API server uses it; it starts it, hack/services.sh does not)
+#   stop-apiserver stops only the kube-apiserver; `start` then restarts just that, against
+#   the same etcd (start leaves running components alone).
+#   Ports can be overridden per instance: AIRLOCK_KUBE_<MANAGED|MANAGEMENT|FAULTS>_APISERVER_PORT,
 #   ..._ETCD_PORT, ..._ETCD_PEER_PORT.
 #   Instance state (etcd data, certs, tokens, kubeconfig): $AIRLOCK_STATE/kube-<instance>/
 #
@@ -148,7 +152,8 @@ INSTANCE="${2:-${AIRLOCK_KUBE_INSTANCE:-managed}}"
 case "$INSTANCE" in
   managed) DEF_API=6443 DEF_ETCD=2379 ;;
   management) DEF_API=6444 DEF_ETCD=2381 ;;
-  *) die "unknown instance '$INSTANCE' (want managed or management)" ;;
+  faults) DEF_API=6445 DEF_ETCD=2383 ;;
+  *) die "unknown instance '$INSTANCE' (want managed, management or faults)" ;;
 esac
 UPPER="$(echo "$INSTANCE" | tr '[:lower:]' '[:upper:]')"
 # Per-instance overrides, e.g. AIRLOCK_KUBE_MANAGED_APISERVER_PORT.
@@ -363,9 +368,10 @@ case "${1:-start}" in
   build) build ;;
   start) start ;;
   stop) stop ;;
+  stop-apiserver) stop_pid "$P-apiserver" ;;
   status) status ;;
   env) env_lines ;;
   # Stop and forget this instance's data, certificates and tokens.
   clean) stop; rm -rf "$DIR" ;;
-  *) echo "usage: $0 [start|stop|status|env|build|clean] [managed|management]" >&2; exit 2 ;;
+  *) echo "usage: $0 [start|stop|stop-apiserver|status|env|build|clean] [managed|management|faults]" >&2; exit 2 ;;
 esac

@@ -6,6 +6,8 @@
 # Usage: hack/services.sh [start|stop|status|env]
 #   start   install what is missing (first run builds Kubernetes, ~5-10 min), start
 #           everything not already running, write $AIRLOCK_STATE/services.env
+#           (not the `faults` Kubernetes instance: the test that uses it starts it)
+#   stop    stop everything, the `faults` instance included
 #   env     print the export lines the tests read, e.g.  eval "$(hack/services.sh env)"
 #           (tests treat a missing service as a failure when AIRLOCK_SERVICES=1)
 set -euo pipefail
@@ -13,6 +15,8 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 KUBE_INSTANCES=(managed management)
+# Started by the one test that stops its API server, never here; `stop` stops it too.
+FAULTS_INSTANCE=faults
 
 env_lines() {
   "$HACK_DIR/registry.sh" env
@@ -50,7 +54,7 @@ start() {
 
 stop() {
   local inst
-  for inst in "${KUBE_INSTANCES[@]}"; do
+  for inst in "${KUBE_INSTANCES[@]}" "$FAULTS_INSTANCE"; do
     "$HACK_DIR/kube.sh" stop "$inst"
   done
   "$HACK_DIR/git-server.sh" stop

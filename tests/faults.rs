@@ -1,7 +1,8 @@
 //! Faults end to end (issue 7, "Faults"): the real `airlock-puller sync` against the real
 //! registry, Git server and Kubernetes 1.20 API server of `hack/services.sh`, with the
 //! fault put between them: a registry answering 500, cutting a transfer or stopping mid-
-//! fetch, and an API server unreachable mid-apply (both through `faults/proxy.rs`); the
+//! fetch, and an API server unreachable mid-apply (both through `faults/proxy.rs`); a real
+//! kube-apiserver stopped mid-apply and restarted (`hack/kube.sh`'s `faults` instance); the
 //! puller's clock moved (libfaketime); the state Secret deleted or corrupted by hand; a
 //! Git remote rewound to an older history.
 //!
@@ -104,7 +105,11 @@ pub async fn publish_layout(site: &Site, name: &str, signed: SignedBundle) -> St
 /// A new site with `baseline` (version `BASELINE`) published into the layout `layout`
 /// and applied; the layout's `--source`.
 pub async fn site_with_baseline(layout: &str, baseline: &Version) -> (Site, String) {
-    let mut site = Site::new().await;
+    with_baseline(Site::new().await, layout, baseline).await
+}
+
+/// [`site_with_baseline`] on a site of the caller's.
+pub async fn with_baseline(mut site: Site, layout: &str, baseline: &Version) -> (Site, String) {
     let source = publish_layout(&site, layout, baseline.signed(&site)).await;
     site.apply_baseline(&source).await;
     (site, source)

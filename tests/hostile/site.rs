@@ -42,6 +42,8 @@ pub struct Site {
     pub state_ns: String,
     pub app_ns: String,
     pub client: kube::Client,
+    /// The API server's kubeconfig, for the test's client and the puller's.
+    kubeconfig: String,
     /// Every kind the API server lists, with whether it is namespaced.
     kinds: Vec<(ApiResource, bool)>,
     /// The value of the cluster label on the objects the puller applied.
@@ -49,7 +51,13 @@ pub struct Site {
 }
 
 impl Site {
+    /// A site on the shared managed API server.
     pub async fn new() -> Site {
+        Site::on(kubeconfig()).await
+    }
+
+    /// A site on the API server `kubeconfig` names.
+    pub async fn on(kubeconfig: String) -> Site {
         install_crypto_provider();
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -59,8 +67,8 @@ impl Site {
         fixture.cluster = cluster.clone();
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("keyring.json"), fixture.keyring.to_json()).expect("keyring written");
-        let kube = KubeArgs { kubeconfig: Some(kubeconfig().into()), context: None };
-        let client = kube.client().await.expect("client for the managed apiserver");
+        let kube = KubeArgs { kubeconfig: Some(kubeconfig.clone().into()), context: None };
+        let client = kube.client().await.expect("client for the apiserver");
         let discovery = discover(&client).await;
         let kinds = discovery
             .groups()
@@ -77,6 +85,7 @@ impl Site {
             state_ns: format!("airlock-{id}"),
             app_ns: format!("app-{id}"),
             client,
+            kubeconfig,
             kinds,
             label: String::new(),
         };
@@ -153,7 +162,7 @@ impl Site {
             .arg(self.path("keyring.json"))
             .arg(format!("--state-namespace={}", self.state_ns))
             .args(extra)
-            .env("KUBECONFIG", kubeconfig())
+            .env("KUBECONFIG", &self.kubeconfig)
             .env("AIRLOCK_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -243,7 +252,7 @@ fn add(
 impl Drop for Site {
     fn drop(&mut self) {
         let _ = std::process::Command::new(common::service_env("AIRLOCK_KUBECTL"))
-            .args(["--kubeconfig", &kubeconfig(), "delete", "namespace", "--ignore-not-found", "--wait=false"])
+            .args(["--kubeconfig", &self.kubeconfig, "delete", "namespace", "--ignore-not-found", "--wait=false"])
             .args([&self.state_ns, &self.app_ns, &self.outside_ns()])
             .output();
     }
