@@ -86,7 +86,7 @@ impl ArchiveFiles {
             if count >= limits.archive_entries {
                 return Err(malformed(format!("more than {} entries", limits.archive_entries)));
             }
-            let entry = entry.map_err(|e| malformed(format!("truncated or corrupt: {e}")))?;
+            let entry = entry.map_err(|e| malformed(format!("is truncated or corrupt: {e}")))?;
             let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
             let name = raw.trim_start_matches("./").to_string();
             let kind = entry.header().entry_type();
@@ -107,7 +107,7 @@ impl ArchiveFiles {
             }
         }
         if len > 0 && !ends_with_marker(&file, end, len).map_err(|e| io_error(&store, "archive", e))? {
-            return Err(malformed(format!("truncated: no end-of-archive marker after the last entry, at byte {end} of {len}")));
+            return Err(malformed(format!("is truncated: no end-of-archive marker after the last entry, at byte {end} of {len}")));
         }
         Ok(ArchiveFiles { path: path.into(), entries })
     }
@@ -404,7 +404,24 @@ mod tests {
             let cut = tmp.path().join("cut.tar");
             fs::write(&cut, &bytes[..end as usize]).unwrap();
             let Err(err) = ArchiveFiles::scan(&cut, &Limits::SPEC) else { panic!("a cut at byte {end} was accepted") };
-            assert!(err.to_string().contains("truncated"), "{err}");
+            assert!(err.to_string().contains("is truncated"), "{err}");
+        }
+    }
+
+    /// Wherever a carried copy is cut (inside a header, inside a file, between entries, in
+    /// the marker), the refusal says the same words, so operators and scripts can tell a
+    /// short copy from a forged one.
+    #[test]
+    fn an_archive_cut_anywhere_is_truncated() {
+        let tmp = tempfile::tempdir().unwrap();
+        let whole = tmp.path().join("whole.tar");
+        write_new(&whole, &artifacts()).unwrap();
+        let bytes = fs::read(&whole).unwrap();
+        let cut = tmp.path().join("cut.tar");
+        for end in (1..bytes.len()).step_by(128) {
+            fs::write(&cut, &bytes[..end]).unwrap();
+            let Err(err) = ArchiveFiles::scan(&cut, &Limits::SPEC) else { panic!("a cut at byte {end} was accepted") };
+            assert!(err.to_string().contains("is truncated"), "cut at byte {end}: {err}");
         }
     }
 }
