@@ -1,9 +1,12 @@
 //! The publisher's side of the contract: describe a [`Bundle`] in a statement (spec 5) and
 //! sign it into an envelope (spec 6).
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use jiff::Timestamp;
 
-use super::content::Bundle;
+use super::content::{Bundle, Part, bundle_digest};
 use super::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use super::keyring::SigningKey;
 use super::statement::*;
@@ -70,33 +73,37 @@ impl SignedBundle {
 }
 
 /// Describes `bundle` as a statement. `settings` gives each part's settings; a part
-/// without an entry gets the Sveltos defaults.
-pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> PartSettings) -> Statement {
-    let profiles = bundle
-        .parts()
-        .map(|(name, part)| {
-            let s = settings(name);
-            ProfileEntry {
-                name: name.to_string(),
-                digest: Digest::of(&part.tar()),
-                size: part.tar_size(),
-                sync_mode: s.sync_mode,
-                tier: s.tier,
-                depends_on: s.depends_on,
-                stop_matching_behavior: s.stop_matching_behavior,
-                force_conflicts: s.force_conflicts,
-            }
-        })
-        .collect();
-    let files = bundle
-        .files()
-        .map(|(path, bytes)| FileEntry { path: path.to_string(), size: bytes.len() as u64, sha256: Digest::of(bytes).hex() })
-        .collect();
+/// without an entry gets the Sveltos defaults. `parts` remembers the digests of parts
+/// described before, so a part in many bundles has its tar written and hashed once.
+pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> PartSettings, parts: &PartDigests) -> Statement {
+    let mut profiles = Vec::new();
+    let mut files = Vec::with_capacity(bundle.file_count());
+    // Each file's path and digest, in path order: parts are prefixes of paths.
+    let mut listing = Vec::with_capacity(bundle.file_count());
+    for (name, part) in bundle.parts() {
+        let first = listing.len();
+        for (path, bytes) in part.files() {
+            let digest = Digest::of(bytes);
+            listing.push((path, digest));
+            files.push(FileEntry { path: path.to_string(), size: bytes.len() as u64, sha256: digest.hex() });
+        }
+        let s = settings(name);
+        profiles.push(ProfileEntry {
+            name: name.to_string(),
+            digest: parts.digest(part, &listing[first..]),
+            size: part.tar_size(),
+            sync_mode: s.sync_mode,
+            tier: s.tier,
+            depends_on: s.depends_on,
+            stop_matching_behavior: s.stop_matching_behavior,
+            force_conflicts: s.force_conflicts,
+        });
+    }
     Statement {
         statement_type: STATEMENT_TYPE.to_string(),
         subject: vec![Subject {
             name: release.cluster.to_string(),
-            digest: SubjectDigest { sha256: bundle.digest().hex() },
+            digest: SubjectDigest { sha256: bundle_digest(listing.iter().copied()).hex() },
         }],
         predicate_type: PREDICATE_TYPE.to_string(),
         predicate: Predicate {
@@ -112,6 +119,37 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
     }
 }
 
+/// Most parts [`PartDigests`] remembers; it forgets them all when full. A part takes about
+/// 100 bytes, and a fleet's shared parts come back after one miss each.
+const REMEMBERED_PARTS: usize = 1 << 16;
+
+/// Canonical tar digests (spec 3.4) of parts already described, by the SHA-256 of their
+/// file listing (spec 4's format): the same listing is the same files, hence the same tar
+/// (spec 3.3). Without it every bundle's statement wrote and hashed again the parts it
+/// shares with thousands of other bundles. One may be shared by threads describing
+/// bundles at once.
+#[derive(Debug, Default)]
+pub struct PartDigests(Mutex<HashMap<Digest, Digest>>);
+
+impl PartDigests {
+    /// The digest of `part`, whose files' paths and digests are `listing`.
+    fn digest(&self, part: &Part, listing: &[(&str, Digest)]) -> Digest {
+        let key = bundle_digest(listing.iter().copied());
+        if let Some(known) = self.0.lock().expect("not poisoned").get(&key) {
+            return *known;
+        }
+        // Outside the lock: another thread hashing the same new part meanwhile only
+        // duplicates work, never changes the answer.
+        let digest = Digest::of(&part.tar());
+        let mut known = self.0.lock().expect("not poisoned");
+        if known.len() >= REMEMBERED_PARTS {
+            known.clear();
+        }
+        known.insert(key, digest);
+        digest
+    }
+}
+
 /// Signs a bundle with every key (spec 6).
 pub fn sign(
     bundle: Bundle,
@@ -120,7 +158,62 @@ pub fn sign(
     keys: &[SigningKey],
     keyring_chain: Option<Vec<u8>>,
 ) -> SignedBundle {
-    let statement = statement(&bundle, release, settings);
+    let statement = statement(&bundle, release, settings, &PartDigests::default());
     let envelope = envelope::sign(IN_TOTO_PAYLOAD_TYPE, &statement.to_json(), keys);
     SignedBundle { bundle, statement, envelope, keyring_chain }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::Fixture;
+
+    fn bundle(files: &[(&str, &str)]) -> Bundle {
+        Fixture::bundle(files.iter().map(|(p, b)| (p.to_string(), b.as_bytes().to_vec())).collect())
+    }
+
+    fn describe(bundle: &Bundle, parts: &PartDigests) -> Statement {
+        statement(bundle, &Fixture::new(1).release(1), &|_| PartSettings::default(), parts)
+    }
+
+    /// Every profile's digest is its tar's, and the subject is the bundle digest.
+    fn assert_describes(statement: &Statement, bundle: &Bundle) {
+        let digests: Vec<_> = bundle.parts().map(|(_, part)| Digest::of(&part.tar())).collect();
+        assert_eq!(statement.predicate.profiles.iter().map(|p| p.digest).collect::<Vec<_>>(), digests);
+        assert_eq!(statement.subject[0].digest.sha256, bundle.digest().hex());
+    }
+
+    #[test]
+    fn a_shared_part_is_described_alike_from_memory() {
+        let shared = ("ClusterProfile.base/ConfigMap.fleet.base.yaml", "kind: ConfigMap\n");
+        let a = bundle(&[shared, ("ClusterProfile.own/ConfigMap.fleet.a.yaml", "a: 1\n")]);
+        let b = bundle(&[shared, ("ClusterProfile.own/ConfigMap.fleet.a.yaml", "a: 2\n")]);
+        let parts = PartDigests::default();
+        for bundle in [&a, &b, &a] {
+            let remembered = describe(bundle, &parts);
+            assert_describes(&remembered, bundle);
+            assert_eq!(remembered.to_json(), describe(bundle, &PartDigests::default()).to_json());
+        }
+        assert_eq!(parts.0.lock().unwrap().len(), 3, "base once, each `own` once");
+    }
+
+    #[test]
+    fn the_same_files_in_another_part_are_another_part() {
+        let parts = PartDigests::default();
+        let a = bundle(&[("ClusterProfile.a/ConfigMap.fleet.x.yaml", "x: 1\n")]);
+        let b = bundle(&[("ClusterProfile.b/ConfigMap.fleet.x.yaml", "x: 1\n")]);
+        let (sa, sb) = (describe(&a, &parts), describe(&b, &parts));
+        assert_describes(&sa, &a);
+        assert_describes(&sb, &b);
+        assert_ne!(sa.predicate.profiles[0].digest, sb.predicate.profiles[0].digest);
+    }
+
+    #[test]
+    fn forgets_every_part_when_full_and_goes_on_describing() {
+        let parts = PartDigests::default();
+        parts.0.lock().unwrap().extend((0..REMEMBERED_PARTS as u32).map(|i| (Digest::of(&i.to_le_bytes()), Digest([0; 32]))));
+        let a = bundle(&[("ClusterProfile.a/ConfigMap.fleet.x.yaml", "x: 1\n")]);
+        assert_describes(&describe(&a, &parts), &a);
+        assert_eq!(parts.0.lock().unwrap().len(), 1);
+    }
 }

@@ -97,6 +97,7 @@ fn keep_or_refresh(same: bool, version: u64, expires: Timestamp, now: Timestamp,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use airlock::bundle::sign::PartDigests;
     use airlock::bundle::{Bundle, PartSettings, Release, sign};
 
     fn statement(files: &[(&str, &str)], version: u64, issued: i64, expires_in: SignedDuration) -> Statement {
@@ -115,7 +116,7 @@ mod tests {
             keyring_version: 1,
             watch_namespaces: None,
         };
-        sign::statement(&bundle, &release, &|_| PartSettings::default())
+        sign::statement(&bundle, &release, &|_| PartSettings::default(), &PartDigests::default())
     }
 
     fn outline(s: &Statement) -> Outline {

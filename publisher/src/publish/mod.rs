@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use airlock::bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock::bundle::statement::Statement;
+use airlock::bundle::sign::PartDigests;
 use airlock::bundle::{Release, SignedBundle, SigningKey, sign};
 use airlock::store::{PublishMeta, Store};
 use airlock::{ClusterId, Digest, Limits};
@@ -131,9 +132,10 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
     };
     let renderer = Renderer::new(&resources, &publisher.limits);
     let fingerprints = Fingerprints::new(&resources, &inventory.profiles, &publisher.limits);
+    let parts = PartDigests::default();
     let drafts: Vec<(&SveltosCluster, Result<Draft, RenderError>)> = plans
         .into_par_iter()
-        .map(|(cluster, plan)| (cluster, plan.and_then(|plan| draft(publisher, &renderer, &fingerprints, plan, times))))
+        .map(|(cluster, plan)| (cluster, plan.and_then(|plan| draft(publisher, &renderer, &fingerprints, plan, times, &parts))))
         .collect();
     phase("render");
     // Tasks of their own, so reading and hashing envelopes runs on every core too.
@@ -158,7 +160,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
         .map(|((cluster, draft), read)| match (draft, read) {
             (Ok(mut draft), Some(read)) => {
                 let expiry = draft.expiry.take();
-                let (mut row, signed) = settle(publisher, &renderer, draft, read, times);
+                let (mut row, signed) = settle(publisher, &renderer, draft, read, times, &parts);
                 row.warnings.extend(expiry);
                 (row, signed)
             }
@@ -184,18 +186,25 @@ fn failed(cluster: ClusterId, message: String, warnings: Vec<String>) -> Row {
 }
 
 /// Renders a planned cluster unless the memo knows what it renders to.
-fn draft<'a>(p: &Publisher, renderer: &Renderer<'_>, fingerprints: &Fingerprints, plan: ClusterPlan<'a>, times: Times) -> Result<Draft<'a>, RenderError> {
+fn draft<'a>(
+    p: &Publisher,
+    renderer: &Renderer<'_>,
+    fingerprints: &Fingerprints,
+    plan: ClusterPlan<'a>,
+    times: Times,
+    parts: &PartDigests,
+) -> Result<Draft<'a>, RenderError> {
     let expiry = renderer.credentials_expiry(&plan, times.now, p.renew_before)?;
     let inputs = fingerprints.of(&plan);
     if let Some(outline) = p.memo.recall(&inputs) {
         return Ok(Draft { plan, inputs, outline, full: None, expiry });
     }
-    let full = full(p, renderer, &plan, times)?;
+    let full = full(p, renderer, &plan, times, parts)?;
     let outline = Outline::of(&full.statement, full.rendered.objects, full.rendered.warnings.clone());
     Ok(Draft { plan, inputs, outline, full: Some(full), expiry })
 }
 
-fn full(p: &Publisher, renderer: &Renderer<'_>, plan: &ClusterPlan<'_>, times: Times) -> Result<Full, RenderError> {
+fn full(p: &Publisher, renderer: &Renderer<'_>, plan: &ClusterPlan<'_>, times: Times, parts: &PartDigests) -> Result<Full, RenderError> {
     let rendered = renderer.render(plan)?;
     let release = Release {
         cluster: rendered.cluster.clone(),
@@ -205,12 +214,19 @@ fn full(p: &Publisher, renderer: &Renderer<'_>, plan: &ClusterPlan<'_>, times: T
         keyring_version: p.signer.keyring_version,
         watch_namespaces: rendered.watch_namespaces.clone(),
     };
-    let statement = sign::statement(&rendered.bundle, &release, &|part| rendered.settings.get(part).cloned().unwrap_or_default());
+    let statement = sign::statement(&rendered.bundle, &release, &|part| rendered.settings.get(part).cloned().unwrap_or_default(), parts);
     Ok(Full { rendered, statement })
 }
 
 /// Compares one drafted cluster with what the store holds, and signs it when it changed.
-fn settle(p: &Publisher, renderer: &Renderer<'_>, mut draft: Draft<'_>, held: Result<Held, String>, times: Times) -> (Row, Option<SignedBundle>) {
+fn settle(
+    p: &Publisher,
+    renderer: &Renderer<'_>,
+    mut draft: Draft<'_>,
+    held: Result<Held, String>,
+    times: Times,
+    parts: &PartDigests,
+) -> (Row, Option<SignedBundle>) {
     let id = draft.plan.cluster.id.clone();
     let held = match held {
         Ok(held) => held,
@@ -230,7 +246,7 @@ fn settle(p: &Publisher, renderer: &Renderer<'_>, mut draft: Draft<'_>, held: Re
     let mut decision = decide(&draft.outline);
     if let (Decision::Publish { .. }, None, false) = (decision, &draft.full, p.dry_run) {
         // The memo told what the cluster renders to; signing needs the bundle itself.
-        match full(p, renderer, &draft.plan, times) {
+        match full(p, renderer, &draft.plan, times, parts) {
             Ok(full) => {
                 draft.outline = Outline::of(&full.statement, full.rendered.objects, full.rendered.warnings.clone());
                 draft.full = Some(full);
