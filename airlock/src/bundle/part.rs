@@ -4,19 +4,22 @@
 //! inflated tar, copied out only when they fill little of it.
 //!
 //! A part that is what it should be is checked in one pass: the tar must be, byte for
-//! byte, the canonical tar of the signed files (spec 3.1), so each header is compared with
-//! the one the signed path and size make, and each file is hashed where it lies. Only a
-//! part that fails that is walked entry by entry, to name the first thing wrong with it.
+//! byte, the canonical tar of the signed files (spec 3.1), so each file is hashed where
+//! that tar puts it while the part is still being inflated, and each header is then
+//! compared with the one the signed path and size make. Only a part that fails that is
+//! walked entry by entry, to name the first thing wrong with it. Hashing as the bytes
+//! arrive does not change what is checked or in which order failures are named.
 
 use std::ops::Range;
+use std::sync::mpsc;
 
 use bytes::Bytes;
 
-use super::gzip;
+use super::gzip::{self, GzipError};
 use super::statement::{FileEntry, ProfileEntry};
-use super::tar::{self, walk};
+use super::tar::{self, BLOCK, walk};
 use super::verify::{Transport, VerifyError};
-use crate::digest::Digest;
+use crate::digest::{Digest, Hasher};
 use crate::limits::Limits;
 
 /// Steps 11-13 for the part `name`, signed as `profile` with the files `signed`.
@@ -28,33 +31,152 @@ pub(super) fn verify(
     limits: &Limits,
 ) -> Result<Vec<(String, Bytes)>, VerifyError> {
     let part = || name.to_string();
-    // spec 8.11
-    let tar = match transport {
-        Transport::Gzip(gz) => gzip::decompress(gz, profile.size, limits)
-            .map_err(|source| VerifyError::Transport { part: part(), source })?,
-        Transport::Tar(tar) => tar.to_vec(),
-    };
+    let mut tar = vec![
+        0;
+        match transport {
+            Transport::Gzip(_) => gzip::room(profile.size),
+            Transport::Tar(tar) => tar.len(),
+        }
+    ];
+    // spec 8.11, hashing for 8.12 and 8.13 on the way
+    let (len, actual, files_intact) = receive_and_hash(transport, &mut tar, profile, signed, limits)
+        .map_err(|source| VerifyError::Transport { part: part(), source })?;
+    tar.truncate(len);
     if tar.len() as u64 != profile.size {
         return Err(VerifyError::PartLength { part: part(), size: tar.len() as u64, signed: profile.size });
     }
-    // Steps 12 and 13 each hash every byte of the tar: on two cores at once when the part
-    // is large enough to pay for a thread. Step 12's verdict still comes first.
-    let (actual, spans) = std::thread::scope(|s| {
-        let digest = (tar.len() >= PARALLEL_HASH_BYTES).then(|| s.spawn(|| Digest::of(&tar)));
-        let spans = canonical_files(&tar, signed);
-        (digest.map_or_else(|| Digest::of(&tar), |h| h.join().expect("hashing does not panic")), spans)
-    });
     // spec 8.12
     if actual != profile.digest {
         return Err(VerifyError::PartDigest { part: part(), expected: profile.digest, actual });
     }
     // spec 8.13
-    let spans = match spans {
+    let canonical = files_intact.then(|| tar::canonical_layout(&tar, signed.iter().map(|f| (f.path.as_str(), f.size))));
+    let spans = match canonical.flatten() {
         Some(spans) => spans,
         None => walk_part(name, &tar, signed)?,
     };
     let (bytes, spans) = keep_files(tar, spans);
     Ok(signed.iter().zip(spans).map(|(f, span)| (f.path.clone(), bytes.slice(span))).collect())
+}
+
+/// Puts the part's tar into `buffer` (inflated, or copied as it came) and hashes it as it
+/// lands: its digest (step 12), and each signed file where the canonical tar puts it (step
+/// 13). A large part is inflated on this thread while a thread each hashes the digest and
+/// the files, so the three overlap. Returns the tar's length, its digest and whether every
+/// file hashed to its signed value.
+fn receive_and_hash<'a>(
+    transport: Transport<'_>,
+    buffer: &'a mut [u8],
+    profile: &ProfileEntry,
+    signed: &[FileEntry],
+    limits: &Limits,
+) -> Result<(usize, Digest, bool), GzipError> {
+    let mut digest = Hasher::default();
+    let mut files = FileHashes::new(signed);
+    if profile.size < PARALLEL_HASH_BYTES {
+        let len = receive(transport, buffer, profile.size, limits, |piece| {
+            digest.update(piece);
+            files.update(piece);
+        })?;
+        return Ok((len, digest.finish(), files.intact()));
+    }
+    std::thread::scope(|s| {
+        let (to_digest, pieces) = mpsc::channel::<&'a [u8]>();
+        let digest = s.spawn(move || {
+            pieces.into_iter().for_each(|piece| digest.update(piece));
+            digest.finish()
+        });
+        let (to_files, pieces) = mpsc::channel::<&'a [u8]>();
+        let files = s.spawn(move || {
+            pieces.into_iter().for_each(|piece| files.update(piece));
+            files.intact()
+        });
+        // A send fails only when its thread panicked, which the join reports.
+        let len = receive(transport, buffer, profile.size, limits, |piece| {
+            let _ = to_digest.send(piece);
+            let _ = to_files.send(piece);
+        });
+        drop((to_digest, to_files));
+        let digest = digest.join().expect("hashing does not panic");
+        let intact = files.join().expect("hashing does not panic");
+        Ok((len?, digest, intact))
+    })
+}
+
+/// Hands the part's bytes to `each` in order as they land in `buffer`: inflated from the
+/// transport copy within the caps of spec 8.11, or copied as they came.
+fn receive<'a>(
+    transport: Transport<'_>,
+    buffer: &'a mut [u8],
+    signed: u64,
+    limits: &Limits,
+    mut each: impl FnMut(&'a [u8]),
+) -> Result<usize, GzipError> {
+    match transport {
+        Transport::Gzip(gz) => gzip::decompress_into(gz, buffer, signed, limits, each),
+        Transport::Tar(tar) => {
+            buffer.copy_from_slice(tar);
+            each(buffer);
+            Ok(tar.len())
+        }
+    }
+}
+
+/// Below this size a part's tar is hashed on the verifying thread alone: starting
+/// threads costs more than it saves.
+const PARALLEL_HASH_BYTES: u64 = 256 * 1024;
+
+/// Step 13's hashes for a part that is the canonical tar of its signed files: each file is
+/// hashed at the offset that tar puts it, as the bytes arrive in order. Whether the headers
+/// and padding around them are canonical is `tar::canonical_layout`'s check, afterwards.
+struct FileHashes<'s> {
+    signed: &'s [FileEntry],
+    /// The file being hashed, and where its bytes are in the tar.
+    next: usize,
+    span: Range<usize>,
+    hasher: Hasher,
+    /// Bytes of the tar seen so far.
+    seen: usize,
+    intact: bool,
+}
+
+impl<'s> FileHashes<'s> {
+    fn new(signed: &'s [FileEntry]) -> FileHashes<'s> {
+        let mut files = FileHashes { signed, next: 0, span: 0..0, hasher: Hasher::default(), seen: 0, intact: true };
+        files.locate(0);
+        files
+    }
+
+    /// Places the next file after a header at `header`.
+    fn locate(&mut self, header: usize) {
+        let size = self.signed.get(self.next).map_or(0, |f| usize::try_from(f.size).unwrap_or(usize::MAX));
+        let start = header.saturating_add(BLOCK);
+        self.span = start..start.saturating_add(size);
+    }
+
+    /// The next bytes of the tar.
+    fn update(&mut self, piece: &[u8]) {
+        let end = self.seen + piece.len();
+        while self.intact && self.next < self.signed.len() {
+            let (from, to) = (self.span.start.max(self.seen), self.span.end.min(end));
+            if from < to {
+                self.hasher.update(&piece[from - self.seen..to - self.seen]);
+            }
+            if self.span.end > end {
+                break;
+            }
+            let actual = std::mem::take(&mut self.hasher).finish();
+            self.intact = Digest::from_hex(&self.signed[self.next].sha256) == Ok(actual);
+            self.next += 1;
+            self.locate(self.span.end.next_multiple_of(BLOCK));
+        }
+        self.seen = end;
+    }
+
+    /// Whether every signed file was there with its signed hash.
+    fn intact(&self) -> bool {
+        self.intact && self.next == self.signed.len()
+    }
 }
 
 /// The buffer the part's files are kept in, and where each file is in it: the tar itself
@@ -75,19 +197,6 @@ fn keep_files(tar: Vec<u8>, spans: Vec<Range<usize>>) -> (Bytes, Vec<Range<usize
         })
         .collect();
     (Bytes::from(files), spans)
-}
-
-/// Below this size a part's tar is hashed on the verifying thread alone: starting a
-/// thread costs more than it saves.
-const PARALLEL_HASH_BYTES: usize = 256 * 1024;
-
-/// Step 13 for a part that is what it should be: the canonical tar of exactly its signed
-/// files (spec 3.1), each with its signed SHA-256. Returns where each file's bytes are;
-/// `None` when anything differs, and [`walk_part`] then finds what.
-fn canonical_files(tar: &[u8], signed: &[FileEntry]) -> Option<Vec<Range<usize>>> {
-    let spans = tar::canonical_layout(tar, signed.iter().map(|f| (f.path.as_str(), f.size)))?;
-    let intact = signed.iter().zip(&spans).all(|(f, span)| Digest::from_hex(&f.sha256).ok() == Some(Digest::of(&tar[span.clone()])));
-    intact.then_some(spans)
 }
 
 /// Step 13 entry by entry, naming the first entry that differs from the signed list.
@@ -164,7 +273,7 @@ mod tests {
     fn verifies_a_large_part_and_lends_its_files_from_the_tar() {
         let signed = large();
         let tar = signed.bundle.part("ClusterProfile.big").unwrap().tar();
-        assert!(tar.len() >= PARALLEL_HASH_BYTES, "the test must cover the two-thread path");
+        assert!(tar.len() as u64 >= PARALLEL_HASH_BYTES, "the test must cover the threaded path");
         let files = check(&signed, Transport::Gzip(&gzip::compress(&tar))).unwrap();
         let expected: Vec<(&str, &[u8])> = signed.bundle.files().collect();
         let got: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), &b[..])).collect();
@@ -181,17 +290,56 @@ mod tests {
         assert!(matches!(err, VerifyError::PartDigest { .. }), "{err}");
     }
 
+    /// Whether the files hash to their signed values when the tar arrives in pieces of
+    /// `piece` bytes.
+    fn files_intact(tar: &[u8], files: &[FileEntry], piece: usize) -> bool {
+        let mut hashes = FileHashes::new(files);
+        tar.chunks(piece).for_each(|p| hashes.update(p));
+        hashes.intact()
+    }
+
     #[test]
-    fn the_one_pass_check_and_the_walk_find_the_same_files() {
+    fn hashes_files_across_any_cut_of_the_tar_and_the_walk_agrees() {
+        let mut files = Fixture::files();
+        files.push(("ClusterProfile.web/empty.yaml".into(), Vec::new()));
+        files.push(("ClusterProfile.web/long.yaml".into(), b"kind: ConfigMap\n".repeat(100)));
+        let signed = Fixture::new(1).signed(1, files);
+        let p = &signed.statement.predicate;
+        for profile in &p.profiles {
+            let files: Vec<FileEntry> = p.files.iter().filter(|f| f.path.starts_with(&format!("{}/", profile.name))).cloned().collect();
+            let tar = signed.bundle.part(&profile.name).unwrap().tar();
+            for piece in [1, 7, 511, 512, 513, 4096, tar.len()] {
+                assert!(files_intact(&tar, &files, piece), "{} in pieces of {piece}", profile.name);
+            }
+            let fast = tar::canonical_layout(&tar, files.iter().map(|f| (f.path.as_str(), f.size))).unwrap();
+            assert_eq!(walk_part(&profile.name, &tar, &files).unwrap(), fast);
+            // A changed byte anywhere in a file's content, or a tar cut short, is not intact.
+            for span in &fast {
+                for at in [span.start, span.end - 1].into_iter().filter(|_| !span.is_empty()) {
+                    let mut changed = tar.clone();
+                    changed[at] ^= 1;
+                    assert!(!files_intact(&changed, &files, 100), "byte {at} changed");
+                }
+            }
+            if let Some(last) = fast.iter().rev().find(|s| !s.is_empty()) {
+                assert!(!files_intact(&tar[..last.end - 1], &files, 100), "cut before the end of the last file");
+            }
+        }
+    }
+
+    #[test]
+    fn a_changed_header_leaves_the_files_intact_but_fails_the_layout_and_the_walk() {
         let signed = large();
         let tar = signed.bundle.part("ClusterProfile.big").unwrap().tar();
         let files = &signed.statement.predicate.files;
-        let fast = canonical_files(&tar, files).expect("a canonical tar passes the one-pass check");
-        assert_eq!(walk_part("ClusterProfile.big", &tar, files).unwrap(), fast);
-        // Any other bytes send it to the walk, which then names what is wrong.
         let mut changed = tar.clone();
-        changed[512 + 3] ^= 1;
-        assert_eq!(canonical_files(&changed, files), None);
-        assert!(matches!(walk_part("ClusterProfile.big", &changed, files), Err(VerifyError::EntryMismatch { .. })));
+        // The mode field of the 21st header (every file takes 6 blocks here).
+        changed[512 * 6 * 20 + 101] = b'7';
+        assert!(files_intact(&changed, files, 4096), "no file's content changed");
+        let err = check(&signed, Transport::Tar(&changed)).unwrap_err();
+        assert!(matches!(err, VerifyError::PartDigest { .. }), "{err}");
+        assert_eq!(tar::canonical_layout(&changed, files.iter().map(|f| (f.path.as_str(), f.size))), None);
+        let err = walk_part("ClusterProfile.big", &changed, files).unwrap_err();
+        assert!(matches!(err, VerifyError::Tar { source: tar::TarError::Malformed(_), .. }), "checksum: {err}");
     }
 }

@@ -10,7 +10,7 @@ use std::ops::Range;
 
 use super::path::ustar_split;
 
-const BLOCK: usize = 512;
+pub(super) const BLOCK: usize = 512;
 const END: usize = 2 * BLOCK;
 
 /// Why a tar was refused while walking it (spec 8.13).

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use airlock::{Digest, Limits};
 use airlock::bundle::VerifiedBundle;
 use airlock::bundle::statement::ProfileEntry;
+use rayon::prelude::*;
 use serde_json::{Map, Value};
 use serde_saphyr::{DuplicateKeyPolicy, MergeKeyPolicy, Spanned};
 
@@ -36,22 +37,47 @@ pub(super) fn desired(bundle: &VerifiedBundle, settings: &Settings) -> Result<Ve
         version: predicate.version.to_string(),
         digest: bundle.bundle().digest().to_string(),
     };
+    let files: Vec<(&ProfileEntry, u32, &str, &[u8])> = predicate
+        .profiles
+        .iter()
+        .filter_map(|profile| Some((profile, bundle.bundle().part(&profile.name)?)))
+        .flat_map(|(profile, part)| {
+            let wave = waves.get(profile.name.as_str()).copied().unwrap_or(0);
+            part.files().map(move |(path, bytes)| (profile, wave, path, bytes))
+        })
+        .collect();
+    // Parsing is most of the CPU a sync or a verify spends on a bundle, and files parse
+    // independently: they are spread over the cores. Every file is parsed even when one
+    // fails, so that the error reported is the first in file order, as it was serially.
+    let parsed: Vec<Result<Vec<DesiredObject>, EngineError>> = files
+        .into_par_iter()
+        .map(|(profile, wave, path, bytes)| file_objects(profile, wave, path, bytes, &stamp))
+        .collect();
     let mut objects = Vec::new();
-    for profile in &predicate.profiles {
-        let Some(part) = bundle.bundle().part(&profile.name) else { continue };
-        let wave = waves.get(profile.name.as_str()).copied().unwrap_or(0);
-        for (path, bytes) in part.files() {
-            for (index, line, document) in parse_file(path, bytes)? {
-                let source = format!("{path} document {index}");
-                let at = |message: String| EngineError::Manifest {
-                    source_path: path.to_string(),
-                    message: format!("document {index} (line {line}): {message}"),
-                };
-                objects.push(object(profile, wave, source, document, &stamp).map_err(at)?);
-            }
-        }
+    for file in parsed {
+        objects.extend(file?);
     }
     resolve_duplicates(objects)
+}
+
+/// The labelled objects of one file, in document order.
+fn file_objects(
+    profile: &ProfileEntry,
+    wave: u32,
+    path: &str,
+    bytes: &[u8],
+    stamp: &Stamp,
+) -> Result<Vec<DesiredObject>, EngineError> {
+    let documents = parse_file(path, bytes)?;
+    let mut objects = Vec::with_capacity(documents.len());
+    for (index, line, document) in documents {
+        let at = |message: String| EngineError::Manifest {
+            source_path: path.to_string(),
+            message: format!("document {index} (line {line}): {message}"),
+        };
+        objects.push(object(profile, wave, format!("{path} document {index}"), document, stamp).map_err(at)?);
+    }
+    Ok(objects)
 }
 
 /// Splits one file into its non-empty documents: (1-based index, line, value).
@@ -98,11 +124,18 @@ fn object(
 ) -> Result<DesiredObject, String> {
     let id = identify(&manifest)?;
     defaults::fill(&id, &mut manifest);
-    let metadata = manifest.get_mut("metadata").and_then(Value::as_object_mut).ok_or("metadata is not a mapping")?;
+    let metadata = metadata_mut(&mut manifest)?;
     let labels = string_map(metadata, "labels")?;
     labels.insert(LABEL_CLUSTER.into(), stamp.cluster.clone().into());
     labels.insert(LABEL_PROFILE.into(), label_value(&profile.name).into());
     let annotations = string_map(metadata, "annotations")?;
+    for key in VOLATILE_ANNOTATIONS {
+        annotations.remove(key);
+    }
+    // Hashed before the annotations that move with every version are stamped, rather than
+    // on a copy without them: a copy of every manifest cost as much as the hash itself.
+    let hash = stable_hash(&manifest);
+    let annotations = string_map(metadata_mut(&mut manifest)?, "annotations")?;
     annotations.insert(ANNOTATION_VERSION.into(), stamp.version.clone().into());
     annotations.insert(ANNOTATION_BUNDLE_DIGEST.into(), stamp.digest.clone().into());
     Ok(DesiredObject {
@@ -114,9 +147,13 @@ fn object(
         wave,
         source,
         id,
-        hash: stable_hash(&manifest),
+        hash,
         manifest: Manifest::from(manifest),
     })
+}
+
+fn metadata_mut(manifest: &mut Value) -> Result<&mut Map<String, Value>, String> {
+    manifest.get_mut("metadata").and_then(Value::as_object_mut).ok_or_else(|| "metadata is not a mapping".to_string())
 }
 
 /// apiVersion, kind and metadata.name, as spec 2.5 requires of every document.
@@ -159,16 +196,11 @@ fn string_map<'a>(metadata: &'a mut Map<String, Value>, field: &str) -> Result<&
     Ok(map)
 }
 
-/// The manifest's hash without the annotations that move with every version.
-pub(super) fn stable_hash(manifest: &Value) -> String {
-    let mut stable = manifest.clone();
-    if let Some(annotations) = stable.pointer_mut("/metadata/annotations").and_then(Value::as_object_mut) {
-        for key in VOLATILE_ANNOTATIONS {
-            annotations.remove(key);
-        }
-    }
-    // serde_json's map is sorted, so equal objects serialise to equal bytes.
-    Digest::of(&serde_json::to_vec(&stable).unwrap_or_default()).hex()
+/// SHA-256 hex of the manifest's compact JSON, taken without the annotations that move
+/// with every version (the caller leaves them out). serde_json's map is sorted, so equal
+/// objects serialise to equal bytes.
+fn stable_hash(manifest: &Value) -> String {
+    Digest::of(&serde_json::to_vec(manifest).unwrap_or_default()).hex()
 }
 
 /// The value of [`LABEL_CLUSTER`] for a cluster id: `/` is not allowed in label values.

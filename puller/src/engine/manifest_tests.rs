@@ -177,6 +177,35 @@ fn the_hash_ignores_the_version_but_not_the_content() {
     assert_ne!(one[0].hash, changed[0].hash);
 }
 
+/// The hash is kept in the state as `appliedHash`: it must stay the SHA-256 of the
+/// object's compact JSON without the volatile annotations, or an upgraded puller would
+/// re-apply every object once.
+#[test]
+fn the_hash_is_that_of_the_json_without_the_volatile_annotations() {
+    let with_own = CONFIG_MAP.replace("  namespace: web\n", "  namespace: web\n  annotations:\n    airlock.dev/version: \"9\"\n    keep: x\n");
+    for yaml in [CONFIG_MAP.to_string(), with_own] {
+        let objects = parse(3, &[file("ClusterProfile.web/x.yaml", &yaml)]).unwrap();
+        let mut stable = objects[0].manifest.value();
+        let annotations = stable["metadata"]["annotations"].as_object_mut().unwrap();
+        for key in VOLATILE_ANNOTATIONS {
+            assert!(annotations.remove(key).is_some(), "{key} is stamped");
+        }
+        assert_eq!(objects[0].hash, Digest::of(&serde_json::to_vec(&stable).unwrap()).hex(), "{yaml}");
+    }
+}
+
+/// Files are parsed in parallel; the error named is still the first in file order.
+#[test]
+fn names_the_first_bad_file_in_file_order() {
+    let mut files: Vec<_> = (0..64).map(|i| file(&format!("ClusterProfile.web/f{i:02}.yaml"), &CONFIG_MAP.replace("name: a", &format!("name: a{i}")))).collect();
+    for i in [17, 40, 63] {
+        files[i].1 = "kind: ConfigMap\n".into();
+    }
+    for _ in 0..8 {
+        assert_eq!(manifest_error(&files).0, "ClusterProfile.web/f17.yaml");
+    }
+}
+
 #[test]
 fn settings_and_waves_come_from_the_profile() {
     let files = [
