@@ -141,7 +141,7 @@ fn reports_file(reports: &[ReportFile]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{self, Report, RunResult};
+    use crate::report::{self, Report, RunReport, RunResult};
     use airlock::bundle::SigningKey;
     use serde_json::value::RawValue;
 

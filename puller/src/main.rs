@@ -17,7 +17,7 @@ use airlock_puller::config::{self, SyncArgs};
 use airlock_puller::export_reports::{self, ExportReportsArgs};
 use airlock_puller::failure::Failure;
 use airlock_puller::import_cmd::{self, ImportArgs};
-use airlock_puller::report::Report;
+use airlock_puller::report::{Report, RunReport};
 use airlock_puller::{plan, publish, run_cmd, sync, verify_cmd};
 use clap::{Parser, Subcommand};
 use tokio::sync::watch;

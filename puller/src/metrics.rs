@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::report::{Report, RunResult};
+use crate::report::{Report, RunReport, RunResult};
 
 /// Runs without a success before `/healthz` turns unhealthy.
 const HEALTHY_INTERVALS: u32 = 3;

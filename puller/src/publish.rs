@@ -6,7 +6,7 @@
 use airlock::cli::exit;
 
 use crate::config::SyncSettings;
-use crate::report::{self, Report, RunResult};
+use crate::report::{self, Report, RunReport, RunResult};
 
 /// Logs the run and writes its report file.
 pub fn publish(report: &Report, settings: &SyncSettings) -> anyhow::Result<()> {

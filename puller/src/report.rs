@@ -3,135 +3,39 @@
 //! proof of what a disconnected cluster did back across the gap.
 //!
 //! `--report-to DIR` gets `report-<ns>.<name>-<time>.json` per run, written atomically:
-//! a DSSE envelope (payload type [`REPORT_PAYLOAD_TYPE`]) signed with the cluster's own key when
-//! `--report-key` is given, else the plain report JSON. The latest report is also kept,
+//! a DSSE envelope (payload type `REPORT_PAYLOAD_TYPE`) signed with the cluster's own key when
+//! `--report-key` is given, else the plain report JSON. The payload types, the file name
+//! and the signing are the contract's (`airlock::bundle::report`); this module fills a
+//! report from a run. The latest report is also kept,
 //! unsigned, in the cluster (`kept_report`). Secret values never get here: results carry
 //! object ids, and the detail of a Secret's result (a diff could show its data) is dropped.
 
 use std::path::{Path, PathBuf};
 
-use airlock::bundle::statement::rfc3339;
-use airlock::bundle::envelope::REPORT_PAYLOAD_TYPE;
-use airlock::bundle::{SigningKey, VerifiedEnvelope};
-use airlock::{ClusterId, Digest};
+pub use airlock::bundle::report::{BundleSeen, Drift, RunResult};
+use airlock::bundle::SigningKey;
 use anyhow::Context;
 use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
 
 use crate::engine::{Action, ObjectResult, Outcome};
 use crate::failure::Failure;
 
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunResult {
-    Applied,
-    UpToDate,
-    /// `--dry-run`: computed, nothing written.
-    DryRun,
-    Rejected,
-    Error,
-}
+/// One run's report: the payload of spec 14.3 with the engine's per-object results.
+pub type Report = airlock::bundle::report::PullReport<ObjectResult>;
 
-impl RunResult {
-    /// The `result` label of `airlock_sync_runs_total`.
-    pub fn metric_label(self) -> &'static str {
-        match self {
-            RunResult::Applied | RunResult::UpToDate | RunResult::DryRun => "ok",
-            RunResult::Rejected => "rejected",
-            RunResult::Error => "error",
-        }
-    }
-}
-
-/// The bundle a run verified, whether or not it was applied.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct BundleSeen {
-    pub version: u64,
-    pub digest: Digest,
-    #[serde(with = "rfc3339")]
-    pub issued_at: Timestamp,
-    #[serde(with = "rfc3339")]
-    pub expires: Timestamp,
-    pub keyring_version: u64,
-    pub signers: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Drift {
-    /// Objects found changed or deleted under ContinuousWithDriftDetection.
-    pub found: u64,
-    /// Of those, re-applied.
-    pub corrected: u64,
-}
-
-/// One run's report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Report {
-    pub api_version: String,
-    pub kind: String,
-    pub cluster: String,
-    pub started_at: Timestamp,
-    pub finished_at: Timestamp,
-    pub duration_ms: u64,
-    pub result: RunResult,
-    /// The version and digest the cluster runs after this run (from the state).
-    pub applied_version: Option<u64>,
-    pub applied_digest: Option<Digest>,
-    /// The bundle this run verified.
-    pub bundle: Option<BundleSeen>,
-    /// `gitVersion` of the API server, read when the kept report is written (`kept_report`).
-    pub kubernetes_version: Option<String>,
-    pub objects: Vec<ObjectResult>,
-    pub drift: Drift,
-    /// Objects refused by the namespace policy.
-    pub refused: Vec<String>,
-    pub error: Option<String>,
-    /// Requests the apply engine made (the puller's own Lease, state and report calls
-    /// not included).
-    pub api_requests: u64,
-}
-
-impl Report {
-    pub fn start(cluster: &ClusterId) -> Report {
-        let now = Timestamp::now();
-        Report {
-            api_version: "airlock.dev/v1".into(),
-            kind: "PullReport".into(),
-            cluster: cluster.to_string(),
-            started_at: now,
-            finished_at: now,
-            duration_ms: 0,
-            result: RunResult::Error,
-            applied_version: None,
-            applied_digest: None,
-            bundle: None,
-            kubernetes_version: None,
-            objects: Vec::new(),
-            drift: Drift::default(),
-            refused: Vec::new(),
-            error: None,
-            api_requests: 0,
-        }
-    }
-
-    /// Records the verified envelope of this run's bundle.
-    pub fn saw(&mut self, envelope: &VerifiedEnvelope) {
-        let p = envelope.predicate();
-        self.bundle = Some(BundleSeen {
-            version: p.version,
-            digest: envelope.digest(),
-            issued_at: p.issued_at,
-            expires: p.expires,
-            keyring_version: envelope.keyring().version(),
-            signers: envelope.signers().to_vec(),
-        });
-    }
-
+/// What a run adds to its report beyond the payload's own methods: the engine's outcome
+/// and how the run ended.
+pub trait RunReport {
     /// Records what the engine did; `drift_pass` when it was a drift check.
-    pub fn record(&mut self, outcome: &Outcome, drift_pass: bool) {
+    fn record(&mut self, outcome: &Outcome, drift_pass: bool);
+    /// Closes the report with the run's result.
+    fn finish(&mut self, result: Result<RunResult, Failure>);
+    /// How many objects got each action, for summaries and metrics.
+    fn counts(&self) -> std::collections::BTreeMap<String, u64>;
+}
+
+impl RunReport for Report {
+    fn record(&mut self, outcome: &Outcome, drift_pass: bool) {
         self.api_requests += outcome.api_requests;
         for r in &outcome.results {
             match r.action {
@@ -147,8 +51,7 @@ impl Report {
         }
     }
 
-    /// Closes the report with the run's result.
-    pub fn finish(&mut self, result: Result<RunResult, Failure>) {
+    fn finish(&mut self, result: Result<RunResult, Failure>) {
         self.finished_at = Timestamp::now();
         self.duration_ms = (self.finished_at - self.started_at).get_milliseconds().max(0) as u64;
         match result {
@@ -163,45 +66,12 @@ impl Report {
         }
     }
 
-    /// Whether `other` tells the same: equal but for the times, the server version and
-    /// the request count, which differ from run to run when nothing else does.
-    pub fn same_outcome(&self, other: &Report) -> bool {
-        let plain = |r: &Report| Report {
-            started_at: Timestamp::UNIX_EPOCH,
-            finished_at: Timestamp::UNIX_EPOCH,
-            duration_ms: 0,
-            kubernetes_version: None,
-            api_requests: 0,
-            ..r.clone()
-        };
-        plain(self) == plain(other)
-    }
-
-    /// How many objects got each action, for summaries and metrics.
-    pub fn counts(&self) -> std::collections::BTreeMap<String, u64> {
+    fn counts(&self) -> std::collections::BTreeMap<String, u64> {
         let mut counts = std::collections::BTreeMap::new();
         for r in &self.objects {
             *counts.entry(action_name(r.action)).or_insert(0) += 1;
         }
         counts
-    }
-
-    pub fn to_json(&self) -> Vec<u8> {
-        serde_json::to_vec_pretty(self).expect("report serialises")
-    }
-
-    /// What goes into `--report-to`: signed when a key is given.
-    pub fn file_bytes(&self, key: Option<&SigningKey>) -> Vec<u8> {
-        match key {
-            Some(key) => airlock::bundle::envelope::sign(REPORT_PAYLOAD_TYPE, &self.to_json(), std::slice::from_ref(key)),
-            None => self.to_json(),
-        }
-    }
-
-    /// `report-<ns>.<name>-<time>.json`; milliseconds keep two runs in a second apart.
-    pub fn file_name(&self) -> String {
-        let cluster = self.cluster.replacen('/', ".", 1);
-        format!("report-{cluster}-{}.json", self.finished_at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
     }
 }
 
@@ -249,7 +119,7 @@ mod tests {
     use super::*;
     use airlock::Limits;
     use airlock::bundle::Keyring;
-    use airlock::bundle::envelope;
+    use airlock::bundle::envelope::{self, REPORT_PAYLOAD_TYPE};
 
     fn result(kind: &str, action: Action, detail: Option<&str>) -> ObjectResult {
         test_result(kind, "x", action, detail)

@@ -11,6 +11,7 @@ pub mod gzip;
 pub mod keyring;
 mod part;
 pub mod path;
+pub mod report;
 pub mod sign;
 pub mod statement;
 pub mod tar;

@@ -6,17 +6,15 @@
 //! (spec 14.4); every other field is read from verified bytes. This module does no I/O and
 //! does not decide which report of a cluster wins: that is `ingest`'s job.
 
-use airlock::bundle::envelope::{self, DecodedEnvelope, EnvelopeError, REPORT_PAYLOAD_TYPE};
+use airlock::bundle::envelope::{self, DecodedEnvelope, EnvelopeError};
+pub use airlock::bundle::report::RunResult;
+use airlock::bundle::report::{API_VERSION, KIND, REPORT_PAYLOAD_TYPE};
 use airlock::bundle::{Keyring, PublicKey};
-use airlock::{ClusterId, Digest, Limits};
-use jiff::Timestamp;
+use airlock::{ClusterId, Limits};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::REPORT_KEY_ANNOTATION;
-
-pub const API_VERSION: &str = "airlock.dev/v1";
-pub const KIND: &str = "PullReport";
 
 /// Why a report is refused. Every one is a rejection: the same bytes never become good.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,83 +36,9 @@ pub enum ReportError {
     Signature(ClusterId),
 }
 
-/// How the puller's run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RunResult {
-    Applied,
-    UpToDate,
-    DryRun,
-    Rejected,
-    Error,
-}
-
-impl RunResult {
-    /// The result as a condition reason: `Applied`, `UpToDate`, `DryRun`...
-    pub fn reason(self) -> &'static str {
-        match self {
-            RunResult::Applied => "Applied",
-            RunResult::UpToDate => "UpToDate",
-            RunResult::DryRun => "DryRun",
-            RunResult::Rejected => "Rejected",
-            RunResult::Error => "Error",
-        }
-    }
-
-    /// The result as the report writes it: `applied`, `up-to-date`...
-    pub fn name(self) -> &'static str {
-        match self {
-            RunResult::Applied => "applied",
-            RunResult::UpToDate => "up-to-date",
-            RunResult::DryRun => "dry-run",
-            RunResult::Rejected => "rejected",
-            RunResult::Error => "error",
-        }
-    }
-
-    /// The cluster runs the bundle it was given.
-    pub fn ready(self) -> bool {
-        matches!(self, RunResult::Applied | RunResult::UpToDate)
-    }
-}
-
-/// The bundle a run verified (the report's `bundle`).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct BundleSeen {
-    pub version: u64,
-    pub digest: Digest,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-pub struct Drift {
-    pub found: u64,
-    pub corrected: u64,
-}
-
-/// The fields of a verified report that `ingest` uses (spec 14.3); the others (per-object
-/// results, refusals, timings) are the puller's record and are not read here.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PullReport {
-    pub api_version: String,
-    pub kind: String,
-    #[serde(deserialize_with = "cluster_id")]
-    pub cluster: ClusterId,
-    pub finished_at: Timestamp,
-    pub result: RunResult,
-    #[serde(default)]
-    pub applied_version: Option<u64>,
-    #[serde(default)]
-    pub applied_digest: Option<Digest>,
-    #[serde(default)]
-    pub bundle: Option<BundleSeen>,
-    #[serde(default)]
-    pub kubernetes_version: Option<String>,
-    #[serde(default)]
-    pub drift: Drift,
-    #[serde(default)]
-    pub error: Option<String>,
-}
+/// The fields of a verified report (spec 14.3); the per-object results are the puller's
+/// record and are skipped, not read.
+pub type PullReport = airlock::bundle::report::PullReport;
 
 /// A decoded envelope and the cluster it claims to be from; not trusted yet.
 #[derive(Debug, Clone)]

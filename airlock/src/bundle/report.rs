@@ -1,0 +1,281 @@
+//! The status report's payload (spec 14.3), as the puller writes it and ingest reads it:
+//! one definition for both sides, with what spec 14.1 and 14.2 fix about its file (name,
+//! JSON, signature). Filling it from a run is the puller's business, checking a signed one
+//! ingest's.
+//!
+//! Parsing is as strict as spec 14.4 step 4 asks: `result` must be one of the five values
+//! and every field present must have its type. Unknown fields are ignored (14.3: a puller
+//! may add fields within version 1). Besides `apiVersion`, `kind`, `cluster`, `finishedAt`,
+//! `result` and a bundle's `version` and `digest`, every field may be missing and reads as
+//! empty, as ingest has always accepted; the puller always writes them all. Whether
+//! `apiVersion` and `kind` have their values is the reader's check.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use super::envelope;
+use super::keyring::SigningKey;
+use super::statement::rfc3339;
+use super::verify::VerifiedEnvelope;
+use crate::{ClusterId, Digest};
+
+pub use super::envelope::REPORT_PAYLOAD_TYPE;
+
+/// `apiVersion` of a report.
+pub const API_VERSION: &str = "airlock.dev/v1";
+/// `kind` of a report.
+pub const KIND: &str = "PullReport";
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunResult {
+    Applied,
+    UpToDate,
+    /// `--dry-run`: computed, nothing written.
+    DryRun,
+    Rejected,
+    Error,
+}
+
+impl RunResult {
+    /// The result as the report writes it: `applied`, `up-to-date`...
+    pub fn name(self) -> &'static str {
+        match self {
+            RunResult::Applied => "applied",
+            RunResult::UpToDate => "up-to-date",
+            RunResult::DryRun => "dry-run",
+            RunResult::Rejected => "rejected",
+            RunResult::Error => "error",
+        }
+    }
+
+    /// The result as a condition reason: `Applied`, `UpToDate`, `DryRun`...
+    pub fn reason(self) -> &'static str {
+        match self {
+            RunResult::Applied => "Applied",
+            RunResult::UpToDate => "UpToDate",
+            RunResult::DryRun => "DryRun",
+            RunResult::Rejected => "Rejected",
+            RunResult::Error => "Error",
+        }
+    }
+
+    /// The cluster runs the bundle it was given.
+    pub fn ready(self) -> bool {
+        matches!(self, RunResult::Applied | RunResult::UpToDate)
+    }
+
+    /// The `result` label of the puller's `airlock_sync_runs_total`: `ok`, `rejected` or
+    /// `error`, the three classes a caller acts on differently.
+    pub fn metric_label(self) -> &'static str {
+        match self {
+            RunResult::Applied | RunResult::UpToDate | RunResult::DryRun => "ok",
+            RunResult::Rejected => "rejected",
+            RunResult::Error => "error",
+        }
+    }
+}
+
+/// The bundle a run verified, whether or not it was applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleSeen {
+    pub version: u64,
+    pub digest: Digest,
+    #[serde(with = "rfc3339", default)]
+    pub issued_at: Timestamp,
+    #[serde(with = "rfc3339", default)]
+    pub expires: Timestamp,
+    #[serde(default)]
+    pub keyring_version: u64,
+    #[serde(default)]
+    pub signers: Vec<String>,
+}
+
+impl BundleSeen {
+    pub fn of(envelope: &VerifiedEnvelope) -> BundleSeen {
+        let p = envelope.predicate();
+        BundleSeen {
+            version: p.version,
+            digest: envelope.digest(),
+            issued_at: p.issued_at,
+            expires: p.expires,
+            keyring_version: envelope.keyring().version(),
+            signers: envelope.signers().to_vec(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Drift {
+    /// Objects found changed or deleted under ContinuousWithDriftDetection.
+    pub found: u64,
+    /// Of those, re-applied.
+    pub corrected: u64,
+}
+
+/// One run's report. `O` is a per-object result: the puller's own type, which it writes;
+/// a reader that does not look at them (ingest) leaves the default, which skips them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullReport<O = serde::de::IgnoredAny> {
+    pub api_version: String,
+    pub kind: String,
+    pub cluster: String,
+    #[serde(default)]
+    pub started_at: Timestamp,
+    pub finished_at: Timestamp,
+    #[serde(default)]
+    pub duration_ms: u64,
+    pub result: RunResult,
+    /// The version and digest the cluster runs after this run (from the state).
+    pub applied_version: Option<u64>,
+    pub applied_digest: Option<Digest>,
+    /// The bundle this run verified.
+    pub bundle: Option<BundleSeen>,
+    /// `gitVersion` of the API server, when it was read.
+    pub kubernetes_version: Option<String>,
+    // A path, not `default`: that would ask the entry type for a `Default` it need not have.
+    #[serde(default = "Vec::new")]
+    pub objects: Vec<O>,
+    #[serde(default)]
+    pub drift: Drift,
+    /// Objects refused by the namespace policy.
+    #[serde(default)]
+    pub refused: Vec<String>,
+    pub error: Option<String>,
+    /// Requests the apply engine made (the puller's own Lease, state and report calls
+    /// not included).
+    #[serde(default)]
+    pub api_requests: u64,
+}
+
+impl<O> PullReport<O> {
+    /// The report of a run of `cluster` starting now; until it is finished it says `error`.
+    pub fn start(cluster: &ClusterId) -> PullReport<O> {
+        let now = Timestamp::now();
+        PullReport {
+            api_version: API_VERSION.into(),
+            kind: KIND.into(),
+            cluster: cluster.to_string(),
+            started_at: now,
+            finished_at: now,
+            duration_ms: 0,
+            result: RunResult::Error,
+            applied_version: None,
+            applied_digest: None,
+            bundle: None,
+            kubernetes_version: None,
+            objects: Vec::new(),
+            drift: Drift::default(),
+            refused: Vec::new(),
+            error: None,
+            api_requests: 0,
+        }
+    }
+
+    /// Records the verified envelope of this run's bundle.
+    pub fn saw(&mut self, envelope: &VerifiedEnvelope) {
+        self.bundle = Some(BundleSeen::of(envelope));
+    }
+
+    /// `report-<ns>.<name>-<time>.json` (spec 14.1); milliseconds keep two runs in a
+    /// second apart.
+    pub fn file_name(&self) -> String {
+        let cluster = self.cluster.replacen('/', ".", 1);
+        format!("report-{cluster}-{}.json", self.finished_at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"))
+    }
+}
+
+impl<O: Clone + PartialEq> PullReport<O> {
+    /// Whether `other` tells the same: equal but for the times, the server version and
+    /// the request count, which differ from run to run when nothing else does.
+    pub fn same_outcome(&self, other: &PullReport<O>) -> bool {
+        let plain = |r: &PullReport<O>| PullReport {
+            started_at: Timestamp::UNIX_EPOCH,
+            finished_at: Timestamp::UNIX_EPOCH,
+            duration_ms: 0,
+            kubernetes_version: None,
+            api_requests: 0,
+            ..r.clone()
+        };
+        plain(self) == plain(other)
+    }
+}
+
+impl<O: Serialize> PullReport<O> {
+    pub fn to_json(&self) -> Vec<u8> {
+        serde_json::to_vec_pretty(self).expect("report serialises")
+    }
+
+    /// The report file's bytes (spec 14.2): a report envelope signed with the cluster's
+    /// report key when there is one, else the bare report JSON.
+    pub fn file_bytes(&self, key: Option<&SigningKey>) -> Vec<u8> {
+        match key {
+            Some(key) => envelope::sign(REPORT_PAYLOAD_TYPE, &self.to_json(), std::slice::from_ref(key)),
+            None => self.to_json(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report as a puller writes it, with a field a later version of it might add.
+    fn written() -> serde_json::Value {
+        serde_json::json!({
+            "apiVersion": API_VERSION, "kind": KIND, "cluster": "fleet/a",
+            "startedAt": "2026-03-01T09:59:58Z", "finishedAt": "2026-03-01T10:00:00.250Z", "durationMs": 2000,
+            "result": "up-to-date", "appliedVersion": 3, "appliedDigest": Digest::of(b"v3"),
+            "bundle": {"version": 3, "digest": Digest::of(b"v3"), "issuedAt": "2026-03-01T09:00:00Z",
+                       "expires": "2026-03-31T09:00:00Z", "keyringVersion": 1, "signers": ["ab"]},
+            "kubernetesVersion": "v1.20.2", "objects": [{"any": "shape"}], "drift": {"found": 2, "corrected": 1},
+            "refused": [], "error": null, "apiRequests": 9, "addedLater": {"x": 1},
+        })
+    }
+
+    #[test]
+    fn reads_a_written_report_ignoring_unknown_fields_and_skipping_objects() {
+        let report: PullReport = serde_json::from_value(written()).unwrap();
+        assert_eq!((report.result, report.applied_version, report.drift), (RunResult::UpToDate, Some(3), Drift { found: 2, corrected: 1 }));
+        assert_eq!(report.bundle.unwrap().signers, ["ab"]);
+        assert_eq!(report.objects.len(), 1);
+    }
+
+    #[test]
+    fn needs_only_what_ingest_reads_and_rejects_wrong_types_and_results() {
+        let mut minimal = serde_json::Map::new();
+        for key in ["apiVersion", "kind", "cluster", "finishedAt", "result"] {
+            minimal.insert(key.into(), written()[key].clone());
+        }
+        let report: PullReport = serde_json::from_value(minimal.clone().into()).unwrap();
+        assert_eq!((report.bundle, report.drift, report.api_requests), (None, Drift::default(), 0));
+        for key in ["apiVersion", "kind", "cluster", "finishedAt", "result"] {
+            let mut missing = minimal.clone();
+            missing.remove(key);
+            let err = serde_json::from_value::<PullReport>(missing.into()).unwrap_err();
+            assert!(err.to_string().contains(&format!("missing field `{key}`")), "{err}");
+        }
+        for (key, bad) in [("result", "done".into()), ("durationMs", "-1".into()), ("refused", serde_json::json!([1])), ("appliedDigest", "sha256:00".into())] {
+            let mut wrong = written();
+            wrong[key] = bad;
+            assert!(serde_json::from_value::<PullReport>(wrong).is_err(), "{key}");
+        }
+    }
+
+    #[test]
+    fn names_results_as_written_as_reasons_and_as_classes() {
+        for (result, name, reason, ready, class) in [
+            (RunResult::Applied, "applied", "Applied", true, "ok"),
+            (RunResult::UpToDate, "up-to-date", "UpToDate", true, "ok"),
+            (RunResult::DryRun, "dry-run", "DryRun", false, "ok"),
+            (RunResult::Rejected, "rejected", "Rejected", false, "rejected"),
+            (RunResult::Error, "error", "Error", false, "error"),
+        ] {
+            assert_eq!(serde_json::to_value(result).unwrap(), name);
+            assert_eq!((result.name(), result.reason(), result.ready(), result.metric_label()), (name, reason, ready, class));
+        }
+    }
+}
