@@ -3,8 +3,9 @@
 //! fault put between them: a registry answering 500, cutting a transfer or stopping mid-
 //! fetch, and an API server unreachable mid-apply (both through `faults/proxy.rs`); a real
 //! kube-apiserver stopped mid-apply and restarted (`hack/kube.sh`'s `faults` instance); the
-//! puller's clock moved (libfaketime); the state Secret deleted or corrupted by hand; a
-//! Git remote rewound to an older history.
+//! puller's clock moved (libfaketime); the state or inventory Secret deleted or corrupted
+//! by hand, or left half-written; the state written by another writer mid-run; a Git
+//! remote rewound to an older history.
 //!
 //! Every case asserts the exact exit code and error, that a failed or refused run changed
 //! no object's resourceVersion (the snapshot of `hostile/site.rs`) and that the state
@@ -17,12 +18,16 @@ mod common;
 mod apiserver;
 #[path = "faults/clock.rs"]
 mod clock;
+#[path = "faults/inventory.rs"]
+mod inventory;
 #[path = "faults/proxy.rs"]
 mod proxy;
 #[path = "faults/registry.rs"]
 mod registry;
 #[path = "faults/rollback.rs"]
 mod rollback;
+#[path = "faults/state_race.rs"]
+mod state_race;
 // Shared with the hostile suite, which uses all of it.
 #[allow(dead_code)]
 #[path = "hostile/site.rs"]
@@ -130,6 +135,12 @@ pub fn gunzip(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, bytes).expect("writing to memory");
+    gz.finish().expect("writing to memory")
+}
+
 /// The ConfigMaps the puller applied in the application namespace, by name.
 pub async fn applied_maps(site: &Site) -> BTreeMap<String, Applied> {
     let api = Api::<ConfigMap>::namespaced(site.client.clone(), &site.app_ns);
@@ -172,6 +183,21 @@ pub fn changes(before: &Snapshot, after: &Snapshot) -> Vec<String> {
 /// A run that failed with `code`, naming `what` on stderr.
 pub fn assert_failed(run: &Run, code: i32, what: &str) {
     assert!(run.code == Some(code) && run.stderr.contains(what), "expected exit {code} naming {what:?}: {run:?}");
+}
+
+/// A run stopped because the puller's `what` Secret `name` ("state" or "inventory") is
+/// unreadable for `reason`, naming the recovery.
+pub fn assert_unreadable(run: &Run, site: &Site, what: &str, name: &str, reason: &str) {
+    assert_failed(run, 1, &format!("{what} Secret {}/{name} is unreadable: {reason}", site.state_ns));
+    assert_failed(run, 1, &format!("(kubectl -n {} delete secret {name})", site.state_ns));
+}
+
+/// Replaces the data of the Secret `name` of the site's state namespace with `key` → `bytes`.
+pub async fn overwrite_secret(site: &Site, name: &str, key: &str, bytes: Vec<u8>) {
+    let api = Api::<Secret>::namespaced(site.client.clone(), &site.state_ns);
+    let mut secret = api.get(name).await.expect("the Secret");
+    secret.data = Some([(key.to_string(), k8s_openapi::ByteString(bytes))].into());
+    api.replace(name, &kube::api::PostParams::default(), &secret).await.expect("Secret overwritten");
 }
 
 /// A run that applied `version`.

@@ -12,7 +12,8 @@
 //! without its per-object and refused lists, counted per action in `omittedObjects`
 //! instead; the report files keep everything. A run that could not read the applied
 //! version (an unreadable state) keeps the one the copy had: when the state Secret is
-//! missing, `sync` takes the floor from it ([`applied`]).
+//! missing, `sync` takes the floor from it ([`KeptRead::applied`]) and hands that read on
+//! to [`keep`], so the ConfigMap is read once.
 //!
 //! The holder of the sync Lease writes unconditionally. A run that held no Lease (it had
 //! nothing to apply) writes only over the copy it read (compare-and-swap on the
@@ -29,7 +30,7 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde::{Deserialize, Serialize};
 
 use crate::own_objects::{MANAGER, meta};
-use crate::report::Report;
+use crate::report::{Report, RunReport};
 
 /// Data key of the report ConfigMap.
 pub const CONFIG_MAP_KEY: &str = "report.json";
@@ -84,33 +85,46 @@ fn api_failed(namespace: &str, name: &str, e: &kube::Error) -> anyhow::Error {
     anyhow::anyhow!("report ConfigMap {namespace}/{name}: {}", describe_api_error(e))
 }
 
-/// The applied version and digest the kept report of `cluster` names: the rollback floor
-/// when the state Secret is missing. `None` when there is no kept report, or none of this
-/// cluster that this puller can read and that names both.
-pub async fn applied(
-    client: &kube::Client,
-    namespace: &str,
-    name: &str,
-    cluster: &ClusterId,
-) -> anyhow::Result<Option<(u64, Digest)>> {
-    let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    let config_map = api.get_opt(name).await.map_err(|e| api_failed(namespace, name, &e))?;
-    let kept = config_map.as_ref().and_then(|cm| parse(cm, &cluster.to_string()));
-    Ok(kept.and_then(|k| Some((k.report.applied_version?, k.report.applied_digest?))))
+/// The kept report ConfigMap as one read found it (`None`: there is none). A run that
+/// read it for its floor hands it to [`keep`], which then does not read it again.
+pub struct KeptRead(Option<ConfigMap>);
+
+impl KeptRead {
+    /// Reads the ConfigMap `name` in `namespace`.
+    pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> anyhow::Result<KeptRead> {
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
+        Ok(KeptRead(api.get_opt(name).await.map_err(|e| api_failed(namespace, name, &e))?))
+    }
+
+    /// The applied version and digest the kept report of `cluster` names: the rollback
+    /// floor when the state Secret is missing. `None` when there is no kept report, or
+    /// none of this cluster that this puller can read and that names both.
+    pub fn applied(&self, cluster: &ClusterId) -> Option<(u64, Digest)> {
+        let kept = self.0.as_ref().and_then(|cm| parse(cm, &cluster.to_string()))?;
+        Some((kept.report.applied_version?, kept.report.applied_digest?))
+    }
 }
 
 /// Keeps `report` as the ConfigMap `name` in `namespace` if its outcome is news, setting
 /// its `kubernetesVersion` when it writes. `holder`: this run holds the sync Lease.
+/// `read`: the ConfigMap as this run read it already, if it did.
 pub async fn keep(
     report: &mut Report,
     client: &kube::Client,
     namespace: &str,
     name: &str,
     holder: bool,
+    read: Option<KeptRead>,
 ) -> anyhow::Result<()> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     let failed = |e: kube::Error| api_failed(namespace, name, &e);
-    let read = if holder { None } else { Some(api.get_opt(name).await.map_err(failed)?) };
+    // An earlier read serves the compare-and-swap below as well as a fresh one: a report
+    // written since then makes the write fail with 409, as it should.
+    let read = match (holder, read) {
+        (true, _) => None,
+        (false, Some(KeptRead(read))) => Some(read),
+        (false, None) => Some(KeptRead::read(client, namespace, name).await?.0),
+    };
     let previous = read.as_ref().and_then(|cm| parse(cm.as_ref()?, &report.cluster));
     let mut kept = Kept::of(report, previous.as_ref());
     if previous.as_ref().is_some_and(|previous| !news(previous, &kept)) {

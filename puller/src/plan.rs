@@ -5,33 +5,26 @@
 
 use std::fmt::Write;
 
-use airlock::store::Fetch;
 
 use crate::config::SyncSettings;
 use crate::engine::{self, Outcome};
 use crate::failure::Failure;
 use crate::report::{action_name, redacted};
 use crate::source;
-use crate::state::{State, StateStore};
-use crate::sync::STATE_PREFIX;
+use crate::state::State;
+use crate::sync::load_state;
 
 /// Plans a sync and returns the text to print.
 pub async fn plan(settings: &SyncSettings, client: &kube::Client) -> Result<String, Failure> {
-    let secret = settings.object_name(STATE_PREFIX);
-    let (_, state) = StateStore::load(client, &settings.state_namespace, &secret, &settings.cluster).await?;
+    let (mut state_store, state) = load_state(settings, client).await?;
     let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
     let floor = state.as_ref().map(State::floor).unwrap_or_default();
     let store = source::open(&settings.source).await?;
-    let (bundle, new) = match source::fetch(&*store, &settings.cluster, &keyring, &floor).await? {
-        Fetch::New(bundle) => (bundle, true),
-        Fetch::AlreadyApplied(envelope) => {
-            (source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &envelope).await?, false)
-        }
-    };
+    let (bundle, new) = source::fetch_content(&*store, &settings.cluster, &keyring, &floor).await?;
     let engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
     let desired = engine::desired(&bundle, &engine_settings)?;
-    let previous = state.as_ref().map_or(&[][..], |s| &s.inventory[..]);
-    let outcome = engine::plan(client, desired, previous, &engine_settings).await?;
+    let previous = state_store.inventory(state.as_ref()).await?;
+    let outcome = engine::plan(client, desired, &previous, &engine_settings).await?;
     let applied = state.as_ref().map_or("none".to_string(), |s| s.version.to_string());
     let heading = format!(
         "cluster {}: applied version {applied}, bundle version {} ({})",

@@ -5,7 +5,9 @@
 //! detection: then the content is fetched and verified once more in full. That costs a
 //! store round trip per run for those clusters only, but the alternative, keeping the last
 //! bundle's manifests in the state Secret, cannot hold a bundle over the API server's
-//! 1 MiB object limit, and content re-fetched is content re-verified. This module decides
+//! 1 MiB object limit, and content re-fetched is content re-verified. The envelope of the
+//! bundle applied is not verified again while its bytes and keyring stay the same: the
+//! state's record of that verification stands in for it (`verified`). This module decides
 //! nothing about applying.
 //!
 //! Store credentials (registry logins in `$DOCKER_CONFIG`, Git logins in the
@@ -15,14 +17,16 @@
 
 use std::path::{Path, PathBuf};
 
-use airlock::bundle::{Expectation, Floor, Keyring, SyncMode, VerifiedBundle, VerifiedEnvelope};
-use airlock::store::{self, Fetch, GitCredentials, GitStore, RegistryCredentials, Store, StoreRef};
-use airlock::{ClusterId, Limits};
+use airlock::bundle::verify::follow_chain;
+use airlock::bundle::{Expectation, Floor, Keyring, VerifiedBundle};
+use airlock::store::{self, Fetch, FetchError, GitCredentials, GitStore, RegistryCredentials, Store, StoreRef};
+use airlock::{ClusterId, Digest, Limits};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::config::read_capped;
 use crate::failure::Failure;
 use crate::state::State;
+use crate::verified::Verified;
 
 /// Renewed credentials carry their expiry in this file beside `config.json` (spec 2.6).
 const EXPIRES_AT_FILE: &str = "expires-at";
@@ -111,40 +115,81 @@ pub fn trusted_keyring(file: &Keyring, state: Option<&State>) -> Result<Keyring,
     })
 }
 
-/// Whether any profile of the bundle wants its objects checked on every run.
-pub fn wants_drift_detection(envelope: &VerifiedEnvelope) -> bool {
-    envelope.predicate().profiles.iter().any(|p| p.sync_mode == SyncMode::ContinuousWithDriftDetection)
+/// What a fetch found.
+#[derive(Debug)]
+pub enum Found {
+    /// The bundle applied last; no content was fetched.
+    Applied(Verified),
+    /// A new bundle verified in full, and the record to keep once it is applied.
+    New(Box<VerifiedBundle>, Verified),
 }
 
-/// Fetches and verifies the newest bundle for `cluster`.
-pub async fn fetch(store: &dyn Store, cluster: &ClusterId, keyring: &Keyring, floor: &Floor) -> Result<Fetch, Failure> {
+/// Fetches and verifies the newest bundle for `cluster`. An envelope that `recorded`
+/// (the state's record of the one applied) stands in for is not verified again, but
+/// steps 7-10 still run (`verified`).
+pub async fn fetch(
+    store: &dyn Store,
+    cluster: &ClusterId,
+    keyring: &Keyring,
+    floor: &Floor,
+    recorded: Option<&Verified>,
+) -> Result<Found, Failure> {
+    let limits = &Limits::SPEC;
     let expect = Expectation { cluster, keyring, floor, now: Timestamp::now() };
-    Ok(store::fetch_verified(store, &expect, &Limits::SPEC).await?)
+    let fetched = store::fetch_envelope(store, cluster, limits).await?;
+    let envelope = Digest::of(&fetched.envelope);
+    // A chain that fails is left to the full verification, which reports it.
+    if let Some(recorded) = recorded
+        && let Ok(keyring) = follow_chain(keyring, fetched.keyring_chain.as_deref(), limits)
+        && let Some(rechecked) = recorded.recheck(envelope, &keyring, &expect, limits)
+    {
+        tracing::debug!(%envelope, "envelope verified before under the same keyring: steps 7-10 only");
+        let rejected = |source| FetchError::Rejected { store: store.describe(), cluster: cluster.to_string(), source };
+        return Ok(Found::Applied(rechecked.map_err(rejected)?));
+    }
+    Ok(match store::verify_fetched(store, &fetched, &expect, limits).await? {
+        Fetch::AlreadyApplied(verified) => Found::Applied(Verified::of(envelope, &verified)),
+        Fetch::New(bundle) => {
+            let record = Verified::of(envelope, bundle.envelope());
+            Found::New(Box::new(bundle), record)
+        }
+    })
 }
 
-/// The content of a bundle found already applied, fetched and verified again in full.
-/// The floor's applied version is left out so verification does not stop at "already
-/// applied"; the result must then be that very bundle, or the store changed in between.
+/// The content of the bundle `applied`, fetched and verified again in full. The floor's
+/// applied version is left out so verification does not stop at "already applied"; the
+/// result must then be that very bundle, or the store changed in between.
 pub async fn fetch_again(
     store: &dyn Store,
     cluster: &ClusterId,
     keyring: &Keyring,
     floor: &Floor,
-    applied: &VerifiedEnvelope,
-) -> Result<VerifiedBundle, Failure> {
+    applied: &Verified,
+) -> Result<(VerifiedBundle, Verified), Failure> {
     let open_floor = Floor { applied: None, highest_issued_at: floor.highest_issued_at };
-    match fetch(store, cluster, keyring, &open_floor).await? {
-        Fetch::New(bundle)
-            if bundle.predicate().version == applied.predicate().version
-                && bundle.envelope().digest() == applied.digest() =>
-        {
-            Ok(bundle)
+    match fetch(store, cluster, keyring, &open_floor, None).await? {
+        Found::New(bundle, record) if (record.seen.version, record.seen.digest) == (applied.seen.version, applied.seen.digest) => {
+            Ok((*bundle, record))
         }
         _ => Err(Failure::Error(format!(
             "{}: the bundle for {cluster} changed while it was being read; the next run retries",
             store.describe()
         ))),
     }
+}
+
+/// The newest bundle's content, verified in full, and whether it is new (not the one
+/// `floor` says is applied): for runs that look at the content whatever the state says.
+pub async fn fetch_content(
+    store: &dyn Store,
+    cluster: &ClusterId,
+    keyring: &Keyring,
+    floor: &Floor,
+) -> Result<(VerifiedBundle, bool), Failure> {
+    Ok(match fetch(store, cluster, keyring, floor, None).await? {
+        Found::New(bundle, _) => (*bundle, true),
+        Found::Applied(applied) => (fetch_again(store, cluster, keyring, floor, &applied).await?.0, false),
+    })
 }
 
 #[cfg(test)]
@@ -160,8 +205,10 @@ mod tests {
             digest: airlock::Digest::of(b"x"),
             highest_issued_at: Fixture::now(),
             keyring: Some(RawValue::from_string(String::from_utf8(keyring.to_json()).unwrap()).unwrap()),
+            inventory_digest: None,
             inventory: vec![],
             kinds: vec![],
+            verified: None,
             applied_at: Fixture::now(),
         }
     }
@@ -207,41 +254,88 @@ mod tests {
         assert_eq!(trusted_keyring(&file, Some(&state_with(&keyring(1, 3)))).unwrap(), file, "same version: the file");
     }
 
-    #[tokio::test]
-    async fn fetches_an_applied_bundle_again_only_if_unchanged() {
-        let dir = tempfile::tempdir().unwrap();
-        let fixture = Fixture::new(1);
-        let source = Source { store: StoreRef::OciLayout(dir.path().to_path_buf()), git_credentials: None };
-        let store = open(&source).await.unwrap();
-        // Fixture bundles are issued in the past and would be expired now: sign with the
-        // current time instead.
+    /// Bundles signed now by `fixture`'s keys: fixture bundles are issued in the past and
+    /// would be expired now.
+    fn signer(fixture: &Fixture) -> impl Fn(u64, Vec<(String, Vec<u8>)>) -> airlock::bundle::SignedBundle + '_ {
         let now = Timestamp::from_second(Timestamp::now().as_second()).unwrap();
-        let signed = |version, files| {
+        move |version, files| {
             let release = airlock::bundle::Release {
                 issued_at: now,
-                expires: now + jiff::SignedDuration::from_hours(1),
+                expires: now + SignedDuration::from_hours(1),
                 ..fixture.release(version)
             };
             let settings = |_: &str| airlock::bundle::PartSettings::default();
             airlock::bundle::sign::sign(Fixture::bundle(files), &release, &settings, &fixture.keys, None)
-        };
+        }
+    }
+
+    async fn layout_store(dir: &tempfile::TempDir) -> Box<dyn Store> {
+        open(&Source { store: StoreRef::OciLayout(dir.path().to_path_buf()), git_credentials: None }).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn fetches_an_applied_bundle_again_only_if_unchanged() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = Fixture::new(1);
+        let store = layout_store(&dir).await;
+        let signed = signer(&fixture);
         store.publish(&[signed(1, Fixture::files())], &Default::default()).await.unwrap();
-        let Fetch::New(first) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default()).await.unwrap()
+        let Found::New(first, record) =
+            fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap()
         else {
             panic!("a first fetch is new")
         };
-        let floor = Floor { applied: Some((1, first.envelope().digest())), highest_issued_at: Some(now) };
-        let Fetch::AlreadyApplied(env) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor).await.unwrap()
+        assert_eq!((record.seen.version, record.seen.digest), (1, first.envelope().digest()));
+        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
+        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, None).await.unwrap()
         else {
             panic!("same version and digest is already applied")
         };
-        let again = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &env).await.unwrap();
+        assert_eq!(applied, record, "verified in full, it makes the same record");
+        let (again, _) = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &applied).await.unwrap();
         assert_eq!(again.bundle().digest(), first.bundle().digest());
         let mut files = Fixture::files();
         files[0].1.extend_from_slice(b"  extra: \"1\"\n");
-        let changed = signed(2, files);
-        store.publish(&[changed], &Default::default()).await.unwrap();
-        let err = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &env).await.unwrap_err();
+        store.publish(&[signed(2, files)], &Default::default()).await.unwrap();
+        let err = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &applied).await.unwrap_err();
         assert!(err.message().contains("changed while it was being read"), "{err:?}");
+    }
+
+    /// The record of the envelope applied stands in for verifying the same bytes again,
+    /// and for nothing else: a differently signed envelope of that very bundle (same
+    /// version and digest) is verified in full, and refused, whatever else the record says.
+    #[tokio::test]
+    async fn a_record_stands_in_only_for_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = Fixture::new(1);
+        let store = layout_store(&dir).await;
+        store.publish(&[signer(&fixture)(1, Fixture::files())], &Default::default()).await.unwrap();
+        let Found::New(_, record) =
+            fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap()
+        else {
+            panic!("a first fetch is new")
+        };
+        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
+        // A marker only the record carries shows it was taken rather than verified again.
+        let mut marked = record.clone();
+        marked.seen.signers = vec!["from-the-record".into()];
+        let Found::Applied(applied) =
+            fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&marked)).await.unwrap()
+        else {
+            panic!("unchanged")
+        };
+        assert_eq!(applied, marked);
+
+        let forger = Fixture::new(2);
+        let forged = signer(&forger)(1, Fixture::files());
+        assert_eq!(forged.statement.subject[0].digest.sha256, record.seen.digest.hex(), "the same bundle, signed by another key");
+        let other = tempfile::tempdir().unwrap();
+        let store = layout_store(&other).await;
+        store.publish(&[forged], &Default::default()).await.unwrap();
+        let far = Timestamp::now() + SignedDuration::from_hours(24 * 365);
+        let mut tampered = marked;
+        tampered.seen.expires = far;
+        let err = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&tampered)).await.unwrap_err();
+        assert!(matches!(err, Failure::Rejected(_)) && err.message().contains("signatures"), "{err:?}");
     }
 }

@@ -3,13 +3,16 @@
 //!
 //! The Lease is taken only by a run that will write: one with a new bundle to apply or
 //! drift to correct (not under `--dry-run`). A run that finds its bundle applied and
-//! nothing drifted reads the state Secret and, to compare, the kept report: two requests,
-//! and no write (`kept_report`). A run that takes the Lease reads the state again under
-//! it, since another puller may have written it between the first read and the Lease.
+//! nothing drifted reads the state Secret and, to compare, the kept report: two requests
+//! of a size that does not grow with the bundle, and no write (`kept_report`). A run that
+//! takes the Lease reads the state again under it ([`Writer::take`]), since another puller
+//! may have written it between the first read and the Lease; only an apply reads the
+//! inventory (`state`), which a drift correction does not record.
 //!
 //! A run that finds no state Secret takes its rollback floor from the kept report
-//! (`floor_without_state`), one more request, so a deleted Secret does not open the door
-//! to an older bundle; only when both are gone does it start from an empty floor.
+//! (`floor_without_state`), so a deleted Secret does not open the door to an older bundle;
+//! only when both are gone does it start from an empty floor. That read of the kept
+//! report is the one the report is kept against at the end of the run.
 //!
 //! The state is written only after the engine applied everything without a failure, so
 //! a puller killed mid-apply (OOM, node drain, SIGKILL) has written nothing: the next run
@@ -20,21 +23,22 @@
 
 use airlock::bundle::{Floor, VerifiedEnvelope};
 use airlock::cli::lease::{self, HeldLease, LeaseConfig, LeaseError};
-use airlock::store::Fetch;
 use jiff::Timestamp;
 use tokio::sync::watch;
 
 use crate::config::SyncSettings;
-use crate::engine::{self, InventoryEntry, KnownKind, Outcome};
+use crate::engine::{self, KnownKind, Outcome};
 use crate::failure::Failure;
-use crate::kept_report;
+use crate::kept_report::{self, KeptRead};
 use crate::own_objects::{ANNOTATION_CLUSTER, MANAGER};
-use crate::report::{Report, RunResult};
-use crate::source;
-use crate::state::{State, StateStore};
+use crate::report::{Report, RunReport, RunResult};
+use crate::source::{self, Found};
+use crate::state::{State, StateError, StateStore};
+use crate::verified::Verified;
 
 /// Prefixes of the puller's objects, followed by the cluster name.
 pub const STATE_PREFIX: &str = "airlock-state-";
+pub const INVENTORY_PREFIX: &str = "airlock-inventory-";
 pub const LEASE_PREFIX: &str = "airlock-puller-";
 pub const REPORT_PREFIX: &str = "airlock-report-";
 
@@ -43,13 +47,14 @@ pub const REPORT_PREFIX: &str = "airlock-report-";
 pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::Receiver<bool>) -> Report {
     let mut report = Report::start(&settings.cluster);
     let mut writer = Writer { held: None, turned_away: false };
-    let result = run(settings, client, &mut writer, stop, &mut report).await;
+    let mut kept = None;
+    let result = run(settings, client, &mut writer, stop, &mut report, &mut kept).await;
     report.finish(result);
     if !writer.turned_away {
         let name = settings.object_name(REPORT_PREFIX);
         let holder = writer.held.is_some();
         // The in-cluster copy is a convenience; the report files are the proof that travels.
-        if let Err(e) = kept_report::keep(&mut report, client, &settings.state_namespace, &name, holder).await {
+        if let Err(e) = kept_report::keep(&mut report, client, &settings.state_namespace, &name, holder, kept).await {
             tracing::warn!("report not kept in the cluster: {e:#}");
         }
     }
@@ -57,6 +62,15 @@ pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::R
         lease.release().await;
     }
     report
+}
+
+/// The state and inventory Secrets of this cluster, and the state the first holds.
+pub(crate) async fn load_state(
+    settings: &SyncSettings,
+    client: &kube::Client,
+) -> Result<(StateStore, Option<State>), StateError> {
+    let [state, inventory] = [STATE_PREFIX, INVENTORY_PREFIX].map(|prefix| settings.object_name(prefix));
+    StateStore::load(client, &settings.state_namespace, [&state, &inventory], &settings.cluster).await
 }
 
 /// The Lease `airlock-puller-<cluster name>` in the state namespace, which keeps two
@@ -78,15 +92,26 @@ struct Writer {
     turned_away: bool,
 }
 
+/// What a run that took the Lease finds in the state Secret.
+enum Taken {
+    /// The applied version the run first read; the state as read again, which the
+    /// state's write then compares with.
+    Unchanged(Option<State>),
+    /// Another writer recorded this applied version and digest in between.
+    Changed(Option<(u64, airlock::Digest)>),
+}
+
 impl Writer {
     /// Takes the Lease (failing at once when another puller holds it: the next scheduled
-    /// run tries again), then reads the state again: what this run may act on.
+    /// run tries again), then reads the state again and compares it with `read`, the
+    /// state this run decided on: only an unchanged one may be acted on.
     async fn take(
         &mut self,
         settings: &SyncSettings,
         client: &kube::Client,
         state_store: &mut StateStore,
-    ) -> Result<Option<State>, Failure> {
+        read: Option<&State>,
+    ) -> Result<Taken, Failure> {
         match lease_config(settings).try_acquire(client).await {
             Ok(held) => self.held = Some(held),
             Err(e) => {
@@ -94,7 +119,11 @@ impl Writer {
                 return Err(e.into());
             }
         }
-        Ok(state_store.read().await?)
+        let fresh = state_store.read().await?;
+        Ok(match applied(fresh.as_ref()) {
+            same if same == applied(read) => Taken::Unchanged(fresh),
+            other => Taken::Changed(other),
+        })
     }
 
     /// What abandons the work from now on: `stop`, and losing the Lease if one is held.
@@ -110,66 +139,66 @@ fn applied(state: Option<&State>) -> Option<(u64, airlock::Digest)> {
     state.map(|s| (s.version, s.digest))
 }
 
+/// `kept`: the kept report, when this run read it for its floor.
 async fn run(
     settings: &SyncSettings,
     client: &kube::Client,
     writer: &mut Writer,
     stop: watch::Receiver<bool>,
     report: &mut Report,
+    kept: &mut Option<KeptRead>,
 ) -> Result<RunResult, Failure> {
-    let secret = settings.object_name(STATE_PREFIX);
-    let (mut state_store, state) =
-        StateStore::load(client, &settings.state_namespace, &secret, &settings.cluster).await?;
+    let (mut state_store, state) = load_state(settings, client).await?;
     report.applied_version = state.as_ref().map(|s| s.version);
     report.applied_digest = state.as_ref().map(|s| s.digest);
     let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
     let floor = match &state {
         Some(state) => state.floor(),
-        None => floor_without_state(settings, client, report).await?,
+        None => floor_without_state(settings, report, kept.insert(kept_read(settings, client).await?)),
     };
     let store = source::open(&settings.source).await?;
 
-    let fetched = match source::fetch(&*store, &settings.cluster, &keyring, &floor).await? {
+    let recorded = state.as_ref().and_then(|s| s.verified.as_deref());
+    let found = match source::fetch(&*store, &settings.cluster, &keyring, &floor, recorded).await? {
         // The kept report's own version, with no state: applied again as new, which
         // writes the state, and its inventory, again.
-        Fetch::AlreadyApplied(envelope) if state.is_none() => {
-            Fetch::New(source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &envelope).await?)
+        Found::Applied(applied) if state.is_none() => {
+            let (bundle, record) = source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &applied).await?;
+            Found::New(Box::new(bundle), record)
         }
-        fetched => fetched,
+        found => found,
     };
-    match fetched {
-        Fetch::AlreadyApplied(envelope) => {
-            report.saw(&envelope);
-            if !source::wants_drift_detection(&envelope) {
+    match found {
+        Found::Applied(applied) => {
+            report.bundle = Some(applied.seen.clone());
+            if !applied.drift_detection {
                 return Ok(RunResult::UpToDate);
             }
-            let bundle = source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &envelope).await?;
+            let (bundle, _) = source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &applied).await?;
             let engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
             let desired = engine::desired(&bundle, &engine_settings)?;
             drop(bundle);
             let known = state.as_ref().map_or(&[][..], |s| &s.kinds[..]);
             let check = writer.stopped(&stop).guard(engine::check_drift(client, desired, known, &engine_settings)).await??;
-            let mut state = state;
-            if check.found() > 0 && !settings.dry_run {
-                let fresh = writer.take(settings, client, &mut state_store).await?;
-                if applied(fresh.as_ref()) != applied(state.as_ref()) {
-                    return Err(Failure::Error(
-                        "the state changed during the drift check (another puller?); nothing was corrected, the next \
-                         run checks again"
-                            .into(),
-                    ));
-                }
-                state = fresh;
+            if check.found() > 0
+                && !settings.dry_run
+                && let Taken::Changed(_) = writer.take(settings, client, &mut state_store, state.as_ref()).await?
+            {
+                return Err(Failure::Error(
+                    "the state changed during the drift check (another puller?); nothing was corrected, the next run \
+                     checks again"
+                        .into(),
+                ));
             }
-            let previous = state.as_ref().map_or(&[][..], |s| &s.inventory[..]);
-            let outcome = writer.stopped(&stop).guard(check.correct(previous, &engine_settings)).await??;
+            // The state stays as it is: drift correction re-applies the manifests of the
+            // version already recorded, so the inventory it would record is the same, and
+            // the one stored need not be read for it.
+            let outcome = writer.stopped(&stop).guard(check.correct(&[], &engine_settings)).await??;
             report.record(&outcome, true);
             check_outcome(&outcome)?;
-            // The state stays as it is: drift correction re-applies the manifests of the
-            // version already recorded, so the inventory it would record is the same.
             Ok(if settings.dry_run { RunResult::DryRun } else { RunResult::UpToDate })
         }
-        Fetch::New(bundle) => {
+        Found::New(bundle, record) => {
             report.saw(bundle.envelope());
             let engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
             let desired = engine::desired(&bundle, &engine_settings)?;
@@ -177,24 +206,26 @@ async fn run(
             // The manifests are parsed: the bundle's bytes need not wait for the apply.
             drop(bundle);
             let mut state = state;
+            let bundle = Some((envelope.predicate().version, envelope.digest()));
             if !settings.dry_run {
-                let fresh = writer.take(settings, client, &mut state_store).await?;
-                if applied(fresh.as_ref()) == Some((envelope.predicate().version, envelope.digest())) {
-                    tracing::info!("another puller applied this bundle meanwhile");
-                    report.applied_version = Some(envelope.predicate().version);
-                    report.applied_digest = Some(envelope.digest());
-                    return Ok(RunResult::UpToDate);
-                }
-                if applied(fresh.as_ref()) != applied(state.as_ref()) {
-                    return Err(Failure::Error(
-                        "the state changed before the apply (another puller?); nothing was applied, the next run retries"
-                            .into(),
-                    ));
-                }
-                state = fresh;
+                state = match writer.take(settings, client, &mut state_store, state.as_ref()).await? {
+                    Taken::Unchanged(fresh) => fresh,
+                    Taken::Changed(applied) if applied == bundle => {
+                        tracing::info!("another puller applied this bundle meanwhile");
+                        (report.applied_version, report.applied_digest) = applied.unzip();
+                        return Ok(RunResult::UpToDate);
+                    }
+                    Taken::Changed(_) => {
+                        return Err(Failure::Error(
+                            "the state changed before the apply (another puller?); nothing was applied, the next run \
+                             retries"
+                                .into(),
+                        ));
+                    }
+                };
             }
-            let previous = state.as_ref().map_or(&[][..], |s| &s.inventory[..]);
-            let outcome = writer.stopped(&stop).guard(engine::sync(client, desired, previous, &engine_settings)).await??;
+            let previous = state_store.inventory(state.as_ref()).await?;
+            let outcome = writer.stopped(&stop).guard(engine::sync(client, desired, &previous, &engine_settings)).await??;
             report.record(&outcome, false);
             check_outcome(&outcome)?;
             if settings.dry_run {
@@ -203,35 +234,32 @@ async fn run(
             if !writer.held.as_ref().is_some_and(HeldLease::held) {
                 return Err(Failure::Error("lost the lease during the apply; nothing was recorded".into()));
             }
-            let new_state = applied_state(settings, &envelope, &floor, outcome.inventory, outcome.kinds);
-            state_store.save(&new_state).await?;
-            report.applied_version = Some(new_state.version);
-            report.applied_digest = Some(new_state.digest);
+            state_store.save(applied_state(settings, &envelope, record, &floor, outcome.kinds), outcome.inventory).await?;
+            (report.applied_version, report.applied_digest) = bundle.unzip();
             Ok(RunResult::Applied)
         }
     }
 }
 
+/// The kept report ConfigMap, read for the floor of a run that found no state Secret.
+async fn kept_read(settings: &SyncSettings, client: &kube::Client) -> anyhow::Result<KeptRead> {
+    KeptRead::read(client, &settings.state_namespace, &settings.object_name(REPORT_PREFIX)).await
+}
+
 /// The floor of a run that found no state Secret: the applied version and digest of the
-/// kept report (an older version is then refused as a rollback), else an empty one. The
+/// `kept` report (an older version is then refused as a rollback), else an empty one. The
 /// newest `issuedAt` accepted is not in the report; expiry is judged by the clock alone.
-async fn floor_without_state(
-    settings: &SyncSettings,
-    client: &kube::Client,
-    report: &mut Report,
-) -> Result<Floor, Failure> {
+fn floor_without_state(settings: &SyncSettings, report: &mut Report, kept: &KeptRead) -> Floor {
     let secret = format!("{}/{}", settings.state_namespace, settings.object_name(STATE_PREFIX));
-    let name = settings.object_name(REPORT_PREFIX);
-    let applied = kept_report::applied(client, &settings.state_namespace, &name, &settings.cluster).await?;
-    let config_map = format!("{}/{name}", settings.state_namespace);
+    let config_map = format!("{}/{}", settings.state_namespace, settings.object_name(REPORT_PREFIX));
+    let applied = kept.applied(&settings.cluster);
     match applied {
         Some((version, digest)) => {
             tracing::warn!(
                 %secret,
                 %config_map,
                 "no state Secret (it was deleted?): the rollback floor is version {version} ({digest}), applied as \
-                 the kept report ConfigMap says; objects an earlier run applied are not in the inventory and will \
-                 not be pruned"
+                 the kept report ConfigMap says"
             );
             report.applied_version = Some(version);
             report.applied_digest = Some(digest);
@@ -240,19 +268,18 @@ async fn floor_without_state(
             %secret,
             %config_map,
             "no state Secret (a first run, or it was deleted) and no applied version in the kept report ConfigMap: \
-             starting from an empty floor; objects an earlier run applied are not in the inventory and will not be \
-             pruned"
+             starting from an empty floor"
         ),
     }
-    Ok(Floor { applied, highest_issued_at: None })
+    Floor { applied, highest_issued_at: None }
 }
 
-/// What the state says once `envelope`'s bundle is fully applied.
+/// What the state says once `envelope`'s bundle, verified as `verified` says, is fully applied.
 fn applied_state(
     settings: &SyncSettings,
     envelope: &VerifiedEnvelope,
+    verified: Verified,
     floor: &Floor,
-    inventory: Vec<InventoryEntry>,
     kinds: Vec<KnownKind>,
 ) -> State {
     let p = envelope.predicate();
@@ -267,8 +294,11 @@ fn applied_state(
         digest: envelope.digest(),
         highest_issued_at: floor.highest_issued_at.map_or(p.issued_at, |h| h.max(p.issued_at)),
         keyring,
-        inventory,
+        // Set by `StateStore::save`, which writes the inventory beside the state.
+        inventory_digest: None,
+        inventory: Vec::new(),
         kinds,
+        verified: Some(Box::new(verified)),
         applied_at: Timestamp::now(),
     }
 }

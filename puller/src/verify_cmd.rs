@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use airlock::bundle::statement::rfc3339;
 use airlock::bundle::{Floor, VerifiedBundle};
-use airlock::store::{Fetch, Store};
+use airlock::store::Store;
 use airlock::{ClusterId, Limits};
 use clap::Args;
 
@@ -79,10 +79,8 @@ async fn one(
     floor: &Floor,
     min_version: Option<u64>,
 ) -> Result<String, Failure> {
-    let (bundle, applied) = match source::fetch(store, cluster, keyring, floor).await? {
-        Fetch::New(bundle) => (bundle, false),
-        Fetch::AlreadyApplied(env) => (source::fetch_again(store, cluster, keyring, floor, &env).await?, true),
-    };
+    let (bundle, new) = source::fetch_content(store, cluster, keyring, floor).await?;
+    let applied = !new;
     let version = bundle.predicate().version;
     if let Some(min) = min_version.filter(|min| version < *min) {
         return Err(Failure::Rejected(format!("rollback: version {version} is older than --floor {min}")));

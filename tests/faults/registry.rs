@@ -122,7 +122,7 @@ async fn a_failing_registry_fails_the_run_and_the_next_run_converges() {
 }
 
 /// The hex digest of the blob of the bundle's only part, as the registry serves it.
-fn part_blob(signed: &SignedBundle) -> String {
+pub fn part_blob(signed: &SignedBundle) -> String {
     let artifact = oci::artifact(signed, &PublishMeta::default(), &GzipCache::default());
     let layer =
         artifact.manifest.layers.iter().find(|l| l.annotations.get(oci::TITLE).is_some_and(|t| t.ends_with(".tar.gz")));

@@ -4,23 +4,22 @@
 //! `puller.rs` already shows a state Secret of bytes that are not gzip stops the puller,
 //! and that deleting it starts over; here the corruptions that get further (gzip of
 //! garbage, a state of another cluster, a missing data key, a kept keyring that does not
-//! parse), and what a deleted state forgets: the inventory, and the floor only when the
-//! kept report ConfigMap is deleted too.
+//! parse), and what a deleted state forgets: nothing while the inventory Secret and the
+//! kept report ConfigMap are left, the inventory when its Secret is deleted too, the floor
+//! when the kept report is. The inventory Secret's own faults are in `inventory.rs`.
 
-use std::io::Write;
 use std::process::Command;
 
 use airlock::store::{GitStore, PublishMeta, Store};
 use jiff::SignedDuration;
-use k8s_openapi::ByteString;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams};
 
 use crate::common::new_git_repo;
 use crate::site::{BASELINE, Site};
 use crate::{
-    Version, applied_maps, assert_applied, assert_converged, assert_failed, changes, gunzip, publish_layout,
-    site_with_baseline, state_version,
+    Version, applied_maps, assert_applied, assert_converged, assert_failed, assert_unreadable, changes, gunzip, gzip,
+    overwrite_secret, publish_layout, site_with_baseline, state_version,
 };
 
 const STATE_KEY: &str = "state.json.gz";
@@ -76,14 +75,11 @@ async fn a_state_corrupted_by_hand_stops_every_run_until_deleted() {
     ];
 
     for Corruption { what, reason, key, bytes } in corruptions {
-        let mut secret = secrets.get(&name).await.expect("the state Secret");
-        secret.data = Some([(key.to_string(), ByteString(bytes))].into());
-        secrets.replace(&name, &PostParams::default(), &secret).await.expect("state overwritten");
+        overwrite_secret(&site, &name, key, bytes).await;
         let before = site.snapshot().await;
         let run = site.sync(&source, &[]).await;
         println!("| state: {what} | {:?} | {} |", run.code, run.stderr.lines().last().unwrap_or_default());
-        assert_failed(&run, 1, &format!("state Secret {}/{name} is unreadable: {reason}", site.state_ns));
-        assert_failed(&run, 1, &format!("(kubectl -n {} delete secret {name})", site.state_ns));
+        assert_unreadable(&run, &site, "state", &name, reason);
         assert_eq!(changes(&before, &site.snapshot().await), Vec::<String>::new(), "{what}: nothing written");
     }
 
@@ -99,11 +95,12 @@ async fn a_state_corrupted_by_hand_stops_every_run_until_deleted() {
 
 /// Deleting the state Secret leaves the floor in the kept report ConfigMap: an older
 /// version, validly signed and unexpired, is refused as a rollback, with a warning naming
-/// both objects; but the inventory is gone, so objects of versions applied before the
-/// deletion are no longer pruned. Deleting both forgets the floor: the store's bundle is
-/// then accepted if it verifies and has not expired, whatever its version.
+/// both objects; and the inventory in its own Secret, so the next version still prunes.
+/// Deleting the inventory Secret too forgets what to prune: objects of versions applied
+/// before are left behind. Deleting the kept report too forgets the floor: the store's
+/// bundle is then accepted if it verifies and has not expired, whatever its version.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_deleted_state_keeps_the_floor_of_the_kept_report_and_forgets_the_inventory() {
+async fn a_deleted_state_keeps_the_floor_of_the_kept_report_and_the_inventory_of_its_secret() {
     let v10 = Version::new(BASELINE, 2, 64);
     let (site, old_store) = site_with_baseline("v10", &v10).await;
     let v11 = Version::new(BASELINE + 1, 3, 64);
@@ -112,6 +109,7 @@ async fn a_deleted_state_keeps_the_floor_of_the_kept_report_and_forgets_the_inve
     assert_converged(&site, &v11).await;
 
     let name = format!("airlock-state-{}", site.cluster.name());
+    let inventory = format!("airlock-inventory-{}", site.cluster.name());
     let report = format!("airlock-report-{}", site.cluster.name());
     let secrets = Api::<Secret>::namespaced(site.client.clone(), &site.state_ns);
     secrets.delete(&name, &DeleteParams::default()).await.expect("state deleted");
@@ -119,25 +117,49 @@ async fn a_deleted_state_keeps_the_floor_of_the_kept_report_and_forgets_the_inve
     // The older version 10, still valid, is refused as any rollback is. (The site's
     // snapshot needs a state Secret; the applied ConfigMaps carry their resourceVersions.)
     let live = applied_maps(&site).await;
-    let run = site.sync(&old_store, &[]).await;
+    let logged = ["--log-format", "json", "--log", "warn,kube_client=debug"].map(String::from);
+    let run = site.sync(&old_store, &logged).await;
     println!("| state deleted, v10 after v11 | {:?} | {} |", run.code, run.stderr.lines().last().unwrap_or_default());
     assert_failed(&run, 3, &format!("rollback: version {BASELINE} is older than the applied version {}", v11.number));
     let warning = format!("the rollback floor is version {} (sha256:", v11.number);
     assert!(run.stderr.contains(&warning) && run.stderr.contains(&name) && run.stderr.contains(&report), "{run:?}");
+    // The kept report is read once: for the floor, and to keep this run's report against.
+    let report_reads = run
+        .stderr
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|event| event["message"] == "requesting" && event["span"]["http.method"] == "GET")
+        .filter(|event| event["span"]["http.url"].as_str().is_some_and(|url| url.contains(&format!("/configmaps/{report}"))))
+        .count();
+    assert_eq!(report_reads, 1, "{run:?}");
     assert_eq!((applied_maps(&site).await, state_version(&site).await), (live, None), "a refusal changes nothing");
 
-    // cm-2 of version 11 is in no inventory now: the next version does not prune it.
+    // cm-2 of version 11 is still in the inventory Secret: the next version prunes it.
     let v12 = Version::new(BASELINE + 2, 2, 64);
     publish_layout(&site, "store", v12.signed(&site)).await;
-    assert_applied(&site.sync(&store, &[]).await, v12.number);
-    let mut live = applied_maps(&site).await;
-    let orphan = live.remove("cm-2").expect("cm-2 of version 11 is left behind");
-    assert_eq!(orphan.version, v11.number.to_string());
-    assert_eq!(live.keys().collect::<Vec<_>>(), ["cm-0", "cm-1"]);
-    assert!(live.values().all(|a| a.version == v12.number.to_string()), "{live:?}");
-    assert_eq!(state_version(&site).await, Some(v12.number));
+    let run = site.sync(&store, &[]).await;
+    assert_applied(&run, v12.number);
+    assert!(run.stderr.contains(&format!("inventory Secret {}/{inventory} of version {} is left", site.state_ns, v11.number)), "{run:?}");
+    assert_converged(&site, &v12).await;
 
-    // Both deleted: the floor is gone.
+    // The state and the inventory deleted: cm-1 of version 12 is in no inventory now, and
+    // the next version does not prune it.
+    for secret in [&name, &inventory] {
+        secrets.delete(secret, &DeleteParams::default()).await.expect("Secret deleted");
+    }
+    let v13 = Version::new(BASELINE + 3, 1, 64);
+    publish_layout(&site, "store", v13.signed(&site)).await;
+    let run = site.sync(&store, &[]).await;
+    assert_applied(&run, v13.number);
+    assert!(run.stderr.contains("(a first run, or both deleted): objects an earlier run applied"), "{run:?}");
+    let mut live = applied_maps(&site).await;
+    let orphan = live.remove("cm-1").expect("cm-1 of version 12 is left behind");
+    assert_eq!(orphan.version, v12.number.to_string());
+    assert_eq!(live.keys().collect::<Vec<_>>(), ["cm-0"]);
+    assert!(live.values().all(|a| a.version == v13.number.to_string()), "{live:?}");
+    assert_eq!(state_version(&site).await, Some(v13.number));
+
+    // The state and the kept report deleted: the floor is gone.
     secrets.delete(&name, &DeleteParams::default()).await.expect("state deleted");
     let config_maps = Api::<ConfigMap>::namespaced(site.client.clone(), &site.state_ns);
     config_maps.delete(&report, &DeleteParams::default()).await.expect("kept report deleted");
@@ -158,7 +180,7 @@ async fn a_deleted_state_keeps_the_floor_of_the_kept_report_and_forgets_the_inve
 
     let run = site.sync(&old_store, &[]).await;
     let last = run.stderr.lines().last().unwrap_or_default();
-    println!("| state and report deleted, v10 after v12 | {:?} | {last} |", run.code);
+    println!("| state and report deleted, v10 after v13 | {:?} | {last} |", run.code);
     assert_applied(&run, v10.number);
     let warning = "no applied version in the kept report ConfigMap: starting from an empty floor";
     assert!(run.stderr.contains(warning) && run.stderr.contains(&name), "{run:?}");
@@ -208,10 +230,4 @@ fn git_out(args: &[&str]) -> String {
     let out = Command::new("git").args(args).output().expect("git runs");
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("git prints UTF-8")
-}
-
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(bytes).expect("writing to memory");
-    gz.finish().expect("writing to memory")
 }

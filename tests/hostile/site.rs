@@ -4,7 +4,7 @@
 //!
 //! The snapshot covers every object the puller could write for this cluster: all objects
 //! labelled with its `airlock.dev/cluster` label in any namespace or none, all objects of
-//! the application namespaces, and the state Secret. The Lease and the report ConfigMap
+//! the application namespaces, and the state and inventory Secrets. The Lease and the report ConfigMap
 //! are left out on purpose: every run, refused or not, renews the one and rewrites the other.
 
 use std::collections::BTreeMap;
@@ -202,10 +202,13 @@ impl Site {
                 }
             }
         }
-        let state = format!("airlock-state-{}", self.cluster.name());
-        let secret = Api::<Secret>::namespaced(self.client.clone(), &self.state_ns).get_opt(&state).await;
-        let secret = secret.expect("read the state Secret").expect("the baseline wrote a state Secret");
-        out.insert(format!("Secret {}/{state}", self.state_ns), secret.metadata.resource_version.unwrap_or_default());
+        let secrets = Api::<Secret>::namespaced(self.client.clone(), &self.state_ns);
+        for prefix in ["airlock-state-", "airlock-inventory-"] {
+            let name = format!("{prefix}{}", self.cluster.name());
+            let secret = secrets.get_opt(&name).await.expect("read the puller's Secret");
+            let secret = secret.unwrap_or_else(|| panic!("the baseline wrote the Secret {name}"));
+            out.insert(format!("Secret {}/{name}", self.state_ns), secret.metadata.resource_version.unwrap_or_default());
+        }
         out
     }
 }

@@ -140,10 +140,7 @@ pub fn verify_envelope(
     // spec 8.1, 8.2
     let env = envelope::decode(envelope_bytes, IN_TOTO_PAYLOAD_TYPE, limits)?;
     // spec 8.3
-    let keyring = match keyring_chain {
-        Some(chain) => expect.keyring.follow_chain(chain, limits).map_err(VerifyError::KeyringChain)?,
-        None => expect.keyring.clone(),
-    };
+    let keyring = follow_chain(expect.keyring, keyring_chain, limits)?;
     // spec 8.4
     let signers = keyring.check(&env).map_err(VerifyError::Signatures)?;
     // spec 8.5
@@ -160,20 +157,52 @@ pub fn verify_envelope(
     if p.keyring_version != keyring.version() {
         return Err(VerifyError::KeyringVersion { signed: p.keyring_version, actual: keyring.version() });
     }
+    // spec 8.7: the subject's half; the predicate's is in `check_claims`, with the same error.
+    let own = expect.cluster.to_string();
+    if statement.subject[0].name != own {
+        return Err(VerifyError::WrongCluster { expected: own, actual: p.cluster.clone() });
+    }
+    let claims = Claims { cluster: &p.cluster, version: p.version, digest, issued_at: p.issued_at, expires: p.expires };
+    let already_applied = check_claims(&claims, expect, limits)?;
+    Ok(VerifiedEnvelope { statement, keyring, signers, digest, already_applied })
+}
+
+/// Step 3: the keyring to check signatures with, `keyring` advanced by the store's chain.
+pub fn follow_chain(keyring: &Keyring, chain: Option<&[u8]>, limits: &Limits) -> Result<Keyring, VerifyError> {
+    match chain {
+        Some(chain) => keyring.follow_chain(chain, limits).map_err(VerifyError::KeyringChain),
+        None => Ok(keyring.clone()),
+    }
+}
+
+/// What steps 7-10 judge of a statement that passed steps 1-6.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claims<'a> {
+    pub cluster: &'a str,
+    pub version: u64,
+    /// The bundle digest step 6 computed.
+    pub digest: Digest,
+    pub issued_at: Timestamp,
+    pub expires: Timestamp,
+}
+
+/// Steps 7-10, against the puller's cluster, floor and clock. Returns whether this
+/// version and digest were applied already (8.8).
+pub fn check_claims(claims: &Claims<'_>, expect: &Expectation<'_>, limits: &Limits) -> Result<bool, VerifyError> {
     // spec 8.7
     let own = expect.cluster.to_string();
-    if p.cluster != own || statement.subject[0].name != own {
-        return Err(VerifyError::WrongCluster { expected: own, actual: p.cluster.clone() });
+    if claims.cluster != own {
+        return Err(VerifyError::WrongCluster { expected: own, actual: claims.cluster.to_string() });
     }
     // spec 8.8
     let mut already_applied = false;
     if let Some((floor, applied)) = expect.floor.applied {
-        if p.version < floor {
-            return Err(VerifyError::Rollback { version: p.version, floor });
+        if claims.version < floor {
+            return Err(VerifyError::Rollback { version: claims.version, floor });
         }
-        if p.version == floor {
-            if applied != digest {
-                return Err(VerifyError::VersionReused { version: p.version, applied, actual: digest });
+        if claims.version == floor {
+            if applied != claims.digest {
+                return Err(VerifyError::VersionReused { version: claims.version, applied, actual: claims.digest });
             }
             already_applied = true;
         }
@@ -182,19 +211,19 @@ pub fn verify_envelope(
     // (reset, dead battery), so it cannot judge "future"; expiry below still holds.
     let skew = SignedDuration::from_secs(limits.clock_skew_secs);
     let clock_is_sane = expect.floor.highest_issued_at.is_none_or(|h| expect.now >= h);
-    if clock_is_sane && p.issued_at > expect.now + skew {
+    if clock_is_sane && claims.issued_at > expect.now + skew {
         return Err(VerifyError::FromTheFuture {
-            issued_at: rfc3339::format(&p.issued_at),
+            issued_at: rfc3339::format(&claims.issued_at),
             now: rfc3339::format(&expect.now),
             skew_secs: limits.clock_skew_secs,
         });
     }
     // spec 8.10
     let reference = expect.floor.highest_issued_at.map_or(expect.now, |t| t.max(expect.now));
-    if p.expires <= reference {
-        return Err(VerifyError::Expired { expires: rfc3339::format(&p.expires), reference: rfc3339::format(&reference) });
+    if claims.expires <= reference {
+        return Err(VerifyError::Expired { expires: rfc3339::format(&claims.expires), reference: rfc3339::format(&reference) });
     }
-    Ok(VerifiedEnvelope { statement, keyring, signers, digest, already_applied })
+    Ok(already_applied)
 }
 
 /// Step 6: everything the statement says must agree with itself. Returns the bundle digest.

@@ -167,21 +167,38 @@ pub enum Fetch {
 /// Fetches and verifies the newest bundle for `expect.cluster` (spec section 8): the
 /// envelope first, then, unless it was applied already, every part.
 pub async fn fetch_verified(store: &dyn Store, expect: &Expectation<'_>, limits: &Limits) -> Result<Fetch, FetchError> {
-    let rejected = |source| FetchError::Rejected { store: store.describe(), cluster: expect.cluster.to_string(), source };
-    let fetched = match store.fetch_envelope(expect.cluster, limits).await {
+    let fetched = fetch_envelope(store, expect.cluster, limits).await?;
+    verify_fetched(store, &fetched, expect, limits).await
+}
+
+/// The newest envelope for `cluster`, not yet verified.
+pub async fn fetch_envelope(store: &dyn Store, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, FetchError> {
+    match store.fetch_envelope(cluster, limits).await {
         // spec 8.1: an oversized envelope is refused, like any other bad envelope.
-        Err(StoreError::EnvelopeTooLarge { limit, .. }) => {
-            return Err(rejected(VerifyError::Envelope(EnvelopeError::TooLarge { limit })));
-        }
-        other => other?,
-    };
+        Err(StoreError::EnvelopeTooLarge { limit, .. }) => Err(FetchError::Rejected {
+            store: store.describe(),
+            cluster: cluster.to_string(),
+            source: VerifyError::Envelope(EnvelopeError::TooLarge { limit }),
+        }),
+        other => Ok(other?),
+    }
+}
+
+/// [`fetch_verified`] from steps 2 on, for an envelope [`fetch_envelope`] returned.
+pub async fn verify_fetched(
+    store: &dyn Store,
+    fetched: &Fetched,
+    expect: &Expectation<'_>,
+    limits: &Limits,
+) -> Result<Fetch, FetchError> {
+    let rejected = |source| FetchError::Rejected { store: store.describe(), cluster: expect.cluster.to_string(), source };
     let envelope = verify_envelope(&fetched.envelope, fetched.keyring_chain.as_deref(), expect, limits).map_err(rejected)?;
     if envelope.already_applied() {
         return Ok(Fetch::AlreadyApplied(envelope));
     }
     let mut parts = Vec::with_capacity(envelope.predicate().profiles.len());
     for profile in &envelope.predicate().profiles {
-        let copy = store.fetch_part(expect.cluster, &fetched, profile, limits).await?;
+        let copy = store.fetch_part(expect.cluster, fetched, profile, limits).await?;
         parts.push(envelope.verify_part(&profile.name, copy.transport(), limits).map_err(rejected)?);
     }
     envelope.finish(parts, limits).map(Fetch::New).map_err(rejected)

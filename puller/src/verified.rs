@@ -1,0 +1,177 @@
+//! The record of the envelope last verified and applied, which lets an unchanged run skip
+//! verifying it again (issue 6, row 2; spec section 8, "Verification already done").
+//!
+//! Steps 2, 4, 5 and 6 of spec section 8 are a pure function of the envelope's bytes and
+//! the keyring that checks its signatures (the one step 3 leaves, after the store's
+//! keyring chain); at 5,000 files they are most of an unchanged run's CPU. The state keeps
+//! the SHA-256 of those bytes, a fingerprint of that keyring and what steps 7-10 and the
+//! report need of the statement. A run whose envelope hashes the same under a keyring of
+//! the same fingerprint takes that record instead of verifying again, then runs steps 7-10
+//! on it against today's floor and clock, so rollback, expiry and clock checks mean what
+//! they meant. Any other run verifies in full, and a run that fetches content (an apply, a
+//! drift check) always does, since it needs the statement's file list.
+//!
+//! The state Secret is no security boundary against whoever can write it: they could set
+//! the floor or adopt a keyring as well. What the record guarantees is narrower: bytes
+//! whose hash differs from the recorded one are verified in full, so a record cannot lend
+//! its verdict to an envelope signed differently. This module fetches nothing.
+
+use airlock::bundle::report::BundleSeen;
+use airlock::bundle::verify::{Claims, check_claims};
+use airlock::bundle::{Expectation, Keyring, SyncMode, VerifiedEnvelope, VerifyError};
+use airlock::{Digest, Limits};
+use serde::{Deserialize, Serialize};
+
+/// What a full verification of one envelope established, kept in the state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verified {
+    /// SHA-256 of the envelope's exact bytes.
+    pub envelope: Digest,
+    /// [`fingerprint`] of the keyring that checked its signatures.
+    pub keyring: Digest,
+    pub cluster: String,
+    /// Version, bundle digest, `issuedAt`, `expires`, and who signed: what the report says.
+    #[serde(flatten)]
+    pub seen: BundleSeen,
+    /// Whether a profile asks for drift detection, whose run fetches the content.
+    pub drift_detection: bool,
+}
+
+/// What makes a signature check come out the same: the keyring's version (step 6 compares
+/// it with `keyringVersion`), threshold and keys, all in its canonical JSON. The release
+/// is in it too, so one whose verification changed checks again what an older one passed.
+pub fn fingerprint(keyring: &Keyring) -> Digest {
+    let release = concat!("airlock-puller ", env!("CARGO_PKG_VERSION"), "\n");
+    Digest::of(&[release.as_bytes(), &keyring.to_json()].concat())
+}
+
+impl Verified {
+    /// The record of `verified`, whose envelope bytes hash to `envelope`.
+    pub fn of(envelope: Digest, verified: &VerifiedEnvelope) -> Verified {
+        let p = verified.predicate();
+        Verified {
+            envelope,
+            keyring: fingerprint(verified.keyring()),
+            cluster: p.cluster.clone(),
+            seen: BundleSeen::of(verified),
+            drift_detection: p.profiles.iter().any(|p| p.sync_mode == SyncMode::ContinuousWithDriftDetection),
+        }
+    }
+
+    /// Steps 7-10 on this record, standing in for a full verification of an envelope
+    /// hashing to `envelope` under `keyring` (the keyring after step 3). `None` when the
+    /// record does not stand in: other bytes, another keyring, or a bundle that is not the
+    /// one applied (verifying in full then finds it new, or refuses it).
+    pub fn recheck(
+        &self,
+        envelope: Digest,
+        keyring: &Keyring,
+        expect: &Expectation<'_>,
+        limits: &Limits,
+    ) -> Option<Result<Verified, VerifyError>> {
+        if envelope != self.envelope || fingerprint(keyring) != self.keyring {
+            return None;
+        }
+        let claims = Claims {
+            cluster: &self.cluster,
+            version: self.seen.version,
+            digest: self.seen.digest,
+            issued_at: self.seen.issued_at,
+            expires: self.seen.expires,
+        };
+        match check_claims(&claims, expect, limits) {
+            Ok(true) => Some(Ok(self.clone())),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock::bundle::Floor;
+    use airlock::bundle::verify::verify_envelope;
+    use airlock::testkit::Fixture;
+    use jiff::{SignedDuration, Timestamp};
+
+    /// Version 1 of the fixture bundle: its envelope bytes, the record of verifying them
+    /// and the floor once it is applied.
+    fn recorded() -> (Fixture, Vec<u8>, Verified, Floor) {
+        let fixture = Fixture::new(1);
+        let signed = fixture.signed(1, Fixture::files());
+        let verified = verify_envelope(&signed.envelope, None, &fixture.expect(&Floor::default()), &Limits::SPEC).unwrap();
+        let record = Verified::of(Digest::of(&signed.envelope), &verified);
+        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
+        (fixture, signed.envelope, record, floor)
+    }
+
+    #[test]
+    fn the_same_bytes_and_keyring_take_the_record_and_steps_7_to_10_still_run() {
+        let (fixture, bytes, record, floor) = recorded();
+        let expect = fixture.expect(&floor);
+        let recheck = |expect: &Expectation<'_>| record.recheck(Digest::of(&bytes), &fixture.keyring, expect, &Limits::SPEC);
+        assert_eq!(recheck(&expect), Some(Ok(record.clone())));
+        let full = |expect: &Expectation<'_>| verify_envelope(&bytes, None, expect, &Limits::SPEC).map(|_| ()).unwrap_err();
+
+        // Expired by the clock: refused exactly as a full verification refuses it.
+        let late = Expectation { now: record.seen.expires + SignedDuration::from_secs(1), ..expect.clone() };
+        let err = recheck(&late).unwrap().unwrap_err();
+        assert!(matches!(err, VerifyError::Expired { .. }), "{err}");
+        assert_eq!(err, full(&late));
+        // Expired by the highest issuedAt accepted, with the clock reset to 1970.
+        let reset_floor = Floor { highest_issued_at: Some(record.seen.expires), ..floor.clone() };
+        let reset = Expectation { now: Timestamp::UNIX_EPOCH, floor: &reset_floor, ..expect.clone() };
+        assert_eq!(recheck(&reset).unwrap().unwrap_err(), full(&reset));
+        // A rollback below a newer floor, and a reused version with another digest.
+        for floor in [
+            Floor { applied: Some((2, record.seen.digest)), ..floor.clone() },
+            Floor { applied: Some((1, Digest::of(b"other"))), ..floor.clone() },
+        ] {
+            let expect = fixture.expect(&floor);
+            let err = recheck(&expect).unwrap().unwrap_err();
+            assert!(matches!(err, VerifyError::Rollback { .. } | VerifyError::VersionReused { .. }), "{err}");
+            assert_eq!(err, full(&expect));
+        }
+        // Issued in the future of a sane clock.
+        let sane_floor = Floor { highest_issued_at: None, ..floor.clone() };
+        let early = Expectation { now: record.seen.issued_at - SignedDuration::from_hours(1), ..fixture.expect(&sane_floor) };
+        assert!(matches!(recheck(&early).unwrap().unwrap_err(), VerifyError::FromTheFuture { .. }));
+        assert_eq!(recheck(&early).unwrap().unwrap_err(), full(&early));
+    }
+
+    #[test]
+    fn other_bytes_another_keyring_or_a_bundle_not_applied_verify_in_full() {
+        let (fixture, bytes, record, floor) = recorded();
+        let expect = fixture.expect(&floor);
+        let digest = Digest::of(&bytes);
+        assert_eq!(record.recheck(Digest::of(b"other bytes"), &fixture.keyring, &expect, &Limits::SPEC), None);
+        // Another key, or the same key at another version or threshold, is another check.
+        let keys = fixture.keyring.keys().to_vec();
+        let others = [
+            Fixture::new(2).keyring,
+            Keyring::new(2, 1, keys.clone(), &Limits::SPEC).unwrap(),
+            Fixture::with_keys(&[1, 2], 1).keyring,
+        ];
+        for keyring in others {
+            assert_ne!(fingerprint(&keyring), record.keyring);
+            assert_eq!(record.recheck(digest, &keyring, &expect, &Limits::SPEC), None);
+        }
+        assert_eq!(fingerprint(&Keyring::new(1, 1, keys, &Limits::SPEC).unwrap()), record.keyring, "an equal keyring");
+        // A floor below the recorded version: the bundle is new to this state.
+        let below = Floor { applied: None, ..floor };
+        assert_eq!(record.recheck(digest, &fixture.keyring, &fixture.expect(&below), &Limits::SPEC), None);
+    }
+
+    #[test]
+    fn a_state_without_the_record_is_read() {
+        let json = serde_json::to_value(crate::state::tests::state()).unwrap();
+        assert!(json.get("verified").is_none());
+        let (_, _, record, _) = recorded();
+        let state = crate::state::State { verified: Some(Box::new(record.clone())), ..crate::state::tests::state() };
+        let back = crate::state::decode(&crate::gz_secret::encode(&state)).unwrap();
+        assert_eq!(back.verified.as_deref(), Some(&record));
+        assert!(crate::gz_secret::encode(&back).len() < 2048, "the state stays small");
+    }
+}
