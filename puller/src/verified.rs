@@ -1,5 +1,5 @@
 //! The record of the envelope last verified and applied, which lets an unchanged run skip
-//! verifying it again (issue 6, row 2; spec section 8, "Verification already done").
+//! verifying it again (issue 6, row 2; spec section 8, its last paragraph).
 //!
 //! Steps 2, 4, 5 and 6 of spec section 8 are a pure function of the envelope's bytes and
 //! the keyring that checks its signatures (the one step 3 leaves, after the store's
