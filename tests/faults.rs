@@ -185,11 +185,14 @@ pub fn assert_failed(run: &Run, code: i32, what: &str) {
     assert!(run.code == Some(code) && run.stderr.contains(what), "expected exit {code} naming {what:?}: {run:?}");
 }
 
-/// A run stopped because the puller's `what` Secret `name` ("state" or "inventory") is
-/// unreadable for `reason`, naming the recovery.
-pub fn assert_unreadable(run: &Run, site: &Site, what: &str, name: &str, reason: &str) {
+/// A run stopped because the puller's `what` Secret `name` ("state" or "inventory"),
+/// corrupted as `corruption` says, is unreadable for `reason`; it names the recovery and
+/// changed nothing since `before`. Prints the case's row for RELIABILITY.md.
+pub async fn assert_unreadable(run: &Run, site: &Site, before: &Snapshot, what: &str, name: &str, corruption: &str, reason: &str) {
+    println!("| {what}: {corruption} | {:?} | {} |", run.code, run.stderr.lines().last().unwrap_or_default());
     assert_failed(run, 1, &format!("{what} Secret {}/{name} is unreadable: {reason}", site.state_ns));
     assert_failed(run, 1, &format!("(kubectl -n {} delete secret {name})", site.state_ns));
+    assert_eq!(changes(before, &site.snapshot().await), Vec::<String>::new(), "{corruption}: nothing written");
 }
 
 /// Replaces the data of the Secret `name` of the site's state namespace with `key` → `bytes`.

@@ -78,9 +78,7 @@ async fn a_state_corrupted_by_hand_stops_every_run_until_deleted() {
         overwrite_secret(&site, &name, key, bytes).await;
         let before = site.snapshot().await;
         let run = site.sync(&source, &[]).await;
-        println!("| state: {what} | {:?} | {} |", run.code, run.stderr.lines().last().unwrap_or_default());
-        assert_unreadable(&run, &site, "state", &name, reason);
-        assert_eq!(changes(&before, &site.snapshot().await), Vec::<String>::new(), "{what}: nothing written");
+        assert_unreadable(&run, &site, &before, "state", &name, what, reason).await;
     }
 
     // The recovery the message names. The failed runs kept the applied version in the
