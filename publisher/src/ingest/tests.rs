@@ -155,6 +155,8 @@ async fn rejects_unsigned_unknown_and_keyless_naming_the_cluster() {
     wrong_kind["kind"] = "Other".into();
     let mut bad_result = report("fleet/a", T1, "applied");
     bad_result["result"] = "exploded".into();
+    let mut wrong_type = report("fleet/a", T1, "applied");
+    wrong_type["durationMs"] = "slow".into();
     let items = [
         plain,
         b"{\"payloadType\": 1}".to_vec(),
@@ -164,6 +166,7 @@ async fn rejects_unsigned_unknown_and_keyless_naming_the_cluster() {
         signed(&wrong_kind, &key(1)),
         signed(&json!({"cluster": "Fleet/A"}), &key(1)),
         signed(&bad_result, &key(1)),
+        signed(&wrong_type, &key(1)),
     ];
     let outcomes = run(dir.path(), &items).await;
     assert_eq!(outcomes[0], Outcome::Rejected(ReportError::Unsigned));
@@ -171,9 +174,10 @@ async fn rejects_unsigned_unknown_and_keyless_naming_the_cluster() {
     assert_eq!(outcomes[2], Outcome::Rejected(ReportError::UnknownCluster(id("fleet/ghost"))));
     assert_eq!(outcomes[3], Outcome::Rejected(ReportError::NoKey(id("fleet/nokey"))));
     assert!(matches!(&outcomes[4], Outcome::Rejected(ReportError::BadKey { cluster, .. }) if cluster == &id("fleet/badkey")));
-    for (i, want) in [(5, "kind \"Other\""), (6, "Fleet/A"), (7, "exploded")] {
+    for (i, want) in [(5, "kind \"Other\""), (6, "Fleet/A"), (7, "exploded"), (8, "\"slow\", expected u64")] {
         assert!(matches!(&outcomes[i], Outcome::Rejected(ReportError::Payload(m)) if m.contains(want)), "{i}: {:?}", outcomes[i]);
     }
+    assert!(cluster_file(dir.path(), "fleet/a").get("status").is_none(), "a rejected report writes nothing");
     let keyless = Outcome::Rejected(ReportError::NoKey(id("fleet/nokey")));
     assert_eq!(crate::cmd::ingest::exit_code(&rows_of(vec![Outcome::Ingested, keyless])), airlock::cli::exit::REJECTED);
 }
