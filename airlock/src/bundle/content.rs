@@ -2,8 +2,12 @@
 //!
 //! File bytes are shared, not owned: a verified bundle's files are slices of the part
 //! tars they arrived in, so verifying does not copy them, and cloning a bundle is cheap.
+//! A part is immutable once built and its clones share what is worked out from it (file
+//! digests, tar digest): a publisher hands one shared profile's part to thousands of
+//! bundles, and hashing it again for each was a tenth of a publish.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
@@ -26,6 +30,8 @@ pub enum ContentError {
     FileTooLarge { path: String, size: u64, limit: u64 },
     #[error("bundle has {count} files, over the limit of {limit}")]
     TooManyFiles { count: usize, limit: usize },
+    #[error("part {part:?} is given twice")]
+    DuplicatePart { part: String },
     #[error("bundle has {count} parts, over the limit of {limit}")]
     TooManyParts { count: usize, limit: usize },
     #[error("bundle holds {size} bytes of files, over the limit of {limit}")]
@@ -50,9 +56,48 @@ impl PartialEq for Bundle {
 impl Eq for Bundle {}
 
 /// One part: the files of one source profile (spec 2.3).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Part {
     files: BTreeMap<String, Bytes>,
+    /// Worked out once, for this part and every clone of it.
+    derived: Arc<Derived>,
+}
+
+#[derive(Debug, Default)]
+struct Derived {
+    /// Each file's digest, in path order.
+    file_digests: OnceLock<Vec<Digest>>,
+    /// The digest of the canonical tar.
+    tar_digest: OnceLock<Digest>,
+}
+
+impl PartialEq for Part {
+    fn eq(&self, other: &Part) -> bool {
+        self.files == other.files
+    }
+}
+
+impl Eq for Part {}
+
+/// Files and bytes counted against the limits as they are added.
+#[derive(Default)]
+struct Tally {
+    files: usize,
+    bytes: u64,
+}
+
+impl Tally {
+    fn add(&mut self, files: usize, bytes: u64, limits: &Limits) -> Result<(), ContentError> {
+        self.files += files;
+        self.bytes += bytes;
+        if self.files > limits.files {
+            return Err(ContentError::TooManyFiles { count: self.files, limit: limits.files });
+        }
+        if self.bytes > limits.total_bytes {
+            return Err(ContentError::TooLarge { size: self.bytes, limit: limits.total_bytes });
+        }
+        Ok(())
+    }
 }
 
 impl Bundle {
@@ -76,6 +121,31 @@ impl Bundle {
         Ok(Bundle { known_digest: Some(digest), ..bundle })
     }
 
+    /// Builds a bundle from parts already built, some perhaps shared with other bundles.
+    pub fn from_parts(parts: impl IntoIterator<Item = (String, Part)>, limits: &Limits) -> Result<Bundle, ContentError> {
+        let mut bundle = Bundle::default();
+        let mut tally = Tally::default();
+        for (name, part) in parts {
+            check_part_name(&name)?;
+            for (path, bytes) in &part.files {
+                let owner = check_path(path)?;
+                if owner != name {
+                    return Err(ContentError::UndeclaredPart { path: path.clone(), part: owner.to_string() });
+                }
+                check_file_size(path, bytes, limits)?;
+                tally.add(1, bytes.len() as u64, limits)?;
+            }
+            if bundle.parts.contains_key(&name) {
+                return Err(ContentError::DuplicatePart { part: name });
+            }
+            bundle.parts.insert(name, part);
+        }
+        if bundle.parts.len() > limits.parts {
+            return Err(ContentError::TooManyParts { count: bundle.parts.len(), limit: limits.parts });
+        }
+        Ok(bundle)
+    }
+
     fn build<P, F>(parts: P, files: F, limits: &Limits) -> Result<Bundle, ContentError>
     where
         P: IntoIterator<Item = String>,
@@ -89,28 +159,16 @@ impl Bundle {
         if bundle.parts.len() > limits.parts {
             return Err(ContentError::TooManyParts { count: bundle.parts.len(), limit: limits.parts });
         }
-        let (mut count, mut total) = (0usize, 0u64);
+        let mut tally = Tally::default();
         for (path, bytes) in files {
             let part = check_path(&path)?.to_string();
-            let size = bytes.len() as u64;
-            if size > limits.file_bytes {
-                return Err(ContentError::FileTooLarge { path, size, limit: limits.file_bytes });
-            }
-            count += 1;
-            total += size;
-            if count > limits.files {
-                return Err(ContentError::TooManyFiles { count, limit: limits.files });
-            }
-            if total > limits.total_bytes {
-                return Err(ContentError::TooLarge { size: total, limit: limits.total_bytes });
-            }
+            check_file_size(&path, &bytes, limits)?;
+            tally.add(1, bytes.len() as u64, limits)?;
             let Some(slot) = bundle.parts.get_mut(&part) else {
                 return Err(ContentError::UndeclaredPart { path, part });
             };
-            if slot.files.contains_key(&path) {
-                return Err(ContentError::DuplicatePath { path });
-            }
-            slot.files.insert(path, bytes);
+            // Nothing has read the part yet, so nothing derived from it is stale.
+            slot.insert(path, bytes)?;
         }
         Ok(bundle)
     }
@@ -135,13 +193,59 @@ impl Bundle {
 
     /// The bundle digest (spec section 4).
     pub fn digest(&self) -> Digest {
-        self.known_digest.unwrap_or_else(|| bundle_digest(self.files().map(|(p, b)| (p, Digest::of(b)))))
+        let listing = self.parts.values().flat_map(|p| p.files.keys().map(String::as_str).zip(p.file_digests().iter().copied()));
+        self.known_digest.unwrap_or_else(|| bundle_digest(listing))
     }
 }
 
+fn check_file_size(path: &str, bytes: &Bytes, limits: &Limits) -> Result<(), ContentError> {
+    let size = bytes.len() as u64;
+    if size > limits.file_bytes {
+        return Err(ContentError::FileTooLarge { path: path.to_string(), size, limit: limits.file_bytes });
+    }
+    Ok(())
+}
+
 impl Part {
+    /// Builds part `name` from its files, each of whose paths must lie in it.
+    pub fn new<B: Into<Bytes>>(name: &str, files: impl IntoIterator<Item = (String, B)>, limits: &Limits) -> Result<Part, ContentError> {
+        check_part_name(name)?;
+        let mut part = Part::default();
+        let mut tally = Tally::default();
+        for (path, bytes) in files {
+            let bytes = bytes.into();
+            let owner = check_path(&path)?;
+            if owner != name {
+                return Err(ContentError::UndeclaredPart { part: owner.to_string(), path });
+            }
+            check_file_size(&path, &bytes, limits)?;
+            tally.add(1, bytes.len() as u64, limits)?;
+            part.insert(path, bytes)?;
+        }
+        Ok(part)
+    }
+
+    fn insert(&mut self, path: String, bytes: Bytes) -> Result<(), ContentError> {
+        if self.files.contains_key(&path) {
+            return Err(ContentError::DuplicatePath { path });
+        }
+        self.files.insert(path, bytes);
+        Ok(())
+    }
+
     pub fn files(&self) -> impl Iterator<Item = (&str, &[u8])> {
         self.files.iter().map(|(p, b)| (p.as_str(), &b[..]))
+    }
+
+    /// Each file's SHA-256, in path order.
+    pub fn file_digests(&self) -> &[Digest] {
+        self.derived.file_digests.get_or_init(|| self.files.values().map(|b| Digest::of(b)).collect())
+    }
+
+    /// The digest of the canonical tar (spec 3.4), worked out by `compute` unless this part
+    /// or a clone of it already did.
+    pub(crate) fn tar_digest(&self, compute: impl FnOnce() -> Digest) -> Digest {
+        *self.derived.tar_digest.get_or_init(compute)
     }
 
     /// The canonical tar of this part (spec section 3).
@@ -211,5 +315,47 @@ mod tests {
         assert_eq!(err, Err(ContentError::TooManyFiles { count: 2, limit: 1 }));
         let err = Bundle::new(decl, [("ClusterProfile.a/x.yaml".into(), b"xy".to_vec())], &small);
         assert!(matches!(err, Err(ContentError::FileTooLarge { size: 2, limit: 1, .. })));
+    }
+
+    #[test]
+    fn parts_built_apart_make_the_bundle_files_make() {
+        let files = [("ClusterProfile.a/x.yaml", "x\n"), ("ClusterProfile.a/y.yaml", "y\n"), ("ClusterProfile.b/z.yaml", "z\n")];
+        let owned = || files.iter().map(|(p, b)| (p.to_string(), b.as_bytes().to_vec()));
+        let whole = Bundle::new(parts(&["ClusterProfile.a", "ClusterProfile.b", "ClusterProfile.c"]), owned(), &Limits::SPEC).unwrap();
+        let part = |name: &str| Part::new(name, owned().filter(|(p, _)| p.starts_with(&format!("{name}/"))), &Limits::SPEC).unwrap();
+        let names = ["ClusterProfile.c", "ClusterProfile.a", "ClusterProfile.b"];
+        let built = Bundle::from_parts(names.map(|n| (n.to_string(), part(n))), &Limits::SPEC).unwrap();
+        assert_eq!(built, whole);
+        assert_eq!(built.digest(), whole.digest());
+    }
+
+    #[test]
+    fn parts_built_apart_are_checked_like_files() {
+        let one = |p: &str| (p.to_string(), b"x".to_vec());
+        let err = Part::new("ClusterProfile.a", [one("ClusterProfile.b/x.yaml")], &Limits::SPEC);
+        assert_eq!(err, Err(ContentError::UndeclaredPart { path: "ClusterProfile.b/x.yaml".into(), part: "ClusterProfile.b".into() }));
+        let err = Part::new("ClusterProfile.a", [one("ClusterProfile.a/x.yaml"), one("ClusterProfile.a/x.yaml")], &Limits::SPEC);
+        assert_eq!(err, Err(ContentError::DuplicatePath { path: "ClusterProfile.a/x.yaml".into() }));
+        let a = Part::new("ClusterProfile.a", [one("ClusterProfile.a/x.yaml"), one("ClusterProfile.a/y.yaml")], &Limits::SPEC).unwrap();
+        let err = Bundle::from_parts([("ClusterProfile.b".to_string(), a.clone())], &Limits::SPEC);
+        assert_eq!(err, Err(ContentError::UndeclaredPart { path: "ClusterProfile.a/x.yaml".into(), part: "ClusterProfile.a".into() }));
+        let twice = [("ClusterProfile.a".to_string(), a.clone()), ("ClusterProfile.a".to_string(), Part::default())];
+        assert_eq!(Bundle::from_parts(twice, &Limits::SPEC), Err(ContentError::DuplicatePart { part: "ClusterProfile.a".into() }));
+        // The bundle's limits count every part's files together.
+        let b = Part::new("ClusterProfile.b", [one("ClusterProfile.b/x.yaml")], &Limits::SPEC).unwrap();
+        let two = Limits { files: 2, ..Limits::SPEC };
+        let err = Bundle::from_parts([("ClusterProfile.a".to_string(), a), ("ClusterProfile.b".to_string(), b)], &two);
+        assert_eq!(err, Err(ContentError::TooManyFiles { count: 3, limit: 2 }));
+    }
+
+    #[test]
+    fn clones_of_a_part_share_what_was_worked_out() {
+        let part = Part::new("ClusterProfile.a", [("ClusterProfile.a/x.yaml".to_string(), b"x\n".to_vec())], &Limits::SPEC).unwrap();
+        let clone = part.clone();
+        assert_eq!(clone.file_digests(), [Digest::of(b"x\n")]);
+        assert!(std::ptr::eq(part.file_digests(), clone.file_digests()), "the clone's digests are the part's");
+        let tar = Digest::of(&part.tar());
+        assert_eq!(part.tar_digest(|| tar), tar);
+        assert_eq!(clone.tar_digest(|| unreachable!("worked out once for both")), tar);
     }
 }

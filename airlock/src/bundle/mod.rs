@@ -17,7 +17,7 @@ pub mod statement;
 pub mod tar;
 pub mod verify;
 
-pub use content::Bundle;
+pub use content::{Bundle, Part};
 pub use keyring::{Keyring, PublicKey, SigningKey};
 pub use sign::{PartSettings, Release, SignedBundle};
 pub use statement::{Statement, StopMatchingBehavior, SyncMode};

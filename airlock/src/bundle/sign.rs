@@ -82,8 +82,7 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
     let mut listing = Vec::with_capacity(bundle.file_count());
     for (name, part) in bundle.parts() {
         let first = listing.len();
-        for (path, bytes) in part.files() {
-            let digest = Digest::of(bytes);
+        for ((path, bytes), &digest) in part.files().zip(part.file_digests()) {
             listing.push((path, digest));
             files.push(FileEntry { path: path.to_string(), size: bytes.len() as u64, sha256: digest.hex() });
         }
@@ -125,15 +124,20 @@ const REMEMBERED_PARTS: usize = 1 << 16;
 
 /// Canonical tar digests (spec 3.4) of parts already described, by the SHA-256 of their
 /// file listing (spec 4's format): the same listing is the same files, hence the same tar
-/// (spec 3.3). Without it every bundle's statement wrote and hashed again the parts it
-/// shares with thousands of other bundles. One may be shared by threads describing
-/// bundles at once.
+/// (spec 3.3). A part handed to many bundles remembers its own digest; this catches equal
+/// parts built apart, such as a template that renders alike for thousands of clusters,
+/// whose tar every bundle's statement would otherwise write and hash again. One may be
+/// shared by threads describing bundles at once.
 #[derive(Debug, Default)]
 pub struct PartDigests(Mutex<HashMap<Digest, Digest>>);
 
 impl PartDigests {
     /// The digest of `part`, whose files' paths and digests are `listing`.
     fn digest(&self, part: &Part, listing: &[(&str, Digest)]) -> Digest {
+        part.tar_digest(|| self.by_listing(part, listing))
+    }
+
+    fn by_listing(&self, part: &Part, listing: &[(&str, Digest)]) -> Digest {
         let key = bundle_digest(listing.iter().copied());
         if let Some(known) = self.0.lock().expect("not poisoned").get(&key) {
             return *known;

@@ -26,9 +26,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::sveltos::Resources;
 use crate::sveltos::model::Profile;
-use crate::yaml;
 pub use resolve::{ClusterPlan, plan};
-use shared::SharedProfiles;
+use shared::{Object, SharedProfiles};
 use tier::Candidate;
 
 /// Why a cluster's bundle could not be rendered. The cluster fails; others go on.
@@ -90,6 +89,7 @@ impl<'r> Renderer<'r> {
         let mut warnings = Vec::new();
         let mut candidates = Vec::new();
         let mut parts: BTreeMap<String, &Profile> = BTreeMap::new();
+        let mut prepared_parts = BTreeMap::new();
         for pp in &plan.profiles {
             let profile = pp.profile;
             let part = profile.part_name();
@@ -97,7 +97,8 @@ impl<'r> Renderer<'r> {
             let prepared = self.shared.get(pp, plan.cluster, self.resources)?;
             warnings.extend(prepared.warnings.iter().cloned());
             candidates.extend(prepared.objects.iter().map(|o| Candidate { part: part.clone(), tier: profile.tier, object: o.clone() }));
-            parts.insert(part, profile);
+            parts.insert(part.clone(), profile);
+            prepared_parts.insert(part, prepared);
         }
         if let Some(relay) = &plan.credentials {
             let object = credentials::read(relay, self.resources)?.object(relay);
@@ -106,16 +107,26 @@ impl<'r> Renderer<'r> {
         let (kept, tier_warnings) = tier::resolve(candidates)?;
         warnings.extend(tier_warnings);
         let objects = kept.len();
-        let mut files: BTreeMap<String, Vec<Arc<str>>> = BTreeMap::new();
+        let mut kept_parts: BTreeMap<String, Vec<Arc<Object>>> = BTreeMap::new();
         for c in kept {
-            files.entry(manifest::checked_path(&c.part, &c.object.key)?).or_default().push(c.object.yaml.clone());
+            kept_parts.entry(c.part).or_default().push(c.object);
         }
         let mut settings = part_settings(&parts, &mut warnings)?;
         if plan.credentials.is_some() {
             settings.insert(credentials::SYSTEM_PART.into(), credentials::part_settings());
         }
-        let files = files.into_iter().map(|(path, docs)| (path, docs.join(yaml::SEPARATOR).into_bytes()));
-        let bundle = Bundle::new(settings.keys().cloned(), files, self.limits)?;
+        let mut built = Vec::with_capacity(settings.len());
+        for name in settings.keys() {
+            let kept = kept_parts.remove(name).unwrap_or_default();
+            let part = match prepared_parts.get(name) {
+                // Nothing of the profile lost to another's copy: its part is the one every
+                // cluster it is prepared for shares.
+                Some(prepared) if prepared.objects.len() == kept.len() => prepared.part(name, self.limits)?,
+                _ => shared::part_of(name, kept.iter().map(|o| &**o), self.limits)?,
+            };
+            built.push((name.clone(), part));
+        }
+        let bundle = Bundle::from_parts(built, self.limits)?;
         Ok(Rendered {
             cluster: plan.cluster.id.clone(),
             watch_namespaces: plan.cluster.watch_namespaces.clone(),

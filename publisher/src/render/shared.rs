@@ -9,11 +9,14 @@
 //! clusters, parsing and writing YAML again for each was most of a publish. Templated
 //! profiles are prepared per cluster. Which copy of an object wins is `tier`'s business.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use airlock::Limits;
+use airlock::bundle::Part;
+
 use super::RenderError;
-use super::manifest::add_metadata;
+use super::manifest::{add_metadata, checked_path};
 use super::resolve::{ProfilePlan, SharedKey, profile_manifests};
 use crate::sveltos::model::SveltosCluster;
 use crate::sveltos::{ObjectKey, Resources};
@@ -33,6 +36,33 @@ pub struct Object {
 pub struct Prepared {
     pub objects: Vec<Arc<Object>>,
     pub warnings: Vec<String>,
+    /// The part all the objects make, built for the first cluster that keeps them all.
+    part: OnceLock<Result<Part, RenderError>>,
+}
+
+impl Prepared {
+    /// The part `name` these objects make when a cluster keeps every one of them. Built
+    /// once and then shared: its bytes and digests serve every cluster the profile is
+    /// prepared for, instead of being joined and hashed again for each.
+    pub fn part(&self, name: &str, limits: &Limits) -> Result<Part, RenderError> {
+        self.part.get_or_init(|| {
+            let mut objects: Vec<&Object> = self.objects.iter().map(|o| &**o).collect();
+            objects.sort_by(|a, b| a.key.cmp(&b.key));
+            part_of(name, objects, limits)
+        })
+        .clone()
+    }
+}
+
+/// The part `name` made of `objects`, given in object order: each at its path, objects
+/// that share a path one YAML stream.
+pub fn part_of<'o>(name: &str, objects: impl IntoIterator<Item = &'o Object>, limits: &Limits) -> Result<Part, RenderError> {
+    let mut files: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for o in objects {
+        files.entry(checked_path(name, &o.key)?).or_default().push(&o.yaml);
+    }
+    let files = files.into_iter().map(|(path, docs)| (path, docs.join(yaml::SEPARATOR)));
+    Ok(Part::new(name, files, limits)?)
 }
 
 /// Reads, labels and writes one profile's objects for `cluster`.
@@ -47,7 +77,7 @@ pub fn prepare(plan: &ProfilePlan<'_>, cluster: &SveltosCluster, resources: &Res
             Arc::new(Object { key: m.key, origin: m.origin, yaml: yaml::emit(std::slice::from_ref(&m.value)).into() })
         })
         .collect();
-    Ok(Prepared { objects, warnings })
+    Ok(Prepared { objects, warnings, part: OnceLock::new() })
 }
 
 type Slot = Arc<OnceLock<Result<Arc<Prepared>, RenderError>>>;

@@ -5,6 +5,7 @@ use base64::engine::general_purpose::STANDARD;
 
 use super::*;
 use crate::sveltos::{Inventory, ObjectKey, select};
+use crate::yaml;
 
 const CLUSTERS: &str = r#"
 apiVersion: lib.projectsveltos.io/v1beta1
@@ -201,6 +202,35 @@ fn profiles_without_templates_are_prepared_once_for_all_clusters() {
     assert!(Arc::ptr_eq(&eu[1], &us[1]), "the plain profile is shared");
     assert!(!Arc::ptr_eq(&eu[0], &us[0]));
     assert!(eu[0].objects[0].yaml.contains("name: eu-1") && us[0].objects[0].yaml.contains("name: us-1"));
+}
+
+#[test]
+fn a_shared_profile_part_is_whole_only_where_nothing_overrides_it() {
+    let every = "clusterSelector: {matchExpressions: [{key: region, operator: Exists}]}";
+    let a = profile("a", 100, "", "{kind: ConfigMap, namespace: defs, name: a}").replace("clusterSelector: {matchLabels: {}}", every);
+    let object = |name: &str, from: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: apps}}\ndata: {{from: {from}}}\n");
+    let (inv, res) = world(&format!(
+        "{a}---\n{}---\n{}---\n{}",
+        profile("b", 50, "region: eu", "{kind: ConfigMap, namespace: defs, name: b}"),
+        config_map("a", "defs", &format!("{}---\n{}", object("shared", "a"), object("own", "a"))),
+        config_map("b", "defs", &object("shared", "b")),
+    ));
+    let files = |r: &Rendered| r.bundle.part("ClusterProfile.a").unwrap().files().map(|(p, _)| p.to_string()).collect::<Vec<_>>();
+    let own = "ClusterProfile.a/ConfigMap.apps.own.yaml";
+    let both = ["ClusterProfile.a/ConfigMap.apps.own.yaml", "ClusterProfile.a/ConfigMap.apps.shared.yaml"];
+    // Whichever cluster one renderer renders first, eu-1 loses `shared` to profile b and
+    // us-1 keeps profile a whole.
+    for order in [["fleet/eu-1", "fleet/us-1"], ["fleet/us-1", "fleet/eu-1"]] {
+        let renderer = Renderer::new(&res, &Limits::SPEC);
+        for id in order {
+            let c = inv.clusters.iter().find(|c| c.id.to_string() == id).unwrap();
+            let r = renderer.render(&plan(c, select::profiles_for(c, &inv.profiles)).unwrap()).unwrap();
+            match id {
+                "fleet/eu-1" => assert_eq!(files(&r), [own], "{order:?}"),
+                _ => assert_eq!(files(&r), both, "{order:?}"),
+            }
+        }
+    }
 }
 
 /// A cluster registered with `--token`, its management Secret (`expires` as annotation, a
