@@ -213,3 +213,36 @@ async fn layout_batch_writes_each_blob_once() {
     }
     assert_eq!(s.clusters(&L).await.unwrap().len(), 40);
 }
+
+/// Blobs are created under their own names, so a write that crashed can leave one cut
+/// short or garbled: the next write replaces it, and keeps the blobs that are intact.
+#[tokio::test]
+async fn layout_replaces_blobs_a_crashed_write_left_damaged() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("layout");
+    let s = store(&format!("oci-layout:{}", dir.display())).await;
+    let fixtures = [fixture_for("fleet/edge-1"), fixture_for("fleet/edge-2")];
+    let batch: Vec<_> = fixtures.iter().map(|fx| fx.signed(1, Fixture::files())).collect();
+    s.publish(&batch, &PublishMeta::default()).await.unwrap();
+    let mut blobs: Vec<_> = std::fs::read_dir(dir.join("blobs/sha256")).unwrap().map(|e| e.unwrap().path()).collect();
+    blobs.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).unwrap().len()));
+    let [cut, garbled, intact] = [&blobs[0], &blobs[1], &blobs[2]];
+    let bytes = std::fs::read(cut).unwrap();
+    std::fs::write(cut, &bytes[..bytes.len() / 2]).unwrap();
+    let len = std::fs::metadata(garbled).unwrap().len() as usize;
+    std::fs::write(garbled, vec![b'x'; len]).unwrap();
+    let inode = |p: &Path| std::fs::metadata(p).unwrap().ino();
+    let intact_inode = inode(intact);
+
+    s.publish(&batch, &PublishMeta::default()).await.unwrap();
+    for blob in [cut, garbled, intact] {
+        let name = blob.file_name().unwrap().to_str().unwrap();
+        assert_eq!(airlock::Digest::of(&std::fs::read(blob).unwrap()).hex(), name, "{name} holds what its name promises");
+    }
+    assert_eq!(inode(intact), intact_inode, "the intact blob is not written again");
+    assert_eq!(blob_count(&dir), blobs.len(), "no temporary file left behind");
+    for fx in &fixtures {
+        assert!(matches!(fetch(s.as_ref(), fx).await.unwrap(), Fetch::New(_)));
+    }
+}

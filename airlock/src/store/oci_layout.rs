@@ -2,8 +2,10 @@
 //! layout-shaped store shares: resolving a cluster through `index.json` and reading blobs
 //! with caps and digest checks. The archive store reuses it over a tar file.
 //!
-//! Writes are crash-safe: blobs and `index.json` are written to a temporary name and
-//! renamed, blobs before the index that names them, under an exclusive lock. A publish of
+//! Writes are crash-safe, under an exclusive lock: blobs first, then the index that names
+//! them, written to a temporary name and renamed. A blob is created under its own name,
+//! and one found there from a write that crashed counts only when it holds exactly the
+//! bytes its name promises; the index never names a blob before it is on disk. A publish of
 //! thousands of clusters writes its blobs on several threads and flushes them to disk with
 //! one `syncfs` (an fsync per blob took a millisecond each), then writes the index.
 //! Readers parse `index.json` once and keep it while the file is unchanged.
@@ -272,10 +274,15 @@ impl LayoutStore {
     /// there already (names are content addresses). Nothing is flushed to disk here; see
     /// [`LayoutStore::sync`]. Returns whether it wrote.
     pub(crate) fn put(&self, name: &str, bytes: &[u8]) -> Result<bool, StoreError> {
-        let path = self.dir.join(name);
-        if name != INDEX_FILE && fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) {
+        if name != INDEX_FILE && fs::metadata(self.dir.join(name)).is_ok_and(|m| m.len() == bytes.len() as u64) {
             return Ok(false);
         }
+        self.replace(name, bytes).map(|()| true)
+    }
+
+    /// Writes `bytes` under `name` through a temporary name, whatever is there.
+    fn replace(&self, name: &str, bytes: &[u8]) -> Result<(), StoreError> {
+        let path = self.dir.join(name);
         let err = |e| io_error(&self.describe(), name, e);
         let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
         let write = || fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes));
@@ -287,8 +294,43 @@ impl LayoutStore {
             }
             written => written.map_err(err)?,
         }
-        fs::rename(&tmp, &path).map_err(err)?;
-        Ok(true)
+        fs::rename(&tmp, &path).map_err(err)
+    }
+
+    /// Writes blob `digest` unless the layout holds it already; returns whether it wrote.
+    ///
+    /// A new blob is created in place under its name, which takes the directory's lock
+    /// once, where a temporary name and a rename took it twice: a publish of 50,000 blobs
+    /// into one directory queued on that lock. A crash can leave a blob cut short, so one
+    /// found there counts only when it holds exactly `bytes`, and is replaced through a
+    /// temporary name when not. The index names no blob before [`LayoutStore::sync`].
+    fn put_blob(&self, digest: &Digest, bytes: &[u8]) -> Result<bool, StoreError> {
+        let name = blob_name(digest);
+        let path = self.dir.join(&name);
+        let err = |e| io_error(&self.describe(), &name, e);
+        let create = || fs::OpenOptions::new().write(true).create_new(true).open(&path);
+        let created = match create() {
+            // The first blob of a new layout.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                fs::create_dir_all(path.parent().expect("names have a parent")).and_then(|_| create())
+            }
+            created => created,
+        };
+        match created {
+            Ok(mut file) => match file.write_all(bytes) {
+                Ok(()) => Ok(true),
+                Err(e) => {
+                    // Best effort: a blob left cut short is replaced by the next write anyway.
+                    let _ = fs::remove_file(&path);
+                    Err(err(e))
+                }
+            },
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let held = fs::metadata(&path).is_ok_and(|m| m.len() == bytes.len() as u64) && fs::read(&path).is_ok_and(|b| b == bytes);
+                if held { Ok(false) } else { self.replace(&name, bytes).map(|()| true) }
+            }
+            Err(e) => Err(err(e)),
+        }
     }
 
     /// Flushes everything written so far to disk. One `syncfs` for a whole batch costs
@@ -392,7 +434,7 @@ impl Written {
         if !self.0.lock().expect("not poisoned").0.insert(*digest) {
             return Ok(());
         }
-        if store.put(&blob_name(digest), bytes)? {
+        if store.put_blob(digest, bytes)? {
             self.0.lock().expect("not poisoned").1 += bytes.len() as u64;
         }
         Ok(())
