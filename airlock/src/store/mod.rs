@@ -25,6 +25,7 @@ use crate::bundle::envelope::EnvelopeError;
 use crate::bundle::verify::{Expectation, Transport, VerifiedBundle, VerifyError, verify_envelope};
 use crate::bundle::SignedBundle;
 use crate::cluster::ClusterId;
+use crate::digest::Digest;
 use crate::limits::Limits;
 
 /// Why a store could not do what was asked. The three classes are kept apart because
@@ -96,6 +97,14 @@ impl Fetched {
     }
 }
 
+/// The digests of a cluster's newest envelope and of the keyring chain beside it, as the
+/// store names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EnvelopeDigests {
+    pub envelope: Digest,
+    pub chain: Option<Digest>,
+}
+
 /// Annotations a publish run records beside the bundles (spec 9.1).
 #[derive(Debug, Clone, Default)]
 pub struct PublishMeta {
@@ -113,6 +122,15 @@ pub trait Store: Send + Sync {
 
     /// The envelope and keyring chain of the newest version for `cluster`.
     async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError>;
+
+    /// The digests of what [`Store::fetch_envelope`] would return, when the store names its
+    /// blobs by digest and can tell them without reading them (an OCI manifest names its
+    /// layers so). `None` when it cannot: the caller reads the envelope. A publisher
+    /// comparing 10,000 clusters with what it remembers reads 10,000 small manifests
+    /// instead of as many envelopes.
+    async fn envelope_digests(&self, _cluster: &ClusterId, _limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
+        Ok(None)
+    }
 
     /// One part's copy, read with the cap derived from its signed size.
     async fn fetch_part(

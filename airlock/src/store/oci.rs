@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use super::{Fetched, Locator, PublishMeta, StoreError};
+use super::{EnvelopeDigests, Fetched, Locator, PublishMeta, StoreError};
 use crate::bundle::SignedBundle;
 use crate::bundle::gzip;
 use crate::bundle::statement::rfc3339;
@@ -256,11 +256,7 @@ where
     F: Fn(OciDescriptor, u64) -> Fut,
     Fut: std::future::Future<Output = Result<Vec<u8>, StoreError>>,
 {
-    let envelope_layer = manifest.layer(ENVELOPE_MEDIA_TYPE).cloned().ok_or_else(|| StoreError::Malformed {
-        store: store.to_string(),
-        what: "manifest".into(),
-        message: "no envelope layer".into(),
-    })?;
+    let envelope_layer = envelope_layer(store, &manifest)?.clone();
     if envelope_layer.size > limits.envelope_bytes {
         return Err(StoreError::EnvelopeTooLarge {
             store: store.to_string(),
@@ -275,6 +271,20 @@ where
         None => None,
     };
     Ok(Fetched { envelope, keyring_chain, locator: Locator::Oci(manifest) })
+}
+
+/// The digests of the envelope and keyring chain layers `manifest` names.
+pub fn envelope_digests(store: &str, manifest: &OciManifest) -> Result<EnvelopeDigests, StoreError> {
+    let envelope = envelope_layer(store, manifest)?.digest;
+    Ok(EnvelopeDigests { envelope, chain: manifest.layer(KEYRINGS_MEDIA_TYPE).map(|d| d.digest) })
+}
+
+fn envelope_layer<'m>(store: &str, manifest: &'m OciManifest) -> Result<&'m OciDescriptor, StoreError> {
+    manifest.layer(ENVELOPE_MEDIA_TYPE).ok_or_else(|| StoreError::Malformed {
+        store: store.to_string(),
+        what: "manifest".into(),
+        message: "no envelope layer".into(),
+    })
 }
 
 /// Reference names a layout or archive gives a cluster's manifest (spec 9.3).

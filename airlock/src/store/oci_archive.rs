@@ -18,7 +18,7 @@ use super::oci::{Artifact, OciDescriptor, OciIndex, RawManifest};
 use super::oci_layout::{
     INDEX_FILE, LayoutFiles, LayoutReader, LayoutStore, OCI_LAYOUT_CONTENT, OCI_LAYOUT_FILE, blob_name, io_error, updated_index,
 };
-use super::{Fetched, OciStore, PartCopy, PublishMeta, Store, StoreError};
+use super::{EnvelopeDigests, Fetched, OciStore, PartCopy, PublishMeta, Store, StoreError};
 use crate::bundle::SignedBundle;
 use crate::bundle::statement::ProfileEntry;
 use crate::cluster::ClusterId;
@@ -274,6 +274,10 @@ impl Store for ArchiveStore {
 
     async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
         self.reader(limits)?.fetch_envelope(cluster, limits).await
+    }
+
+    async fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
+        self.reader(limits)?.envelope_digests(cluster, limits)
     }
 
     async fn fetch_part(&self, _: &ClusterId, fetched: &Fetched, part: &ProfileEntry, limits: &Limits) -> Result<PartCopy, StoreError> {

@@ -23,7 +23,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 
 use super::oci::{self, Artifact, GzipCache, OciDescriptor, OciIndex, REF_NAME, RawManifest};
-use super::{Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
+use super::{EnvelopeDigests, Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
 use crate::bundle::SignedBundle;
 use crate::bundle::statement::ProfileEntry;
 use crate::cluster::ClusterId;
@@ -146,6 +146,11 @@ impl<F: LayoutFiles> LayoutReader<F> {
         let manifest = self.manifest(cluster, "latest", limits)?.manifest;
         oci::fetched_from_manifest(&self.files.describe(), cluster, manifest, limits, |d, cap| async move { self.blob(&d, cap) })
             .await
+    }
+
+    pub(crate) fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
+        let manifest = self.manifest(cluster, "latest", limits)?.manifest;
+        oci::envelope_digests(&self.files.describe(), &manifest).map(Some)
     }
 
     pub(crate) fn fetch_part(&self, fetched: &Fetched, part: &ProfileEntry) -> Result<PartCopy, StoreError> {
@@ -483,6 +488,10 @@ impl Store for LayoutStore {
 
     async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
         self.reader.fetch_envelope(cluster, limits).await
+    }
+
+    async fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
+        self.reader.envelope_digests(cluster, limits)
     }
 
     async fn fetch_part(&self, _: &ClusterId, fetched: &Fetched, part: &ProfileEntry, _: &Limits) -> Result<PartCopy, StoreError> {

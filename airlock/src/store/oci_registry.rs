@@ -26,7 +26,7 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue, LINK};
 pub use super::credentials::RegistryCredentials;
 use super::oci::{self, Artifact, Blob, GzipCache, MANIFEST_MEDIA_TYPE, OciDescriptor, RawManifest};
 use super::reference::StoreRef;
-use super::{Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
+use super::{EnvelopeDigests, Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
 use crate::bundle::SignedBundle;
 use crate::bundle::statement::ProfileEntry;
 use crate::cluster::ClusterId;
@@ -327,6 +327,11 @@ impl Store for RegistryStore {
             self.read_blob(cluster, &reference, d, cap)
         })
         .await
+    }
+
+    async fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
+        let manifest = OciStore::manifest(self, cluster, "latest", limits).await?.manifest;
+        oci::envelope_digests(&self.describe, &manifest).map(Some)
     }
 
     async fn fetch_part(

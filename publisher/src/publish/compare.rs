@@ -4,10 +4,11 @@
 //! The statement in the store is read without checking its signatures: it is the
 //! publisher's own output, read back only for its version and content (spec 9.6), never to
 //! decide what a cluster applies. An envelope the memo remembers (same digest, same
-//! keyring chain) is not parsed again.
+//! keyring chain) is not parsed again, nor read when the store names its blobs by digest:
+//! an OCI manifest that names the remembered envelope and chain holds exactly them.
 
 use airlock::bundle::statement::Statement;
-use airlock::store::{Store, StoreError};
+use airlock::store::{EnvelopeDigests, Store, StoreError};
 use airlock::{ClusterId, Digest, Limits};
 use jiff::{SignedDuration, Timestamp};
 
@@ -33,6 +34,15 @@ pub enum Held {
 /// there last; when it is still there, its statement is not parsed again. The error is the
 /// message of the cluster's failure.
 pub async fn read_held(store: &dyn Store, cluster: &ClusterId, limits: &Limits, remembered: Option<&Stored>) -> Result<Held, String> {
+    if let Some(r) = remembered {
+        match store.envelope_digests(cluster, limits).await {
+            Ok(Some(d)) if d == (EnvelopeDigests { envelope: r.envelope, chain: r.chain }) => return Ok(Held::Remembered),
+            // Something else is stored: read it below.
+            Ok(_) => {}
+            Err(StoreError::NotFound { .. }) => return Ok(Held::Nothing),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
     let fetched = match store.fetch_envelope(cluster, limits).await {
         Ok(f) => f,
         Err(StoreError::NotFound { .. }) => return Ok(Held::Nothing),
@@ -144,6 +154,34 @@ mod tests {
         let mut watch_changed = next.clone();
         watch_changed.predicate.watch_namespaces = Some(vec!["apps".into()]);
         assert_eq!(unchanged(&watch_changed, 1, None), bumped);
+    }
+
+    /// A remembered bundle is recognised from the manifest alone; anything else is read.
+    #[tokio::test]
+    async fn a_layout_naming_the_remembered_envelope_is_not_read_further() {
+        use airlock::store::{PublishMeta, StoreRef, open};
+        use airlock::testkit::Fixture;
+        let tmp = tempfile::tempdir().unwrap();
+        let layout = tmp.path().join("layout");
+        let store = open(&format!("oci-layout:{}", layout.display()).parse::<StoreRef>().unwrap(), &Default::default()).await.unwrap();
+        let fx = Fixture::new(1);
+        let signed = fx.signed(3, Fixture::files());
+        store.publish(std::slice::from_ref(&signed), &PublishMeta::default()).await.unwrap();
+        let p = &signed.statement.predicate;
+        let stored = Stored { envelope: Digest::of(&signed.envelope), chain: None, version: 3, expires: p.expires, keyring_version: 1 };
+        let (store, cluster) = (&store, &fx.cluster);
+        let held = |remembered: Option<Stored>| async move { read_held(store.as_ref(), cluster, &Limits::SPEC, remembered.as_ref()).await };
+        let other = Stored { envelope: Digest::of(b"another envelope"), ..stored.clone() };
+        assert!(matches!(held(Some(other.clone())).await, Ok(Held::Bundle { statement, .. }) if statement.predicate.version == 3));
+        assert!(matches!(held(None).await, Ok(Held::Bundle { .. })));
+        // With the envelope's blob garbled, only the manifest can have told.
+        let blob = layout.join("blobs/sha256").join(stored.envelope.hex());
+        std::fs::write(&blob, vec![b'x'; signed.envelope.len()]).unwrap();
+        assert!(matches!(held(Some(stored.clone())).await, Ok(Held::Remembered)));
+        let read = held(Some(other)).await.expect_err("a bundle not remembered is read, and this one is garbled");
+        assert!(read.contains("content does not match its digest"), "{read}");
+        let absent = read_held(store.as_ref(), &"fleet/absent".parse().unwrap(), &Limits::SPEC, Some(&stored)).await;
+        assert!(matches!(absent, Ok(Held::Nothing)));
     }
 
     #[test]
