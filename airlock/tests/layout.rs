@@ -246,3 +246,20 @@ async fn layout_replaces_blobs_a_crashed_write_left_damaged() {
         assert!(matches!(fetch(s.as_ref(), fx).await.unwrap(), Fetch::New(_)));
     }
 }
+
+/// A blob the manifest names but the layout lacks is damage to the store, not a cluster
+/// without a bundle: a publisher taking it for the latter would start again at version 1.
+#[tokio::test]
+async fn layout_missing_a_named_blob_is_malformed_not_empty() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("layout");
+    let s = store(&format!("oci-layout:{}", dir.display())).await;
+    let fx = fixture_for("fleet/edge-1");
+    let signed = fx.signed(4, Fixture::files());
+    s.publish(std::slice::from_ref(&signed), &PublishMeta::default()).await.unwrap();
+    std::fs::remove_file(dir.join("blobs/sha256").join(airlock::Digest::of(&signed.envelope).hex())).unwrap();
+    let err = s.fetch_envelope(&fx.cluster, &L).await.unwrap_err();
+    assert!(matches!(&err, StoreError::Malformed { message, .. } if message.contains("named by the manifest of fleet/edge-1")), "{err}");
+    let absent = s.fetch_envelope(&"fleet/edge-2".parse().unwrap(), &L).await.unwrap_err();
+    assert!(matches!(absent, StoreError::NotFound { .. }), "{absent}");
+}

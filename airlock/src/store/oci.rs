@@ -265,9 +265,17 @@ where
             limit: limits.envelope_bytes,
         });
     }
-    let envelope = read_blob(envelope_layer, limits.envelope_bytes).await?;
+    // The cluster's manifest names these blobs: one the store lacks is damage to the store,
+    // not a cluster without a bundle (which a publisher would start again at version 1).
+    let named = |e| match e {
+        StoreError::NotFound { store, what } => {
+            StoreError::Malformed { store, what, message: format!("named by the manifest of {cluster} but not in the store") }
+        }
+        e => e,
+    };
+    let envelope = read_blob(envelope_layer, limits.envelope_bytes).await.map_err(named)?;
     let keyring_chain = match manifest.layer(KEYRINGS_MEDIA_TYPE).cloned() {
-        Some(d) => Some(read_blob(d, limits.keyring_chain_bytes).await?),
+        Some(d) => Some(read_blob(d, limits.keyring_chain_bytes).await.map_err(named)?),
         None => None,
     };
     Ok(Fetched { envelope, keyring_chain, locator: Locator::Oci(manifest) })

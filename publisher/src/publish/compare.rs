@@ -178,8 +178,12 @@ mod tests {
         let blob = layout.join("blobs/sha256").join(stored.envelope.hex());
         std::fs::write(&blob, vec![b'x'; signed.envelope.len()]).unwrap();
         assert!(matches!(held(Some(stored.clone())).await, Ok(Held::Remembered)));
-        let read = held(Some(other)).await.expect_err("a bundle not remembered is read, and this one is garbled");
+        let read = held(Some(other.clone())).await.expect_err("a bundle not remembered is read, and this one is garbled");
         assert!(read.contains("content does not match its digest"), "{read}");
+        // Gone altogether, it is still damage, never an empty store to start again at 1.
+        std::fs::remove_file(&blob).unwrap();
+        let read = held(Some(other)).await.expect_err("a missing envelope is an error");
+        assert!(read.contains("not in the store"), "{read}");
         let absent = read_held(store.as_ref(), &"fleet/absent".parse().unwrap(), &Limits::SPEC, Some(&stored)).await;
         assert!(matches!(absent, Ok(Held::Nothing)));
     }
