@@ -14,6 +14,8 @@
 # Usage: hack/bench/publisher.sh [--quick] [--runs N]
 #   --quick   200 clusters instead of 10,000 (CI runs this so the harness never rots)
 #   --runs N  runs per measurement (default $BENCH_RUNS, else 5)
+# BENCH_PROFILE=1 records a perf profile of one more cold publish (the default, but not
+# with --quick); empty, it does not.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"

@@ -134,6 +134,12 @@ pub async fn store_cases(site: &Site, out: &mut Vec<Case>) {
     std::fs::write(blob_file(&site.path(name), |b| b == good.envelope), &older.envelope).expect("blob written");
     out.push(case(name, source, ERROR, mismatch));
 
+    // A blob the manifest names but the layout lost is damage, not a store without a bundle.
+    let name = "envelope-blob-missing";
+    let source = layout(site, name, &artifact(&good)).await;
+    std::fs::remove_file(blob_file(&site.path(name), |b| b == good.envelope)).expect("blob removed");
+    out.push(case(name, source, ERROR, "but not in the store"));
+
     let name = "manifest-blob-not-its-digest";
     let artifact_good = artifact(&good);
     let source = layout(site, name, &artifact_good).await;

@@ -276,8 +276,10 @@ impl LayoutStore {
     }
 
     /// Writes `bytes` under `name` through a temporary name, unless a file of that size is
-    /// there already (names are content addresses). Nothing is flushed to disk here; see
-    /// [`LayoutStore::sync`]. Returns whether it wrote.
+    /// there already: every write takes the lock, which writes the `oci-layout` marker,
+    /// whose content never changes. Blobs of artifacts go through [`LayoutStore::put_blob`];
+    /// this one also copies an archive's files into an empty layout. Nothing is flushed to
+    /// disk here; see [`LayoutStore::sync`]. Returns whether it wrote.
     pub(crate) fn put(&self, name: &str, bytes: &[u8]) -> Result<bool, StoreError> {
         if name != INDEX_FILE && fs::metadata(self.dir.join(name)).is_ok_and(|m| m.len() == bytes.len() as u64) {
             return Ok(false);
