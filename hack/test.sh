@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: unit tests, test vectors, the by-hand recipe, the end-to-end tests
-# against the real registry, Git server and kube-apiservers (which it starts first), the
-# quickstart as the end-to-end smoke test, and the benchmark harness in --quick mode so it
-# never rots.
+# Runs every test: formatting and lints (rustfmt, clippy with warnings as errors), unit
+# tests, test vectors, the by-hand recipe, the end-to-end tests against the real registry,
+# Git server and kube-apiservers (which it starts first), the quickstart as the end-to-end
+# smoke test, and the benchmark harness in --quick mode so it never rots.
 #
 # Usage: hack/test.sh [extra cargo test args...]
 #
@@ -31,6 +31,9 @@ fi
 . "$AIRLOCK_STATE/services.env"
 
 export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
+log "rustfmt and clippy"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
 cargo test --workspace --locked "$@"
 
 log "smoke test: hack/quickstart.sh"

@@ -17,8 +17,8 @@ use std::process::Command;
 
 use airlock::bundle::SigningKey;
 use airlock::bundle::envelope;
-use airlock::cli::KubeArgs;
 use airlock::bundle::envelope::REPORT_PAYLOAD_TYPE;
+use airlock::cli::KubeArgs;
 use airlock::mirror::ExportIndex;
 use airlock::store::{OciStore, StoreRef, open_oci};
 use airlock::{ClusterId, Limits};
@@ -110,7 +110,8 @@ fn imported(archive: &Path, into: &str, keys: &Keys) -> (usize, usize) {
     let run = import(archive, into, keys);
     assert_eq!(run.code, Some(0), "{run:?}");
     let line = run.stdout.lines().find(|l| l.starts_with("imported into ")).unwrap_or_else(|| panic!("{run:?}"));
-    let counts: Vec<usize> = line.split(": ").nth(1).expect("counts").split(", ").map(|c| c.split(' ').next().unwrap().parse().unwrap()).collect();
+    let counts: Vec<usize> =
+        line.split(": ").nth(1).expect("counts").split(", ").map(|c| c.split(' ').next().unwrap().parse().unwrap()).collect();
     (counts[0], counts[1])
 }
 
@@ -276,7 +277,10 @@ async fn ingest_marks_the_cluster_ready_and_refuses_a_report_signed_with_another
     let cluster = format!("{ns}/edge-1");
     let reports = tempfile::tempdir().expect("tempdir");
     let write = |name: &str, bytes: Vec<u8>| std::fs::write(reports.path().join(name), bytes).expect("write report");
-    write(&format!("report-{ns}.edge-1-2026-03-01T10:00:00.000Z.json"), signed_report(&cluster, "2026-03-01T10:00:00Z", "applied", &version, &key));
+    write(
+        &format!("report-{ns}.edge-1-2026-03-01T10:00:00.000Z.json"),
+        signed_report(&cluster, "2026-03-01T10:00:00Z", "applied", &version, &key),
+    );
     let ingest = |from: &str, code: i32| {
         let out = run(&["ingest", "--from", from, "--kubeconfig", &mgmt]);
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -289,7 +293,11 @@ async fn ingest_marks_the_cluster_ready_and_refuses_a_report_signed_with_another
     assert_eq!(annotation(&ns, "applied-version"), "4");
     assert_eq!(annotation(&ns, "report-time"), "2026-03-01T10:00:00Z");
     assert_eq!(annotation(&ns, "report-key"), key.public().to_openssh(&cluster), "register's fields stay");
-    let reason = kubectl_ok(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-1", "-o", "jsonpath={.status.conditions[0].reason} {.metadata.labels.site}"], b"");
+    let reason = kubectl_ok(
+        MANAGEMENT,
+        &["get", "sveltoscluster", "-n", &ns, "edge-1", "-o", "jsonpath={.status.conditions[0].reason} {.metadata.labels.site}"],
+        b"",
+    );
     assert_eq!(reason, "Applied a");
 
     // Carried back by `export-reports`: an older genuine report, and a newer one signed with
@@ -332,8 +340,21 @@ async fn ingest_to_dir_updates_the_file_that_status_then_shows() {
     let carried = tempfile::tempdir().expect("tempdir");
     let store = format!("oci-layout:{}", carried.path().join("layout").display());
     let out = run(&[
-        "register", "cluster", "--namespace", &fx.run, "--cluster", "edge-9", "--pullmode", "--labels",
-        &format!("e2e.airlock.dev/run={},e2e.airlock.dev/zone=east", fx.run), "--source", &store, "--keyring", &keys.keyring_path, "--to-dir", fx.path(),
+        "register",
+        "cluster",
+        "--namespace",
+        &fx.run,
+        "--cluster",
+        "edge-9",
+        "--pullmode",
+        "--labels",
+        &format!("e2e.airlock.dev/run={},e2e.airlock.dev/zone=east", fx.run),
+        "--source",
+        &store,
+        "--keyring",
+        &keys.keyring_path,
+        "--to-dir",
+        fx.path(),
     ]);
     assert!(out.status.success(), "register: {}", String::from_utf8_lossy(&out.stderr));
     let key = report_key_of(&out.stdout);

@@ -190,9 +190,17 @@ fn renewal_round_trip(w: World) {
     let expires = in_days(30);
     let yaml = w.register("edge-a", &["--token", "--token-expires-at", &expires.to_string()]);
     w.register("edge-b", &[]);
-    let pointer = kubectl_ok(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-a", "-o", r"jsonpath={.metadata.annotations.airlock\.dev/store-credentials}"], b"");
+    let pointer = kubectl_ok(
+        MANAGEMENT,
+        &["get", "sveltoscluster", "-n", &ns, "edge-a", "-o", r"jsonpath={.metadata.annotations.airlock\.dev/store-credentials}"],
+        b"",
+    );
     assert_eq!(pointer, "edge-a-store-credentials");
-    let seeded = kubectl_ok(MANAGEMENT, &["get", "secret", "-n", &ns, "edge-a-store-credentials", "-o", r"jsonpath={.metadata.annotations.airlock\.dev/expires-at}"], b"");
+    let seeded = kubectl_ok(
+        MANAGEMENT,
+        &["get", "secret", "-n", &ns, "edge-a-store-credentials", "-o", r"jsonpath={.metadata.annotations.airlock\.dev/expires-at}"],
+        b"",
+    );
     assert_eq!(seeded, expires.to_string());
     kubectl_ok(MANAGED, &["apply", "-f", "-"], yaml.as_bytes());
 
@@ -202,7 +210,8 @@ fn renewal_round_trip(w: World) {
 
     // The puller, with the credentials the registration YAML gave it.
     let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&yaml).expect("registration YAML");
-    let secret = docs.iter().find(|d| d["kind"] == "Secret" && d["metadata"]["name"] == "airlock-store-credentials").expect("credentials Secret");
+    let secret =
+        docs.iter().find(|d| d["kind"] == "Secret" && d["metadata"]["name"] == "airlock-store-credentials").expect("credentials Secret");
     let data = |key: &str| STANDARD.decode(secret["data"][key].as_str().expect("data key")).expect("base64");
     let key = w.server.login(NEW).key;
     let old_dir = w.login_dir("old", &data(key), Some(&data("expires-at")));
@@ -221,7 +230,11 @@ fn renewal_round_trip(w: World) {
     assert_eq!(rows[1], ["1", "unchanged", "0"], "{out}");
     assert!(out.contains("the store credentials expire at"), "{out}");
     let (code, rows, out) = w.publish();
-    assert_eq!((code, rows[0][..2].to_vec()), (Some(0), vec!["2".to_string(), "unchanged".into()]), "the same Secret changes nothing: {out}");
+    assert_eq!(
+        (code, rows[0][..2].to_vec()),
+        (Some(0), vec!["2".to_string(), "unchanged".into()]),
+        "the same Secret changes nothing: {out}"
+    );
 
     // The next run, still with the old credentials, brings the new ones in.
     let second = w.sync(&old_dir);
@@ -237,7 +250,10 @@ fn renewal_round_trip(w: World) {
     let (code, rows, out) = w.publish();
     assert_eq!((code, rows[0][0].as_str(), rows[1][0].as_str()), (Some(0), "3", "2"), "{out}");
     let refused = w.sync(&old_dir);
-    assert!(refused.code != Some(0) && refused.stderr.contains(w.server.refusal()), "revoked credentials must not read the store: {refused:?}");
+    assert!(
+        refused.code != Some(0) && refused.stderr.contains(w.server.refusal()),
+        "revoked credentials must not read the store: {refused:?}"
+    );
     assert!(!refused.stderr.contains(OLD.1), "the password never shows: {refused:?}");
     assert_eq!(w.color(), "blue");
 

@@ -13,9 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use airlock::bundle::{PartSettings, StopMatchingBehavior, SyncMode};
 use airlock::cli::{KubeArgs, install_crypto_provider};
-use airlock_puller::engine::{
-    self, Action, DesiredObject, EngineError, InventoryEntry, KnownKind, NamespacePolicy, Outcome, Settings,
-};
+use airlock_puller::engine::{self, Action, DesiredObject, EngineError, InventoryEntry, KnownKind, NamespacePolicy, Outcome, Settings};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::GroupVersionKind;
 use serde_json::json;
@@ -40,8 +38,7 @@ impl Scenario {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let stamp = jiff::Timestamp::now().as_second() % 100_000;
         let id = format!("eng-{test}-{stamp}-{}-{n}", std::process::id() % 100_000);
-        let kube =
-            KubeArgs { kubeconfig: Some(common::service_env("AIRLOCK_KUBECONFIG_MANAGED").into()), context: None };
+        let kube = KubeArgs { kubeconfig: Some(common::service_env("AIRLOCK_KUBECONFIG_MANAGED").into()), context: None };
         let client = kube.client().await.expect("client for the managed apiserver");
         let settings = Settings {
             cluster: format!("e2e/{id}"),
@@ -63,22 +60,15 @@ impl Scenario {
         format!("{}.e2e.airlock.dev", self.id)
     }
 
-    fn desired(
-        &self,
-        version: u64,
-        files: &Files,
-        parts: &[(&str, SyncMode, StopMatchingBehavior)],
-    ) -> Vec<DesiredObject> {
+    fn desired(&self, version: u64, files: &Files, parts: &[(&str, SyncMode, StopMatchingBehavior)]) -> Vec<DesiredObject> {
         let settings = |name: &str| {
             let (_, sync_mode, stop_matching_behavior) = parts.iter().find(|(p, ..)| *p == name).copied().unwrap_or((
                 "",
                 SyncMode::Continuous,
                 StopMatchingBehavior::WithdrawPolicies,
             ));
-            let depends_on =
-                if name == "ClusterProfile.app" { vec!["ClusterProfile.base".to_string()] } else { vec![] };
-            let depends_on =
-                depends_on.into_iter().filter(|d| files.iter().any(|(p, _)| p.starts_with(d.as_str()))).collect();
+            let depends_on = if name == "ClusterProfile.app" { vec!["ClusterProfile.base".to_string()] } else { vec![] };
+            let depends_on = depends_on.into_iter().filter(|d| files.iter().any(|(p, _)| p.starts_with(d.as_str()))).collect();
             PartSettings { sync_mode, stop_matching_behavior, depends_on, ..PartSettings::default() }
         };
         engine::desired(&engine::testing::verified(version, files, &settings), &self.settings).expect("bundle parses")
@@ -119,9 +109,7 @@ impl Scenario {
         let selector = format!("airlock.dev/cluster={}", self.settings.cluster.replace('/', "."));
         let mut out = BTreeMap::new();
         for (api_version, kind) in kinds {
-            for object in
-                self.api(api_version, kind).list(&ListParams::default().labels(&selector)).await.expect("list").items
-            {
+            for object in self.api(api_version, kind).list(&ListParams::default().labels(&selector)).await.expect("list").items {
                 let meta = &object.metadata;
                 let version = if *kind == "Deployment" {
                     meta.generation.unwrap_or_default().to_string()
@@ -129,11 +117,7 @@ impl Scenario {
                     meta.resource_version.clone().unwrap_or_default()
                 };
                 out.insert(
-                    format!(
-                        "{kind} {}/{}",
-                        meta.namespace.clone().unwrap_or_default(),
-                        meta.name.clone().unwrap_or_default()
-                    ),
+                    format!("{kind} {}/{}", meta.namespace.clone().unwrap_or_default(), meta.name.clone().unwrap_or_default()),
                     version,
                 );
             }
@@ -182,8 +166,7 @@ fn file(part: &str, name: &str, yaml: String) -> (String, String) {
 
 /// A Namespace (profile `base`) and ConfigMaps `(name, value)` in it (profile `app`).
 fn app(ns: &str, config_maps: &[(&str, &str)]) -> Files {
-    let mut files: Files =
-        config_maps.iter().map(|(name, value)| file("ClusterProfile.app", name, config_map(ns, name, value))).collect();
+    let mut files: Files = config_maps.iter().map(|(name, value)| file("ClusterProfile.app", name, config_map(ns, name, value))).collect();
     files.push(file("ClusterProfile.base", "ns", namespace(ns)));
     files
 }
@@ -304,21 +287,12 @@ async fn first_sync_creates_everything_and_an_unchanged_resync_writes_nothing() 
     assert_eq!(widget.data["spec"]["size"], 3);
     let labels = widget.metadata.labels.clone().unwrap_or_default();
     assert_eq!(labels.get("airlock.dev/profile").map(String::as_str), Some("ClusterProfile.app"));
-    assert_eq!(
-        widget.metadata.annotations.unwrap_or_default().get("airlock.dev/version").map(String::as_str),
-        Some("1")
-    );
+    assert_eq!(widget.metadata.annotations.unwrap_or_default().get("airlock.dev/version").map(String::as_str), Some("1"));
     let service = s.get("v1", "Service", &ns, "web").await.expect("service exists");
     assert_eq!(service.data["spec"]["ports"][0]["protocol"], "TCP");
 
     let widgets = format!("{group}/v1");
-    let kinds = [
-        ("v1", "ConfigMap"),
-        ("v1", "Service"),
-        ("v1", "Namespace"),
-        ("apps/v1", "Deployment"),
-        (widgets.as_str(), "Widget"),
-    ];
+    let kinds = [("v1", "ConfigMap"), ("v1", "Service"), ("v1", "Namespace"), ("apps/v1", "Deployment"), (widgets.as_str(), "Widget")];
     let before = s.snapshot(&kinds).await;
     assert_eq!(before.len(), 6, "{before:?}");
     let again = s.sync(1, &files, &[]).await;
@@ -382,20 +356,13 @@ async fn leave_policies_leaves_objects_and_one_time_is_not_updated() {
         file("ClusterProfile.once", "once", config_map(&ns, "once", "1")),
     ];
     s.sync(1, &v1, &parts).await;
-    let v2 = vec![
-        file("ClusterProfile.base", "ns", namespace(&ns)),
-        file("ClusterProfile.once", "once", config_map(&ns, "once", "2")),
-    ];
+    let v2 = vec![file("ClusterProfile.base", "ns", namespace(&ns)), file("ClusterProfile.once", "once", config_map(&ns, "once", "2"))];
     let outcome = s.sync(2, &v2, &parts).await;
     let results = actions(&outcome);
     assert_eq!(results["ConfigMap kept"], Action::Left);
     assert_eq!(results["ConfigMap once"], Action::Unchanged);
     assert!(s.get("v1", "ConfigMap", &ns, "kept").await.is_some(), "LeavePolicies left it in place");
-    assert_eq!(
-        s.get("v1", "ConfigMap", &ns, "once").await.expect("once").data["data"]["k"],
-        "1",
-        "OneTime never updates"
-    );
+    assert_eq!(s.get("v1", "ConfigMap", &ns, "once").await.expect("once").data["data"]["k"], "1", "OneTime never updates");
     assert!(!s.inventory.iter().any(|e| e.id.name == "kept"), "released from the inventory");
     assert!(s.inventory.iter().any(|e| e.id.name == "once"));
 }
@@ -404,8 +371,7 @@ async fn leave_policies_leaves_objects_and_one_time_is_not_updated() {
 async fn drift_is_corrected_only_under_drift_detection() {
     let mut s = Scenario::new("drift").await;
     let ns = s.ns("app");
-    let parts =
-        [("ClusterProfile.watched", SyncMode::ContinuousWithDriftDetection, StopMatchingBehavior::WithdrawPolicies)];
+    let parts = [("ClusterProfile.watched", SyncMode::ContinuousWithDriftDetection, StopMatchingBehavior::WithdrawPolicies)];
     let files = vec![
         file("ClusterProfile.base", "ns", namespace(&ns)),
         file("ClusterProfile.plain", "p", config_map(&ns, "p", "1")),
@@ -416,11 +382,7 @@ async fn drift_is_corrected_only_under_drift_detection() {
     s.sync(1, &files, &parts).await;
 
     let quiet = s.correct_drift(1, &files, &parts).await;
-    assert!(
-        quiet.results.iter().all(|r| r.action == Action::Unchanged) && quiet.results.len() == 3,
-        "{:#?}",
-        quiet.results
-    );
+    assert!(quiet.results.iter().all(|r| r.action == Action::Unchanged) && quiet.results.len() == 3, "{:#?}", quiet.results);
     // One list per kind (2 kinds): the kinds the sync learnt need no discovery.
     assert_eq!(quiet.api_requests, 2, "one list per kind");
 
@@ -430,10 +392,7 @@ async fn drift_is_corrected_only_under_drift_detection() {
         config_maps.patch(name, &edit, &Patch::Merge(json!({"data": {"k": "edited"}}))).await.expect("edit");
     }
     config_maps.delete("w2", &DeleteParams::default()).await.expect("delete");
-    s.namespaced("apps/v1", "Deployment", &ns)
-        .patch("web", &edit, &Patch::Merge(json!({"spec": {"replicas": 3}})))
-        .await
-        .expect("scale");
+    s.namespaced("apps/v1", "Deployment", &ns).patch("web", &edit, &Patch::Merge(json!({"spec": {"replicas": 3}}))).await.expect("scale");
 
     let outcome = s.correct_drift(1, &files, &parts).await;
     assert!(!outcome.failed(), "{:#?}", outcome.results);
@@ -452,19 +411,14 @@ async fn drift_is_corrected_only_under_drift_detection() {
     assert_eq!(s.get("v1", "ConfigMap", &ns, "w1").await.expect("w1").data["data"]["k"], "1");
     assert!(s.get("v1", "ConfigMap", &ns, "w2").await.is_some());
     assert_eq!(s.get("apps/v1", "Deployment", &ns, "web").await.expect("web").data["spec"]["replicas"], 1);
-    assert_eq!(
-        s.get("v1", "ConfigMap", &ns, "p").await.expect("p").data["data"]["k"],
-        "edited",
-        "Continuous: not corrected"
-    );
+    assert_eq!(s.get("v1", "ConfigMap", &ns, "p").await.expect("p").data["data"]["k"], "edited", "Continuous: not corrected");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crd_deleted_by_hand_is_restored_with_its_objects_by_the_drift_check() {
     let mut s = Scenario::new("crdgone").await;
     let (ns, group) = (s.ns("app"), s.group());
-    let parts =
-        [("ClusterProfile.watched", SyncMode::ContinuousWithDriftDetection, StopMatchingBehavior::WithdrawPolicies)];
+    let parts = [("ClusterProfile.watched", SyncMode::ContinuousWithDriftDetection, StopMatchingBehavior::WithdrawPolicies)];
     let files = vec![
         file("ClusterProfile.base", "ns", namespace(&ns)),
         file("ClusterProfile.watched", "crd", crd(&group)),
@@ -555,9 +509,7 @@ async fn watch_namespaces_reject_applies_nothing_and_filter_applies_the_rest() {
     ];
     s.settings.watch_namespaces = Some(vec![inside.clone()]);
     let rejected = engine::sync(&s.client, s.desired(1, &files, &[]), &[], &s.settings).await;
-    let Err(EngineError::OutsideWatchNamespaces { objects }) = rejected else {
-        panic!("expected a rejection: {rejected:?}")
-    };
+    let Err(EngineError::OutsideWatchNamespaces { objects }) = rejected else { panic!("expected a rejection: {rejected:?}") };
     assert_eq!(objects.len(), 2, "{objects:?}");
     assert!(objects.iter().any(|o| o.contains("out1")) && objects.iter().any(|o| o.contains("out2")), "{objects:?}");
     assert!(!s.exists_cluster_scoped("v1", "Namespace", &inside).await, "nothing applied");
@@ -579,8 +531,7 @@ async fn a_failed_object_fails_the_run_and_nothing_is_pruned() {
     let v1 = app(&ns, &[("a", "1"), ("c", "1")]);
     s.sync(1, &v1, &[]).await;
     // ConfigMap data values must be strings: the API server refuses this one.
-    let broken =
-        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\n  namespace: {ns}\ndata:\n  k: [1]\n");
+    let broken = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: broken\n  namespace: {ns}\ndata:\n  k: [1]\n");
     let mut v2 = app(&ns, &[("a", "2")]);
     v2.push(file("ClusterProfile.app", "broken", broken));
     let outcome = engine::sync(&s.client, s.desired(2, &v2, &[]), &s.inventory, &s.settings).await.expect("sync runs");

@@ -13,11 +13,11 @@
 //! exactly the bundle's objects: none missing, none extra, none stale. The SIGKILL and
 //! two-pullers faults are in `puller.rs`, refused bundles in `hostile.rs`.
 
-mod common;
 #[path = "faults/apiserver.rs"]
 mod apiserver;
 #[path = "faults/clock.rs"]
 mod clock;
+mod common;
 #[path = "faults/inventory.rs"]
 mod inventory;
 #[path = "faults/proxy.rs"]
@@ -62,8 +62,7 @@ impl Version {
     pub fn new(number: u64, count: usize, bytes: usize) -> Version {
         // 64 hex digits per SHA-256.
         let value = |i: usize| {
-            let mut value: String =
-                (0..bytes.div_ceil(64)).map(|n| Digest::of(format!("{number}/{i}/{n}").as_bytes()).hex()).collect();
+            let mut value: String = (0..bytes.div_ceil(64)).map(|n| Digest::of(format!("{number}/{i}/{n}").as_bytes()).hex()).collect();
             value.truncate(bytes);
             value
         };

@@ -74,8 +74,7 @@ async fn publish_fetch_and_bump_over_http() {
     let out = Command::new("git").args(["clone", "-q", &url]).arg(&clone).output().expect("git runs");
     assert!(out.status.success(), "git clone: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(git(&clone, &["log", "--format=%s"]), "airlock: publish 1 cluster(s)\nairlock: publish 2 cluster(s)\n");
-    let changed: BTreeSet<String> =
-        git(&clone, &["diff", "--name-only", "HEAD~1", "HEAD"]).lines().map(String::from).collect();
+    let changed: BTreeSet<String> = git(&clone, &["diff", "--name-only", "HEAD~1", "HEAD"]).lines().map(String::from).collect();
     let expected = ["clusters/fleet/a/envelope.json", "clusters/fleet/a/ClusterProfile.web/Namespace.web.yaml"];
     assert_eq!(changed, expected.into_iter().map(String::from).collect());
     let diff = git(&clone, &["diff", "HEAD~1", "HEAD", "--", expected[1]]);

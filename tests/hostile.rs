@@ -10,9 +10,9 @@
 //! pinned, variant by variant, by `airlock/tests/verify.rs`; this suite proves the puller
 //! acts on those refusals without touching the cluster.
 
-mod common;
 #[path = "hostile/cases.rs"]
 mod cases;
+mod common;
 #[path = "hostile/craft.rs"]
 mod craft;
 #[path = "hostile/damage.rs"]
@@ -45,8 +45,7 @@ async fn hostile_bundles_are_refused_and_change_nothing() {
     assert!(again.code == Some(0) && again.stdout.contains(&format!("up to date at version {BASELINE}")), "{again:?}");
     assert_eq!(site.snapshot().await, before, "an up-to-date sync writes nothing");
     let next = cases::good(&site);
-    let next_store =
-        craft::write_store(StoreRef::OciLayout(site.path("next")), &site.cluster, &craft::artifact(&next)).await;
+    let next_store = craft::write_store(StoreRef::OciLayout(site.path("next")), &site.cluster, &craft::artifact(&next)).await;
     let applied = site.sync(&next_store, &[]).await;
     let applied_next = format!("applied version {}", cases::NEXT);
     assert!(applied.code == Some(0) && applied.stdout.contains(&applied_next), "{applied:?}");
@@ -101,8 +100,7 @@ fn problems(case: &Case, run: &Run, before: &Snapshot, after: &Snapshot) -> Vec<
     if !run.stderr.contains(&case.error) {
         problems.push(format!("stderr does not name {:?}", case.error));
     }
-    let changed =
-        before.iter().filter(|(k, v)| after.get(*k) != Some(v)).map(|(k, _)| format!("{k} changed or went away"));
+    let changed = before.iter().filter(|(k, v)| after.get(*k) != Some(v)).map(|(k, _)| format!("{k} changed or went away"));
     let appeared = after.keys().filter(|k| !before.contains_key(*k)).map(|k| format!("{k} appeared"));
     problems.extend(changed.chain(appeared));
     problems

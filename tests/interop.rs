@@ -6,10 +6,10 @@ mod common;
 
 use std::process::Command;
 
+use airlock::Limits;
 use airlock::bundle::verify::Floor;
 use airlock::store::{Fetch, PublishMeta, StoreRef, fetch_verified, open};
 use airlock::testkit::Fixture;
-use airlock::Limits;
 
 fn skopeo(args: &[&str]) -> String {
     let out = Command::new("skopeo").args(args).output().expect("skopeo is installed by hack/test.sh");
@@ -44,10 +44,9 @@ async fn skopeo_copies_registry_to_archive_to_registry_keeping_digest_and_signat
     assert_eq!(manifest_digest(&dest_ref), original, "skopeo changed the manifest");
 
     // The archive skopeo wrote and the far registry both still verify in full.
-    for reference in [
-        StoreRef::OciArchive(archive.clone()),
-        StoreRef::OciRegistry { host: dst_host.clone(), prefix: prefix.clone(), plain_http: true },
-    ] {
+    for reference in
+        [StoreRef::OciArchive(archive.clone()), StoreRef::OciRegistry { host: dst_host.clone(), prefix: prefix.clone(), plain_http: true }]
+    {
         let store = open(&reference, &Default::default()).await.unwrap();
         let fetched = fetch_verified(store.as_ref(), &fx.expect(&Floor::default()), &Limits::SPEC).await;
         let Ok(Fetch::New(bundle)) = fetched else { panic!("{reference}: {fetched:?}") };

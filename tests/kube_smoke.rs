@@ -59,10 +59,27 @@ fn crds_and_examples_apply_to_the_management_apiserver() {
     // The structural schemas let the apiserver fill in Sveltos's defaults.
     let defaults = kubectl(
         MANAGEMENT,
-        &["get", "clusterprofile", "eu-network-policy", "-o", "jsonpath={.spec.syncMode} {.spec.tier} {.spec.stopMatchingBehavior} {.spec.policyRefs[0].deploymentType}"],
+        &[
+            "get",
+            "clusterprofile",
+            "eu-network-policy",
+            "-o",
+            "jsonpath={.spec.syncMode} {.spec.tier} {.spec.stopMatchingBehavior} {.spec.policyRefs[0].deploymentType}",
+        ],
     );
     assert_eq!(defaults, "Continuous 100 WithdrawPolicies Remote");
-    let watch = kubectl(MANAGEMENT, &["get", "sveltoscluster", "-n", "fleet", "eu-prod-1", "-o", r"jsonpath={.metadata.annotations.agent\.projectsveltos\.io/watch-namespaces}"]);
+    let watch = kubectl(
+        MANAGEMENT,
+        &[
+            "get",
+            "sveltoscluster",
+            "-n",
+            "fleet",
+            "eu-prod-1",
+            "-o",
+            r"jsonpath={.metadata.annotations.agent\.projectsveltos\.io/watch-namespaces}",
+        ],
+    );
     assert_eq!(watch, "web,monitoring");
     let secret_type = kubectl(MANAGEMENT, &["get", "secret", "-n", "fleet", "eu-network-policy", "-o", "jsonpath={.type}"]);
     assert_eq!(secret_type, "addons.projectsveltos.io/cluster-profile");

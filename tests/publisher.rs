@@ -22,7 +22,19 @@ async fn publish_change_republish(store: &str) {
     let fx = Fixture::new("flow");
     let keys = Keys::new("ops");
     let [e1, e2, e3] = fx.clusters();
-    let publish = ["publish", "--from-dir", fx.path(), "--to", store, "--key", &keys.key, "--source", "https://git.example/mgmt", "--revision", "abc123"];
+    let publish = [
+        "publish",
+        "--from-dir",
+        fx.path(),
+        "--to",
+        store,
+        "--key",
+        &keys.key,
+        "--source",
+        "https://git.example/mgmt",
+        "--revision",
+        "abc123",
+    ];
 
     let first = summary(&run_expect(&publish, 0));
     let want: Vec<(String, String, String)> = [&e1, &e2, &e3].iter().map(|c| (c.to_string(), "1".into(), "published".into())).collect();
@@ -45,7 +57,11 @@ async fn publish_change_republish(store: &str) {
     let second = summary(&run_expect(&publish, 0));
     assert_eq!(
         status(&second),
-        [(e1.to_string().as_str(), "2", "published"), (e2.to_string().as_str(), "2", "published"), (e3.to_string().as_str(), "1", "unchanged")]
+        [
+            (e1.to_string().as_str(), "2", "published"),
+            (e2.to_string().as_str(), "2", "published"),
+            (e3.to_string().as_str(), "1", "unchanged")
+        ]
     );
     let b1 = read_back(store, &e1, &keys.keyring).await;
     assert_eq!(b1.predicate().version, 2);
@@ -90,7 +106,11 @@ async fn a_tier_tie_fails_only_that_cluster() {
     let [e1, e2, e3] = fx.clusters();
     assert_eq!(
         status(&summary(&stdout)),
-        [(e1.to_string().as_str(), "1", "published"), (e2.to_string().as_str(), "1", "published"), (e3.to_string().as_str(), "-", "failed")]
+        [
+            (e1.to_string().as_str(), "1", "published"),
+            (e2.to_string().as_str(), "1", "published"),
+            (e3.to_string().as_str(), "-", "failed")
+        ]
     );
     assert!(stdout.contains(&format!("{e3}: conflict: ConfigMap apps/settings is deployed at tier 100")), "{stdout}");
     assert_eq!(read_back(&store, &e1, &keys.keyring).await.predicate().version, 1);
@@ -134,14 +154,46 @@ async fn rotated_keys_reach_pullers_through_the_chain() {
     let next = tmp.path().join("keyring-v2.json").display().to_string();
     run_expect(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &old.key], 0);
 
-    let refused = run(&["keyring", "rotate", "--keyring", &old.keyring_path, "--add", &new.public, "--remove", &old.public, "--key", &new.key, "--out", &next]);
+    let refused = run(&[
+        "keyring",
+        "rotate",
+        "--keyring",
+        &old.keyring_path,
+        "--add",
+        &new.public,
+        "--remove",
+        &old.public,
+        "--key",
+        &new.key,
+        "--out",
+        &next,
+    ]);
     assert_eq!(refused.status.code(), Some(1), "a key outside the current keyring cannot sign the update");
-    run_expect(&["keyring", "rotate", "--keyring", &old.keyring_path, "--add", &new.public, "--remove", &old.public, "--key", &old.key, "--out", &next], 0);
+    run_expect(
+        &[
+            "keyring",
+            "rotate",
+            "--keyring",
+            &old.keyring_path,
+            "--add",
+            &new.public,
+            "--remove",
+            &old.public,
+            "--key",
+            &old.key,
+            "--out",
+            &next,
+        ],
+        0,
+    );
     let update = format!("{next}.update");
 
     let mismatched = run(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &new.key, "--keyring", &old.keyring_path]);
     assert_eq!(mismatched.status.code(), Some(1), "the new key does not satisfy the old keyring");
-    let rows = summary(&run_expect(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &new.key, "--keyring", &next, "--keyring-chain", &update], 0));
+    let rows = summary(&run_expect(
+        &["publish", "--from-dir", fx.path(), "--to", &store, "--key", &new.key, "--keyring", &next, "--keyring-chain", &update],
+        0,
+    ));
     assert!(rows.iter().all(|(_, v, s)| v == "2" && s == "published"), "a new keyring republishes every cluster: {rows:?}");
     let bundle = read_back(&store, &fx.cluster("edge-1"), &old.keyring).await;
     assert_eq!((bundle.predicate().version, bundle.predicate().keyring_version), (2, 2));

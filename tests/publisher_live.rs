@@ -69,14 +69,14 @@ async fn publishes_from_the_management_cluster() {
     let store = format!("oci-layout:{}", tmp.path().join("layout").display());
     let [e1, e2, e3] = fx.clusters().map(|c| c.to_string());
     let kc = kubeconfig();
-    let publish = ["publish", "--kubeconfig", &kc, "--to", &store, "--key", &keys.key, "--cluster", &e1, "--cluster", &e2, "--cluster", &e3];
+    let publish =
+        ["publish", "--kubeconfig", &kc, "--to", &store, "--key", &keys.key, "--cluster", &e1, "--cluster", &e2, "--cluster", &e3];
 
     let rows = summary(&run_expect(&publish, 0));
-    assert_eq!(rows.iter().map(|(c, v, s)| (c.as_str(), v.as_str(), s.as_str())).collect::<Vec<_>>(), [
-        (e1.as_str(), "1", "published"),
-        (e2.as_str(), "1", "published"),
-        (e3.as_str(), "1", "published")
-    ]);
+    assert_eq!(
+        rows.iter().map(|(c, v, s)| (c.as_str(), v.as_str(), s.as_str())).collect::<Vec<_>>(),
+        [(e1.as_str(), "1", "published"), (e2.as_str(), "1", "published"), (e3.as_str(), "1", "published")]
+    );
     let b1 = read_back(&store, &fx.cluster("edge-1"), &keys.keyring).await;
     let info = file(&b1, &format!("{}/ConfigMap.apps.cluster-info.yaml", fx.part("base")));
     assert!(info.contains("zone: NORTH") && info.contains("owner: platform"), "{info}");

@@ -63,16 +63,10 @@ impl Site {
         let config = kube::config::Kubeconfig::read_from(kubeconfig()).expect("kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(config, &Default::default()).await.expect("kube config");
         let client = kube::Client::try_from(config).expect("kube client");
-        let site =
-            Site { dir, fixture, cluster, state_ns: format!("airlock-{id}"), app_ns: format!("app-{id}"), client };
-        let ns = Namespace {
-            metadata: kube::api::ObjectMeta { name: Some(site.state_ns.clone()), ..Default::default() },
-            ..Default::default()
-        };
-        Api::<Namespace>::all(site.client.clone())
-            .create(&PostParams::default(), &ns)
-            .await
-            .expect("state namespace created");
+        let site = Site { dir, fixture, cluster, state_ns: format!("airlock-{id}"), app_ns: format!("app-{id}"), client };
+        let ns =
+            Namespace { metadata: kube::api::ObjectMeta { name: Some(site.state_ns.clone()), ..Default::default() }, ..Default::default() };
+        Api::<Namespace>::all(site.client.clone()).create(&PostParams::default(), &ns).await.expect("state namespace created");
         site
     }
 
@@ -103,16 +97,9 @@ impl Site {
         self.signed_as(version, files, Signing::default(), release)
     }
 
-    fn signed_as(
-        &self,
-        version: u64,
-        files: Vec<(String, Vec<u8>)>,
-        how: Signing,
-        release: impl FnOnce(&mut Release),
-    ) -> SignedBundle {
+    fn signed_as(&self, version: u64, files: Vec<(String, Vec<u8>)>, how: Signing, release: impl FnOnce(&mut Release)) -> SignedBundle {
         let now = Timestamp::from_second(Timestamp::now().as_second()).expect("valid time");
-        let mut r =
-            Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..self.fixture.release(version) };
+        let mut r = Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..self.fixture.release(version) };
         release(&mut r);
         let settings = |_: &str| PartSettings { sync_mode: how.sync_mode, ..PartSettings::default() };
         let keys = how.keys.as_deref().unwrap_or(&self.fixture.keys);
@@ -185,8 +172,7 @@ impl Site {
     /// there is one.
     async fn gzip_json(&self, prefix: &str, key: &str) -> Option<serde_json::Value> {
         let name = format!("{prefix}{}", self.cluster.name());
-        let secret =
-            Api::<Secret>::namespaced(self.client.clone(), &self.state_ns).get_opt(&name).await.expect("Secret read")?;
+        let secret = Api::<Secret>::namespaced(self.client.clone(), &self.state_ns).get_opt(&name).await.expect("Secret read")?;
         let gz = secret.data.expect("Secret data").remove(key).unwrap_or_else(|| panic!("{key} key in {name}")).0;
         let mut json = Vec::new();
         flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut json).expect("gzip");
@@ -199,27 +185,16 @@ impl Site {
 
     /// The bundle's ConfigMaps (`cm-*`) in the application namespace.
     async fn config_maps(&self) -> BTreeMap<String, ConfigMap> {
-        let list = Api::<ConfigMap>::namespaced(self.client.clone(), &self.app_ns)
-            .list(&ListParams::default())
-            .await
-            .expect("list");
-        list.items
-            .into_iter()
-            .filter_map(|cm| Some((cm.metadata.name.clone().filter(|n| n.starts_with("cm-"))?, cm)))
-            .collect()
+        let list = Api::<ConfigMap>::namespaced(self.client.clone(), &self.app_ns).list(&ListParams::default()).await.expect("list");
+        list.items.into_iter().filter_map(|cm| Some((cm.metadata.name.clone().filter(|n| n.starts_with("cm-"))?, cm))).collect()
     }
 
     /// resourceVersion of every object a sync could write: the namespace, its ConfigMaps
     /// and the state and inventory Secrets.
     async fn versions(&self) -> BTreeMap<String, String> {
-        let mut out: BTreeMap<String, String> = self
-            .config_maps()
-            .await
-            .into_iter()
-            .map(|(n, cm)| (n, cm.metadata.resource_version.unwrap_or_default()))
-            .collect();
-        if let Some(ns) = Api::<Namespace>::all(self.client.clone()).get_opt(&self.app_ns).await.expect("get namespace")
-        {
+        let mut out: BTreeMap<String, String> =
+            self.config_maps().await.into_iter().map(|(n, cm)| (n, cm.metadata.resource_version.unwrap_or_default())).collect();
+        if let Some(ns) = Api::<Namespace>::all(self.client.clone()).get_opt(&self.app_ns).await.expect("get namespace") {
             out.insert("namespace".into(), ns.metadata.resource_version.unwrap_or_default());
         }
         for what in ["state", "inventory"] {
@@ -362,11 +337,8 @@ async fn a_tampered_blob_is_refused() {
     site.publish("store", &[site.signed(1, site.files(5, "one"), |_| {})]).await;
     // The largest blob is the part: flip a byte in the middle of it.
     let blobs = site.layout("store").join("blobs/sha256");
-    let biggest = std::fs::read_dir(&blobs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .max_by_key(|p| std::fs::metadata(p).unwrap().len())
-        .unwrap();
+    let biggest =
+        std::fs::read_dir(&blobs).unwrap().map(|e| e.unwrap().path()).max_by_key(|p| std::fs::metadata(p).unwrap().len()).unwrap();
     let mut bytes = std::fs::read(&biggest).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x01;
@@ -428,8 +400,7 @@ async fn verify_prints_every_cluster_and_touches_no_cluster() {
     let all: Run = all.output().await.unwrap().into();
     assert_exit(&all, 0);
     assert!(
-        all.stdout.contains(&format!("cluster {}: OK", site.cluster))
-            && all.stdout.contains(&format!("cluster {second}: OK")),
+        all.stdout.contains(&format!("cluster {}: OK", site.cluster)) && all.stdout.contains(&format!("cluster {second}: OK")),
         "{all:?}"
     );
 
@@ -444,10 +415,7 @@ async fn plan_shows_changes_and_writes_nothing() {
     site.publish("store", &[site.signed(1, site.files(2, "one"), |_| {})]).await;
     let first = site.run("plan", "store", &[]).await;
     assert_exit(&first, 0);
-    assert!(
-        first.stdout.contains("wouldCreate") && first.stdout.contains(&format!("ConfigMap {}/cm-0", site.app_ns)),
-        "{first:?}"
-    );
+    assert!(first.stdout.contains("wouldCreate") && first.stdout.contains(&format!("ConfigMap {}/cm-0", site.app_ns)), "{first:?}");
     site.assert_untouched("plan wrote nothing").await;
 
     assert_exit(&site.sync("store").await, 0);
@@ -473,8 +441,7 @@ async fn the_bundle_narrows_watch_namespaces() {
     let mut files = site.files(1, "one");
     files.push((
         format!("ClusterProfile.app/ConfigMap.{outside}.stray.yaml"),
-        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n  namespace: {outside}\ndata: {{}}\n")
-            .into_bytes(),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n  namespace: {outside}\ndata: {{}}\n").into_bytes(),
     ));
     let watch = vec![site.app_ns.clone()];
     site.publish("store", &[site.signed(1, files, |r| r.watch_namespaces = Some(watch))]).await;
@@ -567,8 +534,7 @@ async fn a_puller_killed_mid_apply_converges_on_the_next_run() {
     // Kill it once the apply has started and before it can have finished.
     let started = std::time::Instant::now();
     loop {
-        let applied =
-            site.config_maps().await.values().filter(|cm| cm.data.as_ref().unwrap()["value"] == "two").count();
+        let applied = site.config_maps().await.values().filter(|cm| cm.data.as_ref().unwrap()["value"] == "two").count();
         if applied > 0 {
             assert!(applied < COUNT, "the apply finished before it could be killed; use a larger bundle");
             break;
@@ -604,17 +570,14 @@ async fn a_signed_report_is_written_and_verifies() {
     std::fs::write(&key_path, key.to_pkcs8_pem()).unwrap();
     let reports = site.dir.path().join("reports");
     std::fs::create_dir(&reports).unwrap();
-    let run = site
-        .run("sync", "store", &["--report-to", reports.to_str().unwrap(), "--report-key", key_path.to_str().unwrap()])
-        .await;
+    let run = site.run("sync", "store", &["--report-to", reports.to_str().unwrap(), "--report-key", key_path.to_str().unwrap()]).await;
     assert_exit(&run, 0);
 
     let files: Vec<PathBuf> = std::fs::read_dir(&reports).unwrap().map(|e| e.unwrap().path()).collect();
     assert_eq!(files.len(), 1, "{files:?}");
     let name = files[0].file_name().unwrap().to_str().unwrap();
     assert!(name.starts_with(&format!("report-e2e.{}-", site.cluster.name())), "{name}");
-    let decoded = envelope::decode(&std::fs::read(&files[0]).unwrap(), REPORT_PAYLOAD_TYPE, &Limits::SPEC)
-        .expect("a DSSE envelope");
+    let decoded = envelope::decode(&std::fs::read(&files[0]).unwrap(), REPORT_PAYLOAD_TYPE, &Limits::SPEC).expect("a DSSE envelope");
     let keyring = Keyring::new(1, 1, vec![key.public()], &Limits::SPEC).unwrap();
     assert_eq!(keyring.check(&decoded).expect("signed by the cluster key"), [key.public().key_id()]);
     let report: serde_json::Value = serde_json::from_slice(&decoded.payload).unwrap();
@@ -675,8 +638,7 @@ async fn a_rotated_keyring_is_kept_in_the_state() {
     let new_key = SigningKey::from_seed([2; 32]);
     let rotated = Keyring::new(2, 1, vec![new_key.public()], &Limits::SPEC).unwrap();
     let chain = keyring::chain(&[rotated.sign_update(&site.fixture.keys)]);
-    let how =
-        Signing { keys: Some(vec![SigningKey::from_seed([2; 32])]), keyring_chain: Some(chain), ..Signing::default() };
+    let how = Signing { keys: Some(vec![SigningKey::from_seed([2; 32])]), keyring_chain: Some(chain), ..Signing::default() };
     site.publish("store", &[site.signed_as(1, site.files(1, "one"), how, |r| r.keyring_version = 2)]).await;
     assert_exit(&site.sync("store").await, 0);
     let state = site.state().await.unwrap();
@@ -705,11 +667,7 @@ async fn a_corrupted_state_stops_the_puller_and_a_deleted_one_starts_over() {
     let run = site.sync("store").await;
     assert_exit(&run, 1);
     let hint = format!("kubectl -n {} delete secret {name}", site.state_ns);
-    assert!(
-        run.stderr.contains(&format!("state Secret {}/{name} is unreadable", site.state_ns))
-            && run.stderr.contains(&hint),
-        "{run:?}"
-    );
+    assert!(run.stderr.contains(&format!("state Secret {}/{name} is unreadable", site.state_ns)) && run.stderr.contains(&hint), "{run:?}");
     assert_eq!(site.versions().await, before, "nothing written");
 
     secrets.delete(&name, &DeleteParams::default()).await.expect("state deleted");

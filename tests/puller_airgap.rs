@@ -52,10 +52,8 @@ impl Air {
         let client = kube::Client::try_from(config).expect("kube client");
         let air = Air { dir, id, clusters, client };
         for cluster in &air.clusters {
-            let ns = Namespace {
-                metadata: kube::api::ObjectMeta { name: Some(state_ns(cluster)), ..Default::default() },
-                ..Default::default()
-            };
+            let ns =
+                Namespace { metadata: kube::api::ObjectMeta { name: Some(state_ns(cluster)), ..Default::default() }, ..Default::default() };
             Api::<Namespace>::all(air.client.clone()).create(&PostParams::default(), &ns).await.expect("state namespace");
         }
         air

@@ -11,10 +11,10 @@
 //! puller can write anywhere, and that nobody else in its namespace gains anything.
 
 mod common;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
 #[path = "rbac/probe.rs"]
 mod probe;
+#[path = "publisher_support/mod.rs"]
+mod publisher_support;
 
 use std::process::Command;
 
@@ -55,7 +55,8 @@ async fn the_scoped_puller_can_do_its_job_and_nothing_outside_its_namespaces() {
     p.assert_all();
 
     // The real puller, as the ServiceAccount: a bundle within the grant applies...
-    let run = site.sync(1, &site.config_maps(&[watched.as_str(), other_watched.as_str()]), &["--watch-namespaces", &site.watch_list()]).await;
+    let run =
+        site.sync(1, &site.config_maps(&[watched.as_str(), other_watched.as_str()]), &["--watch-namespaces", &site.watch_list()]).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(site.config_map_value(&watched).await.as_deref(), Some("v1"));
     // ...and one that adds a ClusterRole fails on the 403, writes no state, creates nothing.

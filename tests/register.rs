@@ -84,25 +84,44 @@ fn scoped_registration_creates_the_cluster_and_confines_the_puller() {
     let watch = format!("{web},{monitoring}");
     // The same report key both times, so that registering again is a no-op.
     let extra = [
-        "--labels", "region=eu,tier=prod", "--watch-namespaces", &watch, "--puller-namespace", &puller_ns,
-        "--registry-username", "airlock", "--registry-password-file", password.to_str().unwrap(),
-        "--report-key-file", report_key.to_str().unwrap(),
+        "--labels",
+        "region=eu,tier=prod",
+        "--watch-namespaces",
+        &watch,
+        "--puller-namespace",
+        &puller_ns,
+        "--registry-username",
+        "airlock",
+        "--registry-password-file",
+        password.to_str().unwrap(),
+        "--report-key-file",
+        report_key.to_str().unwrap(),
     ];
     let yaml = register_and_apply(inputs.path(), &ns, "edge-1", &extra);
 
     let jsonpath = r"jsonpath={.spec.pullMode} {.metadata.labels.region} {.metadata.labels.tier} {.metadata.annotations.agent\.projectsveltos\.io/watch-namespaces}";
     let cluster = kubectl_ok(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-1", "-o", jsonpath], b"");
     assert_eq!(cluster, format!("true eu prod {watch}"));
-    let managers = kubectl_ok(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-1", "-o", "jsonpath={.metadata.managedFields[*].manager}"], b"");
+    let managers =
+        kubectl_ok(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-1", "-o", "jsonpath={.metadata.managedFields[*].manager}"], b"");
     assert_eq!(managers, "airlock-publisher");
 
-    let cron = kubectl_ok(MANAGED, &["get", "cronjob", "-n", &puller_ns, "airlock-puller", "-o", "jsonpath={.apiVersion} {.spec.concurrencyPolicy}"], b"");
+    let cron = kubectl_ok(
+        MANAGED,
+        &["get", "cronjob", "-n", &puller_ns, "airlock-puller", "-o", "jsonpath={.apiVersion} {.spec.concurrencyPolicy}"],
+        b"",
+    );
     assert_eq!(cron, "batch/v1beta1 Forbid");
     let secret = kubectl_ok(MANAGED, &["get", "secret", "-n", &puller_ns, "airlock-store-credentials", "-o", "jsonpath={.type}"], b"");
     assert_eq!(secret, "kubernetes.io/dockerconfigjson");
-    let report_key = kubectl_ok(MANAGED, &["get", "secret", "-n", &puller_ns, "airlock-report-key", "-o", "jsonpath={.data.report\\.key}"], b"");
+    let report_key =
+        kubectl_ok(MANAGED, &["get", "secret", "-n", &puller_ns, "airlock-report-key", "-o", "jsonpath={.data.report\\.key}"], b"");
     assert!(!report_key.is_empty(), "the report key Secret is applied");
-    let public = kubectl_ok(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-1", "-o", r"jsonpath={.metadata.annotations.airlock\.dev/report-key}"], b"");
+    let public = kubectl_ok(
+        MANAGEMENT,
+        &["get", "sveltoscluster", "-n", &ns, "edge-1", "-o", r"jsonpath={.metadata.annotations.airlock\.dev/report-key}"],
+        b"",
+    );
     assert_eq!(public, SigningKey::from_seed([6; 32]).public().to_openssh(&format!("{ns}/edge-1")));
 
     assert!(puller_can(&puller_ns, "create", "configmaps", &web));
@@ -129,7 +148,8 @@ fn cluster_wide_registration_lets_the_puller_write_everywhere() {
     let inputs = inputs();
     let yaml = register_and_apply(inputs.path(), &ns, "edge-2", &["--labels", "region=us", "--puller-namespace", &puller_ns]);
 
-    let annotations = kubectl_ok(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-2", "-o", "jsonpath={.metadata.annotations}"], b"");
+    let annotations =
+        kubectl_ok(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-2", "-o", "jsonpath={.metadata.annotations}"], b"");
     assert!(!annotations.contains("watch-namespaces"), "{annotations}");
     for namespace in ["default", "kube-system", &puller_ns] {
         assert!(puller_can(&puller_ns, "create", "configmaps", namespace), "{namespace}");
@@ -153,8 +173,7 @@ fn to_dir_writes_the_sveltoscluster_without_contacting_a_cluster() {
     assert!(out.status.success(), "register --to-dir: {}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("kind: CronJob"));
     let file = dir.join("fleet.edge-3.sveltoscluster.yaml");
-    let object: serde_json::Value =
-        serde_saphyr::from_str(&std::fs::read_to_string(&file).expect("file written")).expect("YAML");
+    let object: serde_json::Value = serde_saphyr::from_str(&std::fs::read_to_string(&file).expect("file written")).expect("YAML");
     assert_eq!(object["spec"]["pullMode"], true);
     assert_eq!(object["metadata"]["labels"]["tier"], "staging");
 

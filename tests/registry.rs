@@ -38,10 +38,7 @@ fn plain_host() -> String {
 }
 
 fn config_map(name: &str, data: &str) -> Vec<u8> {
-    format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  value: \"{data}\"\n"
-    )
-    .into_bytes()
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n  value: \"{data}\"\n").into_bytes()
 }
 
 /// A bundle for `cluster` with the shared part and one part of its own, signed by `key`.
@@ -121,11 +118,7 @@ fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
     LOGS.get_or_init(|| {
         let logs = Arc::new(Mutex::new(Vec::new()));
         let sink = logs.clone();
-        tracing_subscriber::fmt()
-            .with_env_filter("airlock=debug")
-            .with_ansi(false)
-            .with_writer(move || Sink(sink.clone()))
-            .init();
+        tracing_subscriber::fmt().with_env_filter("airlock=debug").with_ansi(false).with_writer(move || Sink(sink.clone())).init();
         logs
     })
     .clone()
@@ -147,9 +140,7 @@ async fn two_clusters_share_a_part_and_round_trip() {
     let shared_digest = bundles[0].statement.predicate.profiles.iter().find(|p| p.name == SHARED).unwrap().digest;
     let mut shared_layers = Vec::new();
     for (cluster, signed) in clusters.iter().zip(&bundles) {
-        let Fetch::New(verified) =
-            fetch(store.as_ref(), cluster, &keyring(&key), &Floor::default()).await.expect("fetch")
-        else {
+        let Fetch::New(verified) = fetch(store.as_ref(), cluster, &keyring(&key), &Floor::default()).await.expect("fetch") else {
             panic!("a first fetch is never already applied");
         };
         assert_eq!(verified.bundle(), &signed.bundle);
@@ -232,14 +223,12 @@ async fn credentials_on_an_htpasswd_registry() {
     let refused = store.fetch_envelope(&cluster, &Limits::SPEC).await;
     assert!(matches!(refused, Err(StoreError::Config { .. })), "{refused:?}");
 
-    let wrong =
-        RegistryCredentials { username: Some(user.clone()), password: Some("wrong".into()), ..Default::default() };
+    let wrong = RegistryCredentials { username: Some(user.clone()), password: Some("wrong".into()), ..Default::default() };
     let refused = open(&host, &prefix, &wrong).await.fetch_envelope(&cluster, &Limits::SPEC).await;
     let Err(StoreError::Config { message, .. }) = refused else { panic!("{refused:?}") };
     assert!(!message.contains("wrong"), "no secret in {message}");
 
-    let basic =
-        RegistryCredentials { username: Some(user.clone()), password: Some(password.clone()), ..Default::default() };
+    let basic = RegistryCredentials { username: Some(user.clone()), password: Some(password.clone()), ..Default::default() };
     let store = open(&host, &prefix, &basic).await;
     store.publish(std::slice::from_ref(&bundle), &PublishMeta::default()).await.expect("publish with credentials");
     assert!(matches!(fetch(store.as_ref(), &cluster, &keyring(&key), &Floor::default()).await, Ok(Fetch::New(_))));
@@ -274,8 +263,7 @@ async fn a_layer_that_does_not_match_is_refused() {
     let key = SigningKey::from_seed([14; 32]);
     let cluster: ClusterId = "fleet/edge-e".parse().unwrap();
     // Hex does not compress below half: the part's blob is well over 4 KiB.
-    let noise: String =
-        (0..1000u32).map(|i| format!("{:016x}", u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15))).collect();
+    let noise: String = (0..1000u32).map(|i| format!("{:016x}", u64::from(i).wrapping_mul(0x9e37_79b9_7f4a_7c15))).collect();
     let bundle = signed(&key, &cluster, 1, &noise);
     let meta = PublishMeta::default();
     store.publish(std::slice::from_ref(&bundle), &meta).await.expect("publish");
@@ -291,8 +279,7 @@ async fn a_layer_that_does_not_match_is_refused() {
     let artifact = oci::artifact(&bundle, &meta, &GzipCache::default());
     let repository = format!("{prefix}/{cluster}");
     let mut lying = artifact.manifest.clone();
-    let layer =
-        lying.layers.iter_mut().find(|l| l.annotations.get(oci::PART_DIGEST) == Some(&own.digest.to_string())).unwrap();
+    let layer = lying.layers.iter_mut().find(|l| l.annotations.get(oci::PART_DIGEST) == Some(&own.digest.to_string())).unwrap();
     layer.size -= 1;
     let layer_digest = layer.digest.to_string();
     put_manifest(&host, &repository, "latest", serde_json::to_vec(&lying).unwrap()).await;
@@ -306,11 +293,7 @@ async fn a_layer_that_does_not_match_is_refused() {
     // verification.
     let mut swapped = artifact.manifest.clone();
     let envelope = swapped.layers[0].clone();
-    let layer = swapped
-        .layers
-        .iter_mut()
-        .find(|l| l.annotations.get(oci::PART_DIGEST) == Some(&own.digest.to_string()))
-        .unwrap();
+    let layer = swapped.layers.iter_mut().find(|l| l.annotations.get(oci::PART_DIGEST) == Some(&own.digest.to_string())).unwrap();
     (layer.digest, layer.size) = (envelope.digest, envelope.size);
     put_manifest(&host, &repository, "latest", serde_json::to_vec(&swapped).unwrap()).await;
     let rejected = fetch(store.as_ref(), &cluster, &keyring(&key), &Floor::default()).await;

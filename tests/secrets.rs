@@ -15,10 +15,10 @@
 //! are too open`).
 
 mod common;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
 #[path = "secrets/haystack.rs"]
 mod haystack;
+#[path = "publisher_support/mod.rs"]
+mod publisher_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -87,7 +87,8 @@ async fn secret_values_passwords_tokens_and_keys_never_reach_logs_or_reports() {
         B64.decode(doc["data"][key].as_str().expect("base64 data")).expect("base64")
     };
     std::fs::create_dir(path("docker")).expect("docker dir");
-    std::fs::write(dir.path().join("docker/config.json"), secret_data("airlock-store-credentials", ".dockerconfigjson")).expect("config.json");
+    std::fs::write(dir.path().join("docker/config.json"), secret_data("airlock-store-credentials", ".dockerconfigjson"))
+        .expect("config.json");
     let report_key = String::from_utf8(secret_data("airlock-report-key", "report.key")).expect("PEM");
     std::fs::write(path("report.key"), &report_key).expect("report key");
     std::fs::set_permissions(path("report.key"), std::fs::Permissions::from_mode(0o600)).expect("chmod");
@@ -161,14 +162,16 @@ async fn secret_values_passwords_tokens_and_keys_never_reach_logs_or_reports() {
     // The search finds what is there: the live Secret holds the value (base64, in JSON).
     let live = kubectl_ok(MANAGED, &["get", "secret", "-n", &app_ns, "app-credentials", "-o", "json"], b"");
     assert!(needles.found_in(&live).contains(&values[1]), "the search missed the value in the live Secret");
-    let leaks: Vec<String> = searched
-        .iter()
-        .flat_map(|(what, text)| needles.found_in(text).into_iter().map(move |n| format!("{n} in {what}")))
-        .collect();
+    let leaks: Vec<String> =
+        searched.iter().flat_map(|(what, text)| needles.found_in(text).into_iter().map(move |n| format!("{n} in {what}"))).collect();
     assert!(leaks.is_empty(), "secret material found:\n{}", leaks.join("\n"));
-    eprintln!("secrets: {} needles, {} texts ({} bytes) searched, none found", needles.len(), searched.len(), searched.iter().map(|(_, t)| t.len()).sum::<usize>());
+    eprintln!(
+        "secrets: {} needles, {} texts ({} bytes) searched, none found",
+        needles.len(),
+        searched.len(),
+        searched.iter().map(|(_, t)| t.len()).sum::<usize>()
+    );
 }
-
 
 /// The management set: the cluster, one profile in drift-detection mode, and the Secret
 /// of type `addons.projectsveltos.io/cluster-profile` holding its manifest, a Secret

@@ -183,10 +183,7 @@ impl Drop for Soak {
 fn compare(cluster: &str, desired: &Desired, live: &Desired) -> Result<(), String> {
     let missing: Vec<_> = desired.keys().filter(|k| !live.contains_key(*k)).collect();
     let extra: Vec<_> = live.keys().filter(|k| !desired.contains_key(*k)).collect();
-    let stale: Vec<_> = desired
-        .iter()
-        .filter_map(|(k, want)| live.get(k).filter(|got| *got != want).map(|got| (k, want, got)))
-        .collect();
+    let stale: Vec<_> = desired.iter().filter_map(|(k, want)| live.get(k).filter(|got| *got != want).map(|got| (k, want, got))).collect();
     if missing.is_empty() && extra.is_empty() && stale.is_empty() {
         return Ok(());
     }

@@ -90,10 +90,7 @@ mod tests {
     #[test]
     fn round_trips_and_rejects_uppercase_and_short() {
         let d = Digest::of(b"{}");
-        assert_eq!(
-            d.to_string(),
-            "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"
-        );
+        assert_eq!(d.to_string(), "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
         assert_eq!(d.to_string().parse::<Digest>().unwrap(), d);
         assert!(d.to_string().to_uppercase().parse::<Digest>().is_err());
         assert!("sha256:abcd".parse::<Digest>().is_err());

@@ -15,10 +15,10 @@ use futures::StreamExt;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::bundle::SignedBundle;
 use crate::bundle::keyring::Keyring;
 use crate::bundle::statement::rfc3339;
 use crate::bundle::verify::VerifyError;
-use crate::bundle::SignedBundle;
 use crate::cluster::ClusterId;
 use crate::digest::Digest;
 use crate::limits::Limits;

@@ -4,10 +4,10 @@
 use std::path::Path;
 use std::process::Command;
 
+use airlock::Limits;
 use airlock::bundle::verify::Floor;
 use airlock::store::{Fetch, FetchError, PublishMeta, Store, StoreError, StoreRef, fetch_verified, open};
 use airlock::testkit::Fixture;
-use airlock::Limits;
 
 const L: Limits = Limits::SPEC;
 
@@ -143,10 +143,8 @@ async fn skopeo_copies_one_cluster_out_of_a_layout_and_an_archive_keeping_the_di
         .enumerate()
     {
         let dest = tmp.path().join(format!("copy{n}"));
-        let out = Command::new("skopeo")
-            .args(["copy", "--quiet", src, &format!("oci:{}:fleet/edge-2:latest", dest.display())])
-            .output()
-            .unwrap();
+        let out =
+            Command::new("skopeo").args(["copy", "--quiet", src, &format!("oci:{}:fleet/edge-2:latest", dest.display())]).output().unwrap();
         assert!(out.status.success(), "skopeo copy {src}: {}", String::from_utf8_lossy(&out.stderr));
         let copied = store(&format!("oci-layout:{}", dest.display())).await;
         let Fetch::New(bundle) = fetch(copied.as_ref(), &b).await.unwrap() else { panic!() };
@@ -196,10 +194,13 @@ async fn layout_batch_writes_each_blob_once() {
     // Per cluster: a manifest and an envelope; shared by all: the config and both parts.
     assert_eq!(blob_count(&dir), 40 * 2 + 1 + 2);
     let times = |dir: &Path| -> Vec<(std::ffi::OsString, std::time::SystemTime)> {
-        let mut t: Vec<_> = std::fs::read_dir(dir.join("blobs/sha256")).unwrap().map(|e| {
-            let e = e.unwrap();
-            (e.file_name(), e.metadata().unwrap().modified().unwrap())
-        }).collect();
+        let mut t: Vec<_> = std::fs::read_dir(dir.join("blobs/sha256"))
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (e.file_name(), e.metadata().unwrap().modified().unwrap())
+            })
+            .collect();
         t.sort();
         t
     };

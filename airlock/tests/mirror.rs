@@ -183,11 +183,8 @@ async fn concurrent_export_writes_the_same_archive_in_cluster_order() {
     let tmp = tempfile::tempdir().unwrap();
     let source = layout(&tmp.path().join("near")).await;
     let names: Vec<String> = (0..40).map(|i| format!("fleet/c{i:02}")).collect();
-    let bundles: Vec<_> = names
-        .iter()
-        .enumerate()
-        .map(|(i, c)| fx(c).signed(1, if i % 2 == 0 { Fixture::files() } else { changed_files() }))
-        .collect();
+    let bundles: Vec<_> =
+        names.iter().enumerate().map(|(i, c)| fx(c).signed(1, if i % 2 == 0 { Fixture::files() } else { changed_files() })).collect();
     source.publish(&bundles, &PublishMeta::default()).await.unwrap();
     let clusters: Vec<ClusterId> = names.iter().rev().map(|c| c.parse().unwrap()).collect();
     let mut archives = Vec::new();

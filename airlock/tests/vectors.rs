@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
+use airlock::Limits;
 use airlock::bundle::verify::{Floor, verify_envelope};
 use airlock::testkit::vectors;
-use airlock::Limits;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/vectors")
@@ -14,8 +14,8 @@ fn dir() -> PathBuf {
 #[test]
 fn checked_in_vectors_equal_what_the_code_produces() {
     for (path, bytes) in vectors::all() {
-        let on_disk = std::fs::read(dir().join(&path))
-            .unwrap_or_else(|e| panic!("{path}: {e}; run `cargo run -p airlock --example make-vectors`"));
+        let on_disk =
+            std::fs::read(dir().join(&path)).unwrap_or_else(|e| panic!("{path}: {e}; run `cargo run -p airlock --example make-vectors`"));
         assert!(on_disk == bytes, "{path} differs from the code's output: the format changed, or the vector was edited");
     }
 }

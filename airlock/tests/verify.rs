@@ -294,10 +294,7 @@ fn rejects_a_bundle_signed_for_another_cluster() {
         s.predicate.cluster = "fleet/edge-2".into();
         s.subject[0].name = "fleet/edge-2".into();
     });
-    assert_eq!(
-        check(&fx, &env).unwrap_err(),
-        VerifyError::WrongCluster { expected: "fleet/edge-1".into(), actual: "fleet/edge-2".into() }
-    );
+    assert_eq!(check(&fx, &env).unwrap_err(), VerifyError::WrongCluster { expected: "fleet/edge-1".into(), actual: "fleet/edge-2".into() });
 }
 
 #[test]
@@ -348,10 +345,7 @@ fn rejects_content_larger_than_its_signed_size() {
     let fx = Fixture::new(1);
     let signed = good(&fx);
     let err = verify_parts(&fx, &signed, "ClusterProfile.web", |_| gzip::compress(&[0u8; 8192])).unwrap_err();
-    assert_eq!(
-        err,
-        VerifyError::Transport { part: "ClusterProfile.web".into(), source: GzipError::LargerThanSigned { signed: 3072 } }
-    );
+    assert_eq!(err, VerifyError::Transport { part: "ClusterProfile.web".into(), source: GzipError::LargerThanSigned { signed: 3072 } });
 }
 
 #[test]
@@ -414,7 +408,8 @@ fn rejects_a_tar_entry_not_in_the_signed_list() {
 #[test]
 fn rejects_a_signed_file_missing_from_the_tar() {
     // Same sizes as signed, so only the walk can tell that b is missing and d is extra.
-    let tar = write_canonical(&[("ClusterProfile.web/a.yaml", b"a"), ("ClusterProfile.web/c.yaml", b"c"), ("ClusterProfile.web/d.yaml", b"d")]);
+    let tar =
+        write_canonical(&[("ClusterProfile.web/a.yaml", b"a"), ("ClusterProfile.web/c.yaml", b"c"), ("ClusterProfile.web/d.yaml", b"d")]);
     let err = walk_result(
         vec![file("ClusterProfile.web/a.yaml", b"a"), file("ClusterProfile.web/b.yaml", b"b"), file("ClusterProfile.web/c.yaml", b"c")],
         tar,

@@ -20,9 +20,7 @@ use airlock::bundle::{Keyring, PublicKey, SigningKey};
 pub enum KeyFileError {
     #[error("{path}: {message}")]
     Io { path: String, message: String },
-    #[error(
-        "permissions {mode:04o} for '{path}' are too open: a private key must be readable by its owner only (chmod 600 '{path}')"
-    )]
+    #[error("permissions {mode:04o} for '{path}' are too open: a private key must be readable by its owner only (chmod 600 '{path}')")]
     TooOpen { path: String, mode: u32 },
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
@@ -144,7 +142,11 @@ pub fn sign_rotation(current: &Keyring, next: &Keyring, keys: &[SigningKey]) -> 
     let update = next.sign_update(keys);
     let decoded = envelope::decode(&update, KEYRING_PAYLOAD_TYPE, &Limits::SPEC).expect("own update decodes");
     current.check(&decoded).map_err(|e| {
-        KeyFileError::Rotation(format!("the --key files must include {} distinct key(s) of keyring version {}: {e}", current.threshold(), current.version()))
+        KeyFileError::Rotation(format!(
+            "the --key files must include {} distinct key(s) of keyring version {}: {e}",
+            current.threshold(),
+            current.version()
+        ))
     })?;
     Ok(update)
 }
@@ -178,7 +180,9 @@ mod tests {
             let err = load_private_key(&g.private).err().unwrap();
             assert_eq!(err, KeyFileError::TooOpen { path: g.private.display().to_string(), mode });
         }
-        assert!(format!("{}", KeyFileError::TooOpen { path: "x".into(), mode: 0o644 }).starts_with("permissions 0644 for 'x' are too open"));
+        assert!(
+            format!("{}", KeyFileError::TooOpen { path: "x".into(), mode: 0o644 }).starts_with("permissions 0644 for 'x' are too open")
+        );
     }
 
     #[test]

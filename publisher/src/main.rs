@@ -55,7 +55,10 @@ enum Command {
     /// Generate an ed25519 key pair and a keyring for pullers.
     Keygen(KeygenArgs),
     /// Manage keyrings.
-    #[command(subcommand, after_help = "Example:\n  airlock-publisher keyring rotate --keyring keyring.json --add new.pub \\\n      --key old.key --out keyring-v2.json")]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  airlock-publisher keyring rotate --keyring keyring.json --add new.pub \\\n      --key old.key --out keyring-v2.json"
+    )]
     Keyring(KeyringCommand),
     /// Register a cluster with the management side.
     Register(register::RegisterCommand),

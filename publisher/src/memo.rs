@@ -177,7 +177,13 @@ mod tests {
     use super::*;
 
     fn outline(cluster: &str) -> Outline {
-        let stored = Stored { envelope: Digest::of(b"e"), chain: None, version: 3, expires: Timestamp::from_second(1 << 30).unwrap(), keyring_version: 1 };
+        let stored = Stored {
+            envelope: Digest::of(b"e"),
+            chain: None,
+            version: 3,
+            expires: Timestamp::from_second(1 << 30).unwrap(),
+            keyring_version: 1,
+        };
         let (bundle, warnings) = (Digest::of(cluster.as_bytes()), vec!["w".into()]);
         Outline { cluster: cluster.into(), bundle, profiles: vec![], watch_namespaces: None, objects: 1, warnings, stored: Some(stored) }
     }
@@ -238,7 +244,11 @@ mod tests {
         let a = Digest::of(b"a");
         std::fs::write(&path, "{not json").unwrap();
         assert_eq!(Memo::open(&path).recall(&a), None);
-        std::fs::write(&path, serde_json::to_vec(&MemoFile { format: "other/v9".into(), clusters: BTreeMap::from([(a, outline("fleet/a"))]) }).unwrap()).unwrap();
+        std::fs::write(
+            &path,
+            serde_json::to_vec(&MemoFile { format: "other/v9".into(), clusters: BTreeMap::from([(a, outline("fleet/a"))]) }).unwrap(),
+        )
+        .unwrap();
         assert_eq!(Memo::open(&path).recall(&a), None);
         let off = Memo::disabled();
         off.keep(a, outline("fleet/a"));

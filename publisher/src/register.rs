@@ -197,10 +197,8 @@ async fn apply(kube: &KubeArgs, cluster: &ClusterId, objects: &[Value]) -> anyho
     let client = kube.client().await.context("connecting to the management cluster")?;
     let namespaces: Api<Namespace> = Api::all(client.clone());
     if namespaces.get_opt(cluster.namespace()).await.context("reading the cluster's namespace")?.is_none() {
-        let namespace = Namespace {
-            metadata: ObjectMeta { name: Some(cluster.namespace().to_string()), ..Default::default() },
-            ..Default::default()
-        };
+        let namespace =
+            Namespace { metadata: ObjectMeta { name: Some(cluster.namespace().to_string()), ..Default::default() }, ..Default::default() };
         namespaces.create(&PostParams::default(), &namespace).await.context("creating the cluster's namespace")?;
         tracing::info!(namespace = cluster.namespace(), "namespace created");
     }

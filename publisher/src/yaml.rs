@@ -65,11 +65,7 @@ pub const SEPARATOR: &str = "---\n";
 
 /// Writes documents as one plain YAML stream, `---` between documents.
 pub fn emit(documents: &[Value]) -> String {
-    documents
-        .iter()
-        .map(|d| writer::write(d).unwrap_or_else(|| saphyr_text(d)))
-        .collect::<Vec<_>>()
-        .join(SEPARATOR)
+    documents.iter().map(|d| writer::write(d).unwrap_or_else(|| saphyr_text(d))).collect::<Vec<_>>().join(SEPARATOR)
 }
 
 /// One document written by serde_saphyr alone.

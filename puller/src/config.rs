@@ -171,11 +171,8 @@ impl SyncArgs {
         let cluster = cluster.context("--cluster is required")?;
         let watch_namespaces = self.watch_namespaces.clone().or_else(|| file.watch_namespaces.clone());
         let watch_namespaces = watch_namespaces.map(check_namespaces).transpose()?;
-        let state_namespace = self
-            .state_namespace
-            .clone()
-            .or_else(|| file.state_namespace.clone())
-            .unwrap_or(DEFAULT_STATE_NAMESPACE.into());
+        let state_namespace =
+            self.state_namespace.clone().or_else(|| file.state_namespace.clone()).unwrap_or(DEFAULT_STATE_NAMESPACE.into());
         if !is_dns_label(&state_namespace) {
             bail!("--state-namespace {state_namespace:?} is not a namespace name");
         }
@@ -289,8 +286,7 @@ fn read_settings_file(path: &Path) -> anyhow::Result<SettingsFile> {
 
 /// Reads and parses a keyring file (spec section 7), naming it in any error.
 pub fn read_keyring(path: &Path) -> anyhow::Result<Keyring> {
-    Keyring::parse(&read_capped(path, KEYRING_FILE_BYTES)?, &Limits::SPEC)
-        .with_context(|| format!("keyring {}", path.display()))
+    Keyring::parse(&read_capped(path, KEYRING_FILE_BYTES)?, &Limits::SPEC).with_context(|| format!("keyring {}", path.display()))
 }
 
 /// Reads a local file, refusing one larger than `cap` bytes.
@@ -484,9 +480,10 @@ mod tests {
         assert_eq!(s.report_key.unwrap().public().key_id(), key.public().key_id());
         assert_eq!((s.report_to.as_deref(), s.watch_namespaces), (Some(files.dir.path()), None));
 
-        let missing = config.as_object().unwrap().clone().into_iter().map(|(k, v)| {
-            (k.clone(), if k == "reportKey" { files.dir.path().join("gone.key").display().to_string().into() } else { v })
-        });
+        let missing =
+            config.as_object().unwrap().clone().into_iter().map(|(k, v)| {
+                (k.clone(), if k == "reportKey" { files.dir.path().join("gone.key").display().to_string().into() } else { v })
+            });
         let path = files.write("config.json", &serde_json::Value::Object(missing.collect()).to_string());
         let err = format!("{:#}", args(path).check(&KubeArgs::default()).unwrap_err());
         assert!(err.contains("--report-key") && err.contains("gone.key"), "{err}");
@@ -510,10 +507,7 @@ mod tests {
         let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
         name.len() <= MAX_OBJECT_NAME
             && name.split('.').all(|l| {
-                !l.is_empty()
-                    && l.bytes().all(|b| alnum(b) || b == b'-')
-                    && alnum(l.as_bytes()[0])
-                    && alnum(l.as_bytes()[l.len() - 1])
+                !l.is_empty() && l.bytes().all(|b| alnum(b) || b == b'-') && alnum(l.as_bytes()[0]) && alnum(l.as_bytes()[l.len() - 1])
             })
     }
 

@@ -113,9 +113,7 @@ fn read_report(path: &Path, limits: &Limits) -> Result<Vec<u8>, ExportReportsErr
     let trimmed = bytes.trim_ascii();
     match envelope::decode(trimmed, REPORT_PAYLOAD_TYPE, limits) {
         Ok(_) => Ok(trimmed.to_vec()),
-        Err(EnvelopeError::Malformed(_)) if is_plain_report(trimmed) => {
-            Err(ExportReportsError::Unsigned { path: path.to_path_buf() })
-        }
+        Err(EnvelopeError::Malformed(_)) if is_plain_report(trimmed) => Err(ExportReportsError::Unsigned { path: path.to_path_buf() }),
         Err(source) => Err(ExportReportsError::NotReport { path: path.to_path_buf(), source }),
     }
 }
@@ -224,11 +222,10 @@ mod tests {
             "{err:?}"
         );
         let one_fits = Limits { reports_file_bytes: size + 4, ..Limits::SPEC };
-        assert_eq!(gather(&reports, &one_fits).unwrap_err(), ExportReportsError::TooLarge {
-            dir: reports.clone(),
-            path: second,
-            limit: size + 4
-        });
+        assert_eq!(
+            gather(&reports, &one_fits).unwrap_err(),
+            ExportReportsError::TooLarge { dir: reports.clone(), path: second, limit: size + 4 }
+        );
         assert!(!tmp.path().join("out/reports.json").exists(), "nothing written on a refusal");
     }
 
@@ -236,9 +233,7 @@ mod tests {
     fn an_empty_or_missing_directory_is_named() {
         let (tmp, _) = setup();
         let reports = tmp.path().join("reports");
-        assert_eq!(export(&args(tmp.path()), &Limits::SPEC).unwrap_err(), ExportReportsError::NoReports {
-            dir: reports.clone()
-        });
+        assert_eq!(export(&args(tmp.path()), &Limits::SPEC).unwrap_err(), ExportReportsError::NoReports { dir: reports.clone() });
         let missing = tmp.path().join("missing");
         assert!(matches!(gather(&missing, &Limits::SPEC), Err(ExportReportsError::Io { path, .. }) if path == missing));
     }

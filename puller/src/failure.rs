@@ -45,9 +45,7 @@ impl From<FetchError> for Failure {
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Failure {
         match e {
-            EngineError::Manifest { .. } | EngineError::OutsideWatchNamespaces { .. } => {
-                Failure::Rejected(e.to_string())
-            }
+            EngineError::Manifest { .. } | EngineError::OutsideWatchNamespaces { .. } => Failure::Rejected(e.to_string()),
             // Api, and any kind of engine error added later: retried, not refused for good.
             _ => Failure::Error(e.to_string()),
         }

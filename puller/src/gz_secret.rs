@@ -46,10 +46,7 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8], key: &str) -> Result<T, String>
         return Err(format!("{} bytes, over {COMPRESSED_BYTES}", bytes.len()));
     }
     let mut json = Vec::new();
-    GzDecoder::new(bytes)
-        .take(JSON_BYTES + 1)
-        .read_to_end(&mut json)
-        .map_err(|e| format!("{key} is not gzip: {e}"))?;
+    GzDecoder::new(bytes).take(JSON_BYTES + 1).read_to_end(&mut json).map_err(|e| format!("{key} is not gzip: {e}"))?;
     if json.len() as u64 > JSON_BYTES {
         return Err(format!("{key} decompresses to more than {JSON_BYTES} bytes"));
     }

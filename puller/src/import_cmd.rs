@@ -167,10 +167,8 @@ mod tests {
     fn summary_names_each_cluster_and_counts() {
         let to: StoreRef = "oci-layout:/srv/site".parse().unwrap();
         let (a, b) = ("fleet/a".parse().unwrap(), "fleet/b".parse().unwrap());
-        let text = summary(
-            &to,
-            &[Imported::Written { cluster: a, version: 3, bytes: 2048 }, Imported::AlreadyPresent { cluster: b, version: 2 }],
-        );
+        let text =
+            summary(&to, &[Imported::Written { cluster: a, version: 3, bytes: 2048 }, Imported::AlreadyPresent { cluster: b, version: 2 }]);
         assert_eq!(
             text,
             "fleet/a: version 3 written (2.0 KiB)\nfleet/b: version 2 already present\n\

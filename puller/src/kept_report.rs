@@ -207,13 +207,7 @@ mod tests {
         assert!(news(&before, &kept(&report(RunResult::Error, Some(3)))));
         assert!(news(&kept(&report(RunResult::Applied, Some(3))), &kept(&again)), "applied, then up to date");
         let mut drifted = report(RunResult::UpToDate, Some(3));
-        drifted.record(
-            &Outcome {
-                results: vec![test_result("ConfigMap", "a", Action::DriftCorrected, None)],
-                ..Outcome::default()
-            },
-            true,
-        );
+        drifted.record(&Outcome { results: vec![test_result("ConfigMap", "a", Action::DriftCorrected, None)], ..Outcome::default() }, true);
         assert!(news(&before, &kept(&drifted)));
     }
 
@@ -238,10 +232,7 @@ mod tests {
 
     #[test]
     fn an_unreadable_or_foreign_kept_report_is_replaced() {
-        let cm = |data: &str| ConfigMap {
-            data: Some([(CONFIG_MAP_KEY.to_string(), data.to_string())].into()),
-            ..ConfigMap::default()
-        };
+        let cm = |data: &str| ConfigMap { data: Some([(CONFIG_MAP_KEY.to_string(), data.to_string())].into()), ..ConfigMap::default() };
         assert!(parse(&cm("{}"), "fleet/edge-1").is_none());
         assert!(parse(&ConfigMap::default(), "fleet/edge-1").is_none());
         let k = kept(&report(RunResult::UpToDate, Some(1)));

@@ -25,5 +25,5 @@ mod serve;
 mod source;
 mod state;
 pub mod sync;
-pub mod verify_cmd;
 mod verified;
+pub mod verify_cmd;

@@ -36,41 +36,33 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Sync once: verify the newest bundle, apply it, prune, correct drift, report.
-    #[command(
-        after_help = "Example:\n  airlock-puller sync --source oci://registry.example/airlock --cluster fleet/edge-1 \\\n    \
+    #[command(after_help = "Example:\n  airlock-puller sync --source oci://registry.example/airlock --cluster fleet/edge-1 \\\n    \
                             --keyring /etc/airlock/keyring.json --report-to /var/lib/airlock/reports\n  \
-                            airlock-puller sync --config /etc/airlock/settings.json"
-    )]
+                            airlock-puller sync --config /etc/airlock/settings.json")]
     Sync(SyncArgs),
     /// Sync every --interval, serving /metrics and /healthz, until SIGTERM.
     #[command(after_help = "Example:\n  airlock-puller run --config /etc/airlock/settings.json --interval 5m \
                             --metrics-addr 0.0.0.0:9090")]
     Run(run_cmd::RunArgs),
     /// Show what a sync would create, update (with diffs), prune and refuse; writes nothing.
-    #[command(
-        after_help = "Example:\n  airlock-puller plan --source oci-layout:/srv/airlock --cluster fleet/edge-1 \\\n    \
-                            --keyring keyring.json"
-    )]
+    #[command(after_help = "Example:\n  airlock-puller plan --source oci-layout:/srv/airlock --cluster fleet/edge-1 \\\n    \
+                            --keyring keyring.json")]
     Plan(SyncArgs),
     /// Verify a store's bundle offline and print what it holds; touches no cluster.
-    #[command(
-        after_help = "Examples:\n  airlock-puller verify --source oci-archive:update.tar --keyring keyring.json\n  \
+    #[command(after_help = "Examples:\n  airlock-puller verify --source oci-archive:update.tar --keyring keyring.json\n  \
                             airlock-puller verify --source oci+http://127.0.0.1:5000/airlock --cluster fleet/edge-1 \\\n    \
-                            --keyring keyring.json --floor 12"
-    )]
+                            --keyring keyring.json --floor 12")]
     Verify(verify_cmd::VerifyArgs),
     /// Load an archive carried across the air gap into this site's registry, layout or Git
     /// repository: verified first, never older over newer, safe to run twice.
-    #[command(
-        after_help = "Examples:\n  airlock-puller import --from oci-archive:/media/usb/update.tar \\\n    \
+    #[command(after_help = "Examples:\n  airlock-puller import --from oci-archive:/media/usb/update.tar \\\n    \
                             --to oci+http://registry.local:5000/airlock --keyring keyring.json\n  \
                             airlock-puller import --from oci-archive:delta.tar --to git+file:///srv/bundles.git \\\n    \
                             --keyring keyring.json\n\n\
                             A delta archive (export --since) imports only on top of the earlier ones; without\n\
                             them it fails naming the missing blobs, and writes nothing. Exit codes: 0 imported\n\
                             or already present, 1 an error, 3 a bundle refused by verification or older than\n\
-                            the store's."
-    )]
+                            the store's.")]
     Import(ImportArgs),
     /// Bundle the signed reports of --report-to into one file to carry back for
     /// `airlock-publisher ingest`.
@@ -110,8 +102,7 @@ async fn dispatch(command: Command, kube: &KubeArgs) -> u8 {
         Command::Plan(args) => {
             let planned = async {
                 let settings = args.check(kube)?;
-                let client =
-                    settings.kube.client().await.map_err(|e| Failure::Error(format!("Kubernetes client: {e}")))?;
+                let client = settings.kube.client().await.map_err(|e| Failure::Error(format!("Kubernetes client: {e}")))?;
                 plan::plan(&settings, &client).await
             };
             match planned.await {

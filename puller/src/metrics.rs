@@ -61,11 +61,7 @@ impl Metrics {
             let _ = writeln!(out, "airlock_sync_runs_total{{result=\"{result}\"}} {n}");
         }
         let gauges = [
-            (
-                "airlock_applied_version",
-                "Bundle version applied to this cluster.",
-                self.applied_version.map(|v| v as i64),
-            ),
+            ("airlock_applied_version", "Bundle version applied to this cluster.", self.applied_version.map(|v| v as i64)),
             (
                 "airlock_bundle_expires_timestamp_seconds",
                 "Expiry of the newest verified bundle, Unix time.",
@@ -106,8 +102,7 @@ mod tests {
 
     fn report(result: Result<RunResult, Failure>, actions: &[Action]) -> Report {
         let mut r = Report::start(&"fleet/edge-1".parse().unwrap());
-        let results =
-            actions.iter().enumerate().map(|(i, a)| test_result("ConfigMap", &format!("c{i}"), *a, None)).collect();
+        let results = actions.iter().enumerate().map(|(i, a)| test_result("ConfigMap", &format!("c{i}"), *a, None)).collect();
         r.record(&Outcome { results, ..Outcome::default() }, false);
         r.applied_version = Some(4);
         r.finish(result);

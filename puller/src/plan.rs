@@ -5,7 +5,6 @@
 
 use std::fmt::Write;
 
-
 use crate::config::SyncSettings;
 use crate::engine::{self, Outcome};
 use crate::failure::Failure;
@@ -38,8 +37,7 @@ pub async fn plan(settings: &SyncSettings, client: &kube::Client) -> Result<Stri
 /// A table of every object, then the diffs.
 fn render(heading: &str, outcome: &Outcome) -> String {
     let results: Vec<_> = outcome.results.iter().map(redacted).collect();
-    let rows: Vec<[String; 3]> =
-        results.iter().map(|r| [action_name(r.action), r.id.to_string(), r.profile.clone()]).collect();
+    let rows: Vec<[String; 3]> = results.iter().map(|r| [action_name(r.action), r.id.to_string(), r.profile.clone()]).collect();
     let width = |i: usize| rows.iter().map(|r| r[i].len()).chain([7]).max().unwrap_or(0);
     let (w0, w1) = (width(0), width(1));
     let mut out = format!("{heading}\n\n{:w0$}  {:w1$}  PROFILE\n", "ACTION", "OBJECT");

@@ -12,8 +12,8 @@
 
 use std::path::{Path, PathBuf};
 
-pub use airlock::bundle::report::{BundleSeen, Drift, RunResult};
 use airlock::bundle::SigningKey;
+pub use airlock::bundle::report::{BundleSeen, Drift, RunResult};
 use anyhow::Context;
 use jiff::Timestamp;
 

@@ -31,9 +31,7 @@ pub struct RunArgs {
 /// Runs until asked to stop.
 pub async fn run(settings: &SyncSettings, args: &RunArgs, stop: watch::Receiver<bool>) -> anyhow::Result<()> {
     let client = settings.kube.client().await.context("cannot set up the Kubernetes client")?;
-    let listener = TcpListener::bind(args.metrics_addr)
-        .await
-        .with_context(|| format!("cannot listen on {}", args.metrics_addr))?;
+    let listener = TcpListener::bind(args.metrics_addr).await.with_context(|| format!("cannot listen on {}", args.metrics_addr))?;
     tracing::info!(addr = %listener.local_addr()?, interval = ?args.interval, "serving /metrics and /healthz");
     let metrics = Arc::new(Mutex::new(Metrics::new()));
     let server = tokio::spawn(serve::serve(listener, metrics.clone(), args.interval));

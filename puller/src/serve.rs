@@ -35,10 +35,8 @@ async fn answer(mut stream: TcpStream, metrics: &Mutex<Metrics>, interval: Durat
     };
     let head = head?;
     let (status, content_type, body) = respond(&head, metrics, interval);
-    let response = format!(
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
+    let response =
+        format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
     stream.write_all(response.as_bytes()).await?;
     stream.shutdown().await
 }
@@ -103,8 +101,7 @@ mod tests {
         assert!(health.starts_with("HTTP/1.1 200 OK\r\n") && health.ends_with("\r\n\r\nok\n"), "{health}");
         let text = get(addr, "GET /metrics HTTP/1.1\r\n\r\n").await;
         assert!(
-            text.contains("Content-Type: text/plain; version=0.0.4")
-                && text.contains("airlock_sync_runs_total{result=\"ok\"} 1"),
+            text.contains("Content-Type: text/plain; version=0.0.4") && text.contains("airlock_sync_runs_total{result=\"ok\"} 1"),
             "{text}"
         );
         let (_, body) = text.split_once("\r\n\r\n").unwrap();

@@ -69,8 +69,7 @@ pub async fn open(source: &Source) -> Result<Box<dyn Store>, Failure> {
 /// The credentials `path` holds for the Git server of `url`.
 fn read_git_credentials(path: &Path, url: &str) -> Result<GitCredentials, Failure> {
     let text = read_capped(path, GIT_CREDENTIALS_BYTES).map_err(|e| Failure::Error(format!("--git-credentials: {e:#}")))?;
-    GitCredentials::from_store_text(&text, url)
-        .map_err(|e| Failure::Error(format!("--git-credentials {}: {e}", path.display())))
+    GitCredentials::from_store_text(&text, url).map_err(|e| Failure::Error(format!("--git-credentials {}: {e}", path.display())))
 }
 
 /// Logs a warning when renewed credentials say they expire soon or have expired. Long-lived
@@ -214,8 +213,7 @@ mod tests {
     }
 
     fn keyring(version: u64, seed: u8) -> Keyring {
-        Keyring::new(version, 1, vec![airlock::bundle::SigningKey::from_seed([seed; 32]).public()], &Limits::SPEC)
-            .unwrap()
+        Keyring::new(version, 1, vec![airlock::bundle::SigningKey::from_seed([seed; 32]).public()], &Limits::SPEC).unwrap()
     }
 
     #[test]
@@ -259,11 +257,8 @@ mod tests {
     fn signer(fixture: &Fixture) -> impl Fn(u64, Vec<(String, Vec<u8>)>) -> airlock::bundle::SignedBundle + '_ {
         let now = Timestamp::from_second(Timestamp::now().as_second()).unwrap();
         move |version, files| {
-            let release = airlock::bundle::Release {
-                issued_at: now,
-                expires: now + SignedDuration::from_hours(1),
-                ..fixture.release(version)
-            };
+            let release =
+                airlock::bundle::Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..fixture.release(version) };
             let settings = |_: &str| airlock::bundle::PartSettings::default();
             airlock::bundle::sign::sign(Fixture::bundle(files), &release, &settings, &fixture.keys, None)
         }
@@ -280,15 +275,12 @@ mod tests {
         let store = layout_store(&dir).await;
         let signed = signer(&fixture);
         store.publish(&[signed(1, Fixture::files())], &Default::default()).await.unwrap();
-        let Found::New(first, record) =
-            fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap()
-        else {
+        let Found::New(first, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap() else {
             panic!("a first fetch is new")
         };
         assert_eq!((record.seen.version, record.seen.digest), (1, first.envelope().digest()));
         let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
-        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, None).await.unwrap()
-        else {
+        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, None).await.unwrap() else {
             panic!("same version and digest is already applied")
         };
         assert_eq!(applied, record, "verified in full, it makes the same record");
@@ -310,18 +302,14 @@ mod tests {
         let fixture = Fixture::new(1);
         let store = layout_store(&dir).await;
         store.publish(&[signer(&fixture)(1, Fixture::files())], &Default::default()).await.unwrap();
-        let Found::New(_, record) =
-            fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap()
-        else {
+        let Found::New(_, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap() else {
             panic!("a first fetch is new")
         };
         let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
         // A marker only the record carries shows it was taken rather than verified again.
         let mut marked = record.clone();
         marked.seen.signers = vec!["from-the-record".into()];
-        let Found::Applied(applied) =
-            fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&marked)).await.unwrap()
-        else {
+        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&marked)).await.unwrap() else {
             panic!("unchanged")
         };
         assert_eq!(applied, marked);

@@ -86,9 +86,7 @@ pub enum StateError {
          the next run cannot prune objects of earlier versions"
     )]
     InventoryCorrupt { secret: String, namespace: String, name: String, reason: String },
-    #[error(
-        "state Secret {secret} changed during the run (another puller?); nothing was recorded, the next run retries"
-    )]
+    #[error("state Secret {secret} changed during the run (another puller?); nothing was recorded, the next run retries")]
     Conflict { secret: String },
     #[error("state namespace {namespace} does not exist; registration creates it")]
     NoNamespace { namespace: String },
@@ -159,8 +157,7 @@ impl StateStore {
         let stored = match self.inventory.read().await? {
             None => None,
             Some(bytes) => {
-                let inventory: Inventory =
-                    gz_secret::decode(&bytes, INVENTORY_KEY).map_err(|reason| self.inventory.corrupt(reason))?;
+                let inventory: Inventory = gz_secret::decode(&bytes, INVENTORY_KEY).map_err(|reason| self.inventory.corrupt(reason))?;
                 self.inventory.check_cluster(&inventory.cluster)?;
                 Some(Stored { inventory, digest: Digest::of(&bytes) })
             }
@@ -228,12 +225,7 @@ pub(crate) mod tests {
             keyring: Some(RawValue::from_string(keyring).unwrap()),
             inventory_digest: None,
             inventory: Vec::new(),
-            kinds: vec![KnownKind {
-                api_version: "v1".into(),
-                kind: "ConfigMap".into(),
-                plural: "configmaps".into(),
-                namespaced: true,
-            }],
+            kinds: vec![KnownKind { api_version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into(), namespaced: true }],
             verified: None,
             applied_at: Fixture::now(),
         }
@@ -258,10 +250,7 @@ pub(crate) mod tests {
         assert_eq!((back.version, back.inventory_digest), (7, s.inventory_digest));
         assert_eq!(back.kinds, s.kinds);
         assert_eq!(back.keyring().unwrap(), Some(Fixture::new(2).keyring));
-        assert_eq!(
-            back.floor(),
-            Floor { applied: Some((7, Digest::of(b"bundle"))), highest_issued_at: Some(Fixture::now()) }
-        );
+        assert_eq!(back.floor(), Floor { applied: Some((7, Digest::of(b"bundle"))), highest_issued_at: Some(Fixture::now()) });
         let json = json_of(&encode(&s));
         for field in ["cluster", "version", "digest", "highestIssuedAt", "keyring", "inventoryDigest", "kinds", "appliedAt"] {
             assert!(json.get(field).is_some(), "{field} missing in {json}");

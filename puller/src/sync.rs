@@ -65,10 +65,7 @@ pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::R
 }
 
 /// The state and inventory Secrets of this cluster, and the state the first holds.
-pub(crate) async fn load_state(
-    settings: &SyncSettings,
-    client: &kube::Client,
-) -> Result<(StateStore, Option<State>), StateError> {
+pub(crate) async fn load_state(settings: &SyncSettings, client: &kube::Client) -> Result<(StateStore, Option<State>), StateError> {
     let [state, inventory] = [STATE_PREFIX, INVENTORY_PREFIX].map(|prefix| settings.object_name(prefix));
     StateStore::load(client, &settings.state_namespace, [&state, &inventory], &settings.cluster).await
 }
@@ -275,13 +272,7 @@ fn floor_without_state(settings: &SyncSettings, report: &mut Report, kept: &Kept
 }
 
 /// What the state says once `envelope`'s bundle, verified as `verified` says, is fully applied.
-fn applied_state(
-    settings: &SyncSettings,
-    envelope: &VerifiedEnvelope,
-    verified: Verified,
-    floor: &Floor,
-    kinds: Vec<KnownKind>,
-) -> State {
+fn applied_state(settings: &SyncSettings, envelope: &VerifiedEnvelope, verified: Verified, floor: &Floor, kinds: Vec<KnownKind>) -> State {
     let p = envelope.predicate();
     // Only a keyring that rotation moved past the local file is worth keeping.
     let keyring = (envelope.keyring().version() > settings.keyring.version()).then(|| {
@@ -308,8 +299,7 @@ fn check_outcome(outcome: &Outcome) -> Result<(), Failure> {
     if !outcome.failed() {
         return Ok(());
     }
-    let failed: Vec<String> =
-        outcome.results.iter().filter(|r| r.action == engine::Action::Failed).map(|r| r.id.to_string()).collect();
+    let failed: Vec<String> = outcome.results.iter().filter(|r| r.action == engine::Action::Failed).map(|r| r.id.to_string()).collect();
     Err(Failure::Error(format!("{} object(s) failed to apply: {}", failed.len(), failed.join(", "))))
 }
 

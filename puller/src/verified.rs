@@ -149,11 +149,8 @@ mod tests {
         assert_eq!(record.recheck(Digest::of(b"other bytes"), &fixture.keyring, &expect, &Limits::SPEC), None);
         // Another key, or the same key at another version or threshold, is another check.
         let keys = fixture.keyring.keys().to_vec();
-        let others = [
-            Fixture::new(2).keyring,
-            Keyring::new(2, 1, keys.clone(), &Limits::SPEC).unwrap(),
-            Fixture::with_keys(&[1, 2], 1).keyring,
-        ];
+        let others =
+            [Fixture::new(2).keyring, Keyring::new(2, 1, keys.clone(), &Limits::SPEC).unwrap(), Fixture::with_keys(&[1, 2], 1).keyring];
         for keyring in others {
             assert_ne!(fingerprint(&keyring), record.keyring);
             assert_eq!(record.recheck(digest, &keyring, &expect, &Limits::SPEC), None);

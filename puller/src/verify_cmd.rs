@@ -92,8 +92,7 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool) -> Resu
     let env = bundle.envelope();
     let p = bundle.predicate();
     let mut out = String::new();
-    let _ =
-        writeln!(out, "cluster {cluster}: OK{}", if applied { " (the version the state says is applied)" } else { "" });
+    let _ = writeln!(out, "cluster {cluster}: OK{}", if applied { " (the version the state says is applied)" } else { "" });
     let _ = writeln!(out, "  version:   {}", p.version);
     let _ = writeln!(out, "  digest:    {}", env.digest());
     let _ = writeln!(out, "  issuedAt:  {}", rfc3339::format(&p.issued_at));
@@ -106,11 +105,7 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool) -> Resu
     let _ = writeln!(out, "  profiles:");
     for profile in &p.profiles {
         let deps = if profile.depends_on.is_empty() { "-".to_string() } else { profile.depends_on.join(",") };
-        let _ = writeln!(
-            out,
-            "    {}  syncMode={:?} tier={} dependsOn={deps}",
-            profile.name, profile.sync_mode, profile.tier
-        );
+        let _ = writeln!(out, "    {}  syncMode={:?} tier={} dependsOn={deps}", profile.name, profile.sync_mode, profile.tier);
     }
     let settings = engine::Settings {
         cluster: cluster.to_string(),

@@ -61,7 +61,10 @@ impl Server {
     pub fn git(users: &[(&str, &str)]) -> Server {
         let (dir, addr) = (tempfile::tempdir().expect("tempdir"), free_addr());
         let repo = dir.path().join("root").join(REPO);
-        for args in [&["init", "--quiet", "--bare", repo.to_str().unwrap()][..], &["-C", repo.to_str().unwrap(), "config", "http.receivepack", "true"]] {
+        for args in [
+            &["init", "--quiet", "--bare", repo.to_str().unwrap()][..],
+            &["-C", repo.to_str().unwrap(), "config", "http.receivepack", "true"],
+        ] {
             let out = Command::new("git").args(args).output().expect("git runs");
             assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         }

@@ -17,8 +17,8 @@ use crate::common::{self, Run, service_env};
 use crate::proxy::Proxy;
 use crate::site::{BASELINE, Site, Snapshot};
 use crate::{
-    CLUSTER_LABEL, VERSION_ANNOTATION, Version, assert_applied, assert_converged, changes, publish_layout,
-    site_with_baseline, state_version, with_baseline,
+    CLUSTER_LABEL, VERSION_ANNOTATION, Version, assert_applied, assert_converged, changes, publish_layout, site_with_baseline,
+    state_version, with_baseline,
 };
 
 /// Enough ConfigMaps that the apply takes seconds, as in `puller.rs`'s SIGKILL test.
@@ -68,14 +68,7 @@ async fn a_real_api_server_restarted_mid_apply_fails_the_run_and_the_next_run_co
 /// `cut`s the API server off. The run must fail (exit 1), naming objects it could not
 /// apply, and claim no version ([`heal`] checks the cluster once the server is back).
 /// The snapshot from before the run, and the run.
-async fn cut_mid_apply(
-    site: &Site,
-    source: &str,
-    extra: &[String],
-    next: &Version,
-    what: &str,
-    cut: impl FnOnce(),
-) -> (Snapshot, Run) {
+async fn cut_mid_apply(site: &Site, source: &str, extra: &[String], next: &Version, what: &str, cut: impl FnOnce()) -> (Snapshot, Run) {
     publish_layout(site, "store", next.signed(site)).await;
     let before = site.snapshot().await;
     let child = site.sync_command(source, extra).spawn().expect("the puller starts");

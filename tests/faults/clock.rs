@@ -17,10 +17,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::common::Run;
 use crate::site::{BASELINE, Site};
-use crate::{
-    Version, assert_applied, assert_converged, assert_failed, changes, publish_layout, site_with_baseline,
-    state_version,
-};
+use crate::{Version, assert_applied, assert_converged, assert_failed, changes, publish_layout, site_with_baseline, state_version};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_clock_moved_past_expiry_refuses_the_bundle() {
@@ -45,11 +42,7 @@ async fn a_clock_moved_past_expiry_refuses_the_bundle() {
     // applied is refused too (spec 11, freeze), and the cluster is left as it is.
     let before = site.snapshot().await;
     let frozen = sync_with_clock(&site, &source, "+40d").await;
-    println!(
-        "| clock +40d, applied bundle | {:?} | {} |",
-        frozen.code,
-        frozen.stderr.lines().last().unwrap_or_default()
-    );
+    println!("| clock +40d, applied bundle | {:?} | {} |", frozen.code, frozen.stderr.lines().last().unwrap_or_default());
     assert_failed(&frozen, 3, "bundle expired at ");
     assert_eq!(changes(&before, &site.snapshot().await), Vec::<String>::new(), "a refusal changes nothing");
     assert_converged(&site, &next).await;

@@ -9,8 +9,7 @@ use kube::api::{Api, DeleteParams};
 use crate::common::Run;
 use crate::site::{BASELINE, Site};
 use crate::{
-    Version, assert_applied, assert_converged, assert_unreadable, gunzip, gzip, overwrite_secret,
-    publish_layout, site_with_baseline,
+    Version, assert_applied, assert_converged, assert_unreadable, gunzip, gzip, overwrite_secret, publish_layout, site_with_baseline,
 };
 
 const STATE_KEY: &str = "state.json.gz";

@@ -200,11 +200,7 @@ fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 }
 
 /// Accepts until a stop, closes the listener, and listens again when asked to resume.
-async fn accept(
-    shared: Arc<Shared>,
-    mut listener: TcpListener,
-    mut asked: mpsc::UnboundedReceiver<oneshot::Sender<std::io::Result<()>>>,
-) {
+async fn accept(shared: Arc<Shared>, mut listener: TcpListener, mut asked: mpsc::UnboundedReceiver<oneshot::Sender<std::io::Result<()>>>) {
     let mut stops = shared.stops.subscribe();
     loop {
         tokio::select! {
@@ -285,9 +281,7 @@ async fn http(shared: &Shared, mut client: TcpStream) {
         shared.event(format!("{what}: upstream unreachable"));
         return;
     };
-    if upstream.write_all(close_after_response(&head).as_bytes()).await.is_err()
-        || upstream.write_all(&body_start).await.is_err()
-    {
+    if upstream.write_all(close_after_response(&head).as_bytes()).await.is_err() || upstream.write_all(&body_start).await.is_err() {
         return;
     }
     let limit = match fault {

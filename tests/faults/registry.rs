@@ -78,16 +78,14 @@ impl Fault {
     }
 }
 
-const FAULTS: [Fault; 5] =
-    [Fault::EveryRequest500, Fault::PartBlob500, Fault::PartBlobCut, Fault::StoppedMidBlob, Fault::Down];
+const FAULTS: [Fault; 5] = [Fault::EveryRequest500, Fault::PartBlob500, Fault::PartBlobCut, Fault::StoppedMidBlob, Fault::Down];
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_registry_fails_the_run_and_the_next_run_converges() {
     let mut site = Site::new().await;
     let proxy = Proxy::http(&crate::common::service_env("AIRLOCK_REGISTRY")).await;
-    let direct: StoreRef = format!("oci+http://{}/faults", crate::common::service_env("AIRLOCK_REGISTRY"))
-        .parse()
-        .expect("a registry reference");
+    let direct: StoreRef =
+        format!("oci+http://{}/faults", crate::common::service_env("AIRLOCK_REGISTRY")).parse().expect("a registry reference");
     let registry = airlock::store::open(&direct, &RegistryCredentials::default()).await.expect("registry opens");
     let source = format!("oci+http://{}/faults", proxy.addr());
 
@@ -124,7 +122,6 @@ async fn a_failing_registry_fails_the_run_and_the_next_run_converges() {
 /// The hex digest of the blob of the bundle's only part, as the registry serves it.
 pub fn part_blob(signed: &SignedBundle) -> String {
     let artifact = oci::artifact(signed, &PublishMeta::default(), &GzipCache::default());
-    let layer =
-        artifact.manifest.layers.iter().find(|l| l.annotations.get(oci::TITLE).is_some_and(|t| t.ends_with(".tar.gz")));
+    let layer = artifact.manifest.layers.iter().find(|l| l.annotations.get(oci::TITLE).is_some_and(|t| t.ends_with(".tar.gz")));
     layer.expect("a part layer").digest.hex()
 }

@@ -18,8 +18,8 @@ use kube::api::{Api, DeleteParams};
 use crate::common::new_git_repo;
 use crate::site::{BASELINE, Site};
 use crate::{
-    Version, applied_maps, assert_applied, assert_converged, assert_failed, assert_unreadable, changes, gunzip, gzip,
-    overwrite_secret, publish_layout, site_with_baseline, state_version,
+    Version, applied_maps, assert_applied, assert_converged, assert_failed, assert_unreadable, changes, gunzip, gzip, overwrite_secret,
+    publish_layout, site_with_baseline, state_version,
 };
 
 const STATE_KEY: &str = "state.json.gz";
@@ -40,8 +40,7 @@ async fn a_state_corrupted_by_hand_stops_every_run_until_deleted() {
     let secrets = Api::<Secret>::namespaced(site.client.clone(), &site.state_ns);
     let name = format!("airlock-state-{}", site.cluster.name());
     let good = secrets.get(&name).await.expect("the state Secret");
-    let state: serde_json::Value =
-        serde_json::from_slice(&gunzip(&good.data.as_ref().unwrap()[STATE_KEY].0)).expect("the state is JSON");
+    let state: serde_json::Value = serde_json::from_slice(&gunzip(&good.data.as_ref().unwrap()[STATE_KEY].0)).expect("the state is JSON");
     let edited = |edit: &dyn Fn(&mut serde_json::Value)| {
         let mut state = state.clone();
         edit(&mut state);
@@ -201,15 +200,7 @@ async fn a_git_remote_rewound_to_an_older_history_is_refused() {
     // Force-push the older commit over the branch.
     let clone = site.path("clone");
     git_out(&["clone", "-q", "--bare", &url, clone.to_str().expect("UTF-8 path")]);
-    git_out(&[
-        "-C",
-        clone.to_str().expect("UTF-8 path"),
-        "push",
-        "-q",
-        "--force",
-        "origin",
-        &format!("{old_tip}:main"),
-    ]);
+    git_out(&["-C", clone.to_str().expect("UTF-8 path"), "push", "-q", "--force", "origin", &format!("{old_tip}:main")]);
     let before = site.snapshot().await;
     let run = site.sync(&source, &[]).await;
     println!("| Git remote rewound | {:?} | {} |", run.code, run.stderr.lines().last().unwrap_or_default());

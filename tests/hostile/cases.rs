@@ -88,12 +88,7 @@ async fn envelope_cases(site: &Site, out: &mut Vec<Case>) {
     let version = format!("\"version\":{NEXT}");
     let cases: Vec<(&'static str, i32, String, Vec<u8>)> = vec![
         ("payload-byte-flipped", REJECTED, threshold(0), edited(&|e| e.payload = flip_base64(&e.payload, 40))),
-        (
-            "signature-byte-flipped",
-            REJECTED,
-            threshold(1),
-            edited(&|e| e.signatures[0].sig = flip_base64(&e.signatures[0].sig, 10)),
-        ),
+        ("signature-byte-flipped", REJECTED, threshold(1), edited(&|e| e.signatures[0].sig = flip_base64(&e.signatures[0].sig, 10))),
         ("signed-by-unknown-keys", REJECTED, threshold(0), sign_payload(&statement, &strangers)),
         ("one-signature-short-of-threshold", REJECTED, threshold(1), sign_payload(&statement, &keys[..1])),
         ("same-key-under-two-key-ids", REJECTED, threshold(1), twice(keys[1].public().key_id())),
@@ -105,18 +100,8 @@ async fn envelope_cases(site: &Site, out: &mut Vec<Case>) {
             "envelope payloadType is \"application/json\"".into(),
             envelope::sign("application/json", &statement, signers),
         ),
-        (
-            "envelope-not-json",
-            REJECTED,
-            "envelope is not valid DSSE JSON".into(),
-            good.envelope[..good.envelope.len() / 2].to_vec(),
-        ),
-        (
-            "payload-not-base64",
-            REJECTED,
-            "envelope payload is not standard padded base64".into(),
-            edited(&|e| e.payload.insert(4, '*')),
-        ),
+        ("envelope-not-json", REJECTED, "envelope is not valid DSSE JSON".into(), good.envelope[..good.envelope.len() / 2].to_vec()),
+        ("payload-not-base64", REJECTED, "envelope payload is not standard padded base64".into(), edited(&|e| e.payload.insert(4, '*'))),
         (
             "payload-duplicate-json-field",
             REJECTED,
@@ -183,11 +168,7 @@ async fn release_cases(site: &Site, out: &mut Vec<Case>) {
             format!("rollback: version {} is older than the applied version {BASELINE}", BASELINE - 1),
             released(&|r| r.version = BASELINE - 1),
         ),
-        (
-            "same-version-other-content",
-            format!("version {BASELINE} was already applied with digest"),
-            released(&|r| r.version = BASELINE),
-        ),
+        ("same-version-other-content", format!("version {BASELINE} was already applied with digest"), released(&|r| r.version = BASELINE)),
         (
             "expired",
             "bundle expired at".into(),
@@ -205,11 +186,7 @@ async fn release_cases(site: &Site, out: &mut Vec<Case>) {
             }),
         ),
         ("expires-before-issued", "is not after issuedAt".into(), released(&|r| r.expires = r.issued_at - hours(1))),
-        (
-            "signed-for-another-cluster",
-            format!("bundle is for cluster {other}"),
-            released(&|r| r.cluster = other.clone()),
-        ),
+        ("signed-for-another-cluster", format!("bundle is for cluster {other}"), released(&|r| r.cluster = other.clone())),
         (
             "keyring-version-not-the-verifying-one",
             "bundle is signed for keyring version 2, verified with version 1".into(),
@@ -251,9 +228,8 @@ async fn manifest_cases(site: &Site, out: &mut Vec<Case>) {
         files.push((format!("{PART}/{name}.yaml"), yaml.into_bytes()));
         files
     };
-    let config_map = |name: &str, extra: &str| {
-        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {ns}\n{extra}")
-    };
+    let config_map =
+        |name: &str, extra: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {ns}\n{extra}");
     let bomb = config_map(
         "bomb",
         "data:\n  a: &a [x, x, x, x, x, x, x, x, x]\n  b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n  \

@@ -52,9 +52,7 @@ pub async fn content_cases(site: &Site, out: &mut Vec<Case>) {
 pub async fn tar_cases(site: &Site, out: &mut Vec<Case>) {
     let file = |name: &str| site.config_map(name, &site.app_ns, "hostile");
     let (a, b, c, d) = (file("cm-a"), file("cm-b"), file("cm-c"), file("cm-d"));
-    let canonical = |files: &[File]| {
-        write_canonical(&files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect::<Vec<_>>())
-    };
+    let canonical = |files: &[File]| write_canonical(&files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect::<Vec<_>>());
     let renamed = |path: String| canonical(&[(path, a.1.clone())]);
     let header = |edit: &dyn Fn(&mut [u8])| one_file_tar_with_header_edit(&a.0, &a.1, edit);
     let typeflag = |flag: u8| {
@@ -79,12 +77,7 @@ pub async fn tar_cases(site: &Site, out: &mut Vec<Case>) {
         ("tar-fifo", vec![a.clone()], not_regular('6'), typeflag(b'6')),
         ("tar-pax-header", vec![a.clone()], not_regular('x'), typeflag(b'x')),
         ("tar-gnu-long-name", vec![a.clone()], not_regular('L'), typeflag(b'L')),
-        (
-            "tar-setuid-mode",
-            vec![a.clone()],
-            "has a non-canonical header".into(),
-            header(&|h| h[100..108].copy_from_slice(b"0004755\0")),
-        ),
+        ("tar-setuid-mode", vec![a.clone()], "has a non-canonical header".into(), header(&|h| h[100..108].copy_from_slice(b"0004755\0"))),
         (
             "tar-duplicate-entry",
             vec![a.clone(), b.clone()],
@@ -165,11 +158,7 @@ pub async fn store_cases(site: &Site, out: &mut Vec<Case>) {
 
     let not_layout = |entry: &str| format!("entry {entry:?} is not a file of an OCI layout");
     let prepended: Vec<(&'static str, String, Vec<u8>)> = vec![
-        (
-            "archive-entry-with-dotdot",
-            not_layout("../../../tmp/evil.yaml"),
-            tar_entry("../../../tmp/evil.yaml", b'0', "", b"x"),
-        ),
+        ("archive-entry-with-dotdot", not_layout("../../../tmp/evil.yaml"), tar_entry("../../../tmp/evil.yaml", b'0', "", b"x")),
         ("archive-index-is-a-symlink", not_layout("index.json"), tar_entry("index.json", b'2', "/etc/passwd", b"")),
         (
             "archive-index-twice",

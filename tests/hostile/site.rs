@@ -230,11 +230,7 @@ async fn discover(client: &kube::Client) -> Discovery {
     }
 }
 
-fn add(
-    out: &mut Snapshot,
-    ar: &ApiResource,
-    list: kube::Result<kube::core::ObjectList<kube::core::PartialObjectMeta<DynamicObject>>>,
-) {
+fn add(out: &mut Snapshot, ar: &ApiResource, list: kube::Result<kube::core::ObjectList<kube::core::PartialObjectMeta<DynamicObject>>>) {
     let list = match list {
         Ok(list) => list,
         // Other tests on the same API server add and remove CRDs: a kind that went away

@@ -24,7 +24,12 @@ pub fn run(args: &[&str]) -> Output {
 pub fn run_expect(args: &[&str], code: i32) -> String {
     let out = run(args);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(code), "airlock-publisher {args:?}\nstdout:\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "airlock-publisher {args:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     stdout
 }
 
@@ -135,9 +140,11 @@ pub async fn try_read_back(store: &str, cluster: &ClusterId, keyring: &Keyring) 
 
 /// The text of one bundle file.
 pub fn file(bundle: &VerifiedBundle, path: &str) -> String {
-    let (_, bytes) = bundle.bundle().files().find(|(p, _)| *p == path).unwrap_or_else(|| {
-        panic!("no {path} in {:?}", bundle.bundle().files().map(|(p, _)| p).collect::<Vec<_>>())
-    });
+    let (_, bytes) = bundle
+        .bundle()
+        .files()
+        .find(|(p, _)| *p == path)
+        .unwrap_or_else(|| panic!("no {path} in {:?}", bundle.bundle().files().map(|(p, _)| p).collect::<Vec<_>>()));
     String::from_utf8(bytes.to_vec()).expect("UTF-8 YAML")
 }
 

@@ -212,9 +212,8 @@ impl Site {
         let release = Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..self.fixture.release(version) };
         let bundle = Fixture::bundle(files.to_vec());
         let signed = sign::sign(bundle, &release, &|_| PartSettings::default(), &self.fixture.keys, None);
-        let store = airlock::store::open(&StoreRef::OciLayout(self.path("store")), &RegistryCredentials::default())
-            .await
-            .expect("store opens");
+        let store =
+            airlock::store::open(&StoreRef::OciLayout(self.path("store")), &RegistryCredentials::default()).await.expect("store opens");
         store.publish(&[signed], &Default::default()).await.expect("published");
         tokio::process::Command::new(common::puller_bin())
             .arg("sync")

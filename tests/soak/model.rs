@@ -166,8 +166,7 @@ impl Fleet {
                  policyRefs:\n    - {{kind: ConfigMap, namespace: {run}, name: p{p}-manifests}}"
             )
             .expect("writing to a String");
-            let data: String =
-                self.objects.iter().filter(|(_, o)| o.profile == p).map(|(name, o)| self.manifest(name, o)).collect();
+            let data: String = self.objects.iter().filter(|(_, o)| o.profile == p).map(|(name, o)| self.manifest(name, o)).collect();
             let data = if data.is_empty() { " {}\n".to_string() } else { format!("\n{data}") };
             write!(
                 manifests,

@@ -283,10 +283,7 @@ mod tests {
     fn groups_files_and_digests_like_sha256sum() {
         let b = Bundle::new(
             parts(&["ClusterProfile.b", "ClusterProfile.a", "ClusterProfile.empty"]),
-            [
-                ("ClusterProfile.b/x.yaml".to_string(), b"b\n".to_vec()),
-                ("ClusterProfile.a/y.yaml".to_string(), b"a\n".to_vec()),
-            ],
+            [("ClusterProfile.b/x.yaml".to_string(), b"b\n".to_vec()), ("ClusterProfile.a/y.yaml".to_string(), b"a\n".to_vec())],
             &Limits::SPEC,
         )
         .unwrap();
@@ -294,11 +291,8 @@ mod tests {
         assert_eq!(names, ["ClusterProfile.a", "ClusterProfile.b", "ClusterProfile.empty"]);
         assert_eq!(b.part("ClusterProfile.empty").unwrap().tar(), vec![0u8; 1024]);
         // printf 'a\n' | sha256sum; printf 'b\n' | sha256sum; then sha256sum of the listing.
-        let listing = format!(
-            "{}  ClusterProfile.a/y.yaml\n{}  ClusterProfile.b/x.yaml\n",
-            Digest::of(b"a\n").hex(),
-            Digest::of(b"b\n").hex()
-        );
+        let listing =
+            format!("{}  ClusterProfile.a/y.yaml\n{}  ClusterProfile.b/x.yaml\n", Digest::of(b"a\n").hex(), Digest::of(b"b\n").hex());
         assert_eq!(b.digest(), Digest::of(listing.as_bytes()));
     }
 

@@ -70,10 +70,7 @@ pub fn sign(payload_type: &str, payload: &[u8], keys: &[SigningKey]) -> Vec<u8> 
         payload: STANDARD.encode(payload),
         signatures: keys
             .iter()
-            .map(|k| EnvelopeSignature {
-                keyid: k.public().key_id(),
-                sig: STANDARD.encode(k.inner().sign(&message).to_bytes()),
-            })
+            .map(|k| EnvelopeSignature { keyid: k.public().key_id(), sig: STANDARD.encode(k.inner().sign(&message).to_bytes()) })
             .collect(),
     };
     serde_json::to_vec(&envelope).expect("envelope serialises")

@@ -147,9 +147,7 @@ impl SigningKey {
     }
 
     pub fn from_pkcs8_pem(pem: &str) -> Result<SigningKey, KeyError> {
-        ed25519_dalek::SigningKey::from_pkcs8_pem(pem)
-            .map(SigningKey)
-            .map_err(|e| KeyError::BadPrivateKey(e.to_string()))
+        ed25519_dalek::SigningKey::from_pkcs8_pem(pem).map(SigningKey).map_err(|e| KeyError::BadPrivateKey(e.to_string()))
     }
 
     pub fn to_pkcs8_pem(&self) -> String {

@@ -39,8 +39,8 @@ pub(super) fn verify(
         }
     ];
     // spec 8.11, hashing for 8.12 and 8.13 on the way
-    let (len, actual, files_intact) = receive_and_hash(transport, &mut tar, profile, signed, limits)
-        .map_err(|source| VerifyError::Transport { part: part(), source })?;
+    let (len, actual, files_intact) =
+        receive_and_hash(transport, &mut tar, profile, signed, limits).map_err(|source| VerifyError::Transport { part: part(), source })?;
     tar.truncate(len);
     if tar.len() as u64 != profile.size {
         return Err(VerifyError::PartLength { part: part(), size: tar.len() as u64, signed: profile.size });
@@ -236,7 +236,12 @@ mod tests {
     /// A signed bundle of one part of `count` files of about `size` bytes.
     fn part_of(count: usize, size: usize) -> crate::bundle::SignedBundle {
         let files = (0..count)
-            .map(|i| (format!("ClusterProfile.big/ConfigMap.cm-{i:03}.yaml"), format!("kind: ConfigMap\n# {i:03}\n").repeat(size / 20).into_bytes()))
+            .map(|i| {
+                (
+                    format!("ClusterProfile.big/ConfigMap.cm-{i:03}.yaml"),
+                    format!("kind: ConfigMap\n# {i:03}\n").repeat(size / 20).into_bytes(),
+                )
+            })
             .collect();
         Fixture::new(1).signed(1, files)
     }

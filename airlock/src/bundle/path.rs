@@ -60,9 +60,7 @@ pub fn check_part_name(name: &str) -> Result<(), PathError> {
     let ok = match name.split_once('.') {
         _ if name == SYSTEM_PART => true,
         Some(("ClusterProfile", rest)) => is_dns_subdomain(rest),
-        Some(("Profile", rest)) => rest
-            .split_once('.')
-            .is_some_and(|(ns, n)| is_dns_label(ns) && is_dns_subdomain(n)),
+        Some(("Profile", rest)) => rest.split_once('.').is_some_and(|(ns, n)| is_dns_label(ns) && is_dns_subdomain(n)),
         _ => false,
     };
     if ok { Ok(()) } else { Err(PathError::PartName(name.to_string())) }

@@ -258,7 +258,12 @@ mod tests {
             let err = serde_json::from_value::<PullReport>(missing.into()).unwrap_err();
             assert!(err.to_string().contains(&format!("missing field `{key}`")), "{err}");
         }
-        for (key, bad) in [("result", "done".into()), ("durationMs", "-1".into()), ("refused", serde_json::json!([1])), ("appliedDigest", "sha256:00".into())] {
+        for (key, bad) in [
+            ("result", "done".into()),
+            ("durationMs", "-1".into()),
+            ("refused", serde_json::json!([1])),
+            ("appliedDigest", "sha256:00".into()),
+        ] {
             let mut wrong = written();
             wrong[key] = bad;
             assert!(serde_json::from_value::<PullReport>(wrong).is_err(), "{key}");

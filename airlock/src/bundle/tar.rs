@@ -136,10 +136,7 @@ mod tests {
     use super::*;
 
     fn sample() -> Vec<u8> {
-        write_canonical(&[
-            ("ClusterProfile.a/one.yaml", b"kind: ConfigMap\n"),
-            ("ClusterProfile.a/two.yaml", &[b'x'; 600]),
-        ])
+        write_canonical(&[("ClusterProfile.a/one.yaml", b"kind: ConfigMap\n"), ("ClusterProfile.a/two.yaml", &[b'x'; 600])])
     }
 
     #[test]
@@ -196,10 +193,7 @@ mod tests {
             let mut tar = write_canonical(&[("ClusterProfile.a/one.yaml", b"")]);
             tar[156] = flag;
             fix_checksum(&mut tar[..512]);
-            assert_eq!(
-                walk(&tar),
-                Err(TarError::NotRegularFile { path: "ClusterProfile.a/one.yaml".into(), typeflag: c })
-            );
+            assert_eq!(walk(&tar), Err(TarError::NotRegularFile { path: "ClusterProfile.a/one.yaml".into(), typeflag: c }));
         }
     }
 

@@ -15,9 +15,9 @@ use super::content::{Bundle, ContentError, bundle_digest};
 use super::envelope::{self, EnvelopeError, IN_TOTO_PAYLOAD_TYPE};
 use super::gzip::GzipError;
 use super::keyring::{Keyring, TrustError};
+use super::part;
 use super::path::{PathError, check_part_name, check_path};
 use super::statement::*;
-use super::part;
 use super::tar::{TarError, tar_size};
 use crate::cluster::ClusterId;
 use crate::digest::Digest;
@@ -146,10 +146,7 @@ pub fn verify_envelope(
     // spec 8.5
     let statement: Statement = serde_json::from_slice(&env.payload).map_err(|e| VerifyError::Payload(e.to_string()))?;
     if statement.statement_type != STATEMENT_TYPE || statement.predicate_type != PREDICATE_TYPE {
-        return Err(VerifyError::Payload(format!(
-            "_type {:?} / predicateType {:?}",
-            statement.statement_type, statement.predicate_type
-        )));
+        return Err(VerifyError::Payload(format!("_type {:?} / predicateType {:?}", statement.statement_type, statement.predicate_type)));
     }
     // spec 8.6
     let digest = check_consistency(&statement, limits)?;
@@ -239,10 +236,7 @@ fn check_consistency(statement: &Statement, limits: &Limits) -> Result<Digest, V
         }
     }
     if p.expires <= p.issued_at {
-        return Err(VerifyError::ExpiresBeforeIssued {
-            issued_at: rfc3339::format(&p.issued_at),
-            expires: rfc3339::format(&p.expires),
-        });
+        return Err(VerifyError::ExpiresBeforeIssued { issued_at: rfc3339::format(&p.issued_at), expires: rfc3339::format(&p.expires) });
     }
     if let Some(ns) = &p.watch_namespaces
         && let Some(bad) = ns.iter().find(|n| !crate::cluster::is_dns_label(n))

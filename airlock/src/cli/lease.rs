@@ -136,9 +136,8 @@ impl LeaseConfig {
             // Someone else created or took it between our read and our write.
             Err(e) if status_code(&e) == Some(409) => {
                 let current = api.get_opt(&self.name).await.ok().flatten();
-                let (holder, until) = current
-                    .and_then(|l| held_by_other(&l, &self.identity, now))
-                    .unwrap_or(("unknown".into(), "unknown".into()));
+                let (holder, until) =
+                    current.and_then(|l| held_by_other(&l, &self.identity, now)).unwrap_or(("unknown".into(), "unknown".into()));
                 Err(LeaseError::Held { lease: self.label(), holder, until })
             }
             Err(e) => Err(self.api_error(&e)),
@@ -251,8 +250,7 @@ impl HeldLease {
 
     /// Clears the holder of `lease` if it is this process.
     async fn free(&self, mut lease: Lease) -> Result<(), kube::Error> {
-        let Some(spec) = lease.spec.as_mut().filter(|s| s.holder_identity.as_deref() == Some(&self.config.identity))
-        else {
+        let Some(spec) = lease.spec.as_mut().filter(|s| s.holder_identity.as_deref() == Some(&self.config.identity)) else {
             return Ok(());
         };
         spec.holder_identity = None;

@@ -48,8 +48,7 @@ impl LogArgs {
     /// Installs the global subscriber. Logs go to stderr so stdout stays for output that
     /// scripts read (YAML, tables).
     pub fn init(&self) {
-        let filter = tracing_subscriber::EnvFilter::try_new(&self.log)
-            .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        let filter = tracing_subscriber::EnvFilter::try_new(&self.log).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
         let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
         match self.log_format {
             // No colour codes when stderr is a pipe (pod logs, CI), as ripgrep does.
@@ -80,9 +79,7 @@ impl KubeArgs {
                 let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(kube::Error::InferKubeconfig)?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(kube::Error::InferKubeconfig)?
             }
-            None if self.context.is_some() => {
-                kube::Config::from_kubeconfig(&options).await.map_err(kube::Error::InferKubeconfig)?
-            }
+            None if self.context.is_some() => kube::Config::from_kubeconfig(&options).await.map_err(kube::Error::InferKubeconfig)?,
             None => kube::Config::infer().await.map_err(kube::Error::InferConfig)?,
         };
         kube::Client::try_from(config)

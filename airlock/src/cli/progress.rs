@@ -15,7 +15,9 @@ const FEW: usize = 10;
 pub enum Reporter {
     /// Made on the first update, when the total is known.
     Bar(Option<ProgressBar>),
-    Lines { printed: usize },
+    Lines {
+        printed: usize,
+    },
 }
 
 impl Reporter {
@@ -28,13 +30,11 @@ impl Reporter {
         match self {
             Reporter::Bar(bar) => {
                 let bar = bar.get_or_insert_with(|| {
-                    let style = ProgressStyle::with_template("{bar:40} {pos}/{len} clusters, {msg} ({elapsed})")
-                        .expect("a valid template");
+                    let style = ProgressStyle::with_template("{bar:40} {pos}/{len} clusters, {msg} ({elapsed})").expect("a valid template");
                     ProgressBar::new(p.total as u64).with_style(style)
                 });
                 // Import counts clusters only; a byte count of zero would say nothing.
-                let message =
-                    if p.bytes == 0 { p.cluster.to_string() } else { format!("{} new, {}", human_bytes(p.bytes), p.cluster) };
+                let message = if p.bytes == 0 { p.cluster.to_string() } else { format!("{} new, {}", human_bytes(p.bytes), p.cluster) };
                 bar.set_message(message);
                 bar.set_position(p.done as u64);
             }

@@ -64,13 +64,7 @@ type Found = Option<Arc<Vec<u8>>>;
 
 impl BlobCache {
     /// The blob `d` from the first of `sources` that holds it; `None` when none does.
-    async fn get(
-        &self,
-        sources: &[&dyn OciStore],
-        cluster: &ClusterId,
-        d: &OciDescriptor,
-        cap: u64,
-    ) -> Result<Found, StoreError> {
+    async fn get(&self, sources: &[&dyn OciStore], cluster: &ClusterId, d: &OciDescriptor, cap: u64) -> Result<Found, StoreError> {
         let cell = self.0.lock().expect("not poisoned").entry(d.digest).or_default().clone();
         let found = cell
             .get_or_try_init(|| async {
@@ -123,9 +117,7 @@ pub(super) async fn read_verified(
         return Ok(Err(missing));
     }
     let rejected = |source| MirrorError::Rejected { cluster: cluster.clone(), source: Box::new(source) };
-    let layer_bytes = |media_type: &str| {
-        manifest.manifest.layer(media_type).map(|d| blobs[&d.digest].bytes.as_slice().to_vec())
-    };
+    let layer_bytes = |media_type: &str| manifest.manifest.layer(media_type).map(|d| blobs[&d.digest].bytes.as_slice().to_vec());
     let envelope = layer_bytes(oci::ENVELOPE_MEDIA_TYPE).ok_or_else(|| StoreError::Malformed {
         store: sources[0].describe(),
         what: format!("manifest of {cluster}"),
@@ -137,20 +129,24 @@ pub(super) async fn read_verified(
     let verified = verify_envelope(&envelope, chain.as_deref(), &expect, limits).map_err(rejected)?;
     let mut parts = Vec::new();
     for profile in &verified.predicate().profiles {
-        let layer = manifest.manifest.part_layer(&profile.digest).ok_or_else(|| {
-            rejected(VerifyError::MissingPart { part: profile.name.clone() })
-        })?;
+        let layer = manifest
+            .manifest
+            .part_layer(&profile.digest)
+            .ok_or_else(|| rejected(VerifyError::MissingPart { part: profile.name.clone() }))?;
         let gz = &blobs[&layer.digest].bytes;
         parts.push(verified.verify_part(&profile.name, Transport::Gzip(gz), limits).map_err(rejected)?);
     }
     let (version, bundle_digest) = (verified.predicate().version, verified.digest());
     let statement = verified.statement().clone();
     let bundle = verified.finish(parts, limits).map_err(rejected)?;
-    let signed = (keep == Keep::ArtifactAndBundle)
-        .then(|| SignedBundle { bundle: bundle.bundle().clone(), statement, envelope, keyring_chain: chain });
+    let signed = (keep == Keep::ArtifactAndBundle).then(|| SignedBundle {
+        bundle: bundle.bundle().clone(),
+        statement,
+        envelope,
+        keyring_chain: chain,
+    });
     Ok(Ok(Carried { cluster: cluster.clone(), version, bundle_digest, manifest, blobs: blobs.into_values().collect(), signed }))
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -213,10 +209,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let inner = open_oci(&StoreRef::OciLayout(tmp.path().to_path_buf()), &Default::default()).await.unwrap();
         let clusters: Vec<ClusterId> = ["fleet/a", "fleet/b", "fleet/c"].map(|c| c.parse().unwrap()).to_vec();
-        let bundles: Vec<SignedBundle> = clusters
-            .iter()
-            .map(|c| Fixture { cluster: c.clone(), ..Fixture::new(1) }.signed(1, Fixture::files()))
-            .collect();
+        let bundles: Vec<SignedBundle> =
+            clusters.iter().map(|c| Fixture { cluster: c.clone(), ..Fixture::new(1) }.signed(1, Fixture::files())).collect();
         inner.publish(&bundles, &PublishMeta::default()).await.unwrap();
         let store = Counting { inner, reads: AtomicUsize::new(0) };
         let sources: [&dyn OciStore; 1] = [&store];

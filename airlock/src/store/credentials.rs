@@ -52,9 +52,7 @@ impl RegistryCredentials {
         };
         match std::fs::read(&path) {
             Ok(json) => docker_auth(&json, host).map_err(|m| format!("{}: {m}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.docker_config.is_none() => {
-                Ok(RegistryAuth::Anonymous)
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && self.docker_config.is_none() => Ok(RegistryAuth::Anonymous),
             Err(e) => Err(format!("cannot read {}: {e}", path.display())),
         }
     }
@@ -73,10 +71,8 @@ fn docker_auth(json: &[u8], host: &str) -> Result<RegistryAuth, String> {
     }
     let config: Config = serde_json::from_slice(json).map_err(|e| format!("not a Docker config.json: {e}"))?;
     // `docker login` writes some keys as URLs (`https://host/v1/`).
-    let key_host =
-        |k: &str| k.split_once("://").map_or(k, |(_, rest)| rest).split('/').next().unwrap_or_default().to_string();
-    let entry =
-        config.auths.get(host).or_else(|| config.auths.iter().find(|(k, _)| key_host(k) == host).map(|(_, e)| e));
+    let key_host = |k: &str| k.split_once("://").map_or(k, |(_, rest)| rest).split('/').next().unwrap_or_default().to_string();
+    let entry = config.auths.get(host).or_else(|| config.auths.iter().find(|(k, _)| key_host(k) == host).map(|(_, e)| e));
     let Some(auth) = entry.and_then(|e| e.auth.as_deref()) else {
         return Ok(RegistryAuth::Anonymous);
     };
@@ -86,7 +82,6 @@ fn docker_auth(json: &[u8], host: &str) -> Result<RegistryAuth, String> {
         None => Err(format!("auths.{host}.auth is not base64 of user:password")),
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -6,11 +6,11 @@
 //! envelope first, content only when needed.
 
 mod credentials;
+mod git;
 pub mod oci;
 pub(crate) mod oci_archive;
 mod oci_layout;
 mod oci_registry;
-mod git;
 mod reference;
 
 use async_trait::async_trait;
@@ -20,10 +20,10 @@ pub use oci::{OciDescriptor, OciManifest};
 pub use oci_registry::RegistryCredentials;
 pub use reference::{StoreRef, open, open_oci};
 
-use crate::bundle::statement::{ProfileEntry, Statement};
-use crate::bundle::envelope::EnvelopeError;
-use crate::bundle::verify::{Expectation, Transport, VerifiedBundle, VerifyError, verify_envelope};
 use crate::bundle::SignedBundle;
+use crate::bundle::envelope::EnvelopeError;
+use crate::bundle::statement::{ProfileEntry, Statement};
+use crate::bundle::verify::{Expectation, Transport, VerifiedBundle, VerifyError, verify_envelope};
 use crate::cluster::ClusterId;
 use crate::digest::Digest;
 use crate::limits::Limits;
@@ -203,12 +203,7 @@ pub async fn fetch_envelope(store: &dyn Store, cluster: &ClusterId, limits: &Lim
 }
 
 /// [`fetch_verified`] from steps 2 on, for an envelope [`fetch_envelope`] returned.
-pub async fn verify_fetched(
-    store: &dyn Store,
-    fetched: &Fetched,
-    expect: &Expectation<'_>,
-    limits: &Limits,
-) -> Result<Fetch, FetchError> {
+pub async fn verify_fetched(store: &dyn Store, fetched: &Fetched, expect: &Expectation<'_>, limits: &Limits) -> Result<Fetch, FetchError> {
     let rejected = |source| FetchError::Rejected { store: store.describe(), cluster: expect.cluster.to_string(), source };
     let envelope = verify_envelope(&fetched.envelope, fetched.keyring_chain.as_deref(), expect, limits).map_err(rejected)?;
     if envelope.already_applied() {

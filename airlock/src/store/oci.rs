@@ -222,10 +222,7 @@ pub fn parse_manifest(store: &str, what: &str, bytes: &[u8]) -> Result<OciManife
     let malformed = |message: String| StoreError::Malformed { store: store.to_string(), what: what.to_string(), message };
     let m: OciManifest = serde_json::from_slice(bytes).map_err(|e| malformed(format!("manifest is not valid JSON: {e}")))?;
     if m.media_type != MANIFEST_MEDIA_TYPE || m.artifact_type.as_deref() != Some(ARTIFACT_TYPE) {
-        return Err(malformed(format!(
-            "manifest is {} / {:?}, not an Airlock bundle",
-            m.media_type, m.artifact_type
-        )));
+        return Err(malformed(format!("manifest is {} / {:?}, not an Airlock bundle", m.media_type, m.artifact_type)));
     }
     Ok(m)
 }
@@ -238,9 +235,7 @@ impl OciManifest {
     /// The layer holding the part with this (uncompressed) digest.
     pub fn part_layer(&self, part: &Digest) -> Option<&OciDescriptor> {
         let want = part.to_string();
-        self.layers
-            .iter()
-            .find(|l| l.media_type == PART_MEDIA_TYPE && l.annotations.get(PART_DIGEST) == Some(&want))
+        self.layers.iter().find(|l| l.media_type == PART_MEDIA_TYPE && l.annotations.get(PART_DIGEST) == Some(&want))
     }
 }
 

@@ -373,8 +373,10 @@ mod tests {
         assert_eq!(fs::read(&one).unwrap(), fs::read(&three).unwrap(), "byte for byte what a layout directory makes");
         // Every distinct blob once: the config, the shared part and its neighbour, an
         // envelope and a manifest per cluster.
-        let distinct: std::collections::BTreeSet<_> =
-            arts.iter().flat_map(|(_, _, a)| a.blobs.iter().map(|b| (b.digest, b.bytes.len())).chain([(a.manifest_digest, a.manifest_bytes.len())])).collect();
+        let distinct: std::collections::BTreeSet<_> = arts
+            .iter()
+            .flat_map(|(_, _, a)| a.blobs.iter().map(|b| (b.digest, b.bytes.len())).chain([(a.manifest_digest, a.manifest_bytes.len())]))
+            .collect();
         assert_eq!(written, distinct.iter().map(|(_, len)| *len as u64).sum::<u64>());
         let store = ArchiveStore::open(&one).unwrap();
         assert_eq!(store.clusters(&Limits::SPEC).await.unwrap(), arts.iter().map(|(c, _, _)| c.clone()).collect::<Vec<_>>());

@@ -121,10 +121,10 @@ impl<F: LayoutFiles> LayoutReader<F> {
         if d.size > cap {
             return Err(self.malformed(&what, format!("descriptor says {} bytes, over the cap of {cap}", d.size)));
         }
-        let bytes = self.files.read(&blob_name(&d.digest), cap)?.ok_or_else(|| StoreError::NotFound {
-            store: self.files.describe(),
-            what: what.clone(),
-        })?;
+        let bytes = self
+            .files
+            .read(&blob_name(&d.digest), cap)?
+            .ok_or_else(|| StoreError::NotFound { store: self.files.describe(), what: what.clone() })?;
         if bytes.len() as u64 != d.size || Digest::of(&bytes) != d.digest {
             return Err(self.malformed(&what, "content does not match its digest and size"));
         }
@@ -135,17 +135,15 @@ impl<F: LayoutFiles> LayoutReader<F> {
     pub(crate) fn manifest(&self, cluster: &ClusterId, tag: &str, limits: &Limits) -> Result<RawManifest, StoreError> {
         let name = oci::ref_name(&cluster.to_string(), tag);
         let index = self.index(limits)?;
-        let entry = index
-            .get(&name)
-            .ok_or_else(|| StoreError::NotFound { store: self.files.describe(), what: format!("bundle for {cluster}") })?;
+        let entry =
+            index.get(&name).ok_or_else(|| StoreError::NotFound { store: self.files.describe(), what: format!("bundle for {cluster}") })?;
         let bytes = self.blob(entry, limits.oci_manifest_bytes)?;
         RawManifest::parse(&self.files.describe(), &format!("manifest {name}"), bytes)
     }
 
     pub(crate) async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
         let manifest = self.manifest(cluster, "latest", limits)?.manifest;
-        oci::fetched_from_manifest(&self.files.describe(), cluster, manifest, limits, |d, cap| async move { self.blob(&d, cap) })
-            .await
+        oci::fetched_from_manifest(&self.files.describe(), cluster, manifest, limits, |d, cap| async move { self.blob(&d, cap) }).await
     }
 
     pub(crate) fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
@@ -181,16 +179,9 @@ impl<F: LayoutFiles> LayoutReader<F> {
 
 /// Index entries after publishing `artifacts`: each cluster gets `:v<version>` and its
 /// `:latest` moves. Re-tagging an existing version with other content is refused.
-pub(crate) fn updated_index(
-    store: &str,
-    mut index: OciIndex,
-    artifacts: &[(String, u64, &Artifact)],
-) -> Result<OciIndex, StoreError> {
-    let mut by_ref: BTreeMap<String, OciDescriptor> = index
-        .manifests
-        .drain(..)
-        .map(|d| (d.annotations.get(REF_NAME).cloned().unwrap_or_default(), d))
-        .collect();
+pub(crate) fn updated_index(store: &str, mut index: OciIndex, artifacts: &[(String, u64, &Artifact)]) -> Result<OciIndex, StoreError> {
+    let mut by_ref: BTreeMap<String, OciDescriptor> =
+        index.manifests.drain(..).map(|d| (d.annotations.get(REF_NAME).cloned().unwrap_or_default(), d)).collect();
     for (cluster, version, artifact) in artifacts {
         let descriptor = |tag: &str| OciDescriptor {
             media_type: oci::MANIFEST_MEDIA_TYPE.to_string(),
@@ -261,11 +252,8 @@ pub(crate) fn io_error(store: &str, what: &str, e: std::io::Error) -> StoreError
 impl LayoutStore {
     /// Opens a layout directory; it is created on the first publish.
     pub fn open(dir: &Path) -> Result<LayoutStore, StoreError> {
-        let store = LayoutStore {
-            dir: dir.to_path_buf(),
-            reader: LayoutReader::new(DirFiles(dir.to_path_buf())),
-            cache: GzipCache::default(),
-        };
+        let store =
+            LayoutStore { dir: dir.to_path_buf(), reader: LayoutReader::new(DirFiles(dir.to_path_buf())), cache: GzipCache::default() };
         if dir.exists() && !dir.join(OCI_LAYOUT_FILE).exists() && fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some()) {
             return Err(StoreError::Config {
                 store: store.describe(),
@@ -398,10 +386,10 @@ impl LayoutStore {
     pub(crate) fn publish_bundles(&self, bundles: &[SignedBundle], meta: &PublishMeta, limits: &Limits) -> Result<u64, StoreError> {
         let mut clusters = Vec::with_capacity(bundles.len());
         for signed in bundles {
-            let cluster: ClusterId = signed.cluster().parse().map_err(|e: crate::cluster::BadClusterId| StoreError::Config {
-                store: self.describe(),
-                message: e.to_string(),
-            })?;
+            let cluster: ClusterId = signed
+                .cluster()
+                .parse()
+                .map_err(|e: crate::cluster::BadClusterId| StoreError::Config { store: self.describe(), message: e.to_string() })?;
             clusters.push(cluster);
         }
         let _lock = self.lock()?;

@@ -57,30 +57,20 @@ pub struct RegistryStore {
 impl RegistryStore {
     /// Opens `host` (with port) under `prefix` (may be empty). Needs a process-wide rustls
     /// crypto provider, which the binaries install at start; reqwest panics without one.
-    pub fn new(
-        host: &str,
-        prefix: &str,
-        plain_http: bool,
-        credentials: &RegistryCredentials,
-    ) -> Result<Self, StoreError> {
+    pub fn new(host: &str, prefix: &str, plain_http: bool, credentials: &RegistryCredentials) -> Result<Self, StoreError> {
         let describe = StoreRef::OciRegistry { host: host.into(), prefix: prefix.into(), plain_http }.to_string();
         let config_error = |message: String| StoreError::Config { store: describe.clone(), message };
         let auth = credentials.resolve(host).map_err(config_error)?;
         let config = ClientConfig {
             // Only the registry itself is plain: blob redirects to object storage stay HTTPS.
-            protocol: if plain_http {
-                ClientProtocol::HttpsExcept(vec![host.to_string()])
-            } else {
-                ClientProtocol::Https
-            },
+            protocol: if plain_http { ClientProtocol::HttpsExcept(vec![host.to_string()]) } else { ClientProtocol::Https },
             // Two requests per blob instead of three; every blob is in memory anyway.
             use_monolithic_push: true,
             connect_timeout: Some(CONNECT_TIMEOUT),
             read_timeout: Some(READ_TIMEOUT),
             ..ClientConfig::default()
         };
-        let client =
-            Client::try_from(config).map_err(|e| config_error(format!("cannot set up the registry client: {e}")))?;
+        let client = Client::try_from(config).map_err(|e| config_error(format!("cannot set up the registry client: {e}")))?;
         let http = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .read_timeout(READ_TIMEOUT)
@@ -156,28 +146,19 @@ impl RegistryStore {
             let reference = self.reference(cluster, tag).await;
             let what = || format!("manifest {tag} for {cluster}");
             let content_type = HeaderValue::from_static(MANIFEST_MEDIA_TYPE);
-            let location =
-                (self.client.push_manifest_raw(&reference, artifact.manifest_bytes.clone(), content_type).await)
-                    .map_err(|e| self.oci_error(what(), e))?;
+            let location = (self.client.push_manifest_raw(&reference, artifact.manifest_bytes.clone(), content_type).await)
+                .map_err(|e| self.oci_error(what(), e))?;
             // Distribution names the stored digest in the Location; other registries may
             // give the tag URL, and then a HEAD tells.
-            let stored = match location
-                .split('?')
-                .next()
-                .and_then(|l| l.rsplit('/').next())
-                .and_then(|d| d.parse::<Digest>().ok())
-            {
+            let stored = match location.split('?').next().and_then(|l| l.rsplit('/').next()).and_then(|d| d.parse::<Digest>().ok()) {
                 Some(d) => d,
                 None => {
-                    let d = (self.client.fetch_manifest_digest(&reference, &self.auth).await)
-                        .map_err(|e| self.oci_error(what(), e))?;
-                    d.parse()
-                        .map_err(|_| self.error(what(), Class::Malformed, format!("registry reports digest {d:?}")))?
+                    let d = (self.client.fetch_manifest_digest(&reference, &self.auth).await).map_err(|e| self.oci_error(what(), e))?;
+                    d.parse().map_err(|_| self.error(what(), Class::Malformed, format!("registry reports digest {d:?}")))?
                 }
             };
             if stored != artifact.manifest_digest {
-                let message =
-                    format!("registry stored {stored}, not {} (spec 9.1: exact bytes)", artifact.manifest_digest);
+                let message = format!("registry stored {stored}, not {} (spec 9.1: exact bytes)", artifact.manifest_digest);
                 return Err(self.error(what(), Class::Malformed, message));
             }
         }
@@ -187,13 +168,7 @@ impl RegistryStore {
     }
 
     /// Makes `blob` present in `target`'s repository; true when its bytes were uploaded.
-    async fn put_blob(
-        &self,
-        cluster: &ClusterId,
-        target: &Reference,
-        blob: &Blob,
-        placed: &Placed,
-    ) -> Result<bool, StoreError> {
+    async fn put_blob(&self, cluster: &ClusterId, target: &Reference, blob: &Blob, placed: &Placed) -> Result<bool, StoreError> {
         let digest = blob.digest.to_string();
         let slot = placed.slot(blob.digest);
         // Held while uploading, so another repository of this publish waits and mounts.
@@ -204,9 +179,7 @@ impl RegistryStore {
             && self.client.mount_blob(target, from, &digest).await.is_ok()
         {
             "mounted"
-        } else if (self.client.blob_exists(target, &digest).await)
-            .map_err(|e| self.oci_error(format!("blob {digest} for {cluster}"), e))?
-        {
+        } else if (self.client.blob_exists(target, &digest).await).map_err(|e| self.oci_error(format!("blob {digest} for {cluster}"), e))? {
             "present"
         } else {
             (self.client.push_blob(target, blob.bytes.to_vec(), &digest).await)
@@ -226,8 +199,8 @@ impl RegistryStore {
         let token = if self.tokenless.load(Ordering::Relaxed) {
             None
         } else {
-            let token = (self.client.auth(reference, &self.auth, RegistryOperation::Pull).await)
-                .map_err(|e| self.oci_error(what.into(), e))?;
+            let token =
+                (self.client.auth(reference, &self.auth, RegistryOperation::Pull).await).map_err(|e| self.oci_error(what.into(), e))?;
             self.tokenless.store(token.is_none(), Ordering::Relaxed);
             token
         };
@@ -259,9 +232,7 @@ impl RegistryStore {
         what: &str,
     ) -> Result<(HeaderMap, Vec<u8>), StoreError> {
         let mut response = self.get(reference, url, accept, what).await?;
-        let too_large = |size: u64| {
-            self.error(what.into(), Class::Malformed, format!("{size} bytes or more, over the limit of {cap}"))
-        };
+        let too_large = |size: u64| self.error(what.into(), Class::Malformed, format!("{size} bytes or more, over the limit of {cap}"));
         if let Some(size) = response.content_length().filter(|&s| s > cap) {
             return Err(too_large(size));
         }
@@ -279,13 +250,7 @@ impl RegistryStore {
 
     /// Downloads a blob of `reference`'s repository, refusing it when its descriptor is
     /// over `cap` and reading no more than the descriptor's size.
-    async fn read_blob(
-        &self,
-        cluster: &ClusterId,
-        reference: &Reference,
-        d: OciDescriptor,
-        cap: u64,
-    ) -> Result<Vec<u8>, StoreError> {
+    async fn read_blob(&self, cluster: &ClusterId, reference: &Reference, d: OciDescriptor, cap: u64) -> Result<Vec<u8>, StoreError> {
         let what = || format!("layer {} of {cluster}", d.digest);
         let malformed = |message: String| self.error(what(), Class::Malformed, message);
         if d.size > cap {
@@ -323,10 +288,7 @@ impl Store for RegistryStore {
     async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
         let reference = self.reference(cluster, "latest").await;
         let manifest = OciStore::manifest(self, cluster, "latest", limits).await?.manifest;
-        oci::fetched_from_manifest(&self.describe, cluster, manifest, limits, |d, cap| {
-            self.read_blob(cluster, &reference, d, cap)
-        })
-        .await
+        oci::fetched_from_manifest(&self.describe, cluster, manifest, limits, |d, cap| self.read_blob(cluster, &reference, d, cap)).await
     }
 
     async fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
@@ -334,13 +296,7 @@ impl Store for RegistryStore {
         oci::envelope_digests(&self.describe, &manifest).map(Some)
     }
 
-    async fn fetch_part(
-        &self,
-        cluster: &ClusterId,
-        fetched: &Fetched,
-        part: &ProfileEntry,
-        _: &Limits,
-    ) -> Result<PartCopy, StoreError> {
+    async fn fetch_part(&self, cluster: &ClusterId, fetched: &Fetched, part: &ProfileEntry, _: &Limits) -> Result<PartCopy, StoreError> {
         let Locator::Oci(manifest) = &fetched.locator else {
             let message = "envelope was fetched from another kind of store".into();
             return Err(self.error(format!("part {} for {cluster}", part.name), Class::Config, message));
@@ -380,8 +336,7 @@ impl Store for RegistryStore {
                 url = format!("{url}&last={last}");
             }
             // A page of 1,000 names stays far below the manifest limit.
-            let (headers, body) =
-                self.get_capped(&reference, &url, "application/json", limits.oci_manifest_bytes, "catalog").await?;
+            let (headers, body) = self.get_capped(&reference, &url, "application/json", limits.oci_manifest_bytes, "catalog").await?;
             let page: Page = serde_json::from_slice(&body)
                 .map_err(|e| self.error("catalog".into(), Class::Malformed, format!("not a catalog page: {e}")))?;
             let scope = if self.prefix.is_empty() { String::new() } else { format!("{}/", self.prefix) };
@@ -405,8 +360,7 @@ impl OciStore for RegistryStore {
         let reference = self.reference(cluster, tag).await;
         let url = format!("{}/v2/{}/manifests/{tag}", self.base_url, reference.repository());
         let what = format!("bundle for {cluster}");
-        let (_, bytes) =
-            self.get_capped(&reference, &url, MANIFEST_MEDIA_TYPE, limits.oci_manifest_bytes, &what).await?;
+        let (_, bytes) = self.get_capped(&reference, &url, MANIFEST_MEDIA_TYPE, limits.oci_manifest_bytes, &what).await?;
         RawManifest::parse(&self.describe, &what, bytes)
     }
 
@@ -472,12 +426,9 @@ fn classify(e: &OciDistributionError) -> (Class, String) {
         E::ServerError { code, .. } => (status_class(*code), status_message(*code)),
         E::RegistryError { envelope, .. } => {
             let class = match envelope.errors.first().map(|e| &e.code) {
-                Some(
-                    OciErrorCode::NameUnknown
-                    | OciErrorCode::ManifestUnknown
-                    | OciErrorCode::BlobUnknown
-                    | OciErrorCode::NotFound,
-                ) => Class::NotFound,
+                Some(OciErrorCode::NameUnknown | OciErrorCode::ManifestUnknown | OciErrorCode::BlobUnknown | OciErrorCode::NotFound) => {
+                    Class::NotFound
+                }
                 Some(OciErrorCode::Unauthorized | OciErrorCode::Denied) => Class::Config,
                 Some(OciErrorCode::Toomanyrequests) => Class::Unavailable,
                 _ => Class::Malformed,

@@ -41,9 +41,9 @@ impl FromStr for StoreRef {
                 if host.is_empty() {
                     return Err(bad("no registry host"));
                 }
-                let ok = prefix.split('/').all(|c| {
-                    !c.is_empty() && c.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b))
-                });
+                let ok = prefix
+                    .split('/')
+                    .all(|c| !c.is_empty() && c.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"._-".contains(&b)));
                 if !prefix.is_empty() && !ok {
                     return Err(bad("repository prefix must be lowercase path components"));
                 }
@@ -80,9 +80,7 @@ impl fmt::Display for StoreRef {
 /// Opens a store. `credentials` apply to registries; Git URLs carry their own.
 pub async fn open(reference: &StoreRef, credentials: &RegistryCredentials) -> Result<Box<dyn Store>, StoreError> {
     Ok(match reference {
-        StoreRef::OciRegistry { host, prefix, plain_http } => {
-            Box::new(RegistryStore::new(host, prefix, *plain_http, credentials)?)
-        }
+        StoreRef::OciRegistry { host, prefix, plain_http } => Box::new(RegistryStore::new(host, prefix, *plain_http, credentials)?),
         StoreRef::OciLayout(path) => Box::new(LayoutStore::open(path)?),
         StoreRef::OciArchive(path) => Box::new(ArchiveStore::open(path)?),
         StoreRef::Git { url, branch } => Box::new(GitStore::open(url, branch)?),
@@ -92,9 +90,7 @@ pub async fn open(reference: &StoreRef, credentials: &RegistryCredentials) -> Re
 /// Opens an OCI store (registry, layout or archive) for raw artifact access.
 pub async fn open_oci(reference: &StoreRef, credentials: &RegistryCredentials) -> Result<Box<dyn OciStore>, StoreError> {
     Ok(match reference {
-        StoreRef::OciRegistry { host, prefix, plain_http } => {
-            Box::new(RegistryStore::new(host, prefix, *plain_http, credentials)?)
-        }
+        StoreRef::OciRegistry { host, prefix, plain_http } => Box::new(RegistryStore::new(host, prefix, *plain_http, credentials)?),
         StoreRef::OciLayout(path) => Box::new(LayoutStore::open(path)?),
         StoreRef::OciArchive(path) => Box::new(ArchiveStore::open(path)?),
         StoreRef::Git { .. } => {

@@ -5,10 +5,10 @@ pub mod vectors;
 
 use jiff::Timestamp;
 
+use crate::bundle::Bundle;
 use crate::bundle::keyring::{Keyring, SigningKey};
 use crate::bundle::sign::{self, PartSettings, Release, SignedBundle};
 use crate::bundle::verify::{Expectation, Floor};
-use crate::bundle::Bundle;
 use crate::cluster::ClusterId;
 use crate::limits::Limits;
 
@@ -33,8 +33,8 @@ impl Fixture {
     /// Keys from the given seeds, with a threshold.
     pub fn with_keys(seeds: &[u8], threshold: usize) -> Fixture {
         let keys: Vec<SigningKey> = seeds.iter().map(|s| SigningKey::from_seed([*s; 32])).collect();
-        let keyring = Keyring::new(1, threshold, keys.iter().map(SigningKey::public).collect(), &Limits::SPEC)
-            .expect("fixture keyring is valid");
+        let keyring =
+            Keyring::new(1, threshold, keys.iter().map(SigningKey::public).collect(), &Limits::SPEC).expect("fixture keyring is valid");
         Fixture { keys, keyring, cluster: "fleet/edge-1".parse().expect("valid id") }
     }
 
@@ -50,10 +50,7 @@ impl Fixture {
                 "ClusterProfile.web/ConfigMap.web.nginx-conf.yaml".into(),
                 b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nginx-conf\n  namespace: web\ndata:\n  port: \"8080\"\n".to_vec(),
             ),
-            (
-                "ClusterProfile.web/Namespace.web.yaml".into(),
-                b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n".to_vec(),
-            ),
+            ("ClusterProfile.web/Namespace.web.yaml".into(), b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n".to_vec()),
             (
                 "Profile.fleet.monitoring/ServiceAccount.monitoring.agent.yaml".into(),
                 b"apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: agent\n  namespace: monitoring\n".to_vec(),

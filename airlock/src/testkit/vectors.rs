@@ -39,8 +39,8 @@ pub fn all() -> Vec<(String, Vec<u8>)> {
     expected.push_str(&format!("manifest {}\n", artifact.manifest_digest));
     out.push(("expected.txt".to_string(), expected.into_bytes()));
     for (case, envelope) in rejects(&fx) {
-        let error = verify_envelope(&envelope, None, &fx.expect(&Floor::default()), &Limits::SPEC)
-            .expect_err("every reject vector is rejected");
+        let error =
+            verify_envelope(&envelope, None, &fx.expect(&Floor::default()), &Limits::SPEC).expect_err("every reject vector is rejected");
         out.push((format!("rejects/{case}/envelope.json"), envelope));
         out.push((format!("rejects/{case}/expected-error.txt"), format!("{error}\n").into_bytes()));
     }

@@ -182,11 +182,8 @@ fn write_summary(
     archive: &std::path::Path,
     archive_bytes: u64,
 ) -> std::io::Result<()> {
-    let rows: Vec<Vec<String>> = index
-        .clusters
-        .iter()
-        .map(|c| vec![c.cluster.clone(), c.version.to_string(), table::short(&c.bundle)])
-        .collect();
+    let rows: Vec<Vec<String>> =
+        index.clusters.iter().map(|c| vec![c.cluster.clone(), c.version.to_string(), table::short(&c.bundle)]).collect();
     table::write(out, &["CLUSTER", "VERSION", "BUNDLE"], &rows)?;
     match unchanged {
         Some(n) => writeln!(out, "clusters: {} exported, {n} unchanged since the previous export", index.clusters.len())?,

@@ -25,12 +25,8 @@ fn inputs() -> tempfile::TempDir {
 }
 
 fn index() -> ExportIndex {
-    let cluster = ExportedCluster {
-        cluster: "fleet/a".into(),
-        version: 3,
-        manifest: Digest::of(b"manifest"),
-        bundle: Digest::of(b"bundle"),
-    };
+    let cluster =
+        ExportedCluster { cluster: "fleet/a".into(), version: 3, manifest: Digest::of(b"manifest"), bundle: Digest::of(b"bundle") };
     ExportIndex {
         format: INDEX_FORMAT.into(),
         created: "2026-01-01T00:00:00Z".into(),

@@ -18,9 +18,9 @@ use anyhow::Context;
 use clap::Args;
 use jiff::SignedDuration;
 
+use crate::sveltos::Source;
 use crate::sveltos::dir::DirSource;
 use crate::sveltos::live::LiveSource;
-use crate::sveltos::Source;
 
 /// Where the Sveltos objects come from: a directory, else the management cluster.
 #[derive(Debug, Clone, Args)]

@@ -102,7 +102,10 @@ impl PublishArgs {
     /// cluster, so publishing two fleets from one machine keeps both.
     fn memo(&self) -> Memo {
         let home = || std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
-        let dir = self.cache_dir.clone().or_else(|| std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(home).map(|d| d.join("airlock-publisher")));
+        let dir = self
+            .cache_dir
+            .clone()
+            .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(home).map(|d| d.join("airlock-publisher")));
         let Some(dir) = dir.filter(|_| !self.no_cache) else { return Memo::disabled() };
         let source = match &self.source.from_dir {
             Some(d) => format!("dir {}", std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()).display()),
@@ -129,14 +132,11 @@ impl PublishArgs {
         if let Some(last) = last
             && last != keyring_version
         {
-            bail!("the keyring chain ends at version {last} but the bundles would declare keyring version {keyring_version}; pass --keyring with the newest keyring");
+            bail!(
+                "the keyring chain ends at version {last} but the bundles would declare keyring version {keyring_version}; pass --keyring with the newest keyring"
+            );
         }
-        Ok(Signer {
-            keys,
-            keyring_version,
-            chain: (!updates.is_empty()).then(|| chain(&updates)),
-            expires_in: self.expires_in,
-        })
+        Ok(Signer { keys, keyring_version, chain: (!updates.is_empty()).then(|| chain(&updates)), expires_in: self.expires_in })
     }
 }
 

@@ -72,9 +72,7 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
         };
         rows.push([vec![c.id.to_string()], cells, reported(&Ingested::of(&c.object))].concat());
     }
-    let headers = [
-        "CLUSTER", "VERSION", "DIGEST", "ISSUED", "EXPIRES", "STATUS", "READY", "APPLIED", "KUBERNETES", "DRIFT", "REPORTED",
-    ];
+    let headers = ["CLUSTER", "VERSION", "DIGEST", "ISSUED", "EXPIRES", "STATUS", "READY", "APPLIED", "KUBERNETES", "DRIFT", "REPORTED"];
     table::write(&mut std::io::stdout().lock(), &headers, &rows)?;
     Ok(code)
 }

@@ -18,8 +18,8 @@ use futures::StreamExt;
 use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DynamicObject, PartialObjectMeta};
-use kube::runtime::watcher::{self, Event, watcher};
 use kube::runtime::WatchStreamExt;
+use kube::runtime::watcher::{self, Event, watcher};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 

@@ -67,8 +67,8 @@ fn read_file(path: &Path) -> Result<Vec<Received>, InputError> {
         return Err(InputError::TooLarge { path: path.display().to_string(), limit: REPORTS_FILE_BYTES });
     }
     // Raw values keep each envelope's exact bytes: nothing is re-serialised before checking.
-    let items: Vec<Box<RawValue>> = serde_json::from_slice(&bytes)
-        .map_err(|e| InputError::NotReports { path: path.display().to_string(), message: e.to_string() })?;
+    let items: Vec<Box<RawValue>> =
+        serde_json::from_slice(&bytes).map_err(|e| InputError::NotReports { path: path.display().to_string(), message: e.to_string() })?;
     Ok(items
         .into_iter()
         .enumerate()

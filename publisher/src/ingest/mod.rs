@@ -45,7 +45,9 @@ pub enum Outcome {
     /// A report with the same finish time was ingested before: nothing to do.
     AlreadyIngested,
     /// Older than the report already ingested for its cluster.
-    Older { ingested: Timestamp },
+    Older {
+        ingested: Timestamp,
+    },
     /// A newer verified report of the same cluster came in the same input.
     Superseded,
     Rejected(ReportError),

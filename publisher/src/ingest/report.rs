@@ -69,9 +69,7 @@ fn cluster_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ClusterId, D::Er
 
 /// The report key registered on a SveltosCluster object (its `airlock.dev/report-key`).
 pub fn registered_key(cluster: &ClusterId, object: &Value) -> Result<PublicKey, ReportError> {
-    let text = object["metadata"]["annotations"][REPORT_KEY_ANNOTATION]
-        .as_str()
-        .ok_or_else(|| ReportError::NoKey(cluster.clone()))?;
+    let text = object["metadata"]["annotations"][REPORT_KEY_ANNOTATION].as_str().ok_or_else(|| ReportError::NoKey(cluster.clone()))?;
     PublicKey::parse(text).map_err(|e| ReportError::BadKey { cluster: cluster.clone(), message: e.to_string() })
 }
 
@@ -79,8 +77,7 @@ pub fn registered_key(cluster: &ClusterId, object: &Value) -> Result<PublicKey, 
 pub fn verify(opened: &Opened, key: &PublicKey) -> Result<PullReport, ReportError> {
     let keyring = Keyring::new(1, 1, vec![*key], &Limits::SPEC).expect("one key makes a valid keyring");
     keyring.check(&opened.envelope).map_err(|_| ReportError::Signature(opened.cluster.clone()))?;
-    let report: PullReport =
-        serde_json::from_slice(&opened.envelope.payload).map_err(|e| ReportError::Payload(e.to_string()))?;
+    let report: PullReport = serde_json::from_slice(&opened.envelope.payload).map_err(|e| ReportError::Payload(e.to_string()))?;
     if report.api_version != API_VERSION || report.kind != KIND {
         let got = format!("apiVersion {:?}, kind {:?}", report.api_version, report.kind);
         return Err(ReportError::Payload(format!("{got}, expected {API_VERSION:?} and {KIND:?}")));

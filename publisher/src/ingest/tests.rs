@@ -80,7 +80,10 @@ async fn ingests_a_good_report() {
     assert_eq!(object["status"]["version"], "v1.20.2");
     assert_eq!(object["status"]["agentLastReportTime"], "2026-03-01T10:00:00Z");
     let condition = &object["status"]["conditions"][0];
-    assert_eq!((&condition["type"], &condition["status"], &condition["reason"]), (&json!("BundleApplied"), &json!("True"), &json!("Applied")));
+    assert_eq!(
+        (&condition["type"], &condition["status"], &condition["reason"]),
+        (&json!("BundleApplied"), &json!("True"), &json!("Applied"))
+    );
     assert!(condition["message"].as_str().unwrap().starts_with("applied bundle v3 (sha256:"), "{condition}");
     let annotations = &object["metadata"]["annotations"];
     assert_eq!(annotations[APPLIED_VERSION_ANNOTATION], "3");
@@ -143,7 +146,13 @@ async fn the_newest_report_of_one_input_wins_and_bad_ones_do_not_stop_it() {
     assert!(object["status"].get("version").is_none(), "no version was ever reported");
     let condition = &object["status"]["conditions"][0];
     assert_eq!((&condition["status"], &condition["reason"]), (&json!("False"), &json!("Error")));
-    assert_eq!(condition["message"], format!("sync failed: apply ConfigMap apps/settings: forbidden; the cluster runs bundle v3 ({})", crate::table::short(&Digest::of(b"bundle v3"))));
+    assert_eq!(
+        condition["message"],
+        format!(
+            "sync failed: apply ConfigMap apps/settings: forbidden; the cluster runs bundle v3 ({})",
+            crate::table::short(&Digest::of(b"bundle v3"))
+        )
+    );
     assert_eq!(object["metadata"]["annotations"][LAST_ERROR_ANNOTATION], "apply ConfigMap apps/settings: forbidden");
 }
 
@@ -229,7 +238,9 @@ fn reads_reports_files_and_directories() {
     assert!(got[0].origin.ends_with("report-fleet.a-2026-03-01T10:00:00.250Z.json") && got[0].bytes == one);
 
     std::fs::write(&file, "{\"not\": \"an array\"}").unwrap();
-    assert!(matches!(input::read(file.to_str().unwrap(), &Limits::SPEC), Err(InputError::NotReports { path, .. }) if path.ends_with("reports.json")));
+    assert!(
+        matches!(input::read(file.to_str().unwrap(), &Limits::SPEC), Err(InputError::NotReports { path, .. }) if path.ends_with("reports.json"))
+    );
     assert!(matches!(input::read("oci://registry.example/reports", &Limits::SPEC), Err(InputError::Store(_))));
     assert!(matches!(input::read("/nonexistent/reports.json", &Limits::SPEC), Err(InputError::Io { .. })));
 }

@@ -27,7 +27,11 @@ pub enum Held {
     Nothing,
     /// The bundle the memo remembers seeing there.
     Remembered,
-    Bundle { statement: Box<Statement>, chain: Option<Vec<u8>>, envelope: Digest },
+    Bundle {
+        statement: Box<Statement>,
+        chain: Option<Vec<u8>>,
+        envelope: Digest,
+    },
 }
 
 /// Reads what the store holds for `cluster`. `remembered` is the bundle the memo saw
@@ -86,7 +90,13 @@ pub fn decide(
 
 /// [`decide`] for a bundle the memo remembers: its content is the outline's, so only the
 /// keyring and the expiry are left to compare.
-pub fn decide_remembered(stored: &Stored, keyring_version: u64, next_chain: Option<Digest>, now: Timestamp, expires_in: SignedDuration) -> Decision {
+pub fn decide_remembered(
+    stored: &Stored,
+    keyring_version: u64,
+    next_chain: Option<Digest>,
+    now: Timestamp,
+    expires_in: SignedDuration,
+) -> Decision {
     let same = stored.keyring_version == keyring_version && stored.chain == next_chain;
     keep_or_refresh(same, stored.version, stored.expires, now, expires_in)
 }
@@ -141,7 +151,9 @@ mod tests {
         let now = next.predicate.issued_at;
         assert_eq!(decide(None, &outline(&next), 1, None, now, 30 * day), Decision::Publish { version: 1, refresh: false });
         let cur = statement(&files, 7, 1_000_000 - 86_400, 30 * day);
-        let unchanged = |next: &Statement, keyring: u64, chain: Option<&[u8]>| decide(Some((&cur, None)), &outline(next), keyring, chain, now, 30 * day);
+        let unchanged = |next: &Statement, keyring: u64, chain: Option<&[u8]>| {
+            decide(Some((&cur, None)), &outline(next), keyring, chain, now, 30 * day)
+        };
         assert_eq!(unchanged(&next, 1, None), Decision::Unchanged { version: 7 });
         let bumped = Decision::Publish { version: 8, refresh: false };
         assert_eq!(unchanged(&statement(&[("ClusterProfile.web/ConfigMap.a.b.yaml", "x: 2\n")], 0, 1_000_000, 30 * day), 1, None), bumped);
@@ -201,6 +213,9 @@ mod tests {
         let early = cur.predicate.issued_at.checked_add(day).unwrap();
         assert_eq!(decide_remembered(&stored, 1, None, early, 30 * day), Decision::Unchanged { version: 3 });
         assert_eq!(decide_remembered(&stored, 2, None, early, 30 * day), Decision::Publish { version: 4, refresh: false });
-        assert_eq!(decide_remembered(&stored, 1, Some(Digest::of(b"[]")), early, 30 * day), Decision::Publish { version: 4, refresh: false });
+        assert_eq!(
+            decide_remembered(&stored, 1, Some(Digest::of(b"[]")), early, 30 * day),
+            Decision::Publish { version: 4, refresh: false }
+        );
     }
 }

@@ -19,8 +19,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use airlock::bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
-use airlock::bundle::statement::Statement;
 use airlock::bundle::sign::PartDigests;
+use airlock::bundle::statement::Statement;
 use airlock::bundle::{Release, SignedBundle, SigningKey, sign};
 use airlock::store::{PublishMeta, Store};
 use airlock::{ClusterId, Digest, Limits};
@@ -29,11 +29,11 @@ use jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;
 
 use crate::memo::{Memo, Outline, Stored};
-use compare::{Decision, Held, decide, decide_remembered, read_held};
 use crate::render::inputs::Fingerprints;
 use crate::render::{self, ClusterPlan, RenderError, Rendered, Renderer};
 use crate::sveltos::model::SveltosCluster;
 use crate::sveltos::{Source, select};
+use compare::{Decision, Held, decide, decide_remembered, read_held};
 
 /// Store reads in flight at once: a registry answers many at a time.
 const STORE_READS: usize = 16;
@@ -117,10 +117,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
     let inventory = source.load().await?;
     phase("load");
     let clusters = select::candidates(&inventory.clusters, &publisher.only)?;
-    let plans: Vec<_> = clusters
-        .par_iter()
-        .map(|c| (*c, render::plan(c, select::profiles_for(c, &inventory.profiles))))
-        .collect();
+    let plans: Vec<_> = clusters.par_iter().map(|c| (*c, render::plan(c, select::profiles_for(c, &inventory.profiles)))).collect();
     let wanted: BTreeSet<_> = plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::references).collect();
     let wanted = wanted.into_iter().cloned().collect();
     let resources = source.fetch(&wanted).await?;
@@ -240,7 +237,9 @@ fn settle(
         (Held::Bundle { statement, chain: held_chain, .. }, _) => {
             decide(Some((&**statement, held_chain.as_deref())), outline, signer.keyring_version, chain, times.now, signer.expires_in)
         }
-        (Held::Remembered, Some(stored)) => decide_remembered(stored, signer.keyring_version, chain.map(Digest::of), times.now, signer.expires_in),
+        (Held::Remembered, Some(stored)) => {
+            decide_remembered(stored, signer.keyring_version, chain.map(Digest::of), times.now, signer.expires_in)
+        }
         (Held::Remembered, None) => unreachable!("only a remembered bundle is recognised"),
     };
     let mut decision = decide(&draft.outline);
@@ -256,7 +255,14 @@ fn settle(
         }
     }
     let o = &draft.outline;
-    let row = |version, status| Row { cluster: id.clone(), version: Some(version), digest: Some(o.bundle), objects: Some(o.objects), status, warnings: o.warnings.clone() };
+    let row = |version, status| Row {
+        cluster: id.clone(),
+        version: Some(version),
+        digest: Some(o.bundle),
+        objects: Some(o.objects),
+        status,
+        warnings: o.warnings.clone(),
+    };
     let (out, stored) = match decision {
         Decision::Unchanged { version } => {
             let stored = match held {

@@ -5,17 +5,16 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::ByteString;
 use k8s_openapi::api::batch::v1::{CronJob, CronJobSpec, JobSpec, JobTemplateSpec};
 use k8s_openapi::api::core::v1::{
-    Capabilities, ConfigMap, ConfigMapProjection, Container, ContainerPort, EmptyDirVolumeSource, EnvVar,
-    KeyToPath, Namespace, PodSecurityContext, PodSpec, PodTemplateSpec, ProjectedVolumeSource,
-    ResourceRequirements, SeccompProfile, Secret, SecretProjection, SecretVolumeSource, SecurityContext, Service,
-    ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount, VolumeProjection,
+    Capabilities, ConfigMap, ConfigMapProjection, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, KeyToPath, Namespace,
+    PodSecurityContext, PodSpec, PodTemplateSpec, ProjectedVolumeSource, ResourceRequirements, SeccompProfile, Secret, SecretProjection,
+    SecretVolumeSource, SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount, VolumeProjection,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use k8s_openapi::ByteString;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -78,10 +77,7 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
     docs.push(doc(&Secret {
         metadata: meta(REPORT_KEY_SECRET, Some(ns)),
         type_: Some("Opaque".into()),
-        data: Some(BTreeMap::from([(
-            REPORT_KEY_FILE.to_string(),
-            ByteString(reg.report_key.private_pem.clone().into_bytes()),
-        )])),
+        data: Some(BTreeMap::from([(REPORT_KEY_FILE.to_string(), ByteString(reg.report_key.private_pem.clone().into_bytes()))])),
         ..Default::default()
     })?);
     if let Some(login) = &reg.login {
@@ -145,10 +141,7 @@ fn config_map(reg: &Registration) -> Result<ConfigMap, serde_json::Error> {
     let config = serde_json::to_string_pretty(&config)? + "\n";
     Ok(ConfigMap {
         metadata: meta(PULLER, Some(&reg.puller_namespace)),
-        data: Some(BTreeMap::from([
-            ("config.json".to_string(), config),
-            ("keyring.json".to_string(), reg.keyring.clone()),
-        ])),
+        data: Some(BTreeMap::from([("config.json".to_string(), config), ("keyring.json".to_string(), reg.keyring.clone())])),
         ..Default::default()
     })
 }
@@ -259,7 +252,9 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
         // puller Git logins in the file `$AIRLOCK_GIT_CREDENTIALS`; `expires-at` sits beside.
         let (dir, file, variable, value) = match login {
             Login::Docker(_) => (DOCKER_CONFIG_DIR, "config.json", "DOCKER_CONFIG", DOCKER_CONFIG_DIR.to_string()),
-            Login::Git(_) => (GIT_CREDENTIALS_DIR, login.key(), "AIRLOCK_GIT_CREDENTIALS", format!("{GIT_CREDENTIALS_DIR}/{}", login.key())),
+            Login::Git(_) => {
+                (GIT_CREDENTIALS_DIR, login.key(), "AIRLOCK_GIT_CREDENTIALS", format!("{GIT_CREDENTIALS_DIR}/{}", login.key()))
+            }
         };
         let item = |key: &str, path: &str| KeyToPath { key: key.into(), path: path.into(), mode: None };
         let mut items = vec![item(login.key(), file)];
@@ -332,4 +327,3 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
         }),
     }
 }
-

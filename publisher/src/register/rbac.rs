@@ -26,12 +26,7 @@ const READ: [&str; 3] = ["get", "list", "watch"];
 
 pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
     let ns = reg.puller_namespace.as_str();
-    let subject = Subject {
-        kind: "ServiceAccount".into(),
-        name: PULLER.into(),
-        namespace: Some(ns.into()),
-        ..Default::default()
-    };
+    let subject = Subject { kind: "ServiceAccount".into(), name: PULLER.into(), namespace: Some(ns.into()), ..Default::default() };
     let cluster_rules = match &reg.watch_namespaces {
         None => vec![rule(&["*"], &["*"], &["*"]), discovery(&["*"])],
         Some(watched) => vec![
@@ -52,10 +47,7 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
             subjects: Some(vec![subject.clone()]),
         })?,
     ];
-    let state_rules = vec![
-        rule(&[""], &["secrets", "configmaps"], &WRITE),
-        rule(&["coordination.k8s.io"], &["leases"], &WRITE),
-    ];
+    let state_rules = vec![rule(&[""], &["secrets", "configmaps"], &WRITE), rule(&["coordination.k8s.io"], &["leases"], &WRITE)];
     let everything = || vec![rule(&["*"], &["*"], &["*"])];
     let roles = std::iter::once((ns, STATE_ROLE, state_rules))
         .chain(reg.watch_namespaces.iter().flatten().map(|w| (w.as_str(), shared.as_str(), everything())));
@@ -72,20 +64,11 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
 
 fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {
     let strings = |s: &[&str]| s.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    PolicyRule {
-        api_groups: Some(strings(groups)),
-        resources: Some(strings(resources)),
-        verbs: strings(verbs),
-        ..Default::default()
-    }
+    PolicyRule { api_groups: Some(strings(groups)), resources: Some(strings(resources)), verbs: strings(verbs), ..Default::default() }
 }
 
 fn discovery(urls: &[&str]) -> PolicyRule {
-    PolicyRule {
-        non_resource_urls: Some(urls.iter().map(|u| u.to_string()).collect()),
-        verbs: vec!["get".into()],
-        ..Default::default()
-    }
+    PolicyRule { non_resource_urls: Some(urls.iter().map(|u| u.to_string()).collect()), verbs: vec!["get".into()], ..Default::default() }
 }
 
 fn role_ref(kind: &str, name: &str) -> RoleRef {

@@ -155,18 +155,10 @@ impl ClusterFlags {
     pub fn check(&self) -> anyhow::Result<Registration> {
         ensure!(self.pullmode, "--pullmode is required: Airlock registers pull-mode clusters only");
         let cluster = ClusterId::new(&self.namespace, &self.cluster)?;
-        ensure!(
-            is_dns_label(&self.puller_namespace),
-            "--puller-namespace {:?} is not a Kubernetes namespace name",
-            self.puller_namespace
-        );
+        ensure!(is_dns_label(&self.puller_namespace), "--puller-namespace {:?} is not a Kubernetes namespace name", self.puller_namespace);
         let source: StoreRef = self.source.parse().context("--source")?;
         let keyring = read_keyring(&self.keyring)?;
-        ensure!(
-            !self.image.is_empty() && !self.image.contains(char::is_whitespace),
-            "--image {:?} is not an image reference",
-            self.image
-        );
+        ensure!(!self.image.is_empty() && !self.image.contains(char::is_whitespace), "--image {:?} is not an image reference", self.image);
         check_schedule(&self.schedule)?;
         let login = self.login(&source)?;
         Ok(Registration {
@@ -280,10 +272,7 @@ fn is_label_key(key: &str) -> bool {
 /// At most 63 characters of `[A-Za-z0-9._-]`, beginning and ending with a letter or digit.
 fn is_label_name(s: &str) -> bool {
     let alnum = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
-    s.len() <= 63
-        && alnum(s.chars().next())
-        && alnum(s.chars().last())
-        && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    s.len() <= 63 && alnum(s.chars().next()) && alnum(s.chars().last()) && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
 }
 
 /// Five fields or a macro such as `@hourly`; the apiserver checks the rest, but a wrong field
@@ -330,9 +319,7 @@ pub(crate) mod tests {
     #[test]
     fn checks_a_full_registration() {
         let (_dir, keyring) = keyring_file();
-        let reg = flags(&keyring, &["--labels", "region=eu,tier=prod", "--watch-namespaces", "web,monitoring"])
-            .check()
-            .expect("valid");
+        let reg = flags(&keyring, &["--labels", "region=eu,tier=prod", "--watch-namespaces", "web,monitoring"]).check().expect("valid");
         assert_eq!(reg.cluster.to_string(), "fleet/edge-1");
         assert_eq!(reg.labels, BTreeMap::from([("region".into(), "eu".into()), ("tier".into(), "prod".into())]));
         assert_eq!(reg.watch_namespaces, Some(vec!["web".to_string(), "monitoring".to_string()]));
@@ -385,8 +372,7 @@ pub(crate) mod tests {
     fn rejects_a_bad_keyring_naming_the_file() {
         let (dir, _) = keyring_file();
         let bad = dir.path().join("bad-keyring.json");
-        std::fs::write(&bad, r#"{"apiVersion":"airlock.dev/v1","kind":"Keyring","version":1,"threshold":2,"keys":[]}"#)
-            .unwrap();
+        std::fs::write(&bad, r#"{"apiVersion":"airlock.dev/v1","kind":"Keyring","version":1,"threshold":2,"keys":[]}"#).unwrap();
         let err = format!("{:#}", flags(&bad, &[]).check().unwrap_err());
         assert!(err.contains("keyring") && err.contains("bad-keyring.json"), "{err}");
     }

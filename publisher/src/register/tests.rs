@@ -20,9 +20,7 @@ fn render(args: &[&str]) -> (String, Vec<Value>) {
 }
 
 fn find<'a>(docs: &'a [Value], kind: &str, namespace: Option<&str>, name: &str) -> Option<&'a Value> {
-    docs.iter().find(|d| {
-        d["kind"] == kind && d["metadata"]["name"] == name && d["metadata"]["namespace"].as_str() == namespace
-    })
+    docs.iter().find(|d| d["kind"] == kind && d["metadata"]["name"] == name && d["metadata"]["namespace"].as_str() == namespace)
 }
 
 fn get<'a>(docs: &'a [Value], kind: &str, namespace: Option<&str>, name: &str) -> &'a Value {
@@ -71,7 +69,10 @@ fn with_watch_namespaces_grants_namespaced_kinds_only_in_them() {
         let role = get(&docs, "Role", Some(ns), "airlock-puller:airlock-system");
         assert_eq!(role["rules"], json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]));
         let binding = get(&docs, "RoleBinding", Some(ns), "airlock-puller:airlock-system");
-        assert_eq!(binding["roleRef"], json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "airlock-puller:airlock-system"}));
+        assert_eq!(
+            binding["roleRef"],
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "airlock-puller:airlock-system"})
+        );
         assert_eq!(binding["subjects"][0]["namespace"], "airlock-system");
     }
     assert!(docs.iter().all(|d| d["metadata"]["namespace"] != "default"));
@@ -84,8 +85,11 @@ fn with_watch_namespaces_grants_namespaced_kinds_only_in_them() {
     assert_eq!(rules[1]["verbs"], json!(["patch", "update"]));
     assert!(rules[3]["nonResourceURLs"].as_array().unwrap().iter().all(|u| u != "*"));
     let state = get(&docs, "Role", Some("airlock-system"), "airlock-puller-state");
-    assert_eq!(state["rules"][1], json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-        "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]}));
+    assert_eq!(
+        state["rules"][1],
+        json!({"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+        "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]})
+    );
 }
 
 #[test]

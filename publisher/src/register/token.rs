@@ -61,10 +61,9 @@ impl TokenFlags {
              --docker-config, or --git-username with --git-password-file"
         );
         let expires_at = match (&self.token_expires_at, self.token_ttl) {
-            (Some(text), _) => text
-                .trim()
-                .parse::<Timestamp>()
-                .with_context(|| format!("--token-expires-at {text:?}: not an RFC 3339 time"))?,
+            (Some(text), _) => {
+                text.trim().parse::<Timestamp>().with_context(|| format!("--token-expires-at {text:?}: not an RFC 3339 time"))?
+            }
             (None, Some(ttl)) => now.checked_add(ttl).context("--token-ttl: too far in the future")?,
             (None, None) => bail!("--token needs --token-expires-at or --token-ttl: when the credentials given expire"),
         };
@@ -126,7 +125,10 @@ mod tests {
         let cluster: ClusterId = "fleet/edge-1".parse().unwrap();
         let at = flags(&["--token", "--token-expires-at", "2026-12-01T00:00:00Z"]).check(&cluster, true, now()).unwrap();
         assert_eq!(at, Some(Token { secret: "edge-1-store-credentials".into(), expires_at: "2026-12-01T00:00:00Z".parse().unwrap() }));
-        let ttl = flags(&["--token", "--token-ttl", "12h", "--credentials-secret", "vault-edge-1"]).check(&cluster, true, now()).unwrap().unwrap();
+        let ttl = flags(&["--token", "--token-ttl", "12h", "--credentials-secret", "vault-edge-1"])
+            .check(&cluster, true, now())
+            .unwrap()
+            .unwrap();
         assert_eq!((ttl.secret.as_str(), ttl.expires_at.to_string().as_str()), ("vault-edge-1", "2026-11-30T00:00:00Z"));
         assert_eq!(flags(&[]).check(&cluster, false, now()).unwrap(), None, "no --token, no Secret");
     }

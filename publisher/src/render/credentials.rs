@@ -268,7 +268,11 @@ mod tests {
     }
 
     fn credentials(expires_at: &str) -> Credentials {
-        Credentials { secret: "Secret fleet/c".into(), login: Login::Docker(b"{\"auths\":{}}".to_vec()), expires_at: expires_at.parse().unwrap() }
+        Credentials {
+            secret: "Secret fleet/c".into(),
+            login: Login::Docker(b"{\"auths\":{}}".to_vec()),
+            expires_at: expires_at.parse().unwrap(),
+        }
     }
 
     #[test]
@@ -284,11 +288,20 @@ mod tests {
     #[test]
     fn rejects_bad_annotations_naming_the_cluster_and_annotation() {
         for (annotations, want) in [
-            (json!({STORE_CREDENTIALS_ANNOTATION: "Not/A/Name"}), "annotation airlock.dev/store-credentials \"Not/A/Name\" is not a Secret name"),
-            (json!({STORE_CREDENTIALS_ANNOTATION: "c", PULLER_NAMESPACE_ANNOTATION: "a.b"}), "annotation airlock.dev/puller-namespace \"a.b\" is not a namespace name"),
+            (
+                json!({STORE_CREDENTIALS_ANNOTATION: "Not/A/Name"}),
+                "annotation airlock.dev/store-credentials \"Not/A/Name\" is not a Secret name",
+            ),
+            (
+                json!({STORE_CREDENTIALS_ANNOTATION: "c", PULLER_NAMESPACE_ANNOTATION: "a.b"}),
+                "annotation airlock.dev/puller-namespace \"a.b\" is not a namespace name",
+            ),
         ] {
             let err = relay_of(&cluster(annotations)).unwrap_err();
-            assert!(matches!(&err, RenderError::Credentials { object, message } if object == "SveltosCluster fleet/edge-1" && message == want), "{err}");
+            assert!(
+                matches!(&err, RenderError::Credentials { object, message } if object == "SveltosCluster fleet/edge-1" && message == want),
+                "{err}"
+            );
         }
     }
 
@@ -302,19 +315,32 @@ mod tests {
             s.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
             s
         };
-        let read_ok = read(&relay, &with(secret(json!({"stringData": {DOCKER_CONFIG_KEY: "{\"auths\":{\"a\":{}}}"},
-            "data": {DOCKER_CONFIG_KEY: STANDARD.encode("{\"auths\":{}}")}})))).unwrap();
+        let read_ok = read(
+            &relay,
+            &with(secret(json!({"stringData": {DOCKER_CONFIG_KEY: "{\"auths\":{\"a\":{}}}"},
+            "data": {DOCKER_CONFIG_KEY: STANDARD.encode("{\"auths\":{}}")}}))),
+        )
+        .unwrap();
         assert_eq!(read_ok.login, Login::Docker(b"{\"auths\":{\"a\":{}}}".to_vec()));
         assert!(!format!("{read_ok:?}").contains("auths"), "Debug never shows the credentials");
         for (extra, want) in [
             (json!({}), "no data key .dockerconfigjson (registry logins) or git-credentials"),
-            (json!({"data": {DOCKER_CONFIG_KEY: STANDARD.encode("{\"auths\":{}}"), GIT_CREDENTIALS_KEY: STANDARD.encode("http://u:p@h")}}), "both data keys"),
-            (json!({"data": {GIT_CREDENTIALS_KEY: STANDARD.encode("u:p@h")}}), "git-credentials: not git-credential-store text: line 1: not a URL"),
+            (
+                json!({"data": {DOCKER_CONFIG_KEY: STANDARD.encode("{\"auths\":{}}"), GIT_CREDENTIALS_KEY: STANDARD.encode("http://u:p@h")}}),
+                "both data keys",
+            ),
+            (
+                json!({"data": {GIT_CREDENTIALS_KEY: STANDARD.encode("u:p@h")}}),
+                "git-credentials: not git-credential-store text: line 1: not a URL",
+            ),
             (json!({"data": {DOCKER_CONFIG_KEY: STANDARD.encode("[]")}}), ".dockerconfigjson: not a Docker config.json"),
             (json!({"data": {DOCKER_CONFIG_KEY: STANDARD.encode("{")}}), ".dockerconfigjson: not JSON"),
         ] {
             let err = read(&relay, &with(secret(extra))).unwrap_err();
-            assert!(matches!(&err, RenderError::Credentials { object, message } if object == "Secret fleet/c" && message.starts_with(want)), "{err}");
+            assert!(
+                matches!(&err, RenderError::Credentials { object, message } if object == "Secret fleet/c" && message.starts_with(want)),
+                "{err}"
+            );
         }
     }
 

@@ -119,7 +119,11 @@ data: {x.yaml: 'apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n'}
         for (what, from, to) in [
             ("a referenced object", "name: web}\n'", "name: api}\n'"),
             ("a profile field", "policyRefs:", "tier: 50\n  policyRefs:"),
-            ("a cluster label", "{zone: north}}\nspec: {pullMode: true}\n---\napiVersion: lib", "{zone: north, extra: label}}\nspec: {pullMode: true}\n---\napiVersion: lib"),
+            (
+                "a cluster label",
+                "{zone: north}}\nspec: {pullMode: true}\n---\napiVersion: lib",
+                "{zone: north, extra: label}}\nspec: {pullMode: true}\n---\napiVersion: lib",
+            ),
             ("which profiles match", "matchLabels: {zone: north}", "matchLabels: {zone: south}"),
             ("where a reference resolves", "namespace: defs, name: web}]", "namespace: other, name: web}]"),
         ] {
@@ -130,8 +134,9 @@ data: {x.yaml: 'apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n'}
 
     #[test]
     fn changes_with_the_relayed_credentials() {
-        let relayed = WORLD.replacen("labels: {zone: north}}", "labels: {zone: north}, annotations: {airlock.dev/store-credentials: creds}}", 1)
-            + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: fleet}\ndata: {.dockerconfigjson: e30=}\n";
+        let relayed =
+            WORLD.replacen("labels: {zone: north}}", "labels: {zone: north}, annotations: {airlock.dev/store-credentials: creds}}", 1)
+                + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: fleet}\ndata: {.dockerconfigjson: e30=}\n";
         let before = fingerprints(&relayed);
         assert_eq!(before, fingerprints(&relayed));
         let renewed = fingerprints(&relayed.replace("e30=", "eyJhIjoxfQ=="));

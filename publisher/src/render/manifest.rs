@@ -36,12 +36,12 @@ pub fn documents(text: &str, origin: &str) -> Result<Vec<Manifest>, RenderError>
         .enumerate()
         .map(|(i, value)| {
             let origin = format!("{origin} document {}", i + 1);
-            let key = ObjectKey::of(&value)
-                .filter(|k| !k.name.is_empty() && value["metadata"].is_object())
-                .ok_or_else(|| RenderError::Manifest {
+            let key = ObjectKey::of(&value).filter(|k| !k.name.is_empty() && value["metadata"].is_object()).ok_or_else(|| {
+                RenderError::Manifest {
                     origin: origin.clone(),
                     message: "not a Kubernetes object: needs apiVersion, kind and metadata.name".into(),
-                })?;
+                }
+            })?;
             Ok(Manifest { key, value, origin })
         })
         .collect()

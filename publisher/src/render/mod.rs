@@ -142,7 +142,12 @@ impl Renderer<'_> {
     /// The expiry of the store credentials `plan`'s bundle relays, judged at `now`: a
     /// warning within `renew_before`, an error once expired. Apart from [`Renderer::render`]
     /// because the answer changes with the clock while the bundle does not.
-    pub fn credentials_expiry(&self, plan: &ClusterPlan<'_>, now: Timestamp, renew_before: SignedDuration) -> Result<Option<String>, RenderError> {
+    pub fn credentials_expiry(
+        &self,
+        plan: &ClusterPlan<'_>,
+        now: Timestamp,
+        renew_before: SignedDuration,
+    ) -> Result<Option<String>, RenderError> {
         match &plan.credentials {
             Some(relay) => credentials::read(relay, self.resources)?.expiry(now, renew_before),
             None => Ok(None),

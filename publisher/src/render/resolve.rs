@@ -73,7 +73,9 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>) -> Resu
                         }
                         let source = TemplateSource { profile: &display, resource: &resource, key };
                         let data = json!({"Cluster": cluster.object, "MgmtResources": {}});
-                        template::render(&source, text, &data).map(|s| s.trim().to_string()).map_err(|e| RenderError::Template(e.to_string()))
+                        template::render(&source, text, &data)
+                            .map(|s| s.trim().to_string())
+                            .map_err(|e| RenderError::Template(e.to_string()))
                     };
                     let namespace = scoped(&instantiate("resource.namespace", &r.namespace)?);
                     let name = instantiate("resource.name", &r.name)?;

@@ -45,12 +45,13 @@ impl Prepared {
     /// once and then shared: its bytes and digests serve every cluster the profile is
     /// prepared for, instead of being joined and hashed again for each.
     pub fn part(&self, name: &str, limits: &Limits) -> Result<Part, RenderError> {
-        self.part.get_or_init(|| {
-            let mut objects: Vec<&Object> = self.objects.iter().map(|o| &**o).collect();
-            objects.sort_by(|a, b| a.key.cmp(&b.key));
-            part_of(name, objects, limits)
-        })
-        .clone()
+        self.part
+            .get_or_init(|| {
+                let mut objects: Vec<&Object> = self.objects.iter().map(|o| &**o).collect();
+                objects.sort_by(|a, b| a.key.cmp(&b.key));
+                part_of(name, objects, limits)
+            })
+            .clone()
     }
 }
 

@@ -34,7 +34,12 @@ fn render_for(world: &(Inventory, Resources), cluster: &str) -> Result<Rendered,
 }
 
 fn file<'a>(r: &'a Rendered, path: &str) -> &'a str {
-    let bytes = r.bundle.files().find(|(p, _)| *p == path).unwrap_or_else(|| panic!("no {path} in {:?}", r.bundle.files().map(|f| f.0).collect::<Vec<_>>())).1;
+    let bytes = r
+        .bundle
+        .files()
+        .find(|(p, _)| *p == path)
+        .unwrap_or_else(|| panic!("no {path} in {:?}", r.bundle.files().map(|f| f.0).collect::<Vec<_>>()))
+        .1;
     std::str::from_utf8(bytes).unwrap()
 }
 
@@ -46,7 +51,10 @@ fn profile(name: &str, tier: u32, selector: &str, refs: &str) -> String {
 }
 
 fn config_map(name: &str, namespace: &str, body: &str) -> String {
-    format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {namespace}}}\ndata:\n  objects.yaml: |\n{}", indent(body))
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {namespace}}}\ndata:\n  objects.yaml: |\n{}",
+        indent(body)
+    )
 }
 
 fn indent(s: &str) -> String {
@@ -83,7 +91,11 @@ fn renders_parts_paths_labels_and_settings() {
 
 #[test]
 fn same_inputs_render_the_same_digest() {
-    let text = format!("{}---\n{}", profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"), config_map("web", "defs", WEB));
+    let text = format!(
+        "{}---\n{}",
+        profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"),
+        config_map("web", "defs", WEB)
+    );
     let (a, b) = (render_for(&world(&text), "fleet/eu-1").unwrap(), render_for(&world(&text), "fleet/eu-1").unwrap());
     assert_eq!(a.bundle.digest(), b.bundle.digest());
     let changed = text.replace("color: blue", "color: red");
@@ -107,7 +119,10 @@ fn lower_tier_wins_across_profiles_and_ties_fail_the_cluster() {
     assert_eq!(r.bundle.part("ClusterProfile.a").unwrap().files().count(), 0);
     assert!(r.warnings.iter().any(|w| w.contains("ClusterProfile.b (tier 50) wins over ClusterProfile.a (tier 100)")), "{:?}", r.warnings);
     let err = render_for(&world(&text(100)), "fleet/eu-1").unwrap_err();
-    assert!(matches!(&err, RenderError::Conflict { object, tier: 100, origins } if object == "ConfigMap apps/shared" && origins.len() == 2), "{err}");
+    assert!(
+        matches!(&err, RenderError::Conflict { object, tier: 100, origins } if object == "ConfigMap apps/shared" && origins.len() == 2),
+        "{err}"
+    );
 }
 
 #[test]
@@ -148,7 +163,11 @@ fn unsupported_fields_are_reported_for_every_matched_cluster() {
 
 #[test]
 fn bad_documents_name_the_profile_resource_and_key() {
-    let text = format!("{}---\n{}", profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"), config_map("web", "defs", "kind: Thing\n"));
+    let text = format!(
+        "{}---\n{}",
+        profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"),
+        config_map("web", "defs", "kind: Thing\n")
+    );
     let err = render_for(&world(&text), "fleet/eu-1").unwrap_err();
     assert!(err.to_string().starts_with("ClusterProfile/web: ConfigMap defs/web key objects.yaml document 1:"), "{err}");
 }
@@ -173,20 +192,26 @@ fn templated_config_maps_see_the_cluster_and_mgmt_resources() {
 
 #[test]
 fn dependency_cycles_fail_the_cluster() {
-    let text = format!(
-        "{}  dependsOn: [b]\n---\n{}  dependsOn: [a]\n",
-        profile("a", 100, "region: eu", ""),
-        profile("b", 100, "region: eu", "")
-    );
+    let text =
+        format!("{}  dependsOn: [b]\n---\n{}  dependsOn: [a]\n", profile("a", 100, "region: eu", ""), profile("b", 100, "region: eu", ""));
     assert!(matches!(render_for(&world(&text), "fleet/eu-1"), Err(RenderError::DependencyCycle { .. })));
 }
 
 #[test]
 fn profiles_without_templates_are_prepared_once_for_all_clusters() {
-    let shared = profile("web", 100, "", "{kind: ConfigMap, namespace: defs, name: web}").replace("clusterSelector: {matchLabels: {}}", "clusterSelector: {matchExpressions: [{key: region, operator: Exists}]}");
-    let templated = profile("info", 100, "", "{kind: ConfigMap, namespace: defs, name: info}").replace("clusterSelector: {matchLabels: {}}", "clusterSelector: {matchExpressions: [{key: region, operator: Exists}]}");
-    let info = config_map("info", "defs", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: info, namespace: apps}\ndata: {name: '{{ .Cluster.metadata.name }}'}\n")
-        .replace("metadata: {name: info, namespace: defs}", "metadata: {name: info, namespace: defs, annotations: {projectsveltos.io/template: \"ok\"}}");
+    let shared = profile("web", 100, "", "{kind: ConfigMap, namespace: defs, name: web}")
+        .replace("clusterSelector: {matchLabels: {}}", "clusterSelector: {matchExpressions: [{key: region, operator: Exists}]}");
+    let templated = profile("info", 100, "", "{kind: ConfigMap, namespace: defs, name: info}")
+        .replace("clusterSelector: {matchLabels: {}}", "clusterSelector: {matchExpressions: [{key: region, operator: Exists}]}");
+    let info = config_map(
+        "info",
+        "defs",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: info, namespace: apps}\ndata: {name: '{{ .Cluster.metadata.name }}'}\n",
+    )
+    .replace(
+        "metadata: {name: info, namespace: defs}",
+        "metadata: {name: info, namespace: defs, annotations: {projectsveltos.io/template: \"ok\"}}",
+    );
     let (inv, res) = world(&format!("{shared}---\n{templated}---\n{}---\n{info}", config_map("web", "defs", WEB)));
     let cache = shared::SharedProfiles::default();
     let prepared: Vec<Vec<Arc<shared::Prepared>>> = inv
@@ -208,7 +233,9 @@ fn profiles_without_templates_are_prepared_once_for_all_clusters() {
 fn a_shared_profile_part_is_whole_only_where_nothing_overrides_it() {
     let every = "clusterSelector: {matchExpressions: [{key: region, operator: Exists}]}";
     let a = profile("a", 100, "", "{kind: ConfigMap, namespace: defs, name: a}").replace("clusterSelector: {matchLabels: {}}", every);
-    let object = |name: &str, from: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: apps}}\ndata: {{from: {from}}}\n");
+    let object = |name: &str, from: &str| {
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: apps}}\ndata: {{from: {from}}}\n")
+    };
     let (inv, res) = world(&format!(
         "{a}---\n{}---\n{}---\n{}",
         profile("b", 50, "region: eu", "{kind: ConfigMap, namespace: defs, name: b}"),
@@ -275,7 +302,15 @@ fn relays_the_management_secret_into_the_system_part() {
     let renewed = render_for(&relayed_world(EXPIRES, "puller-b"), "fleet/tok-1").unwrap();
     assert_ne!(renewed.bundle.digest(), r.bundle.digest());
     // Without the annotation (no --token), no system part.
-    let plain = render_for(&world(&format!("{}---\n{}", profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"), config_map("web", "defs", WEB))), "fleet/eu-1").unwrap();
+    let plain = render_for(
+        &world(&format!(
+            "{}---\n{}",
+            profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"),
+            config_map("web", "defs", WEB)
+        )),
+        "fleet/eu-1",
+    )
+    .unwrap();
     assert!(plain.bundle.parts().all(|(n, _)| n != "Airlock.system"));
 }
 
@@ -295,7 +330,10 @@ fn the_relayed_secret_wins_over_a_profile_deploying_the_same_object() {
 fn relayed_credentials_without_secret_or_expiry_fail_naming_the_secret() {
     let cases = [
         ("", "Secret fleet/tok-1-creds: no annotation airlock.dev/expires-at"),
-        (", annotations: {airlock.dev/expires-at: soon}", "Secret fleet/tok-1-creds: annotation airlock.dev/expires-at \"soon\" is not an RFC 3339 time"),
+        (
+            ", annotations: {airlock.dev/expires-at: soon}",
+            "Secret fleet/tok-1-creds: annotation airlock.dev/expires-at \"soon\" is not an RFC 3339 time",
+        ),
     ];
     for (annotations, want) in cases {
         let err = render_for(&relayed_world(annotations, "puller-a"), "fleet/tok-1").unwrap_err().to_string();

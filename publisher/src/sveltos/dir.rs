@@ -124,7 +124,8 @@ mod tests {
         std::fs::write(path, text).unwrap();
     }
 
-    const CLUSTER: &str = "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata: {name: c1, namespace: fleet}\nspec: {pullMode: true}\n";
+    const CLUSTER: &str =
+        "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata: {name: c1, namespace: fleet}\nspec: {pullMode: true}\n";
 
     #[test]
     fn reads_files_lists_and_json_and_skips_the_rest() {
@@ -135,7 +136,11 @@ mod tests {
             "sub/list.yml",
             "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: fleet}}\n",
         );
-        write(tmp.path(), "profile.json", r#"{"apiVersion":"config.projectsveltos.io/v1beta1","kind":"ClusterProfile","metadata":{"name":"p"}}"#);
+        write(
+            tmp.path(),
+            "profile.json",
+            r#"{"apiVersion":"config.projectsveltos.io/v1beta1","kind":"ClusterProfile","metadata":{"name":"p"}}"#,
+        );
         write(tmp.path(), ".git/config.yaml", "not: [valid");
         write(tmp.path(), "README.md", "# not read");
         let src = DirSource::read(tmp.path()).unwrap();
@@ -160,7 +165,10 @@ mod tests {
         write(tmp.path(), "a.yaml", CLUSTER);
         write(tmp.path(), "b.yaml", CLUSTER);
         let err = DirSource::read(tmp.path()).unwrap_err();
-        assert!(matches!(&err, SourceError::Duplicate { first, second, .. } if first.contains("a.yaml") && second.contains("b.yaml")), "{err}");
+        assert!(
+            matches!(&err, SourceError::Duplicate { first, second, .. } if first.contains("a.yaml") && second.contains("b.yaml")),
+            "{err}"
+        );
 
         let tmp = tempfile::tempdir().unwrap();
         write(tmp.path(), "bad.yaml", "a: [\n");
@@ -168,7 +176,11 @@ mod tests {
         assert!(matches!(&err, SourceError::Yaml { path, .. } if path.ends_with("bad.yaml")), "{err}");
 
         let tmp = tempfile::tempdir().unwrap();
-        write(tmp.path(), "c.yaml", "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata: {name: UPPER, namespace: fleet}\n");
+        write(
+            tmp.path(),
+            "c.yaml",
+            "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata: {name: UPPER, namespace: fleet}\n",
+        );
         let err = DirSource::read(tmp.path()).unwrap().inventory().unwrap_err();
         assert!(matches!(&err, SourceError::Object { origin, .. } if origin.ends_with("c.yaml document 1")), "{err}");
     }

@@ -165,7 +165,8 @@ mod tests {
         let bad = json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile",
                          "metadata": {"name": "p"}, "spec": {"tier": "high"}});
         let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
-        let err = Inventory::from_objects([("a.yaml document 1".to_string(), &other), ("b.yaml document 2".to_string(), &bad)]).unwrap_err();
+        let err =
+            Inventory::from_objects([("a.yaml document 1".to_string(), &other), ("b.yaml document 2".to_string(), &bad)]).unwrap_err();
         assert!(matches!(&err, SourceError::Object { origin, .. } if origin == "b.yaml document 2"), "{err}");
     }
 }

@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 
 use airlock::ClusterId;
-use airlock::bundle::{StopMatchingBehavior, SyncMode};
 use airlock::bundle::statement::DEFAULT_TIER;
+use airlock::bundle::{StopMatchingBehavior, SyncMode};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -49,7 +49,9 @@ pub struct SveltosCluster {
 pub enum ProfileKind {
     ClusterProfile,
     /// A namespaced Profile: it matches only clusters of its namespace.
-    Profile { namespace: String },
+    Profile {
+        namespace: String,
+    },
 }
 
 /// A ConfigMap or Secret whose data keys hold manifests.
@@ -325,7 +327,14 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
             }
             let api_version = if r.resource.api_version.is_empty() { "v1".into() } else { r.resource.api_version };
             let namespace = scoped_namespace(own_namespace, r.resource.namespace).map_err(|m| field(&at, m))?;
-            Ok(TemplateRef { api_version, kind: r.resource.kind, namespace, name: r.resource.name, identifier: r.identifier, optional: r.optional })
+            Ok(TemplateRef {
+                api_version,
+                kind: r.resource.kind,
+                namespace,
+                name: r.resource.name,
+                identifier: r.identifier,
+                optional: r.optional,
+            })
         })
         .collect::<Result<_, _>>()?;
     Ok(Profile {
@@ -423,11 +432,16 @@ mod tests {
         )
         .unwrap();
         let text = p.warnings.join("\n");
-        for field in ["helmCharts", "kustomizationRefs", "setRefs", "validateHealths", "patches", "Local", "GitRepository", "kind \"Cluster\""] {
+        for field in
+            ["helmCharts", "kustomizationRefs", "setRefs", "validateHealths", "patches", "Local", "GitRepository", "kind \"Cluster\""]
+        {
             assert!(text.contains(field), "no warning for {field}: {text}");
         }
         assert!(!text.contains("continueOnConflict") && !text.contains("reloader"), "{text}");
-        assert_eq!(p.policy_refs, vec![PolicyRef { kind: PolicyKind::Secret, namespace: String::new(), name: "s".into(), optional: false }]);
+        assert_eq!(
+            p.policy_refs,
+            vec![PolicyRef { kind: PolicyKind::Secret, namespace: String::new(), name: "s".into(), optional: false }]
+        );
         assert_eq!((p.tier, p.sync_mode, p.stop_matching_behavior), (100, SyncMode::Continuous, StopMatchingBehavior::WithdrawPolicies));
         assert_eq!(p.part_name(), "ClusterProfile.web");
     }

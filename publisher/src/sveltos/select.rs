@@ -115,10 +115,8 @@ pub fn candidates<'a>(clusters: &'a [SveltosCluster], only: &[ClusterId]) -> Res
             Some(_) => {}
         }
     }
-    let mut out: Vec<&SveltosCluster> = clusters
-        .iter()
-        .filter(|c| c.pull_mode && !c.paused && (only.is_empty() || only.contains(&c.id)))
-        .collect();
+    let mut out: Vec<&SveltosCluster> =
+        clusters.iter().filter(|c| c.pull_mode && !c.paused && (only.is_empty() || only.contains(&c.id))).collect();
     for c in clusters.iter().filter(|c| c.pull_mode && c.paused) {
         tracing::info!(cluster = %c.id, "paused: not published");
     }

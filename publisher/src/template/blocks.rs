@@ -77,10 +77,9 @@ pub(super) fn check(text: &str) -> Result<(), BlockError> {
         }
     }
     match open.pop() {
-        Some(block) => Err(BlockError {
-            offset: block.offset,
-            message: format!("{{{{{}}}}} is never closed with {{{{end}}}}", block.keyword),
-        }),
+        Some(block) => {
+            Err(BlockError { offset: block.offset, message: format!("{{{{{}}}}} is never closed with {{{{end}}}}", block.keyword) })
+        }
         None => Ok(()),
     }
 }
@@ -171,10 +170,7 @@ mod tests {
 
     #[test]
     fn rejects_unclosed_block_at_its_opening() {
-        assert_eq!(
-            error_at("a\n{{ range .x }}{{ if .y }}{{ end }}"),
-            (5, "{{range}} is never closed with {{end}}".to_string())
-        );
+        assert_eq!(error_at("a\n{{ range .x }}{{ if .y }}{{ end }}"), (5, "{{range}} is never closed with {{end}}".to_string()));
         assert_eq!(error_at(r#"{{define "d"}}text"#).1, "{{define}} is never closed with {{end}}");
     }
 }

@@ -69,11 +69,7 @@ pub struct Location {
 
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "profile {:?}, {}, key {:?}, line {}, column {}",
-            self.profile, self.resource, self.key, self.line, self.column
-        )
+        write!(f, "profile {:?}, {}, key {:?}, line {}, column {}", self.profile, self.resource, self.key, self.line, self.column)
     }
 }
 
@@ -162,18 +158,15 @@ fn compiled(source: &TemplateSource<'_>, text: &str, limits: &RenderLimits) -> R
 fn compile(source: &TemplateSource<'_>, text: &str, limits: &RenderLimits) -> Result<Compiled, TemplateError> {
     let parsed = Template::new(MAIN).parse(text).map_err(|err| match err {
         gotmpl::TemplateError::Lex { message, .. } if message == "unclosed action" => {
-            let at =
-                blocks::unclosed_action(text).map_or_else(|| source.at(1, 1), |offset| source.locate(text, offset));
+            let at = blocks::unclosed_action(text).map_or_else(|| source.at(1, 1), |offset| source.locate(text, offset));
             TemplateError::Syntax { at, message: "unclosed action: no }} after this {{".into() }
         }
-        gotmpl::TemplateError::Parse { line, col, message, .. }
-        | gotmpl::TemplateError::Lex { line, col, message, .. } => {
+        gotmpl::TemplateError::Parse { line, col, message, .. } | gotmpl::TemplateError::Lex { line, col, message, .. } => {
             TemplateError::Syntax { at: source.at(line, col), message }
         }
         other => TemplateError::Syntax { at: source.at(1, 1), message: other.to_string() },
     })?;
-    blocks::check(text)
-        .map_err(|err| TemplateError::Syntax { at: source.locate(text, err.offset), message: err.message })?;
+    blocks::check(text).map_err(|err| TemplateError::Syntax { at: source.locate(text, err.offset), message: err.message })?;
 
     let tracker = tree::Tracker::default();
     let mut funcs = sprig::funcs();
@@ -182,10 +175,7 @@ fn compile(source: &TemplateSource<'_>, text: &str, limits: &RenderLimits) -> Re
     for name in parsed.templates() {
         let Some(body) = parsed.lookup(name) else { continue };
         if let Some((function, offset)) = tree::undefined_function(body, &funcs) {
-            return Err(TemplateError::UndefinedFunction {
-                at: source.locate(text, offset),
-                name: function.to_string(),
-            });
+            return Err(TemplateError::UndefinedFunction { at: source.locate(text, offset), name: function.to_string() });
         }
         runnable = runnable.add_parse_tree(name, tree::instrument(body));
     }
@@ -195,13 +185,7 @@ fn compile(source: &TemplateSource<'_>, text: &str, limits: &RenderLimits) -> Re
 
 impl TemplateSource<'_> {
     fn at(&self, line: usize, column: usize) -> Location {
-        Location {
-            profile: self.profile.to_string(),
-            resource: self.resource.to_string(),
-            key: self.key.to_string(),
-            line,
-            column,
-        }
+        Location { profile: self.profile.to_string(), resource: self.resource.to_string(), key: self.key.to_string(), line, column }
     }
 
     fn locate(&self, text: &str, offset: usize) -> Location {
@@ -226,9 +210,7 @@ fn execution_error(
             Some(required) => TemplateError::Required { at, message: required.to_string() },
             None => TemplateError::Execution { at, message },
         },
-        gotmpl::TemplateError::Write if out.overflowed => {
-            TemplateError::OutputTooLarge { at, limit_bytes: out.limit_bytes }
-        }
+        gotmpl::TemplateError::Write if out.overflowed => TemplateError::OutputTooLarge { at, limit_bytes: out.limit_bytes },
         other => TemplateError::Execution { at, message: other.to_string() },
     }
 }
@@ -264,9 +246,7 @@ fn from_json(value: &serde_json::Value) -> Value {
         },
         serde_json::Value::String(s) => Value::String(Arc::from(s.as_str())),
         serde_json::Value::Array(items) => Value::List(items.iter().map(from_json).collect()),
-        serde_json::Value::Object(map) => {
-            Value::Map(Arc::new(map.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect()))
-        }
+        serde_json::Value::Object(map) => Value::Map(Arc::new(map.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect())),
     }
 }
 
@@ -280,14 +260,14 @@ fn to_json(value: &Value) -> Result<serde_json::Value, String> {
         Value::Int(i) => (*i).into(),
         Value::Uint(u) => (*u).into(),
         Value::Float(f) if f.fract() == 0.0 && f.abs() < EXACT_INTEGER_FLOAT => (*f as i64).into(),
-        Value::Float(f) => serde_json::Number::from_f64(*f)
-            .map(serde_json::Value::Number)
-            .ok_or_else(|| format!("cannot encode the number {f}"))?,
+        Value::Float(f) => {
+            serde_json::Number::from_f64(*f).map(serde_json::Value::Number).ok_or_else(|| format!("cannot encode the number {f}"))?
+        }
         Value::String(s) => serde_json::Value::String(s.to_string()),
         Value::List(items) => serde_json::Value::Array(items.iter().map(to_json).collect::<Result<_, _>>()?),
-        Value::Map(map) => serde_json::Value::Object(
-            map.iter().map(|(k, v)| Ok((k.to_string(), to_json(v)?))).collect::<Result<_, String>>()?,
-        ),
+        Value::Map(map) => {
+            serde_json::Value::Object(map.iter().map(|(k, v)| Ok((k.to_string(), to_json(v)?))).collect::<Result<_, String>>()?)
+        }
         Value::Function(_) => return Err("cannot encode a function".to_string()),
     })
 }

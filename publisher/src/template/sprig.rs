@@ -81,11 +81,7 @@ fn failure(name: &str, why: impl std::fmt::Display) -> TemplateError {
 }
 
 fn want(name: &str, args: &[Value], expected: usize) -> gotmpl::Result<()> {
-    if args.len() == expected {
-        Ok(())
-    } else {
-        Err(TemplateError::ArgCount { name: name.to_string(), expected, got: args.len() })
-    }
+    if args.len() == expected { Ok(()) } else { Err(TemplateError::ArgCount { name: name.to_string(), expected, got: args.len() }) }
 }
 
 fn one<'a>(name: &str, args: &'a [Value]) -> gotmpl::Result<&'a Value> {
@@ -96,9 +92,7 @@ fn one<'a>(name: &str, args: &'a [Value]) -> gotmpl::Result<&'a Value> {
 /// Argument `index` of a call taking exactly `count` arguments, which must be a string.
 fn str_arg<'a>(name: &str, args: &'a [Value], count: usize, index: usize) -> gotmpl::Result<&'a str> {
     want(name, args, count)?;
-    args[index].as_str().ok_or_else(|| {
-        failure(name, format!("argument {} must be a string, got {}", index + 1, args[index].type_name()))
-    })
+    args[index].as_str().ok_or_else(|| failure(name, format!("argument {} must be a string, got {}", index + 1, args[index].type_name())))
 }
 
 fn int_arg(name: &str, args: &[Value], count: usize, index: usize) -> gotmpl::Result<usize> {
@@ -320,8 +314,8 @@ fn from_yaml(args: &[Value]) -> Call {
     // Sveltos decodes with yaml.v3: YAML 1.2 booleans (`y` and `yes` stay strings) and
     // `0644` as an octal integer. The default budget bounds depth and alias expansion.
     let options = serde_saphyr::options! { strict_booleans: true, legacy_octal_numbers: true };
-    let parsed: serde_json::Value = serde_saphyr::from_str_with_options(source, options)
-        .map_err(|e| failure("fromYaml", format!("invalid YAML: {e}")))?;
+    let parsed: serde_json::Value =
+        serde_saphyr::from_str_with_options(source, options).map_err(|e| failure("fromYaml", format!("invalid YAML: {e}")))?;
     match parsed {
         // An empty document is an empty map in Go's yaml.Unmarshal.
         serde_json::Value::Null => Ok(Value::Map(Arc::default())),

@@ -5,8 +5,7 @@ use serde_json::json;
 
 use super::*;
 
-const SOURCE: TemplateSource<'static> =
-    TemplateSource { profile: "web", resource: "ConfigMap default/web-config", key: "deploy.yaml" };
+const SOURCE: TemplateSource<'static> = TemplateSource { profile: "web", resource: "ConfigMap default/web-config", key: "deploy.yaml" };
 
 fn data() -> serde_json::Value {
     json!({
@@ -52,10 +51,7 @@ fn reads_cluster_fields_labels_and_mgmt_resources() {
     assert_eq!(ok(r#"{{ index .Cluster.metadata.labels "region" }}"#), "eu-west");
     assert_eq!(ok("{{ .Cluster.metadata.labels.tier }}"), "gold");
     assert_eq!(ok(r#"{{ (index .MgmtResources "cfg").data.replicas }}"#), "4");
-    assert_eq!(
-        ok("{{ $.Cluster.spec.replicas }} {{ .Cluster.spec.ratio }} {{ .Cluster.spec.pullMode }}"),
-        "3 1.5 true"
-    );
+    assert_eq!(ok("{{ $.Cluster.spec.replicas }} {{ .Cluster.spec.ratio }} {{ .Cluster.spec.pullMode }}"), "3 1.5 true");
     // `index` on a missing key is nil, not an error, as in Go with missingkey=error.
     assert_eq!(ok(r#"{{ index .Cluster.metadata.labels "zone" | default "none" }}"#), "none");
 }
@@ -63,26 +59,18 @@ fn reads_cluster_fields_labels_and_mgmt_resources() {
 #[test]
 fn ranges_over_lists_and_over_maps_in_key_order() {
     assert_eq!(ok("{{ range $i, $z := .Cluster.spec.zones }}{{ $i }}={{ $z }} {{ end }}"), "0=a 1=b 2=c ");
-    assert_eq!(
-        ok("{{ range $k, $v := .Cluster.metadata.labels }}{{ $k }}:{{ $v }};{{ end }}"),
-        "env:prod;region:eu-west;tier:gold;"
-    );
+    assert_eq!(ok("{{ range $k, $v := .Cluster.metadata.labels }}{{ $k }}:{{ $v }};{{ end }}"), "env:prod;region:eu-west;tier:gold;");
     assert_eq!(ok("{{ range .Cluster.spec.empty }}x{{ else }}none{{ end }}"), "none");
     assert_eq!(ok("{{ range .Cluster.spec.zones }}{{ if eq . \"b\" }}{{ break }}{{ end }}{{ . }}{{ end }}"), "a");
 }
 
 #[test]
 fn branches_binds_variables_and_scopes_with() {
-    let text = r#"{{ $tier := .Cluster.metadata.labels.tier }}{{ if eq $tier "silver" }}s{{ else if eq $tier "gold" }}g{{ else }}o{{ end }}"#;
+    let text =
+        r#"{{ $tier := .Cluster.metadata.labels.tier }}{{ if eq $tier "silver" }}s{{ else if eq $tier "gold" }}g{{ else }}o{{ end }}"#;
     assert_eq!(ok(text), "g");
-    assert_eq!(
-        ok("{{ with .Cluster.metadata }}{{ .name }}{{ end }}{{ with .Cluster.spec.note }}x{{ else }}-{{ end }}"),
-        "edge-1-"
-    );
-    assert_eq!(
-        ok(r#"{{ define "zone" }}zone-{{ . }}{{ end }}{{ template "zone" index .Cluster.spec.zones 1 }}"#),
-        "zone-b"
-    );
+    assert_eq!(ok("{{ with .Cluster.metadata }}{{ .name }}{{ end }}{{ with .Cluster.spec.note }}x{{ else }}-{{ end }}"), "edge-1-");
+    assert_eq!(ok(r#"{{ define "zone" }}zone-{{ . }}{{ end }}{{ template "zone" index .Cluster.spec.zones 1 }}"#), "zone-b");
 }
 
 #[test]
@@ -137,9 +125,7 @@ fn fn_default_replaces_empty_values_only() {
     assert_eq!(ok(r#"{{ .Cluster.spec.note | default "none" }}"#), "none");
     assert_eq!(ok(r#"{{ default "x" .Cluster.metadata.name }}"#), "edge-1");
     assert_eq!(
-        ok(
-            r#"{{ default 5 0 }} {{ default "d" false }} {{ default "d" .Cluster.spec.empty }} {{ default "d" (dict) }}"#
-        ),
+        ok(r#"{{ default 5 0 }} {{ default "d" false }} {{ default "d" .Cluster.spec.empty }} {{ default "d" (dict) }}"#),
         "5 d d d"
     );
     assert_eq!(ok(r#"{{ default "kept" true }} {{ default "d" }}"#), "true d");
@@ -188,10 +174,7 @@ fn fn_trim_prefix_suffix_and_replace_take_the_string_last() {
 #[test]
 fn fn_contains_has_prefix_has_suffix() {
     assert_eq!(ok(r#"{{ contains "west" .Cluster.metadata.labels.region }} {{ contains "x" "abc" }}"#), "true false");
-    assert_eq!(
-        ok(r#"{{ hasPrefix "eu-" .Cluster.metadata.labels.region }} {{ hasSuffix "-1" .Cluster.metadata.name }}"#),
-        "true true"
-    );
+    assert_eq!(ok(r#"{{ hasPrefix "eu-" .Cluster.metadata.labels.region }} {{ hasSuffix "-1" .Cluster.metadata.name }}"#), "true true");
     assert_eq!(ok(r#"{{ hasPrefix "us-" .Cluster.metadata.labels.region }} {{ hasSuffix "x" "abc" }}"#), "false false");
 }
 
@@ -213,10 +196,7 @@ fn fn_from_yaml_reads_a_mapping() {
     assert_eq!(ok("{{ $m := fromYaml \"a: 0644\\nb: [x, y, yes]\" }}{{ $m.a }} {{ $m.b }}"), "420 [x y yes]");
     assert_eq!(ok(r#"{{ fromYaml "" | len }}"#), "0");
     let err = failure(r#"{{ fromYaml "- a" }}"#);
-    assert!(
-        matches!(&err, TemplateError::Execution { message, .. } if message.contains("expected a YAML mapping")),
-        "{err}"
-    );
+    assert!(matches!(&err, TemplateError::Execution { message, .. } if message.contains("expected a YAML mapping")), "{err}");
 }
 
 #[test]
@@ -242,9 +222,7 @@ fn fn_required_passes_present_values_through() {
 #[test]
 fn fn_ternary_picks_by_condition() {
     assert_eq!(
-        ok(
-            r#"{{ ternary "yes" "no" true }} {{ .Cluster.spec.pullMode | ternary "pull" "push" }} {{ ternary 1 2 false }}"#
-        ),
+        ok(r#"{{ ternary "yes" "no" true }} {{ .Cluster.spec.pullMode | ternary "pull" "push" }} {{ ternary 1 2 false }}"#),
         "yes pull 2"
     );
 }
@@ -257,10 +235,7 @@ fn fn_list_and_dict_build_values() {
 
 #[test]
 fn fn_join_and_split() {
-    assert_eq!(
-        ok(r#"{{ join "," .Cluster.spec.zones }} {{ list "a" 1 | join "-" }} {{ join "," "solo" }}"#),
-        "a,b,c a-1 solo"
-    );
+    assert_eq!(ok(r#"{{ join "," .Cluster.spec.zones }} {{ list "a" 1 | join "-" }} {{ join "," "solo" }}"#), "a,b,c a-1 solo");
     assert_eq!(ok(r#"{{ (split "." "a.b.c")._1 }} {{ split "." "a.b.c" | len }}"#), "b 3");
 }
 
@@ -287,9 +262,7 @@ fn fn_comparisons_and_logic_from_go() {
 #[test]
 fn fn_int_converts_like_sprig() {
     assert_eq!(
-        ok(
-            r#"{{ int "42" }} {{ int "0x1f" }} {{ int 3.9 }} {{ int true }} {{ int "abc" }} {{ int "7.0" }} {{ int "-5" }}"#
-        ),
+        ok(r#"{{ int "42" }} {{ int "0x1f" }} {{ int 3.9 }} {{ int true }} {{ int "abc" }} {{ int "7.0" }} {{ int "-5" }}"#),
         "42 31 3 1 0 7 -5"
     );
     assert_eq!(ok(r#"{{ (index .MgmtResources "cfg").data.replicas | int | printf "%d" }}"#), "4");
@@ -297,10 +270,7 @@ fn fn_int_converts_like_sprig() {
 
 #[test]
 fn fn_to_string_formats_like_go() {
-    assert_eq!(
-        ok(r#"{{ toString 3 | printf "%q" }} {{ toString .Cluster.spec.zones }} {{ toString "s" }}"#),
-        r#""3" [a b c] s"#
-    );
+    assert_eq!(ok(r#"{{ toString 3 | printf "%q" }} {{ toString .Cluster.spec.zones }} {{ toString "s" }}"#), r#""3" [a b c] s"#);
 }
 
 #[test]
@@ -358,10 +328,7 @@ fn runtime_errors_name_the_line_of_else_if_and_defined_templates() {
     let err = failure("{{ if false }}\nx\n{{ else if .Cluster.nope }}\ny\n{{ end }}");
     assert_eq!(err, TemplateError::MissingKey { at: at(3, 9), key: "nope".into() });
     let err = failure("{{ define \"d\" }}\n{{ upper 3 }}\n{{ end }}\n{{ template \"d\" . }}");
-    assert!(
-        matches!(&err, TemplateError::Execution { at, message } if at.line == 2 && message.contains("upper")),
-        "{err:?}"
-    );
+    assert!(matches!(&err, TemplateError::Execution { at, message } if at.line == 2 && message.contains("upper")), "{err:?}");
     let err = failure("{{ range .MgmtResources }}\n{{ .missing }}\n{{ end }}");
     assert_eq!(err, TemplateError::MissingKey { at: at(2, 4), key: "missing".into() });
 }
@@ -369,10 +336,7 @@ fn runtime_errors_name_the_line_of_else_if_and_defined_templates() {
 #[test]
 fn rejects_wrong_argument_types() {
     let err = failure("\n{{ ternary 1 2 \"yes\" }}");
-    assert!(
-        matches!(&err, TemplateError::Execution { at, message } if at.line == 2 && message.contains("must be a bool")),
-        "{err:?}"
-    );
+    assert!(matches!(&err, TemplateError::Execution { at, message } if at.line == 2 && message.contains("must be a bool")), "{err:?}");
 }
 
 #[test]

@@ -17,8 +17,8 @@ use gotmpl::{FuncMap, Value};
 
 /// Go's builtin template functions, which gotmpl provides without listing them.
 const BUILTINS: [&str; 19] = [
-    "and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf", "println", "urlquery", "eq",
-    "ge", "gt", "le", "lt", "ne",
+    "and", "call", "html", "index", "slice", "js", "len", "not", "or", "print", "printf", "println", "urlquery", "eq", "ge", "gt", "le",
+    "lt", "ne",
 ];
 
 /// The marker function's name: the colon keeps templates from calling it, since a
@@ -144,10 +144,7 @@ fn marker(pos: Pos) -> Node {
         pipe: PipeNode {
             pos,
             decl: Vec::new(),
-            commands: vec![CommandNode {
-                pos,
-                args: vec![Expr::Identifier(pos, MARKER.into()), Expr::Number(pos, Number::Int(offset))],
-            }],
+            commands: vec![CommandNode { pos, args: vec![Expr::Identifier(pos, MARKER.into()), Expr::Number(pos, Number::Int(offset))] }],
             is_assign: false,
         },
     })

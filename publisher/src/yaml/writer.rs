@@ -107,11 +107,7 @@ fn plain(s: &str, value: bool) -> bool {
     };
     let allowed = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'/') || (value && matches!(c, b'=' | b':'));
     const WORDS: [&str; 11] = ["null", "true", "false", "yes", "no", "on", "off", "y", "n", "nan", "inf"];
-    start
-        && s.len() <= MAX_PLAIN
-        && b.iter().all(allowed)
-        && !s.ends_with(':')
-        && !WORDS.iter().any(|w| s.eq_ignore_ascii_case(w))
+    start && s.len() <= MAX_PLAIN && b.iter().all(allowed) && !s.ends_with(':') && !WORDS.iter().any(|w| s.eq_ignore_ascii_case(w))
 }
 
 /// Digits, maybe a fraction, then a unit of letters that cannot make a number of it (no

@@ -15,9 +15,7 @@ use super::compare::{diff, render_changes};
 use super::kube_api::{Api, ApiError, Served};
 use super::order::Class;
 use super::scope::{self, Target};
-use super::{
-    Action, DesiredObject, EngineError, Finished, InventoryEntry, ObjectKey, ObjectResult, Settings, drift, prune,
-};
+use super::{Action, DesiredObject, EngineError, Finished, InventoryEntry, ObjectKey, ObjectResult, Settings, drift, prune};
 
 /// What to do with one target.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,8 +117,7 @@ pub(super) async fn execute(
             let previous = previous.get(&target.object.id.key()).copied();
             one(api, settings, &created_namespaces, target, step, previous)
         });
-        let mut done: Vec<Done> =
-            futures::stream::iter(jobs).buffer_unordered(settings.concurrency.max(1)).collect().await;
+        let mut done: Vec<Done> = futures::stream::iter(jobs).buffer_unordered(settings.concurrency.max(1)).collect().await;
         if is_crd_stage {
             let waits = done.iter_mut().filter_map(|d| {
                 let (served, name, live) = d.crd.take()?;
@@ -173,12 +170,8 @@ async fn one(
     previous: Option<&InventoryEntry>,
 ) -> Done {
     let object = &target.object;
-    let result = |action: Action, detail: Option<String>| ObjectResult {
-        id: object.id.clone(),
-        profile: object.profile.clone(),
-        action,
-        detail,
-    };
+    let result =
+        |action: Action, detail: Option<String>| ObjectResult { id: object.id.clone(), profile: object.profile.clone(), action, detail };
     let fresh = InventoryEntry {
         id: object.id.clone(),
         profile: object.profile.clone(),
@@ -215,8 +208,7 @@ async fn one(
         };
     }
     let Some(served) = &target.served else {
-        let detail =
-            format!("{} {} is not served, although its CRD was applied", object.id.api_version(), object.id.kind);
+        let detail = format!("{} {} is not served, although its CRD was applied", object.id.api_version(), object.id.kind);
         return Done::not_applied(result(Action::Failed, Some(detail)), kept);
     };
     match api.apply(served, &object.id, object.manifest.json(), force, false).await {
@@ -256,17 +248,12 @@ async fn dry_run(
             None => (Action::WouldCreate, None),
             Some(live) => {
                 let changes = diff(&live, &after);
-                if changes.is_empty() {
-                    (Action::Unchanged, None)
-                } else {
-                    (Action::WouldConfigure, Some(render_changes(&changes)))
-                }
+                if changes.is_empty() { (Action::Unchanged, None) } else { (Action::WouldConfigure, Some(render_changes(&changes))) }
             }
         }),
-        Err(e) if e.code == 404 && namespace.is_some_and(|ns| created_namespaces.contains(ns)) => Ok((
-            Action::WouldCreate,
-            Some(format!("namespace {} is created by this bundle first", namespace.unwrap_or_default())),
-        )),
+        Err(e) if e.code == 404 && namespace.is_some_and(|ns| created_namespaces.contains(ns)) => {
+            Ok((Action::WouldCreate, Some(format!("namespace {} is created by this bundle first", namespace.unwrap_or_default()))))
+        }
         Err(e) => Err(e),
     }
 }

@@ -13,13 +13,7 @@ fn object(mode: SyncMode, hash: &str) -> DesiredObject {
         force_conflicts: false,
         wave: 0,
         source: "ClusterProfile.p/x.yaml document 1".into(),
-        id: ObjectId {
-            group: "".into(),
-            version: "v1".into(),
-            kind: "ConfigMap".into(),
-            namespace: Some("a".into()),
-            name: "x".into(),
-        },
+        id: ObjectId { group: "".into(), version: "v1".into(), kind: "ConfigMap".into(), namespace: Some("a".into()), name: "x".into() },
         manifest: json!({}).into(),
         hash: hash.into(),
     }

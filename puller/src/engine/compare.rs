@@ -14,8 +14,7 @@ use serde_json::Value;
 use super::manifest::VOLATILE_ANNOTATIONS;
 
 /// Metadata the API server writes on every object.
-const BOOKKEEPING: [&str; 6] =
-    ["managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"];
+const BOOKKEEPING: [&str; 6] = ["managedFields", "resourceVersion", "generation", "creationTimestamp", "uid", "selfLink"];
 /// Lines of a rendered diff; the rest is counted.
 const MAX_DIFF_LINES: usize = 20;
 /// Characters of one rendered value.
@@ -38,12 +37,7 @@ impl fmt::Display for Change {
 impl Change {
     /// For drift, where old is the bundle's value and new the live one.
     pub(super) fn as_drift(&self) -> String {
-        format!(
-            "{}: the bundle has {}, the live object {}",
-            self.path,
-            render(self.old.as_ref()),
-            render(self.new.as_ref())
-        )
+        format!("{}: the bundle has {}, the live object {}", self.path, render(self.old.as_ref()), render(self.new.as_ref()))
     }
 }
 
@@ -105,9 +99,7 @@ fn drift(want: &Value, got: Option<&Value>, path: &mut Vec<String>) -> Option<Ch
         found
     };
     match (want, got) {
-        (Value::Object(want), Some(Value::Object(got))) => {
-            want.iter().find_map(|(key, value)| inside(key.clone(), value, got.get(key)))
-        }
+        (Value::Object(want), Some(Value::Object(got))) => want.iter().find_map(|(key, value)| inside(key.clone(), value, got.get(key))),
         (Value::Array(want), Some(Value::Array(got))) => match named(want) {
             Some(names) => names.into_iter().zip(want).find_map(|(name, item)| {
                 let live = got.iter().find(|g| g.get("name").and_then(Value::as_str) == Some(name));
@@ -116,11 +108,7 @@ fn drift(want: &Value, got: Option<&Value>, path: &mut Vec<String>) -> Option<Ch
             None if want.len() == got.len() => {
                 want.iter().zip(got).enumerate().find_map(|(i, (w, g))| inside(format!("[{i}]"), w, Some(g)))
             }
-            None => Some(Change {
-                path: join(path),
-                old: Some(Value::Array(want.clone())),
-                new: Some(Value::Array(got.clone())),
-            }),
+            None => Some(Change { path: join(path), old: Some(Value::Array(want.clone())), new: Some(Value::Array(got.clone())) }),
         },
         (want, Some(got)) if scalar_equal(want, got) => None,
         _ => Some(Change { path: join(path), old: Some(want.clone()), new: got.cloned() }),
@@ -184,8 +172,7 @@ fn quantity(s: &str) -> Option<f64> {
         ("P", 1e15),
         ("E", 1e18),
     ];
-    let (number, factor) =
-        SUFFIXES.iter().find_map(|(suffix, factor)| s.strip_suffix(suffix).map(|n| (n, *factor))).unwrap_or((s, 1.0));
+    let (number, factor) = SUFFIXES.iter().find_map(|(suffix, factor)| s.strip_suffix(suffix).map(|n| (n, *factor))).unwrap_or((s, 1.0));
     let plain = number.bytes().all(|b| b.is_ascii_digit() || b".+-eE".contains(&b));
     if number.is_empty() || !plain || !number.bytes().any(|b| b.is_ascii_digit()) {
         return None;

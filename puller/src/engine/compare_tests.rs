@@ -23,7 +23,8 @@ fn live(replicas: u64, image: &str) -> Value {
     let mut live = deployment(replicas, image);
     live["metadata"]["uid"] = json!("u");
     live["metadata"]["resourceVersion"] = json!("42");
-    live["metadata"]["annotations"] = json!({"airlock.dev/version": "2", "airlock.dev/bundle-digest": "sha256:bb", "deployment.kubernetes.io/revision": "1"});
+    live["metadata"]["annotations"] =
+        json!({"airlock.dev/version": "2", "airlock.dev/bundle-digest": "sha256:bb", "deployment.kubernetes.io/revision": "1"});
     let spec = live["spec"].as_object_mut().unwrap();
     spec.remove("paused");
     spec.insert("strategy".into(), json!({"type": "RollingUpdate"}));
@@ -70,8 +71,7 @@ fn removed_fields_and_list_elements_are_drift() {
     let change = first_drift(&deployment(2, "nginx:1"), &no_container).expect("drift");
     assert_eq!((change.path.as_str(), change.new), ("spec.template.spec.containers[name=web]", None));
     let mut ports = live(2, "nginx:1");
-    ports["spec"]["template"]["spec"]["containers"][0]["ports"] =
-        json!([{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 81}]);
+    ports["spec"]["template"]["spec"]["containers"][0]["ports"] = json!([{"containerPort": 80, "protocol": "TCP"}, {"containerPort": 81}]);
     let change = first_drift(&deployment(2, "nginx:1"), &ports).expect("lists without names compare element-wise");
     assert_eq!(change.path, "spec.template.spec.containers[name=web].ports");
     ports["spec"]["template"]["spec"]["containers"][0]["ports"] = json!([{"containerPort": 81, "protocol": "TCP"}]);
@@ -90,9 +90,7 @@ fn scalars_compare_by_value() {
     ] {
         assert!(scalar_equal(&want, &got), "{want} {got}");
     }
-    for (want, got) in
-        [(json!("1Gi"), json!("1G")), (json!("a"), json!("b")), (json!(true), json!("true")), (json!("m"), json!("0m"))]
-    {
+    for (want, got) in [(json!("1Gi"), json!("1G")), (json!("a"), json!("b")), (json!(true), json!("true")), (json!("m"), json!("0m"))] {
         assert!(!scalar_equal(&want, &got), "{want} {got}");
     }
 }
@@ -115,8 +113,7 @@ fn diff_lists_changed_fields_and_skips_bookkeeping() {
 #[test]
 fn rendered_diffs_are_bounded() {
     let long = "x".repeat(500);
-    let changes: Vec<Change> =
-        (0..30).map(|i| Change { path: format!("data.k{i}"), old: None, new: Some(json!(long)) }).collect();
+    let changes: Vec<Change> = (0..30).map(|i| Change { path: format!("data.k{i}"), old: None, new: Some(json!(long)) }).collect();
     let text = render_changes(&changes);
     assert_eq!(text.lines().count(), MAX_DIFF_LINES + 1);
     assert!(text.ends_with("… and 10 more"), "{text}");

@@ -132,8 +132,7 @@ mod tests {
 
     #[test]
     fn service_ports_get_tcp_and_keep_an_explicit_protocol() {
-        let mut service =
-            json!({"spec": {"ports": [{"port": 80}, {"port": 53, "protocol": "UDP"}, {"port": 8, "protocol": null}]}});
+        let mut service = json!({"spec": {"ports": [{"port": 80}, {"port": 53, "protocol": "UDP"}, {"port": 8, "protocol": null}]}});
         fill(&id("v1", "Service"), &mut service);
         assert_eq!(
             service["spec"]["ports"],
@@ -150,11 +149,7 @@ mod tests {
             ("apps/v1", "StatefulSet", json!({"spec": {"template": {"spec": {"containers": [container()]}}}})),
             ("apps/v1", "DaemonSet", json!({"spec": {"template": {"spec": {"initContainers": [container()]}}}})),
             ("batch/v1", "Job", json!({"spec": {"template": {"spec": {"containers": [container()]}}}})),
-            (
-                "batch/v1beta1",
-                "CronJob",
-                json!({"spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [container()]}}}}}}),
-            ),
+            ("batch/v1beta1", "CronJob", json!({"spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [container()]}}}}}})),
         ];
         for (api_version, kind, mut manifest) in cases {
             fill(&id(api_version, kind), &mut manifest);
@@ -183,18 +178,15 @@ mod tests {
         let mut quota = json!({"spec": {"hard": {"pods": 10}}});
         fill(&id("v1", "ResourceQuota"), &mut quota);
         assert_eq!(quota["spec"]["hard"]["pods"], json!("10"));
-        let mut range =
-            json!({"spec": {"limits": [{"type": "Container", "max": {"cpu": 2}, "maxLimitRequestRatio": {"cpu": 4}}]}});
+        let mut range = json!({"spec": {"limits": [{"type": "Container", "max": {"cpu": 2}, "maxLimitRequestRatio": {"cpu": 4}}]}});
         fill(&id("v1", "LimitRange"), &mut range);
-        assert_eq!(
-            range["spec"]["limits"][0],
-            json!({"type": "Container", "max": {"cpu": "2"}, "maxLimitRequestRatio": {"cpu": "4"}})
-        );
+        assert_eq!(range["spec"]["limits"][0], json!({"type": "Container", "max": {"cpu": "2"}, "maxLimitRequestRatio": {"cpu": "4"}}));
     }
 
     #[test]
     fn other_kinds_are_untouched() {
-        let original = json!({"spec": {"ports": [{"port": 80}], "template": {"spec": {"containers": [{"ports": [{"containerPort": 1}]}]}}}});
+        let original =
+            json!({"spec": {"ports": [{"port": 80}], "template": {"spec": {"containers": [{"ports": [{"containerPort": 1}]}]}}}});
         let mut manifest = original.clone();
         fill(&id("example.com/v1", "Service"), &mut manifest);
         fill(&id("v1", "ConfigMap"), &mut manifest);

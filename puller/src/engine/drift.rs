@@ -22,11 +22,7 @@ const NOT_SERVED: &str = "its kind is not served: the CRD defining it is missing
 
 /// For each target: None when the live object matches, else how it drifted. Targets of a
 /// kind found not served lose their `served`.
-pub(super) async fn detect(
-    api: &Api,
-    targets: &mut [Target],
-    settings: &Settings,
-) -> Result<Vec<Option<String>>, EngineError> {
+pub(super) async fn detect(api: &Api, targets: &mut [Target], settings: &Settings) -> Result<Vec<Option<String>>, EngineError> {
     let per_namespace = settings.watch_namespaces.is_some();
     let mut out = vec![None; targets.len()];
     let mut lists: BTreeMap<(String, String, Option<String>), Vec<usize>> = BTreeMap::new();

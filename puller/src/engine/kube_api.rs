@@ -18,10 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use kube::api::{
-    ApiResource, DeleteParams, ListParams, Patch, PatchParams, Preconditions, PropagationPolicy, WatchEvent,
-    WatchParams,
-};
+use kube::api::{ApiResource, DeleteParams, ListParams, Patch, PatchParams, Preconditions, PropagationPolicy, WatchEvent, WatchParams};
 use kube::core::{DynamicObject, GroupVersion, Request, Resource, Status};
 use kube::discovery::Scope;
 use serde_json::Value;
@@ -162,12 +159,7 @@ impl Api {
     }
 
     /// The live object, or None when it does not exist.
-    pub(super) async fn get(
-        &self,
-        served: &Served,
-        namespace: Option<&str>,
-        name: &str,
-    ) -> Result<Option<Value>, ApiError> {
+    pub(super) async fn get(&self, served: &Served, namespace: Option<&str>, name: &str) -> Result<Option<Value>, ApiError> {
         let request = self.request(served, namespace).get(name, &Default::default());
         match self.send(request).await {
             Ok((_, body)) => Ok(Some(parse(&body)?)),
@@ -178,12 +170,7 @@ impl Api {
 
     /// Every object of a kind carrying `selector`, in one request (no paging: lists of a
     /// few thousand objects are what the API server answers routinely).
-    pub(super) async fn list(
-        &self,
-        served: &Served,
-        namespace: Option<&str>,
-        selector: &str,
-    ) -> Result<Vec<Value>, ApiError> {
+    pub(super) async fn list(&self, served: &Served, namespace: Option<&str>, selector: &str) -> Result<Vec<Value>, ApiError> {
         let request = self.request(served, namespace).list(&ListParams::default().labels(selector));
         let (_, body) = self.send(request).await?;
         let mut list = parse(&body)?;
@@ -196,13 +183,7 @@ impl Api {
 
     /// Deletes the object with this uid (so a re-created namesake survives); an object
     /// already gone is not an error. Dependents are collected in the background.
-    pub(super) async fn delete(
-        &self,
-        served: &Served,
-        namespace: Option<&str>,
-        name: &str,
-        uid: &str,
-    ) -> Result<(), ApiError> {
+    pub(super) async fn delete(&self, served: &Served, namespace: Option<&str>, name: &str, uid: &str) -> Result<(), ApiError> {
         let params = DeleteParams {
             propagation_policy: Some(PropagationPolicy::Background),
             preconditions: Some(Preconditions { uid: Some(uid.to_string()), resource_version: None }),
@@ -225,9 +206,7 @@ impl Api {
         }
         let timeout = || ApiError { code: 0, message: format!("not Established after {}s", ESTABLISHED_TIMEOUT.as_secs()) };
         let version = applied.pointer("/metadata/resourceVersion").and_then(Value::as_str).unwrap_or("0");
-        let params = WatchParams::default()
-            .fields(&format!("metadata.name={name}"))
-            .timeout(ESTABLISHED_TIMEOUT.as_secs() as u32);
+        let params = WatchParams::default().fields(&format!("metadata.name={name}")).timeout(ESTABLISHED_TIMEOUT.as_secs() as u32);
         let request = self
             .request(served, None)
             .watch(&params, version)
@@ -259,10 +238,7 @@ impl Api {
 
     /// Counts and sends one request; an error status becomes an [`ApiError`] with the
     /// server's message.
-    async fn send(
-        &self,
-        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
-    ) -> Result<(u16, Vec<u8>), ApiError> {
+    async fn send(&self, request: Result<http::Request<Vec<u8>>, kube::core::request::Error>) -> Result<(u16, Vec<u8>), ApiError> {
         let request = request.map_err(|e| ApiError { code: 0, message: format!("building request: {e}") })?;
         self.requests.fetch_add(1, Ordering::Relaxed);
         let unreachable = |e: kube::Error| ApiError { code: 0, message: e.to_string() };

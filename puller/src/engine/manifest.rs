@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use airlock::{Digest, Limits};
 use airlock::bundle::VerifiedBundle;
 use airlock::bundle::statement::ProfileEntry;
+use airlock::{Digest, Limits};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 use serde_saphyr::{DuplicateKeyPolicy, MergeKeyPolicy, Spanned};
@@ -49,10 +49,8 @@ pub(super) fn desired(bundle: &VerifiedBundle, settings: &Settings) -> Result<Ve
     // Parsing is most of the CPU a sync or a verify spends on a bundle, and files parse
     // independently: they are spread over the cores. Every file is parsed even when one
     // fails, so that the error reported is the first in file order, as it was serially.
-    let parsed: Vec<Result<Vec<DesiredObject>, EngineError>> = files
-        .into_par_iter()
-        .map(|(profile, wave, path, bytes)| file_objects(profile, wave, path, bytes, &stamp))
-        .collect();
+    let parsed: Vec<Result<Vec<DesiredObject>, EngineError>> =
+        files.into_par_iter().map(|(profile, wave, path, bytes)| file_objects(profile, wave, path, bytes, &stamp)).collect();
     let mut objects = Vec::new();
     for file in parsed {
         objects.extend(file?);
@@ -61,13 +59,7 @@ pub(super) fn desired(bundle: &VerifiedBundle, settings: &Settings) -> Result<Ve
 }
 
 /// The labelled objects of one file, in document order.
-fn file_objects(
-    profile: &ProfileEntry,
-    wave: u32,
-    path: &str,
-    bytes: &[u8],
-    stamp: &Stamp,
-) -> Result<Vec<DesiredObject>, EngineError> {
+fn file_objects(profile: &ProfileEntry, wave: u32, path: &str, bytes: &[u8], stamp: &Stamp) -> Result<Vec<DesiredObject>, EngineError> {
     let documents = parse_file(path, bytes)?;
     let mut objects = Vec::with_capacity(documents.len());
     for (index, line, document) in documents {
@@ -115,13 +107,7 @@ struct Stamp {
 }
 
 /// Checks one document (spec 2.5), then labels, defaults and hashes it.
-fn object(
-    profile: &ProfileEntry,
-    wave: u32,
-    source: String,
-    mut manifest: Value,
-    stamp: &Stamp,
-) -> Result<DesiredObject, String> {
+fn object(profile: &ProfileEntry, wave: u32, source: String, mut manifest: Value, stamp: &Stamp) -> Result<DesiredObject, String> {
     let id = identify(&manifest)?;
     defaults::fill(&id, &mut manifest);
     let metadata = metadata_mut(&mut manifest)?;
@@ -221,11 +207,8 @@ pub fn label_value(s: &str) -> String {
         return s.to_string();
     }
     let hash = Digest::of(s.as_bytes()).hex();
-    let prefix: String = s
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' })
-        .take(MAX_LABEL_VALUE - 17)
-        .collect();
+    let prefix: String =
+        s.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' }).take(MAX_LABEL_VALUE - 17).collect();
     let prefix = prefix.trim_matches(|c: char| !c.is_ascii_alphanumeric());
     if prefix.is_empty() { hash[..16].to_string() } else { format!("{prefix}-{}", &hash[..16]) }
 }

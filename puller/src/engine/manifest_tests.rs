@@ -37,9 +37,7 @@ const CONFIG_MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\
 
 #[test]
 fn multi_document_files_skip_empty_documents() {
-    let yaml = format!(
-        "---\n{CONFIG_MAP}---\n---\n# only a comment\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n"
-    );
+    let yaml = format!("---\n{CONFIG_MAP}---\n---\n# only a comment\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n");
     let objects = parse(1, &[file("ClusterProfile.web/all.yaml", &yaml)]).unwrap();
     let ids: Vec<(&str, &str)> = objects.iter().map(|o| (o.id.kind.as_str(), o.id.name.as_str())).collect();
     assert_eq!(ids, [("ConfigMap", "a"), ("Namespace", "web")]);
@@ -47,13 +45,7 @@ fn multi_document_files_skip_empty_documents() {
     assert_eq!(objects[1].source, "ClusterProfile.web/all.yaml document 2");
     assert_eq!(
         objects[0].id,
-        ObjectId {
-            group: "".into(),
-            version: "v1".into(),
-            kind: "ConfigMap".into(),
-            namespace: Some("web".into()),
-            name: "a".into()
-        }
+        ObjectId { group: "".into(), version: "v1".into(), kind: "ConfigMap".into(), namespace: Some("web".into()), name: "a".into() }
     );
 }
 
@@ -83,8 +75,7 @@ fn rejects_a_single_alias() {
 
 #[test]
 fn rejects_a_depth_bomb_and_a_document_storm() {
-    let deep =
-        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {}1{}\n", "[".repeat(70), "]".repeat(70));
+    let deep = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata: {}1{}\n", "[".repeat(70), "]".repeat(70));
     let (_, message) = manifest_error(&[file("ClusterProfile.web/deep.yaml", &deep)]);
     assert!(message.contains("Depth"), "{message}");
     let storm = format!("---\n{CONFIG_MAP}").repeat(Limits::SPEC.yaml_documents + 1);
@@ -94,10 +85,8 @@ fn rejects_a_depth_bomb_and_a_document_storm() {
 
 #[test]
 fn accepts_the_most_documents_a_file_may_hold() {
-    let many: String = (0..Limits::SPEC.yaml_documents)
-        .map(|i| CONFIG_MAP.replace("name: a", &format!("name: a{i}")))
-        .collect::<Vec<_>>()
-        .join("---\n");
+    let many: String =
+        (0..Limits::SPEC.yaml_documents).map(|i| CONFIG_MAP.replace("name: a", &format!("name: a{i}"))).collect::<Vec<_>>().join("---\n");
     assert_eq!(parse(1, &[file("ClusterProfile.web/many.yaml", &many)]).unwrap().len(), Limits::SPEC.yaml_documents);
 }
 
@@ -119,10 +108,7 @@ fn rejects_documents_that_are_not_objects() {
         ("apiVersion: a/b/c\nkind: ConfigMap\nmetadata:\n  name: a\n", "is not VERSION or GROUP/VERSION"),
         ("apiVersion: v1\nkind: 5\nmetadata:\n  name: a\n", "kind is not a non-empty string"),
         ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: [x]\n", "metadata.labels is not a mapping"),
-        (
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    n: 1\n",
-            "metadata.annotations.n is not a string",
-        ),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    n: 1\n", "metadata.annotations.n is not a string"),
     ];
     for (yaml, expected) in cases {
         let (_, message) = manifest_error(&[file("ClusterProfile.web/x.yaml", yaml)]);
@@ -136,9 +122,7 @@ fn rejects_bad_yaml_duplicate_keys_and_non_utf8() {
     assert!(message.starts_with("line "), "{message}");
     let (_, message) = manifest_error(&[file("ClusterProfile.web/x.yaml", "apiVersion: v1\napiVersion: v2\n")]);
     assert!(message.contains("duplicate"), "{message}");
-    let Err(EngineError::Manifest { message, .. }) = parse_file("p/x.yaml", b"kind: \xff\n") else {
-        panic!("accepted")
-    };
+    let Err(EngineError::Manifest { message, .. }) = parse_file("p/x.yaml", b"kind: \xff\n") else { panic!("accepted") };
     assert!(message.contains("UTF-8"), "{message}");
 }
 
@@ -159,10 +143,7 @@ fn labels_and_annotations_tie_objects_to_cluster_profile_and_version() {
     let manifest = objects[0].manifest.value();
     let metadata = &manifest["metadata"];
     assert_eq!(metadata["labels"], json!({"app": "web", LABEL_CLUSTER: "fleet.edge-1", LABEL_PROFILE: WEB}));
-    assert_eq!(
-        metadata["annotations"],
-        json!({ANNOTATION_VERSION: "7", ANNOTATION_BUNDLE_DIGEST: bundle.bundle().digest().to_string()})
-    );
+    assert_eq!(metadata["annotations"], json!({ANNOTATION_VERSION: "7", ANNOTATION_BUNDLE_DIGEST: bundle.bundle().digest().to_string()}));
     assert_eq!(objects[0].profile, WEB);
 }
 
@@ -182,7 +163,8 @@ fn the_hash_ignores_the_version_but_not_the_content() {
 /// re-apply every object once.
 #[test]
 fn the_hash_is_that_of_the_json_without_the_volatile_annotations() {
-    let with_own = CONFIG_MAP.replace("  namespace: web\n", "  namespace: web\n  annotations:\n    airlock.dev/version: \"9\"\n    keep: x\n");
+    let with_own =
+        CONFIG_MAP.replace("  namespace: web\n", "  namespace: web\n  annotations:\n    airlock.dev/version: \"9\"\n    keep: x\n");
     for yaml in [CONFIG_MAP.to_string(), with_own] {
         let objects = parse(3, &[file("ClusterProfile.web/x.yaml", &yaml)]).unwrap();
         let mut stable = objects[0].manifest.value();
@@ -197,7 +179,9 @@ fn the_hash_is_that_of_the_json_without_the_volatile_annotations() {
 /// Files are parsed in parallel; the error named is still the first in file order.
 #[test]
 fn names_the_first_bad_file_in_file_order() {
-    let mut files: Vec<_> = (0..64).map(|i| file(&format!("ClusterProfile.web/f{i:02}.yaml"), &CONFIG_MAP.replace("name: a", &format!("name: a{i}")))).collect();
+    let mut files: Vec<_> = (0..64)
+        .map(|i| file(&format!("ClusterProfile.web/f{i:02}.yaml"), &CONFIG_MAP.replace("name: a", &format!("name: a{i}"))))
+        .collect();
     for i in [17, 40, 63] {
         files[i].1 = "kind: ConfigMap\n".into();
     }
@@ -208,10 +192,7 @@ fn names_the_first_bad_file_in_file_order() {
 
 #[test]
 fn settings_and_waves_come_from_the_profile() {
-    let files = [
-        file("ClusterProfile.a/x.yaml", CONFIG_MAP),
-        file("ClusterProfile.b/y.yaml", &CONFIG_MAP.replace("name: a", "name: b")),
-    ];
+    let files = [file("ClusterProfile.a/x.yaml", CONFIG_MAP), file("ClusterProfile.b/y.yaml", &CONFIG_MAP.replace("name: a", "name: b"))];
     let part = |name: &str| PartSettings {
         depends_on: if name == "ClusterProfile.b" { vec!["ClusterProfile.a".into()] } else { vec![] },
         sync_mode: SyncMode::OneTime,
@@ -237,14 +218,8 @@ fn a_service_without_protocol_gets_tcp() {
 
 #[test]
 fn the_lower_tier_wins_a_duplicate_and_equal_tiers_are_rejected() {
-    let files = [
-        file("ClusterProfile.a/x.yaml", CONFIG_MAP),
-        file("ClusterProfile.b/x.yaml", &CONFIG_MAP.replace("k: v", "k: b")),
-    ];
-    let tiered = |name: &str| PartSettings {
-        tier: if name == "ClusterProfile.b" { 50 } else { 100 },
-        ..PartSettings::default()
-    };
+    let files = [file("ClusterProfile.a/x.yaml", CONFIG_MAP), file("ClusterProfile.b/x.yaml", &CONFIG_MAP.replace("k: v", "k: b"))];
+    let tiered = |name: &str| PartSettings { tier: if name == "ClusterProfile.b" { 50 } else { 100 }, ..PartSettings::default() };
     let objects = desired(&verified(1, &files, &tiered), &settings()).unwrap();
     assert_eq!(objects.len(), 1);
     assert_eq!((objects[0].profile.as_str(), &objects[0].manifest.value()["data"]["k"]), ("ClusterProfile.b", &json!("b")));
@@ -262,9 +237,6 @@ fn label_values_stay_valid_for_long_ids() {
     assert!(value.len() <= MAX_LABEL_VALUE && value.starts_with("fleet.edge-edge"), "{value}");
     assert_ne!(value, label_value(&format!("{long}y")), "distinct ids stay distinct");
     let odd = label_value("-Profile.ns.name with space-");
-    assert!(
-        odd.bytes().next().unwrap().is_ascii_alphanumeric() && odd.bytes().last().unwrap().is_ascii_alphanumeric(),
-        "{odd}"
-    );
+    assert!(odd.bytes().next().unwrap().is_ascii_alphanumeric() && odd.bytes().last().unwrap().is_ascii_alphanumeric(), "{odd}");
     assert!(!odd.contains(' '), "{odd}");
 }

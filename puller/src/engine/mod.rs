@@ -268,21 +268,14 @@ type Finished = (Vec<ObjectResult>, Vec<InventoryEntry>);
 /// Resolves kinds and applies the watch-namespaces policy: the objects that may be
 /// written, and the results of those refused. Read-only, so nothing is written when the
 /// policy rejects the bundle.
-async fn admit(
-    api: &Api,
-    desired: Vec<DesiredObject>,
-    settings: &Settings,
-) -> Result<(Vec<Target>, Vec<ObjectResult>), EngineError> {
+async fn admit(api: &Api, desired: Vec<DesiredObject>, settings: &Settings) -> Result<(Vec<Target>, Vec<ObjectResult>), EngineError> {
     policy::enforce(scope::resolve(api, desired).await?, settings)
 }
 
 fn outcome(api: &Api, (mut results, inventory): Finished, refused: Vec<ObjectResult>) -> Outcome {
     results.extend(refused);
-    let kinds: BTreeMap<(String, String), KnownKind> = inventory
-        .iter()
-        .filter_map(|e| api.learnt(&e.id))
-        .map(|k| ((k.api_version.clone(), k.kind.clone()), k))
-        .collect();
+    let kinds: BTreeMap<(String, String), KnownKind> =
+        inventory.iter().filter_map(|e| api.learnt(&e.id)).map(|k| ((k.api_version.clone(), k.kind.clone()), k)).collect();
     Outcome { inventory, results, api_requests: api.requests(), kinds: kinds.into_values().collect() }
 }
 

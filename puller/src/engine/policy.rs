@@ -22,15 +22,12 @@ pub(super) fn watched(watch: Option<&[String]>, namespace: &str) -> bool {
 }
 
 /// Splits targets into those that may be applied and the results of those refused.
-pub(super) fn enforce(
-    targets: Vec<Target>,
-    settings: &Settings,
-) -> Result<(Vec<Target>, Vec<ObjectResult>), EngineError> {
+pub(super) fn enforce(targets: Vec<Target>, settings: &Settings) -> Result<(Vec<Target>, Vec<ObjectResult>), EngineError> {
     let watch = settings.watch_namespaces.as_deref();
     let own = settings.own_namespace.as_deref();
-    let (kept, refused): (Vec<Target>, Vec<Target>) = targets.into_iter().partition(|t| {
-        !t.namespaced || watched(watch, t.object.id.namespace.as_deref().unwrap_or_default()) || own_credentials(t, own)
-    });
+    let (kept, refused): (Vec<Target>, Vec<Target>) = targets
+        .into_iter()
+        .partition(|t| !t.namespaced || watched(watch, t.object.id.namespace.as_deref().unwrap_or_default()) || own_credentials(t, own));
     if refused.is_empty() {
         return Ok((kept, Vec::new()));
     }
@@ -148,8 +145,7 @@ mod tests {
 
     #[test]
     fn rejects_every_namespaced_object_outside_the_list() {
-        let Err(EngineError::OutsideWatchNamespaces { objects }) =
-            enforce(targets(bundle(), &KNOWN), &settings(NamespacePolicy::Reject))
+        let Err(EngineError::OutsideWatchNamespaces { objects }) = enforce(targets(bundle(), &KNOWN), &settings(NamespacePolicy::Reject))
         else {
             panic!("expected a rejection");
         };

@@ -42,8 +42,7 @@ pub(super) fn select<'a>(
     let mut selection = Selection::default();
     for entry in previous.iter().filter(|e| !desired.contains(&e.id.key())) {
         // A Namespace counts as inside itself: deleting it deletes everything in it.
-        let namespace =
-            entry.id.namespace.as_deref().or((class(entry) == Class::Namespace).then_some(entry.id.name.as_str()));
+        let namespace = entry.id.namespace.as_deref().or((class(entry) == Class::Namespace).then_some(entry.id.name.as_str()));
         if namespace.is_some_and(|ns| !policy::watched(watch, ns)) {
             selection.keep.push(entry);
         } else if leave.get(&entry.profile).copied().unwrap_or(entry.leave_on_removal) {
@@ -57,17 +56,11 @@ pub(super) fn select<'a>(
 }
 
 /// [`select`] for a run over `work`, the objects that passed the policy.
-pub(super) fn select_for<'a, T>(
-    previous: &'a [InventoryEntry],
-    work: &[(Target, T)],
-    settings: &Settings,
-) -> Selection<'a> {
+pub(super) fn select_for<'a, T>(previous: &'a [InventoryEntry], work: &[(Target, T)], settings: &Settings) -> Selection<'a> {
     let desired: HashSet<ObjectKey> = work.iter().map(|(t, _)| t.object.id.key()).collect();
     let leave: HashMap<String, bool> = work
         .iter()
-        .map(|(t, _)| {
-            (t.object.profile.clone(), t.object.stop_matching_behavior == StopMatchingBehavior::LeavePolicies)
-        })
+        .map(|(t, _)| (t.object.profile.clone(), t.object.stop_matching_behavior == StopMatchingBehavior::LeavePolicies))
         .collect();
     select(previous, &desired, &leave, settings.watch_namespaces.as_deref())
 }
@@ -84,13 +77,7 @@ pub(super) struct Pruned {
 
 /// Deletes (or, with `preview`, reports) the selection, one prune class at a time.
 /// `applied_uids` are objects this run applied: never deleted, whatever their old name.
-pub(super) async fn run(
-    api: &Api,
-    selection: Selection<'_>,
-    settings: &Settings,
-    preview: bool,
-    applied_uids: &HashSet<String>,
-) -> Pruned {
+pub(super) async fn run(api: &Api, selection: Selection<'_>, settings: &Settings, preview: bool, applied_uids: &HashSet<String>) -> Pruned {
     let result = |entry: &InventoryEntry, action: Action, detail: &str| ObjectResult {
         id: entry.id.clone(),
         profile: entry.profile.clone(),
@@ -98,11 +85,7 @@ pub(super) async fn run(
         detail: Some(detail.to_string()),
     };
     let mut pruned = Pruned {
-        results: selection
-            .leave
-            .iter()
-            .map(|e| result(e, Action::Left, "released: its profile has LeavePolicies"))
-            .collect(),
+        results: selection.leave.iter().map(|e| result(e, Action::Left, "released: its profile has LeavePolicies")).collect(),
         kept: selection.keep.into_iter().cloned().collect(),
     };
     let label = cluster_label(&settings.cluster);
@@ -170,14 +153,7 @@ mod tests {
     use super::*;
     use crate::engine::ObjectId;
 
-    fn entry(
-        group: &str,
-        kind: &str,
-        namespace: Option<&str>,
-        name: &str,
-        profile: &str,
-        leave: bool,
-    ) -> InventoryEntry {
+    fn entry(group: &str, kind: &str, namespace: Option<&str>, name: &str, profile: &str, leave: bool) -> InventoryEntry {
         InventoryEntry {
             id: ObjectId {
                 group: group.into(),
@@ -253,9 +229,7 @@ mod tests {
         let live = |labels: serde_json::Value| serde_json::json!({"metadata": {"uid": "u1", "labels": labels}});
         let none = HashSet::new();
         assert_eq!(untouchable(&live(serde_json::json!({LABEL_CLUSTER: "fleet.edge-1"})), "fleet.edge-1", &none), None);
-        for foreign in
-            [serde_json::json!({}), serde_json::json!({LABEL_CLUSTER: "fleet.other"}), serde_json::Value::Null]
-        {
+        for foreign in [serde_json::json!({}), serde_json::json!({LABEL_CLUSTER: "fleet.other"}), serde_json::Value::Null] {
             let reason = untouchable(&live(foreign.clone()), "fleet.edge-1", &none).expect("left alone");
             assert!(reason.starts_with("not Airlock's"), "{foreign}: {reason}");
         }

@@ -92,10 +92,7 @@ pub(super) fn crd_scopes(desired: &[DesiredObject]) -> HashMap<(String, String),
             let spec = manifest.get("spec")?;
             let group = spec.get("group")?.as_str()?;
             let kind = spec.pointer("/names/kind")?.as_str()?;
-            Some((
-                (group.to_string(), kind.to_string()),
-                spec.get("scope").and_then(Value::as_str) == Some("Namespaced"),
-            ))
+            Some(((group.to_string(), kind.to_string()), spec.get("scope").and_then(Value::as_str) == Some("Namespaced")))
         })
         .collect()
 }

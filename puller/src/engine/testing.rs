@@ -10,26 +10,18 @@ use airlock::testkit::Fixture;
 
 /// `files` (path, YAML) signed as `version` of the fixture cluster `fleet/edge-1`, each
 /// part with the settings `settings` gives it, then verified in full (spec 8).
-pub fn verified(
-    version: u64,
-    files: &[(String, String)],
-    settings: &dyn Fn(&str) -> PartSettings,
-) -> VerifiedBundle {
+pub fn verified(version: u64, files: &[(String, String)], settings: &dyn Fn(&str) -> PartSettings) -> VerifiedBundle {
     let fixture = Fixture::new(1);
-    let parts: BTreeSet<String> =
-        files.iter().map(|(p, _)| p.split('/').next().unwrap_or_default().to_string()).collect();
+    let parts: BTreeSet<String> = files.iter().map(|(p, _)| p.split('/').next().unwrap_or_default().to_string()).collect();
     let files = files.iter().map(|(p, y)| (p.clone(), y.as_bytes().to_vec()));
     let bundle = Bundle::new(parts, files, &Limits::SPEC).expect("valid test bundle");
     let signed = sign::sign(bundle, &fixture.release(version), settings, &fixture.keys, None);
     let floor = Floor::default();
-    let envelope = verify_envelope(&signed.envelope, None, &fixture.expect(&floor), &Limits::SPEC)
-        .expect("test envelope verifies");
+    let envelope = verify_envelope(&signed.envelope, None, &fixture.expect(&floor), &Limits::SPEC).expect("test envelope verifies");
     let parts = signed
         .bundle
         .parts()
-        .map(|(name, part)| {
-            envelope.verify_part(name, Transport::Tar(&part.tar()), &Limits::SPEC).expect("test part verifies")
-        })
+        .map(|(name, part)| envelope.verify_part(name, Transport::Tar(&part.tar()), &Limits::SPEC).expect("test part verifies"))
         .collect();
     envelope.finish(parts, &Limits::SPEC).expect("test bundle verifies")
 }

@@ -43,8 +43,7 @@ impl fmt::Debug for GitCredentials {
 impl GitCredentials {
     /// `None` for an empty username or password: a server would refuse them anyway.
     pub fn new(username: &str, password: &str) -> Option<GitCredentials> {
-        (!username.is_empty() && !password.is_empty())
-            .then(|| GitCredentials { username: username.into(), password: password.into() })
+        (!username.is_empty() && !password.is_empty()).then(|| GitCredentials { username: username.into(), password: password.into() })
     }
 
     pub fn username(&self) -> &str {

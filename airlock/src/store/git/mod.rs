@@ -108,8 +108,7 @@ impl GitStore {
         }
         // Hashing the URL without credentials keeps one cache per remote, and no secret in it.
         let cache = cache_root.join("git").join(&Digest::of(plain_url.as_bytes()).hex()[..16]);
-        let target =
-            Target { url: url.to_string(), shown, secret, credentials: None, branch: branch.to_string(), cache, local };
+        let target = Target { url: url.to_string(), shown, secret, credentials: None, branch: branch.to_string(), cache, local };
         Ok(GitStore { target: Arc::new(target) })
     }
 
@@ -133,9 +132,9 @@ impl GitStore {
         F: FnOnce(&Target) -> Result<T, StoreError> + Send + 'static,
     {
         let target = Arc::clone(&self.target);
-        tokio::task::spawn_blocking(move || job(&target)).await.unwrap_or_else(|e| {
-            Err(StoreError::Unavailable { store: self.describe(), message: format!("git task failed: {e}") })
-        })
+        tokio::task::spawn_blocking(move || job(&target))
+            .await
+            .unwrap_or_else(|e| Err(StoreError::Unavailable { store: self.describe(), message: format!("git task failed: {e}") }))
     }
 }
 
@@ -205,9 +204,7 @@ impl Target {
                     }
                     envelope = Some(self.read_blob(&odb, entry.id(), limits.envelope_bytes, &what)?)
                 }
-                (KEYRINGS, BLOB) => {
-                    keyring_chain = Some(self.read_blob(&odb, entry.id(), limits.keyring_chain_bytes, &what)?)
-                }
+                (KEYRINGS, BLOB) => keyring_chain = Some(self.read_blob(&odb, entry.id(), limits.keyring_chain_bytes, &what)?),
                 (part, TREE) if check_part_name(part).is_ok() => {}
                 _ => {
                     return Err(self.malformed(what, "not envelope.json, keyrings.json or a part directory (spec 9.5)"));
@@ -240,8 +237,7 @@ impl Target {
         // Every file takes at least 512 bytes of the tar and sits under at most 7
         // directories, so a genuine part has at most 8 tree entries per 512 signed bytes.
         let entries_left = part.size.saturating_sub(tar_size([])) / 64;
-        let mut walk =
-            PartWalk { target: self, repo: &repo, odb, base, signed: part.size, bytes: 0, entries_left, files: vec![] };
+        let mut walk = PartWalk { target: self, repo: &repo, odb, base, signed: part.size, bytes: 0, entries_left, files: vec![] };
         walk.dir(&tree, &part.name, 1)?;
         walk.files.sort();
         let files: Vec<(&str, &[u8])> = walk.files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
@@ -303,11 +299,7 @@ impl Target {
         let fail = |e: &dyn std::fmt::Display| self.config(format!("git cache {}: {e}", self.cache.display()));
         fs::create_dir_all(&self.cache).map_err(|e| fail(&e))?;
         let lock = lock_dir(&self.cache).map_err(|e| fail(&e))?;
-        let repo = if self.cache.join("HEAD").exists() {
-            Repository::open_bare(&self.cache)
-        } else {
-            Repository::init_bare(&self.cache)
-        };
+        let repo = if self.cache.join("HEAD").exists() { Repository::open_bare(&self.cache) } else { Repository::init_bare(&self.cache) };
         Ok((repo.map_err(|e| fail(&e))?, lock))
     }
 

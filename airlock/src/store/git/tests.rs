@@ -57,10 +57,8 @@ async fn round_trip_through_verification() {
     let parts = ["ClusterProfile.empty".to_string(), "ClusterProfile.web".to_string()];
     let files = vec![("ClusterProfile.web/deep/er/Namespace.web.yaml".to_string(), b"kind: Namespace\n".to_vec())];
     let with_empty = Bundle::new(parts, files, &Limits::SPEC).unwrap();
-    let signed = [
-        a.signed(1, Fixture::files()),
-        sign(with_empty, &b.release(1), &|_| PartSettings::default(), &b.keys, Some(b"[]".to_vec())),
-    ];
+    let signed =
+        [a.signed(1, Fixture::files()), sign(with_empty, &b.release(1), &|_| PartSettings::default(), &b.keys, Some(b"[]".to_vec()))];
     let meta = PublishMeta { source: Some("https://git.example/profiles".into()), revision: Some("abc123".into()) };
     store.publish(&signed, &meta).await.unwrap();
 
@@ -70,8 +68,7 @@ async fn round_trip_through_verification() {
         let fetched = store.fetch_envelope(&fx.cluster, &Limits::SPEC).await.unwrap();
         assert_eq!((&fetched.envelope, &fetched.keyring_chain), (&signed.envelope, &signed.keyring_chain));
         for profile in &signed.statement.predicate.profiles {
-            let PartCopy::Tar(tar) = store.fetch_part(&fx.cluster, &fetched, profile, &Limits::SPEC).await.unwrap()
-            else {
+            let PartCopy::Tar(tar) = store.fetch_part(&fx.cluster, &fetched, profile, &Limits::SPEC).await.unwrap() else {
                 panic!("git hands over plain tars")
             };
             assert_eq!(tar, signed.bundle.part(&profile.name).unwrap().tar(), "{}", profile.name);
@@ -106,8 +103,7 @@ async fn a_new_version_is_a_readable_diff() {
     let new = repo.find_commit(tip(&repo)).unwrap();
     let old = new.parent(0).unwrap();
     let diff = repo.diff_tree_to_tree(Some(&old.tree().unwrap()), Some(&new.tree().unwrap()), None).unwrap();
-    let changed: BTreeSet<_> =
-        diff.deltas().map(|d| d.new_file().path().unwrap().to_str().unwrap().to_string()).collect();
+    let changed: BTreeSet<_> = diff.deltas().map(|d| d.new_file().path().unwrap().to_str().unwrap().to_string()).collect();
     let dir = "clusters/fleet/edge-1";
     let yaml = format!("{dir}/ClusterProfile.web/Namespace.web.yaml");
     assert_eq!(changed, BTreeSet::from([format!("{dir}/envelope.json"), yaml.clone()]));
@@ -163,10 +159,7 @@ async fn stray_entries_are_malformed_and_oversized_envelopes_too_large() {
     assert!(matches!(&err, StoreError::EnvelopeTooLarge { limit: 100, .. }), "{err}");
     tamper(&repo, "README.md", repo.blob(b"hello").unwrap(), BLOB);
     let err = store.fetch_envelope(&fx.cluster, &Limits::SPEC).await.unwrap_err();
-    assert!(
-        matches!(&err, StoreError::Malformed { what, .. } if what == "clusters/fleet/edge-1/README.md"),
-        "{err}"
-    );
+    assert!(matches!(&err, StoreError::Malformed { what, .. } if what == "clusters/fleet/edge-1/README.md"), "{err}");
 }
 
 #[tokio::test]
@@ -225,8 +218,7 @@ async fn a_push_on_a_stale_tip_is_refused_and_the_publish_rebuilt() {
 
     let sa2 = [a.signed(2, with_web("web2"))];
     let (cache, lock) = one.target.cache().unwrap();
-    let commit =
-        one.target.commit(&cache, Some(stale), &sa2, std::slice::from_ref(&a.cluster), &PublishMeta::default());
+    let commit = one.target.commit(&cache, Some(stale), &sa2, std::slice::from_ref(&a.cluster), &PublishMeta::default());
     let refused = one.target.push(&cache, commit.unwrap().unwrap()).unwrap();
     assert!(refused.is_some(), "a push that would drop another publisher's commit went through");
     drop((cache, lock));
@@ -245,10 +237,7 @@ async fn credentials_never_show_and_unreachable_is_unavailable() {
     let err = store.fetch_envelope(&Fixture::new(1).cluster, &Limits::SPEC).await.unwrap_err();
     assert!(matches!(err, StoreError::Unavailable { .. }) && !err.to_string().contains("s3cret"), "{err}");
     for (url, branch) in [("ssh://h/r.git", "main"), ("file:///r.git", "a..b"), ("http://h/r.git", "")] {
-        assert!(
-            matches!(GitStore::with_cache(url, branch, dir.path()), Err(StoreError::Config { .. })),
-            "{url}#{branch}"
-        );
+        assert!(matches!(GitStore::with_cache(url, branch, dir.path()), Err(StoreError::Config { .. })), "{url}#{branch}");
     }
     let https = GitStore::with_cache("https://u:p@h/r.git", "main", dir.path());
     match https {
