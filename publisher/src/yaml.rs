@@ -6,12 +6,14 @@
 //! out of `serde_json::Value`, which has no sharing, so the output never holds anchors or
 //! aliases (spec 2.5). Kubernetes reads `0644` as an octal number, and so does this module.
 //!
-//! serde_saphyr defines what a stream means and how a value is written. `direct` builds
-//! the values of plain streams from the parser's events at a third of the cost, and
-//! `writer` writes plain values as serde_saphyr does at a fraction of it; each leaves
-//! what it is not sure of (tags, anchors, errors, quoting...) to serde_saphyr, and
-//! `tests` holds them to serde_saphyr's answer.
+//! serde_saphyr defines what a stream means and how a value is written. `block` reads the
+//! block-style manifests templates render a line at a time; `direct` builds the values of
+//! other plain streams from the parser's events at a third of serde_saphyr's cost; and
+//! `writer` writes plain values as serde_saphyr does at a fraction of it. Each leaves what
+//! it is not sure of (tags, anchors, errors, quoting...) to the next, and `tests` holds
+//! them all to serde_saphyr's answer.
 
+mod block;
 mod direct;
 mod scalar;
 #[cfg(test)]
@@ -51,7 +53,7 @@ fn options() -> serde_saphyr::Options {
 /// Parses a YAML stream into its non-empty documents. The error is the parser's, with line
 /// and column; the caller names the file or object.
 pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
-    direct::parse(text).map_or_else(|| saphyr_documents(text), Ok)
+    block::parse(text).or_else(|| direct::parse(text)).map_or_else(|| saphyr_documents(text), Ok)
 }
 
 /// [`parse_documents`] by serde_saphyr alone.

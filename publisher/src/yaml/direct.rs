@@ -21,7 +21,7 @@ use super::{MAX_DEPTH, MAX_DOCUMENTS, scalar};
 pub(super) const MAX_EVENTS: usize = 200_000;
 /// Stream length: serde_saphyr caps scalar and comment bytes at 64 MiB each, which a
 /// stream of half that cannot reach.
-const MAX_BYTES: usize = 32 << 20;
+pub(super) const MAX_BYTES: usize = 32 << 20;
 
 /// A collection being built.
 enum Open {
@@ -102,7 +102,7 @@ pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
 /// A mapping key as the string serde_json gets, unless serde_saphyr must judge it: a
 /// merge key, a null key, or one that repeats another (by text, or by the integer two
 /// plain keys spell).
-fn checked_key(text: &str, style: ScalarStyle, map: &Map<String, Value>, integers: &mut Vec<(bool, u128)>) -> Option<String> {
+pub(super) fn checked_key(text: &str, style: ScalarStyle, map: &Map<String, Value>, integers: &mut Vec<(bool, u128)>) -> Option<String> {
     if text == "<<" || map.contains_key(text) {
         return None;
     }

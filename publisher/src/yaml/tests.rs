@@ -1,6 +1,7 @@
-//! The parser's behaviour, and the direct path held to serde_saphyr's answer on every
-//! YAML file of the repository, the benchmark fleet's rendered templates, a list of tricky
-//! scalars in every position, and a few thousand generated streams.
+//! The parser's behaviour, and the fast paths (`block`, `direct`) held to serde_saphyr's
+//! answer on every YAML file of the repository, the benchmark fleet's rendered templates, a
+//! list of tricky scalars in every position, a few thousand generated streams and as many
+//! manifests edited at random.
 
 use std::path::Path;
 
@@ -8,21 +9,32 @@ use serde_json::{Value, json};
 
 use super::*;
 
-/// Asserts that the direct path gives serde_saphyr's documents or leaves the stream to it
-/// (always when serde_saphyr refuses it), and returns whether it answered. Every document
-/// is also written both ways.
+/// Asserts that each fast path gives serde_saphyr's documents or leaves the stream to it
+/// (always when serde_saphyr refuses it), and returns whether `direct` answered. Every
+/// document is also written both ways.
 fn agrees(text: &str) -> bool {
     let reference = saphyr_documents(text);
     for doc in reference.iter().flatten() {
         writes_alike(doc);
     }
-    match (direct::parse(text), &reference) {
+    held_to(&reference, block::parse(text), "block", text);
+    held_to(&reference, direct::parse(text), "direct", text)
+}
+
+/// [`agrees`], returning whether the line reader answered.
+fn read_by_lines(text: &str) -> bool {
+    agrees(text);
+    block::parse(text).is_some()
+}
+
+fn held_to(reference: &Result<Vec<Value>, String>, answer: Option<Vec<Value>>, path: &str, text: &str) -> bool {
+    match (answer, reference) {
         (None, _) => false,
         (Some(docs), Ok(expected)) => {
-            assert_eq!(&docs, expected, "direct parse differs from serde_saphyr on:\n{text}");
+            assert_eq!(&docs, expected, "the {path} parse differs from serde_saphyr on:\n{text}");
             true
         }
-        (Some(docs), Err(e)) => panic!("direct parse gave {docs:?} where serde_saphyr refuses ({e}):\n{text}"),
+        (Some(docs), Err(e)) => panic!("the {path} parse gave {docs:?} where serde_saphyr refuses ({e}):\n{text}"),
     }
 }
 
@@ -207,7 +219,7 @@ const BLOCKS: &[&str] = &["|\n  line1\n  line2\n", ">\n  folded\n  text\n\n  par
 
 #[test]
 fn tricky_scalars_mean_what_serde_saphyr_says_in_every_position() {
-    let mut answered = 0;
+    let (mut answered, mut by_lines) = (0, 0);
     for s in PLAIN.iter().chain(STYLED) {
         let contexts = [
             format!("k: {s}\n"),
@@ -221,6 +233,7 @@ fn tricky_scalars_mean_what_serde_saphyr_says_in_every_position() {
         ];
         for text in &contexts {
             answered += usize::from(agrees(text));
+            by_lines += usize::from(block::parse(text).is_some());
         }
     }
     for block in BLOCKS {
@@ -229,6 +242,8 @@ fn tricky_scalars_mean_what_serde_saphyr_says_in_every_position() {
     }
     // Most of these are plain values the direct path must answer itself.
     assert!(answered > 1000, "direct path answered only {answered}");
+    // The line reader leaves documents that are a scalar, tabs and non-ASCII text.
+    assert!(by_lines > 500, "the line reader answered only {by_lines} (direct {answered})");
 }
 
 #[test]
@@ -260,6 +275,90 @@ fn the_direct_path_answers_plain_manifests_and_leaves_the_rest() {
 }
 
 #[test]
+fn the_line_reader_answers_block_manifests_and_leaves_the_rest() {
+    for read in [
+        "a: 1\nb:\n  c: [x, \"y\", 'z''s']\n  d: {e: f, g: {}}\n",
+        "items:\n- name: a\n  args:\n  - --log-level=info\n  - -v\n- - nested\n  - -1\n-\n- # comment\n  k: v\n",
+        "list:\n  - a\n  - b\nafter: x # comment\n",
+        "\"quoted key\": 1\n'single': \"esc \\t \\\" \\\\ \\x41 \\u00e9 \\/\"\n",
+        "k: |\n  line1\n\n  line2\n   deeper\n  # not a comment\n\nnext: 1\n",
+        "k: |-\n  strip\n\n",
+        "k: |+\n  keep\n\n\nnext: 1\n",
+        "k: |+\n  keep at the end\n\n",
+        "k: |\n\n  leading blank\n",
+        "- |\n  in a sequence\n- |2-\n   explicit indentation is left\n",
+        "  indented: root\n  second: 2\n",
+        "---\na: 1\n--- # second\nb: 2\n---\n",
+        "url: http://example.test:8080/x\nhash: a#b\nempty:\nnull: ~\n",
+        "k: |\n  no final break",
+    ] {
+        agrees(read);
+    }
+    for answered in [
+        "a: 1\nb:\n  c: [x, \"y\", 'z''s']\n  d: {e: f, g: {}}\n",
+        "items:\n- name: a\n  args:\n  - --log-level=info\n  - -v\n- - nested\n  - -1\n-\n- # comment\n  k: v\n",
+        "k: |\n  line1\n\n  line2\n   deeper\n  # not a comment\n\nnext: 1\n",
+        "k: |+\n  keep\n\n\nnext: 1\n",
+        "---\na: 1\n--- # second\nb: 2\n---\n",
+    ] {
+        assert!(read_by_lines(answered), "the line reader should answer {answered:?}");
+    }
+    for left in [
+        "k: >\n  folded\n",
+        "k: |2\n   explicit\n",
+        "k: a\n  continued\n",
+        "k: \"open\n  quote\"\n",
+        "k: [a,\n  b]\n",
+        "k:\tv\n",
+        "a: 1\r\n",
+        "k: caf\u{e9}\n",
+        "k: !!str 1\n",
+        "k: &a 1\n",
+        "? k\n: v\n",
+        "k: |\n  no final break",
+        "k: v\n...\n",
+        "plain scalar\n",
+        "k: \"\\N\"\n",
+    ] {
+        assert!(!read_by_lines(left), "the line reader answered {left:?}");
+    }
+}
+
+/// Manifests edited at random (a character put in or taken out, a line indented or
+/// repeated): whatever the line reader answers is what serde_saphyr reads.
+#[test]
+fn edited_manifests_parse_as_serde_saphyr_parses_them() {
+    const MANIFESTS: &[&str] = &[
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {app: web, tier: \"front\"}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n      - name: web\n        image: registry.test/web:1.2\n        args: [--port=8080, '-v']\n        env:\n        - name: A\n          value: \"1\"\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg # comment\ndata:\n  script: |\n    #!/bin/sh\n    echo hi\n\n    exit 0\n  mode: 0644\n---\nkind: List\nitems:\n- a\n- - b\n  - c\n",
+    ];
+    const EDITS: &[char] = &[' ', ' ', '\n', ':', '-', '#', '"', '\'', '|', '{', '}', '[', ']', ',', '\\', '&', '!', '?', '>', 'x', '0'];
+    let mut next = below(0x5851_f42d_4c95_7f2d_u64);
+    let mut by_lines = 0;
+    for _ in 0..4000 {
+        let mut text: Vec<char> = MANIFESTS[next(MANIFESTS.len())].chars().collect();
+        for _ in 0..1 + next(3) {
+            let at = next(text.len());
+            match next(4) {
+                0 => {
+                    text.remove(at);
+                }
+                1 => {
+                    // Indent the line holding `at` by a space.
+                    let start = text[..at].iter().rposition(|&c| c == '\n').map_or(0, |p| p + 1);
+                    text.insert(start, ' ');
+                }
+                _ => text.insert(at, EDITS[next(EDITS.len())]),
+            }
+        }
+        let text: String = text.into_iter().collect();
+        agrees(&text);
+        by_lines += usize::from(block::parse(&text).is_some());
+    }
+    assert!(by_lines > 400, "the line reader answered only {by_lines} of 4000");
+}
+
+#[test]
 fn limits_are_left_to_serde_saphyr() {
     let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
     for n in [MAX_DEPTH - 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1] {
@@ -275,7 +374,7 @@ fn limits_are_left_to_serde_saphyr() {
 #[test]
 fn every_yaml_file_of_the_repository_parses_as_serde_saphyr_parses_it() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut files = 0;
+    let (mut files, mut by_lines) = (0, 0);
     for dir in ["examples", "testdata", "publisher/tests", "hack", "fuzz/seeds"] {
         for entry in walkdir::WalkDir::new(root.join(dir)).into_iter().map(|e| e.expect("walkable")) {
             let path = entry.path();
@@ -284,6 +383,7 @@ fn every_yaml_file_of_the_repository_parses_as_serde_saphyr_parses_it() {
             }
             let text = std::fs::read_to_string(path).expect("readable");
             assert!(agrees(&text), "{}: the direct path should answer a plain file", path.display());
+            by_lines += usize::from(read_by_lines(&text));
             for manifests in saphyr_documents(&text).unwrap().iter().flat_map(embedded) {
                 agrees(&manifests);
             }
@@ -291,6 +391,8 @@ fn every_yaml_file_of_the_repository_parses_as_serde_saphyr_parses_it() {
         }
     }
     assert!(files >= 10, "found only {files} YAML files");
+    // The rest hold folded scalars, scalars continued on the next line...
+    assert!(by_lines * 2 > files, "the line reader answered only {by_lines} of {files} files");
 }
 
 /// The texts a ConfigMap's `data` or a Secret's `stringData` holds.
@@ -328,12 +430,14 @@ fn the_benchmark_fleet_parses_as_serde_saphyr_parses_it() {
                 let body = body.as_str().unwrap();
                 if doc["metadata"]["annotations"].is_null() {
                     assert!(agrees(body), "{key}: the direct path should answer a plain manifest");
+                    assert!(read_by_lines(body), "{key}: the line reader should answer a plain manifest");
                     continue;
                 }
                 for cluster in &clusters {
                     let source = crate::template::TemplateSource { profile: "bench", resource: "ConfigMap", key };
                     let text = crate::template::render(&source, body, &json!({"Cluster": cluster, "MgmtResources": {}})).unwrap();
                     assert!(agrees(&text), "{key}: the direct path should answer a rendered manifest");
+                    assert!(read_by_lines(&text), "{key}: the line reader should answer a rendered manifest");
                     for doc in parse_documents(&text).unwrap() {
                         assert!(writes_alike(&doc), "{key}: the writer should write a rendered manifest");
                     }
@@ -360,7 +464,7 @@ fn below(mut state: u64) -> impl FnMut(usize) -> usize {
 #[test]
 fn generated_streams_parse_as_serde_saphyr_parses_them() {
     let mut next = below(0x9e37_79b9_7f4a_7c15_u64);
-    let mut answered = 0;
+    let (mut answered, mut by_lines) = (0, 0);
     for _ in 0..3000 {
         let mut text = String::new();
         for _ in 0..1 + next(3) {
@@ -373,9 +477,11 @@ fn generated_streams_parse_as_serde_saphyr_parses_them() {
             }
         }
         answered += usize::from(agrees(&text));
+        by_lines += usize::from(block::parse(&text).is_some());
     }
     // The rest hold a tag, an anchor, a null or repeated key, or are not YAML.
     assert!(answered > 600, "direct path answered only {answered} of 3000");
+    assert!(by_lines > 300, "the line reader answered only {by_lines} of 3000");
 }
 
 /// Values built at random: strings of characters YAML cares about, numbers, nested and

@@ -1,0 +1,487 @@
+//! Block-style YAML read a line at a time, for the manifests templates render: mappings
+//! and sequences laid out by indentation, scalars that end on their line (plain, quoted,
+//! `|` literal blocks), and flow collections that close on their line.
+//!
+//! A publish of 10,000 clusters parses 50,000 rendered templates. Driving the general
+//! parser's scanner and event machinery for them (`direct`) was a quarter of the publish's
+//! CPU; reading the lines of this subset directly costs a fraction of it. Like `direct`,
+//! [`parse`] answers only for input whose meaning it is sure of and gives up (`None`) at
+//! anything else — a character outside printable ASCII, a tab, a carriage return, a
+//! directive or `...`, a tag, anchor or alias, a complex key, a folded or explicitly
+//! indented block scalar, a scalar or flow collection continued on the next line, an
+//! indentation it did not expect — and leaves the stream to `direct` and serde_saphyr.
+//! Keys and scalars are judged by the same functions `direct` uses, so a value means the
+//! same on either path; `super::tests` holds both to serde_saphyr's answer.
+
+use granit_parser::ScalarStyle;
+use serde_json::{Map, Value};
+
+use super::{MAX_DEPTH, MAX_DOCUMENTS, direct, scalar};
+
+/// The longest simple key the general parser accepts (its `simple_key_max_lookahead` is
+/// 1,024 characters); longer ones are left to it.
+const MAX_KEY: usize = 1_000;
+
+/// Nodes in one stream: serde_saphyr's budget allows 250,000; a stream near that is left
+/// to it.
+const MAX_NODES: usize = 100_000;
+
+/// The stream's non-null documents, or `None` when the general parser must decide.
+pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
+    if text.len() > direct::MAX_BYTES || !text.bytes().all(|b| b == b'\n' || (b' '..=b'~').contains(&b)) {
+        return None;
+    }
+    // Without a final line break, a block scalar on the last line would end differently.
+    let (body, final_break) = match text.strip_suffix('\n') {
+        Some(body) => (body, true),
+        None => (text, false),
+    };
+    let mut reader = Reader { lines: Vec::new(), at: 0, final_break: true, nodes: 0 };
+    let (mut documents, mut started) = (Vec::new(), 0);
+    let last = body.split('\n').count();
+    // The end of the stream ends its last document as `---` would.
+    for (i, line) in body.split('\n').chain(["---"]).enumerate() {
+        if let Some(rest) = line.strip_prefix("---") {
+            if !rest.is_empty() && !rest.starts_with(' ') || !is_blank_or_comment(rest.trim_start_matches(' ')) {
+                return None;
+            }
+            started += 1;
+            if started >= MAX_DOCUMENTS {
+                return None;
+            }
+            reader.final_break = final_break || i < last;
+            if let Some(document) = reader.document()? {
+                documents.push(document);
+            }
+            reader.lines.clear();
+            reader.at = 0;
+            continue;
+        }
+        if line.starts_with("...") || line.starts_with('%') {
+            return None;
+        }
+        let text = line.trim_start_matches(' ');
+        reader.lines.push(Line { indent: line.len() - text.len(), text, raw: line });
+    }
+    Some(documents)
+}
+
+/// One line: its indentation, what follows it, and the whole line for block scalars. A
+/// sequence item's content on the item's line (`- key: value`) is read as a line of its own
+/// at its column.
+#[derive(Clone, Copy)]
+struct Line<'a> {
+    indent: usize,
+    text: &'a str,
+    raw: &'a str,
+}
+
+/// The lines of one document, and what the stream has used up so far.
+struct Reader<'a> {
+    lines: Vec<Line<'a>>,
+    at: usize,
+    /// Whether the document's last line ends with a line break: a block scalar reaching
+    /// the end of a stream without one is left to the general parser.
+    final_break: bool,
+    /// Nodes read in the stream so far.
+    nodes: usize,
+}
+
+/// What a line holds, read as a mapping entry.
+enum Entry<'a> {
+    /// The key, its style, and what follows the `:` and the spaces after it.
+    Pair(String, ScalarStyle, &'a str),
+    /// Not a mapping entry: a scalar, a flow collection...
+    Not,
+}
+
+impl<'a> Reader<'a> {
+    /// The document's root, or `Some(None)` for an empty document.
+    fn document(&mut self) -> Option<Option<Value>> {
+        let Some(first) = self.peek() else { return Some(None) };
+        let root = self.collection(first.indent, 0)?;
+        // Anything after the root is more than one node: not this reader's to judge.
+        self.peek().is_none().then_some(Some(root))
+    }
+
+    /// The next line holding something, past blank lines and comments.
+    fn peek(&mut self) -> Option<Line<'a>> {
+        while let Some(line) = self.lines.get(self.at) {
+            if !is_blank_or_comment(line.text) {
+                return Some(*line);
+            }
+            self.at += 1;
+        }
+        None
+    }
+
+    /// Counts a node, and a collection opened at `depth`, against the limits.
+    fn count(&mut self, depth: usize) -> Option<()> {
+        self.nodes += 1;
+        (self.nodes <= MAX_NODES && depth + 1 < MAX_DEPTH).then_some(())
+    }
+
+    /// The block mapping or sequence whose first line is the next one, at `indent`.
+    fn collection(&mut self, indent: usize, depth: usize) -> Option<Value> {
+        self.count(depth)?;
+        let line = self.peek()?;
+        if is_item(line.text) { self.sequence(indent, depth + 1) } else { self.mapping(indent, depth + 1) }
+    }
+
+    fn mapping(&mut self, indent: usize, depth: usize) -> Option<Value> {
+        let (mut map, mut integers) = (Map::new(), Vec::new());
+        while let Some(line) = self.peek() {
+            if line.indent < indent {
+                break;
+            }
+            if line.indent != indent || is_item(line.text) {
+                return None;
+            }
+            let Entry::Pair(key, style, rest) = entry(line.text)? else { return None };
+            let key = direct::checked_key(&key, style, &map, &mut integers)?;
+            self.at += 1;
+            let value = self.value(rest, indent, depth, true)?;
+            map.insert(key, value);
+        }
+        Some(Value::Object(map))
+    }
+
+    fn sequence(&mut self, indent: usize, depth: usize) -> Option<Value> {
+        let mut items = Vec::new();
+        while let Some(line) = self.peek() {
+            if line.indent < indent || line.indent == indent && !is_item(line.text) {
+                break;
+            }
+            if line.indent != indent {
+                return None;
+            }
+            let rest = &line.text[1..];
+            let content = rest.trim_start_matches(' ');
+            if is_item(content) || matches!(entry(content)?, Entry::Pair(..)) {
+                // `- key: value` and `- - item`: a collection starting at the content's column.
+                let column = indent + 1 + rest.len() - content.len();
+                self.lines[self.at] = Line { indent: column, text: content, raw: line.raw };
+                items.push(self.collection(column, depth)?);
+            } else {
+                self.at += 1;
+                items.push(self.value(content, indent, depth, false)?);
+            }
+        }
+        Some(Value::Array(items))
+    }
+
+    /// The value after `key:` or `-` on a line of a collection at `indent`: `rest` is what
+    /// follows on that line, and the lines below may hold it.
+    fn value(&mut self, rest: &'a str, indent: usize, depth: usize, in_mapping: bool) -> Option<Value> {
+        if is_blank_or_comment(rest) {
+            return match self.peek() {
+                Some(next) if next.indent > indent => self.collection(next.indent, depth),
+                // A mapping's value may be a sequence at the key's own indentation.
+                Some(next) if in_mapping && next.indent == indent && is_item(next.text) => self.collection(indent, depth),
+                _ => self.count(depth).map(|()| Value::Null),
+            };
+        }
+        let value = match rest.as_bytes()[0] {
+            b'|' => return self.literal(rest, indent, depth),
+            b'[' | b'{' => {
+                let (value, after) = self.flow(rest, depth)?;
+                end_of_line(after)?;
+                value
+            }
+            b'"' | b'\'' => {
+                let (text, style, after) = quoted(rest)?;
+                end_of_line(after)?;
+                self.scalar(&text, style, depth)?
+            }
+            _ => self.scalar(plain(rest)?, ScalarStyle::Plain, depth)?,
+        };
+        // A line below indented further would continue the scalar, or be an error.
+        match self.peek() {
+            Some(next) if next.indent > indent => None,
+            _ => Some(value),
+        }
+    }
+
+    fn scalar(&mut self, text: &str, style: ScalarStyle, depth: usize) -> Option<Value> {
+        self.count(depth)?;
+        scalar::resolve(text, style)
+    }
+
+    /// A `|` block scalar whose header is `header`, under a collection at `indent`.
+    fn literal(&mut self, header: &str, indent: usize, depth: usize) -> Option<Value> {
+        let (chomp, comment) = match header.as_bytes().get(1) {
+            Some(b'-') => (Chomp::Strip, &header[2..]),
+            Some(b'+') => (Chomp::Keep, &header[2..]),
+            _ => (Chomp::Clip, &header[1..]),
+        };
+        if !comment.is_empty() && !comment.starts_with(' ') || !is_blank_or_comment(comment.trim_start_matches(' ')) {
+            return None;
+        }
+        let lines = &self.lines[self.at..];
+        // Content is indented as its first line holding something, deeper than the collection.
+        let width = lines.iter().find(|l| !l.text.is_empty())?.indent;
+        if width <= indent {
+            return None;
+        }
+        // `used`: lines up to the last one holding content; `blanks`: empty lines since.
+        let (mut text, mut used, mut blanks) = (String::new(), 0, 0);
+        for (i, line) in lines.iter().enumerate() {
+            if line.text.is_empty() {
+                // Spaces beyond the content's indentation would be content: left alone.
+                if line.raw.len() > width {
+                    return None;
+                }
+                blanks += 1;
+                continue;
+            }
+            if line.indent < width {
+                break;
+            }
+            if used > 0 {
+                text.push('\n');
+            }
+            text.extend(std::iter::repeat_n('\n', blanks));
+            text.push_str(&line.raw[width..]);
+            (used, blanks) = (i + 1, 0);
+        }
+        if used + blanks == lines.len() && !self.final_break {
+            return None;
+        }
+        match chomp {
+            Chomp::Strip => {}
+            Chomp::Clip => text.push('\n'),
+            Chomp::Keep => text.extend(std::iter::repeat_n('\n', 1 + blanks)),
+        }
+        self.at += used + blanks;
+        self.scalar(&text, ScalarStyle::Literal, depth)
+    }
+
+    /// A flow collection or scalar at the start of `text`, and what follows it on the line.
+    fn flow<'t>(&mut self, text: &'t str, depth: usize) -> Option<(Value, &'t str)> {
+        match text.as_bytes().first()? {
+            b'[' => {
+                self.count(depth)?;
+                self.flow_sequence(&text[1..], depth + 1)
+            }
+            b'{' => {
+                self.count(depth)?;
+                self.flow_mapping(&text[1..], depth + 1)
+            }
+            b'"' | b'\'' => {
+                let (s, style, after) = quoted(text)?;
+                Some((self.scalar(&s, style, depth)?, after))
+            }
+            _ => {
+                let (s, after) = flow_plain(text)?;
+                Some((self.scalar(s, ScalarStyle::Plain, depth)?, after))
+            }
+        }
+    }
+
+    fn flow_sequence<'t>(&mut self, text: &'t str, depth: usize) -> Option<(Value, &'t str)> {
+        let mut items = Vec::new();
+        let mut rest = text.trim_start_matches(' ');
+        if let Some(after) = rest.strip_prefix(']') {
+            return Some((Value::Array(items), after));
+        }
+        loop {
+            let (item, after) = self.flow(rest, depth)?;
+            items.push(item);
+            rest = after.trim_start_matches(' ');
+            match rest.as_bytes().first()? {
+                b',' => rest = rest[1..].trim_start_matches(' '),
+                b']' => return Some((Value::Array(items), &rest[1..])),
+                // `[a: b]`, a pair in a sequence, and anything else.
+                _ => return None,
+            }
+        }
+    }
+
+    fn flow_mapping<'t>(&mut self, text: &'t str, depth: usize) -> Option<(Value, &'t str)> {
+        let (mut map, mut integers) = (Map::new(), Vec::new());
+        let mut rest = text.trim_start_matches(' ');
+        if let Some(after) = rest.strip_prefix('}') {
+            return Some((Value::Object(map), after));
+        }
+        loop {
+            let (key, style, after) = match rest.as_bytes().first()? {
+                b'"' | b'\'' => quoted(rest)?,
+                _ => {
+                    let (key, after) = flow_plain(rest)?;
+                    (key.to_string(), ScalarStyle::Plain, after)
+                }
+            };
+            if rest.len() - after.len() > MAX_KEY {
+                return None;
+            }
+            // Only `key: value`; `key:value`, `key` alone and `key:` are left to the parser.
+            let after = after.trim_start_matches(' ').strip_prefix(": ")?.trim_start_matches(' ');
+            if after.starts_with([',', '}']) {
+                return None;
+            }
+            let key = direct::checked_key(&key, style, &map, &mut integers)?;
+            let (value, after) = self.flow(after, depth)?;
+            map.insert(key, value);
+            rest = after.trim_start_matches(' ');
+            match rest.as_bytes().first()? {
+                b',' => rest = rest[1..].trim_start_matches(' '),
+                b'}' => return Some((Value::Object(map), &rest[1..])),
+                _ => return None,
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Chomp {
+    Strip,
+    Clip,
+    Keep,
+}
+
+/// A sequence item: `-` alone or followed by a space.
+fn is_item(text: &str) -> bool {
+    text == "-" || text.starts_with("- ")
+}
+
+fn is_blank_or_comment(text: &str) -> bool {
+    text.is_empty() || text.starts_with('#')
+}
+
+/// What may follow a value on its line: nothing, or spaces and a comment.
+fn end_of_line(after: &str) -> Option<()> {
+    let rest = after.trim_start_matches(' ');
+    (rest.is_empty() || rest.len() < after.len() && rest.starts_with('#')).then_some(())
+}
+
+/// Whether `text` starts a plain scalar this reader takes: not with an indicator, `-` only
+/// before something other than a space or a flow indicator (`--flag`, `-1`).
+fn plain_start(text: &str) -> bool {
+    match text.as_bytes() {
+        [] => false,
+        [b'-', next, ..] => !b" ,[]{}".contains(next),
+        [b'-'] => false,
+        [first, ..] => !b"?:,[]{}#&*!|>'\"%@`".contains(first),
+    }
+}
+
+/// A mapping entry on a line, `Not` when the line holds none, `None` when it is not sure.
+fn entry(text: &str) -> Option<Entry<'_>> {
+    if text.starts_with(['"', '\'']) {
+        let (key, style, after) = quoted(text)?;
+        return match after.strip_prefix(':') {
+            Some(rest) if rest.is_empty() || rest.starts_with(' ') => {
+                (text.len() - after.len() <= MAX_KEY).then(|| Entry::Pair(key, style, rest.trim_start_matches(' ')))
+            }
+            _ => Some(Entry::Not),
+        };
+    }
+    if !plain_start(text) {
+        return Some(Entry::Not);
+    }
+    let end = match text.find(": ") {
+        Some(end) => end,
+        None if text.ends_with(':') => text.len() - 1,
+        None => return Some(Entry::Not),
+    };
+    let key = &text[..end];
+    if key.contains(" #") || key.ends_with(' ') || key.len() > MAX_KEY {
+        return None;
+    }
+    Some(Entry::Pair(key.to_string(), ScalarStyle::Plain, text[end + 1..].trim_start_matches(' ')))
+}
+
+/// A plain scalar taking the rest of its line, up to a comment.
+fn plain(rest: &str) -> Option<&str> {
+    if !plain_start(rest) {
+        return None;
+    }
+    let text = rest.find(" #").map_or(rest, |comment| &rest[..comment]).trim_end_matches(' ');
+    // `key: a: b` and a value ending in `:` are mappings where none may be.
+    (!text.contains(": ") && !text.ends_with(':')).then_some(text)
+}
+
+/// A quoted scalar closing on its line: its text, style, and what follows the closing quote.
+fn quoted(text: &str) -> Option<(String, ScalarStyle, &str)> {
+    let bytes = text.as_bytes();
+    let mut out = String::new();
+    if bytes[0] == b'\'' {
+        let mut i = 1;
+        loop {
+            let next = i + text[i..].find('\'')?;
+            out.push_str(&text[i..next]);
+            if bytes.get(next + 1) == Some(&b'\'') {
+                out.push('\'');
+                i = next + 2;
+            } else {
+                return Some((out, ScalarStyle::SingleQuoted, &text[next + 1..]));
+            }
+        }
+    }
+    let mut i = 1;
+    loop {
+        let next = i + text[i..].find(['"', '\\'])?;
+        out.push_str(&text[i..next]);
+        if bytes[next] == b'"' {
+            return Some((out, ScalarStyle::DoubleQuoted, &text[next + 1..]));
+        }
+        let (c, len) = escape(&text[next + 1..])?;
+        out.push(c);
+        i = next + 1 + len;
+    }
+}
+
+/// The character a double-quoted escape stands for, and the escape's length after `\`.
+/// The rarer ones (`\N`, `\_`, `\L`, `\P`, a line break) are left to the general parser.
+fn escape(text: &str) -> Option<(char, usize)> {
+    let hex = |n: usize| {
+        let digits = text.get(1..1 + n).filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))?;
+        char::from_u32(u32::from_str_radix(digits, 16).ok()?).map(|c| (c, 1 + n))
+    };
+    let c = match text.as_bytes().first()? {
+        b'0' => '\0',
+        b'a' => '\x07',
+        b'b' => '\x08',
+        b't' => '\t',
+        b'n' => '\n',
+        b'v' => '\x0b',
+        b'f' => '\x0c',
+        b'r' => '\r',
+        b'e' => '\x1b',
+        b' ' => ' ',
+        b'"' => '"',
+        b'/' => '/',
+        b'\\' => '\\',
+        b'x' => return hex(2),
+        b'u' => return hex(4),
+        b'U' => return hex(8),
+        _ => return None,
+    };
+    Some((c, 1))
+}
+
+/// A plain scalar inside a flow collection: up to a flow indicator or `: `, spaces at its
+/// end trimmed. A `:` before an indicator and a comment inside the collection are left to
+/// the general parser.
+fn flow_plain(text: &str) -> Option<(&str, &str)> {
+    if !plain_start(text) {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let mut end = 0;
+    while let Some(&b) = bytes.get(end) {
+        match b {
+            b',' | b'[' | b']' | b'{' | b'}' => break,
+            b':' => match bytes.get(end + 1) {
+                Some(b' ') => break,
+                None | Some(b',' | b'[' | b']' | b'{' | b'}') => return None,
+                Some(_) => {}
+            },
+            b'#' if bytes[end - 1] == b' ' => return None,
+            _ => {}
+        }
+        end += 1;
+    }
+    let scalar = text[..end].trim_end_matches(' ');
+    (!scalar.is_empty()).then_some((scalar, &text[end..]))
+}
