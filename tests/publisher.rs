@@ -143,6 +143,54 @@ fn dry_run_writes_nothing_and_bad_flags_fail() {
     assert!(stderr.contains(&format!("permissions 0644 for '{}' are too open", keys.key)), "{stderr}");
 }
 
+/// A fleet of more clusters than the publisher renders, signs and writes at a time: every
+/// cluster is published once and named in the index, the last one reads back verified, and
+/// a re-publish finds them all unchanged without touching a file of the layout.
+#[tokio::test]
+async fn a_fleet_larger_than_a_chunk_publishes_whole_and_republishes_unchanged() {
+    let fleet = tempfile::tempdir().expect("tempdir");
+    let generated = Command::new("python3")
+        .arg(common::root().join("hack/bench/gen-fleet.py"))
+        .args(["--clusters", "1100", "--seed", "3", "--out"])
+        .arg(fleet.path())
+        .status()
+        .expect("python3 runs hack/bench/gen-fleet.py");
+    assert!(generated.success());
+    let keys = Keys::new("ops");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let layout = tmp.path().join("layout");
+    let store = format!("oci-layout:{}", layout.display());
+    let cache = tmp.path().join("cache");
+    let publish = [
+        "publish",
+        "--from-dir",
+        fleet.path().to_str().unwrap(),
+        "--to",
+        &store,
+        "--key",
+        &keys.key,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ];
+
+    let first = summary(&run_expect(&publish, 0));
+    assert_eq!(first.len(), 1100);
+    assert!(first.iter().all(|(_, v, s)| v == "1" && s == "published"), "{first:?}");
+    let opened = airlock::store::open(&store.parse().unwrap(), &Default::default()).await.unwrap();
+    assert_eq!(opened.clusters(&airlock::Limits::SPEC).await.unwrap().len(), 1100);
+    let last: airlock::ClusterId = first.last().unwrap().0.parse().unwrap();
+    assert_eq!(read_back(&store, &last, &keys.keyring).await.predicate().version, 1);
+
+    let files = |dir: &Path| -> Vec<_> {
+        let entries = walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().map(|e| e.unwrap());
+        entries.map(|e| (e.path().to_owned(), e.metadata().unwrap().len(), e.metadata().unwrap().modified().unwrap())).collect()
+    };
+    let before = files(&layout);
+    let again = summary(&run_expect(&publish, 0));
+    assert!(again.iter().all(|(_, v, s)| v == "1" && s == "unchanged"), "{again:?}");
+    assert_eq!(files(&layout), before, "an unchanged re-publish wrote to the layout");
+}
+
 /// Rotation without a site visit: bundles signed by a new key, carrying the signed
 /// keyring update, verify against the keyring pullers already trust.
 #[tokio::test]

@@ -171,6 +171,35 @@ async fn two_clusters_share_a_part_and_round_trip() {
     assert!(store.describe().starts_with("oci+http://") && store.describe().ends_with(&prefix));
 }
 
+/// A batch pushes each bundle as it is added (a registry has no index to write last), and
+/// a part shared across the batch's additions is uploaded once and mounted after.
+#[tokio::test]
+async fn a_batch_pushes_as_it_goes_and_uploads_a_shared_part_once() {
+    setup();
+    let (host, prefix) = (plain_host(), unique_prefix("batch"));
+    let store = open(&host, &prefix, &RegistryCredentials::default()).await;
+    let key = SigningKey::from_seed([12; 32]);
+    let clusters: Vec<ClusterId> = ["fleet/edge-a", "fleet/edge-b"].iter().map(|c| c.parse().unwrap()).collect();
+    let bundles: Vec<SignedBundle> = clusters.iter().map(|c| signed(&key, c, 1, c.name())).collect();
+    let meta = PublishMeta::default();
+    let logs = captured_logs();
+    let mut batch = store.batch(&meta);
+    batch.add(vec![bundles[0].clone()]).await.expect("first addition");
+    assert!(matches!(fetch(store.as_ref(), &clusters[0], &keyring(&key), &Floor::default()).await, Ok(Fetch::New(_))));
+    batch.add(vec![bundles[1].clone()]).await.expect("second addition");
+    batch.commit().await.expect("commit");
+    for cluster in &clusters {
+        assert!(matches!(fetch(store.as_ref(), cluster, &keyring(&key), &Floor::default()).await, Ok(Fetch::New(_))), "{cluster}");
+    }
+    let shared = bundles[0].statement.predicate.profiles.iter().find(|p| p.name == SHARED).unwrap().digest;
+    let manifest: OciManifest = serde_json::from_slice(&oci::artifact(&bundles[0], &meta, &GzipCache::default()).manifest_bytes).unwrap();
+    let layer = manifest.part_layer(&shared).expect("shared part layer").digest.to_string();
+    let logs = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    let events: Vec<&str> = logs.lines().filter(|l| l.contains(&prefix) && l.contains(&layer)).collect();
+    assert_eq!(events.iter().filter(|l| l.contains("uploaded")).count(), 1, "{logs}");
+    assert_eq!(events.iter().filter(|l| l.contains("mounted")).count(), 1, "{logs}");
+}
+
 #[tokio::test]
 async fn republishing_moves_latest() {
     setup();

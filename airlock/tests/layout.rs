@@ -264,3 +264,42 @@ async fn layout_missing_a_named_blob_is_malformed_not_empty() {
     let absent = s.fetch_envelope(&"fleet/edge-2".parse().unwrap(), &L).await.unwrap_err();
     assert!(matches!(absent, StoreError::NotFound { .. }), "{absent}");
 }
+
+/// A batch fed in parts: the layout holds each part's blobs as it comes but names nothing
+/// before the commit, and an archive (which writes everything at once) ends the same.
+#[tokio::test]
+async fn a_batch_names_its_bundles_only_at_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (fixture_for("fleet/edge-1"), fixture_for("fleet/edge-2"));
+    for reference in
+        [format!("oci-layout:{}", tmp.path().join("layout").display()), format!("oci-archive:{}", tmp.path().join("a.tar").display())]
+    {
+        let s = store(&reference).await;
+        let mut batch = s.batch(&PublishMeta::default());
+        batch.add(vec![a.signed(1, Fixture::files())]).await.unwrap();
+        batch.add(Vec::new()).await.unwrap();
+        batch.add(vec![b.signed(1, Fixture::files())]).await.unwrap();
+        assert!(s.clusters(&L).await.unwrap_or_default().is_empty(), "{reference}: named before the commit");
+        assert!(matches!(fetch(s.as_ref(), &a).await, Err(FetchError::Store(StoreError::NotFound { .. }))), "{reference}");
+        batch.commit().await.unwrap();
+        assert_eq!(s.clusters(&L).await.unwrap(), vec![a.cluster.clone(), b.cluster.clone()], "{reference}");
+        for fx in [&a, &b] {
+            assert!(matches!(fetch(s.as_ref(), fx).await, Ok(Fetch::New(_))), "{reference}: {}", fx.cluster);
+        }
+    }
+    // Both parts' blobs, the config, and a manifest and an envelope per cluster: each once.
+    assert_eq!(blob_count(&tmp.path().join("layout")), 2 * 2 + 1 + 2);
+}
+
+/// A batch given nothing writes nothing: a re-publish where no cluster changed leaves the
+/// layout as it was, not even creating it.
+#[tokio::test]
+async fn an_empty_batch_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("layout");
+    let s = store(&format!("oci-layout:{}", dir.display())).await;
+    let mut batch = s.batch(&PublishMeta::default());
+    batch.add(Vec::new()).await.unwrap();
+    batch.commit().await.unwrap();
+    assert!(!dir.exists());
+}

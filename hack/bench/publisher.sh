@@ -101,8 +101,8 @@ done
 # publish. Evidence for a missed target, not a figure.
 "$bin" --log debug publish --from-dir "$fleet" --to "oci-layout:$work/layout-phases" --key "$key" \
   --cache-dir "$work/cache-phases" 2>"$work/phases.log" >/dev/null
-phases="$(sed -n 's/.*publish: \(.*\) done ms=\([0-9]*\).*/\1 \2/p' "$work/phases.log" \
-  | awk '{ ms = $NF; $NF = ""; sub(/ $/, ""); printf "%s%s %.2f s", sep, $0, (ms - last) / 1000; sep = ", "; last = ms }')"
+phases="$(sed -n 's/.*publish: \(.*\) took ms=\([0-9]*\).*/\1 \2/p' "$work/phases.log" \
+  | awk '{ ms = $NF; $NF = ""; sub(/ $/, ""); printf "%s%s %.2f s", sep, $0, ms / 1000; sep = ", " }')"
 blobs="$(find "$work/layout-phases/blobs/sha256" -type f | wc -l)"
 hot="perf was not run (quick mode, or BENCH_PROFILE empty)"
 if [ -n "$profile" ]; then
@@ -170,8 +170,9 @@ distinct parts, $unique_mb MiB of canonical tar.
 $table
 
 Where a cold publish spends its time (one more run, \`--log debug\`, phases as the
-publisher logs them): $phases. CPU profile of another cold publish (\`perf record -e
-cpu-clock -F 999 -g\`, self time per function):
+publisher logs them, each summed over the chunks of 500 clusters it works through):
+$phases. CPU profile of another cold publish (\`perf record -e cpu-clock -F 999 -g\`,
+self time per function):
 
 \`\`\`
 $hot

@@ -145,8 +145,50 @@ pub trait Store: Send + Sync {
     /// commit for Git). Writes only what the store does not already hold.
     async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError>;
 
+    /// A batch handed its bundles a few at a time, as a publisher signs them. By default it
+    /// keeps them and publishes them all at [`Batch::commit`]; a store that can write
+    /// bundles before naming them newest writes them as they come, so a publish of
+    /// thousands of clusters never holds them all.
+    fn batch<'s>(&'s self, meta: &PublishMeta) -> Box<dyn Batch + 's> {
+        Box::new(Kept { store: self, meta: meta.clone(), bundles: Vec::new() })
+    }
+
     /// Clusters the store holds bundles for.
     async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError>;
+}
+
+/// One [`Store::publish`] fed a few bundles at a time.
+#[async_trait]
+pub trait Batch: Send {
+    /// Takes more bundles. A registry, which has no index, pushes them as they come; a
+    /// layout writes their blobs and names them in its index only at [`Batch::commit`], and
+    /// Git writes them all in the commit.
+    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<(), StoreError>;
+    /// Makes every bundle added the newest version of its cluster, as one
+    /// [`Store::publish`] of them all would.
+    async fn commit(self: Box<Self>) -> Result<(), StoreError>;
+}
+
+/// The batch of a store that writes everything at once.
+struct Kept<'s, S: ?Sized> {
+    store: &'s S,
+    meta: PublishMeta,
+    bundles: Vec<SignedBundle>,
+}
+
+#[async_trait]
+impl<S: Store + ?Sized> Batch for Kept<'_, S> {
+    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<(), StoreError> {
+        self.bundles.extend(bundles);
+        Ok(())
+    }
+
+    async fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        if self.bundles.is_empty() {
+            return Ok(());
+        }
+        self.store.publish(&self.bundles, &self.meta).await
+    }
 }
 
 /// Raw access to the OCI artifacts of an OCI store (registry, layout, archive), for

@@ -23,7 +23,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 
 use super::oci::{self, Artifact, GzipCache, OciDescriptor, OciIndex, REF_NAME, RawManifest};
-use super::{EnvelopeDigests, Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
+use super::{Batch, EnvelopeDigests, Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
 use crate::bundle::SignedBundle;
 use crate::bundle::statement::ProfileEntry;
 use crate::cluster::ClusterId;
@@ -378,33 +378,10 @@ impl LayoutStore {
     }
 
     /// Publishes signed bundles. Returns the blob bytes written.
-    ///
-    /// Each thread builds an artifact (compressing its new parts, most of a large
-    /// publish's work) and writes its blobs at once: creating files waits on the
-    /// filesystem, which other threads' compressing fills, and only manifests are kept
-    /// until the index is written, not every envelope twice.
     pub(crate) fn publish_bundles(&self, bundles: &[SignedBundle], meta: &PublishMeta, limits: &Limits) -> Result<u64, StoreError> {
-        let mut clusters = Vec::with_capacity(bundles.len());
-        for signed in bundles {
-            let cluster: ClusterId = signed
-                .cluster()
-                .parse()
-                .map_err(|e: crate::cluster::BadClusterId| StoreError::Config { store: self.describe(), message: e.to_string() })?;
-            clusters.push(cluster);
-        }
-        let _lock = self.lock()?;
-        let written = Written::default();
-        let built = in_parallel(bundles, cores() * 2, |signed| {
-            let mut artifact = oci::artifact(signed, meta, &self.cache);
-            for (digest, bytes) in blobs_of(&artifact) {
-                written.put(self, &digest, bytes)?;
-            }
-            artifact.blobs.clear();
-            Ok(artifact)
-        });
-        let built = built.into_iter().collect::<Result<Vec<_>, StoreError>>()?;
-        let artifacts: Vec<_> = clusters.into_iter().zip(bundles).zip(&built).map(|((c, s), a)| (c, s.version(), a)).collect();
-        self.commit(&artifacts, written, limits)
+        let mut batch = LayoutBatch::new(self, meta);
+        batch.write(bundles)?;
+        batch.finish(limits)
     }
 
     pub(crate) fn dir(&self) -> &Path {
@@ -416,6 +393,79 @@ impl LayoutStore {
 fn blobs_of(artifact: &Artifact) -> impl Iterator<Item = (Digest, &[u8])> {
     let blobs = artifact.blobs.iter().map(|b| (b.digest, b.bytes.as_slice()));
     blobs.chain([(artifact.manifest_digest, artifact.manifest_bytes.as_slice())])
+}
+
+/// Bundles written into a layout as they come, and named in its index at the end.
+struct LayoutBatch<'s> {
+    store: &'s LayoutStore,
+    meta: PublishMeta,
+    /// The layout's write lock, taken by the first write.
+    lock: Option<fs::File>,
+    written: Written,
+    /// What the index will name: the artifacts written, their blobs dropped.
+    artifacts: Vec<(ClusterId, u64, Artifact)>,
+}
+
+impl<'s> LayoutBatch<'s> {
+    fn new(store: &'s LayoutStore, meta: &PublishMeta) -> LayoutBatch<'s> {
+        LayoutBatch { store, meta: meta.clone(), lock: None, written: Written::default(), artifacts: Vec::new() }
+    }
+
+    /// Writes the blobs of `bundles`.
+    ///
+    /// Each thread builds an artifact (compressing its new parts, most of a large
+    /// publish's work) and writes its blobs at once: creating files waits on the
+    /// filesystem, which other threads' compressing fills, and only manifests are kept
+    /// until the index is written, not every envelope twice.
+    fn write(&mut self, bundles: &[SignedBundle]) -> Result<(), StoreError> {
+        if bundles.is_empty() {
+            return Ok(());
+        }
+        let store = self.store;
+        let mut clusters = Vec::with_capacity(bundles.len());
+        for signed in bundles {
+            let cluster: ClusterId = signed
+                .cluster()
+                .parse()
+                .map_err(|e: crate::cluster::BadClusterId| StoreError::Config { store: store.describe(), message: e.to_string() })?;
+            clusters.push(cluster);
+        }
+        if self.lock.is_none() {
+            self.lock = Some(store.lock()?);
+        }
+        let written = &self.written;
+        let built = in_parallel(bundles, cores() * 2, |signed| {
+            let mut artifact = oci::artifact(signed, &self.meta, &store.cache);
+            for (digest, bytes) in blobs_of(&artifact) {
+                written.put(store, &digest, bytes)?;
+            }
+            artifact.blobs.clear();
+            Ok(artifact)
+        });
+        let built = built.into_iter().collect::<Result<Vec<_>, StoreError>>()?;
+        self.artifacts.extend(clusters.into_iter().zip(bundles).zip(built).map(|((c, s), a)| (c, s.version(), a)));
+        Ok(())
+    }
+
+    /// Names the artifacts written in the index. Returns the blob bytes written.
+    fn finish(self, limits: &Limits) -> Result<u64, StoreError> {
+        if self.lock.is_none() {
+            return Ok(0);
+        }
+        let artifacts: Vec<_> = self.artifacts.iter().map(|(c, v, a)| (c.clone(), *v, a)).collect();
+        self.store.commit(&artifacts, self.written, limits)
+    }
+}
+
+#[async_trait]
+impl Batch for LayoutBatch<'_> {
+    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<(), StoreError> {
+        self.write(&bundles)
+    }
+
+    async fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        self.finish(&Limits::SPEC).map(|_| ())
+    }
 }
 
 /// The blobs one write has put, so each is written once however many artifacts or
@@ -490,6 +540,10 @@ impl Store for LayoutStore {
 
     async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
         self.publish_bundles(bundles, meta, &Limits::SPEC).map(|_| ())
+    }
+
+    fn batch<'s>(&'s self, meta: &PublishMeta) -> Box<dyn Batch + 's> {
+        Box::new(LayoutBatch::new(self, meta))
     }
 
     async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {

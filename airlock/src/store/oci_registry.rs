@@ -26,7 +26,7 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue, LINK};
 pub use super::credentials::RegistryCredentials;
 use super::oci::{self, Artifact, Blob, GzipCache, MANIFEST_MEDIA_TYPE, OciDescriptor, RawManifest};
 use super::reference::StoreRef;
-use super::{EnvelopeDigests, Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
+use super::{Batch, EnvelopeDigests, Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
 use crate::bundle::SignedBundle;
 use crate::bundle::statement::ProfileEntry;
 use crate::cluster::ClusterId;
@@ -115,6 +115,14 @@ impl RegistryStore {
     fn oci_error(&self, what: String, e: OciDistributionError) -> StoreError {
         let (class, message) = classify(&e);
         self.error(what, class, message)
+    }
+
+    /// Pushes bundles, several at a time; `placed` knows the blobs pushed before.
+    async fn push(&self, bundles: &[SignedBundle], meta: &PublishMeta, placed: &Placed) -> Result<(), StoreError> {
+        // Collected first: a closure mapping inside the stream trips the compiler's check
+        // that the boxed future is Send for every lifetime.
+        let pushes: Vec<_> = bundles.iter().map(|signed| self.publish_one(signed, meta, placed)).collect();
+        stream::iter(pushes).buffer_unordered(IN_FLIGHT).try_for_each(|_| future::ok(())).await
     }
 
     async fn publish_one(&self, signed: &SignedBundle, meta: &PublishMeta, placed: &Placed) -> Result<u64, StoreError> {
@@ -311,11 +319,12 @@ impl Store for RegistryStore {
     }
 
     async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
-        let placed = Placed::default();
-        // Collected first: a closure mapping inside the stream trips the compiler's check
-        // that the boxed future is Send for every lifetime.
-        let pushes: Vec<_> = bundles.iter().map(|signed| self.publish_one(signed, meta, &placed)).collect();
-        stream::iter(pushes).buffer_unordered(IN_FLIGHT).try_for_each(|_| future::ok(())).await
+        self.push(bundles, meta, &Placed::default()).await
+    }
+
+    /// A registry has no index to write last: each bundle is pushed as it comes.
+    fn batch<'s>(&'s self, meta: &PublishMeta) -> Box<dyn Batch + 's> {
+        Box::new(RegistryBatch { store: self, meta: meta.clone(), placed: Placed::default() })
     }
 
     async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
@@ -377,6 +386,24 @@ impl OciStore for RegistryStore {
 
     async fn put_artifact(&self, cluster: &ClusterId, version: u64, artifact: &Artifact) -> Result<u64, StoreError> {
         self.put_artifact_placed(cluster, version, artifact, &Placed::default()).await
+    }
+}
+
+/// Bundles pushed as they come, blobs placed once for the whole batch.
+struct RegistryBatch<'s> {
+    store: &'s RegistryStore,
+    meta: PublishMeta,
+    placed: Placed,
+}
+
+#[async_trait]
+impl Batch for RegistryBatch<'_> {
+    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<(), StoreError> {
+        self.store.push(&bundles, &self.meta, &self.placed).await
+    }
+
+    async fn commit(self: Box<Self>) -> Result<(), StoreError> {
+        Ok(())
     }
 }
 
