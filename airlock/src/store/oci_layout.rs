@@ -332,8 +332,7 @@ impl LayoutStore {
     /// about what a single fsync does; it also flushes other writers on the same
     /// filesystem, which is the price of not paying a journal commit per blob.
     fn sync(&self) -> Result<(), StoreError> {
-        let dir = fs::File::open(&self.dir).map_err(|e| io_error(&self.describe(), "directory", e))?;
-        rustix::fs::syncfs(&dir).map_err(|e| io_error(&self.describe(), "syncfs", e.into()))
+        flush(&self.dir, &self.describe())
     }
 
     /// Writes artifacts (cluster, version, artifact) under an exclusive lock: every blob
@@ -404,11 +403,13 @@ struct LayoutBatch<'s> {
     written: Written,
     /// What the index will name: the artifacts written, their blobs dropped.
     artifacts: Vec<(ClusterId, u64, Artifact)>,
+    /// A flush of the blobs written so far, running while the next ones are made.
+    flushing: Option<std::thread::JoinHandle<Result<(), StoreError>>>,
 }
 
 impl<'s> LayoutBatch<'s> {
     fn new(store: &'s LayoutStore, meta: &PublishMeta) -> LayoutBatch<'s> {
-        LayoutBatch { store, meta: meta.clone(), lock: None, written: Written::default(), artifacts: Vec::new() }
+        LayoutBatch { store, meta: meta.clone(), lock: None, written: Written::default(), artifacts: Vec::new(), flushing: None }
     }
 
     /// Writes the blobs of `bundles`.
@@ -444,14 +445,34 @@ impl<'s> LayoutBatch<'s> {
         });
         let built = built.into_iter().collect::<Result<Vec<_>, StoreError>>()?;
         self.artifacts.extend(clusters.into_iter().zip(bundles).zip(built).map(|((c, s), a)| (c, s.version(), a)));
+        self.flush_behind()
+    }
+
+    /// Starts flushing the blobs written so far to disk on a thread of its own, unless the
+    /// last such flush is still running: the disk writes while the publisher renders the
+    /// next clusters, and the commit's flush finds little left. A publish of 10,000
+    /// clusters waited 0.4 s for its one flush at the end.
+    fn flush_behind(&mut self) -> Result<(), StoreError> {
+        if self.flushing.as_ref().is_some_and(|f| !f.is_finished()) {
+            return Ok(());
+        }
+        self.flushed()?;
+        let (dir, store) = (self.store.dir.clone(), self.store.describe());
+        self.flushing = Some(std::thread::spawn(move || flush(&dir, &store)));
         Ok(())
     }
 
+    /// Waits for the flush running behind, and returns what it found.
+    fn flushed(&mut self) -> Result<(), StoreError> {
+        self.flushing.take().map_or(Ok(()), |f| f.join().expect("a flush thread panicked"))
+    }
+
     /// Names the artifacts written in the index. Returns the blob bytes written.
-    fn finish(self, limits: &Limits) -> Result<u64, StoreError> {
+    fn finish(mut self, limits: &Limits) -> Result<u64, StoreError> {
         if self.lock.is_none() {
             return Ok(0);
         }
+        self.flushed()?;
         let artifacts: Vec<_> = self.artifacts.iter().map(|(c, v, a)| (c.clone(), *v, a)).collect();
         self.store.commit(&artifacts, self.written, limits)
     }
@@ -490,6 +511,14 @@ impl Written {
         let (claimed, bytes) = self.0.into_inner().expect("not poisoned");
         (claimed.len(), bytes)
     }
+}
+
+/// Flushes everything written to the filesystem holding `dir` to disk (see
+/// [`LayoutStore::sync`]). Each call opens the directory anew: a writeback error is
+/// reported once per open file, so a flush behind never hides one from the commit's.
+fn flush(dir: &Path, store: &str) -> Result<(), StoreError> {
+    let handle = fs::File::open(dir).map_err(|e| io_error(store, "directory", e))?;
+    rustix::fs::syncfs(&handle).map_err(|e| io_error(store, "syncfs", e.into()))
 }
 
 fn cores() -> usize {
