@@ -65,15 +65,24 @@ pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
 /// Signs `payload` with every key and returns the envelope's JSON bytes.
 pub fn sign(payload_type: &str, payload: &[u8], keys: &[SigningKey]) -> Vec<u8> {
     let message = pae(payload_type, payload);
-    let envelope = Envelope {
-        payload_type: payload_type.to_string(),
-        payload: STANDARD.encode(payload),
-        signatures: keys
-            .iter()
-            .map(|k| EnvelopeSignature { keyid: k.public().key_id(), sig: STANDARD.encode(k.inner().sign(&message).to_bytes()) })
-            .collect(),
-    };
-    serde_json::to_vec(&envelope).expect("envelope serialises")
+    let signatures: Vec<EnvelopeSignature> = keys
+        .iter()
+        .map(|k| EnvelopeSignature { keyid: k.public().key_id(), sig: STANDARD.encode(k.inner().sign(&message).to_bytes()) })
+        .collect();
+    // `Envelope`'s JSON, written in place: the payload's base64 needs no escaping, and
+    // serialising it through a `String` copied and scanned a publish's largest field twice
+    // (a fifth of signing a 10,000-cluster fleet).
+    let mut out = Vec::with_capacity(base64::encoded_len(payload.len(), true).unwrap_or(0) + 64 + 160 * keys.len());
+    out.extend_from_slice(b"{\"payloadType\":");
+    serde_json::to_writer(&mut out, payload_type).expect("a string serialises");
+    out.extend_from_slice(b",\"payload\":\"");
+    let start = out.len();
+    out.resize(start + base64::encoded_len(payload.len(), true).expect("a payload in memory has a base64 length"), 0);
+    STANDARD.encode_slice(payload, &mut out[start..]).expect("the buffer holds the encoding");
+    out.extend_from_slice(b"\",\"signatures\":");
+    serde_json::to_writer(&mut out, &signatures).expect("signatures serialise");
+    out.push(b'}');
+    out
 }
 
 /// Decodes received envelope bytes (spec 8.1-8.2), expecting `payload_type`.
@@ -104,6 +113,18 @@ pub fn decode(bytes: &[u8], payload_type: &'static str, limits: &Limits) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sign_writes_what_serde_writes_for_the_envelope() {
+        let keys = [SigningKey::from_seed([7; 32]), SigningKey::from_seed([8; 32])];
+        for payload in [&b""[..], b"{}", b"x", b"\"quoted\" \\ \n\x00\xff", &[b'a'; 1000]] {
+            let written = sign(IN_TOTO_PAYLOAD_TYPE, payload, &keys);
+            let decoded: Envelope = serde_json::from_slice(&written).unwrap();
+            assert_eq!(written, serde_json::to_vec(&decoded).unwrap());
+            assert_eq!(STANDARD.decode(&decoded.payload).unwrap(), payload);
+            assert_eq!(decoded.signatures.len(), 2);
+        }
+    }
 
     #[test]
     fn pae_matches_the_dsse_spec_example() {
