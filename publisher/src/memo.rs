@@ -61,6 +61,10 @@ pub struct Stored {
     #[serde(with = "airlock::bundle::statement::rfc3339")]
     pub expires: Timestamp,
     pub keyring_version: u64,
+    /// The manifest the store names the bundle by, when it told: while its index names
+    /// the same manifest, the store holds this bundle and nothing of it is read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<Digest>,
 }
 
 impl Outline {
@@ -128,6 +132,14 @@ impl Memo {
         }
     }
 
+    /// Records the manifest the store names the bundle of the cluster with these inputs
+    /// by, once it is written.
+    pub fn named(&self, inputs: &Digest, manifest: Digest) {
+        if let Some(Outline { stored: Some(stored), .. }) = self.now.lock().expect("not poisoned").get_mut(inputs) {
+            stored.manifest = Some(manifest);
+        }
+    }
+
     /// Writes this run's outlines, which the next run recalls. Nothing is written when
     /// they are what the file holds already. A memo that cannot be written costs the next
     /// run its renders, not this run its result: it is logged, not returned.
@@ -183,6 +195,7 @@ mod tests {
             version: 3,
             expires: Timestamp::from_second(1 << 30).unwrap(),
             keyring_version: 1,
+            manifest: None,
         };
         let (bundle, warnings) = (Digest::of(cluster.as_bytes()), vec!["w".into()]);
         Outline { cluster: cluster.into(), bundle, profiles: vec![], watch_namespaces: None, objects: 1, warnings, stored: Some(stored) }

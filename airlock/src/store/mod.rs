@@ -132,6 +132,14 @@ pub trait Store: Send + Sync {
         Ok(None)
     }
 
+    /// The digest of the manifest naming `cluster`'s newest bundle, when the store can
+    /// tell it without reading the manifest (a layout's index names it, and the manifest's
+    /// blob is there at its size). `None` when it cannot. A publisher that remembers the
+    /// manifest it wrote recognises an unchanged cluster from the index alone.
+    async fn manifest_digest(&self, _cluster: &ClusterId, _limits: &Limits) -> Result<Option<Digest>, StoreError> {
+        Ok(None)
+    }
+
     /// One part's copy, read with the cap derived from its signed size.
     async fn fetch_part(
         &self,
@@ -162,8 +170,9 @@ pub trait Store: Send + Sync {
 pub trait Batch: Send {
     /// Takes more bundles. A registry, which has no index, pushes them as they come; a
     /// layout writes their blobs and names them in its index only at [`Batch::commit`], and
-    /// Git writes them all in the commit.
-    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<(), StoreError>;
+    /// Git writes them all in the commit. Returns, for each bundle in order, the digest of
+    /// the manifest [`Store::manifest_digest`] will name it by, where the store tells one.
+    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<Vec<Option<Digest>>, StoreError>;
     /// Makes every bundle added the newest version of its cluster, as one
     /// [`Store::publish`] of them all would.
     async fn commit(self: Box<Self>) -> Result<(), StoreError>;
@@ -178,9 +187,10 @@ struct Kept<'s, S: ?Sized> {
 
 #[async_trait]
 impl<S: Store + ?Sized> Batch for Kept<'_, S> {
-    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<(), StoreError> {
+    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<Vec<Option<Digest>>, StoreError> {
+        let named = vec![None; bundles.len()];
         self.bundles.extend(bundles);
-        Ok(())
+        Ok(named)
     }
 
     async fn commit(self: Box<Self>) -> Result<(), StoreError> {

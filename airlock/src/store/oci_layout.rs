@@ -146,6 +146,17 @@ impl<F: LayoutFiles> LayoutReader<F> {
         oci::fetched_from_manifest(&self.files.describe(), cluster, manifest, limits, |d, cap| async move { self.blob(&d, cap) }).await
     }
 
+    /// The digest of `cluster`'s newest manifest as the index names it, when its blob is
+    /// there at the size the index gives; `None` when these files cannot tell that without
+    /// reading it (an archive).
+    pub(crate) fn latest_manifest(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<Digest>, StoreError> {
+        let name = oci::ref_name(&cluster.to_string(), "latest");
+        let index = self.index(limits)?;
+        let entry =
+            index.get(&name).ok_or_else(|| StoreError::NotFound { store: self.files.describe(), what: format!("bundle for {cluster}") })?;
+        Ok(self.files.stamp(&blob_name(&entry.digest)).filter(|s| s.len == entry.size).map(|_| entry.digest))
+    }
+
     pub(crate) fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
         let manifest = self.manifest(cluster, "latest", limits)?.manifest;
         oci::envelope_digests(&self.files.describe(), &manifest).map(Some)
@@ -412,15 +423,15 @@ impl<'s> LayoutBatch<'s> {
         LayoutBatch { store, meta: meta.clone(), lock: None, written: Written::default(), artifacts: Vec::new(), flushing: None }
     }
 
-    /// Writes the blobs of `bundles`.
+    /// Writes the blobs of `bundles`; returns the digests of their manifests, in order.
     ///
     /// Each thread builds an artifact (compressing its new parts, most of a large
     /// publish's work) and writes its blobs at once: creating files waits on the
     /// filesystem, which other threads' compressing fills, and only manifests are kept
     /// until the index is written, not every envelope twice.
-    fn write(&mut self, bundles: &[SignedBundle]) -> Result<(), StoreError> {
+    fn write(&mut self, bundles: &[SignedBundle]) -> Result<Vec<Digest>, StoreError> {
         if bundles.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let store = self.store;
         let mut clusters = Vec::with_capacity(bundles.len());
@@ -444,8 +455,10 @@ impl<'s> LayoutBatch<'s> {
             Ok(artifact)
         });
         let built = built.into_iter().collect::<Result<Vec<_>, StoreError>>()?;
+        let manifests = built.iter().map(|a| a.manifest_digest).collect();
         self.artifacts.extend(clusters.into_iter().zip(bundles).zip(built).map(|((c, s), a)| (c, s.version(), a)));
-        self.flush_behind()
+        self.flush_behind()?;
+        Ok(manifests)
     }
 
     /// Starts flushing the blobs written so far to disk on a thread of its own, unless the
@@ -480,8 +493,8 @@ impl<'s> LayoutBatch<'s> {
 
 #[async_trait]
 impl Batch for LayoutBatch<'_> {
-    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<(), StoreError> {
-        self.write(&bundles)
+    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<Vec<Option<Digest>>, StoreError> {
+        Ok(self.write(&bundles)?.into_iter().map(Some).collect())
     }
 
     async fn commit(self: Box<Self>) -> Result<(), StoreError> {
@@ -561,6 +574,10 @@ impl Store for LayoutStore {
 
     async fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
         self.reader.envelope_digests(cluster, limits)
+    }
+
+    async fn manifest_digest(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<Digest>, StoreError> {
+        self.reader.latest_manifest(cluster, limits)
     }
 
     async fn fetch_part(&self, _: &ClusterId, fetched: &Fetched, part: &ProfileEntry, _: &Limits) -> Result<PartCopy, StoreError> {

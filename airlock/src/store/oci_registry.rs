@@ -398,8 +398,9 @@ struct RegistryBatch<'s> {
 
 #[async_trait]
 impl Batch for RegistryBatch<'_> {
-    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<(), StoreError> {
-        self.store.push(&bundles, &self.meta, &self.placed).await
+    async fn add(&mut self, bundles: Vec<SignedBundle>) -> Result<Vec<Option<Digest>>, StoreError> {
+        self.store.push(&bundles, &self.meta, &self.placed).await?;
+        Ok(vec![None; bundles.len()])
     }
 
     async fn commit(self: Box<Self>) -> Result<(), StoreError> {

@@ -39,6 +39,14 @@ pub enum Held {
 /// message of the cluster's failure.
 pub async fn read_held(store: &dyn Store, cluster: &ClusterId, limits: &Limits, remembered: Option<&Stored>) -> Result<Held, String> {
     if let Some(r) = remembered {
+        if let Some(manifest) = r.manifest {
+            match store.manifest_digest(cluster, limits).await {
+                Ok(Some(named)) if named == manifest => return Ok(Held::Remembered),
+                Ok(_) => {}
+                Err(StoreError::NotFound { .. }) => return Ok(Held::Nothing),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
         match store.envelope_digests(cluster, limits).await {
             Ok(Some(d)) if d == (EnvelopeDigests { envelope: r.envelope, chain: r.chain }) => return Ok(Held::Remembered),
             // Something else is stored: read it below.
@@ -180,7 +188,14 @@ mod tests {
         let signed = fx.signed(3, Fixture::files());
         store.publish(std::slice::from_ref(&signed), &PublishMeta::default()).await.unwrap();
         let p = &signed.statement.predicate;
-        let stored = Stored { envelope: Digest::of(&signed.envelope), chain: None, version: 3, expires: p.expires, keyring_version: 1 };
+        let stored = Stored {
+            envelope: Digest::of(&signed.envelope),
+            chain: None,
+            version: 3,
+            expires: p.expires,
+            keyring_version: 1,
+            manifest: None,
+        };
         let (store, cluster) = (&store, &fx.cluster);
         let held = |remembered: Option<Stored>| async move { read_held(store.as_ref(), cluster, &Limits::SPEC, remembered.as_ref()).await };
         let other = Stored { envelope: Digest::of(b"another envelope"), ..stored.clone() };
@@ -200,6 +215,37 @@ mod tests {
         assert!(matches!(absent, Ok(Held::Nothing)));
     }
 
+    #[tokio::test]
+    async fn a_layout_naming_the_remembered_manifest_is_not_read_at_all() {
+        use airlock::store::{PublishMeta, StoreRef, open};
+        use airlock::testkit::Fixture;
+        let tmp = tempfile::tempdir().unwrap();
+        let layout = tmp.path().join("layout");
+        let store = open(&format!("oci-layout:{}", layout.display()).parse::<StoreRef>().unwrap(), &Default::default()).await.unwrap();
+        let fx = Fixture::new(1);
+        let signed = fx.signed(3, Fixture::files());
+        let mut batch = store.batch(&PublishMeta::default());
+        let named = batch.add(vec![signed.clone()]).await.unwrap();
+        batch.commit().await.unwrap();
+        let manifest = named[0].expect("a layout names its manifests");
+        assert_eq!(store.manifest_digest(&fx.cluster, &Limits::SPEC).await.unwrap(), Some(manifest));
+        let p = &signed.statement.predicate;
+        let envelope = Digest::of(b"not the stored envelope");
+        let stored = Stored { envelope, chain: None, version: 3, expires: p.expires, keyring_version: 1, manifest: Some(manifest) };
+        let (store, cluster) = (&store, &fx.cluster);
+        let held = |remembered: Stored| async move { read_held(store.as_ref(), cluster, &Limits::SPEC, Some(&remembered)).await };
+        // The manifest garbled at its size: the index alone told.
+        let blob = layout.join("blobs/sha256").join(manifest.hex());
+        let size = std::fs::metadata(&blob).unwrap().len() as usize;
+        std::fs::write(&blob, vec![b'x'; size]).unwrap();
+        assert!(matches!(held(stored.clone()).await, Ok(Held::Remembered)));
+        // Another manifest remembered, or this one cut short: read, and the damage found.
+        let other = Stored { manifest: Some(Digest::of(b"another manifest")), ..stored.clone() };
+        assert!(held(other).await.is_err());
+        std::fs::write(&blob, b"short").unwrap();
+        assert!(held(stored).await.is_err());
+    }
+
     #[test]
     fn refreshes_a_bundle_past_half_its_validity() {
         let day = SignedDuration::from_hours(24);
@@ -208,7 +254,14 @@ mod tests {
         let next = statement(&files, 0, 16 * 86_400, 30 * day);
         let now = next.predicate.issued_at;
         assert_eq!(decide(Some((&cur, None)), &outline(&next), 1, None, now, 30 * day), Decision::Publish { version: 4, refresh: true });
-        let stored = Stored { envelope: Digest::of(b"e"), chain: None, version: 3, expires: cur.predicate.expires, keyring_version: 1 };
+        let stored = Stored {
+            envelope: Digest::of(b"e"),
+            chain: None,
+            version: 3,
+            expires: cur.predicate.expires,
+            keyring_version: 1,
+            manifest: None,
+        };
         assert_eq!(decide_remembered(&stored, 1, None, now, 30 * day), Decision::Publish { version: 4, refresh: true });
         let early = cur.predicate.issued_at.checked_add(day).unwrap();
         assert_eq!(decide_remembered(&stored, 1, None, early, 30 * day), Decision::Unchanged { version: 3 });

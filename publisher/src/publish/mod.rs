@@ -172,7 +172,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
         phases.add("render", &mut since);
         let reads = read_stored(publisher, &drafts).await;
         phases.add("read the store", &mut since);
-        let settled: Vec<(Row, Option<SignedBundle>)> = drafts
+        let settled: Vec<(Row, Option<(SignedBundle, Digest)>)> = drafts
             .into_par_iter()
             .zip(reads)
             .map(|((cluster, draft), read)| match (draft, read) {
@@ -186,12 +186,16 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
                 (Ok(_), None) => unreachable!("every drafted cluster was read"),
             })
             .collect();
-        let (chunk_rows, changed): (Vec<Row>, Vec<Option<SignedBundle>>) = settled.into_iter().unzip();
+        let (chunk_rows, changed): (Vec<Row>, Vec<_>) = settled.into_iter().unzip();
         rows.extend(chunk_rows);
         phases.add("compare and sign", &mut since);
-        let changed: Vec<SignedBundle> = changed.into_iter().flatten().collect();
+        let (changed, inputs): (Vec<SignedBundle>, Vec<Digest>) = changed.into_iter().flatten().unzip();
         if let (Some(batch), false) = (&mut batch, changed.is_empty()) {
-            batch.add(changed).await?;
+            for (inputs, manifest) in inputs.iter().zip(batch.add(changed).await?) {
+                if let Some(manifest) = manifest {
+                    publisher.memo.named(inputs, manifest);
+                }
+            }
             phases.add("write", &mut since);
         }
     }
@@ -272,7 +276,7 @@ fn settle(
     held: Result<Held, String>,
     times: Times,
     parts: &PartDigests,
-) -> (Row, Option<SignedBundle>) {
+) -> (Row, Option<(SignedBundle, Digest)>) {
     let id = draft.plan.cluster.id.clone();
     let held = match held {
         Ok(held) => held,
@@ -329,7 +333,7 @@ fn settle(
             let envelope = envelope::sign(IN_TOTO_PAYLOAD_TYPE, &statement.to_json(), &signer.keys);
             let stored = stored_of(&statement, chain, Digest::of(&envelope));
             let signed = SignedBundle { bundle: rendered.bundle, statement, envelope, keyring_chain: signer.chain.clone() };
-            ((row(version, status), Some(signed)), Some(stored))
+            ((row(version, status), Some((signed, draft.inputs))), Some(stored))
         }
     };
     draft.outline.stored = stored;
@@ -340,5 +344,12 @@ fn settle(
 /// What the memo remembers of a bundle in the store whose content is the outline's.
 fn stored_of(statement: &Statement, chain: Option<&[u8]>, envelope: Digest) -> Stored {
     let p = &statement.predicate;
-    Stored { envelope, chain: chain.map(Digest::of), version: p.version, expires: p.expires, keyring_version: p.keyring_version }
+    Stored {
+        envelope,
+        chain: chain.map(Digest::of),
+        version: p.version,
+        expires: p.expires,
+        keyring_version: p.keyring_version,
+        manifest: None,
+    }
 }
