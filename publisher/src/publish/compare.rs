@@ -25,8 +25,11 @@ pub enum Decision {
 #[derive(Debug)]
 pub enum Held {
     Nothing,
-    /// The bundle the memo remembers seeing there.
-    Remembered,
+    /// The bundle the memo remembers seeing there, and the manifest the store names it by
+    /// now, when it tells one.
+    Remembered {
+        manifest: Option<Digest>,
+    },
     Bundle {
         statement: Box<Statement>,
         chain: Option<Vec<u8>>,
@@ -41,14 +44,19 @@ pub async fn read_held(store: &dyn Store, cluster: &ClusterId, limits: &Limits, 
     if let Some(r) = remembered {
         if let Some(manifest) = r.manifest {
             match store.manifest_digest(cluster, limits).await {
-                Ok(Some(named)) if named == manifest => return Ok(Held::Remembered),
+                Ok(Some(named)) if named == manifest => return Ok(Held::Remembered { manifest: Some(named) }),
                 Ok(_) => {}
                 Err(StoreError::NotFound { .. }) => return Ok(Held::Nothing),
                 Err(e) => return Err(e.to_string()),
             }
         }
         match store.envelope_digests(cluster, limits).await {
-            Ok(Some(d)) if d == (EnvelopeDigests { envelope: r.envelope, chain: r.chain }) => return Ok(Held::Remembered),
+            // Recognised from its manifest: the memo learns the manifest's digest, so the
+            // next run needs the index alone (a bundle published by an earlier build).
+            Ok(Some(d)) if d == (EnvelopeDigests { envelope: r.envelope, chain: r.chain }) => {
+                let manifest = store.manifest_digest(cluster, limits).await.ok().flatten();
+                return Ok(Held::Remembered { manifest });
+            }
             // Something else is stored: read it below.
             Ok(_) => {}
             Err(StoreError::NotFound { .. }) => return Ok(Held::Nothing),
@@ -63,7 +71,7 @@ pub async fn read_held(store: &dyn Store, cluster: &ClusterId, limits: &Limits, 
     let envelope = Digest::of(&fetched.envelope);
     let chain = fetched.keyring_chain.as_deref().map(Digest::of);
     if remembered.is_some_and(|r| r.envelope == envelope && r.chain == chain) {
-        return Ok(Held::Remembered);
+        return Ok(Held::Remembered { manifest: None });
     }
     match fetched.unverified_statement() {
         Some(statement) if statement.predicate.cluster == cluster.to_string() => {
@@ -204,7 +212,9 @@ mod tests {
         // With the envelope's blob garbled, only the manifest can have told.
         let blob = layout.join("blobs/sha256").join(stored.envelope.hex());
         std::fs::write(&blob, vec![b'x'; signed.envelope.len()]).unwrap();
-        assert!(matches!(held(Some(stored.clone())).await, Ok(Held::Remembered)));
+        let manifest = store.manifest_digest(cluster, &Limits::SPEC).await.unwrap();
+        assert!(manifest.is_some());
+        assert!(matches!(held(Some(stored.clone())).await, Ok(Held::Remembered { manifest: m }) if m == manifest));
         let read = held(Some(other.clone())).await.expect_err("a bundle not remembered is read, and this one is garbled");
         assert!(read.contains("content does not match its digest"), "{read}");
         // Gone altogether, it is still damage, never an empty store to start again at 1.
@@ -238,7 +248,7 @@ mod tests {
         let blob = layout.join("blobs/sha256").join(manifest.hex());
         let size = std::fs::metadata(&blob).unwrap().len() as usize;
         std::fs::write(&blob, vec![b'x'; size]).unwrap();
-        assert!(matches!(held(stored.clone()).await, Ok(Held::Remembered)));
+        assert!(matches!(held(stored.clone()).await, Ok(Held::Remembered { manifest: Some(m) }) if m == manifest));
         // Another manifest remembered, or this one cut short: read, and the damage found.
         let other = Stored { manifest: Some(Digest::of(b"another manifest")), ..stored.clone() };
         assert!(held(other).await.is_err());

@@ -290,10 +290,10 @@ fn settle(
         (Held::Bundle { statement, chain: held_chain, .. }, _) => {
             decide(Some((&**statement, held_chain.as_deref())), outline, signer.keyring_version, chain, times.now, signer.expires_in)
         }
-        (Held::Remembered, Some(stored)) => {
+        (Held::Remembered { .. }, Some(stored)) => {
             decide_remembered(stored, signer.keyring_version, chain.map(Digest::of), times.now, signer.expires_in)
         }
-        (Held::Remembered, None) => unreachable!("only a remembered bundle is recognised"),
+        (Held::Remembered { .. }, None) => unreachable!("only a remembered bundle is recognised"),
     };
     let mut decision = decide(&draft.outline);
     if let (Decision::Publish { .. }, None, false) = (decision, &draft.full, p.dry_run) {
@@ -320,7 +320,7 @@ fn settle(
         Decision::Unchanged { version } => {
             let stored = match held {
                 Held::Bundle { statement, chain, envelope } => Some(stored_of(&statement, chain.as_deref(), envelope)),
-                Held::Remembered => remembered,
+                Held::Remembered { manifest } => remembered.map(|stored| Stored { manifest: manifest.or(stored.manifest), ..stored }),
                 Held::Nothing => unreachable!("nothing stored is never unchanged"),
             };
             ((row(version, Status::Unchanged), None), stored)
