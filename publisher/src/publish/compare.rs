@@ -133,8 +133,11 @@ fn keep_or_refresh(same: bool, version: u64, expires: Timestamp, now: Timestamp,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use airlock::bundle::SignedBundle;
     use airlock::bundle::sign::PartDigests;
     use airlock::bundle::{Bundle, PartSettings, Release, sign};
+    use airlock::store::{PublishMeta, StoreRef, open};
+    use airlock::testkit::Fixture;
 
     fn statement(files: &[(&str, &str)], version: u64, issued: i64, expires_in: SignedDuration) -> Statement {
         let bundle = Bundle::new(
@@ -184,16 +187,20 @@ mod tests {
         assert_eq!(unchanged(&watch_changed, 1, None), bumped);
     }
 
-    /// A remembered bundle is recognised from the manifest alone; anything else is read.
-    #[tokio::test]
-    async fn a_layout_naming_the_remembered_envelope_is_not_read_further() {
-        use airlock::store::{PublishMeta, StoreRef, open};
-        use airlock::testkit::Fixture;
+    /// An empty layout, and a fixture's bundle at version 3 to write into it.
+    async fn layout_holding_version_3() -> (tempfile::TempDir, std::path::PathBuf, Box<dyn Store>, Fixture, SignedBundle) {
         let tmp = tempfile::tempdir().unwrap();
         let layout = tmp.path().join("layout");
         let store = open(&format!("oci-layout:{}", layout.display()).parse::<StoreRef>().unwrap(), &Default::default()).await.unwrap();
         let fx = Fixture::new(1);
         let signed = fx.signed(3, Fixture::files());
+        (tmp, layout, store, fx, signed)
+    }
+
+    /// A remembered bundle is recognised from the manifest alone; anything else is read.
+    #[tokio::test]
+    async fn a_layout_naming_the_remembered_envelope_is_not_read_further() {
+        let (_tmp, layout, store, fx, signed) = layout_holding_version_3().await;
         store.publish(std::slice::from_ref(&signed), &PublishMeta::default()).await.unwrap();
         let p = &signed.statement.predicate;
         let stored = Stored {
@@ -227,13 +234,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_layout_naming_the_remembered_manifest_is_not_read_at_all() {
-        use airlock::store::{PublishMeta, StoreRef, open};
-        use airlock::testkit::Fixture;
-        let tmp = tempfile::tempdir().unwrap();
-        let layout = tmp.path().join("layout");
-        let store = open(&format!("oci-layout:{}", layout.display()).parse::<StoreRef>().unwrap(), &Default::default()).await.unwrap();
-        let fx = Fixture::new(1);
-        let signed = fx.signed(3, Fixture::files());
+        let (_tmp, layout, store, fx, signed) = layout_holding_version_3().await;
         let mut batch = store.batch(&PublishMeta::default());
         let named = batch.add(vec![signed.clone()]).await.unwrap();
         batch.commit().await.unwrap();

@@ -38,23 +38,13 @@ pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
     };
     let mut reader = Reader { lines: Vec::new(), at: 0, final_break: true, nodes: 0 };
     let (mut documents, mut started) = (Vec::new(), 0);
-    let last = body.split('\n').count();
-    // The end of the stream ends its last document as `---` would.
-    for (i, line) in body.split('\n').chain(["---"]).enumerate() {
+    for line in body.split('\n') {
         if let Some(rest) = line.strip_prefix("---") {
             if !rest.is_empty() && !rest.starts_with(' ') || !is_blank_or_comment(rest.trim_start_matches(' ')) {
                 return None;
             }
             started += 1;
-            if started >= MAX_DOCUMENTS {
-                return None;
-            }
-            reader.final_break = final_break || i < last;
-            if let Some(document) = reader.document()? {
-                documents.push(document);
-            }
-            reader.lines.clear();
-            reader.at = 0;
+            reader.end_document(&mut documents, started, true)?;
             continue;
         }
         if line.starts_with("...") || line.starts_with('%') {
@@ -63,6 +53,8 @@ pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
         let text = line.trim_start_matches(' ');
         reader.lines.push(Line { indent: line.len() - text.len(), text, raw: line });
     }
+    // The end of the stream ends its last document as `---` would.
+    reader.end_document(&mut documents, started + 1, final_break)?;
     Some(documents)
 }
 
@@ -96,6 +88,20 @@ enum Entry<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// Reads the lines gathered as document number `started` (its root joins `documents`
+    /// unless it is empty) and makes room for the next. `final_break`: whether its last
+    /// line ends with a line break.
+    fn end_document(&mut self, documents: &mut Vec<Value>, started: usize, final_break: bool) -> Option<()> {
+        if started >= MAX_DOCUMENTS {
+            return None;
+        }
+        self.final_break = final_break;
+        documents.extend(self.document()?);
+        self.lines.clear();
+        self.at = 0;
+        Some(())
+    }
+
     /// The document's root, or `Some(None)` for an empty document.
     fn document(&mut self) -> Option<Option<Value>> {
         let Some(first) = self.peek() else { return Some(None) };
