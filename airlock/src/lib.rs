@@ -5,6 +5,7 @@
 //!   the spec's order. No I/O.
 //! - [`store`]: one [`store::Store`] trait over OCI registries, OCI layouts and archives,
 //!   and Git.
+//! - [`yaml`]: a bundle file's manifests (spec 2.5), read a line at a time where they allow.
 #![forbid(unsafe_code)]
 
 pub mod bundle;
@@ -16,6 +17,7 @@ pub mod limits;
 pub mod mirror;
 pub mod store;
 pub mod testkit;
+pub mod yaml;
 
 pub use cluster::ClusterId;
 pub use digest::Digest;

@@ -6,29 +6,30 @@
 //! out of `serde_json::Value`, which has no sharing, so the output never holds anchors or
 //! aliases (spec 2.5). Kubernetes reads `0644` as an octal number, and so does this module.
 //!
-//! serde_saphyr defines what a stream means and how a value is written. `block` reads the
-//! block-style manifests templates render a line at a time; `direct` builds the values of
-//! other plain streams from the parser's events at a third of serde_saphyr's cost; and
-//! `writer` writes plain values as serde_saphyr does at a fraction of it. Each leaves what
-//! it is not sure of (tags, anchors, errors, quoting...) to the next, and `tests` holds
-//! them all to serde_saphyr's answer.
+//! serde_saphyr defines what a stream means and how a value is written. The shared line
+//! reader (`airlock::yaml::lines`, with YAML 1.1 booleans here) reads the block-style
+//! manifests templates render; `direct` builds the values of other plain streams from the
+//! parser's events at a third of serde_saphyr's cost; and `writer` writes plain values as
+//! serde_saphyr does at a fraction of it. Each leaves what it is not sure of (tags,
+//! anchors, errors, quoting...) to the next, and `tests` holds them all to serde_saphyr's
+//! answer.
 
-mod block;
 mod direct;
-mod scalar;
 #[cfg(test)]
 mod tests;
 mod writer;
 
+use airlock::Limits;
+use airlock::yaml::{Booleans, lines};
 use serde_json::Value;
 
 /// Bytes of one file under `--from-dir`: far above any manifest set, low enough that a
 /// stray disk image in the checkout fails fast instead of filling memory.
 pub const MAX_INPUT_FILE_BYTES: u64 = 64 * 1024 * 1024;
 /// Documents in one YAML stream: the bundle contract's limit (spec 10).
-pub const MAX_DOCUMENTS: usize = 1_000;
+pub const MAX_DOCUMENTS: usize = Limits::SPEC.yaml_documents;
 /// Nesting depth of one document: the bundle contract's limit (spec 10).
-pub const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = Limits::SPEC.yaml_depth;
 /// Alias uses in one stream. Operators do write anchors in management manifests, and the
 /// output expands them, so a few are allowed; a bomb needs far more.
 pub const MAX_ALIASES: usize = 1_000;
@@ -53,7 +54,8 @@ fn options() -> serde_saphyr::Options {
 /// Parses a YAML stream into its non-empty documents. The error is the parser's, with line
 /// and column; the caller names the file or object.
 pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
-    block::parse(text).or_else(|| direct::parse(text)).map_or_else(|| saphyr_documents(text), Ok)
+    let by_lines = || Some(lines::read(text, Booleans::Yaml11)?.into_iter().map(|d| d.value).collect());
+    by_lines().or_else(|| direct::parse(text)).map_or_else(|| saphyr_documents(text), Ok)
 }
 
 /// [`parse_documents`] by serde_saphyr alone.

@@ -2,6 +2,7 @@
 //! Everything here is fixed: the same call gives the same bytes on every machine.
 
 pub mod vectors;
+pub mod yaml;
 
 use jiff::Timestamp;
 

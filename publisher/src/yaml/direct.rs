@@ -8,20 +8,20 @@
 //! streams whose meaning it is sure of, and gives up (`None`) at anything else: a parse
 //! error, a tag, an anchor or alias, a merge key `<<`, a non-scalar or null key, a
 //! duplicate key, a `%YAML` directive, a non-finite number, or a stream close to a limit.
+//! Keys and scalars are judged by the functions the line reader uses, so a value means the
+//! same on either path.
 //! The caller then parses the stream with serde_saphyr, which has the last word on such
 //! input and words the errors, so nothing the publisher accepts or refuses changes.
 
+use airlock::yaml::{Booleans, MAX_BYTES, checked_key, scalar};
 use granit_parser::{Event, Parser, ScalarStyle};
 use serde_json::{Map, Value};
 
-use super::{MAX_DEPTH, MAX_DOCUMENTS, scalar};
+use super::{MAX_DEPTH, MAX_DOCUMENTS};
 
 /// Parser events in one stream: serde_saphyr's default budget allows 250,000 nodes and a
 /// million events; a stream near that is left to it.
 pub(super) const MAX_EVENTS: usize = 200_000;
-/// Stream length: serde_saphyr caps scalar and comment bytes at 64 MiB each, which a
-/// stream of half that cannot reach.
-pub(super) const MAX_BYTES: usize = 32 << 20;
 
 /// A collection being built.
 enum Open {
@@ -62,10 +62,10 @@ pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
                     return None;
                 }
                 if let Some(Open::Mapping { map, key: key @ None, integers }) = open.last_mut() {
-                    *key = Some(checked_key(&text, style, map, integers)?);
+                    *key = Some(checked_key(&text, style == ScalarStyle::Plain, map, integers)?);
                     continue;
                 }
-                scalar::resolve(&text, style)?
+                scalar::resolve(&text, style == ScalarStyle::Plain, Booleans::Yaml11)?
             }
             Event::SequenceStart(_, anchor, ref tag) | Event::MappingStart(_, anchor, ref tag) => {
                 let is_key = matches!(open.last(), Some(Open::Mapping { key: None, .. }));
@@ -97,27 +97,6 @@ pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
         }
     }
     open.is_empty().then_some(documents)
-}
-
-/// A mapping key as the string serde_json gets, unless serde_saphyr must judge it: a
-/// merge key, a null key, or one that repeats another (by text, or by the integer two
-/// plain keys spell).
-pub(super) fn checked_key(text: &str, style: ScalarStyle, map: &Map<String, Value>, integers: &mut Vec<(bool, u128)>) -> Option<String> {
-    if text == "<<" || map.contains_key(text) {
-        return None;
-    }
-    if style == ScalarStyle::Plain {
-        if scalar::is_null(text) {
-            return None;
-        }
-        if let Some(integer) = scalar::integer(text) {
-            if integers.contains(&integer) {
-                return None;
-            }
-            integers.push(integer);
-        }
-    }
-    Some(text.to_string())
 }
 
 /// The parser options serde_saphyr 2.2 uses with the publisher's `Options` (its default

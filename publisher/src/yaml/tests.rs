@@ -1,10 +1,12 @@
-//! The parser's behaviour, and the fast paths (`block`, `direct`) held to serde_saphyr's
-//! answer on every YAML file of the repository, the benchmark fleet's rendered templates, a
-//! list of tricky scalars in every position, a few thousand generated streams and as many
-//! manifests edited at random.
+//! The parser's behaviour, and the fast paths (the shared line reader with YAML 1.1
+//! booleans, `direct`) held to serde_saphyr's answer on the texts of
+//! `airlock::testkit::yaml` (every YAML file of the repository, tricky scalars in every
+//! position, a few thousand generated streams and as many manifests edited at random) and
+//! on the benchmark fleet's rendered templates.
 
 use std::path::Path;
 
+use airlock::testkit::yaml::*;
 use serde_json::{Value, json};
 
 use super::*;
@@ -17,14 +19,18 @@ fn agrees(text: &str) -> bool {
     for doc in reference.iter().flatten() {
         writes_alike(doc);
     }
-    held_to(&reference, block::parse(text), "block", text);
+    held_to(&reference, by_lines(text), "line", text);
     held_to(&reference, direct::parse(text), "direct", text)
+}
+
+fn by_lines(text: &str) -> Option<Vec<Value>> {
+    Some(lines::read(text, Booleans::Yaml11)?.into_iter().map(|d| d.value).collect())
 }
 
 /// [`agrees`], returning whether the line reader answered.
 fn read_by_lines(text: &str) -> bool {
     agrees(text);
-    block::parse(text).is_some()
+    by_lines(text).is_some()
 }
 
 fn held_to(reference: &Result<Vec<Value>, String>, answer: Option<Vec<Value>>, path: &str, text: &str) -> bool {
@@ -46,203 +52,14 @@ fn writes_alike(value: &Value) -> bool {
     true
 }
 
-/// Plain spellings of every kind serde_saphyr resolves, and a few near misses.
-const PLAIN: &[&str] = &[
-    "",
-    "~",
-    "null",
-    "Null",
-    "NULL",
-    "nUll",
-    "true",
-    "True",
-    "TRUE",
-    "tRuE",
-    "false",
-    "FALSE",
-    "yes",
-    "Yes",
-    "YES",
-    "no",
-    "No",
-    "y",
-    "Y",
-    "n",
-    "N",
-    "on",
-    "On",
-    "ON",
-    "off",
-    "Off",
-    "0",
-    "-0",
-    "+0",
-    "00",
-    "0644",
-    "0755",
-    "-0644",
-    "+0644",
-    "08",
-    "09",
-    "0_7",
-    "0__7",
-    "0x1F",
-    "0x1f",
-    "0X1F",
-    "-0x1F",
-    "+0x1F",
-    "0x_1F",
-    "0x__1F",
-    "0xg",
-    "0o17",
-    "0O17",
-    "0o18",
-    "0b101",
-    "0B101",
-    "0b102",
-    "0o",
-    "0x",
-    "0b",
-    "1_000",
-    "1__000",
-    "_1000",
-    "1000_",
-    "12",
-    "-12",
-    "+12",
-    "--12",
-    "+-12",
-    "9223372036854775807",
-    "9223372036854775808",
-    "-9223372036854775808",
-    "-9223372036854775809",
-    "18446744073709551615",
-    "18446744073709551616",
-    "-0x8000000000000000",
-    "-0x8000000000000001",
-    "0xFFFFFFFFFFFFFFFF",
-    "0x10000000000000000",
-    "340282366920938463463374607431768211456",
-    "1e3",
-    "1E3",
-    "1e+3",
-    "-1e-3",
-    "1.5",
-    "-1.5",
-    "+1.5",
-    ".5",
-    "5.",
-    "-.5",
-    "+.5",
-    "0.",
-    "1.0",
-    "0.1",
-    "1e999",
-    "-1e999",
-    ".5e999",
-    ".inf",
-    ".Inf",
-    ".INF",
-    ".iNf",
-    "-.inf",
-    "+.inf",
-    ".nan",
-    ".NaN",
-    ".NAN",
-    "-.nan",
-    "+.NaN",
-    "inf",
-    "-inf",
-    "+inf",
-    "nan",
-    "NaN",
-    "infinity",
-    "-Infinity",
-    "1_0.5",
-    "1.2.3",
-    "1:30",
-    "1:30:00",
-    "2020-01-01",
-    "2020-01-01T00:00:00Z",
-    "100m",
-    "128Mi",
-    "1Gi",
-    "v1",
-    "apps/v1",
-    "--log-level=info",
-    "-",
-    "+",
-    ".",
-    "..",
-    "1e",
-    "e3",
-    "0x1.8p3",
-    "1_2_3",
-    "\u{663}",
-    "\u{ff11}\u{ff12}",
-    "a b",
-    "registry.example/x:1.2.3",
-    "http://x.example/a?b=c",
-    "x#y",
-    "\u{e9}t\u{e9}",
-    "<<",
-    "=",
-    "!important",
-    "a\tb",
-];
-
-/// Scalars in other styles, as YAML text.
-const STYLED: &[&str] = &[
-    "\"0644\"",
-    "'yes'",
-    "\"~\"",
-    "\"\"",
-    "''",
-    "\"a\\nb\"",
-    "\"\\u00e9\\t\\x41\"",
-    "'it''s'",
-    "\"null\"",
-    "'1e3'",
-    "!!str 0644",
-    "!!int '12'",
-    "!!float 1",
-    "!!bool yes",
-    "!custom x",
-    "!!binary aGk=",
-    "!!null ''",
-    "! 12",
-    "&a x",
-];
-
-/// Block scalars, to follow `key:` on its line.
-const BLOCKS: &[&str] = &["|\n  line1\n  line2\n", ">\n  folded\n  text\n\n  para\n", "|-\n  x\n", "|+\n  x\n\n", "|2\n   indented\n"];
-
 #[test]
 fn tricky_scalars_mean_what_serde_saphyr_says_in_every_position() {
-    let (mut answered, mut by_lines) = (0, 0);
-    for s in PLAIN.iter().chain(STYLED) {
-        let contexts = [
-            format!("k: {s}\n"),
-            format!("- {s}\n- {s}\n"),
-            format!("{{k: {s}}}\n"),
-            format!("[{s}, {s}]\n"),
-            format!("{s}: v\n"),
-            format!("{s}\n"),
-            format!("---\n{s}\n---\na: {s}\n"),
-            format!("outer:\n  inner:\n  - {s}\n  - {{x: {s}}}\n"),
-        ];
-        for text in &contexts {
-            answered += usize::from(agrees(text));
-            by_lines += usize::from(block::parse(text).is_some());
-        }
-    }
-    for block in BLOCKS {
-        agrees(&format!("k: {block}"));
-        agrees(&format!("- {block}"));
-    }
+    let texts = scalars_in_every_position();
+    let answered = texts.iter().filter(|t| agrees(t)).count();
     // Most of these are plain values the direct path must answer itself.
     assert!(answered > 1000, "direct path answered only {answered}");
     // The line reader leaves documents that are a scalar, tabs and non-ASCII text.
+    let by_lines = texts.iter().filter(|t| by_lines(t).is_some()).count();
     assert!(by_lines > 500, "the line reader answered only {by_lines} (direct {answered})");
 }
 
@@ -276,51 +93,14 @@ fn the_direct_path_answers_plain_manifests_and_leaves_the_rest() {
 
 #[test]
 fn the_line_reader_answers_block_manifests_and_leaves_the_rest() {
-    for read in [
-        "a: 1\nb:\n  c: [x, \"y\", 'z''s']\n  d: {e: f, g: {}}\n",
-        "items:\n- name: a\n  args:\n  - --log-level=info\n  - -v\n- - nested\n  - -1\n-\n- # comment\n  k: v\n",
-        "list:\n  - a\n  - b\nafter: x # comment\n",
-        "\"quoted key\": 1\n'single': \"esc \\t \\\" \\\\ \\x41 \\u00e9 \\/\"\n",
-        "k: |\n  line1\n\n  line2\n   deeper\n  # not a comment\n\nnext: 1\n",
-        "k: |-\n  strip\n\n",
-        "k: |+\n  keep\n\n\nnext: 1\n",
-        "k: |+\n  keep at the end\n\n",
-        "k: |\n\n  leading blank\n",
-        "- |\n  in a sequence\n- |2-\n   explicit indentation is left\n",
-        "  indented: root\n  second: 2\n",
-        "---\na: 1\n--- # second\nb: 2\n---\n",
-        "url: http://example.test:8080/x\nhash: a#b\nempty:\nnull: ~\n",
-        "k: |\n  no final break",
-    ] {
-        agrees(read);
+    for text in SHAPES {
+        agrees(text);
     }
-    for answered in [
-        "a: 1\nb:\n  c: [x, \"y\", 'z''s']\n  d: {e: f, g: {}}\n",
-        "items:\n- name: a\n  args:\n  - --log-level=info\n  - -v\n- - nested\n  - -1\n-\n- # comment\n  k: v\n",
-        "k: |\n  line1\n\n  line2\n   deeper\n  # not a comment\n\nnext: 1\n",
-        "k: |+\n  keep\n\n\nnext: 1\n",
-        "---\na: 1\n--- # second\nb: 2\n---\n",
-    ] {
-        assert!(read_by_lines(answered), "the line reader should answer {answered:?}");
+    for text in BY_LINES {
+        assert!(read_by_lines(text), "the line reader should answer {text:?}");
     }
-    for left in [
-        "k: >\n  folded\n",
-        "k: |2\n   explicit\n",
-        "k: a\n  continued\n",
-        "k: \"open\n  quote\"\n",
-        "k: [a,\n  b]\n",
-        "k:\tv\n",
-        "a: 1\r\n",
-        "k: caf\u{e9}\n",
-        "k: !!str 1\n",
-        "k: &a 1\n",
-        "? k\n: v\n",
-        "k: |\n  no final break",
-        "k: v\n...\n",
-        "plain scalar\n",
-        "k: \"\\N\"\n",
-    ] {
-        assert!(!read_by_lines(left), "the line reader answered {left:?}");
+    for text in NOT_BY_LINES {
+        assert!(!read_by_lines(text), "the line reader answered {text:?}");
     }
 }
 
@@ -328,33 +108,7 @@ fn the_line_reader_answers_block_manifests_and_leaves_the_rest() {
 /// repeated): whatever the line reader answers is what serde_saphyr reads.
 #[test]
 fn edited_manifests_parse_as_serde_saphyr_parses_them() {
-    const MANIFESTS: &[&str] = &[
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {app: web, tier: \"front\"}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n      - name: web\n        image: registry.test/web:1.2\n        args: [--port=8080, '-v']\n        env:\n        - name: A\n          value: \"1\"\n",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg # comment\ndata:\n  script: |\n    #!/bin/sh\n    echo hi\n\n    exit 0\n  mode: 0644\n---\nkind: List\nitems:\n- a\n- - b\n  - c\n",
-    ];
-    const EDITS: &[char] = &[' ', ' ', '\n', ':', '-', '#', '"', '\'', '|', '{', '}', '[', ']', ',', '\\', '&', '!', '?', '>', 'x', '0'];
-    let mut next = below(0x5851_f42d_4c95_7f2d_u64);
-    let mut by_lines = 0;
-    for _ in 0..4000 {
-        let mut text: Vec<char> = MANIFESTS[next(MANIFESTS.len())].chars().collect();
-        for _ in 0..1 + next(3) {
-            let at = next(text.len());
-            match next(4) {
-                0 => {
-                    text.remove(at);
-                }
-                1 => {
-                    // Indent the line holding `at` by a space.
-                    let start = text[..at].iter().rposition(|&c| c == '\n').map_or(0, |p| p + 1);
-                    text.insert(start, ' ');
-                }
-                _ => text.insert(at, EDITS[next(EDITS.len())]),
-            }
-        }
-        let text: String = text.into_iter().collect();
-        agrees(&text);
-        by_lines += usize::from(block::parse(&text).is_some());
-    }
+    let by_lines = edited_manifests(4000).iter().filter(|t| read_by_lines(t)).count();
     assert!(by_lines > 400, "the line reader answered only {by_lines} of 4000");
 }
 
@@ -373,26 +127,19 @@ fn limits_are_left_to_serde_saphyr() {
 /// The YAML files of the repository, and the manifests inside their ConfigMaps and Secrets.
 #[test]
 fn every_yaml_file_of_the_repository_parses_as_serde_saphyr_parses_it() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let (mut files, mut by_lines) = (0, 0);
-    for dir in ["examples", "testdata", "publisher/tests", "hack", "fuzz/seeds"] {
-        for entry in walkdir::WalkDir::new(root.join(dir)).into_iter().map(|e| e.expect("walkable")) {
-            let path = entry.path();
-            if !path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
-                continue;
-            }
-            let text = std::fs::read_to_string(path).expect("readable");
-            assert!(agrees(&text), "{}: the direct path should answer a plain file", path.display());
-            by_lines += usize::from(read_by_lines(&text));
-            for manifests in saphyr_documents(&text).unwrap().iter().flat_map(embedded) {
-                agrees(&manifests);
-            }
-            files += 1;
+    let files = repository_yaml_files();
+    let mut by_lines = 0;
+    for (path, text) in &files {
+        assert!(agrees(text), "{}: the direct path should answer a plain file", path.display());
+        by_lines += usize::from(read_by_lines(text));
+        for manifests in saphyr_documents(text).unwrap().iter().flat_map(embedded) {
+            agrees(&manifests);
+            read_as_saphyr_reads(&manifests);
         }
     }
-    assert!(files >= 10, "found only {files} YAML files");
+    assert!(files.len() >= 10, "found only {} YAML files", files.len());
     // The rest hold folded scalars, scalars continued on the next line...
-    assert!(by_lines * 2 > files, "the line reader answered only {by_lines} of {files} files");
+    assert!(by_lines * 2 > files.len(), "the line reader answered only {by_lines} of {} files", files.len());
 }
 
 /// The texts a ConfigMap's `data` or a Secret's `stringData` holds.
@@ -431,6 +178,7 @@ fn the_benchmark_fleet_parses_as_serde_saphyr_parses_it() {
                 if doc["metadata"]["annotations"].is_null() {
                     assert!(agrees(body), "{key}: the direct path should answer a plain manifest");
                     assert!(read_by_lines(body), "{key}: the line reader should answer a plain manifest");
+                    assert!(read_as_saphyr_reads(body), "{key}: a puller's line reader should answer a plain manifest");
                     continue;
                 }
                 for cluster in &clusters {
@@ -438,9 +186,12 @@ fn the_benchmark_fleet_parses_as_serde_saphyr_parses_it() {
                     let text = crate::template::render(&source, body, &json!({"Cluster": cluster, "MgmtResources": {}})).unwrap();
                     assert!(agrees(&text), "{key}: the direct path should answer a rendered manifest");
                     assert!(read_by_lines(&text), "{key}: the line reader should answer a rendered manifest");
-                    for doc in parse_documents(&text).unwrap() {
-                        assert!(writes_alike(&doc), "{key}: the writer should write a rendered manifest");
+                    let documents = parse_documents(&text).unwrap();
+                    for doc in &documents {
+                        assert!(writes_alike(doc), "{key}: the writer should write a rendered manifest");
                     }
+                    // What a puller reads of it: the bundle file the publisher writes.
+                    assert!(read_as_saphyr_reads(&emit(&documents)), "{key}: a puller should read a bundle file by lines");
                     rendered += 1;
                 }
             }
@@ -449,36 +200,13 @@ fn the_benchmark_fleet_parses_as_serde_saphyr_parses_it() {
     assert!(rendered > 100, "rendered only {rendered} templates");
 }
 
-/// A deterministic source of numbers below the bound asked for (xorshift).
-fn below(mut state: u64) -> impl FnMut(usize) -> usize {
-    move |n| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    }
-}
-
 /// Streams built at random from the tricky scalars, in block and flow collections, with
 /// comments, empty documents and keys of every spelling.
 #[test]
 fn generated_streams_parse_as_serde_saphyr_parses_them() {
-    let mut next = below(0x9e37_79b9_7f4a_7c15_u64);
-    let (mut answered, mut by_lines) = (0, 0);
-    for _ in 0..3000 {
-        let mut text = String::new();
-        for _ in 0..1 + next(3) {
-            if next(3) == 0 {
-                text.push_str("---\n");
-            }
-            block(&mut text, 0, 0, &mut next);
-            if next(4) == 0 {
-                text.push_str("# trailing comment\n");
-            }
-        }
-        answered += usize::from(agrees(&text));
-        by_lines += usize::from(block::parse(&text).is_some());
-    }
+    let streams = generated_streams(3000);
+    let answered = streams.iter().filter(|t| agrees(t)).count();
+    let by_lines = streams.iter().filter(|t| by_lines(t).is_some()).count();
     // The rest hold a tag, an anchor, a null or repeated key, or are not YAML.
     assert!(answered > 600, "direct path answered only {answered} of 3000");
     assert!(by_lines > 300, "the line reader answered only {by_lines} of 3000");
@@ -533,40 +261,6 @@ fn string(next: &mut impl FnMut(usize) -> usize) -> String {
             let len = [next(8), next(20), next(100)][next(3)];
             let alphabet = if next(2) == 0 { &CHARS[..11] } else { CHARS };
             (0..len).map(|_| alphabet[next(alphabet.len())]).collect()
-        }
-    }
-}
-
-fn scalar(next: &mut impl FnMut(usize) -> usize) -> &'static str {
-    match next(10) {
-        0 => STYLED[next(STYLED.len())],
-        1..=4 => ["name", "app", "a b", "x-1", "value", "CPU", "mode"][next(7)],
-        _ => PLAIN[next(PLAIN.len())],
-    }
-}
-
-/// A block mapping or sequence at `indent`, nesting up to depth 3.
-fn block(out: &mut String, indent: usize, depth: usize, next: &mut impl FnMut(usize) -> usize) {
-    let pad = " ".repeat(indent);
-    let mapping = next(3) != 0;
-    for _ in 0..1 + next(4) {
-        let lead = if mapping { format!("{pad}{}:", scalar(next)) } else { format!("{pad}-") };
-        match next(6) {
-            0 if depth < 3 => {
-                out.push_str(&lead);
-                out.push('\n');
-                block(out, indent + 2, depth + 1, next);
-            }
-            1 => {
-                let items: Vec<String> = (0..next(4)).map(|_| format!("k{}: {}", next(3), scalar(next))).collect();
-                out.push_str(&format!("{lead} {{{}}}\n", items.join(", ")));
-            }
-            2 => {
-                let items: Vec<&str> = (0..next(4)).map(|_| scalar(next)).collect();
-                out.push_str(&format!("{lead} [{}]  # flow\n", items.join(", ")));
-            }
-            3 => out.push_str(&format!("{lead} {}", BLOCKS[next(BLOCKS.len())].replace("\n ", &format!("\n{pad} ")))),
-            _ => out.push_str(&format!("{lead} {}\n", scalar(next))),
         }
     }
 }

@@ -4,12 +4,11 @@
 
 use std::collections::BTreeMap;
 
+use airlock::Digest;
 use airlock::bundle::VerifiedBundle;
 use airlock::bundle::statement::ProfileEntry;
-use airlock::{Digest, Limits};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
-use serde_saphyr::{DuplicateKeyPolicy, MergeKeyPolicy, Spanned};
 
 use super::{DesiredObject, EngineError, Manifest, ObjectId, Settings, defaults, order};
 
@@ -76,27 +75,8 @@ fn file_objects(profile: &ProfileEntry, wave: u32, path: &str, bytes: &[u8], sta
 pub(super) fn parse_file(path: &str, bytes: &[u8]) -> Result<Vec<(usize, u64, Value)>, EngineError> {
     let bad = |message: String| EngineError::Manifest { source_path: path.to_string(), message };
     let text = std::str::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
-    let options = serde_saphyr::options! {
-        budget: serde_saphyr::budget! {
-            max_aliases: 0,
-            max_anchors: 0,
-            max_depth: Limits::SPEC.yaml_depth,
-            max_documents: Limits::SPEC.yaml_documents,
-        },
-        duplicate_keys: DuplicateKeyPolicy::Error,
-        merge_keys: MergeKeyPolicy::Error,
-        strict_booleans: true,
-        // spec 2.5: `0644` is an octal file mode, as kubectl (YAML 1.1) reads it.
-        legacy_octal_numbers: true,
-    };
-    let documents: Vec<Spanned<Value>> =
-        serde_saphyr::from_multiple_with_options(text, options).map_err(|e| bad(first_line(&e.to_string())))?;
-    Ok(documents.into_iter().enumerate().map(|(i, d)| (i + 1, d.referenced.line(), d.value)).collect())
-}
-
-/// serde-saphyr renders a source snippet after the first line; the path and line are enough.
-fn first_line(message: &str) -> String {
-    message.lines().next().unwrap_or(message).trim_start_matches("error: ").to_string()
+    let documents = airlock::yaml::manifests(text).map_err(|e| bad(e.to_string()))?;
+    Ok((1..).zip(documents).map(|(i, d)| (i, d.line, d.value)).collect())
 }
 
 /// What every object of one bundle is stamped with.

@@ -1,3 +1,4 @@
+use airlock::Limits;
 use airlock::bundle::{PartSettings, StopMatchingBehavior, SyncMode};
 use serde_json::json;
 

@@ -2,21 +2,21 @@
 //! and sequences laid out by indentation, scalars that end on their line (plain, quoted,
 //! `|` literal blocks), and flow collections that close on their line.
 //!
-//! A publish of 10,000 clusters parses 50,000 rendered templates. Driving the general
-//! parser's scanner and event machinery for them (`direct`) was a quarter of the publish's
-//! CPU; reading the lines of this subset directly costs a fraction of it. Like `direct`,
-//! [`parse`] answers only for input whose meaning it is sure of and gives up (`None`) at
-//! anything else — a character outside printable ASCII, a tab, a carriage return, a
-//! directive or `...`, a tag, anchor or alias, a complex key, a folded or explicitly
-//! indented block scalar, a scalar or flow collection continued on the next line, an
-//! indentation it did not expect — and leaves the stream to `direct` and serde_saphyr.
-//! Keys and scalars are judged by the same functions `direct` uses, so a value means the
-//! same on either path; `super::tests` holds both to serde_saphyr's answer.
+//! A publish of 10,000 clusters parses 50,000 rendered templates, and a sync or a verify
+//! parses every file of its bundle. Driving a general parser's scanner and event machinery
+//! for them was a quarter of a publish's CPU and most of a verify's; reading the lines of
+//! this subset directly costs a fraction of it. [`read`] answers only for input whose
+//! meaning it is sure of and gives up (`None`) at anything else — a character outside
+//! printable ASCII, a tab, a carriage return, a directive or `...`, a tag, anchor or alias,
+//! a complex key, a duplicate or merge key, a folded or explicitly indented block scalar, a
+//! scalar or flow collection continued on the next line, an indentation it did not expect —
+//! and leaves the stream to serde_saphyr. `crate::testkit::yaml` holds it to serde_saphyr's
+//! answer.
 
-use granit_parser::ScalarStyle;
 use serde_json::{Map, Value};
 
-use super::{MAX_DEPTH, MAX_DOCUMENTS, direct, scalar};
+use super::{Booleans, Document, MAX_BYTES, checked_key, scalar};
+use crate::Limits;
 
 /// The longest simple key the general parser accepts (its `simple_key_max_lookahead` is
 /// 1,024 characters); longer ones are left to it.
@@ -27,8 +27,8 @@ const MAX_KEY: usize = 1_000;
 const MAX_NODES: usize = 100_000;
 
 /// The stream's non-null documents, or `None` when the general parser must decide.
-pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
-    if text.len() > direct::MAX_BYTES || !text.bytes().all(|b| b == b'\n' || (b' '..=b'~').contains(&b)) {
+pub fn read(text: &str, booleans: Booleans) -> Option<Vec<Document>> {
+    if text.len() > MAX_BYTES || !text.bytes().all(|b| b == b'\n' || (b' '..=b'~').contains(&b)) {
         return None;
     }
     // Without a final line break, a block scalar on the last line would end differently.
@@ -36,9 +36,9 @@ pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
         Some(body) => (body, true),
         None => (text, false),
     };
-    let mut reader = Reader { lines: Vec::new(), at: 0, final_break: true, nodes: 0 };
+    let mut reader = Reader { lines: Vec::new(), at: 0, final_break: true, nodes: 0, booleans };
     let (mut documents, mut started) = (Vec::new(), 0);
-    for line in body.split('\n') {
+    for (number, line) in (1..).zip(body.split('\n')) {
         if let Some(rest) = line.strip_prefix("---") {
             if !rest.is_empty() && !rest.starts_with(' ') || !is_blank_or_comment(rest.trim_start_matches(' ')) {
                 return None;
@@ -51,21 +51,22 @@ pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
             return None;
         }
         let text = line.trim_start_matches(' ');
-        reader.lines.push(Line { indent: line.len() - text.len(), text, raw: line });
+        reader.lines.push(Line { indent: line.len() - text.len(), text, raw: line, number });
     }
     // The end of the stream ends its last document as `---` would.
     reader.end_document(&mut documents, started + 1, final_break)?;
     Some(documents)
 }
 
-/// One line: its indentation, what follows it, and the whole line for block scalars. A
-/// sequence item's content on the item's line (`- key: value`) is read as a line of its own
-/// at its column.
+/// One line: its indentation, what follows it, the whole line for block scalars, and its
+/// 1-based number in the stream. A sequence item's content on the item's line
+/// (`- key: value`) is read as a line of its own at its column.
 #[derive(Clone, Copy)]
 struct Line<'a> {
     indent: usize,
     text: &'a str,
     raw: &'a str,
+    number: u64,
 }
 
 /// The lines of one document, and what the stream has used up so far.
@@ -77,12 +78,14 @@ struct Reader<'a> {
     final_break: bool,
     /// Nodes read in the stream so far.
     nodes: usize,
+    booleans: Booleans,
 }
 
 /// What a line holds, read as a mapping entry.
 enum Entry<'a> {
-    /// The key, its style, and what follows the `:` and the spaces after it.
-    Pair(String, ScalarStyle, &'a str),
+    /// The key, whether it is plain (not quoted), and what follows the `:` and the spaces
+    /// after it.
+    Pair(String, bool, &'a str),
     /// Not a mapping entry: a scalar, a flow collection...
     Not,
 }
@@ -91,8 +94,8 @@ impl<'a> Reader<'a> {
     /// Reads the lines gathered as document number `started` (its root joins `documents`
     /// unless it is empty) and makes room for the next. `final_break`: whether its last
     /// line ends with a line break.
-    fn end_document(&mut self, documents: &mut Vec<Value>, started: usize, final_break: bool) -> Option<()> {
-        if started >= MAX_DOCUMENTS {
+    fn end_document(&mut self, documents: &mut Vec<Document>, started: usize, final_break: bool) -> Option<()> {
+        if started >= Limits::SPEC.yaml_documents {
             return None;
         }
         self.final_break = final_break;
@@ -103,11 +106,11 @@ impl<'a> Reader<'a> {
     }
 
     /// The document's root, or `Some(None)` for an empty document.
-    fn document(&mut self) -> Option<Option<Value>> {
+    fn document(&mut self) -> Option<Option<Document>> {
         let Some(first) = self.peek() else { return Some(None) };
-        let root = self.collection(first.indent, 0)?;
+        let value = self.collection(first.indent, 0)?;
         // Anything after the root is more than one node: not this reader's to judge.
-        self.peek().is_none().then_some(Some(root))
+        self.peek().is_none().then_some(Some(Document { line: first.number, value }))
     }
 
     /// The next line holding something, past blank lines and comments.
@@ -124,7 +127,7 @@ impl<'a> Reader<'a> {
     /// Counts a node, and a collection opened at `depth`, against the limits.
     fn count(&mut self, depth: usize) -> Option<()> {
         self.nodes += 1;
-        (self.nodes <= MAX_NODES && depth + 1 < MAX_DEPTH).then_some(())
+        (self.nodes <= MAX_NODES && depth + 1 < Limits::SPEC.yaml_depth).then_some(())
     }
 
     /// The block mapping or sequence whose first line is the next one, at `indent`.
@@ -143,8 +146,8 @@ impl<'a> Reader<'a> {
             if line.indent != indent || is_item(line.text) {
                 return None;
             }
-            let Entry::Pair(key, style, rest) = entry(line.text)? else { return None };
-            let key = direct::checked_key(&key, style, &map, &mut integers)?;
+            let Entry::Pair(key, plain, rest) = entry(line.text)? else { return None };
+            let key = checked_key(&key, plain, &map, &mut integers)?;
             self.at += 1;
             let value = self.value(rest, indent, depth, true)?;
             map.insert(key, value);
@@ -166,7 +169,7 @@ impl<'a> Reader<'a> {
             if is_item(content) || matches!(entry(content)?, Entry::Pair(..)) {
                 // `- key: value` and `- - item`: a collection starting at the content's column.
                 let column = indent + 1 + rest.len() - content.len();
-                self.lines[self.at] = Line { indent: column, text: content, raw: line.raw };
+                self.lines[self.at] = Line { indent: column, text: content, ..line };
                 items.push(self.collection(column, depth)?);
             } else {
                 self.at += 1;
@@ -195,11 +198,11 @@ impl<'a> Reader<'a> {
                 value
             }
             b'"' | b'\'' => {
-                let (text, style, after) = quoted(rest)?;
+                let (text, after) = quoted(rest)?;
                 end_of_line(after)?;
-                self.scalar(&text, style, depth)?
+                self.scalar(&text, false, depth)?
             }
-            _ => self.scalar(plain(rest)?, ScalarStyle::Plain, depth)?,
+            _ => self.scalar(plain(rest)?, true, depth)?,
         };
         // A line below indented further would continue the scalar, or be an error.
         match self.peek() {
@@ -208,9 +211,9 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn scalar(&mut self, text: &str, style: ScalarStyle, depth: usize) -> Option<Value> {
+    fn scalar(&mut self, text: &str, plain: bool, depth: usize) -> Option<Value> {
         self.count(depth)?;
-        scalar::resolve(text, style)
+        scalar::resolve(text, plain, self.booleans)
     }
 
     /// A `|` block scalar whose header is `header`, under a collection at `indent`.
@@ -259,7 +262,7 @@ impl<'a> Reader<'a> {
             Chomp::Keep => text.extend(std::iter::repeat_n('\n', 1 + blanks)),
         }
         self.at += used + blanks;
-        self.scalar(&text, ScalarStyle::Literal, depth)
+        self.scalar(&text, false, depth)
     }
 
     /// A flow collection or scalar at the start of `text`, and what follows it on the line.
@@ -274,12 +277,12 @@ impl<'a> Reader<'a> {
                 self.flow_mapping(&text[1..], depth + 1)
             }
             b'"' | b'\'' => {
-                let (s, style, after) = quoted(text)?;
-                Some((self.scalar(&s, style, depth)?, after))
+                let (s, after) = quoted(text)?;
+                Some((self.scalar(&s, false, depth)?, after))
             }
             _ => {
                 let (s, after) = flow_plain(text)?;
-                Some((self.scalar(s, ScalarStyle::Plain, depth)?, after))
+                Some((self.scalar(s, true, depth)?, after))
             }
         }
     }
@@ -310,11 +313,14 @@ impl<'a> Reader<'a> {
             return Some((Value::Object(map), after));
         }
         loop {
-            let (key, style, after) = match rest.as_bytes().first()? {
-                b'"' | b'\'' => quoted(rest)?,
+            let (key, plain, after) = match rest.as_bytes().first()? {
+                b'"' | b'\'' => {
+                    let (key, after) = quoted(rest)?;
+                    (key, false, after)
+                }
                 _ => {
                     let (key, after) = flow_plain(rest)?;
-                    (key.to_string(), ScalarStyle::Plain, after)
+                    (key.to_string(), true, after)
                 }
             };
             if rest.len() - after.len() > MAX_KEY {
@@ -325,7 +331,7 @@ impl<'a> Reader<'a> {
             if after.starts_with([',', '}']) {
                 return None;
             }
-            let key = direct::checked_key(&key, style, &map, &mut integers)?;
+            let key = checked_key(&key, plain, &map, &mut integers)?;
             let (value, after) = self.flow(after, depth)?;
             map.insert(key, value);
             rest = after.trim_start_matches(' ');
@@ -374,10 +380,10 @@ fn plain_start(text: &str) -> bool {
 /// A mapping entry on a line, `Not` when the line holds none, `None` when it is not sure.
 fn entry(text: &str) -> Option<Entry<'_>> {
     if text.starts_with(['"', '\'']) {
-        let (key, style, after) = quoted(text)?;
+        let (key, after) = quoted(text)?;
         return match after.strip_prefix(':') {
             Some(rest) if rest.is_empty() || rest.starts_with(' ') => {
-                (text.len() - after.len() <= MAX_KEY).then(|| Entry::Pair(key, style, rest.trim_start_matches(' ')))
+                (text.len() - after.len() <= MAX_KEY).then(|| Entry::Pair(key, false, rest.trim_start_matches(' ')))
             }
             _ => Some(Entry::Not),
         };
@@ -394,7 +400,7 @@ fn entry(text: &str) -> Option<Entry<'_>> {
     if key.contains(" #") || key.ends_with(' ') || key.len() > MAX_KEY {
         return None;
     }
-    Some(Entry::Pair(key.to_string(), ScalarStyle::Plain, text[end + 1..].trim_start_matches(' ')))
+    Some(Entry::Pair(key.to_string(), true, text[end + 1..].trim_start_matches(' ')))
 }
 
 /// A plain scalar taking the rest of its line, up to a comment.
@@ -407,8 +413,8 @@ fn plain(rest: &str) -> Option<&str> {
     (!text.contains(": ") && !text.ends_with(':')).then_some(text)
 }
 
-/// A quoted scalar closing on its line: its text, style, and what follows the closing quote.
-fn quoted(text: &str) -> Option<(String, ScalarStyle, &str)> {
+/// A quoted scalar closing on its line: its text, and what follows the closing quote.
+fn quoted(text: &str) -> Option<(String, &str)> {
     let bytes = text.as_bytes();
     let mut out = String::new();
     if bytes[0] == b'\'' {
@@ -420,7 +426,7 @@ fn quoted(text: &str) -> Option<(String, ScalarStyle, &str)> {
                 out.push('\'');
                 i = next + 2;
             } else {
-                return Some((out, ScalarStyle::SingleQuoted, &text[next + 1..]));
+                return Some((out, &text[next + 1..]));
             }
         }
     }
@@ -429,7 +435,7 @@ fn quoted(text: &str) -> Option<(String, ScalarStyle, &str)> {
         let next = i + text[i..].find(['"', '\\'])?;
         out.push_str(&text[i..next]);
         if bytes[next] == b'"' {
-            return Some((out, ScalarStyle::DoubleQuoted, &text[next + 1..]));
+            return Some((out, &text[next + 1..]));
         }
         let (c, len) = escape(&text[next + 1..])?;
         out.push(c);

@@ -1,26 +1,28 @@
 //! What an untagged scalar means, as serde_saphyr 2.2 resolves it into `serde_json::Value`
-//! with the publisher's options (YAML 1.1 booleans, legacy octal `0644`, everything else
-//! YAML 1.2 core schema).
+//! with legacy octal `0644` on, and booleans as [`Booleans`] says; everything else is
+//! YAML 1.2 core schema.
 //!
-//! The puller reads what the publisher writes with serde_saphyr, so a scalar must mean
-//! here exactly what it means there; `super::tests` compares the two on every spelling we
-//! could think of. Where serde_saphyr refuses a scalar (non-finite floats) this module
-//! gives no answer and the caller hands the whole stream to serde_saphyr, which then
-//! reports the error in its own words.
+//! A scalar must mean here exactly what it means to serde_saphyr, which reads whatever the
+//! fast paths leave; `crate::testkit::yaml` compares the two on every spelling we could
+//! think of. Where serde_saphyr refuses a scalar (non-finite floats) this module gives no
+//! answer and the caller hands the whole stream to serde_saphyr, which then reports the
+//! error in its own words.
 
-use granit_parser::ScalarStyle;
 use serde_json::{Number, Value};
 
-/// The value of an untagged scalar, or `None` when only serde_saphyr may say.
-pub(super) fn resolve(text: &str, style: ScalarStyle) -> Option<Value> {
-    if style != ScalarStyle::Plain {
+use super::Booleans;
+
+/// The value of an untagged scalar, plain or not (quoted, block), or `None` when only
+/// serde_saphyr may say.
+pub fn resolve(text: &str, plain: bool, booleans: Booleans) -> Option<Value> {
+    if !plain {
         return Some(Value::String(text.to_string()));
     }
     if is_null(text) {
         return Some(Value::Null);
     }
     let t = trim(text);
-    if let Some(b) = boolean(t) {
+    if let Some(b) = boolean(t, booleans) {
         return Some(Value::Bool(b));
     }
     let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
@@ -50,7 +52,7 @@ pub(super) fn resolve(text: &str, style: ScalarStyle) -> Option<Value> {
 }
 
 /// Whether a plain scalar is null: the empty scalar and the YAML 1.2 null spellings.
-pub(super) fn is_null(text: &str) -> bool {
+pub fn is_null(text: &str) -> bool {
     matches!(text, "" | "~" | "null" | "Null" | "NULL")
 }
 
@@ -58,7 +60,7 @@ pub(super) fn is_null(text: &str) -> bool {
 /// any radix serde_saphyr reads: `0x1F`, `0o17`, `0b11`, legacy octal `017`, decimal,
 /// with single underscores between digits. Two mapping keys spelling the same integer
 /// are duplicates to serde_saphyr however they are written.
-pub(super) fn integer(text: &str) -> Option<(bool, u128)> {
+pub fn integer(text: &str) -> Option<(bool, u128)> {
     let t = trim(text);
     let (negative, rest) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -107,8 +109,15 @@ fn digits_value(digits: &str, radix: u32) -> Option<u128> {
     any.then_some(value)
 }
 
-/// YAML 1.1 booleans, any case: `y`, `yes`, `true`, `on` and their opposites.
-fn boolean(t: &str) -> Option<bool> {
+/// The boolean a trimmed plain scalar spells.
+fn boolean(t: &str, booleans: Booleans) -> Option<bool> {
+    if booleans == Booleans::Core {
+        return match t {
+            "true" | "True" | "TRUE" => Some(true),
+            "false" | "False" | "FALSE" => Some(false),
+            _ => None,
+        };
+    }
     let is = |words: [&str; 4]| words.iter().any(|w| t.eq_ignore_ascii_case(w));
     if is(["true", "yes", "y", "on"]) {
         Some(true)
