@@ -115,10 +115,10 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool) -> Resu
         dry_run: true,
         concurrency: 1,
     };
-    let objects = engine::desired(bundle, &settings)?;
+    let objects = engine::listed(bundle, &settings)?;
     let _ = writeln!(out, "  objects ({}):", objects.len());
-    for o in &objects {
-        let _ = writeln!(out, "    {}  ({})", o.id, o.source);
+    for (id, source) in &objects {
+        let _ = writeln!(out, "    {id}  ({source})");
     }
     out.push('\n');
     Ok(out)

@@ -51,6 +51,19 @@ fn multi_document_files_skip_empty_documents() {
 }
 
 #[test]
+fn a_listing_names_what_desired_gives_and_refuses_what_it_refuses() {
+    let yaml = format!("{CONFIG_MAP}---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n");
+    let files = [file("ClusterProfile.web/all.yaml", &yaml), file("ClusterProfile.db/cm.yaml", &CONFIG_MAP.replace("name: a", "name: b"))];
+    let bundle = verified(1, &files, &|_| PartSettings::default());
+    let want: Vec<(ObjectId, String)> = desired(&bundle, &settings()).unwrap().into_iter().map(|o| (o.id, o.source)).collect();
+    assert_eq!(want.len(), 3);
+    assert_eq!(listed(&bundle, &settings()).unwrap(), want);
+    let bad = [file("ClusterProfile.web/x.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: [x]\n")];
+    let bundle = verified(1, &bad, &|_| PartSettings::default());
+    assert_eq!(format!("{:?}", listed(&bundle, &settings()).unwrap_err()), format!("{:?}", desired(&bundle, &settings()).unwrap_err()));
+}
+
+#[test]
 fn rejects_an_alias_bomb() {
     let bomb = "apiVersion: v1
 kind: ConfigMap

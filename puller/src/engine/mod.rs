@@ -284,6 +284,12 @@ pub fn desired(bundle: &VerifiedBundle, settings: &Settings) -> Result<Vec<Desir
     manifest::desired(bundle, settings)
 }
 
+/// Parses and checks every manifest of a verified bundle as [`desired`] does, and lists
+/// each object's identity and source (file and document).
+pub fn listed(bundle: &VerifiedBundle, settings: &Settings) -> Result<Vec<(ObjectId, String)>, EngineError> {
+    manifest::listed(bundle, settings)
+}
+
 /// A full sync: policy, apply in order, prune what `previous` had and `desired` lacks.
 pub async fn sync(
     client: &kube::Client,
