@@ -94,3 +94,16 @@ fn refuses_what_the_contract_forbids_in_serde_saphyrs_words() {
         assert!(!err.contains('\n'), "one line: {err}");
     }
 }
+
+#[test]
+fn a_byte_outside_printable_ascii_anywhere_is_left_to_serde_saphyr() {
+    let text = format!("k: {}\n", "v".repeat(96));
+    assert!(lines::read(&text, Booleans::Core).is_some());
+    for at in 3..text.len() - 1 {
+        for odd in ["\t", "\r", "\x7f", "\u{e9}", "\0"] {
+            let edited = format!("{}{odd}{}", &text[..at], &text[at..]);
+            assert!(lines::read(&edited, Booleans::Core).is_none(), "{odd:?} at {at}");
+            read_as_saphyr_reads(&edited);
+        }
+    }
+}
