@@ -14,6 +14,7 @@ mod oci_registry;
 mod reference;
 
 use async_trait::async_trait;
+use futures::StreamExt;
 
 pub use git::{GitCredentials, GitCredentialsError, GitStore};
 pub use oci::{OciDescriptor, OciManifest};
@@ -261,10 +262,80 @@ pub async fn verify_fetched(store: &dyn Store, fetched: &Fetched, expect: &Expec
     if envelope.already_applied() {
         return Ok(Fetch::AlreadyApplied(envelope));
     }
-    let mut parts = Vec::with_capacity(envelope.predicate().profiles.len());
-    for profile in &envelope.predicate().profiles {
-        let copy = store.fetch_part(expect.cluster, fetched, profile, limits).await?;
+    let profiles = &envelope.predicate().profiles;
+    // Parts are fetched a few at a time, so a store across a slow link costs a round trip
+    // per few parts rather than per part, and verified in order as they arrive.
+    let mut copies = futures::stream::iter(profiles.iter().map(|profile| store.fetch_part(expect.cluster, fetched, profile, limits)))
+        .buffered(PARTS_IN_FLIGHT);
+    let mut parts = Vec::with_capacity(profiles.len());
+    for profile in profiles {
+        let copy = copies.next().await.expect("a copy for every profile")?;
         parts.push(envelope.verify_part(&profile.name, copy.transport(), limits).map_err(rejected)?);
     }
+    drop(copies);
     envelope.finish(parts, limits).map(Fetch::New).map_err(rejected)
+}
+
+/// Part fetches one bundle keeps in flight: each holds at most a part's transport cap
+/// (spec 10) in memory until its turn to be verified.
+const PARTS_IN_FLIGHT: usize = 4;
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::bundle::verify::Floor;
+    use crate::store::oci_layout::LayoutStore;
+    use crate::testkit::Fixture;
+
+    /// A layout whose part fetches take a while, counting how many run at once.
+    struct Slow {
+        inner: LayoutStore,
+        now: AtomicUsize,
+        most: AtomicUsize,
+    }
+
+    #[async_trait]
+    impl Store for Slow {
+        fn describe(&self) -> String {
+            self.inner.describe()
+        }
+        async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
+            self.inner.fetch_envelope(cluster, limits).await
+        }
+        async fn fetch_part(&self, c: &ClusterId, f: &Fetched, p: &ProfileEntry, l: &Limits) -> Result<PartCopy, StoreError> {
+            let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            self.now.fetch_sub(1, Ordering::SeqCst);
+            self.inner.fetch_part(c, f, p, l).await
+        }
+        async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
+            self.inner.publish(bundles, meta).await
+        }
+        async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
+            self.inner.clusters(limits).await
+        }
+    }
+
+    #[tokio::test]
+    async fn fetches_a_few_parts_at_once_and_verifies_every_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fixture = Fixture::new(1);
+        let files = (0..9)
+            .map(|i| {
+                (format!("ClusterProfile.p{i}/Namespace.n{i}.yaml"), format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n{i}\n"))
+            })
+            .map(|(path, text)| (path, text.into_bytes()));
+        let inner = LayoutStore::open(tmp.path()).unwrap();
+        inner.publish(&[fixture.signed(1, files.collect())], &PublishMeta::default()).await.unwrap();
+        let store = Slow { inner, now: AtomicUsize::new(0), most: AtomicUsize::new(0) };
+        let Fetch::New(bundle) = fetch_verified(&store, &fixture.expect(&Floor::default()), &Limits::SPEC).await.unwrap() else {
+            panic!("a first fetch finds a new bundle")
+        };
+        assert_eq!(bundle.bundle().files().count(), 9);
+        assert_eq!(store.most.load(Ordering::SeqCst), PARTS_IN_FLIGHT);
+    }
 }
