@@ -263,7 +263,7 @@ impl Part {
 pub fn bundle_digest<'a>(files: impl IntoIterator<Item = (&'a str, Digest)>) -> Digest {
     let mut h = Hasher::default();
     for (path, digest) in files {
-        h.update(digest.hex().as_bytes());
+        h.update(&digest.hex_digits());
         h.update(b"  ");
         h.update(path.as_bytes());
         h.update(b"\n");
