@@ -54,8 +54,12 @@ fn options() -> serde_saphyr::Options {
 /// Parses a YAML stream into its non-empty documents. The error is the parser's, with line
 /// and column; the caller names the file or object.
 pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
-    let by_lines = || Some(lines::read(text, Booleans::Yaml11)?.into_iter().map(|d| d.value).collect());
-    by_lines().or_else(|| direct::parse(text)).map_or_else(|| saphyr_documents(text), Ok)
+    by_lines(text).or_else(|| direct::parse(text)).map_or_else(|| saphyr_documents(text), Ok)
+}
+
+/// [`parse_documents`] by the shared line reader alone, with YAML 1.1 booleans.
+fn by_lines(text: &str) -> Option<Vec<Value>> {
+    Some(lines::read(text, Booleans::Yaml11)?.into_iter().map(|d| d.value).collect())
 }
 
 /// [`parse_documents`] by serde_saphyr alone.

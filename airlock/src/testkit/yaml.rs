@@ -246,6 +246,20 @@ pub const SHAPES: &[&str] = &[
     "url: http://example.test:8080/x\nhash: a#b\nempty:\nnull: ~\n",
 ];
 
+/// Holds a line reader to [`BY_LINES`], [`NOT_BY_LINES`] and [`SHAPES`]: `reads` checks one
+/// text against serde_saphyr and says whether the line reader answered it.
+pub fn assert_shapes(reads: impl Fn(&str) -> bool) {
+    for text in SHAPES {
+        reads(text);
+    }
+    for text in BY_LINES {
+        assert!(reads(text), "the line reader should answer {text:?}");
+    }
+    for text in NOT_BY_LINES {
+        assert!(!reads(text), "the line reader answered {text:?}");
+    }
+}
+
 /// `count` manifests edited at random: a character put in or taken out, a line indented.
 pub fn edited_manifests(count: usize) -> Vec<String> {
     const MANIFESTS: &[&str] = &[

@@ -20,15 +20,7 @@ fn tricky_scalars_mean_what_serde_saphyr_says_in_every_position() {
 
 #[test]
 fn the_line_reader_answers_block_manifests_and_leaves_the_rest() {
-    for text in SHAPES {
-        read_as_saphyr_reads(text);
-    }
-    for text in BY_LINES {
-        assert!(read_as_saphyr_reads(text), "the line reader should answer {text:?}");
-    }
-    for text in NOT_BY_LINES {
-        assert!(!read_as_saphyr_reads(text), "the line reader answered {text:?}");
-    }
+    assert_shapes(read_as_saphyr_reads);
 }
 
 #[test]

@@ -8,10 +8,10 @@
 //! streams whose meaning it is sure of, and gives up (`None`) at anything else: a parse
 //! error, a tag, an anchor or alias, a merge key `<<`, a non-scalar or null key, a
 //! duplicate key, a `%YAML` directive, a non-finite number, or a stream close to a limit.
-//! Keys and scalars are judged by the functions the line reader uses, so a value means the
-//! same on either path.
 //! The caller then parses the stream with serde_saphyr, which has the last word on such
-//! input and words the errors, so nothing the publisher accepts or refuses changes.
+//! input and words the errors, so nothing the publisher accepts or refuses changes. Keys
+//! and scalars are judged by the functions the line reader uses (`airlock::yaml`), so a
+//! value means the same on either path.
 
 use airlock::yaml::{Booleans, MAX_BYTES, checked_key, scalar};
 use granit_parser::{Event, Parser, ScalarStyle};

@@ -23,10 +23,6 @@ fn agrees(text: &str) -> bool {
     held_to(&reference, direct::parse(text), "direct", text)
 }
 
-fn by_lines(text: &str) -> Option<Vec<Value>> {
-    Some(lines::read(text, Booleans::Yaml11)?.into_iter().map(|d| d.value).collect())
-}
-
 /// [`agrees`], returning whether the line reader answered.
 fn read_by_lines(text: &str) -> bool {
     agrees(text);
@@ -93,15 +89,7 @@ fn the_direct_path_answers_plain_manifests_and_leaves_the_rest() {
 
 #[test]
 fn the_line_reader_answers_block_manifests_and_leaves_the_rest() {
-    for text in SHAPES {
-        agrees(text);
-    }
-    for text in BY_LINES {
-        assert!(read_by_lines(text), "the line reader should answer {text:?}");
-    }
-    for text in NOT_BY_LINES {
-        assert!(!read_by_lines(text), "the line reader answered {text:?}");
-    }
+    assert_shapes(read_by_lines);
 }
 
 /// Manifests edited at random (a character put in or taken out, a line indented or
