@@ -171,6 +171,34 @@ async fn two_clusters_share_a_part_and_round_trip() {
     assert!(store.describe().starts_with("oci+http://") && store.describe().ends_with(&prefix));
 }
 
+/// Listing a prefix's clusters reads the catalog from the prefix on and stops past it: a
+/// shared registry holds many more repositories (here every earlier test's) than one
+/// prefix, and Distribution walks its storage for every page.
+#[tokio::test]
+async fn the_catalog_is_read_from_the_prefix_and_no_further() {
+    setup();
+    let logs = captured_logs();
+    let (host, prefix) = (plain_host(), unique_prefix("catalog"));
+    let key = SigningKey::from_seed([12; 32]);
+    let ours: Vec<ClusterId> = ["fleet/a", "fleet/b"].iter().map(|c| c.parse().unwrap()).collect();
+    // A sibling that sorts after the prefix's repositories by path, before them by bytes.
+    let sibling: ClusterId = "fleet/sibling".parse().unwrap();
+    for (prefix, clusters) in [(prefix.clone(), ours.clone()), (format!("{prefix}-b"), vec![sibling.clone()])] {
+        let bundles: Vec<SignedBundle> = clusters.iter().map(|c| signed(&key, c, 1, c.name())).collect();
+        let store = open(&host, &prefix, &RegistryCredentials::default()).await;
+        store.publish(&bundles, &PublishMeta::default()).await.expect("publish");
+    }
+
+    let store = open(&host, &prefix, &RegistryCredentials::default()).await;
+    assert_eq!(store.clusters(&Limits::SPEC).await.expect("catalog"), ours);
+    let sibling_store = open(&host, &format!("{prefix}-b"), &RegistryCredentials::default()).await;
+    assert_eq!(sibling_store.clusters(&Limits::SPEC).await.expect("catalog"), [sibling]);
+    let logs = String::from_utf8(logs.lock().unwrap().clone()).unwrap();
+    let reads: Vec<&str> = logs.lines().filter(|l| l.contains("catalog read") && l.contains(&prefix)).collect();
+    assert_eq!(reads.len(), 2, "{logs}");
+    assert!(reads.iter().all(|l| l.contains("pages=1")), "one page each: {reads:?}");
+}
+
 /// A batch pushes each bundle as it is added (a registry has no index to write last), and
 /// a part shared across the batch's additions is uploaded once and mounted after.
 #[tokio::test]

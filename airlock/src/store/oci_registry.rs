@@ -337,7 +337,8 @@ impl Store for RegistryStore {
         // `registry:catalog:*`, which oci-client cannot ask for.
         let reference = Reference::with_tag(self.host.clone(), self.prefix.clone(), "latest".into());
         self.client.store_auth_if_needed(reference.resolve_registry(), &self.auth).await;
-        let (mut clusters, mut last) = (Vec::new(), None::<String>);
+        let mut scan = CatalogScan::new(&self.prefix);
+        let (mut clusters, mut last, mut pages) = (Vec::new(), scan.start(), 0);
         loop {
             // Repository names need no escaping in a query.
             let mut url = format!("{}/v2/_catalog?n={CATALOG_PAGE}", self.base_url);
@@ -348,18 +349,64 @@ impl Store for RegistryStore {
             let (headers, body) = self.get_capped(&reference, &url, "application/json", limits.oci_manifest_bytes, "catalog").await?;
             let page: Page = serde_json::from_slice(&body)
                 .map_err(|e| self.error("catalog".into(), Class::Malformed, format!("not a catalog page: {e}")))?;
-            let scope = if self.prefix.is_empty() { String::new() } else { format!("{}/", self.prefix) };
-            clusters.extend(page.repositories.iter().filter_map(|r| r.strip_prefix(&scope)?.parse::<ClusterId>().ok()));
+            pages += 1;
+            let past = scan.read(&page.repositories, |name| clusters.extend(name.parse::<ClusterId>().ok()));
             let next = page.repositories.last().cloned();
             // A page that does not move forward would loop forever.
-            if !headers.contains_key(LINK) || next.is_none() || next <= last {
+            if past || !headers.contains_key(LINK) || next.is_none() || next <= last {
                 break;
             }
             last = next;
         }
+        tracing::debug!(store = %self.describe, pages, clusters = clusters.len(), "catalog read");
         clusters.sort();
         clusters.dedup();
         Ok(clusters)
+    }
+}
+
+/// Reads the catalog for the repositories under a prefix, without the rest of the
+/// registry: a registry shared by many fleets or teams holds far more repositories than
+/// one prefix, and some (Distribution among them) walk their storage for every page.
+///
+/// The listing starts after the prefix itself (`last=PREFIX`) and stops at the first
+/// name past the prefix's repositories. Registries sort the catalog either by bytes or,
+/// like Distribution, path by path (`/` before any other character); in both orders the
+/// names under `PREFIX/` are one run that comes after `PREFIX`, but only in byte order
+/// do the names past `PREFIX/` all sort after it (`PREFIX-x` comes before `PREFIX/a` in
+/// bytes, after `PREFIX/z` by path). So a name outside the prefix ends the listing when
+/// it follows a name inside, or when it sorts after `PREFIX/` by bytes.
+struct CatalogScan {
+    /// `PREFIX/`, or empty for a registry read whole.
+    scope: String,
+    inside: bool,
+}
+
+impl CatalogScan {
+    fn new(prefix: &str) -> CatalogScan {
+        let scope = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
+        CatalogScan { scope, inside: false }
+    }
+
+    /// The `last` to ask the first page after.
+    fn start(&self) -> Option<String> {
+        self.scope.strip_suffix('/').map(String::from)
+    }
+
+    /// Hands `found` each name under the prefix, the prefix taken off; true once the
+    /// page went past the prefix's repositories.
+    fn read<'n>(&mut self, names: &'n [String], mut found: impl FnMut(&'n str)) -> bool {
+        for name in names {
+            match name.strip_prefix(&self.scope) {
+                Some(rest) => {
+                    self.inside = true;
+                    found(rest);
+                }
+                None if self.inside || name.as_str() > self.scope.as_str() => return true,
+                None => {}
+            }
+        }
+        false
     }
 }
 
@@ -498,4 +545,54 @@ fn request_error(e: &reqwest::Error) -> (Class, String) {
         source = cause.source();
     }
     (Class::Unavailable, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cmp::Ordering;
+
+    use super::*;
+
+    /// Distribution's catalog order: path by path, the separator before any character.
+    fn by_path(a: &str, b: &str) -> Ordering {
+        a.replace('/', "\0").cmp(&b.replace('/', "\0"))
+    }
+
+    /// Reads `registry` as `clusters` does: pages of `page` names after `last`, in the
+    /// registry's `order`. Gives the names found and the pages read.
+    fn scan(registry: &[String], order: fn(&str, &str) -> Ordering, prefix: &str, page: usize) -> (Vec<String>, usize) {
+        let mut sorted = registry.to_vec();
+        sorted.sort_by(|a, b| order(a, b));
+        let mut scan = CatalogScan::new(prefix);
+        let (mut found, mut last, mut pages) = (Vec::new(), scan.start(), 0);
+        loop {
+            let names: Vec<String> =
+                sorted.iter().filter(|n| last.as_ref().is_none_or(|l| order(n, l).is_gt())).take(page).cloned().collect();
+            pages += 1;
+            let past = scan.read(&names, |n| found.push(n.to_string()));
+            if past || names.len() < page {
+                return (found, pages);
+            }
+            last = names.last().cloned();
+        }
+    }
+
+    #[test]
+    fn the_catalog_is_read_from_the_prefix_to_its_end_in_either_order() {
+        let under: Vec<String> = (0..2500).map(|i| format!("fleet/c{i:05}")).collect();
+        let mut registry: Vec<String> = under.iter().map(|c| format!("team/a/{c}")).collect();
+        // Beside the prefix, before and after it in either order; many more than it holds.
+        for other in ["team/a-b", "team/a.b", "team/a0", "team/ab", "team/", "team", "teal", "tean", "a", "z"] {
+            registry.extend((0..1500).map(|i| format!("{other}/fleet/c{i:05}")));
+        }
+        registry.push("team/a".into());
+        // By path the prefix's 2,500 names come first: three pages. By bytes the 3,000
+        // names of `team/a-b` and `team/a.b` come before them: three pages more.
+        for (order, pages) in [(by_path as fn(&str, &str) -> Ordering, 3), (str::cmp, 6)] {
+            assert_eq!(scan(&registry, order, "team/a", 1000), (under.clone(), pages), "exactly the names under the prefix");
+            assert_eq!(scan(&registry, order, "team/b", 1000).0, Vec::<String>::new());
+            let (whole, _) = scan(&registry, order, "", 1000);
+            assert_eq!(whole.len(), registry.len(), "no prefix: the whole catalog");
+        }
+    }
 }
