@@ -93,10 +93,15 @@ impl<'r> Renderer<'r> {
         for pp in &plan.profiles {
             let profile = pp.profile;
             let part = profile.part_name();
+            let part_name: Arc<str> = part.as_str().into();
             warnings.extend(profile.warnings.iter().map(|w| format!("{}: {w}", profile.display())));
             let prepared = self.shared.get(pp, plan.cluster, self.resources)?;
             warnings.extend(prepared.warnings.iter().cloned());
-            candidates.extend(prepared.objects.iter().map(|o| Candidate { part: part.clone(), tier: profile.tier, object: o.clone() }));
+            candidates.extend(prepared.objects.iter().map(|o| Candidate {
+                part: part_name.clone(),
+                tier: profile.tier,
+                object: o.clone(),
+            }));
             parts.insert(part.clone(), profile);
             prepared_parts.insert(part, prepared);
         }
@@ -107,7 +112,7 @@ impl<'r> Renderer<'r> {
         let (kept, tier_warnings) = tier::resolve(candidates)?;
         warnings.extend(tier_warnings);
         let objects = kept.len();
-        let mut kept_parts: BTreeMap<String, Vec<Arc<Object>>> = BTreeMap::new();
+        let mut kept_parts: BTreeMap<Arc<str>, Vec<Arc<Object>>> = BTreeMap::new();
         for c in kept {
             kept_parts.entry(c.part).or_default().push(c.object);
         }
@@ -117,7 +122,7 @@ impl<'r> Renderer<'r> {
         }
         let mut built = Vec::with_capacity(settings.len());
         for name in settings.keys() {
-            let kept = kept_parts.remove(name).unwrap_or_default();
+            let kept = kept_parts.remove(name.as_str()).unwrap_or_default();
             let part = match prepared_parts.get(name) {
                 // Nothing of the profile lost to another's copy: its part is the one every
                 // cluster it is prepared for shares.

@@ -6,44 +6,45 @@
 //! arrival order, which a publisher cannot reproduce, so the cluster fails instead of the
 //! publisher guessing.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::RenderError;
 use super::shared::Object;
-use crate::sveltos::ObjectKey;
 
 /// An object offered by one part.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
-    pub part: String,
+    /// Shared by the part's every object.
+    pub part: Arc<str>,
     pub tier: u32,
     pub object: Arc<Object>,
 }
 
 /// Keeps one copy of every object. Returns the winners in object order and a warning per
 /// dropped copy.
-pub fn resolve(candidates: Vec<Candidate>) -> Result<(Vec<Candidate>, Vec<String>), RenderError> {
-    let mut by_object: BTreeMap<ObjectKey, Vec<Candidate>> = BTreeMap::new();
-    for c in candidates {
-        by_object.entry(c.object.key.clone()).or_default().push(c);
-    }
-    let mut kept = Vec::with_capacity(by_object.len());
+///
+/// Sorted in place rather than grouped in a map: every cluster of a publish passes here
+/// with a hundred objects or more, and a map cloned each object's key.
+pub fn resolve(mut candidates: Vec<Candidate>) -> Result<(Vec<Candidate>, Vec<String>), RenderError> {
+    candidates.sort_by(|a, b| a.object.key.cmp(&b.object.key).then_with(|| (a.tier, &a.part).cmp(&(b.tier, &b.part))));
+    let mut kept = Vec::with_capacity(candidates.len());
     let mut warnings = Vec::new();
-    for (key, mut copies) in by_object {
-        copies.sort_by(|a, b| (a.tier, &a.part).cmp(&(b.tier, &b.part)));
-        let lowest = copies[0].tier;
-        let tied: Vec<&Candidate> = copies.iter().filter(|c| c.tier == lowest).collect();
-        if tied.len() > 1 {
+    let mut copies = candidates.into_iter().peekable();
+    while let Some(winner) = copies.next() {
+        let key = &winner.object.key;
+        let mut losers = Vec::new();
+        while let Some(loser) = copies.next_if(|c| &c.object.key == key) {
+            losers.push(loser);
+        }
+        if losers.first().is_some_and(|l| l.tier == winner.tier) {
+            let tied = std::iter::once(&winner).chain(losers.iter().take_while(|l| l.tier == winner.tier));
             return Err(RenderError::Conflict {
                 object: key.to_string(),
-                tier: lowest,
-                origins: tied.iter().map(|c| c.object.origin.clone()).collect(),
+                tier: winner.tier,
+                origins: tied.map(|c| c.object.origin.clone()).collect(),
             });
         }
-        let mut copies = copies.into_iter();
-        let winner = copies.next().expect("every group has a copy");
-        for loser in copies {
+        for loser in losers {
             warnings.push(format!(
                 "{key}: {} (tier {}) wins over {} (tier {}), whose copy is dropped",
                 winner.part, winner.tier, loser.part, loser.tier
@@ -57,6 +58,7 @@ pub fn resolve(candidates: Vec<Candidate>) -> Result<(Vec<Candidate>, Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sveltos::ObjectKey;
 
     fn candidate(part: &str, tier: u32, name: &str) -> Candidate {
         let key = ObjectKey::new("v1", "ConfigMap", "apps", name);
@@ -73,7 +75,7 @@ mod tests {
             candidate("ClusterProfile.c", 200, "shared"),
         ])
         .unwrap();
-        let winners: Vec<(&str, &str)> = kept.iter().map(|c| (c.part.as_str(), c.object.key.name.as_str())).collect();
+        let winners: Vec<(&str, &str)> = kept.iter().map(|c| (&*c.part, c.object.key.name.as_str())).collect();
         assert_eq!(winners, [("ClusterProfile.a", "only-a"), ("ClusterProfile.b", "shared")]);
         assert_eq!(warnings.len(), 2, "{warnings:?}");
         assert!(warnings.iter().all(|w| w.contains("ClusterProfile.b (tier 50) wins")), "{warnings:?}");
