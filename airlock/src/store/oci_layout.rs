@@ -95,11 +95,16 @@ impl<F: LayoutFiles> LayoutReader<F> {
     }
 
     /// `index.json`, or an empty index when the layout does not exist yet.
+    ///
+    /// Read and parsed under the memo's lock: a publisher asks for 16 clusters at once,
+    /// and each parsed the whole index before the first had kept it (a fifth of an
+    /// unchanged re-publish of 10,000 clusters).
     pub(crate) fn index(&self, limits: &Limits) -> Result<Arc<IndexView>, StoreError> {
+        let mut memo = self.memo.lock().expect("not poisoned");
         // Taken before reading: should the file change in between, the next stamp
         // differs from this one and the index is read again.
         let stamp = self.files.stamp(INDEX_FILE);
-        if let (Some(now), Some((then, view))) = (stamp, &*self.memo.lock().expect("not poisoned"))
+        if let (Some(now), Some((then, view))) = (stamp, &*memo)
             && now == *then
         {
             return Ok(view.clone());
@@ -110,7 +115,7 @@ impl<F: LayoutFiles> LayoutReader<F> {
         };
         let view = Arc::new(IndexView::new(index));
         if let Some(now) = stamp {
-            *self.memo.lock().expect("not poisoned") = Some((now, view.clone()));
+            *memo = Some((now, view.clone()));
         }
         Ok(view)
     }
@@ -613,5 +618,40 @@ impl OciStore for LayoutStore {
 
     async fn put_artifact(&self, cluster: &ClusterId, version: u64, artifact: &Artifact) -> Result<u64, StoreError> {
         self.put_artifact_sync(cluster, version, artifact)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    /// An index that counts how often it is read, and never changes.
+    struct Counted(AtomicUsize);
+
+    impl LayoutFiles for Counted {
+        fn read(&self, _: &str, _: u64) -> Result<Option<Vec<u8>>, StoreError> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            Ok(Some(serde_json::to_vec(&OciIndex::new(Vec::new())).expect("index serialises")))
+        }
+        fn describe(&self) -> String {
+            "counted".into()
+        }
+        fn stamp(&self, _: &str) -> Option<Stamp> {
+            Some(Stamp { len: 1, modified: SystemTime::UNIX_EPOCH, inode: 1 })
+        }
+    }
+
+    #[test]
+    fn readers_asking_at_once_read_the_index_once() {
+        let reader = LayoutReader::new(Counted(AtomicUsize::new(0)));
+        std::thread::scope(|s| {
+            for _ in 0..16 {
+                s.spawn(|| reader.index(&Limits::SPEC).expect("index"));
+            }
+        });
+        assert_eq!(reader.files.0.load(Ordering::Relaxed), 1);
     }
 }
