@@ -16,7 +16,7 @@
 
 mod compare;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use airlock::bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
@@ -145,8 +145,10 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
     phases.add("load", &mut since);
     let clusters = select::candidates(&inventory.clusters, &publisher.only)?;
     let plans: Vec<_> = clusters.par_iter().map(|c| (*c, render::plan(c, select::profiles_for(c, &inventory.profiles)))).collect();
-    let wanted: BTreeSet<_> = plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::references).collect();
-    let wanted = wanted.into_iter().cloned().collect();
+    // Every cluster names its profiles' references again: told apart by hash, as sorting
+    // them all (130,000 for 10,000 clusters) was 5 % of an unchanged re-publish.
+    let wanted: HashSet<_> = plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::references).collect();
+    let wanted: BTreeSet<_> = wanted.into_iter().cloned().collect();
     let resources = source.fetch(&wanted).await?;
     phases.add("plan and fetch", &mut since);
     let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");

@@ -84,7 +84,7 @@ pub fn group_of(api_version: &str) -> &str {
 }
 
 /// A management-cluster object rendering needs, with the version to ask for it in.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Reference {
     pub key: ObjectKey,
     pub api_version: String,
