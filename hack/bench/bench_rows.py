@@ -204,9 +204,10 @@ job, keeping only what the policy check and the inventory need for the whole bun
 export is mostly waiting on the registry, which spends
 {r.median('export.full.airlock.server') / r.median('export.full.skopeo.server'):.1f}× the CPU
 it spends for the skopeo loop. `airlock::mirror::export` lists the clusters from the
-registry's catalog, read from the prefix on and no further (Distribution walks its whole
-storage for each page, so pages of the registry's other repositories cost as much as
-ours), reads 16 clusters in flight and makes one request per manifest and one per
+registry's catalog, read from the prefix on and no further (Distribution walks its
+storage from the first repository for every page, so each page of other repositories
+read would cost as much as one of ours), reads 16 clusters in flight and makes one
+request per manifest and one per
 distinct blob: the clusters' blobs add up to
 {show_bytes(r, 'export.full.fetched_bytes')} counted per cluster, of which
 {show_bytes(r, 'export.full.unique_bytes')} are distinct and fetched. A delta export reads
