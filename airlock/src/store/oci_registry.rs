@@ -10,7 +10,7 @@
 //! never deletes: older versions stay until the registry's own garbage collection. Of
 //! Docker's `config.json` it reads only `auths.<host>.auth`, not credential helpers.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -350,13 +350,10 @@ impl Store for RegistryStore {
             let page: Page = serde_json::from_slice(&body)
                 .map_err(|e| self.error("catalog".into(), Class::Malformed, format!("not a catalog page: {e}")))?;
             pages += 1;
-            let past = scan.read(&page.repositories, |name| clusters.extend(name.parse::<ClusterId>().ok()));
-            let next = page.repositories.last().cloned();
-            // A page that does not move forward would loop forever.
-            if past || !headers.contains_key(LINK) || next.is_none() || next <= last {
+            last = scan.page(&page.repositories, headers.contains_key(LINK), |name| clusters.extend(name.parse::<ClusterId>().ok()));
+            if last.is_none() {
                 break;
             }
-            last = next;
         }
         tracing::debug!(store = %self.describe, pages, clusters = clusters.len(), "catalog read");
         clusters.sort();
@@ -380,12 +377,16 @@ struct CatalogScan {
     /// `PREFIX/`, or empty for a registry read whole.
     scope: String,
     inside: bool,
+    /// The last names of the pages read. Only a name seen before tells that the registry
+    /// is going round: comparing names cannot, as the registry's order may not be bytes'
+    /// (`PREFIX/ns/a` comes before `PREFIX/ns-2/a` by path, after it by bytes).
+    lasts: HashSet<String>,
 }
 
 impl CatalogScan {
     fn new(prefix: &str) -> CatalogScan {
         let scope = if prefix.is_empty() { String::new() } else { format!("{prefix}/") };
-        CatalogScan { scope, inside: false }
+        CatalogScan { scope, inside: false, lasts: HashSet::new() }
     }
 
     /// The `last` to ask the first page after.
@@ -393,20 +394,23 @@ impl CatalogScan {
         self.scope.strip_suffix('/').map(String::from)
     }
 
-    /// Hands `found` each name under the prefix, the prefix taken off; true once the
-    /// page went past the prefix's repositories.
-    fn read<'n>(&mut self, names: &'n [String], mut found: impl FnMut(&'n str)) -> bool {
+    /// Hands `found` each name of a page under the prefix, the prefix taken off. Returns
+    /// the `last` to ask the next page after, or `None` when the listing is done: the page
+    /// went past the prefix's repositories, the registry said there is no more (`more`),
+    /// or it is going round.
+    fn page<'n>(&mut self, names: &'n [String], more: bool, mut found: impl FnMut(&'n str)) -> Option<String> {
         for name in names {
             match name.strip_prefix(&self.scope) {
                 Some(rest) => {
                     self.inside = true;
                     found(rest);
                 }
-                None if self.inside || name.as_str() > self.scope.as_str() => return true,
+                None if self.inside || name.as_str() > self.scope.as_str() => return None,
                 None => {}
             }
         }
-        false
+        let last = names.last().filter(|_| more)?;
+        self.lasts.insert(last.clone()).then(|| last.clone())
     }
 }
 
@@ -569,30 +573,44 @@ mod tests {
             let names: Vec<String> =
                 sorted.iter().filter(|n| last.as_ref().is_none_or(|l| order(n, l).is_gt())).take(page).cloned().collect();
             pages += 1;
-            let past = scan.read(&names, |n| found.push(n.to_string()));
-            if past || names.len() < page {
+            last = scan.page(&names, names.len() == page, |n| found.push(n.to_string()));
+            if last.is_none() {
+                found.sort();
                 return (found, pages);
             }
-            last = names.last().cloned();
         }
     }
 
     #[test]
     fn the_catalog_is_read_from_the_prefix_to_its_end_in_either_order() {
-        let under: Vec<String> = (0..2500).map(|i| format!("fleet/c{i:05}")).collect();
+        // Two namespaces that sort one way by path and the other by bytes, across pages.
+        let mut under: Vec<String> = (0..2500).map(|i| format!("fleet/c{i:05}")).collect();
+        under.extend((0..1500).map(|i| format!("fleet-2/c{i:05}")));
+        under.sort();
         let mut registry: Vec<String> = under.iter().map(|c| format!("team/a/{c}")).collect();
         // Beside the prefix, before and after it in either order; many more than it holds.
         for other in ["team/a-b", "team/a.b", "team/a0", "team/ab", "team/", "team", "teal", "tean", "a", "z"] {
             registry.extend((0..1500).map(|i| format!("{other}/fleet/c{i:05}")));
         }
         registry.push("team/a".into());
-        // By path the prefix's 2,500 names come first: three pages. By bytes the 3,000
-        // names of `team/a-b` and `team/a.b` come before them: three pages more.
-        for (order, pages) in [(by_path as fn(&str, &str) -> Ordering, 3), (str::cmp, 6)] {
+        // By path the prefix's 4,000 names come first: four pages and one to see past them.
+        // By bytes the 3,000 names of `team/a-b` and `team/a.b` come before them: three
+        // pages more, and the page that ends the run also goes past it.
+        for (order, pages) in [(by_path as fn(&str, &str) -> Ordering, 5), (str::cmp, 8)] {
             assert_eq!(scan(&registry, order, "team/a", 1000), (under.clone(), pages), "exactly the names under the prefix");
             assert_eq!(scan(&registry, order, "team/b", 1000).0, Vec::<String>::new());
             let (whole, _) = scan(&registry, order, "", 1000);
             assert_eq!(whole.len(), registry.len(), "no prefix: the whole catalog");
         }
+    }
+
+    #[test]
+    fn a_registry_going_round_ends_the_listing() {
+        let page: Vec<String> = (0..3).map(|i| format!("fleet/c{i}")).collect();
+        let mut scan = CatalogScan::new("");
+        let mut found = 0;
+        assert_eq!(scan.page(&page, true, |_| found += 1), Some("fleet/c2".to_string()));
+        assert_eq!(scan.page(&page, true, |_| found += 1), None, "the same page again");
+        assert_eq!(found, 6);
     }
 }

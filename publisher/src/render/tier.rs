@@ -24,7 +24,7 @@ pub struct Candidate {
 /// dropped copy.
 ///
 /// Sorted in place rather than grouped in a map: every cluster of a publish passes here
-/// with a hundred objects or more, and a map cloned each object's key.
+/// with all its objects, and a map cloned each object's key.
 pub fn resolve(mut candidates: Vec<Candidate>) -> Result<(Vec<Candidate>, Vec<String>), RenderError> {
     candidates.sort_by(|a, b| a.object.key.cmp(&b.object.key).then_with(|| (a.tier, &a.part).cmp(&(b.tier, &b.part))));
     let mut kept = Vec::with_capacity(candidates.len());
