@@ -83,6 +83,31 @@ for run in $(seq "$BENCH_RUNS"); do
 done
 note export.full.skopeo.cmd "for c in \$(clusters); do skopeo copy --src-tls-verify=false docker://$AIRLOCK_REGISTRY/$PREFIX/\$c:latest oci:$DATA/skopeo:\$c:latest; done"
 
+# per_request NAME URL [CURL-OPTION...] — the registry's CPU seconds for one request,
+# measured alone (one curl, one connection, the same URL again and again), as fact
+# registry.NAME: set beside the export's own server CPU, it tells what bounds row 8.
+per_request() {
+  local name="$1" url="$2" n=300 s0 s1 i shown=""
+  shift 2
+  [ $# -eq 0 ] || shown="$(printf ' %q' "$@")"
+  [ -z "$BENCH_QUICK" ] || n=30
+  for ((i = 0; i < n; i++)); do printf 'url = "%s"\noutput = /dev/null\n' "$url"; done >"$DATA/requests.curl"
+  s0="$(server_ticks)"
+  curl -sf "$@" -K "$DATA/requests.curl" || die "curl could not read $url"
+  s1="$(server_ticks)"
+  fact "registry.$name" s "$(awk -v t=$((s1 - s0)) -v hz="$CLK_TCK" -v n="$n" 'BEGIN { print t / hz / n }')"
+  note "registry.$name.cmd" "curl -sf${shown} -K FILE (FILE names $url $n times)"
+}
+manifest_url="http://$AIRLOCK_REGISTRY/v2/$PREFIX/${clusters[0]}/manifests/latest"
+accept="Accept: application/vnd.oci.image.manifest.v1+json"
+small="$(curl -sf -H "$accept" "$manifest_url" | jq -r '.layers | min_by(.size) | .digest')"
+per_request blob_get "http://$AIRLOCK_REGISTRY/v2/$PREFIX/${clusters[0]}/blobs/$small"
+per_request blob_head "http://$AIRLOCK_REGISTRY/v2/$PREFIX/${clusters[0]}/blobs/$small" --head
+per_request manifest_get "$manifest_url" -H "$accept"
+# The export fetches each distinct blob once; the archive holds those and the manifests.
+fact export.full.blobs count "$(($(blob_sizes "$DATA/full-1.tar" | wc -l) - CLUSTERS))"
+fact cores count "$(nproc)"
+
 log "row 9: one ConfigMap changes for 10 % of the clusters; delta export ($BENCH_RUNS runs)"
 publish change --change
 for run in $(seq "$BENCH_RUNS"); do
