@@ -254,13 +254,13 @@ def registry_bound(r):
     blobs, clusters, cores = r.median("export.full.blobs"), r.median("clusters"), r.median("cores")
     server, skopeo = r.median("export.full.airlock.server"), r.median("export.full.skopeo.wall")
     return f"""Measured alone in this run (`registry.*` below: the same URL again and again on one
-connection), a GET of the cluster's smallest blob costs the registry {ms['blob_get']:.2f} ms
+connection), a GET of the first cluster's smallest blob costs the registry {ms['blob_get']:.2f} ms
 of CPU, a HEAD of it {ms['blob_head']:.2f} ms and a GET of the manifest
 {ms['manifest_get']:.2f} ms. Distribution reads every blob it serves through a 4 MiB
 buffer (`fileReaderBufferSize`, `registry/storage/filereader.go`) that its garbage
 collector then reclaims, so a blob of a few kilobytes costs it as much as a large one.
 The export's {blobs:,.0f} blob GETs and {clusters:,.0f} manifest GETs cost it
-{1000 * server / (blobs + clusters):.2f} ms each on average; its {server:.2f} CPU-s take
+{1000 * server / (blobs + clusters):.2f} ms each on average, its catalog pages included; its {server:.2f} CPU-s take
 {server / cores:.2f} s on {cores:.0f} cores whatever the client does, so on this registry
 and machine an export can be at most {skopeo / (server / cores):.1f}× faster than the skopeo
 loop."""

@@ -162,16 +162,15 @@ impl Memo {
 /// The outlines a memo file holds; none when it is missing, unreadable or of another
 /// format.
 fn read(path: &Path) -> BTreeMap<Digest, Outline> {
-    let before = match std::fs::read(path) {
-        Ok(bytes) => match serde_json::from_slice::<MemoFile>(&bytes) {
-            Ok(file) if file.format == FORMAT => file.clusters,
-            Ok(_) => BTreeMap::new(),
-            Err(e) => {
-                tracing::warn!(path = %path.display(), "render memo unreadable, rendering every cluster: {e}");
-                BTreeMap::new()
-            }
-        },
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+    let file = match std::fs::read(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        read => read
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| serde_json::from_slice::<MemoFile>(&bytes).map(Some).map_err(|e| e.to_string())),
+    };
+    let before = match file {
+        Ok(Some(file)) if file.format == FORMAT => file.clusters,
+        Ok(_) => BTreeMap::new(),
         Err(e) => {
             tracing::warn!(path = %path.display(), "render memo unreadable, rendering every cluster: {e}");
             BTreeMap::new()
