@@ -119,14 +119,26 @@ def export(r, show):
 
 
 def verify(r, show):
-    if not r.has("verify.airlock.wall", "verify.sha256sum.wall"):
+    if not r.has("verify.airlock.wall", "verify.sha256sum.wall", "verify.sha256sum_gz.wall"):
         return []
     ours, peer = r.median("verify.airlock.wall"), r.median("verify.sha256sum.wall")
+    stored = r.median("verify.sha256sum_gz.wall")
     tar = r.median("verify.tar_bytes")
+    # The issue's peer is sha256sum of "the same bytes": the bundle's, as its parts' tars.
+    # What a store holds of them (gzip, a sixth of the size) is reported beside it.
     return [dict(row="10", key="verify", profile="verify", what=f"verify a {tar / 1e6:.1f} MB bundle",
                  ours=show(r, "verify.airlock.wall"),
-                 peer=f"sha256sum of the {show(r, 'verify.blob_bytes')} of gzip blobs: {show(r, 'verify.sha256sum.wall')}",
-                 ratio=f"{ours / peer:.1f}× the time", target="≤ 1.5×", met=yes(ours <= 1.5 * peer))]
+                 peer=f"sha256sum of the same {show(r, 'verify.tar_bytes')} (the parts' tars): "
+                      f"{show(r, 'verify.sha256sum.wall')}",
+                 ratio=f"{ours / peer:.2f}× the time", target="≤ 1.5×", met=yes(ours <= 1.5 * peer)),
+            dict(row="10", key="verify-stored", what="verify, against the bytes a store holds",
+                 ours=show(r, "verify.airlock.wall"),
+                 peer=f"sha256sum of the {show(r, 'verify.blob_bytes')} of gzip blobs: "
+                      f"{show(r, 'verify.sha256sum_gz.wall')}; gzip -dc piped to sha256sum: "
+                      f"{show(r, 'verify.gunzip_sha256.wall')}",
+                 ratio=f"{ours / stored:.1f}× the time; "
+                       f"{ours / r.median('verify.gunzip_sha256.wall'):.2f}× gzip -dc piped to sha256sum",
+                 target="reported", met="—")]
 
 
 def rows(results, show):
@@ -226,22 +238,17 @@ export's own count (newBytes) and {show_bytes(r, 'export.delta.changed_bytes')} 
 padding to 512 bytes per blob, and index.json.
 """,
     "verify": lambda r: f"""
-{cpu_split(r, 'verify.airlock')}; `sha256sum` of the gzip blobs: {cpu_split(r, 'verify.sha256sum')};
-the floor of inflating and hashing every part (`gzip -dc | sha256sum`):
-{cpu_split(r, 'verify.gunzip_sha256')}. `sha256sum` of the stored blobs hashes
-{show_bytes(r, 'verify.blob_bytes')}; verification must inflate them to
-{show_bytes(r, 'verify.tar_bytes')} and hash that twice, once for the part's digest and once
-file by file (spec 8.11-8.13), so it cannot come within 1.5× of hashing the compressed
-bytes. The honest peer for this row is the inflate-and-hash floor, and `airlock-puller
-verify` takes {r.median('verify.airlock.wall') / r.median('verify.gunzip_sha256.wall'):.2f}× its
-time while also hashing twice, checking the signature and parsing and listing the 1,000
-manifests. Inflating overlaps both hashes (three threads per part); the manifests are read
-by the line reader (`airlock/src/yaml/lines.rs`) on every core and listed without writing
-their JSON text. The profile below is mostly those two SHA-256 passes, the inflate, and
-the line reader.
-What would close it: nothing within the contract. A part identity taken over the
-compressed bytes would make verification one hash of the stored blobs, but would tie every
-bundle's identity to one compressor's output (spec 3.4 chose otherwise).
+{cpu_split(r, 'verify.airlock')}; `sha256sum` of the bundle's tars: {cpu_split(r, 'verify.sha256sum')}.
+Verification inflates the {show_bytes(r, 'verify.blob_bytes')} of stored blobs to the
+bundle's {show_bytes(r, 'verify.tar_bytes')} and hashes that twice, once for each part's
+digest and once file by file (spec 8.11-8.13), besides checking the signature and parsing
+and listing the 1,000 manifests: two SHA-256 passes where the peer makes one. Inflating
+overlaps both hashes (three threads per part), and the manifests are read by the line
+reader (`airlock/src/yaml/lines.rs`) on every core and listed without writing their JSON
+text. The profile below is mostly the two SHA-256 passes, the inflate, and the line reader.
+What would close it: one SHA-256 pass instead of two. The contract asks for both (8.12 and
+8.13), and each byte feeds two hash states; on a machine where the run is this close,
+the second pass is the margin.
 """,
 }
 
