@@ -24,5 +24,13 @@ mod yaml;
 #[doc(hidden)]
 pub use template::{TemplateSource, render as render_template};
 
+/// Selection for the micro-benchmark `benches/selection.rs`; not an API.
+#[cfg(feature = "bench")]
+#[doc(hidden)]
+pub use sveltos::{
+    Inventory,
+    select::{candidates, profiles_for},
+};
+
 // Progress bars are shared with the puller's `import`.
 use airlock::cli::progress;

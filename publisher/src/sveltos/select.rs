@@ -137,7 +137,7 @@ pub fn matches(profile: &Profile, cluster: &SveltosCluster) -> bool {
 /// The profiles that match `cluster`, in part-name order.
 pub fn profiles_for<'a>(cluster: &SveltosCluster, profiles: &'a [Profile]) -> Vec<&'a Profile> {
     let mut out: Vec<&Profile> = profiles.iter().filter(|p| matches(p, cluster)).collect();
-    out.sort_by_key(|p| p.part_name());
+    out.sort_by_cached_key(|p| p.part_name());
     out
 }
 
