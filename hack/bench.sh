@@ -9,10 +9,11 @@
 #             warm. Run by CI so the harness never rots; writes target/bench/BENCHMARKS.md.
 #
 # It builds the release binaries, starts the services (hack/services.sh), generates its
-# data with a fixed seed, runs hack/bench/{puller,mirror,verify,publisher}.sh (publisher: rows
-# 5-7), prints one table and writes the document. It fails
-# only when a command fails: figures are reported, targets are judged in the document and
-# never make the run fail. Data, logs and profiles stay in target/bench/.
+# data with a fixed seed, runs hack/bench/{puller,mirror,verify,publisher}.sh (publisher:
+# rows 5-7) and the criterion micro-benchmarks (hack/bench/micro.sh), prints one table and
+# writes the document. It fails only when a command fails: figures are reported, targets
+# are judged in the document and never make the run fail. Data, logs and profiles stay in
+# target/bench/.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -46,7 +47,7 @@ cargo build --release --locked -p airlock-puller -p airlock-publisher >&2
 t0=$SECONDS
 
 # This run's files only: publisher.sh keeps its own under target/bench/ too.
-rm -rf "$BENCH_OUT"/{results.tsv,logs,profiles,puller,mirror,verify,machine.txt,load.txt}
+rm -rf "$BENCH_OUT"/{results.tsv,logs,profiles,puller,mirror,verify,criterion,machine.txt,load.txt}
 mkdir -p "$BENCH_OUT"
 
 # The machine is shared: sample its load while the benchmark runs, to say so if it was busy.
@@ -75,6 +76,7 @@ trap 'kill "$sampler" 2>/dev/null || true' EXIT
 "$HACK_DIR/bench/mirror.sh"
 "$HACK_DIR/bench/verify.sh"
 "$HACK_DIR/bench/publisher.sh" ${quick:+--quick}
+"$HACK_DIR/bench/micro.sh"
 
 kill "$sampler" 2>/dev/null || true
 awk '{ n++; s += $1; if ($1 > m) m = $1; if ($2 > 0) busy++ }
@@ -84,5 +86,5 @@ echo "benchmark wall time: $((SECONDS - t0)) s (runs per measurement: $BENCH_RUN
 
 "$python" "$HACK_DIR/bench/report.py" --results "$BENCH_OUT/results.tsv" --out "$document" \
   --machine "$BENCH_OUT/machine.txt" --profiles "$BENCH_OUT/profiles" \
-  --publisher "$BENCH_OUT/publisher.md" ${quick:+--quick}
+  --publisher "$BENCH_OUT/publisher.md" --criterion "$BENCH_OUT/criterion" ${quick:+--quick}
 log "wrote ${document#"$PWD"/}; $((SECONDS - started)) s in all, build and services included"

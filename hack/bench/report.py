@@ -12,10 +12,11 @@ the scripts stay free of thresholds and a slow machine never fails the benchmark
 Only the Python standard library is used.
 
 Usage: report.py --results FILE --out FILE [--machine FILE] [--publisher FILE]
-                 [--profiles DIR] [--quick]
+                 [--profiles DIR] [--criterion DIR] [--quick]
 """
 
 import argparse
+import json
 import os
 import statistics
 
@@ -115,6 +116,46 @@ def commands_section(results):
     return out
 
 
+def duration(ns):
+    for scale, unit in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def micro_section(path):
+    """The criterion estimates hack/bench/micro.sh left, one line per benchmark."""
+    lines = []
+    for root, _, files in os.walk(path):
+        if os.path.basename(root) != "new" or not {"estimates.json", "benchmark.json"} <= set(files):
+            continue
+        with open(os.path.join(root, "benchmark.json"), encoding="utf-8") as f:
+            bench = json.load(f)
+        with open(os.path.join(root, "estimates.json"), encoding="utf-8") as f:
+            median = json.load(f)["median"]
+        ns, ci = median["point_estimate"], median["confidence_interval"]
+        per_second = 1e9 / ns
+        throughput = bench.get("throughput") or {}
+        if "Bytes" in throughput:
+            rate = f"{throughput['Bytes'] * per_second / 1e6:,.0f} MB/s"
+        elif "Elements" in throughput:
+            rate = f"{throughput['Elements'] * per_second:,.0f} elements/s"
+        else:
+            rate = f"{per_second:,.0f} per second"
+        lines.append((f"`{bench['full_id']}`", duration(ns),
+                      f"{duration(ci['lower_bound'])}–{duration(ci['upper_bound'])}", rate))
+    if not lines:
+        raise SystemExit(f"report.py: no criterion estimates under {path}")
+    return ["## Micro-benchmarks (criterion)", "",
+            "Library functions alone, on deterministic data made in the benchmark's code "
+            "(`airlock/benches/contract.rs`, `publisher/benches/selection.rs`; commands below, "
+            "`micro.*`). The median of criterion's samples, the 95 % confidence interval of "
+            "that median, and the throughput at the median. The `10MB` group's files are random "
+            "letters (they compress less than 2:1), the `10MB-yaml` group's are YAML of a small "
+            "vocabulary (about 6:1, like row 10's bundle); `selection` counts clusters as its elements.", "",
+            markdown_table(("benchmark", "median", "95 % interval", "throughput"), sorted(lines)), ""]
+
+
 def misses_section(results, computed, profiles):
     missed = [r for r in computed if r["met"] == "no"]
     out = ["## Missed targets: where the time goes, and what would close it", ""]
@@ -142,6 +183,7 @@ def main():
     ap.add_argument("--machine")
     ap.add_argument("--publisher")
     ap.add_argument("--profiles")
+    ap.add_argument("--criterion")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
 
@@ -171,6 +213,8 @@ def main():
         # Its headings go two levels down, under this document's own.
         demoted = "\n".join("##" + line if line.startswith("#") else line for line in publisher.splitlines())
         doc += ["## Publisher (rows 5–7)", "", "As written by `hack/bench/publisher.sh` in this run:", "", demoted, ""]
+    if args.criterion:
+        doc += micro_section(args.criterion)
     doc += details_section(results)
     doc += commands_section(results)
     with open(args.out, "w", encoding="utf-8") as f:
