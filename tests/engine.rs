@@ -14,7 +14,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use airlock::bundle::{PartSettings, StopMatchingBehavior, SyncMode};
 use airlock::cli::{KubeArgs, install_crypto_provider};
 use airlock_puller::engine::{self, Action, DesiredObject, EngineError, InventoryEntry, KnownKind, NamespacePolicy, Outcome, Settings};
-use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use futures::{StreamExt, TryStreamExt};
+use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, WatchEvent, WatchParams};
 use kube::core::GroupVersionKind;
 use serde_json::json;
 
@@ -300,6 +301,55 @@ async fn first_sync_creates_everything_and_an_unchanged_resync_writes_nothing() 
     // Only discovery: v1, apps/v1, apiextensions.k8s.io/v1 and the Widget group.
     assert!(again.api_requests <= 4, "{} requests", again.api_requests);
     assert_eq!(s.snapshot(&kinds).await, before);
+}
+
+/// The revision at which each object named `names` was created in `ns`, read back from the
+/// API server's watch history since `since` (the revisions of one etcd, so comparable).
+async fn created_at(api: &Api<DynamicObject>, since: &str, names: &[&str]) -> BTreeMap<String, u64> {
+    let mut created = BTreeMap::new();
+    let mut events = api.watch(&WatchParams::default().timeout(10), since).await.expect("watch").boxed();
+    while created.len() < names.len() {
+        match events.try_next().await.expect("watch event") {
+            Some(WatchEvent::Added(object)) => {
+                let name = object.metadata.name.clone().unwrap_or_default();
+                if names.contains(&name.as_str()) {
+                    created.insert(name, object.metadata.resource_version.unwrap_or_default().parse().expect("etcd revision"));
+                }
+            }
+            Some(_) => {}
+            None => panic!("the watch ended with {created:?} of {names:?}"),
+        }
+    }
+    created
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workloads_go_in_after_the_config_and_service_accounts_of_their_wave() {
+    let mut s = Scenario::new("order").await;
+    let ns = s.ns("app");
+    let (config_maps, accounts, deployments) =
+        (s.namespaced("v1", "ConfigMap", &ns), s.namespaced("v1", "ServiceAccount", &ns), s.namespaced("apps/v1", "Deployment", &ns));
+    // The cluster's revision before the sync: the watches below replay from here.
+    let since = config_maps.list(&ListParams::default().limit(1)).await.expect("list").metadata.resource_version.expect("revision");
+    // In path order the Deployment comes before its ServiceAccount, and with 4 objects in
+    // flight it would be sent among the ConfigMaps.
+    let web =
+        deployment(&ns, "web", 1).replace("    spec:\n      containers:", "    spec:\n      serviceAccountName: runner\n      containers:");
+    let mut files = app(&ns, &[("c1", "1"), ("c2", "1"), ("c3", "1"), ("c4", "1"), ("c5", "1")]);
+    files.push(file("ClusterProfile.app", "deploy", web));
+    files.push(file(
+        "ClusterProfile.app",
+        "sa",
+        format!("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n  namespace: {ns}\n"),
+    ));
+    let outcome = s.sync(1, &files, &[]).await;
+    assert!(outcome.results.iter().all(|r| r.action == Action::Created), "{:#?}", outcome.results);
+
+    let mut config = created_at(&config_maps, &since, &["c1", "c2", "c3", "c4", "c5"]).await;
+    config.extend(created_at(&accounts, &since, &["runner"]).await);
+    let web = created_at(&deployments, &since, &["web"]).await["web"];
+    let last = config.values().max().copied().unwrap_or_default();
+    assert!(last < web, "the Deployment was created at {web}, before its config was all in ({config:?})");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

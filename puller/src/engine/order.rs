@@ -1,12 +1,15 @@
 //! The safe order of a sync, as stages: CRDs first (the caller waits until they are
 //! Established and refreshes discovery), then Namespaces, then, profile wave by profile
-//! wave (from `dependsOn`, then `tier`), cluster-scoped kinds before namespaced objects.
-//! Objects of one stage are independent and may be applied concurrently. Pruning runs the
-//! classes the other way round: namespaced objects first, CRDs and Namespaces last.
+//! wave (from `dependsOn`, then `tier`), cluster-scoped kinds, then namespaced objects, then
+//! workloads (Pods and the controllers that make them). Objects of one stage are
+//! independent and may be applied concurrently. Pruning runs the classes the other way
+//! round: workloads first, CRDs and Namespaces last.
 //!
 //! CRDs and Namespaces go first whatever their profile: they only make room for other
-//! objects, and an instance in one profile often needs the CRD of another.
-//! Pure functions; no I/O.
+//! objects, and an instance in one profile often needs the CRD of another. Workloads go
+//! after the ConfigMaps, Secrets and ServiceAccounts of their wave, as Helm and Flux order
+//! them: the API server refuses a Pod whose ServiceAccount does not exist yet, and its
+//! controller then retries with a growing back-off. Pure functions; no I/O.
 
 use std::collections::HashMap;
 
@@ -19,6 +22,7 @@ pub(super) enum Class {
     Namespace,
     ClusterScoped,
     Namespaced,
+    Workload,
 }
 
 pub(super) const CRD_GROUP: &str = "apiextensions.k8s.io";
@@ -29,6 +33,13 @@ impl Class {
         match (group, kind) {
             (CRD_GROUP, CRD_KIND) => Class::Crd,
             ("", "Namespace") => Class::Namespace,
+            ("", "Pod" | "ReplicationController")
+            | ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet")
+            | ("batch", "Job" | "CronJob")
+                if namespaced =>
+            {
+                Class::Workload
+            }
             _ if namespaced => Class::Namespaced,
             _ => Class::ClusterScoped,
         }
@@ -37,10 +48,11 @@ impl Class {
     /// Position in the prune order: what others live in goes last.
     pub(super) fn prune_rank(self) -> u8 {
         match self {
-            Class::Namespaced => 0,
-            Class::ClusterScoped => 1,
-            Class::Crd => 2,
-            Class::Namespace => 3,
+            Class::Workload => 0,
+            Class::Namespaced => 1,
+            Class::ClusterScoped => 2,
+            Class::Crd => 3,
+            Class::Namespace => 4,
         }
     }
 }
@@ -109,9 +121,25 @@ mod tests {
         let namespace = Stage::new(Class::of("", "Namespace", false), 2, 1);
         let cluster = Stage::new(Class::of("rbac.authorization.k8s.io", "ClusterRole", false), 0, 100);
         let namespaced = Stage::new(Class::of("", "ConfigMap", true), 0, 100);
-        let mut stages = vec![namespaced, cluster, namespace, crd];
+        let workload = Stage::new(Class::of("apps", "Deployment", true), 0, 100);
+        let mut stages = vec![workload, namespaced, cluster, namespace, crd];
         stages.sort();
-        assert_eq!(stages, vec![crd, namespace, cluster, namespaced]);
+        assert_eq!(stages, vec![crd, namespace, cluster, namespaced, workload]);
+    }
+
+    #[test]
+    fn workloads_are_pods_and_what_makes_them() {
+        for (group, kind) in
+            [("", "Pod"), ("apps", "Deployment"), ("apps", "StatefulSet"), ("apps", "DaemonSet"), ("batch", "Job"), ("batch", "CronJob")]
+        {
+            assert_eq!(Class::of(group, kind, true), Class::Workload, "{group}/{kind}");
+        }
+        // What a Pod needs is not a workload; a kind of the same name in another group is not either.
+        for (group, kind) in [("", "ServiceAccount"), ("", "Secret"), ("", "ConfigMap"), ("example.com", "Deployment")] {
+            assert_eq!(Class::of(group, kind, true), Class::Namespaced, "{group}/{kind}");
+        }
+        // In a later wave, a ConfigMap still follows the workloads of an earlier one.
+        assert!(Stage::new(Class::Workload, 0, 100) < Stage::new(Class::Namespaced, 1, 100));
     }
 
     #[test]
@@ -129,8 +157,8 @@ mod tests {
 
     #[test]
     fn prune_goes_the_other_way() {
-        let mut classes = vec![Class::Crd, Class::Namespace, Class::ClusterScoped, Class::Namespaced];
+        let mut classes = vec![Class::Crd, Class::Namespace, Class::ClusterScoped, Class::Namespaced, Class::Workload];
         classes.sort_by_key(|c| c.prune_rank());
-        assert_eq!(classes, vec![Class::Namespaced, Class::ClusterScoped, Class::Crd, Class::Namespace]);
+        assert_eq!(classes, vec![Class::Workload, Class::Namespaced, Class::ClusterScoped, Class::Crd, Class::Namespace]);
     }
 }
