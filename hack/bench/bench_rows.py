@@ -119,7 +119,7 @@ def export(r, show):
 
 
 def verify(r, show):
-    if not r.has("verify.airlock.wall", "verify.sha256sum.wall", "verify.sha256sum_gz.wall"):
+    if not r.has("verify.airlock.wall", "verify.sha256sum.wall", "verify.sha256sum_gz.wall", "verify.gunzip_sha256.wall"):
         return []
     ours, peer = r.median("verify.airlock.wall"), r.median("verify.sha256sum.wall")
     stored = r.median("verify.sha256sum_gz.wall")

@@ -6,6 +6,7 @@
 
 use std::hint::black_box;
 
+use airlock::testkit::yaml::below;
 use airlock_publisher::{Inventory, candidates, profiles_for};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -63,13 +64,7 @@ fn profiles() -> Vec<Value> {
 
 /// Pull-mode clusters labelled region, tier and zone, picked by a fixed-seed generator.
 fn clusters() -> Vec<Value> {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
+    let mut next = below(0x9e37_79b9_7f4a_7c15);
     (0..CLUSTERS)
         .map(|i| {
             let labels = json!({"region": REGIONS[next(4)], "tier": TIERS[next(3)], "zone": ZONES[i % 10], "env": "production"});
