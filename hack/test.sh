@@ -37,6 +37,10 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # The selection micro-benchmark needs the publisher's `bench` feature, which the line above
 # leaves off.
 cargo clippy -p airlock-publisher --features bench --benches --locked -- -D warnings
+# The contract crate stays free of transport: a third party must be able to vendor it.
+if cargo tree --locked -p airlock-bundle -e normal --prefix none | grep -E '^(tokio|reqwest|hyper|git2|kube|oci-client|k8s-openapi|rustls) '; then
+  die "airlock-bundle depends on an async runtime, network, Git or Kubernetes crate (above)"
+fi
 cargo test --workspace --locked "$@"
 
 log "smoke test: hack/quickstart.sh"

@@ -11,8 +11,8 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use airlock::bundle::{PartSettings, StopMatchingBehavior, SyncMode};
-use airlock::cli::{KubeArgs, install_crypto_provider};
+use airlock_bundle::{PartSettings, StopMatchingBehavior, SyncMode};
+use airlock_cli::{KubeArgs, install_crypto_provider};
 use airlock_puller::engine::{self, Action, DesiredObject, EngineError, InventoryEntry, KnownKind, NamespacePolicy, Outcome, Settings};
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, WatchEvent, WatchParams};

@@ -36,9 +36,9 @@ mod site;
 use std::collections::BTreeMap;
 use std::io::Read;
 
-use airlock::Digest;
-use airlock::bundle::{Release, SignedBundle};
-use airlock::store::{PublishMeta, RegistryCredentials, StoreRef};
+use airlock_bundle::Digest;
+use airlock_bundle::{Release, SignedBundle};
+use airlock_store::{PublishMeta, RegistryCredentials, StoreRef};
 use common::Run;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams};
@@ -101,7 +101,7 @@ pub async fn state_version(site: &Site) -> Option<u64> {
 /// new); the puller's `--source` for it.
 pub async fn publish_layout(site: &Site, name: &str, signed: SignedBundle) -> String {
     let reference = StoreRef::OciLayout(site.path(name));
-    let store = airlock::store::open(&reference, &RegistryCredentials::default()).await.expect("layout opens");
+    let store = airlock_store::open(&reference, &RegistryCredentials::default()).await.expect("layout opens");
     store.publish(&[signed], &PublishMeta::default()).await.expect("published");
     reference.to_string()
 }

@@ -9,10 +9,10 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use airlock::Limits;
-use airlock::bundle::{Floor, SignedBundle};
-use airlock::store::{Fetch, GitStore, PublishMeta, Store, fetch_verified};
-use airlock::testkit::Fixture;
+use airlock_bundle::Limits;
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::{Floor, SignedBundle};
+use airlock_store::{Fetch, GitStore, PublishMeta, Store, fetch_verified};
 
 /// A new empty repository on the test server; its http URL.
 fn new_repo(test: &str) -> String {

@@ -22,7 +22,7 @@ mod site;
 
 use std::time::Instant;
 
-use airlock::store::StoreRef;
+use airlock_store::StoreRef;
 use cases::Case;
 use common::Run;
 use site::{BASELINE, Site, Snapshot};

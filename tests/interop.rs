@@ -6,10 +6,10 @@ mod common;
 
 use std::process::Command;
 
-use airlock::Limits;
-use airlock::bundle::verify::Floor;
-use airlock::store::{Fetch, PublishMeta, StoreRef, fetch_verified, open};
-use airlock::testkit::Fixture;
+use airlock_bundle::Limits;
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::verify::Floor;
+use airlock_store::{Fetch, PublishMeta, StoreRef, fetch_verified, open};
 
 fn skopeo(args: &[&str]) -> String {
     let out = Command::new("skopeo").args(args).output().expect("skopeo is installed by hack/test.sh");
@@ -19,7 +19,7 @@ fn skopeo(args: &[&str]) -> String {
 
 fn manifest_digest(reference: &str) -> String {
     let raw = skopeo(&["inspect", "--raw", "--tls-verify=false", reference]);
-    airlock::Digest::of(raw.as_bytes()).to_string()
+    airlock_bundle::Digest::of(raw.as_bytes()).to_string()
 }
 
 #[tokio::test]

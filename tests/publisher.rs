@@ -176,9 +176,9 @@ async fn a_fleet_larger_than_a_chunk_publishes_whole_and_republishes_unchanged()
     let first = summary(&run_expect(&publish, 0));
     assert_eq!(first.len(), 1100);
     assert!(first.iter().all(|(_, v, s)| v == "1" && s == "published"), "{first:?}");
-    let opened = airlock::store::open(&store.parse().unwrap(), &Default::default()).await.unwrap();
-    assert_eq!(opened.clusters(&airlock::Limits::SPEC).await.unwrap().len(), 1100);
-    let last: airlock::ClusterId = first.last().unwrap().0.parse().unwrap();
+    let opened = airlock_store::open(&store.parse().unwrap(), &Default::default()).await.unwrap();
+    assert_eq!(opened.clusters(&airlock_bundle::Limits::SPEC).await.unwrap().len(), 1100);
+    let last: airlock_bundle::ClusterId = first.last().unwrap().0.parse().unwrap();
     assert_eq!(read_back(&store, &last, &keys.keyring).await.predicate().version, 1);
 
     let files = |dir: &Path| -> Vec<_> {

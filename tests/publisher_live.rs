@@ -11,8 +11,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use airlock::ClusterId;
-use airlock::bundle::{Keyring, VerifiedBundle};
+use airlock_bundle::ClusterId;
+use airlock_bundle::{Keyring, VerifiedBundle};
 use common::{publisher_bin, root};
 use support::{Fixture, Keys, file, has_part, read_back, run_expect, summary, try_read_back};
 

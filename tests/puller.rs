@@ -16,12 +16,12 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use airlock::bundle::envelope::REPORT_PAYLOAD_TYPE;
-use airlock::bundle::{Keyring, PartSettings, Release, SignedBundle, SigningKey, SyncMode, envelope, keyring, sign};
-use airlock::cli::install_crypto_provider;
-use airlock::store::{RegistryCredentials, StoreRef};
-use airlock::testkit::Fixture;
-use airlock::{ClusterId, Limits};
+use airlock_bundle::envelope::REPORT_PAYLOAD_TYPE;
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::{ClusterId, Limits};
+use airlock_bundle::{Keyring, PartSettings, Release, SignedBundle, SigningKey, SyncMode, envelope, keyring, sign};
+use airlock_cli::install_crypto_provider;
+use airlock_store::{RegistryCredentials, StoreRef};
 use common::{Run, puller_bin};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::coordination::v1::Lease;
@@ -234,7 +234,7 @@ impl Drop for Site {
 }
 
 async fn publish_to(store: &StoreRef, bundles: &[SignedBundle]) {
-    let store = airlock::store::open(store, &RegistryCredentials::default()).await.expect("store opens");
+    let store = airlock_store::open(store, &RegistryCredentials::default()).await.expect("store opens");
     store.publish(bundles, &Default::default()).await.expect("published");
 }
 

@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use airlock::bundle::envelope::{self, REPORT_PAYLOAD_TYPE};
-use airlock::bundle::{Keyring, PartSettings, Release, SignedBundle, SigningKey, sign};
-use airlock::cli::install_crypto_provider;
-use airlock::store::{RegistryCredentials, StoreRef, open, open_oci};
-use airlock::testkit::Fixture;
-use airlock::{ClusterId, Limits};
+use airlock_bundle::envelope::{self, REPORT_PAYLOAD_TYPE};
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::{ClusterId, Limits};
+use airlock_bundle::{Keyring, PartSettings, Release, SignedBundle, SigningKey, sign};
+use airlock_cli::install_crypto_provider;
+use airlock_store::{RegistryCredentials, StoreRef, open, open_oci};
 use common::{Run, publisher_bin, puller_bin};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};

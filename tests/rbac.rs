@@ -18,7 +18,7 @@ mod publisher_support;
 
 use std::process::Command;
 
-use airlock::cli::install_crypto_provider;
+use airlock_cli::install_crypto_provider;
 use jiff::Timestamp;
 use probe::{Probe, Site};
 

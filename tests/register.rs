@@ -12,8 +12,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use airlock::Limits;
-use airlock::bundle::{Keyring, SigningKey};
+use airlock_bundle::Limits;
+use airlock_bundle::{Keyring, SigningKey};
 use publisher_support::{install_crds, kubectl, kubectl_ok};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";

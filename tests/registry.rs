@@ -8,10 +8,10 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use airlock::bundle::{Bundle, Expectation, Floor, Keyring, PartSettings, Release, SignedBundle, SigningKey, sign};
-use airlock::store::oci::{self, GzipCache};
-use airlock::store::{Fetch, FetchError, OciManifest, PublishMeta, RegistryCredentials, Store, StoreError, StoreRef};
-use airlock::{ClusterId, Limits};
+use airlock_bundle::{Bundle, Expectation, Floor, Keyring, PartSettings, Release, SignedBundle, SigningKey, sign};
+use airlock_bundle::{ClusterId, Limits};
+use airlock_store::oci::{self, GzipCache};
+use airlock_store::{Fetch, FetchError, OciManifest, PublishMeta, RegistryCredentials, Store, StoreError, StoreRef};
 use base64::Engine;
 use jiff::{SignedDuration, Timestamp};
 
@@ -30,7 +30,7 @@ fn unique_prefix(test: &str) -> String {
 
 async fn open(host: &str, prefix: &str, credentials: &RegistryCredentials) -> Box<dyn Store> {
     let reference = StoreRef::OciRegistry { host: host.into(), prefix: prefix.into(), plain_http: true };
-    airlock::store::open(&reference, credentials).await.expect("store opens")
+    airlock_store::open(&reference, credentials).await.expect("store opens")
 }
 
 fn plain_host() -> String {
@@ -67,7 +67,7 @@ fn keyring(key: &SigningKey) -> Keyring {
 
 async fn fetch(store: &dyn Store, cluster: &ClusterId, keyring: &Keyring, floor: &Floor) -> Result<Fetch, FetchError> {
     let expect = Expectation { cluster, keyring, floor, now: Timestamp::now() };
-    airlock::store::fetch_verified(store, &expect, &Limits::SPEC).await
+    airlock_store::fetch_verified(store, &expect, &Limits::SPEC).await
 }
 
 /// The registry's answer for a manifest: its bytes and `Docker-Content-Digest`.
@@ -328,7 +328,7 @@ async fn a_layer_that_does_not_match_is_refused() {
 
     // A signed size far below the blob: the transport cap refuses it before downloading.
     let fetched = store.fetch_envelope(&cluster, &Limits::SPEC).await.expect("envelope");
-    let small = airlock::bundle::statement::ProfileEntry { size: 0, ..own.clone() };
+    let small = airlock_bundle::statement::ProfileEntry { size: 0, ..own.clone() };
     let refused = store.fetch_part(&cluster, &fetched, &small, &Limits::SPEC).await;
     assert!(matches!(&refused, Err(StoreError::Malformed { what, .. }) if what.contains("sha256:")), "{refused:?}");
 

@@ -24,7 +24,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use airlock::cli::install_crypto_provider;
+use airlock_cli::install_crypto_provider;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use haystack::Needles;

@@ -18,7 +18,7 @@ mod publisher_support;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use airlock::cli::install_crypto_provider;
+use airlock_cli::install_crypto_provider;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams};

@@ -2,9 +2,9 @@
 //! Nothing may panic, and nothing unsigned may verify.
 #![no_main]
 
-use airlock::bundle::verify::{Floor, verify_envelope};
-use airlock::testkit::Fixture;
-use airlock::Limits;
+use airlock_bundle::verify::{Floor, verify_envelope};
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::Limits;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

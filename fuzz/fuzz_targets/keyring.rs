@@ -1,9 +1,9 @@
 //! Keyring files and keyring chains: parse, and follow a chain from the test keyring.
 #![no_main]
 
-use airlock::bundle::Keyring;
-use airlock::testkit::Fixture;
-use airlock::Limits;
+use airlock_bundle::Keyring;
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::Limits;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,7 +5,7 @@
 //! before parsing, so it is skipped: the bundle is built from text.
 #![no_main]
 
-use airlock::bundle::PartSettings;
+use airlock_bundle::PartSettings;
 use airlock_puller::engine::testing::verified;
 use airlock_puller::engine::{NamespacePolicy, Settings, desired};
 use libfuzzer_sys::fuzz_target;

@@ -1,7 +1,7 @@
 //! OCI manifests and indexes as stores return them.
 #![no_main]
 
-use airlock::store::oci::{OciIndex, RawManifest};
+use airlock_store::oci::{OciIndex, RawManifest};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

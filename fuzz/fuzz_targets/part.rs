@@ -2,10 +2,10 @@
 //! walk. Whatever passes must be exactly the signed part.
 #![no_main]
 
-use airlock::bundle::gzip;
-use airlock::bundle::verify::{Floor, Transport, verify_envelope};
-use airlock::testkit::Fixture;
-use airlock::Limits;
+use airlock_bundle::gzip;
+use airlock_bundle::verify::{Floor, Transport, verify_envelope};
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::Limits;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 //! run goes through the per-thread compile cache) and its output stays within the cap.
 #![no_main]
 
-use airlock::Limits;
+use airlock_bundle::Limits;
 use airlock_publisher::{TemplateSource, render_template};
 use libfuzzer_sys::fuzz_target;
 

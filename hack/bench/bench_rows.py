@@ -215,7 +215,7 @@ job, keeping only what the policy check and the inventory need for the whole bun
 {cpu_split(r, 'export.full.airlock')}; skopeo: {cpu_split(r, 'export.full.skopeo')}. The
 export is mostly waiting on the registry, which spends
 {r.median('export.full.airlock.server') / r.median('export.full.skopeo.server'):.1f}× the CPU
-it spends for the skopeo loop. `airlock::mirror::export` lists the clusters from the
+it spends for the skopeo loop. `airlock_store::mirror::export` lists the clusters from the
 registry's catalog, read from the prefix on and no further (Distribution walks its
 storage from the first repository for every page, so each page of other repositories
 read would cost as much as one of ours), reads 16 clusters in flight and makes one
@@ -244,7 +244,7 @@ bundle's {show_bytes(r, 'verify.tar_bytes')} and hashes that twice, once for eac
 digest and once file by file (spec 8.11-8.13), besides checking the signature and parsing
 and listing the 1,000 manifests: two SHA-256 passes where the peer makes one. Inflating
 overlaps both hashes (three threads per part), and the manifests are read by the line
-reader (`airlock/src/yaml/lines.rs`) on every core and listed without writing their JSON
+reader (`bundle/src/yaml/lines.rs`) on every core and listed without writing their JSON
 text. The profile below is mostly the two SHA-256 passes, the inflate, and the line reader.
 What would close it: one SHA-256 pass instead of two. The contract asks for both (8.12 and
 8.13), and each byte feeds two hash states; on a machine where the run is this close,

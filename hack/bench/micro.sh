@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 6, the library-level micro-benchmarks (criterion): canonical tar, SHA-256, gzip,
 # verifying a 10 MB part next to its floor, signing and checking a signature
-# (airlock/benches/contract.rs), and selecting 20 profiles for 10,000 clusters
+# (bundle/benches/contract.rs), and selecting 20 profiles for 10,000 clusters
 # (publisher/benches/selection.rs). Criterion keeps its estimates under
 # $BENCH_OUT/criterion, which report.py reads. In quick mode warm-up and measurement are
 # cut to a fraction of a second: CI's figures show the benchmarks run, not how fast.
@@ -29,6 +29,6 @@ bench() {
   note "micro.$name.cmd" "cargo bench --locked $*${CRITERION_ARGS[*]:+ -- ${CRITERION_ARGS[*]}}"
 }
 
-bench contract -p airlock --bench contract
+bench contract -p airlock-bundle --features testing --bench contract
 bench selection -p airlock-publisher --features bench --bench selection
 log "done: criterion estimates in $CRITERION_HOME"

@@ -148,7 +148,7 @@ def micro_section(path):
         raise SystemExit(f"report.py: no criterion estimates under {path}")
     return ["## Micro-benchmarks (criterion)", "",
             "Library functions alone, on deterministic data made in the benchmark's code "
-            "(`airlock/benches/contract.rs`, `publisher/benches/selection.rs`; commands below, "
+            "(`bundle/benches/contract.rs`, `publisher/benches/selection.rs`; commands below, "
             "`micro.*`). The median of criterion's samples, the 95 % confidence interval of "
             "that median, and the throughput at the median. The `10MB` group's files are random "
             "letters (they compress less than 2:1), the `10MB-yaml` group's are YAML of a small "

@@ -6,7 +6,7 @@
 
 use std::hint::black_box;
 
-use airlock::testkit::yaml::below;
+use airlock_bundle::testkit::yaml::below;
 use airlock_publisher::{Inventory, candidates, profiles_for};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::{Value, json};

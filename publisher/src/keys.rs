@@ -1,7 +1,7 @@
 //! Signing keys and keyrings on disk: loading private keys (refusing ones others can
 //! read), generating a key pair with its first keyring, and the next keyring of a rotation.
 //!
-//! The formats and the signing itself are `airlock::bundle::keyring`'s; this module only
+//! The formats and the signing itself are `airlock_bundle::keyring`'s; this module only
 //! deals with files, modes and the checks a person at a terminal needs.
 
 use std::collections::BTreeSet;
@@ -10,9 +10,9 @@ use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use airlock::Limits;
-use airlock::bundle::envelope::{self, KEYRING_PAYLOAD_TYPE};
-use airlock::bundle::{Keyring, PublicKey, SigningKey};
+use airlock_bundle::Limits;
+use airlock_bundle::envelope::{self, KEYRING_PAYLOAD_TYPE};
+use airlock_bundle::{Keyring, PublicKey, SigningKey};
 
 /// Why a key or keyring file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -206,7 +206,7 @@ mod tests {
         assert!(matches!(err, KeyFileError::Rotation(_)), "a new key cannot sign its own admission: {err}");
         let b_public = b.public();
         let update = sign_rotation(&current, &next, &[a, b]).unwrap();
-        let adopted = current.follow_chain(&airlock::bundle::keyring::chain(&[update]), &Limits::SPEC).unwrap();
+        let adopted = current.follow_chain(&airlock_bundle::keyring::chain(&[update]), &Limits::SPEC).unwrap();
         assert_eq!(adopted, next);
         assert!(matches!(next_keyring(&current, &[], &[c.public()], None), Err(KeyFileError::Rotation(_))));
         assert!(matches!(next_keyring(&current, &[b_public], &[], None), Err(KeyFileError::Rotation(_))));

@@ -33,4 +33,4 @@ pub use sveltos::{
 };
 
 // Progress bars are shared with the puller's `import`.
-use airlock::cli::progress;
+use airlock_cli::progress;

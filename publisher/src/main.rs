@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use airlock::cli::{LogArgs, exit, install_crypto_provider};
+use airlock_cli::{LogArgs, exit, install_crypto_provider};
 use airlock_publisher::{cmd, register};
 use clap::{Parser, Subcommand};
 

@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
-use airlock::Digest;
-use airlock::bundle::statement::{ProfileEntry, Statement};
+use airlock_bundle::Digest;
+use airlock_bundle::statement::{ProfileEntry, Statement};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -58,7 +58,7 @@ pub struct Stored {
     /// The digest of the keyring chain stored beside it.
     pub chain: Option<Digest>,
     pub version: u64,
-    #[serde(with = "airlock::bundle::statement::rfc3339")]
+    #[serde(with = "airlock_bundle::statement::rfc3339")]
     pub expires: Timestamp,
     pub keyring_version: u64,
     /// The manifest the store names the bundle by, when it told: while its index names

@@ -16,9 +16,9 @@ mod token;
 
 use std::path::Path;
 
-use airlock::ClusterId;
-use airlock::cli::{KubeArgs, exit};
-use airlock::store::StoreRef;
+use airlock_bundle::ClusterId;
+use airlock_cli::{KubeArgs, exit};
+use airlock_store::StoreRef;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use k8s_openapi::api::core::v1::{Namespace, Secret};

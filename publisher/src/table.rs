@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use airlock::Digest;
+use airlock_bundle::Digest;
 
 use crate::publish::{Row, Status};
 
@@ -32,7 +32,7 @@ pub fn short(digest: &Digest) -> String {
 }
 
 /// A byte count for people, shared with the puller.
-pub use airlock::cli::progress::human_bytes;
+pub use airlock_cli::progress::human_bytes;
 
 /// The publish summary: one line per cluster, then the reason of every failure.
 pub fn write_summary(out: &mut dyn Write, rows: &[Row]) -> std::io::Result<()> {

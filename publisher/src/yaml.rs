@@ -7,7 +7,7 @@
 //! aliases (spec 2.5). Kubernetes reads `0644` as an octal number, and so does this module.
 //!
 //! serde_saphyr defines what a stream means and how a value is written. The shared line
-//! reader (`airlock::yaml::lines`, with YAML 1.1 booleans here) reads the block-style
+//! reader (`airlock_bundle::yaml::lines`, with YAML 1.1 booleans here) reads the block-style
 //! manifests templates render; `direct` builds the values of other plain streams from the
 //! parser's events at a third of serde_saphyr's cost; and `writer` writes plain values as
 //! serde_saphyr does at a fraction of it. Each leaves what it is not sure of (tags,
@@ -19,8 +19,8 @@ mod direct;
 mod tests;
 mod writer;
 
-use airlock::Limits;
-use airlock::yaml::{Booleans, lines};
+use airlock_bundle::Limits;
+use airlock_bundle::yaml::{Booleans, lines};
 use serde_json::Value;
 
 /// Bytes of one file under `--from-dir`: far above any manifest set, low enough that a

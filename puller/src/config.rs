@@ -9,11 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use airlock::bundle::{Keyring, SigningKey};
-use airlock::cli::KubeArgs;
-use airlock::cluster::is_dns_label;
-use airlock::store::StoreRef;
-use airlock::{ClusterId, Digest, Limits};
+use airlock_bundle::cluster::is_dns_label;
+use airlock_bundle::{ClusterId, Digest, Limits};
+use airlock_bundle::{Keyring, SigningKey};
+use airlock_cli::KubeArgs;
+use airlock_store::StoreRef;
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Deserialize;
@@ -314,7 +314,7 @@ pub fn parse_interval(text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock::testkit::Fixture;
+    use airlock_bundle::testkit::Fixture;
 
     struct Files {
         dir: tempfile::TempDir,
@@ -522,7 +522,7 @@ mod tests {
         // Shifting the dots makes one of the cuts land on a '.'.
         for pad in 1..=8 {
             let cluster = format!("{}{}", "y".repeat(pad), ".abcdefg".repeat(30));
-            assert!(airlock::cluster::is_dns_subdomain(&cluster));
+            assert!(airlock_bundle::cluster::is_dns_subdomain(&cluster));
             let name = object_name("airlock-state-", &cluster);
             assert!(kubernetes_accepts(&name), "{name}");
         }

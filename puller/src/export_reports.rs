@@ -12,9 +12,9 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use airlock::Limits;
-use airlock::bundle::envelope::{self, EnvelopeError, REPORT_PAYLOAD_TYPE};
-use airlock::cli::progress::human_bytes;
+use airlock_bundle::Limits;
+use airlock_bundle::envelope::{self, EnvelopeError, REPORT_PAYLOAD_TYPE};
+use airlock_cli::progress::human_bytes;
 use clap::Args;
 
 #[derive(Debug, Clone, Args)]
@@ -140,7 +140,7 @@ fn reports_file(reports: &[ReportFile]) -> Vec<u8> {
 mod tests {
     use super::*;
     use crate::report::{self, Report, RunReport, RunResult};
-    use airlock::bundle::SigningKey;
+    use airlock_bundle::SigningKey;
     use serde_json::value::RawValue;
 
     fn report_in(dir: &Path, cluster: &str, key: Option<&SigningKey>) -> PathBuf {

@@ -1,11 +1,11 @@
 //! The two ways a puller command fails, kept apart because callers act differently on them
-//! (`airlock::cli::exit`): a rejection (exit 3) will be refused again with the same input,
+//! (`airlock_cli::exit`): a rejection (exit 3) will be refused again with the same input,
 //! an error (exit 1) may go away on the next run. Stages return their own error types;
 //! this module only sorts them into the two classes.
 
-use airlock::cli::exit;
-use airlock::cli::lease::LeaseError;
-use airlock::store::FetchError;
+use airlock_cli::exit;
+use airlock_cli::lease::LeaseError;
+use airlock_store::FetchError;
 
 use crate::engine::EngineError;
 use crate::state::StateError;

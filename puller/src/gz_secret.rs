@@ -5,7 +5,7 @@
 
 use std::io::Read;
 
-use airlock::cli::{describe_api_error, namespace_missing, status_code};
+use airlock_cli::{describe_api_error, namespace_missing, status_code};
 use flate2::Compression;
 use flate2::read::GzDecoder;
 use flate2::write::GzEncoder;

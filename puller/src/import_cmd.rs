@@ -1,6 +1,6 @@
 //! `airlock-puller import`: loads an OCI archive carried across the air gap into this
 //! site's store (registry, layout directory or Git repository) with
-//! `airlock::mirror::import`, which verifies every bundle before it writes anything,
+//! `airlock_store::mirror::import`, which verifies every bundle before it writes anything,
 //! refuses to put an older version over a newer one, does nothing the second time, and
 //! imports a delta archive only on top of the blobs it builds on. This module checks the
 //! flags into an [`Import`] before any store is opened, shows progress, and says what was
@@ -9,11 +9,11 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use airlock::Limits;
-use airlock::bundle::Keyring;
-use airlock::cli::progress::{Reporter, human_bytes};
-use airlock::mirror::{self, ImportTarget, Imported, MirrorError};
-use airlock::store::{self, RegistryCredentials, StoreRef};
+use airlock_bundle::Keyring;
+use airlock_bundle::Limits;
+use airlock_cli::progress::{Reporter, human_bytes};
+use airlock_store::mirror::{self, ImportTarget, Imported, MirrorError};
+use airlock_store::{self as store, RegistryCredentials, StoreRef};
 use anyhow::{Context, bail};
 use clap::Args;
 use jiff::Timestamp;
@@ -115,7 +115,7 @@ fn summary(to: &StoreRef, imported: &[Imported]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock::testkit::Fixture;
+    use airlock_bundle::testkit::Fixture;
 
     /// A directory with a keyring and a file named like an archive, and flags whose `DIR`
     /// stands for it.
@@ -180,7 +180,7 @@ mod tests {
     async fn a_damaged_archive_is_an_error_and_writes_nothing() {
         let (dir, args) = site();
         let err = import(&args("oci-archive:DIR/update.tar", "oci-layout:DIR/layout")).await.unwrap_err();
-        assert_eq!(err.exit_code(), airlock::cli::exit::ERROR, "{err:?}");
+        assert_eq!(err.exit_code(), airlock_cli::exit::ERROR, "{err:?}");
         assert!(err.message().contains("update.tar"), "{err:?}");
         assert!(!dir.path().join("layout").join("index.json").exists(), "nothing written");
     }

@@ -13,7 +13,7 @@
 
 use std::collections::HashSet;
 
-use airlock::Digest;
+use airlock_bundle::Digest;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::InventoryEntry;

@@ -23,8 +23,8 @@
 
 use std::collections::BTreeMap;
 
-use airlock::cli::{describe_api_error, status_code};
-use airlock::{ClusterId, Digest};
+use airlock_bundle::{ClusterId, Digest};
+use airlock_cli::{describe_api_error, status_code};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde::{Deserialize, Serialize};

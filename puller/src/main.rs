@@ -3,7 +3,7 @@
 //! Deployment (`run`); `verify` and `plan` show what it would do; across an air gap,
 //! `import` loads a carried archive and `export-reports` bundles the reports to carry back.
 //!
-//! Exit codes (`airlock::cli::exit`): 0 applied or nothing to do, 1 an error (retrying may
+//! Exit codes (`airlock_cli::exit`): 0 applied or nothing to do, 1 an error (retrying may
 //! help), 3 refused by verification or policy (retrying the same bundle will not).
 //! `main` parses the command line and calls into the library (`lib.rs`); it decides
 //! nothing itself.
@@ -11,8 +11,8 @@
 
 use std::process::ExitCode;
 
-use airlock::Limits;
-use airlock::cli::{KubeArgs, LogArgs, exit, install_crypto_provider};
+use airlock_bundle::Limits;
+use airlock_cli::{KubeArgs, LogArgs, exit, install_crypto_provider};
 use airlock_puller::config::{self, SyncArgs};
 use airlock_puller::export_reports::{self, ExportReportsArgs};
 use airlock_puller::failure::Failure;

@@ -1,6 +1,6 @@
 //! What the puller's own bookkeeping objects (state Secret, Lease, report ConfigMap) have in
 //! common: the labels that mark them. How API errors on them are told apart is
-//! `airlock::cli`'s, shared with the publisher. The objects a bundle applies are the
+//! `airlock_cli`'s, shared with the publisher. The objects a bundle applies are the
 //! engine's business, not this module's.
 
 use std::collections::BTreeMap;

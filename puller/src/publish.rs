@@ -3,7 +3,7 @@
 //! that could not be written is logged and returned as an error, so `sync` can exit 1 on
 //! it: proof of what was applied is part of the job.
 
-use airlock::cli::exit;
+use airlock_cli::exit;
 
 use crate::config::SyncSettings;
 use crate::report::{self, Report, RunReport, RunResult};

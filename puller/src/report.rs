@@ -5,15 +5,15 @@
 //! `--report-to DIR` gets `report-<ns>.<name>-<time>.json` per run, written atomically:
 //! a DSSE envelope (payload type `REPORT_PAYLOAD_TYPE`) signed with the cluster's own key when
 //! `--report-key` is given, else the plain report JSON. The payload types, the file name
-//! and the signing are the contract's (`airlock::bundle::report`); this module fills a
+//! and the signing are the contract's (`airlock_bundle::report`); this module fills a
 //! report from a run. The latest report is also kept,
 //! unsigned, in the cluster (`kept_report`). Secret values never get here: results carry
 //! object ids, and the detail of a Secret's result (a diff could show its data) is dropped.
 
 use std::path::{Path, PathBuf};
 
-use airlock::bundle::SigningKey;
-pub use airlock::bundle::report::{BundleSeen, Drift, RunResult};
+use airlock_bundle::SigningKey;
+pub use airlock_bundle::report::{BundleSeen, Drift, RunResult};
 use anyhow::Context;
 use jiff::Timestamp;
 
@@ -21,7 +21,7 @@ use crate::engine::{Action, ObjectResult, Outcome};
 use crate::failure::Failure;
 
 /// One run's report: the payload of spec 14.3 with the engine's per-object results.
-pub type Report = airlock::bundle::report::PullReport<ObjectResult>;
+pub type Report = airlock_bundle::report::PullReport<ObjectResult>;
 
 /// What a run adds to its report beyond the payload's own methods: the engine's outcome
 /// and how the run ended.
@@ -117,9 +117,9 @@ pub fn test_result(kind: &str, name: &str, action: Action, detail: Option<&str>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock::Limits;
-    use airlock::bundle::Keyring;
-    use airlock::bundle::envelope::{self, REPORT_PAYLOAD_TYPE};
+    use airlock_bundle::Keyring;
+    use airlock_bundle::Limits;
+    use airlock_bundle::envelope::{self, REPORT_PAYLOAD_TYPE};
 
     fn result(kind: &str, action: Action, detail: Option<&str>) -> ObjectResult {
         test_result(kind, "x", action, detail)

@@ -17,10 +17,10 @@
 
 use std::path::{Path, PathBuf};
 
-use airlock::bundle::verify::follow_chain;
-use airlock::bundle::{Expectation, Floor, Keyring, VerifiedBundle};
-use airlock::store::{self, Fetch, FetchError, GitCredentials, GitStore, RegistryCredentials, Store, StoreRef};
-use airlock::{ClusterId, Digest, Limits};
+use airlock_bundle::verify::follow_chain;
+use airlock_bundle::{ClusterId, Digest, Limits};
+use airlock_bundle::{Expectation, Floor, Keyring, VerifiedBundle};
+use airlock_store::{self as store, Fetch, FetchError, GitCredentials, GitStore, RegistryCredentials, Store, StoreRef};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::config::read_capped;
@@ -194,14 +194,14 @@ pub async fn fetch_content(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock::testkit::Fixture;
+    use airlock_bundle::testkit::Fixture;
     use serde_json::value::RawValue;
 
     fn state_with(keyring: &Keyring) -> State {
         State {
             cluster: "fleet/edge-1".into(),
             version: 1,
-            digest: airlock::Digest::of(b"x"),
+            digest: airlock_bundle::Digest::of(b"x"),
             highest_issued_at: Fixture::now(),
             keyring: Some(RawValue::from_string(String::from_utf8(keyring.to_json()).unwrap()).unwrap()),
             inventory_digest: None,
@@ -213,7 +213,7 @@ mod tests {
     }
 
     fn keyring(version: u64, seed: u8) -> Keyring {
-        Keyring::new(version, 1, vec![airlock::bundle::SigningKey::from_seed([seed; 32]).public()], &Limits::SPEC).unwrap()
+        Keyring::new(version, 1, vec![airlock_bundle::SigningKey::from_seed([seed; 32]).public()], &Limits::SPEC).unwrap()
     }
 
     #[test]
@@ -254,13 +254,13 @@ mod tests {
 
     /// Bundles signed now by `fixture`'s keys: fixture bundles are issued in the past and
     /// would be expired now.
-    fn signer(fixture: &Fixture) -> impl Fn(u64, Vec<(String, Vec<u8>)>) -> airlock::bundle::SignedBundle + '_ {
+    fn signer(fixture: &Fixture) -> impl Fn(u64, Vec<(String, Vec<u8>)>) -> airlock_bundle::SignedBundle + '_ {
         let now = Timestamp::from_second(Timestamp::now().as_second()).unwrap();
         move |version, files| {
             let release =
-                airlock::bundle::Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..fixture.release(version) };
-            let settings = |_: &str| airlock::bundle::PartSettings::default();
-            airlock::bundle::sign::sign(Fixture::bundle(files), &release, &settings, &fixture.keys, None)
+                airlock_bundle::Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..fixture.release(version) };
+            let settings = |_: &str| airlock_bundle::PartSettings::default();
+            airlock_bundle::sign::sign(Fixture::bundle(files), &release, &settings, &fixture.keys, None)
         }
     }
 

@@ -23,9 +23,9 @@
 //! cannot be read is an error, never silently reset. This module does not decide what to
 //! apply; it stores what the caller hands it.
 
-use airlock::bundle::statement::rfc3339;
-use airlock::bundle::{Floor, Keyring};
-use airlock::{ClusterId, Digest, Limits};
+use airlock_bundle::statement::rfc3339;
+use airlock_bundle::{ClusterId, Digest, Limits};
+use airlock_bundle::{Floor, Keyring};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -198,7 +198,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::gz_secret::{COMPRESSED_BYTES, JSON_BYTES, encode};
     use crate::report::test_result;
-    use airlock::testkit::Fixture;
+    use airlock_bundle::testkit::Fixture;
     use flate2::Compression;
     use flate2::write::GzEncoder;
 

@@ -21,8 +21,8 @@
 //! converges. A run that loses its Lease or is asked to stop abandons the apply the same
 //! way. This module does not parse manifests or talk to stores itself.
 
-use airlock::bundle::{Floor, VerifiedEnvelope};
-use airlock::cli::lease::{self, HeldLease, LeaseConfig, LeaseError};
+use airlock_bundle::{Floor, VerifiedEnvelope};
+use airlock_cli::lease::{self, HeldLease, LeaseConfig, LeaseError};
 use jiff::Timestamp;
 use tokio::sync::watch;
 
@@ -95,7 +95,7 @@ enum Taken {
     /// state's write then compares with.
     Unchanged(Option<State>),
     /// Another writer recorded this applied version and digest in between.
-    Changed(Option<(u64, airlock::Digest)>),
+    Changed(Option<(u64, airlock_bundle::Digest)>),
 }
 
 impl Writer {
@@ -132,7 +132,7 @@ impl Writer {
 }
 
 /// The applied version and digest a state records.
-fn applied(state: Option<&State>) -> Option<(u64, airlock::Digest)> {
+fn applied(state: Option<&State>) -> Option<(u64, airlock_bundle::Digest)> {
     state.map(|s| (s.version, s.digest))
 }
 

@@ -16,10 +16,10 @@
 //! whose hash differs from the recorded one are verified in full, so a record cannot lend
 //! its verdict to an envelope signed differently. This module fetches nothing.
 
-use airlock::bundle::report::BundleSeen;
-use airlock::bundle::verify::{Claims, check_claims};
-use airlock::bundle::{Expectation, Keyring, SyncMode, VerifiedEnvelope, VerifyError};
-use airlock::{Digest, Limits};
+use airlock_bundle::report::BundleSeen;
+use airlock_bundle::verify::{Claims, check_claims};
+use airlock_bundle::{Digest, Limits};
+use airlock_bundle::{Expectation, Keyring, SyncMode, VerifiedEnvelope, VerifyError};
 use serde::{Deserialize, Serialize};
 
 /// What a full verification of one envelope established, kept in the state.
@@ -91,9 +91,9 @@ impl Verified {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock::bundle::Floor;
-    use airlock::bundle::verify::verify_envelope;
-    use airlock::testkit::Fixture;
+    use airlock_bundle::Floor;
+    use airlock_bundle::testkit::Fixture;
+    use airlock_bundle::verify::verify_envelope;
     use jiff::{SignedDuration, Timestamp};
 
     /// Version 1 of the fixture bundle: its envelope bytes, the record of verifying them

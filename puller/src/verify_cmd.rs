@@ -6,10 +6,10 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use airlock::bundle::statement::rfc3339;
-use airlock::bundle::{Floor, VerifiedBundle};
-use airlock::store::Store;
-use airlock::{ClusterId, Limits};
+use airlock_bundle::statement::rfc3339;
+use airlock_bundle::{ClusterId, Limits};
+use airlock_bundle::{Floor, VerifiedBundle};
+use airlock_store::Store;
 use clap::Args;
 
 use crate::config::{SourceArgs, read_capped};
@@ -75,7 +75,7 @@ fn read_state(path: &std::path::Path) -> Result<State, Failure> {
 async fn one(
     store: &dyn Store,
     cluster: &ClusterId,
-    keyring: &airlock::bundle::Keyring,
+    keyring: &airlock_bundle::Keyring,
     floor: &Floor,
     min_version: Option<u64>,
 ) -> Result<String, Failure> {

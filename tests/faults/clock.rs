@@ -53,7 +53,7 @@ async fn a_clock_behind_keeps_the_skew_and_a_clock_set_back_still_sees_expiry() 
     let (site, source) = site_with_baseline("store", &Version::new(BASELINE, 2, 64)).await;
     let now = site.release(0).issued_at;
     let issued = |at: Timestamp| {
-        move |r: &mut airlock::bundle::Release| {
+        move |r: &mut airlock_bundle::Release| {
             r.issued_at = at;
             r.expires = at + SignedDuration::from_hours(1);
         }
@@ -80,7 +80,7 @@ async fn a_clock_behind_keeps_the_skew_and_a_clock_set_back_still_sees_expiry() 
     // Its clock is set back two days. A bundle that expired an hour before the newest
     // issuedAt it accepted is expired, though by the clock it has two days to run.
     let v14 = Version::new(BASELINE + 4, 2, 64);
-    let expired = move |r: &mut airlock::bundle::Release| {
+    let expired = move |r: &mut airlock_bundle::Release| {
         r.issued_at = ahead - SignedDuration::from_hours(2);
         r.expires = ahead - SignedDuration::from_hours(1);
     };

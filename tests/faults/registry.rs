@@ -5,9 +5,9 @@
 //! the puller applies nothing before every part is verified (spec 8, last line); the next
 //! run through a healthy proxy applies the same bundle and converges.
 
-use airlock::bundle::SignedBundle;
-use airlock::store::oci::{self, GzipCache};
-use airlock::store::{PublishMeta, RegistryCredentials, StoreRef};
+use airlock_bundle::SignedBundle;
+use airlock_store::oci::{self, GzipCache};
+use airlock_store::{PublishMeta, RegistryCredentials, StoreRef};
 
 use crate::proxy::Proxy;
 use crate::site::{BASELINE, Site};
@@ -86,7 +86,7 @@ async fn a_failing_registry_fails_the_run_and_the_next_run_converges() {
     let proxy = Proxy::http(&crate::common::service_env("AIRLOCK_REGISTRY")).await;
     let direct: StoreRef =
         format!("oci+http://{}/faults", crate::common::service_env("AIRLOCK_REGISTRY")).parse().expect("a registry reference");
-    let registry = airlock::store::open(&direct, &RegistryCredentials::default()).await.expect("registry opens");
+    let registry = airlock_store::open(&direct, &RegistryCredentials::default()).await.expect("registry opens");
     let source = format!("oci+http://{}/faults", proxy.addr());
 
     let baseline = Version::new(BASELINE, 4, 256);

@@ -10,7 +10,7 @@
 
 use std::process::Command;
 
-use airlock::store::{GitStore, PublishMeta, Store};
+use airlock_store::{GitStore, PublishMeta, Store};
 use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DeleteParams};

@@ -8,8 +8,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use airlock::bundle::{PartSettings, SyncMode, sign};
-use airlock::testkit::Fixture;
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::{PartSettings, SyncMode, sign};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use tokio::process::Child;

@@ -5,11 +5,11 @@
 //! claims the version after the baseline (unless it is about versions) with content that
 //! differs from it, so a case the puller wrongly accepted would show in the snapshot.
 
-use airlock::bundle::envelope::{self, KEYRING_PAYLOAD_TYPE};
-use airlock::bundle::{Keyring, Release, SignedBundle, SigningKey, keyring};
-use airlock::store::StoreRef;
-use airlock::store::oci::Artifact;
-use airlock::{ClusterId, Limits};
+use airlock_bundle::envelope::{self, KEYRING_PAYLOAD_TYPE};
+use airlock_bundle::{ClusterId, Limits};
+use airlock_bundle::{Keyring, Release, SignedBundle, SigningKey, keyring};
+use airlock_store::StoreRef;
+use airlock_store::oci::Artifact;
 use jiff::SignedDuration;
 
 use crate::craft::*;

@@ -5,13 +5,13 @@
 
 use std::path::Path;
 
-use airlock::bundle::envelope::{self, Envelope, IN_TOTO_PAYLOAD_TYPE};
-use airlock::bundle::statement::Statement;
-use airlock::bundle::tar::write_canonical;
-use airlock::bundle::{SignedBundle, SigningKey};
-use airlock::store::oci::{self, Artifact, GzipCache};
-use airlock::store::{PublishMeta, RegistryCredentials, StoreRef, open_oci};
-use airlock::{ClusterId, Digest};
+use airlock_bundle::envelope::{self, Envelope, IN_TOTO_PAYLOAD_TYPE};
+use airlock_bundle::statement::Statement;
+use airlock_bundle::tar::write_canonical;
+use airlock_bundle::{ClusterId, Digest};
+use airlock_bundle::{SignedBundle, SigningKey};
+use airlock_store::oci::{self, Artifact, GzipCache};
+use airlock_store::{PublishMeta, RegistryCredentials, StoreRef, open_oci};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
@@ -104,7 +104,7 @@ pub fn with_hostile_tar(signed: &SignedBundle, keys: &[SigningKey], tar: Vec<u8>
         s.predicate.profiles[0].size = tar.len() as u64;
     });
     let mut artifact = artifact(&matching);
-    replace_layer(&mut artifact, &part_title(&part), airlock::bundle::gzip::compress(&tar));
+    replace_layer(&mut artifact, &part_title(&part), airlock_bundle::gzip::compress(&tar));
     artifact
 }
 
@@ -139,7 +139,7 @@ pub fn blob_file(layout: &Path, accept: impl Fn(&[u8]) -> bool) -> std::path::Pa
 
 /// A ustar entry (header and padded data) to put in front of an archive's own entries.
 pub fn tar_entry(name: &str, typeflag: u8, link: &str, data: &[u8]) -> Vec<u8> {
-    let mut entry = airlock::bundle::tar::header(name, data.len() as u64).expect("a ustar name").to_vec();
+    let mut entry = airlock_bundle::tar::header(name, data.len() as u64).expect("a ustar name").to_vec();
     entry[156] = typeflag;
     entry[157..157 + link.len()].copy_from_slice(link.as_bytes());
     fix_checksum(&mut entry);

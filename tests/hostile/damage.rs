@@ -2,9 +2,9 @@
 //! part's transport copy (spec 8.11-8.12), the tar inside it (8.13), and the store's own
 //! files damaged after a good bundle was written (9.3-9.4).
 
-use airlock::bundle::gzip;
-use airlock::bundle::tar::write_canonical;
-use airlock::store::StoreRef;
+use airlock_bundle::gzip;
+use airlock_bundle::tar::write_canonical;
+use airlock_store::StoreRef;
 
 use crate::cases::{Case, ERROR, File, NEXT, PART, REJECTED, case, good, layout};
 use crate::craft::*;

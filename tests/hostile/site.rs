@@ -13,10 +13,10 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use airlock::ClusterId;
-use airlock::bundle::{PartSettings, Release, SignedBundle, SigningKey, sign};
-use airlock::cli::{KubeArgs, install_crypto_provider};
-use airlock::testkit::Fixture;
+use airlock_bundle::ClusterId;
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::{PartSettings, Release, SignedBundle, SigningKey, sign};
+use airlock_cli::{KubeArgs, install_crypto_provider};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
@@ -221,7 +221,7 @@ async fn discover(client: &kube::Client) -> Discovery {
     loop {
         match Discovery::new(client.clone()).run().await {
             Ok(discovery) => return discovery,
-            Err(e) if airlock::cli::status_code(&e) == Some(404) && tries < 5 => {
+            Err(e) if airlock_cli::status_code(&e) == Some(404) && tries < 5 => {
                 tries += 1;
                 tokio::time::sleep(std::time::Duration::from_millis(200)).await;
             }
@@ -235,7 +235,7 @@ fn add(out: &mut Snapshot, ar: &ApiResource, list: kube::Result<kube::core::Obje
         Ok(list) => list,
         // Other tests on the same API server add and remove CRDs: a kind that went away
         // since discovery holds nothing.
-        Err(e) if airlock::cli::status_code(&e) == Some(404) => return,
+        Err(e) if airlock_cli::status_code(&e) == Some(404) => return,
         Err(e) => panic!("list {}/{}: {e}", ar.group, ar.plural),
     };
     for item in list.items {

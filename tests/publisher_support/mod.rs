@@ -8,9 +8,9 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use airlock::bundle::{Expectation, Floor, Keyring, VerifiedBundle};
-use airlock::store::{Fetch, RegistryCredentials, StoreRef, fetch_verified};
-use airlock::{ClusterId, Limits};
+use airlock_bundle::{ClusterId, Limits};
+use airlock_bundle::{Expectation, Floor, Keyring, VerifiedBundle};
+use airlock_store::{Fetch, RegistryCredentials, StoreRef, fetch_verified};
 use jiff::Timestamp;
 
 use crate::common::{publisher_bin, root};
@@ -129,7 +129,7 @@ pub async fn read_back(store: &str, cluster: &ClusterId, keyring: &Keyring) -> V
 pub async fn try_read_back(store: &str, cluster: &ClusterId, keyring: &Keyring) -> Result<VerifiedBundle, String> {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let reference: StoreRef = store.parse().map_err(|e| format!("{e}"))?;
-    let store = airlock::store::open(&reference, &RegistryCredentials::default()).await.map_err(|e| e.to_string())?;
+    let store = airlock_store::open(&reference, &RegistryCredentials::default()).await.map_err(|e| e.to_string())?;
     let floor = Floor::default();
     let expect = Expectation { cluster, keyring, floor: &floor, now: Timestamp::now() };
     match fetch_verified(store.as_ref(), &expect, &Limits::SPEC).await {

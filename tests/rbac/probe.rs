@@ -7,9 +7,9 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use airlock::bundle::{PartSettings, Release, sign};
-use airlock::store::{RegistryCredentials, StoreRef};
-use airlock::testkit::Fixture;
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::{PartSettings, Release, sign};
+use airlock_store::{RegistryCredentials, StoreRef};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
@@ -213,7 +213,7 @@ impl Site {
         let bundle = Fixture::bundle(files.to_vec());
         let signed = sign::sign(bundle, &release, &|_| PartSettings::default(), &self.fixture.keys, None);
         let store =
-            airlock::store::open(&StoreRef::OciLayout(self.path("store")), &RegistryCredentials::default()).await.expect("store opens");
+            airlock_store::open(&StoreRef::OciLayout(self.path("store")), &RegistryCredentials::default()).await.expect("store opens");
         store.publish(&[signed], &Default::default()).await.expect("published");
         tokio::process::Command::new(common::puller_bin())
             .arg("sync")

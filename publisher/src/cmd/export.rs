@@ -1,6 +1,6 @@
 //! `airlock-publisher export`: writes the newest bundle of each chosen cluster from an OCI
 //! store into an OCI archive to carry across an air gap, leaving out with `--since` what the
-//! far side already received (`airlock::mirror`, bundles-format.md 9.7). Flags are checked
+//! far side already received (`airlock_store::mirror`, bundles-format.md 9.7). Flags are checked
 //! into an [`Export`] before any store is opened; this module chooses clusters, shows
 //! progress and the summary, and maps the outcome to an exit code.
 
@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
-use airlock::bundle::Keyring;
-use airlock::cli::exit;
-use airlock::mirror::{self, ExportIndex};
-use airlock::store::StoreRef;
-use airlock::{ClusterId, Limits};
+use airlock_bundle::Keyring;
+use airlock_bundle::{ClusterId, Limits};
+use airlock_cli::exit;
+use airlock_store::StoreRef;
+use airlock_store::mirror::{self, ExportIndex};
 use anyhow::{Context, bail, ensure};
 use clap::Args;
 use jiff::Timestamp;

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use airlock::Digest;
-use airlock::bundle::SigningKey;
-use airlock::mirror::{ExportedCluster, INDEX_FORMAT};
+use airlock_bundle::Digest;
+use airlock_bundle::SigningKey;
+use airlock_store::mirror::{ExportedCluster, INDEX_FORMAT};
 use clap::Parser;
 
 use super::*;

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use airlock::Limits;
-use airlock::bundle::statement::rfc3339;
-use airlock::cli::{KubeArgs, exit};
+use airlock_bundle::Limits;
+use airlock_bundle::statement::rfc3339;
+use airlock_cli::{KubeArgs, exit};
 use anyhow::Context;
 use clap::Args;
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use airlock::cli::exit;
+use airlock_cli::exit;
 use clap::Args;
 
 use crate::keys;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use airlock::cli::exit;
+use airlock_cli::exit;
 use clap::{Args, Subcommand};
 
 use crate::keys;

@@ -12,8 +12,8 @@ pub mod watch;
 
 use std::path::PathBuf;
 
-use airlock::cli::KubeArgs;
-use airlock::store::{OciStore, RegistryCredentials, Store, StoreRef};
+use airlock_cli::KubeArgs;
+use airlock_store::{OciStore, RegistryCredentials, Store, StoreRef};
 use anyhow::Context;
 use clap::Args;
 use jiff::SignedDuration;
@@ -63,12 +63,12 @@ pub struct StoreArgs {
 
 impl StoreArgs {
     pub async fn open(&self, reference: &str) -> anyhow::Result<Box<dyn Store>> {
-        Ok(airlock::store::open(&reference.parse()?, &self.credentials()).await?)
+        Ok(airlock_store::open(&reference.parse()?, &self.credentials()).await?)
     }
 
     /// Opens an OCI store for raw artifact access (`export`); a Git store is an error.
     pub async fn open_oci(&self, reference: &StoreRef) -> anyhow::Result<Box<dyn OciStore>> {
-        Ok(airlock::store::open_oci(reference, &self.credentials()).await?)
+        Ok(airlock_store::open_oci(reference, &self.credentials()).await?)
     }
 
     fn credentials(&self) -> RegistryCredentials {

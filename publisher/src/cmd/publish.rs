@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-use airlock::bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
-use airlock::bundle::keyring::chain;
-use airlock::cli::exit;
-use airlock::store::PublishMeta;
-use airlock::{ClusterId, Limits};
+use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
+use airlock_bundle::keyring::chain;
+use airlock_bundle::{ClusterId, Limits};
+use airlock_cli::exit;
+use airlock_store::PublishMeta;
 use anyhow::bail;
 use clap::Args;
 use jiff::SignedDuration;

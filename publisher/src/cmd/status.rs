@@ -5,10 +5,10 @@
 //! looking at its own output, not a decision to apply anything. The reported columns are
 //! only as fresh as the last `ingest` (REPORTED is when that report's run finished).
 
-use airlock::bundle::statement::rfc3339;
-use airlock::cli::exit;
-use airlock::store::StoreError;
-use airlock::{ClusterId, Digest, Limits};
+use airlock_bundle::statement::rfc3339;
+use airlock_bundle::{ClusterId, Digest, Limits};
+use airlock_cli::exit;
+use airlock_store::StoreError;
 use clap::Args;
 
 use super::{SourceArgs, StoreArgs};

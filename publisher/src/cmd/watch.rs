@@ -5,13 +5,13 @@
 //! coalesces a burst of changes into one run after a quiet period, and re-runs the whole
 //! publish: it is idempotent, so clusters whose content did not change keep their
 //! version. A periodic run refreshes bundles before they expire. The Lease
-//! (`airlock::cli::lease`) keeps a second replica standing by.
+//! (`airlock_cli::lease`) keeps a second replica standing by.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use airlock::cli::exit;
-use airlock::cli::lease::{self, LeaseConfig};
+use airlock_cli::exit;
+use airlock_cli::lease::{self, LeaseConfig};
 use anyhow::{Context, bail};
 use clap::Args;
 use futures::StreamExt;

@@ -6,7 +6,7 @@
 use std::io::Read;
 use std::path::Path;
 
-use airlock::Limits;
+use airlock_bundle::Limits;
 use serde_json::value::RawValue;
 
 /// A reports file holds many envelopes of at most `Limits::envelope_bytes` each; this caps

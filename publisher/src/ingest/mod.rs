@@ -18,7 +18,7 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use airlock::{ClusterId, Limits};
+use airlock_bundle::{ClusterId, Limits};
 use jiff::Timestamp;
 
 use input::Received;

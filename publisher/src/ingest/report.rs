@@ -6,11 +6,11 @@
 //! (spec 14.4); every other field is read from verified bytes. This module does no I/O and
 //! does not decide which report of a cluster wins: that is `ingest`'s job.
 
-use airlock::bundle::envelope::{self, DecodedEnvelope, EnvelopeError};
-pub use airlock::bundle::report::RunResult;
-use airlock::bundle::report::{API_VERSION, KIND, REPORT_PAYLOAD_TYPE};
-use airlock::bundle::{Keyring, PublicKey};
-use airlock::{ClusterId, Limits};
+use airlock_bundle::envelope::{self, DecodedEnvelope, EnvelopeError};
+pub use airlock_bundle::report::RunResult;
+use airlock_bundle::report::{API_VERSION, KIND, REPORT_PAYLOAD_TYPE};
+use airlock_bundle::{ClusterId, Limits};
+use airlock_bundle::{Keyring, PublicKey};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -38,7 +38,7 @@ pub enum ReportError {
 
 /// The fields of a verified report (spec 14.3); the per-object results are the puller's
 /// record and are skipped, not read.
-pub type PullReport = airlock::bundle::report::PullReport;
+pub type PullReport = airlock_bundle::report::PullReport;
 
 /// A decoded envelope and the cluster it claims to be from; not trusted yet.
 #[derive(Debug, Clone)]

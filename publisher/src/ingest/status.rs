@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use airlock::bundle::statement::rfc3339;
+use airlock_bundle::statement::rfc3339;
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 

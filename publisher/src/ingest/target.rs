@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use airlock::ClusterId;
+use airlock_bundle::ClusterId;
 use kube::api::{Api, DynamicObject, Patch, PatchParams, TypeMeta};
 use kube::discovery::ApiResource;
 use serde_json::{Map, Value, json};

@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use airlock::bundle::SigningKey;
-use airlock::bundle::envelope::{self, REPORT_PAYLOAD_TYPE};
-use airlock::{ClusterId, Digest, Limits};
+use airlock_bundle::SigningKey;
+use airlock_bundle::envelope::{self, REPORT_PAYLOAD_TYPE};
+use airlock_bundle::{ClusterId, Digest, Limits};
 use serde_json::{Value, json};
 
 use super::input::{self, InputError, Received};
@@ -188,7 +188,7 @@ async fn rejects_unsigned_unknown_and_keyless_naming_the_cluster() {
     }
     assert!(cluster_file(dir.path(), "fleet/a").get("status").is_none(), "a rejected report writes nothing");
     let keyless = Outcome::Rejected(ReportError::NoKey(id("fleet/nokey")));
-    assert_eq!(crate::cmd::ingest::exit_code(&rows_of(vec![Outcome::Ingested, keyless])), airlock::cli::exit::REJECTED);
+    assert_eq!(crate::cmd::ingest::exit_code(&rows_of(vec![Outcome::Ingested, keyless])), airlock_cli::exit::REJECTED);
 }
 
 fn rows_of(outcomes: Vec<Outcome>) -> Vec<Row> {
@@ -199,8 +199,8 @@ fn rows_of(outcomes: Vec<Outcome>) -> Vec<Row> {
 fn a_failed_write_outranks_a_rejection_in_the_exit_code() {
     let failed = Outcome::Failed(target::TargetError::File { path: "x".into(), message: "disk full".into() });
     let rejected = Outcome::Rejected(ReportError::Unsigned);
-    assert_eq!(crate::cmd::ingest::exit_code(&rows_of(vec![rejected.clone(), failed])), airlock::cli::exit::ERROR);
-    assert_eq!(crate::cmd::ingest::exit_code(&rows_of(vec![Outcome::Superseded, Outcome::AlreadyIngested])), airlock::cli::exit::OK);
+    assert_eq!(crate::cmd::ingest::exit_code(&rows_of(vec![rejected.clone(), failed])), airlock_cli::exit::ERROR);
+    assert_eq!(crate::cmd::ingest::exit_code(&rows_of(vec![Outcome::Superseded, Outcome::AlreadyIngested])), airlock_cli::exit::OK);
 }
 
 #[test]

@@ -7,9 +7,9 @@
 //! keyring chain) is not parsed again, nor read when the store names its blobs by digest:
 //! an OCI manifest that names the remembered envelope and chain holds exactly them.
 
-use airlock::bundle::statement::Statement;
-use airlock::store::{EnvelopeDigests, Store, StoreError};
-use airlock::{ClusterId, Digest, Limits};
+use airlock_bundle::statement::Statement;
+use airlock_bundle::{ClusterId, Digest, Limits};
+use airlock_store::{EnvelopeDigests, Store, StoreError};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::memo::{Outline, Stored};
@@ -133,11 +133,11 @@ fn keep_or_refresh(same: bool, version: u64, expires: Timestamp, now: Timestamp,
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock::bundle::SignedBundle;
-    use airlock::bundle::sign::PartDigests;
-    use airlock::bundle::{Bundle, PartSettings, Release, sign};
-    use airlock::store::{PublishMeta, StoreRef, open};
-    use airlock::testkit::Fixture;
+    use airlock_bundle::SignedBundle;
+    use airlock_bundle::sign::PartDigests;
+    use airlock_bundle::testkit::Fixture;
+    use airlock_bundle::{Bundle, PartSettings, Release, sign};
+    use airlock_store::{PublishMeta, StoreRef, open};
 
     fn statement(files: &[(&str, &str)], version: u64, issued: i64, expires_in: SignedDuration) -> Statement {
         let bundle = Bundle::new(

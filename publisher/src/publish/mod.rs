@@ -19,12 +19,12 @@ mod compare;
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
-use airlock::bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
-use airlock::bundle::sign::PartDigests;
-use airlock::bundle::statement::Statement;
-use airlock::bundle::{Release, SignedBundle, SigningKey, sign};
-use airlock::store::{PublishMeta, Store};
-use airlock::{ClusterId, Digest, Limits};
+use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
+use airlock_bundle::sign::PartDigests;
+use airlock_bundle::statement::Statement;
+use airlock_bundle::{ClusterId, Digest, Limits};
+use airlock_bundle::{Release, SignedBundle, SigningKey, sign};
+use airlock_store::{PublishMeta, Store};
 use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use airlock::bundle::{Keyring, PublicKey, SigningKey};
-use airlock::cluster::{is_dns_label, is_dns_subdomain};
-use airlock::store::{GitCredentials, StoreRef};
-use airlock::{ClusterId, Limits};
+use airlock_bundle::cluster::{is_dns_label, is_dns_subdomain};
+use airlock_bundle::{ClusterId, Limits};
+use airlock_bundle::{Keyring, PublicKey, SigningKey};
+use airlock_store::{GitCredentials, StoreRef};
 use anyhow::{Context, bail, ensure};
 use base64::Engine;
 use clap::{Args, ValueEnum};

@@ -3,7 +3,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use airlock::bundle::{PublicKey, SigningKey};
+use airlock_bundle::{PublicKey, SigningKey};
 use serde_json::{Value, json};
 
 use super::manifests::registration_yaml;

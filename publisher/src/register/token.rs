@@ -7,8 +7,8 @@
 //! the credentials given. Without `--token` nothing here applies and the credentials given
 //! stay, long-lived, in the registration YAML alone.
 
-use airlock::ClusterId;
-use airlock::cluster::is_dns_subdomain;
+use airlock_bundle::ClusterId;
+use airlock_bundle::cluster::is_dns_subdomain;
 use anyhow::{Context, bail, ensure};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;

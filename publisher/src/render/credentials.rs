@@ -13,9 +13,9 @@
 
 use std::sync::Arc;
 
-use airlock::bundle::{PartSettings, StopMatchingBehavior, SyncMode};
-use airlock::cluster::{is_dns_label, is_dns_subdomain};
-use airlock::store::GitCredentials;
+use airlock_bundle::cluster::{is_dns_label, is_dns_subdomain};
+use airlock_bundle::{PartSettings, StopMatchingBehavior, SyncMode};
+use airlock_store::GitCredentials;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use jiff::{SignedDuration, Timestamp};
@@ -50,7 +50,7 @@ pub const EXPIRES_AT_KEY: &str = "expires-at";
 /// Where registration puts the puller unless told otherwise.
 pub const DEFAULT_PULLER_NAMESPACE: &str = "airlock-system";
 /// The part Airlock's own objects travel in (spec 2.3).
-pub use airlock::bundle::path::SYSTEM_PART;
+pub use airlock_bundle::path::SYSTEM_PART;
 /// The relayed Secret wins over any profile that deploys the same object (lowest tier wins).
 pub const SYSTEM_TIER: u32 = 0;
 

@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use airlock::{Digest, Limits};
+use airlock_bundle::{Digest, Limits};
 
 use super::ClusterPlan;
 use crate::sveltos::model::Profile;

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 use super::RenderError;
 use crate::sveltos::ObjectKey;
 use crate::yaml::parse_documents;
-use airlock::Digest;
-use airlock::bundle::path::check_path;
+use airlock_bundle::Digest;
+use airlock_bundle::path::check_path;
 
 /// Longest file name (the last path component) that fits a ustar `name` field (spec 3.2).
 const MAX_FILE_NAME: usize = 100;

@@ -19,9 +19,9 @@ pub mod tier;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use airlock::bundle::content::ContentError;
-use airlock::bundle::{Bundle, PartSettings};
-use airlock::{ClusterId, Limits};
+use airlock_bundle::content::ContentError;
+use airlock_bundle::{Bundle, PartSettings};
+use airlock_bundle::{ClusterId, Limits};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::sveltos::Resources;

@@ -12,8 +12,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use airlock::Limits;
-use airlock::bundle::Part;
+use airlock_bundle::Limits;
+use airlock_bundle::Part;
 
 use super::RenderError;
 use super::manifest::{add_metadata, checked_path};

@@ -81,7 +81,7 @@ fn renders_parts_paths_labels_and_settings() {
     assert!(file(&r, "ClusterProfile.web/ConfigMap.web.settings.yaml").contains("color: blue"));
     let web = &r.settings["ClusterProfile.web"];
     assert_eq!(web.depends_on, ["ClusterProfile.base"]);
-    assert_eq!(web.sync_mode, airlock::bundle::SyncMode::ContinuousWithDriftDetection);
+    assert_eq!(web.sync_mode, airlock_bundle::SyncMode::ContinuousWithDriftDetection);
     assert!(r.warnings.iter().any(|w| w.contains("dependsOn missing")), "{:?}", r.warnings);
     // A profile with nothing to deploy still gets its (empty) part.
     let us = render_for(&w, "fleet/us-1").unwrap();
@@ -293,7 +293,7 @@ fn relays_the_management_secret_into_the_system_part() {
     assert_eq!(STANDARD.decode(secret["data"]["expires-at"].as_str().unwrap()).unwrap(), b"2031-01-01T00:00:00Z");
     let system = &r.settings["Airlock.system"];
     assert_eq!((system.tier, system.force_conflicts), (0, true));
-    assert_eq!(system.stop_matching_behavior, airlock::bundle::StopMatchingBehavior::LeavePolicies);
+    assert_eq!(system.stop_matching_behavior, airlock_bundle::StopMatchingBehavior::LeavePolicies);
     assert_eq!(r.objects, 3, "the relayed Secret counts as an object");
 
     // Renewed credentials change the bundle; the same credentials do not.

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use airlock::ClusterId;
-use airlock::bundle::statement::DEFAULT_TIER;
-use airlock::bundle::{StopMatchingBehavior, SyncMode};
+use airlock_bundle::ClusterId;
+use airlock_bundle::statement::DEFAULT_TIER;
+use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde::Deserialize;
 use serde_json::Value;
 

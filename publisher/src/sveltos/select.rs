@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use airlock::ClusterId;
+use airlock_bundle::ClusterId;
 use serde::Deserialize;
 use serde_json::Value;
 

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use airlock::Limits;
+use airlock_bundle::Limits;
 use gotmpl::{FuncMap, TemplateError, Value, ValueFunc};
 
 /// The longest string a template function may return: a bundle file's limit.

@@ -29,7 +29,7 @@ use std::fmt;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use airlock::Limits;
+use airlock_bundle::Limits;
 use gotmpl::{MissingKey, Template, Value};
 
 /// The name gotmpl knows the template by; users' `{{define}}` names are unlikely to clash.

@@ -10,10 +10,10 @@
 //! duplicate key, a `%YAML` directive, a non-finite number, or a stream close to a limit.
 //! The caller then parses the stream with serde_saphyr, which has the last word on such
 //! input and words the errors, so nothing the publisher accepts or refuses changes. Keys
-//! and scalars are judged by the functions the line reader uses (`airlock::yaml`), so a
+//! and scalars are judged by the functions the line reader uses (`airlock_bundle::yaml`), so a
 //! value means the same on either path.
 
-use airlock::yaml::{Booleans, MAX_BYTES, checked_key, scalar};
+use airlock_bundle::yaml::{Booleans, MAX_BYTES, checked_key, scalar};
 use granit_parser::{Event, Parser, ScalarStyle};
 use serde_json::{Map, Value};
 

@@ -1,12 +1,12 @@
 //! The parser's behaviour, and the fast paths (the shared line reader with YAML 1.1
 //! booleans, `direct`) held to serde_saphyr's answer on the texts of
-//! `airlock::testkit::yaml` (every YAML file of the repository, tricky scalars in every
+//! `airlock_bundle::testkit::yaml` (every YAML file of the repository, tricky scalars in every
 //! position, a few thousand generated streams and as many manifests edited at random) and
 //! on the benchmark fleet's rendered templates.
 
 use std::path::Path;
 
-use airlock::testkit::yaml::*;
+use airlock_bundle::testkit::yaml::*;
 use serde_json::{Value, json};
 
 use super::*;

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use airlock::bundle::{StopMatchingBehavior, SyncMode};
+use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use futures::StreamExt;
 use serde_json::Value;
 

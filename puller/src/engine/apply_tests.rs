@@ -1,4 +1,4 @@
-use airlock::bundle::{StopMatchingBehavior, SyncMode};
+use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::json;
 
 use super::*;

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use airlock::Digest;
-use airlock::bundle::VerifiedBundle;
-use airlock::bundle::statement::ProfileEntry;
+use airlock_bundle::Digest;
+use airlock_bundle::VerifiedBundle;
+use airlock_bundle::statement::ProfileEntry;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
@@ -86,7 +86,7 @@ fn file_objects(profile: &ProfileEntry, wave: u32, path: &str, bytes: &[u8], sta
 pub(super) fn parse_file(path: &str, bytes: &[u8]) -> Result<Vec<(usize, u64, Value)>, EngineError> {
     let bad = |message: String| EngineError::Manifest { source_path: path.to_string(), message };
     let text = std::str::from_utf8(bytes).map_err(|e| bad(format!("not UTF-8: {e}")))?;
-    let documents = airlock::yaml::manifests(text).map_err(|e| bad(e.to_string()))?;
+    let documents = airlock_bundle::yaml::manifests(text).map_err(|e| bad(e.to_string()))?;
     Ok((1..).zip(documents).map(|(i, d)| (i, d.line, d.value)).collect())
 }
 

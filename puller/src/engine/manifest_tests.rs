@@ -1,5 +1,5 @@
-use airlock::Limits;
-use airlock::bundle::{PartSettings, StopMatchingBehavior, SyncMode};
+use airlock_bundle::Limits;
+use airlock_bundle::{PartSettings, StopMatchingBehavior, SyncMode};
 use serde_json::json;
 
 use super::*;

@@ -31,7 +31,7 @@ pub mod testing;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use airlock::bundle::{StopMatchingBehavior, SyncMode, VerifiedBundle};
+use airlock_bundle::{StopMatchingBehavior, SyncMode, VerifiedBundle};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

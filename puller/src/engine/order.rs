@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use airlock::bundle::statement::ProfileEntry;
+use airlock_bundle::statement::ProfileEntry;
 
 /// What an object is, as far as ordering goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -97,8 +97,8 @@ pub(super) fn waves(profiles: &[ProfileEntry]) -> HashMap<&str, u32> {
 
 #[cfg(test)]
 mod tests {
-    use airlock::Digest;
-    use airlock::bundle::{StopMatchingBehavior, SyncMode};
+    use airlock_bundle::Digest;
+    use airlock_bundle::{StopMatchingBehavior, SyncMode};
 
     use super::*;
 

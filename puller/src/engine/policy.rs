@@ -8,7 +8,7 @@
 //!
 //! The effective list (local setting narrowed by the bundle's) is the caller's business.
 
-use airlock::bundle::path::SYSTEM_PART;
+use airlock_bundle::path::SYSTEM_PART;
 
 use super::scope::Target;
 use super::{Action, EngineError, NamespacePolicy, ObjectResult, Settings};
@@ -68,7 +68,7 @@ fn own_credentials(t: &Target, own: Option<&str>) -> bool {
 mod tests {
     use std::collections::HashMap;
 
-    use airlock::bundle::{StopMatchingBehavior, SyncMode};
+    use airlock_bundle::{StopMatchingBehavior, SyncMode};
     use serde_json::json;
 
     use super::*;

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use airlock::bundle::StopMatchingBehavior;
+use airlock_bundle::StopMatchingBehavior;
 use futures::StreamExt;
 use serde_json::Value;
 

@@ -3,10 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use airlock::Limits;
-use airlock::bundle::verify::verify_envelope;
-use airlock::bundle::{Bundle, Floor, PartSettings, Transport, VerifiedBundle, sign};
-use airlock::testkit::Fixture;
+use airlock_bundle::Limits;
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::verify::verify_envelope;
+use airlock_bundle::{Bundle, Floor, PartSettings, Transport, VerifiedBundle, sign};
 
 /// `files` (path, YAML) signed as `version` of the fixture cluster `fleet/edge-1`, each
 /// part with the settings `settings` gives it, then verified in full (spec 8).

@@ -1,0 +1,38 @@
+//! The bundle contract of `bundles-format.md`, and nothing else: content and canonical
+//! tar, digests, the statement, the DSSE envelope, keyrings, signing, verification in the
+//! spec's order, signed reports, and the limits every reader enforces. Synchronous: no
+//! async runtime, no network, no Git, no Kubernetes, so it can be fuzzed, audited and
+//! embedded on its own. Stores and the binaries sit on top of it (`airlock-store`).
+//!
+//! The publisher goes [`Bundle::new`] → [`sign::sign`]; the puller goes
+//! [`verify::verify_envelope`] → [`verify::VerifiedEnvelope::verify_part`] →
+//! [`verify::VerifiedEnvelope::finish`]. [`yaml`] reads a bundle file's manifests (spec
+//! 2.5). Feature `testing` adds [`testkit`]: seeded keys and fixed bundles for tests.
+#![forbid(unsafe_code)]
+
+pub mod cluster;
+pub mod content;
+pub mod digest;
+pub mod envelope;
+pub mod gzip;
+pub mod keyring;
+pub mod limits;
+mod part;
+pub mod path;
+pub mod report;
+pub mod sign;
+pub mod statement;
+pub mod tar;
+#[cfg(feature = "testing")]
+pub mod testkit;
+pub mod verify;
+pub mod yaml;
+
+pub use cluster::ClusterId;
+pub use content::{Bundle, Part};
+pub use digest::Digest;
+pub use keyring::{Keyring, PublicKey, SigningKey};
+pub use limits::Limits;
+pub use sign::{PartSettings, Release, SignedBundle};
+pub use statement::{Statement, StopMatchingBehavior, SyncMode};
+pub use verify::{Expectation, Floor, Transport, VerifiedBundle, VerifiedEnvelope, VerifyError};

@@ -1,0 +1,508 @@
+//! Every rejection of spec section 8, each asserting its exact error, plus truncation and
+//! byte-flip loops over a valid envelope and part.
+
+use airlock_bundle::envelope::{self, EnvelopeError, IN_TOTO_PAYLOAD_TYPE};
+use airlock_bundle::gzip::{self, GzipError};
+use airlock_bundle::keyring::{Keyring, SigningKey, TrustError};
+use airlock_bundle::statement::Statement;
+use airlock_bundle::tar::{TarError, write_canonical};
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::verify::{Floor, Transport, VerifiedEnvelope, VerifyError, verify_envelope};
+use airlock_bundle::{Digest, Limits};
+use airlock_bundle::{SignedBundle, sign};
+use jiff::{SignedDuration, Timestamp};
+
+const L: Limits = Limits::SPEC;
+
+fn good(fx: &Fixture) -> SignedBundle {
+    fx.signed(3, Fixture::files())
+}
+
+fn check(fx: &Fixture, envelope: &[u8]) -> Result<VerifiedEnvelope, VerifyError> {
+    verify_envelope(envelope, None, &fx.expect(&Floor::default()), &L)
+}
+
+fn signed_raw(fx: &Fixture, payload: &[u8]) -> Vec<u8> {
+    envelope::sign(IN_TOTO_PAYLOAD_TYPE, payload, &fx.keys)
+}
+
+/// Re-signs a statement changed by `edit`, so only the semantic check can catch it.
+fn resigned(fx: &Fixture, edit: impl FnOnce(&mut Statement)) -> Vec<u8> {
+    let mut s = good(fx).statement;
+    edit(&mut s);
+    signed_raw(fx, &s.to_json())
+}
+
+fn payload_json(fx: &Fixture) -> String {
+    String::from_utf8(good(fx).statement.to_json()).unwrap()
+}
+
+/// Verifies every part of `signed`, with `tamper` applied to the named part's gzip copy.
+fn verify_parts(fx: &Fixture, signed: &SignedBundle, target: &str, tamper: impl Fn(Vec<u8>) -> Vec<u8>) -> Result<(), VerifyError> {
+    let env = check(fx, &signed.envelope)?;
+    let mut parts = Vec::new();
+    for (name, part) in signed.bundle.parts() {
+        let mut gz = gzip::compress(&part.tar());
+        if name == target {
+            gz = tamper(gz);
+        }
+        parts.push(env.verify_part(name, Transport::Gzip(&gz), &L)?);
+    }
+    env.finish(parts, &L).map(|_| ())
+}
+
+#[test]
+fn accepts_a_good_bundle_and_returns_its_files() {
+    let fx = Fixture::new(1);
+    let signed = good(&fx);
+    let env = check(&fx, &signed.envelope).unwrap();
+    assert_eq!(env.signers(), [fx.keys[0].public().key_id()]);
+    assert_eq!(env.digest(), signed.bundle.digest());
+    assert!(!env.already_applied());
+    verify_parts(&fx, &signed, "", |g| g).unwrap();
+}
+
+// spec 8.1, 8.2
+
+#[test]
+fn rejects_envelope_over_the_size_cap() {
+    let fx = Fixture::new(1);
+    let small = Limits { envelope_bytes: 100, ..L };
+    let err = verify_envelope(&good(&fx).envelope, None, &fx.expect(&Floor::default()), &small).unwrap_err();
+    assert_eq!(err, VerifyError::Envelope(EnvelopeError::TooLarge { limit: 100 }));
+}
+
+#[test]
+fn rejects_envelope_that_is_not_dsse_json() {
+    let fx = Fixture::new(1);
+    for bad in [&b"not json"[..], b"{}", br#"{"payloadType":"application/vnd.in-toto+json","payload":"","signatures":[],"x":1}"#] {
+        assert!(matches!(check(&fx, bad), Err(VerifyError::Envelope(EnvelopeError::Malformed(_)))));
+    }
+}
+
+#[test]
+fn rejects_wrong_payload_type() {
+    let fx = Fixture::new(1);
+    let env = envelope::sign("application/json", &good(&fx).statement.to_json(), &fx.keys);
+    assert!(matches!(check(&fx, &env), Err(VerifyError::Envelope(EnvelopeError::PayloadType { .. }))));
+}
+
+#[test]
+fn rejects_too_many_signatures() {
+    let fx = Fixture::new(1);
+    let keys: Vec<SigningKey> = (0..65).map(|i| SigningKey::from_seed([i; 32])).collect();
+    let env = envelope::sign(IN_TOTO_PAYLOAD_TYPE, &good(&fx).statement.to_json(), &keys);
+    assert_eq!(check(&fx, &env).unwrap_err(), VerifyError::Envelope(EnvelopeError::TooManySignatures { count: 65, limit: 64 }));
+}
+
+// spec 8.4
+
+#[test]
+fn rejects_signature_by_unknown_key() {
+    let fx = Fixture::new(1);
+    let other = Fixture::new(2);
+    let err = check(&fx, &good(&other).envelope).unwrap_err();
+    assert_eq!(err, VerifyError::Signatures(TrustError::Threshold { valid: 0, threshold: 1 }));
+}
+
+#[test]
+fn rejects_one_signature_short_of_the_threshold() {
+    let fx = Fixture::with_keys(&[1, 2, 3], 2);
+    let env = envelope::sign(IN_TOTO_PAYLOAD_TYPE, &good(&fx).statement.to_json(), &fx.keys[..1]);
+    assert_eq!(check(&fx, &env).unwrap_err(), VerifyError::Signatures(TrustError::Threshold { valid: 1, threshold: 2 }));
+    let env = envelope::sign(IN_TOTO_PAYLOAD_TYPE, &good(&fx).statement.to_json(), &fx.keys[..2]);
+    assert_eq!(check(&fx, &env).unwrap().signers().len(), 2);
+}
+
+#[test]
+fn rejects_the_same_key_counted_twice_under_two_key_ids() {
+    let fx = Fixture::with_keys(&[1, 2], 2);
+    let one = envelope::sign(IN_TOTO_PAYLOAD_TYPE, &good(&fx).statement.to_json(), &fx.keys[..1]);
+    let mut env: envelope::Envelope = serde_json::from_slice(&one).unwrap();
+    let mut twin = env.signatures[0].clone();
+    twin.keyid = fx.keys[1].public().key_id();
+    env.signatures.push(twin);
+    let bytes = serde_json::to_vec(&env).unwrap();
+    assert_eq!(check(&fx, &bytes).unwrap_err(), VerifyError::Signatures(TrustError::Threshold { valid: 1, threshold: 2 }));
+}
+
+#[test]
+fn rejects_a_flipped_byte_in_payload_or_signature() {
+    let fx = Fixture::new(1);
+    let signed = good(&fx);
+    let mut env: envelope::Envelope = serde_json::from_slice(&signed.envelope).unwrap();
+    env.payload = base64_flip(&env.payload, 10);
+    assert!(matches!(check(&fx, &serde_json::to_vec(&env).unwrap()), Err(VerifyError::Signatures(_))));
+    let mut env: envelope::Envelope = serde_json::from_slice(&signed.envelope).unwrap();
+    env.signatures[0].sig = base64_flip(&env.signatures[0].sig, 5);
+    assert!(matches!(check(&fx, &serde_json::to_vec(&env).unwrap()), Err(VerifyError::Signatures(_))));
+}
+
+fn base64_flip(b64: &str, at: usize) -> String {
+    use base64::Engine;
+    let e = base64::engine::general_purpose::STANDARD;
+    let mut raw = e.decode(b64).unwrap();
+    raw[at] ^= 0x40;
+    e.encode(raw)
+}
+
+// spec 8.3
+
+#[test]
+fn adopts_a_keyring_update_signed_by_the_current_keys() {
+    let fx = Fixture::new(1);
+    let next_key = SigningKey::from_seed([9; 32]);
+    let next = Keyring::new(2, 1, vec![next_key.public()], &L).unwrap();
+    let chain = airlock_bundle::keyring::chain(&[next.sign_update(&fx.keys)]);
+    let mut release = fx.release(3);
+    release.keyring_version = 2;
+    let signed = sign::sign(Fixture::bundle(Fixture::files()), &release, &|_| Default::default(), &[next_key], None);
+    let env = verify_envelope(&signed.envelope, Some(&chain), &fx.expect(&Floor::default()), &L).unwrap();
+    assert_eq!(env.keyring().version(), 2);
+    // Without the chain, the new key is not trusted.
+    assert!(matches!(check(&fx, &signed.envelope), Err(VerifyError::Signatures(_))));
+}
+
+#[test]
+fn rejects_a_keyring_update_signed_by_too_few_current_keys() {
+    let fx = Fixture::with_keys(&[1, 2], 2);
+    let next = Keyring::new(2, 1, vec![SigningKey::from_seed([9; 32]).public()], &L).unwrap();
+    let chain = airlock_bundle::keyring::chain(&[next.sign_update(&fx.keys[..1])]);
+    let err = verify_envelope(&good(&fx).envelope, Some(&chain), &fx.expect(&Floor::default()), &L).unwrap_err();
+    assert!(
+        matches!(&err, VerifyError::KeyringChain(TrustError::UpdateUntrusted { update, current: 1, .. }) if update == "version 2"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rejects_a_keyring_listing_one_key_twice_in_two_forms() {
+    let key = SigningKey::from_seed([1; 32]).public();
+    let json = format!(
+        r#"{{"apiVersion":"airlock.dev/v1","kind":"Keyring","version":1,"threshold":2,"keys":[{:?},{:?}]}}"#,
+        key.to_pem(),
+        key.to_openssh("ops")
+    );
+    let err = Keyring::parse(json.as_bytes(), &L).unwrap_err();
+    assert_eq!(err, airlock_bundle::keyring::KeyringError::DuplicateKey { key_id: key.key_id() });
+}
+
+// spec 8.5
+
+#[test]
+fn rejects_payload_with_duplicate_fields() {
+    let fx = Fixture::new(1);
+    let json = payload_json(&fx).replacen("\"version\":3", "\"version\":3,\"version\":4", 1);
+    let err = check(&fx, &signed_raw(&fx, json.as_bytes())).unwrap_err();
+    assert!(matches!(&err, VerifyError::Payload(m) if m.contains("duplicate field")), "{err}");
+}
+
+#[test]
+fn rejects_payload_with_unknown_fields_or_types() {
+    let fx = Fixture::new(1);
+    let json = payload_json(&fx).replacen("\"version\":3", "\"version\":3,\"debug\":true", 1);
+    assert!(matches!(check(&fx, &signed_raw(&fx, json.as_bytes())), Err(VerifyError::Payload(_))));
+    let json = payload_json(&fx).replacen("https://airlock.dev/bundle/v1", "https://airlock.dev/bundle/v2", 1);
+    assert!(matches!(check(&fx, &signed_raw(&fx, json.as_bytes())), Err(VerifyError::Payload(_))));
+    let json = payload_json(&fx).replacen("\"version\":3", "\"version\":-3", 1);
+    assert!(matches!(check(&fx, &signed_raw(&fx, json.as_bytes())), Err(VerifyError::Payload(_))));
+}
+
+// spec 8.6
+
+#[test]
+fn rejects_a_traversal_path_in_the_file_list() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.files[0].path = "ClusterProfile.web/../../etc/passwd.yaml".into());
+    assert!(matches!(check(&fx, &env), Err(VerifyError::Content(_))));
+}
+
+#[test]
+fn rejects_files_out_of_order_or_repeated() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.files.swap(0, 1));
+    assert!(matches!(check(&fx, &env), Err(VerifyError::FileOrder { .. })));
+    let env = resigned(&fx, |s| s.predicate.files[1] = s.predicate.files[0].clone());
+    assert!(matches!(check(&fx, &env), Err(VerifyError::FileOrder { .. })));
+}
+
+#[test]
+fn rejects_profiles_out_of_order() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.profiles.swap(0, 1));
+    assert!(matches!(check(&fx, &env), Err(VerifyError::ProfileOrder { .. })));
+}
+
+#[test]
+fn rejects_a_file_of_an_unlisted_part() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| {
+        s.predicate.profiles.pop();
+    });
+    assert!(matches!(check(&fx, &env), Err(VerifyError::PartNotListed { .. })));
+}
+
+#[test]
+fn rejects_a_part_size_that_its_files_do_not_make() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.profiles[0].size += 512);
+    assert!(matches!(check(&fx, &env), Err(VerifyError::PartSize { .. })));
+}
+
+#[test]
+fn rejects_unknown_and_cyclic_dependencies() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.profiles[0].depends_on = vec!["ClusterProfile.ghost".into()]);
+    assert!(matches!(check(&fx, &env), Err(VerifyError::UnknownDependency { .. })));
+    let env = resigned(&fx, |s| s.predicate.profiles[0].depends_on = vec!["Profile.fleet.monitoring".into()]);
+    assert!(matches!(check(&fx, &env), Err(VerifyError::DependencyCycle { .. })));
+}
+
+#[test]
+fn rejects_a_subject_digest_that_does_not_match_the_files() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.files[0].sha256 = Digest::of(b"other").hex());
+    assert!(matches!(check(&fx, &env), Err(VerifyError::SubjectDigest { .. })));
+}
+
+#[test]
+fn rejects_zero_or_huge_versions_and_bad_times() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.version = 0);
+    assert_eq!(check(&fx, &env).unwrap_err(), VerifyError::OutOfRange { field: "version", value: 0 });
+    let env = resigned(&fx, |s| s.predicate.version = 1 << 53);
+    assert!(matches!(check(&fx, &env), Err(VerifyError::OutOfRange { field: "version", .. })));
+    let env = resigned(&fx, |s| s.predicate.expires = s.predicate.issued_at);
+    assert!(matches!(check(&fx, &env), Err(VerifyError::ExpiresBeforeIssued { .. })));
+    let env = resigned(&fx, |s| s.predicate.watch_namespaces = Some(vec!["Bad_NS".into()]));
+    assert!(matches!(check(&fx, &env), Err(VerifyError::BadField(_))));
+}
+
+#[test]
+fn rejects_a_keyring_version_other_than_the_verifying_one() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.keyring_version = 7);
+    assert_eq!(check(&fx, &env).unwrap_err(), VerifyError::KeyringVersion { signed: 7, actual: 1 });
+}
+
+// spec 8.7 - 8.10
+
+#[test]
+fn rejects_a_bundle_signed_for_another_cluster() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| {
+        s.predicate.cluster = "fleet/edge-2".into();
+        s.subject[0].name = "fleet/edge-2".into();
+    });
+    assert_eq!(check(&fx, &env).unwrap_err(), VerifyError::WrongCluster { expected: "fleet/edge-1".into(), actual: "fleet/edge-2".into() });
+}
+
+#[test]
+fn rejects_rollback_and_reused_versions() {
+    let fx = Fixture::new(1);
+    let signed = good(&fx);
+    let floor = Floor { applied: Some((4, signed.digest())), highest_issued_at: None };
+    let err = verify_envelope(&signed.envelope, None, &fx.expect(&floor), &L).unwrap_err();
+    assert_eq!(err, VerifyError::Rollback { version: 3, floor: 4 });
+    let other = Digest::of(b"other");
+    let floor = Floor { applied: Some((3, other)), highest_issued_at: None };
+    let err = verify_envelope(&signed.envelope, None, &fx.expect(&floor), &L).unwrap_err();
+    assert_eq!(err, VerifyError::VersionReused { version: 3, applied: other, actual: signed.digest() });
+    let floor = Floor { applied: Some((3, signed.digest())), highest_issued_at: None };
+    assert!(verify_envelope(&signed.envelope, None, &fx.expect(&floor), &L).unwrap().already_applied());
+}
+
+#[test]
+fn rejects_a_bundle_issued_in_the_future() {
+    let fx = Fixture::new(1);
+    let floor = Floor::default();
+    let mut expect = fx.expect(&floor);
+    expect.now = Fixture::now() - SignedDuration::from_secs(301);
+    assert!(matches!(verify_envelope(&good(&fx).envelope, None, &expect, &L), Err(VerifyError::FromTheFuture { .. })));
+    expect.now = Fixture::now() - SignedDuration::from_secs(299);
+    assert!(verify_envelope(&good(&fx).envelope, None, &expect, &L).is_ok(), "within the skew");
+}
+
+#[test]
+fn rejects_an_expired_bundle_even_with_the_clock_set_back() {
+    let fx = Fixture::new(1);
+    let floor = Floor::default();
+    let mut expect = fx.expect(&floor);
+    expect.now = Fixture::now() + SignedDuration::from_hours(31 * 24);
+    assert!(matches!(verify_envelope(&good(&fx).envelope, None, &expect, &L), Err(VerifyError::Expired { .. })));
+    // A clock reset to 1970 does not help: the reference time is the highest issuedAt seen.
+    let later = Fixture::now() + SignedDuration::from_hours(31 * 24);
+    let floor = Floor { applied: None, highest_issued_at: Some(later) };
+    let mut expect = fx.expect(&floor);
+    expect.now = Timestamp::UNIX_EPOCH;
+    assert!(matches!(verify_envelope(&good(&fx).envelope, None, &expect, &L), Err(VerifyError::Expired { .. })));
+}
+
+// spec 8.11 - 8.13
+
+#[test]
+fn rejects_content_larger_than_its_signed_size() {
+    let fx = Fixture::new(1);
+    let signed = good(&fx);
+    let err = verify_parts(&fx, &signed, "ClusterProfile.web", |_| gzip::compress(&[0u8; 8192])).unwrap_err();
+    assert_eq!(err, VerifyError::Transport { part: "ClusterProfile.web".into(), source: GzipError::LargerThanSigned { signed: 3072 } });
+}
+
+#[test]
+fn rejects_a_gzip_bomb() {
+    let fx = Fixture::new(1);
+    let big = vec![b'a'; 4 << 20];
+    let signed = fx.signed(1, vec![("ClusterProfile.web/big.yaml".into(), big)]);
+    let env = check(&fx, &signed.envelope).unwrap();
+    let (name, part) = signed.bundle.parts().next().unwrap();
+    let gz = gzip::compress(&part.tar());
+    let tight = Limits { max_ratio: 100, ratio_grace_bytes: 1 << 20, ..L };
+    let err = env.verify_part(name, Transport::Gzip(&gz), &tight).unwrap_err();
+    assert_eq!(err, VerifyError::Transport { part: name.into(), source: GzipError::Ratio { max: 100 } });
+}
+
+#[test]
+fn rejects_a_flipped_byte_in_a_content_blob() {
+    let fx = Fixture::new(1);
+    let signed = good(&fx);
+    let web = signed.bundle.part("ClusterProfile.web").unwrap();
+    let env = check(&fx, &signed.envelope).unwrap();
+    let mut tar = web.tar();
+    tar[600] ^= 1;
+    let err = env.verify_part("ClusterProfile.web", Transport::Tar(&tar), &L).unwrap_err();
+    assert!(matches!(err, VerifyError::PartDigest { .. }));
+}
+
+#[test]
+fn rejects_a_short_part() {
+    let fx = Fixture::new(1);
+    let signed = good(&fx);
+    let env = check(&fx, &signed.envelope).unwrap();
+    let err = env.verify_part("ClusterProfile.web", Transport::Tar(&[0u8; 1024]), &L).unwrap_err();
+    assert_eq!(err, VerifyError::PartLength { part: "ClusterProfile.web".into(), size: 1024, signed: 3072 });
+}
+
+/// Signs a statement whose part digest and size match `tar`, so the tar walk is what
+/// has to catch the problem.
+fn walk_result(files_signed: Vec<(String, Vec<u8>)>, tar: Vec<u8>) -> VerifyError {
+    let fx = Fixture::new(1);
+    let signed = fx.signed(1, files_signed);
+    let mut s = signed.statement.clone();
+    s.predicate.profiles[0].digest = Digest::of(&tar);
+    s.predicate.profiles[0].size = tar.len() as u64;
+    let env = check(&fx, &signed_raw(&fx, &s.to_json())).unwrap();
+    env.verify_part(&s.predicate.profiles[0].name, Transport::Tar(&tar), &L).unwrap_err()
+}
+
+fn file(path: &str, body: &[u8]) -> (String, Vec<u8>) {
+    (path.to_string(), body.to_vec())
+}
+
+#[test]
+fn rejects_a_tar_entry_not_in_the_signed_list() {
+    let tar = write_canonical(&[("ClusterProfile.web/a.yaml", b"a"), ("ClusterProfile.web/b.yaml", b"b")]);
+    let err = walk_result(vec![file("ClusterProfile.web/a.yaml", b"a"), file("ClusterProfile.web/c.yaml", b"c")], tar);
+    assert_eq!(err, VerifyError::UnexpectedEntry { part: "ClusterProfile.web".into(), path: "ClusterProfile.web/b.yaml".into() });
+}
+
+#[test]
+fn rejects_a_signed_file_missing_from_the_tar() {
+    // Same sizes as signed, so only the walk can tell that b is missing and d is extra.
+    let tar =
+        write_canonical(&[("ClusterProfile.web/a.yaml", b"a"), ("ClusterProfile.web/c.yaml", b"c"), ("ClusterProfile.web/d.yaml", b"d")]);
+    let err = walk_result(
+        vec![file("ClusterProfile.web/a.yaml", b"a"), file("ClusterProfile.web/b.yaml", b"b"), file("ClusterProfile.web/c.yaml", b"c")],
+        tar,
+    );
+    assert_eq!(err, VerifyError::MissingEntry { part: "ClusterProfile.web".into(), path: "ClusterProfile.web/b.yaml".into() });
+}
+
+#[test]
+fn rejects_a_tar_entry_whose_content_differs_from_its_signed_hash() {
+    let tar = write_canonical(&[("ClusterProfile.web/a.yaml", b"X")]);
+    let err = walk_result(vec![file("ClusterProfile.web/a.yaml", b"a")], tar);
+    assert_eq!(err, VerifyError::EntryMismatch { part: "ClusterProfile.web".into(), path: "ClusterProfile.web/a.yaml".into() });
+}
+
+#[test]
+fn rejects_symlinks_hardlinks_and_devices_in_a_part() {
+    for flag in [b'1', b'2', b'3', b'4'] {
+        let mut tar = write_canonical(&[("ClusterProfile.web/a.yaml", b"")]);
+        tar[156] = flag;
+        tar[148..156].copy_from_slice(b"        ");
+        let sum: u32 = tar[..512].iter().map(|&b| u32::from(b)).sum();
+        tar[148..156].copy_from_slice(format!("{sum:06o}\0 ").as_bytes());
+        let err = walk_result(vec![file("ClusterProfile.web/a.yaml", b"")], tar);
+        assert!(matches!(err, VerifyError::Tar { source: TarError::NotRegularFile { .. }, .. }), "{err}");
+    }
+}
+
+#[test]
+fn rejects_a_part_the_store_did_not_provide() {
+    let fx = Fixture::new(1);
+    let signed = good(&fx);
+    let env = check(&fx, &signed.envelope).unwrap();
+    let web = signed.bundle.part("ClusterProfile.web").unwrap().tar();
+    let one = env.verify_part("ClusterProfile.web", Transport::Tar(&web), &L).unwrap();
+    assert_eq!(env.finish(vec![one], &L).unwrap_err(), VerifyError::MissingPart { part: "Profile.fleet.monitoring".into() });
+}
+
+// Exhaustive loops, as rustls does for handshake messages.
+
+#[test]
+fn rejects_every_truncation_of_the_envelope() {
+    let fx = Fixture::new(1);
+    let env = good(&fx).envelope;
+    for len in 0..env.len() {
+        assert!(check(&fx, &env[..len]).is_err(), "truncated at {len} accepted");
+    }
+}
+
+#[test]
+fn rejects_every_flipped_byte_of_the_envelope_except_in_key_id_hints() {
+    let fx = Fixture::new(1);
+    let env = good(&fx).envelope;
+    let original = check(&fx, &env).unwrap();
+    let keyid = std::str::from_utf8(&env).unwrap().find(&fx.keys[0].public().key_id()).unwrap();
+    for i in 0..env.len() {
+        let mut bad = env.clone();
+        bad[i] ^= 0x01;
+        match check(&fx, &bad) {
+            Err(_) => {}
+            Ok(v) => {
+                // A key id is only a hint (spec 6.4): changing it changes nothing verified.
+                assert!((keyid..keyid + 64).contains(&i), "flip at {i} accepted");
+                assert_eq!(v.statement(), original.statement());
+            }
+        }
+    }
+}
+
+#[test]
+fn rejects_every_flipped_byte_of_a_part_that_changes_its_content() {
+    let fx = Fixture::new(1);
+    let signed = good(&fx);
+    let env = check(&fx, &signed.envelope).unwrap();
+    let tar = signed.bundle.part("ClusterProfile.web").unwrap().tar();
+    let gz = gzip::compress(&tar);
+    for i in 0..gz.len() {
+        let mut bad = gz.clone();
+        bad[i] ^= 0x01;
+        if let Ok(p) = env.verify_part("ClusterProfile.web", Transport::Gzip(&bad), &L) {
+            // Only a flip that leaves the content as signed may pass: a gzip header field
+            // that carries none (FTEXT, mtime, OS), or a deflate match whose distance
+            // changes within a run of equal bytes (the tar's zero padding). Another
+            // inflater must agree that the content is unchanged.
+            let mut inflated = Vec::new();
+            let same = std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bad[..]), &mut inflated).is_ok() && inflated == tar;
+            assert!((3..10).contains(&i) || same, "flip at {i} accepted");
+            let whole = env.clone().finish(vec![p], &L);
+            assert!(whole.is_err(), "the other part is still missing");
+        }
+    }
+    for i in 0..tar.len() {
+        let mut bad = tar.clone();
+        bad[i] ^= 0x01;
+        assert!(env.verify_part("ClusterProfile.web", Transport::Tar(&bad), &L).is_err(), "tar flip at {i} accepted");
+    }
+}

@@ -1,0 +1,95 @@
+//! The test vectors of spec section 13, computed. `store/examples/make-vectors.rs` writes them
+//! to `testdata/vectors/`; `tests/vectors.rs` checks the files still equal this.
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::{PublishMeta, oci};
+use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
+use airlock_bundle::limits::Limits;
+use airlock_bundle::statement::Statement;
+use airlock_bundle::testkit::{Fixture, ISSUED_AT, LIFETIME_SECS};
+use airlock_bundle::verify::{Floor, verify_envelope};
+
+/// The fixture that signs the vectors: seed `[1; 32]`.
+pub fn fixture() -> Fixture {
+    Fixture::new(1)
+}
+
+/// Every vector file: (path under `testdata/vectors/`, bytes).
+pub fn all() -> Vec<(String, Vec<u8>)> {
+    let fx = fixture();
+    let signed = fx.signed(1, Fixture::files());
+    let artifact = oci::artifact(&signed, &PublishMeta::default(), &oci::GzipCache::default());
+    let mut out = vec![
+        ("key.pem".to_string(), fx.keys[0].to_pkcs8_pem().into_bytes()),
+        ("key.pub.pem".to_string(), fx.keys[0].public().to_pem().into_bytes()),
+        ("keyring.json".to_string(), fx.keyring.to_json()),
+        ("payload.json".to_string(), signed.statement.to_json()),
+        ("envelope.json".to_string(), signed.envelope.clone()),
+        ("manifest.json".to_string(), artifact.manifest_bytes.clone()),
+    ];
+    for (path, bytes) in Fixture::files() {
+        out.push((format!("input/{path}"), bytes));
+    }
+    let mut expected = String::new();
+    expected.push_str(&format!("bundle {}\n", signed.digest()));
+    for p in &signed.statement.predicate.profiles {
+        expected.push_str(&format!("part {} {} {}\n", p.name, p.digest, p.size));
+    }
+    expected.push_str(&format!("manifest {}\n", artifact.manifest_digest));
+    out.push(("expected.txt".to_string(), expected.into_bytes()));
+    for (case, envelope) in rejects(&fx) {
+        let error =
+            verify_envelope(&envelope, None, &fx.expect(&Floor::default()), &Limits::SPEC).expect_err("every reject vector is rejected");
+        out.push((format!("rejects/{case}/envelope.json"), envelope));
+        out.push((format!("rejects/{case}/expected-error.txt"), format!("{error}\n").into_bytes()));
+    }
+    out
+}
+
+/// One tampered envelope per rejection that an envelope alone can show.
+fn rejects(fx: &Fixture) -> Vec<(&'static str, Vec<u8>)> {
+    let good = fx.signed(1, Fixture::files());
+    let payload = String::from_utf8(good.statement.to_json()).expect("JSON is UTF-8");
+    let sign_json = |json: &str| envelope::sign(IN_TOTO_PAYLOAD_TYPE, json.as_bytes(), &fx.keys);
+    let resign = |edit: &dyn Fn(&mut Statement)| {
+        let mut s = good.statement.clone();
+        edit(&mut s);
+        envelope::sign(IN_TOTO_PAYLOAD_TYPE, &s.to_json(), &fx.keys)
+    };
+    let mut tampered: envelope::Envelope = serde_json::from_slice(&good.envelope).expect("our envelope parses");
+    tampered.payload = {
+        use base64::Engine;
+        let e = base64::engine::general_purpose::STANDARD;
+        e.encode(payload.replacen("\"version\":1", "\"version\":2", 1))
+    };
+    vec![
+        ("tampered-payload", serde_json::to_vec(&tampered).expect("serialises")),
+        ("unknown-key", Fixture::new(2).signed(1, Fixture::files()).envelope),
+        ("duplicate-field", sign_json(&payload.replacen("\"version\":1", "\"version\":1,\"version\":9", 1))),
+        (
+            "wrong-cluster",
+            resign(&|s| {
+                s.predicate.cluster = "fleet/edge-2".into();
+                s.subject[0].name = "fleet/edge-2".into();
+            }),
+        ),
+        ("unsorted-files", resign(&|s| s.predicate.files.swap(0, 2))),
+        ("subject-digest", resign(&|s| s.subject[0].digest.sha256 = "0".repeat(64))),
+        (
+            "expired",
+            resign(&|s| {
+                let now = Fixture::now();
+                s.predicate.issued_at = now - SignedDuration::from_hours(40 * 24);
+                s.predicate.expires = now - SignedDuration::from_hours(10 * 24);
+            }),
+        ),
+        (
+            "from-the-future",
+            resign(&|s| {
+                s.predicate.issued_at = Fixture::now() + SignedDuration::from_hours(1);
+                s.predicate.expires = Timestamp::from_second(ISSUED_AT + 2 * LIFETIME_SECS).expect("valid");
+            }),
+        ),
+    ]
+}

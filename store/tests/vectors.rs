@@ -1,0 +1,50 @@
+//! The checked-in test vectors (spec section 13) equal what the code produces, the good
+//! envelope verifies, and every reject vector fails with the error written beside it.
+
+use std::path::PathBuf;
+
+use airlock_bundle::Limits;
+use airlock_bundle::verify::{Floor, verify_envelope};
+use airlock_store::vectors;
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../testdata/vectors")
+}
+
+#[test]
+fn checked_in_vectors_equal_what_the_code_produces() {
+    for (path, bytes) in vectors::all() {
+        let on_disk = std::fs::read(dir().join(&path))
+            .unwrap_or_else(|e| panic!("{path}: {e}; run `cargo run -p airlock-store --features testing --example make-vectors`"));
+        assert!(on_disk == bytes, "{path} differs from the code's output: the format changed, or the vector was edited");
+    }
+}
+
+#[test]
+fn the_good_envelope_verifies_with_the_checked_in_keyring() {
+    let fx = vectors::fixture();
+    let keyring = airlock_bundle::Keyring::parse(&std::fs::read(dir().join("keyring.json")).unwrap(), &Limits::SPEC).unwrap();
+    let envelope = std::fs::read(dir().join("envelope.json")).unwrap();
+    let floor = Floor::default();
+    let mut expect = fx.expect(&floor);
+    expect.keyring = &keyring;
+    let verified = verify_envelope(&envelope, None, &expect, &Limits::SPEC).unwrap();
+    let expected = std::fs::read_to_string(dir().join("expected.txt")).unwrap();
+    assert!(expected.starts_with(&format!("bundle {}\n", verified.digest())));
+}
+
+#[test]
+fn every_reject_vector_fails_with_its_expected_error() {
+    let fx = vectors::fixture();
+    let floor = Floor::default();
+    let mut cases = 0;
+    for case in std::fs::read_dir(dir().join("rejects")).unwrap() {
+        let case = case.unwrap().path();
+        let envelope = std::fs::read(case.join("envelope.json")).unwrap();
+        let expected = std::fs::read_to_string(case.join("expected-error.txt")).unwrap();
+        let err = verify_envelope(&envelope, None, &fx.expect(&floor), &Limits::SPEC).unwrap_err();
+        assert_eq!(format!("{err}\n"), expected, "{}", case.display());
+        cases += 1;
+    }
+    assert_eq!(cases, 8);
+}
