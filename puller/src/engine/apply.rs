@@ -12,10 +12,14 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::compare::{diff, render_changes};
-use super::kube_api::{Api, ApiError, Served};
+use super::error::{ApiError, EngineError};
+use super::kube_api::{Api, Served};
+use super::object::{DesiredObject, InventoryEntry, ObjectKey};
 use super::order::Class;
+use super::outcome::{Action, Finished, ObjectResult};
 use super::scope::{self, Target};
-use super::{Action, DesiredObject, EngineError, Finished, InventoryEntry, ObjectKey, ObjectResult, Settings, drift, prune};
+use super::settings::Settings;
+use super::{drift, prune};
 
 /// What to do with one target.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,7 +14,7 @@
 use base64::Engine;
 use serde_json::Value;
 
-use super::ObjectId;
+use super::object::ObjectId;
 
 /// The protocol Kubernetes defaults ports to.
 const DEFAULT_PROTOCOL: &str = "TCP";

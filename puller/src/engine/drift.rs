@@ -13,10 +13,13 @@ use serde_json::Value;
 
 use super::apply::{self, Step};
 use super::compare::first_drift;
+use super::error::EngineError;
 use super::kube_api::Api;
 use super::manifest::{LABEL_CLUSTER, cluster_label};
+use super::object::InventoryEntry;
+use super::outcome::Finished;
 use super::scope::Target;
-use super::{EngineError, Finished, InventoryEntry, Settings};
+use super::settings::Settings;
 
 const NOT_SERVED: &str = "its kind is not served: the CRD defining it is missing";
 
@@ -47,7 +50,7 @@ pub(super) async fn detect(api: &Api, targets: &mut [Target], settings: &Setting
                     api.forget(&api_version);
                     None
                 }
-                Err(e) => return Err(EngineError::Api(format!("listing {api_version} {kind}: {e}"))),
+                Err(error) => return Err(EngineError::List { api_version, kind, error }),
             };
             Ok((members, items))
         }

@@ -12,7 +12,6 @@
 //! Requests are sent raw so that an apply can tell created (201) from configured (200).
 
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -24,28 +23,13 @@ use kube::discovery::Scope;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use super::{EngineError, KnownKind, ObjectId};
+use super::error::{ApiError, EngineError};
+use super::object::{KnownKind, ObjectId};
 
 /// Server-side apply's field manager: whose fields Airlock owns.
 pub(super) const FIELD_MANAGER: &str = "airlock";
 /// How long a new CRD may take to become Established (usually well under a second).
 const ESTABLISHED_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// A request the API server refused or that did not reach it (`code` 0).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct ApiError {
-    pub code: u16,
-    pub message: String,
-}
-
-impl fmt::Display for ApiError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.code {
-            0 => write!(f, "{}", self.message),
-            code => write!(f, "{} (HTTP {code})", self.message),
-        }
-    }
-}
 
 /// A kind the API server serves.
 #[derive(Debug, Clone)]
@@ -117,7 +101,7 @@ impl Api {
                     .collect(),
             ),
             Err(kube::Error::Api(status)) if status.code == 404 => None,
-            Err(e) => return Err(EngineError::Api(format!("discovery of {api_version}: {e}"))),
+            Err(e) => return Err(EngineError::Discovery { api_version, message: e.to_string() }),
         };
         let found = find(&kinds);
         self.served.lock().expect("not poisoned").insert(api_version, kinds);

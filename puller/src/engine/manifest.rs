@@ -10,7 +10,10 @@ use airlock_bundle::statement::ProfileEntry;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use super::{DesiredObject, EngineError, Manifest, ObjectId, Settings, defaults, order};
+use super::error::EngineError;
+use super::object::{DesiredObject, Manifest, ObjectId};
+use super::settings::Settings;
+use super::{defaults, order};
 
 /// Ties an object to the cluster it was applied for; prune and drift select by it.
 pub const LABEL_CLUSTER: &str = "airlock.dev/cluster";
@@ -95,8 +98,8 @@ struct Stamp {
     cluster: String,
     version: String,
     digest: String,
-    /// Whether objects get their JSON text and hash: writing them is a third of the CPU of
-    /// a listing, which shows neither.
+    /// Whether objects get their JSON text and hash: a listing shows neither, and writing
+    /// them would be much of what it costs.
     texts: bool,
 }
 
@@ -113,7 +116,7 @@ fn object(profile: &ProfileEntry, wave: u32, source: String, mut manifest: Value
         annotations.remove(key);
     }
     // Hashed before the annotations that move with every version are stamped, rather than
-    // on a copy without them: a copy of every manifest cost as much as the hash itself.
+    // on a copy without them: that would copy every manifest only to hash it.
     let hash = if stamp.texts { stable_hash(&manifest) } else { String::new() };
     let annotations = string_map(metadata_mut(&mut manifest)?, "annotations")?;
     annotations.insert(ANNOTATION_VERSION.into(), stamp.version.clone().into());

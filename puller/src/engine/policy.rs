@@ -1,7 +1,7 @@
-//! The watch-namespaces policy, checked on the whole bundle before any write (issue 4,
-//! step 2). A namespaced object outside the effective list is refused: under `reject`
-//! the run stops with every offending object listed, under `filter` the object is dropped
-//! and reported. Cluster-scoped objects are unaffected, as in Sveltos. One namespaced object
+//! The watch-namespaces policy, checked on the whole bundle before any write. A
+//! namespaced object outside the effective list is refused: under `reject` the run stops
+//! with every offending object listed, under `filter` the object is dropped and reported.
+//! Cluster-scoped objects are unaffected, as in Sveltos. One namespaced object
 //! is let through wherever the list points: the store-credentials Secret the publisher
 //! relays in the part `Airlock.system`, in the puller's own namespace (spec 2.6), since the
 //! puller cannot read its next bundle without it.
@@ -10,8 +10,10 @@
 
 use airlock_bundle::path::SYSTEM_PART;
 
+use super::error::EngineError;
+use super::outcome::{Action, ObjectResult};
 use super::scope::Target;
-use super::{Action, EngineError, NamespacePolicy, ObjectResult, Settings};
+use super::settings::{NamespacePolicy, Settings};
 
 /// The Secret with the puller's renewed store credentials (spec 2.6).
 pub(super) const STORE_CREDENTIALS_SECRET: &str = "airlock-store-credentials";

@@ -15,9 +15,12 @@ use serde_json::Value;
 
 use super::kube_api::Api;
 use super::manifest::{LABEL_CLUSTER, cluster_label};
+use super::object::{InventoryEntry, ObjectKey};
 use super::order::Class;
+use super::outcome::{Action, ObjectResult};
+use super::policy;
 use super::scope::Target;
-use super::{Action, InventoryEntry, ObjectKey, ObjectResult, Settings, policy};
+use super::settings::Settings;
 
 /// What becomes of the previous inventory's entries that the bundle no longer has.
 #[derive(Debug, Default)]

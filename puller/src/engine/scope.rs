@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::error::EngineError;
 use super::kube_api::{Api, Served};
+use super::object::DesiredObject;
 use super::order::{CRD_GROUP, CRD_KIND, Class, Stage};
-use super::{DesiredObject, EngineError};
 
 /// Where kubectl puts a namespaced object without a namespace.
 const DEFAULT_NAMESPACE: &str = "default";
@@ -51,11 +52,7 @@ pub(super) async fn resolve(api: &Api, desired: Vec<DesiredObject>) -> Result<Ve
         targets.push(Target { object, served, namespaced, stage });
     }
     if !unknown.is_empty() {
-        return Err(EngineError::Api(format!(
-            "{} object(s) of kinds the API server does not serve and no CRD in the bundle defines: {}",
-            unknown.len(),
-            unknown.join(", ")
-        )));
+        return Err(EngineError::UnservedKinds { objects: unknown });
     }
     Ok(targets)
 }

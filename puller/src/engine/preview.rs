@@ -1,14 +1,19 @@
-//! Plan: what a sync would do, and writes nothing. Every desired object goes through a
-//! server-side dry-run apply compared with its live copy (a field-level diff), except
-//! OneTime objects applied before, which a sync never touches again; objects the policy
-//! refuses are reported, and prune candidates are checked as a sync would check them.
+//! The preview behind a plan: what a sync would do, writing nothing. Every desired object
+//! goes through a server-side dry-run apply compared with its live copy (a field-level
+//! diff), except OneTime objects applied before, which a sync never touches again; objects
+//! the policy refuses are reported, and prune candidates are checked as a sync would
+//! check them.
 
 use std::collections::HashSet;
 
 use super::apply::{self, Step};
+use super::error::EngineError;
 use super::kube_api::Api;
+use super::object::InventoryEntry;
+use super::outcome::Finished;
+use super::prune;
 use super::scope::Target;
-use super::{EngineError, Finished, InventoryEntry, Settings, prune};
+use super::settings::Settings;
 
 /// The inventory is the previous one: nothing changes.
 pub(super) async fn plan(

@@ -1,0 +1,83 @@
+//! Why a run of the engine stopped: the bundle refused (a manifest unusable, objects outside
+//! watch-namespaces), or the API server failing or lacking what the bundle needs. A
+//! failure of one object is not an error of the run but a result (`Action::Failed`), and
+//! one request's failure is an [`ApiError`].
+
+use std::fmt;
+
+/// Errors that stop a run: before anything is written (every refusal, and discovery),
+/// or during a drift check.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// A manifest in the bundle is unusable (no kind, bad YAML, alias...): a bundle fault.
+    #[error("{source_path}: {message}")]
+    Manifest { source_path: String, message: String },
+    /// Namespaced objects outside watch-namespaces under `reject`, every one listed:
+    /// refused by policy.
+    #[error("{} object(s) outside watch-namespaces: {}", objects.len(), objects.join(", "))]
+    OutsideWatchNamespaces { objects: Vec<String> },
+    /// Objects of kinds the API server does not serve and no CRD of the bundle defines,
+    /// every one listed. The server may gain the kinds, so it is not a bundle fault.
+    #[error(
+        "{} object(s) of kinds the API server does not serve and no CRD in the bundle defines: {}",
+        objects.len(),
+        objects.join(", ")
+    )]
+    UnservedKinds { objects: Vec<String> },
+    /// Discovery of a group-version failed or was refused.
+    #[error("discovery of {api_version}: {message}")]
+    Discovery { api_version: String, message: String },
+    /// The list of a kind that a drift check compares with failed or was refused.
+    #[error("listing {api_version} {kind}: {error}")]
+    List { api_version: String, kind: String, error: ApiError },
+}
+
+impl EngineError {
+    /// Whether the bundle itself is refused, by its manifests or by policy: the same
+    /// bundle is refused again. The other errors are the API server's, and may pass.
+    pub fn is_rejection(&self) -> bool {
+        matches!(self, EngineError::Manifest { .. } | EngineError::OutsideWatchNamespaces { .. })
+    }
+}
+
+/// A request the API server refused or that did not reach it (`code` 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub code: u16,
+    pub message: String,
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.code {
+            0 => write!(f, "{}", self.message),
+            code => write!(f, "{} (HTTP {code})", self.message),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_bundle_faults_are_rejections() {
+        let rejected = [
+            EngineError::Manifest { source_path: "p/a.yaml".into(), message: "no kind".into() },
+            EngineError::OutsideWatchNamespaces { objects: vec!["ConfigMap x/y".into()] },
+        ];
+        assert!(rejected.iter().all(EngineError::is_rejection));
+        let retried = [
+            EngineError::UnservedKinds { objects: vec!["example.com/v1 Widget a/b".into()] },
+            EngineError::Discovery { api_version: "example.com/v1".into(), message: "503".into() },
+            EngineError::List {
+                api_version: "v1".into(),
+                kind: "ConfigMap".into(),
+                error: ApiError { code: 403, message: "forbidden".into() },
+            },
+        ];
+        assert!(!retried.iter().any(EngineError::is_rejection));
+        assert_eq!(retried[2].to_string(), "listing v1 ConfigMap: forbidden (HTTP 403)");
+    }
+}

@@ -1,0 +1,141 @@
+//! The objects the engine works on: a desired object as the bundle states it (parsed,
+//! labelled, hashed), its identity, and what the caller keeps of it between runs (its
+//! inventory entry, how its kind is served). Plain data; no I/O.
+
+use std::fmt;
+
+use airlock_bundle::{StopMatchingBehavior, SyncMode};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// One object the bundle wants, parsed and labelled.
+#[derive(Debug, Clone)]
+pub struct DesiredObject {
+    /// Part (profile) name, e.g. `ClusterProfile.web`.
+    pub profile: String,
+    pub sync_mode: SyncMode,
+    pub tier: u32,
+    pub stop_matching_behavior: StopMatchingBehavior,
+    pub force_conflicts: bool,
+    /// Apply rank of the profile from `dependsOn`: 0 without dependencies, else one more
+    /// than the highest rank of the profiles it depends on.
+    pub wave: u32,
+    /// Where it came from in the bundle: file path and document index.
+    pub source: String,
+    pub id: ObjectId,
+    /// The manifest, with Airlock's labels and annotations added.
+    pub manifest: Manifest,
+    /// SHA-256 hex of the manifest without the per-version annotations: equal hashes mean
+    /// an object need not be applied again when only the bundle version moved.
+    pub hash: String,
+}
+
+/// A manifest kept as compact JSON text. A parsed `Value` costs several times as much
+/// memory (a map node per mapping), and a sync holds every manifest of the bundle at once
+/// but reads one only to send it or to compare it with its live copy.
+#[derive(Debug, Clone)]
+pub struct Manifest(Box<RawValue>);
+
+impl Manifest {
+    /// The manifest as a JSON value, parsed anew.
+    pub fn value(&self) -> Value {
+        serde_json::from_str(self.0.get()).expect("a Manifest holds the JSON it was made from")
+    }
+
+    /// The JSON text, to send as is.
+    pub fn json(&self) -> &RawValue {
+        &self.0
+    }
+
+    /// Changes the manifest's `metadata` mapping, if it has one.
+    pub fn edit_metadata(&mut self, edit: impl FnOnce(&mut Map<String, Value>)) {
+        let mut value = self.value();
+        if let Some(metadata) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+            edit(metadata);
+            *self = Manifest::from(&value);
+        }
+    }
+}
+
+impl From<&Value> for Manifest {
+    fn from(value: &Value) -> Manifest {
+        Manifest(serde_json::value::to_raw_value(value).expect("a JSON value serialises"))
+    }
+}
+
+impl From<Value> for Manifest {
+    fn from(value: Value) -> Manifest {
+        Manifest::from(&value)
+    }
+}
+
+impl PartialEq for Manifest {
+    fn eq(&self, other: &Manifest) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+
+/// Identity of a live object.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectId {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    /// None for cluster-scoped objects.
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+/// An object's identity without its API version: `apps/v1beta1` and `apps/v1` of the same
+/// Deployment are one object, and pruning must not delete what a new version re-applied.
+pub(crate) type ObjectKey = (String, String, Option<String>, String);
+
+impl ObjectId {
+    pub(crate) fn key(&self) -> ObjectKey {
+        (self.group.clone(), self.kind.clone(), self.namespace.clone(), self.name.clone())
+    }
+
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+    }
+}
+
+impl fmt::Display for ObjectId {
+    /// `Deployment.apps web/nginx`, `Namespace web`: what kubectl users read.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if !self.group.is_empty() {
+            write!(f, ".{}", self.group)?;
+        }
+        match &self.namespace {
+            Some(ns) => write!(f, " {ns}/{}", self.name),
+            None => write!(f, " {}", self.name),
+        }
+    }
+}
+
+/// What the puller applied last time, persisted by the caller between runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InventoryEntry {
+    pub id: ObjectId,
+    pub profile: String,
+    /// SHA-256 hex of the applied manifest JSON, to tell unchanged objects apart.
+    pub applied_hash: String,
+    /// The profile said `stopMatchingBehavior: LeavePolicies`: when the object leaves the
+    /// bundle it is released, not deleted. Stored because the profile may be gone by then.
+    #[serde(default)]
+    pub leave_on_removal: bool,
+}
+
+/// How the API server serves a kind, as discovery said when it was last applied: kept by
+/// the caller so that the next drift check need not ask again.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KnownKind {
+    pub api_version: String,
+    pub kind: String,
+    /// The resource name in URLs, e.g. `deployments`.
+    pub plural: String,
+    pub namespaced: bool,
+}

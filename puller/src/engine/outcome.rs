@@ -1,0 +1,59 @@
+//! What a run of the engine reports: one result per object, with the action taken and its
+//! detail, and the inventory and kinds the caller persists when nothing failed.
+
+use serde::{Deserialize, Serialize};
+
+use super::object::{InventoryEntry, KnownKind, ObjectId};
+
+/// What happened to one object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectResult {
+    pub id: ObjectId,
+    pub profile: String,
+    pub action: Action,
+    /// Field-level diff or error text, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Action {
+    Created,
+    Configured,
+    Unchanged,
+    Pruned,
+    /// Released from the inventory and left in place (LeavePolicies, or not Airlock's).
+    Left,
+    DriftCorrected,
+    /// DryRun profiles and --dry-run: what would change.
+    WouldCreate,
+    WouldConfigure,
+    WouldPrune,
+    /// Refused by namespace policy (filter mode).
+    Refused,
+    Failed,
+}
+
+/// The result of a run of the engine.
+#[derive(Debug, Clone, Default)]
+pub struct Outcome {
+    /// The inventory to persist (only meaningful when `failed()` is false).
+    pub inventory: Vec<InventoryEntry>,
+    pub results: Vec<ObjectResult>,
+    /// API requests the engine made, counted by the client.
+    pub api_requests: u64,
+    /// How the kinds of `inventory` are served, for the next run's [`check_drift`].
+    pub kinds: Vec<KnownKind>,
+}
+
+impl Outcome {
+    /// Whether any object failed: the caller must then not persist the inventory, and the
+    /// engine did not prune.
+    pub fn failed(&self) -> bool {
+        self.results.iter().any(|r| r.action == Action::Failed)
+    }
+}
+
+/// Results and the new inventory of a run, before they become an [`Outcome`].
+pub(super) type Finished = (Vec<ObjectResult>, Vec<InventoryEntry>);
