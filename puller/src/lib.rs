@@ -1,29 +1,24 @@
 //! The puller as a library: every stage of `airlock-puller`, so the binary (`main.rs`) only
 //! parses flags and calls in, and the end-to-end tests drive the apply engine directly.
+//! It depends on `airlock-store` (stores, the mirror), which depends on `airlock-bundle`
+//! (the contract: verification, the report payload), and on `airlock-cli` for its edges
+//! (cluster flags, logging, exit codes, the Lease).
 //!
-//! The data path is fetch and verify (`source`) → policy, plan and apply (`engine`) →
-//! state (`state`) → report (`report`, `publish`), run once by `sync` under a Lease or in a
-//! loop by `run_cmd`. Across an air gap, `import_cmd` loads a carried archive into the
-//! local store and `export_reports` bundles the signed reports to carry back.
+//! The layout follows a run. `cmd` holds the commands: `sync` runs fetch and verify
+//! (`source`) → policy, plan, apply, prune and drift (`engine`) → what is kept in the
+//! cluster (`kept`: state, inventory, the kept report) → the report (`report`, written by
+//! `report_writer`), under a Lease; `run` repeats it in a loop; `plan` and `verify` show
+//! what it would do; across an air gap, `import` loads a carried archive into the local
+//! store and `export_reports` bundles the signed reports to carry back. `config` checks
+//! the flags into settings before any of it, and `failure` sorts what went wrong into the
+//! documented exit codes.
 #![forbid(unsafe_code)]
 
+pub mod cmd;
 pub mod config;
 pub mod engine;
-pub mod export_reports;
 pub mod failure;
-mod gz_secret;
-pub mod import_cmd;
-mod inventory;
-mod kept_report;
-mod metrics;
-mod own_objects;
-pub mod plan;
-pub mod publish;
+mod kept;
 pub mod report;
-pub mod run_cmd;
-mod serve;
+mod report_writer;
 mod source;
-mod state;
-pub mod sync;
-mod verified;
-pub mod verify_cmd;

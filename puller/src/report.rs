@@ -1,20 +1,14 @@
-//! The status report of a run (issue 4, step 7): what was verified and applied, per-object
-//! results, drift, refusals, errors and the Kubernetes version, so an operator can carry
-//! proof of what a disconnected cluster did back across the gap.
+//! The status report of a run: what was verified and applied, per-object results, drift,
+//! refusals, errors and the Kubernetes version, so an operator can carry proof of what a
+//! disconnected cluster did back across the gap, and the one line that sums it up.
 //!
-//! `--report-to DIR` gets `report-<ns>.<name>-<time>.json` per run, written atomically:
-//! a DSSE envelope (payload type `REPORT_PAYLOAD_TYPE`) signed with the cluster's own key when
-//! `--report-key` is given, else the plain report JSON. The payload types, the file name
-//! and the signing are the contract's (`airlock_bundle::report`); this module fills a
-//! report from a run. The latest report is also kept,
-//! unsigned, in the cluster (`kept_report`). Secret values never get here: results carry
-//! object ids, and the detail of a Secret's result (a diff could show its data) is dropped.
+//! The payload, its file name and its signing are the contract's (`airlock_bundle::report`);
+//! this module fills a report from a run. Writing it to `--report-to` is `report_writer`'s,
+//! keeping the latest one in the cluster `kept::last_report`'s. Secret values never get
+//! here: results carry object ids, and the detail of a Secret's result (a diff could show
+//! its data) is dropped.
 
-use std::path::{Path, PathBuf};
-
-use airlock_bundle::SigningKey;
 pub use airlock_bundle::report::{BundleSeen, Drift, RunResult};
-use anyhow::Context;
 use jiff::Timestamp;
 
 use crate::engine::{Action, ObjectResult, Outcome};
@@ -57,11 +51,8 @@ impl RunReport for Report {
         match result {
             Ok(r) => self.result = r,
             Err(f) => {
-                self.result = match f {
-                    Failure::Rejected(_) => RunResult::Rejected,
-                    Failure::Error(_) => RunResult::Error,
-                };
-                self.error = Some(f.message().to_string());
+                self.result = if f.is_rejection() { RunResult::Rejected } else { RunResult::Error };
+                self.error = Some(f.to_string());
             }
         }
     }
@@ -90,15 +81,24 @@ pub fn action_name(action: Action) -> String {
     serde_json::to_value(action).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
-/// Writes the report into `dir` atomically (a temporary file renamed into place).
-pub fn write_to_dir(report: &Report, key: Option<&SigningKey>, dir: &Path) -> anyhow::Result<PathBuf> {
-    let path = dir.join(report.file_name());
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write to {}", dir.display()))?;
-    std::io::Write::write_all(&mut tmp, &report.file_bytes(key))
-        .and_then(|()| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write to {}", dir.display()))?;
-    tmp.persist(&path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(path)
+/// One line saying what the run did.
+pub fn summary(report: &Report) -> String {
+    let counts: Vec<String> = report.counts().iter().map(|(action, n)| format!("{n} {action}")).collect();
+    let counts = if counts.is_empty() { String::new() } else { format!(": {}", counts.join(", ")) };
+    let version = report.bundle.as_ref().map_or("?".to_string(), |b| b.version.to_string());
+    let drift = if report.drift.found > 0 {
+        format!(" (drift: {} found, {} corrected)", report.drift.found, report.drift.corrected)
+    } else {
+        String::new()
+    };
+    match report.result {
+        RunResult::Applied => format!("{} applied version {version}{counts}", report.cluster),
+        RunResult::UpToDate => format!("{} is up to date at version {version}{drift}{counts}", report.cluster),
+        RunResult::DryRun => format!("{} dry run of version {version}, nothing written{drift}{counts}", report.cluster),
+        RunResult::Rejected | RunResult::Error => {
+            format!("{}: {}", report.cluster, report.error.as_deref().unwrap_or("failed"))
+        }
+    }
 }
 
 /// A result for an object of a core kind in namespace `web`, profile `ClusterProfile.web`.
@@ -117,9 +117,9 @@ pub fn test_result(kind: &str, name: &str, action: Action, detail: Option<&str>)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use airlock_bundle::Keyring;
     use airlock_bundle::Limits;
     use airlock_bundle::envelope::{self, REPORT_PAYLOAD_TYPE};
+    use airlock_bundle::{Keyring, SigningKey};
 
     fn result(kind: &str, action: Action, detail: Option<&str>) -> ObjectResult {
         test_result(kind, "x", action, detail)
@@ -195,19 +195,10 @@ mod tests {
     #[test]
     fn failures_carry_their_class_and_text() {
         let mut r = Report::start(&"fleet/edge-1".parse().unwrap());
-        r.finish(Err(Failure::Rejected("bundle expired".into())));
-        assert_eq!((r.result, r.error.as_deref()), (RunResult::Rejected, Some("bundle expired")));
+        let refused = Failure::BelowFloor { version: 3, floor: 4 };
+        let text = refused.to_string();
+        r.finish(Err(refused));
+        assert_eq!((r.result, r.error.as_deref()), (RunResult::Rejected, Some(text.as_str())));
         assert_eq!(r.result.metric_label(), "rejected");
-    }
-
-    #[test]
-    fn writes_atomically_with_the_documented_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = report();
-        let path = write_to_dir(&r, None, dir.path()).unwrap();
-        let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        assert!(name.starts_with("report-fleet.edge-1-") && name.ends_with("Z.json"), "{name}");
-        let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(entries.len(), 1, "no temporary file left behind");
     }
 }

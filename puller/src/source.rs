@@ -17,16 +17,18 @@
 
 use std::path::{Path, PathBuf};
 
+use airlock_bundle::keyring::KeyringError;
 use airlock_bundle::verify::follow_chain;
 use airlock_bundle::{ClusterId, Digest, Limits};
 use airlock_bundle::{Expectation, Floor, Keyring, VerifiedBundle};
-use airlock_store::{self as store, Fetch, FetchError, GitCredentials, GitStore, RegistryCredentials, Store, StoreRef};
+use airlock_store::{
+    self as store, Fetch, FetchError, GitCredentials, GitCredentialsError, GitStore, RegistryCredentials, Store, StoreError, StoreRef,
+};
 use jiff::{SignedDuration, Timestamp};
 
-use crate::config::read_capped;
-use crate::failure::Failure;
-use crate::state::State;
-use crate::verified::Verified;
+use crate::config::{Source, read_capped};
+use crate::kept::state::State;
+use crate::kept::verified::Verified;
 
 /// Renewed credentials carry their expiry in this file beside `config.json` (spec 2.6).
 const EXPIRES_AT_FILE: &str = "expires-at";
@@ -38,38 +40,66 @@ const GIT_CREDENTIALS_BYTES: u64 = 64 * 1024;
 /// mean renewal has stopped reaching this cluster.
 const RENEWAL_WINDOW: SignedDuration = SignedDuration::from_hours(7 * 24);
 
-/// The store to read and where its Git credentials are, if apart from its URL.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Source {
-    pub store: StoreRef,
-    /// A git-credential-store file, for a `git+http(s)` store only (checked in `config`).
-    pub git_credentials: Option<PathBuf>,
+/// Why no verified bundle came out of the store.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceError {
+    /// The store cannot be opened or listed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The store failed to hand over the bundle, or verification refused it (boxed: a
+    /// verification error is large, and every stage returns this one).
+    #[error(transparent)]
+    Fetch(Box<FetchError>),
+    /// The `--git-credentials` file cannot be read.
+    #[error("--git-credentials: {message}")]
+    GitCredentialsFile { message: String },
+    #[error("--git-credentials {path}: {source}")]
+    GitCredentials { path: PathBuf, source: GitCredentialsError },
+    /// The keyring the state adopted by rotation does not parse.
+    #[error("keyring: {0}")]
+    AdoptedKeyring(KeyringError),
+    /// The bundle was replaced between two reads of one run.
+    #[error("{store}: the bundle for {cluster} changed while it was being read; the next run retries")]
+    Changed { store: String, cluster: ClusterId },
+}
+
+impl From<FetchError> for SourceError {
+    fn from(e: FetchError) -> SourceError {
+        SourceError::Fetch(Box::new(e))
+    }
+}
+
+impl SourceError {
+    /// Whether verification refused the bundle: the same bundle is refused again.
+    pub fn is_rejection(&self) -> bool {
+        matches!(self, SourceError::Fetch(e) if matches!(**e, FetchError::Rejected { .. }))
+    }
 }
 
 /// Opens the store. Registry credentials come from Docker's `config.json`
 /// (`$DOCKER_CONFIG`), Git ones from the `--git-credentials` file; a pod gets either by
 /// mounting a Secret.
-pub async fn open(source: &Source) -> Result<Box<dyn Store>, Failure> {
-    let failed = |e: store::StoreError| Failure::Error(e.to_string());
+pub async fn open(source: &Source) -> Result<Box<dyn Store>, SourceError> {
     match (&source.store, &source.git_credentials) {
         (StoreRef::Git { url, branch }, Some(path)) => {
             warn_of_expiry(&path.with_file_name(EXPIRES_AT_FILE), Timestamp::now());
             let credentials = read_git_credentials(path, url)?;
-            Ok(Box::new(GitStore::open(url, branch).and_then(|s| s.with_credentials(credentials)).map_err(failed)?))
+            Ok(Box::new(GitStore::open(url, branch).and_then(|s| s.with_credentials(credentials))?))
         }
         (reference, _) => {
             if let (StoreRef::OciRegistry { .. }, Some(dir)) = (reference, std::env::var_os("DOCKER_CONFIG")) {
                 warn_of_expiry(&Path::new(&dir).join(EXPIRES_AT_FILE), Timestamp::now());
             }
-            store::open(reference, &RegistryCredentials::default()).await.map_err(failed)
+            Ok(store::open(reference, &RegistryCredentials::default()).await?)
         }
     }
 }
 
 /// The credentials `path` holds for the Git server of `url`.
-fn read_git_credentials(path: &Path, url: &str) -> Result<GitCredentials, Failure> {
-    let text = read_capped(path, GIT_CREDENTIALS_BYTES).map_err(|e| Failure::Error(format!("--git-credentials: {e:#}")))?;
-    GitCredentials::from_store_text(&text, url).map_err(|e| Failure::Error(format!("--git-credentials {}: {e}", path.display())))
+fn read_git_credentials(path: &Path, url: &str) -> Result<GitCredentials, SourceError> {
+    let text = read_capped(path, GIT_CREDENTIALS_BYTES).map_err(|e| SourceError::GitCredentialsFile { message: format!("{e:#}") })?;
+    GitCredentials::from_store_text(&text, url).map_err(|source| SourceError::GitCredentials { path: path.to_path_buf(), source })
 }
 
 /// Logs a warning when renewed credentials say they expire soon or have expired. Long-lived
@@ -106,8 +136,8 @@ fn expiry_notice(text: &[u8], now: Timestamp) -> Option<String> {
 
 /// The keyring to verify with: the one the state adopted by rotation when it is newer
 /// than the local file's, else the file's. A newer file (an operator rotated by hand) wins.
-pub fn trusted_keyring(file: &Keyring, state: Option<&State>) -> Result<Keyring, Failure> {
-    let adopted = state.map(State::keyring).transpose().map_err(Failure::Error)?.flatten();
+pub fn trusted_keyring(file: &Keyring, state: Option<&State>) -> Result<Keyring, SourceError> {
+    let adopted = state.map(State::keyring).transpose().map_err(SourceError::AdoptedKeyring)?.flatten();
     Ok(match adopted {
         Some(k) if k.version() > file.version() => k,
         _ => file.clone(),
@@ -132,7 +162,7 @@ pub async fn fetch(
     keyring: &Keyring,
     floor: &Floor,
     recorded: Option<&Verified>,
-) -> Result<Found, Failure> {
+) -> Result<Found, SourceError> {
     let limits = &Limits::SPEC;
     let expect = Expectation { cluster, keyring, floor, now: Timestamp::now() };
     let fetched = store::fetch_envelope(store, cluster, limits).await?;
@@ -164,16 +194,13 @@ pub async fn fetch_again(
     keyring: &Keyring,
     floor: &Floor,
     applied: &Verified,
-) -> Result<(VerifiedBundle, Verified), Failure> {
+) -> Result<(VerifiedBundle, Verified), SourceError> {
     let open_floor = Floor { applied: None, highest_issued_at: floor.highest_issued_at };
     match fetch(store, cluster, keyring, &open_floor, None).await? {
         Found::New(bundle, record) if (record.seen.version, record.seen.digest) == (applied.seen.version, applied.seen.digest) => {
             Ok((*bundle, record))
         }
-        _ => Err(Failure::Error(format!(
-            "{}: the bundle for {cluster} changed while it was being read; the next run retries",
-            store.describe()
-        ))),
+        _ => Err(SourceError::Changed { store: store.describe(), cluster: cluster.clone() }),
     }
 }
 
@@ -184,7 +211,7 @@ pub async fn fetch_content(
     cluster: &ClusterId,
     keyring: &Keyring,
     floor: &Floor,
-) -> Result<(VerifiedBundle, bool), Failure> {
+) -> Result<(VerifiedBundle, bool), SourceError> {
     Ok(match fetch(store, cluster, keyring, floor, None).await? {
         Found::New(bundle, _) => (*bundle, true),
         Found::Applied(applied) => (fetch_again(store, cluster, keyring, floor, &applied).await?.0, false),
@@ -194,23 +221,8 @@ pub async fn fetch_content(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kept::state::tests::state_with;
     use airlock_bundle::testkit::Fixture;
-    use serde_json::value::RawValue;
-
-    fn state_with(keyring: &Keyring) -> State {
-        State {
-            cluster: "fleet/edge-1".into(),
-            version: 1,
-            digest: airlock_bundle::Digest::of(b"x"),
-            highest_issued_at: Fixture::now(),
-            keyring: Some(RawValue::from_string(String::from_utf8(keyring.to_json()).unwrap()).unwrap()),
-            inventory_digest: None,
-            inventory: vec![],
-            kinds: vec![],
-            verified: None,
-            applied_at: Fixture::now(),
-        }
-    }
 
     fn keyring(version: u64, seed: u8) -> Keyring {
         Keyring::new(version, 1, vec![airlock_bundle::SigningKey::from_seed([seed; 32]).public()], &Limits::SPEC).unwrap()
@@ -238,9 +250,10 @@ mod tests {
         assert_eq!(found, GitCredentials::new("edge-1", "s3cret").unwrap());
         let err = read_git_credentials(&path, "http://127.0.0.1:9999/fleet.git").unwrap_err();
         let want = format!("--git-credentials {}: no line for http://127.0.0.1:9999", path.display());
-        assert_eq!(err.message(), want);
+        assert_eq!(err.to_string(), want);
         let missing = read_git_credentials(&dir.path().join("none"), "http://h/r.git").unwrap_err();
-        assert!(missing.message().starts_with("--git-credentials: cannot open") && missing.message().contains("none"), "{missing:?}");
+        let missing = missing.to_string();
+        assert!(missing.starts_with("--git-credentials: cannot open") && missing.contains("none"), "{missing:?}");
     }
 
     #[test]
@@ -290,7 +303,7 @@ mod tests {
         files[0].1.extend_from_slice(b"  extra: \"1\"\n");
         store.publish(&[signed(2, files)], &Default::default()).await.unwrap();
         let err = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &applied).await.unwrap_err();
-        assert!(err.message().contains("changed while it was being read"), "{err:?}");
+        assert!(matches!(err, SourceError::Changed { .. }) && err.to_string().contains("changed while it was being read"), "{err:?}");
     }
 
     /// The record of the envelope applied stands in for verifying the same bytes again,
@@ -324,6 +337,6 @@ mod tests {
         let mut tampered = marked;
         tampered.seen.expires = far;
         let err = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&tampered)).await.unwrap_err();
-        assert!(matches!(err, Failure::Rejected(_)) && err.message().contains("signatures"), "{err:?}");
+        assert!(err.is_rejection() && err.to_string().contains("signatures"), "{err:?}");
     }
 }

@@ -1,112 +1,38 @@
-//! Settings: raw command-line flags and the settings file that registration writes, merged
-//! and checked into [`SyncSettings`] before the puller touches a store or a cluster.
-//!
-//! Flags override the file field by field. Every value is checked here (cluster id, store
-//! reference, namespace names, the keyring and report key files), so later stages never
-//! see an unchecked setting. This module does no network I/O; it reads only the local
-//! files the settings name, each with a size cap.
+//! Checking: the flags merged over the settings file into [`SourceSettings`] (for
+//! `verify`) or [`SyncSettings`] (for `sync`, `plan` and `run`), every value checked, and
+//! what the later stages derive from them (the engine's settings, the watch-namespaces in
+//! effect).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
+use airlock_bundle::SigningKey;
 use airlock_bundle::cluster::is_dns_label;
-use airlock_bundle::{ClusterId, Digest, Limits};
-use airlock_bundle::{Keyring, SigningKey};
+use airlock_bundle::{ClusterId, Keyring};
 use airlock_cli::KubeArgs;
 use airlock_store::StoreRef;
 use anyhow::{Context, bail};
-use clap::Args;
-use serde::Deserialize;
 
+use super::file::{SettingsFile, read_capped, read_keyring, read_settings_file};
+use super::flags::{SourceArgs, SyncArgs};
 use crate::engine::{self, NamespacePolicy};
-use crate::source::Source;
 
-/// A settings file is a handful of fields; anything near this size is not one.
-const SETTINGS_FILE_BYTES: u64 = 64 * 1024;
-/// 64 keys in PEM are about 8 KiB; the cap leaves room for comments and OpenSSH lines.
-const KEYRING_FILE_BYTES: u64 = 1024 * 1024;
 /// A PKCS#8 PEM Ed25519 key is 119 bytes.
 const KEY_FILE_BYTES: u64 = 16 * 1024;
 /// Where registration puts the puller's state, lease and report.
 pub const DEFAULT_STATE_NAMESPACE: &str = "airlock-system";
-/// Kubernetes object names (DNS subdomains) are at most this long.
-const MAX_OBJECT_NAME: usize = 253;
 /// The shortest Lease duration accepted.
 const MIN_LEASE: Duration = Duration::from_secs(3);
 /// Requests the engine keeps in flight: enough to hide round trips, few enough not to
 /// crowd a small control plane.
 const CONCURRENCY: usize = 8;
 
-/// Where the bundle comes from and whose it is: the flags `verify` shares with `sync`.
-#[derive(Debug, Clone, Default, Args)]
-pub struct SourceArgs {
-    /// Store to fetch from: oci://HOST/PREFIX, oci+http://HOST:PORT/PREFIX, oci-layout:DIR,
-    /// oci-archive:FILE, git+file:///PATH, git+http(s)://URL[#BRANCH].
-    #[arg(long)]
-    pub source: Option<String>,
-    /// This cluster's id, NAMESPACE/NAME of its SveltosCluster.
-    #[arg(long)]
-    pub cluster: Option<String>,
-    /// The trusted keyring file (JSON, spec section 7).
-    #[arg(long)]
-    pub keyring: Option<PathBuf>,
-    /// Credentials for a git+http(s) --source kept apart from its URL: a file in
-    /// git-credential-store format (`http://user:password@host` lines), read afresh each
-    /// run, so renewed credentials (spec 2.6) apply from the next run. Registration mounts
-    /// it from the Secret airlock-store-credentials.
-    #[arg(long, env = "AIRLOCK_GIT_CREDENTIALS", value_name = "FILE")]
+/// The store to read and where its Git credentials are, if apart from its URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub store: StoreRef,
+    /// A git-credential-store file, for a `git+http(s)` store only.
     pub git_credentials: Option<PathBuf>,
-    /// Settings file written by registration: JSON with source, cluster, keyring,
-    /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey. Flags
-    /// override its fields.
-    #[arg(long)]
-    pub config: Option<PathBuf>,
-}
-
-/// The flags of `sync`, `plan` and `run`.
-#[derive(Debug, Clone, Default, Args)]
-pub struct SyncArgs {
-    #[command(flatten)]
-    pub source: SourceArgs,
-    /// Namespaces the bundle may write to (comma-separated); cluster-scoped objects are
-    /// not restricted. The bundle can narrow this list, never widen it.
-    #[arg(long, value_delimiter = ',')]
-    pub watch_namespaces: Option<Vec<String>>,
-    /// What to do with namespaced objects outside --watch-namespaces.
-    #[arg(long, value_enum)]
-    pub namespace_policy: Option<NamespacePolicy>,
-    /// Server-side dry-run: verify and compute everything, apply nothing, record no state
-    /// (the Lease and the report are still written).
-    #[arg(long)]
-    pub dry_run: bool,
-    /// Namespace of the puller's state Secret, Lease and report ConfigMap
-    /// (default airlock-system).
-    #[arg(long)]
-    pub state_namespace: Option<String>,
-    /// Directory to write a report of every run to.
-    #[arg(long)]
-    pub report_to: Option<PathBuf>,
-    /// The cluster's own Ed25519 key (PKCS#8 PEM) to sign reports with.
-    #[arg(long)]
-    pub report_key: Option<PathBuf>,
-    /// How long the sync Lease holds without renewal, which is how long a killed puller
-    /// keeps the next one waiting.
-    #[arg(long, default_value = "2m", value_parser = parse_interval)]
-    pub lease_duration: Duration,
-}
-
-/// The settings file (`--config`), as registration writes it.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct SettingsFile {
-    source: Option<String>,
-    cluster: Option<String>,
-    keyring: Option<PathBuf>,
-    watch_namespaces: Option<Vec<String>>,
-    namespace_policy: Option<NamespacePolicy>,
-    state_namespace: Option<String>,
-    report_to: Option<PathBuf>,
-    report_key: Option<PathBuf>,
 }
 
 /// Where to fetch from and what to trust, checked.
@@ -137,8 +63,7 @@ pub struct SyncSettings {
 impl SourceArgs {
     /// Merges the flags over the settings file and checks the result.
     pub fn check(&self) -> anyhow::Result<SourceSettings> {
-        let file = self.config.as_deref().map(read_settings_file).transpose()?.unwrap_or_default();
-        self.check_with(&file)
+        self.check_with(&read_settings_file(self.config.as_deref())?)
     }
 
     fn check_with(&self, file: &SettingsFile) -> anyhow::Result<SourceSettings> {
@@ -162,8 +87,7 @@ impl SourceArgs {
 impl SyncArgs {
     /// Merges the flags over the settings file and checks the result.
     pub fn check(&self, kube: &KubeArgs) -> anyhow::Result<SyncSettings> {
-        let file = self.source.config.as_deref().map(read_settings_file).transpose()?.unwrap_or_default();
-        self.check_with(&file, kube)
+        self.check_with(&read_settings_file(self.source.config.as_deref())?, kube)
     }
 
     fn check_with(&self, file: &SettingsFile, kube: &KubeArgs) -> anyhow::Result<SyncSettings> {
@@ -225,12 +149,6 @@ impl std::fmt::Debug for SyncSettings {
 }
 
 impl SyncSettings {
-    /// The name of one of this cluster's puller objects: `<prefix><cluster name>`, or,
-    /// when that is too long for Kubernetes, a prefix of it with a hash of the whole.
-    pub fn object_name(&self, prefix: &str) -> String {
-        object_name(prefix, self.cluster.name())
-    }
-
     /// The engine's settings for a bundle relaying `bundle_watch` as its watch-namespaces.
     pub fn engine(&self, bundle_watch: Option<&[String]>) -> engine::Settings {
         engine::Settings {
@@ -242,18 +160,6 @@ impl SyncSettings {
             concurrency: CONCURRENCY,
         }
     }
-}
-
-fn object_name(prefix: &str, cluster_name: &str) -> String {
-    let full = format!("{prefix}{cluster_name}");
-    if full.len() <= MAX_OBJECT_NAME {
-        return full;
-    }
-    let hash = Digest::of(full.as_bytes()).hex();
-    // Cluster names are ASCII, so any byte index is a char boundary. The cut must not
-    // end in '.' or '-': "-<hash>" would then start or extend a label wrongly.
-    let head = full[..MAX_OBJECT_NAME - 17].trim_end_matches(['.', '-']);
-    format!("{head}-{}", &hash[..16])
 }
 
 /// The watch-namespaces in effect: the local list narrowed by the bundle's. A bundle can
@@ -279,41 +185,12 @@ fn check_namespaces(mut names: Vec<String>) -> anyhow::Result<Vec<String>> {
     Ok(names)
 }
 
-fn read_settings_file(path: &Path) -> anyhow::Result<SettingsFile> {
-    let bytes = read_capped(path, SETTINGS_FILE_BYTES).context("--config")?;
-    serde_json::from_slice(&bytes).with_context(|| format!("settings file {}", path.display()))
-}
-
-/// Reads and parses a keyring file (spec section 7), naming it in any error.
-pub fn read_keyring(path: &Path) -> anyhow::Result<Keyring> {
-    Keyring::parse(&read_capped(path, KEYRING_FILE_BYTES)?, &Limits::SPEC).with_context(|| format!("keyring {}", path.display()))
-}
-
-/// Reads a local file, refusing one larger than `cap` bytes.
-pub fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut bytes = Vec::new();
-    file.take(cap + 1).read_to_end(&mut bytes).with_context(|| format!("cannot read {}", path.display()))?;
-    if bytes.len() as u64 > cap {
-        bail!("{} is larger than {cap} bytes", path.display());
-    }
-    Ok(bytes)
-}
-
-/// Parses an interval such as `90s`, `5m` or `1h`.
-pub fn parse_interval(text: &str) -> Result<Duration, String> {
-    let d: jiff::SignedDuration = text.parse().map_err(|e| format!("{text:?} is not a duration like 5m: {e}"))?;
-    let d = Duration::try_from(d).map_err(|_| format!("{text:?} is negative"))?;
-    if d < Duration::from_secs(1) {
-        return Err(format!("{text:?} is shorter than one second"));
-    }
-    Ok(d)
-}
-
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+    use crate::config::file::SETTINGS_FILE_BYTES;
     use airlock_bundle::testkit::Fixture;
 
     struct Files {
@@ -499,39 +376,5 @@ mod tests {
         assert_eq!(effective_watch_namespaces(Some(&ab), Some(&bc)), Some(v(&["b"])));
         assert_eq!(effective_watch_namespaces(Some(&ab), Some(&v(&["a", "b", "z"]))), Some(ab.clone()));
         assert_eq!(effective_watch_namespaces(Some(&ab), Some(&v(&["z"]))), Some(vec![]));
-    }
-
-    /// Kubernetes' own rule for these names (IsDNS1123Subdomain): at most 253 bytes of
-    /// dot-separated labels of [a-z0-9-] starting and ending alphanumeric, of any length.
-    fn kubernetes_accepts(name: &str) -> bool {
-        let alnum = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-        name.len() <= MAX_OBJECT_NAME
-            && name.split('.').all(|l| {
-                !l.is_empty() && l.bytes().all(|b| alnum(b) || b == b'-') && alnum(l.as_bytes()[0]) && alnum(l.as_bytes()[l.len() - 1])
-            })
-    }
-
-    #[test]
-    fn object_names_fit_kubernetes() {
-        assert_eq!(object_name("airlock-state-", "edge-1"), "airlock-state-edge-1");
-        let long = format!("{}.{}.{}.{}", "a".repeat(63), "b".repeat(63), "c".repeat(63), "d".repeat(61));
-        let name = object_name("airlock-state-", &long);
-        assert_eq!(name.len(), MAX_OBJECT_NAME);
-        assert!(kubernetes_accepts(&name), "{name}");
-        assert_ne!(name, object_name("airlock-state-", &long[..long.len() - 1]));
-        // Shifting the dots makes one of the cuts land on a '.'.
-        for pad in 1..=8 {
-            let cluster = format!("{}{}", "y".repeat(pad), ".abcdefg".repeat(30));
-            assert!(airlock_bundle::cluster::is_dns_subdomain(&cluster));
-            let name = object_name("airlock-state-", &cluster);
-            assert!(kubernetes_accepts(&name), "{name}");
-        }
-    }
-
-    #[test]
-    fn parses_intervals() {
-        assert_eq!(parse_interval("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_interval("90s"), Ok(Duration::from_secs(90)));
-        assert!(parse_interval("0s").is_err() && parse_interval("-5m").is_err() && parse_interval("soon").is_err());
     }
 }

@@ -1,10 +1,13 @@
 //! One of the puller's bookkeeping Secrets (the state, the inventory): a gzip'd JSON value
-//! under one data key, read with caps on both sides of the decompression and written with
-//! compare-and-swap on the `metadata.resourceVersion` it was read at. What the value means
-//! and in which order the Secrets are written is `state`'s business, not this module's.
+//! under one data key, read with caps on both sides of the decompression, checked to be
+//! this cluster's, and written with compare-and-swap on the `metadata.resourceVersion` it
+//! was read at. What the value means and in which order the Secrets are written is
+//! `state_store`'s business, not this module's.
 
 use std::io::Read;
+use std::marker::PhantomData;
 
+use airlock_bundle::Digest;
 use airlock_cli::{describe_api_error, namespace_missing, status_code};
 use flate2::Compression;
 use flate2::read::GzDecoder;
@@ -15,8 +18,8 @@ use kube::api::{Api, PostParams};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::own_objects::{MANAGER, meta};
-use crate::state::StateError;
+use super::error::{StateError, Unreadable};
+use super::meta::{MANAGER, meta};
 
 /// The API server refuses Secrets over 1 MiB, so a larger value was not written by us.
 pub const COMPRESSED_BYTES: usize = 1024 * 1024;
@@ -32,6 +35,19 @@ pub enum Role {
     Inventory,
 }
 
+/// A value one of the Secrets holds.
+pub trait Kept: DeserializeOwned {
+    /// The data key it is stored under.
+    const KEY: &'static str;
+    const ROLE: Role;
+    /// The cluster it belongs to.
+    fn cluster(&self) -> &str;
+    /// What its JSON's shape does not say; nothing more by default.
+    fn check(&self) -> Result<(), Unreadable> {
+        Ok(())
+    }
+}
+
 /// The data value for `value`: its JSON, gzip'd.
 pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     let json = serde_json::to_vec(value).expect("puller bookkeeping serialises");
@@ -40,60 +56,67 @@ pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     gz.finish().expect("writing to memory")
 }
 
-/// Reads a data value stored under `key`, with caps on both sides of the decompression.
-pub fn decode<T: DeserializeOwned>(bytes: &[u8], key: &str) -> Result<T, String> {
+/// Reads a data value, with caps on both sides of the decompression, and checks it.
+pub fn decode<T: Kept>(bytes: &[u8]) -> Result<T, Unreadable> {
+    let key = T::KEY;
     if bytes.len() > COMPRESSED_BYTES {
-        return Err(format!("{} bytes, over {COMPRESSED_BYTES}", bytes.len()));
+        return Err(Unreadable::Oversized { bytes: bytes.len(), limit: COMPRESSED_BYTES });
     }
     let mut json = Vec::new();
-    GzDecoder::new(bytes).take(JSON_BYTES + 1).read_to_end(&mut json).map_err(|e| format!("{key} is not gzip: {e}"))?;
+    GzDecoder::new(bytes).take(JSON_BYTES + 1).read_to_end(&mut json).map_err(|e| Unreadable::NotGzip { key, message: e.to_string() })?;
     if json.len() as u64 > JSON_BYTES {
-        return Err(format!("{key} decompresses to more than {JSON_BYTES} bytes"));
+        return Err(Unreadable::Inflated { key, limit: JSON_BYTES });
     }
-    serde_json::from_slice(&json).map_err(|e| format!("{key}: {e}"))
+    let value: T = serde_json::from_slice(&json).map_err(|e| Unreadable::NotJson { key, message: e.to_string() })?;
+    value.check()?;
+    Ok(value)
 }
 
 /// One Secret of the state namespace, remembering the resourceVersion it was read at.
-pub struct GzSecret {
+pub struct GzSecret<T> {
     api: Api<Secret>,
     namespace: String,
     name: String,
-    key: &'static str,
     cluster: String,
-    role: Role,
     resource_version: Option<String>,
+    value: PhantomData<T>,
 }
 
-impl GzSecret {
-    pub fn new(client: &kube::Client, namespace: &str, name: &str, key: &'static str, cluster: &str, role: Role) -> GzSecret {
+impl<T: Kept> GzSecret<T> {
+    pub fn new(client: &kube::Client, namespace: &str, name: &str, cluster: &str) -> GzSecret<T> {
         GzSecret {
             api: Api::namespaced(client.clone(), namespace),
             namespace: namespace.to_string(),
             name: name.to_string(),
-            key,
             cluster: cluster.to_string(),
-            role,
             resource_version: None,
+            value: PhantomData,
         }
     }
 
-    /// The stored value, not yet decoded; `None` when the Secret does not exist. What
-    /// `write` then compares with is this read.
-    pub async fn read(&mut self) -> Result<Option<Vec<u8>>, StateError> {
+    /// The stored value, decoded and checked to be this cluster's, and the digest of its
+    /// stored bytes; `None` when the Secret does not exist. What `write` then compares
+    /// with is this read.
+    pub async fn read(&mut self) -> Result<Option<(T, Digest)>, StateError> {
         let secret = self.api.get_opt(&self.name).await.map_err(|e| self.api_error(&e))?;
         self.resource_version = secret.as_ref().and_then(|s| s.metadata.resource_version.clone());
         let Some(secret) = secret else { return Ok(None) };
         let mut data = secret.data.unwrap_or_default();
-        let bytes = data.remove(self.key).ok_or_else(|| self.corrupt(format!("no {} key", self.key)))?;
-        Ok(Some(bytes.0))
+        let bytes = data.remove(T::KEY).ok_or_else(|| self.corrupt(Unreadable::NoKey { key: T::KEY }))?.0;
+        let value: T = decode(&bytes).map_err(|reason| self.corrupt(reason))?;
+        if value.cluster() != self.cluster {
+            return Err(self.corrupt(Unreadable::OtherCluster { cluster: value.cluster().to_string() }));
+        }
+        Ok(Some((value, Digest::of(&bytes))))
     }
 
-    /// Writes `value` if the Secret is still as it was read (or still absent).
+    /// Writes `value` (as [`encode`] makes it) if the Secret is still as it was read (or
+    /// still absent).
     pub async fn write(&mut self, value: Vec<u8>) -> Result<(), StateError> {
         let secret = Secret {
             metadata: meta(&self.namespace, &self.name, &self.cluster, self.resource_version.clone()),
             type_: Some("Opaque".into()),
-            data: Some([(self.key.to_string(), ByteString(value))].into()),
+            data: Some([(T::KEY.to_string(), ByteString(value))].into()),
             ..Secret::default()
         };
         let params = PostParams { field_manager: Some(MANAGER.into()), ..PostParams::default() };
@@ -114,25 +137,17 @@ impl GzSecret {
         }
     }
 
-    /// A value that names another cluster is not this puller's to use.
-    pub fn check_cluster(&self, cluster: &str) -> Result<(), StateError> {
-        if cluster == self.cluster {
-            return Ok(());
-        }
-        Err(self.corrupt(format!("it belongs to cluster {cluster}")))
-    }
-
     /// `namespace/name`, for messages.
     pub fn describe(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }
 
     /// The value read is not one this puller can use.
-    pub fn corrupt(&self, reason: String) -> StateError {
-        let (secret, namespace, name) = (self.describe(), self.namespace.clone(), self.name.clone());
-        match self.role {
-            Role::State => StateError::Corrupt { secret, namespace, name, reason },
-            Role::Inventory => StateError::InventoryCorrupt { secret, namespace, name, reason },
+    fn corrupt(&self, reason: Unreadable) -> StateError {
+        let (namespace, name) = (self.namespace.clone(), self.name.clone());
+        match T::ROLE {
+            Role::State => StateError::Corrupt { namespace, name, reason },
+            Role::Inventory => StateError::InventoryCorrupt { namespace, name, reason },
         }
     }
 

@@ -5,17 +5,22 @@
 
 use std::fmt::Write;
 
-use crate::config::SyncSettings;
+use airlock_cli::KubeArgs;
+
+use super::sync::names;
+use crate::config::SyncArgs;
 use crate::engine::{self, Outcome};
 use crate::failure::Failure;
+use crate::kept::state::State;
+use crate::kept::state_store::StateStore;
 use crate::report::{action_name, redacted};
 use crate::source;
-use crate::state::State;
-use crate::sync::load_state;
 
-/// Plans a sync and returns the text to print.
-pub async fn plan(settings: &SyncSettings, client: &kube::Client) -> Result<String, Failure> {
-    let (mut state_store, state) = load_state(settings, client).await?;
+/// Checks the flags, plans a sync and returns the text to print.
+pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<String, Failure> {
+    let settings = args.check(kube)?;
+    let client = settings.kube.client().await.map_err(|e| Failure::KubeClient(e.to_string()))?;
+    let (mut state_store, state) = StateStore::load(&client, &names(&settings), &settings.cluster).await?;
     let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
     let floor = state.as_ref().map(State::floor).unwrap_or_default();
     let store = source::open(&settings.source).await?;
@@ -23,7 +28,7 @@ pub async fn plan(settings: &SyncSettings, client: &kube::Client) -> Result<Stri
     let engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
     let desired = engine::desired(&bundle, &engine_settings)?;
     let previous = state_store.inventory(state.as_ref()).await?;
-    let outcome = engine::plan(client, desired, &previous, &engine_settings).await?;
+    let outcome = engine::plan(&client, desired, &previous, &engine_settings).await?;
     let applied = state.as_ref().map_or("none".to_string(), |s| s.version.to_string());
     let heading = format!(
         "cluster {}: applied version {applied}, bundle version {} ({})",

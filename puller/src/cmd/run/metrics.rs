@@ -113,7 +113,7 @@ mod tests {
     fn renders_the_text_format() {
         let mut m = Metrics::new();
         m.record(&report(Ok(RunResult::Applied), &[Action::Created, Action::Created, Action::DriftCorrected]));
-        m.record(&report(Err(Failure::Rejected("expired".into())), &[]));
+        m.record(&report(Err(Failure::BelowFloor { version: 3, floor: 4 }), &[]));
         let text = m.render();
         for line in [
             "# TYPE airlock_sync_runs_total counter",
@@ -156,7 +156,7 @@ mod tests {
         let interval = Duration::from_secs(60);
         let now = Timestamp::now();
         assert!(!m.healthy(now, interval), "no run yet");
-        m.record(&report(Err(Failure::Error("down".into())), &[]));
+        m.record(&report(Err(Failure::KubeClient("down".into())), &[]));
         assert!(!m.healthy(now, interval), "only a failed run");
         m.record(&report(Ok(RunResult::UpToDate), &[]));
         assert!(m.healthy(Timestamp::now(), interval));

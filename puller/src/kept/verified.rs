@@ -1,9 +1,9 @@
 //! The record of the envelope last verified and applied, which lets an unchanged run skip
-//! verifying it again (issue 6, row 2; spec section 8, its last paragraph).
+//! verifying it again (spec section 8, its last paragraph).
 //!
 //! Steps 2, 4, 5 and 6 of spec section 8 are a pure function of the envelope's bytes and
 //! the keyring that checks its signatures (the one step 3 leaves, after the store's
-//! keyring chain); at 5,000 files they are most of an unchanged run's CPU. The state keeps
+//! keyring chain); for a large bundle they are most of an unchanged run's CPU. The state keeps
 //! the SHA-256 of those bytes, a fingerprint of that keyring and what steps 7-10 and the
 //! report need of the statement. A run whose envelope hashes the same under a keyring of
 //! the same fingerprint takes that record instead of verifying again, then runs steps 7-10
@@ -163,12 +163,14 @@ mod tests {
 
     #[test]
     fn a_state_without_the_record_is_read() {
-        let json = serde_json::to_value(crate::state::tests::state()).unwrap();
+        use crate::kept::gz_secret::{decode, encode};
+        use crate::kept::state::{State, tests::state};
+        let json = serde_json::to_value(state()).unwrap();
         assert!(json.get("verified").is_none());
         let (_, _, record, _) = recorded();
-        let state = crate::state::State { verified: Some(Box::new(record.clone())), ..crate::state::tests::state() };
-        let back = crate::state::decode(&crate::gz_secret::encode(&state)).unwrap();
+        let with_record = State { verified: Some(Box::new(record.clone())), ..state() };
+        let back: State = decode(&encode(&with_record)).unwrap();
         assert_eq!(back.verified.as_deref(), Some(&record));
-        assert!(crate::gz_secret::encode(&back).len() < 2048, "the state stays small");
+        assert!(encode(&back).len() < 2048, "the state stays small");
     }
 }

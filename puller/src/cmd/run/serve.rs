@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::metrics::Metrics;
+use super::metrics::Metrics;
 
 /// A request line and a few headers; scrapers send a few hundred bytes.
 const REQUEST_BYTES: usize = 8 * 1024;

@@ -1,13 +1,13 @@
-//! One sync run (issue 4, steps 1 and 6): state → fetch and verify → Lease → policy and
-//! apply (the engine) → state, and the report of it all.
+//! `airlock-puller sync`, one run: state → fetch and verify → Lease → policy and apply (the
+//! engine) → state, and the report of it all ([`once`]; `run` repeats [`sync`]).
 //!
 //! The Lease is taken only by a run that will write: one with a new bundle to apply or
 //! drift to correct (not under `--dry-run`). A run that finds its bundle applied and
 //! nothing drifted reads the state Secret and, to compare, the kept report: two requests
-//! of a size that does not grow with the bundle, and no write (`kept_report`). A run that
+//! of a size that does not grow with the bundle, and no write (`last_report`). A run that
 //! takes the Lease reads the state again under it ([`Writer::take`]), since another puller
 //! may have written it between the first read and the Lease; only an apply reads the
-//! inventory (`state`), which a drift correction does not record.
+//! inventory (`state_store`), which a drift correction does not record.
 //!
 //! A run that finds no state Secret takes its rollback floor from the kept report
 //! (`floor_without_state`), so a deleted Secret does not open the door to an older bundle;
@@ -21,7 +21,8 @@
 //! converges. A run that loses its Lease or is asked to stop abandons the apply the same
 //! way. This module does not parse manifests or talk to stores itself.
 
-use airlock_bundle::{Floor, VerifiedEnvelope};
+use airlock_bundle::{Digest, Floor, VerifiedEnvelope};
+use airlock_cli::exit;
 use airlock_cli::lease::{self, HeldLease, LeaseConfig, LeaseError};
 use jiff::Timestamp;
 use tokio::sync::watch;
@@ -29,18 +30,52 @@ use tokio::sync::watch;
 use crate::config::SyncSettings;
 use crate::engine::{self, KnownKind, Outcome};
 use crate::failure::Failure;
-use crate::kept_report::{self, KeptRead};
-use crate::own_objects::{ANNOTATION_CLUSTER, MANAGER};
-use crate::report::{Report, RunReport, RunResult};
+use crate::kept::last_report::{self, KeptRead};
+use crate::kept::meta::{ANNOTATION_CLUSTER, MANAGER, Names};
+use crate::kept::state::State;
+use crate::kept::state_store::StateStore;
+use crate::kept::verified::Verified;
+use crate::report::{Report, RunReport, RunResult, summary};
+use crate::report_writer;
 use crate::source::{self, Found};
-use crate::state::{State, StateError, StateStore};
-use crate::verified::Verified;
 
-/// Prefixes of the puller's objects, followed by the cluster name.
-pub const STATE_PREFIX: &str = "airlock-state-";
-pub const INVENTORY_PREFIX: &str = "airlock-inventory-";
-pub const LEASE_PREFIX: &str = "airlock-puller-";
-pub const REPORT_PREFIX: &str = "airlock-report-";
+/// What `sync` leaves for the terminal: the line for stdout (only after a success: a
+/// failure was logged) and the exit code.
+pub struct Synced {
+    pub summary: Option<String>,
+    pub code: u8,
+}
+
+/// One sync with its report written: the `sync` command.
+pub async fn once(settings: &SyncSettings, stop: watch::Receiver<bool>) -> Synced {
+    let report = match settings.kube.client().await {
+        Ok(client) => sync(settings, &client, stop).await,
+        Err(e) => {
+            let mut report = Report::start(&settings.cluster);
+            report.finish(Err(Failure::KubeClient(e.to_string())));
+            report
+        }
+    };
+    let written = report_writer::write(&report, settings);
+    let code = exit_code(report.result);
+    let summary = report.error.is_none().then(|| summary(&report));
+    // Proof of what was applied is part of the job: a run whose report file is missing failed.
+    Synced { summary, code: if code == exit::OK && written.is_err() { exit::ERROR } else { code } }
+}
+
+/// The documented exit code of a run that ended with `result`.
+fn exit_code(result: RunResult) -> u8 {
+    match result {
+        RunResult::Applied | RunResult::UpToDate | RunResult::DryRun => exit::OK,
+        RunResult::Rejected => exit::REJECTED,
+        RunResult::Error => exit::ERROR,
+    }
+}
+
+/// Where this cluster's puller objects are.
+pub(crate) fn names(settings: &SyncSettings) -> Names {
+    Names::of(&settings.state_namespace, &settings.cluster)
+}
 
 /// Runs one sync and reports on it. `stop` turning true abandons the run. A puller turned
 /// away by the Lease did nothing, and does not touch the kept report.
@@ -51,11 +86,10 @@ pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::R
     let result = run(settings, client, &mut writer, stop, &mut report, &mut kept).await;
     report.finish(result);
     if !writer.turned_away {
-        let name = settings.object_name(REPORT_PREFIX);
         let holder = writer.held.is_some();
         // The in-cluster copy is a convenience; the report files are the proof that travels.
-        if let Err(e) = kept_report::keep(&mut report, client, &settings.state_namespace, &name, holder, kept).await {
-            tracing::warn!("report not kept in the cluster: {e:#}");
+        if let Err(e) = last_report::keep(&mut report, client, &names(settings), holder, kept).await {
+            tracing::warn!("report not kept in the cluster: {e}");
         }
     }
     if let Some(lease) = writer.held {
@@ -64,18 +98,12 @@ pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::R
     report
 }
 
-/// The state and inventory Secrets of this cluster, and the state the first holds.
-pub(crate) async fn load_state(settings: &SyncSettings, client: &kube::Client) -> Result<(StateStore, Option<State>), StateError> {
-    let [state, inventory] = [STATE_PREFIX, INVENTORY_PREFIX].map(|prefix| settings.object_name(prefix));
-    StateStore::load(client, &settings.state_namespace, [&state, &inventory], &settings.cluster).await
-}
-
 /// The Lease `airlock-puller-<cluster name>` in the state namespace, which keeps two
 /// pullers of one cluster from writing at once.
 fn lease_config(settings: &SyncSettings) -> LeaseConfig {
     LeaseConfig {
         namespace: settings.state_namespace.clone(),
-        name: settings.object_name(LEASE_PREFIX),
+        name: names(settings).lease,
         identity: lease::identity(),
         duration: settings.lease_duration,
         manager: MANAGER,
@@ -95,7 +123,7 @@ enum Taken {
     /// state's write then compares with.
     Unchanged(Option<State>),
     /// Another writer recorded this applied version and digest in between.
-    Changed(Option<(u64, airlock_bundle::Digest)>),
+    Changed(Option<(u64, Digest)>),
 }
 
 impl Writer {
@@ -132,7 +160,7 @@ impl Writer {
 }
 
 /// The applied version and digest a state records.
-fn applied(state: Option<&State>) -> Option<(u64, airlock_bundle::Digest)> {
+fn applied(state: Option<&State>) -> Option<(u64, Digest)> {
     state.map(|s| (s.version, s.digest))
 }
 
@@ -145,13 +173,13 @@ async fn run(
     report: &mut Report,
     kept: &mut Option<KeptRead>,
 ) -> Result<RunResult, Failure> {
-    let (mut state_store, state) = load_state(settings, client).await?;
+    let (mut state_store, state) = StateStore::load(client, &names(settings), &settings.cluster).await?;
     report.applied_version = state.as_ref().map(|s| s.version);
     report.applied_digest = state.as_ref().map(|s| s.digest);
     let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
     let floor = match &state {
         Some(state) => state.floor(),
-        None => floor_without_state(settings, report, kept.insert(kept_read(settings, client).await?)),
+        None => floor_without_state(settings, report, kept.insert(KeptRead::read(client, &names(settings)).await?)),
     };
     let store = source::open(&settings.source).await?;
 
@@ -181,11 +209,7 @@ async fn run(
                 && !settings.dry_run
                 && let Taken::Changed(_) = writer.take(settings, client, &mut state_store, state.as_ref()).await?
             {
-                return Err(Failure::Error(
-                    "the state changed during the drift check (another puller?); nothing was corrected, the next run \
-                     checks again"
-                        .into(),
-                ));
+                return Err(Failure::StateChangedDuringDriftCheck);
             }
             // The state stays as it is: drift correction re-applies the manifests of the
             // version already recorded, so the inventory it would record is the same, and
@@ -213,11 +237,7 @@ async fn run(
                         return Ok(RunResult::UpToDate);
                     }
                     Taken::Changed(_) => {
-                        return Err(Failure::Error(
-                            "the state changed before the apply (another puller?); nothing was applied, the next run \
-                             retries"
-                                .into(),
-                        ));
+                        return Err(Failure::StateChangedBeforeApply);
                     }
                 };
             }
@@ -229,7 +249,7 @@ async fn run(
                 return Ok(RunResult::DryRun);
             }
             if !writer.held.as_ref().is_some_and(HeldLease::held) {
-                return Err(Failure::Error("lost the lease during the apply; nothing was recorded".into()));
+                return Err(Failure::LeaseLost);
             }
             state_store.save(applied_state(settings, &envelope, record, &floor, outcome.kinds), outcome.inventory).await?;
             (report.applied_version, report.applied_digest) = bundle.unzip();
@@ -238,17 +258,12 @@ async fn run(
     }
 }
 
-/// The kept report ConfigMap, read for the floor of a run that found no state Secret.
-async fn kept_read(settings: &SyncSettings, client: &kube::Client) -> anyhow::Result<KeptRead> {
-    KeptRead::read(client, &settings.state_namespace, &settings.object_name(REPORT_PREFIX)).await
-}
-
 /// The floor of a run that found no state Secret: the applied version and digest of the
 /// `kept` report (an older version is then refused as a rollback), else an empty one. The
 /// newest `issuedAt` accepted is not in the report; expiry is judged by the clock alone.
 fn floor_without_state(settings: &SyncSettings, report: &mut Report, kept: &KeptRead) -> Floor {
-    let secret = format!("{}/{}", settings.state_namespace, settings.object_name(STATE_PREFIX));
-    let config_map = format!("{}/{}", settings.state_namespace, settings.object_name(REPORT_PREFIX));
+    let names = names(settings);
+    let (secret, config_map) = (names.describe(&names.state), names.describe(&names.report));
     let applied = kept.applied(&settings.cluster);
     match applied {
         Some((version, digest)) => {
@@ -299,8 +314,8 @@ fn check_outcome(outcome: &Outcome) -> Result<(), Failure> {
     if !outcome.failed() {
         return Ok(());
     }
-    let failed: Vec<String> = outcome.results.iter().filter(|r| r.action == engine::Action::Failed).map(|r| r.id.to_string()).collect();
-    Err(Failure::Error(format!("{} object(s) failed to apply: {}", failed.len(), failed.join(", "))))
+    let objects = outcome.results.iter().filter(|r| r.action == engine::Action::Failed).map(|r| r.id.clone()).collect();
+    Err(Failure::ObjectsFailed { objects })
 }
 
 /// The two reasons to abandon a run: asked to stop, or the Lease was lost.
@@ -316,8 +331,8 @@ impl Stopped {
         let (mut stop, mut lost) = (self.stop.clone(), self.lost.clone());
         tokio::select! {
             out = work => Ok(out),
-            _ = became_true(&mut stop) => Err(Failure::Error("stopped by a signal during the apply; nothing was recorded".into())),
-            _ = became_true(&mut lost) => Err(Failure::Error("lost the lease during the apply; nothing was recorded".into())),
+            _ = became_true(&mut stop) => Err(Failure::Stopped),
+            _ = became_true(&mut lost) => Err(Failure::LeaseLost),
         }
     }
 }

@@ -12,14 +12,14 @@
 //! without its per-object and refused lists, counted per action in `omittedObjects`
 //! instead; the report files keep everything. A run that could not read the applied
 //! version (an unreadable state) keeps the one the copy had: when the state Secret is
-//! missing, `sync` takes the floor from it ([`KeptRead::applied`]) and hands that read on
-//! to [`keep`], so the ConfigMap is read once.
+//! missing, the sync command takes the floor from it ([`KeptRead::applied`]) and hands that
+//! read on to [`keep`], so the ConfigMap is read once.
 //!
 //! The holder of the sync Lease writes unconditionally. A run that held no Lease (it had
 //! nothing to apply) writes only over the copy it read (compare-and-swap on the
 //! resourceVersion), and never over one that reports a later applied version: two pullers
-//! of one cluster then cannot replace a newer report with an older one. Signing and the
-//! files are `report`'s and `publish`'s business.
+//! of one cluster then cannot replace a newer report with an older one. Filling the report
+//! is `report`'s business, signing it and writing its files `report_writer`'s.
 
 use std::collections::BTreeMap;
 
@@ -29,7 +29,8 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde::{Deserialize, Serialize};
 
-use crate::own_objects::{MANAGER, meta};
+use super::error::StateError;
+use super::meta::{MANAGER, Names, meta};
 use crate::report::{Report, RunReport};
 
 /// Data key of the report ConfigMap.
@@ -81,8 +82,8 @@ impl Kept {
     }
 }
 
-fn api_failed(namespace: &str, name: &str, e: &kube::Error) -> anyhow::Error {
-    anyhow::anyhow!("report ConfigMap {namespace}/{name}: {}", describe_api_error(e))
+fn api_failed(names: &Names, e: &kube::Error) -> StateError {
+    StateError::ReportApi { config_map: names.describe(&names.report), message: describe_api_error(e) }
 }
 
 /// The kept report ConfigMap as one read found it (`None`: there is none). A run that
@@ -90,10 +91,10 @@ fn api_failed(namespace: &str, name: &str, e: &kube::Error) -> anyhow::Error {
 pub struct KeptRead(Option<ConfigMap>);
 
 impl KeptRead {
-    /// Reads the ConfigMap `name` in `namespace`.
-    pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> anyhow::Result<KeptRead> {
-        let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-        Ok(KeptRead(api.get_opt(name).await.map_err(|e| api_failed(namespace, name, &e))?))
+    /// Reads the report ConfigMap of `names`.
+    pub async fn read(client: &kube::Client, names: &Names) -> Result<KeptRead, StateError> {
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), &names.namespace);
+        Ok(KeptRead(api.get_opt(&names.report).await.map_err(|e| api_failed(names, &e))?))
     }
 
     /// The applied version and digest the kept report of `cluster` names: the rollback
@@ -105,25 +106,25 @@ impl KeptRead {
     }
 }
 
-/// Keeps `report` as the ConfigMap `name` in `namespace` if its outcome is news, setting
-/// its `kubernetesVersion` when it writes. `holder`: this run holds the sync Lease.
-/// `read`: the ConfigMap as this run read it already, if it did.
+/// Keeps `report` as the report ConfigMap of `names` if its outcome is news, setting its
+/// `kubernetesVersion` when it writes. `holder`: this run holds the sync Lease. `read`:
+/// the ConfigMap as this run read it already, if it did.
 pub async fn keep(
     report: &mut Report,
     client: &kube::Client,
-    namespace: &str,
-    name: &str,
+    names: &Names,
     holder: bool,
     read: Option<KeptRead>,
-) -> anyhow::Result<()> {
+) -> Result<(), StateError> {
+    let (namespace, name) = (names.namespace.as_str(), names.report.as_str());
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
-    let failed = |e: kube::Error| api_failed(namespace, name, &e);
+    let failed = |e: kube::Error| api_failed(names, &e);
     // An earlier read serves the compare-and-swap below as well as a fresh one: a report
     // written since then makes the write fail with 409, as it should.
     let read = match (holder, read) {
         (true, _) => None,
         (false, Some(KeptRead(read))) => Some(read),
-        (false, None) => Some(KeptRead::read(client, namespace, name).await?.0),
+        (false, None) => Some(KeptRead::read(client, names).await?.0),
     };
     let previous = read.as_ref().and_then(|cm| parse(cm.as_ref()?, &report.cluster));
     let mut kept = Kept::of(report, previous.as_ref());
@@ -253,7 +254,7 @@ mod tests {
         assert!(!k.to_json().contains("omittedObjects"));
     }
 
-    /// Issue 7: a 5,000-object report is over 1 MiB as the report files hold it.
+    /// A 5,000-object report is over 1 MiB as the report files hold it.
     #[test]
     fn a_five_thousand_object_report_fits_a_config_map_and_reads_back() {
         let mut r = report(RunResult::Error, Some(9));

@@ -15,8 +15,9 @@ use clap::Args;
 use crate::config::{SourceArgs, read_capped};
 use crate::engine::{self, NamespacePolicy};
 use crate::failure::Failure;
+use crate::kept::gz_secret;
+use crate::kept::state::State;
 use crate::source;
-use crate::state::{self, State};
 
 /// A state file is the state Secret's `state.json.gz`, capped like the Secret itself.
 const STATE_FILE_BYTES: u64 = 1024 * 1024;
@@ -43,11 +44,11 @@ pub async fn verify(args: &VerifyArgs) -> Result<(String, Option<Failure>), Fail
     let store = source::open(&settings.source).await?;
     let clusters = match (&settings.cluster, &state) {
         (Some(c), _) => vec![c.clone()],
-        (None, Some(s)) => vec![s.cluster.parse().map_err(|e| Failure::Error(format!("state: {e}")))?],
-        (None, None) => store.clusters(&Limits::SPEC).await.map_err(|e| Failure::Error(e.to_string()))?,
+        (None, Some(s)) => vec![s.cluster.parse().map_err(Failure::StateCluster)?],
+        (None, None) => store.clusters(&Limits::SPEC).await.map_err(source::SourceError::Store)?,
     };
     if clusters.is_empty() {
-        return Err(Failure::Error(format!("{}: holds no bundles", store.describe())));
+        return Err(Failure::NoBundles { store: store.describe() });
     }
     let floor = state.as_ref().map(State::floor).unwrap_or_default();
     let mut out = String::new();
@@ -56,9 +57,9 @@ pub async fn verify(args: &VerifyArgs) -> Result<(String, Option<Failure>), Fail
         match one(&*store, cluster, &keyring, &floor, args.floor).await {
             Ok(text) => out.push_str(&text),
             Err(f) => {
-                let label = if matches!(f, Failure::Rejected(_)) { "REFUSED" } else { "FAILED" };
-                let _ = writeln!(out, "cluster {cluster}: {label}: {}\n", f.message());
-                if worst.as_ref().is_none_or(|w| matches!((w, &f), (Failure::Error(_), Failure::Rejected(_)))) {
+                let label = if f.is_rejection() { "REFUSED" } else { "FAILED" };
+                let _ = writeln!(out, "cluster {cluster}: {label}: {f}\n");
+                if worst.as_ref().is_none_or(|w| !w.is_rejection() && f.is_rejection()) {
                     worst = Some(f);
                 }
             }
@@ -68,8 +69,8 @@ pub async fn verify(args: &VerifyArgs) -> Result<(String, Option<Failure>), Fail
 }
 
 fn read_state(path: &std::path::Path) -> Result<State, Failure> {
-    let bytes = read_capped(path, STATE_FILE_BYTES).map_err(|e| Failure::Error(format!("--state: {e:#}")))?;
-    state::decode(&bytes).map_err(|e| Failure::Error(format!("state file {}: {e}", path.display())))
+    let bytes = read_capped(path, STATE_FILE_BYTES).map_err(|e| Failure::Settings(format!("--state: {e:#}")))?;
+    gz_secret::decode(&bytes).map_err(|reason| Failure::StateFile { path: path.to_path_buf(), reason })
 }
 
 async fn one(
@@ -83,7 +84,7 @@ async fn one(
     let applied = !new;
     let version = bundle.predicate().version;
     if let Some(min) = min_version.filter(|min| version < *min) {
-        return Err(Failure::Rejected(format!("rollback: version {version} is older than --floor {min}")));
+        return Err(Failure::BelowFloor { version, floor: min });
     }
     describe(cluster, &bundle, applied)
 }

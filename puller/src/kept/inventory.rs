@@ -1,23 +1,24 @@
-//! The inventory (issue 6, row 2): every object the last apply left on the cluster, which
-//! the next apply prunes by, kept apart from the state in the Secret
-//! `airlock-inventory-<cluster name>`, data key `inventory.json.gz`, so that a run that
-//! finds nothing to do reads and decodes a state of a few hundred bytes whatever the
-//! bundle's size. Only a run that will write (an apply) and `plan` read it.
+//! The inventory: every object the last apply left on the cluster, which the next apply
+//! prunes by, kept apart from the state in the Secret `airlock-inventory-<cluster name>`,
+//! data key `inventory.json.gz`, so that a run that finds nothing to do reads and decodes
+//! a state of a few hundred bytes whatever the bundle's size. Only a run that will write
+//! (an apply) and `plan` read it.
 //!
 //! The state names the inventory it was written with by the digest of the stored bytes
 //! (`inventoryDigest`). [`previous`] decides what a run prunes by when the two disagree;
 //! the rule is to never know fewer objects than were applied: an entry too many costs
 //! nothing (prune deletes only live objects carrying this cluster's label, which an object
 //! released or taken over no longer has), an entry too few leaves an object behind for
-//! good. This module does not read or write the Secret; `state` does.
+//! good. This module does not read or write the Secret; `state_store` does.
 
 use std::collections::HashSet;
 
 use airlock_bundle::Digest;
 use serde::{Deserialize, Serialize};
 
+use super::gz_secret::{Kept, Role};
+use super::state::State;
 use crate::engine::InventoryEntry;
-use crate::state::State;
 
 /// The data key of the inventory Secret.
 pub const INVENTORY_KEY: &str = "inventory.json.gz";
@@ -37,6 +38,15 @@ impl Inventory {
     /// The inventory that goes with `state`.
     pub fn of(state: &State, objects: Vec<InventoryEntry>) -> Inventory {
         Inventory { cluster: state.cluster.clone(), version: state.version, digest: state.digest, objects }
+    }
+}
+
+impl Kept for Inventory {
+    const KEY: &'static str = INVENTORY_KEY;
+    const ROLE: Role = Role::Inventory;
+
+    fn cluster(&self) -> &str {
+        &self.cluster
     }
 }
 
@@ -135,11 +145,12 @@ fn union(mut newer: Vec<InventoryEntry>, older: &[InventoryEntry]) -> Vec<Invent
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::tests::{entries, state};
+    use crate::kept::gz_secret::{COMPRESSED_BYTES, decode, encode};
+    use crate::kept::state::tests::{entries, state};
 
     fn stored(version: u64, objects: Vec<InventoryEntry>) -> Stored {
         let inventory = Inventory { version, ..Inventory::of(&state(), objects) };
-        let digest = Digest::of(&crate::gz_secret::encode(&inventory));
+        let digest = Digest::of(&encode(&inventory));
         Stored { inventory, digest }
     }
 
@@ -198,5 +209,25 @@ mod tests {
             let text = notice.message("ns/airlock-state-edge-1", "ns/airlock-inventory-edge-1");
             assert!(text.contains("ns/airlock-state-edge-1") && text.contains("ns/airlock-inventory-edge-1"), "{text}");
         }
+    }
+
+    /// What an unchanged run reads does not grow with the bundle.
+    #[test]
+    fn a_state_is_small_whatever_the_inventory() {
+        let s = State { inventory_digest: Some(Digest::of(b"inventory")), ..state() };
+        let bytes = encode(&s);
+        assert!(bytes.len() < 2048, "{} bytes", bytes.len());
+        let inventory = encode(&Inventory::of(&s, entries(0..10_000)));
+        assert!(inventory.len() < COMPRESSED_BYTES, "10,000 entries: {} bytes", inventory.len());
+        let back: Inventory = decode(&inventory).unwrap();
+        assert_eq!((back.version, back.objects.len()), (7, 10_000));
+    }
+
+    #[test]
+    fn rejects_an_inventory_naming_its_key() {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, br#"{"cluster":"fleet/edge-1"}"#).unwrap();
+        let err = decode::<Inventory>(&gz.finish().unwrap()).unwrap_err().to_string();
+        assert!(err.starts_with("inventory.json.gz: missing field"), "{err}");
     }
 }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use airlock_bundle::Keyring;
 use airlock_bundle::Limits;
 use airlock_cli::progress::{Reporter, human_bytes};
-use airlock_store::mirror::{self, ImportTarget, Imported, MirrorError};
+use airlock_store::mirror::{self, ImportTarget, Imported};
 use airlock_store::{self as store, RegistryCredentials, StoreRef};
 use anyhow::{Context, bail};
 use clap::Args;
@@ -69,7 +69,7 @@ pub async fn import(args: &ImportArgs) -> Result<String, Failure> {
         StoreRef::Git { .. } => store::open(&import.to, &credentials).await.map(ImportTarget::Other),
         oci => store::open_oci(oci, &credentials).await.map(ImportTarget::Oci),
     };
-    let target = opened.map_err(|e| Failure::Error(format!("--to: {e}")))?;
+    let target = opened.map_err(Failure::ImportTarget)?;
     let mut progress = Reporter::new();
     let imported = mirror::import(
         &import.archive,
@@ -79,15 +79,14 @@ pub async fn import(args: &ImportArgs) -> Result<String, Failure> {
     )
     .await;
     progress.finish();
-    let imported = imported.map_err(|e| failure(&import, e))?;
+    // A refusal (a bundle that does not verify, an older version) is exit 3; anything
+    // else, a missing blob of a delta included, may be fixed by importing something first.
+    let imported = imported.map_err(|source| Failure::Import {
+        archive: import.archive.clone(),
+        to: Box::new(import.to.clone()),
+        source: Box::new(source),
+    })?;
     Ok(summary(&import.to, &imported))
-}
-
-/// A refusal (a bundle that does not verify, an older version) is exit 3; anything else,
-/// a missing blob of a delta included, may be fixed by importing something first: exit 1.
-fn failure(import: &Import, e: MirrorError) -> Failure {
-    let message = format!("import of {} into {}: {e}", import.archive.display(), import.to);
-    if e.is_rejection() { Failure::Rejected(message) } else { Failure::Error(message) }
 }
 
 /// One line per cluster, then the totals.
@@ -181,7 +180,7 @@ mod tests {
         let (dir, args) = site();
         let err = import(&args("oci-archive:DIR/update.tar", "oci-layout:DIR/layout")).await.unwrap_err();
         assert_eq!(err.exit_code(), airlock_cli::exit::ERROR, "{err:?}");
-        assert!(err.message().contains("update.tar"), "{err:?}");
+        assert!(err.to_string().contains("update.tar"), "{err:?}");
         assert!(!dir.path().join("layout").join("index.json").exists(), "nothing written");
     }
 }

@@ -139,14 +139,15 @@ fn reports_file(reports: &[ReportFile]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{self, Report, RunReport, RunResult};
+    use crate::report::{Report, RunReport, RunResult};
+    use crate::report_writer::write_to_dir;
     use airlock_bundle::SigningKey;
     use serde_json::value::RawValue;
 
     fn report_in(dir: &Path, cluster: &str, key: Option<&SigningKey>) -> PathBuf {
         let mut r = Report::start(&cluster.parse().unwrap());
         r.finish(Ok(RunResult::UpToDate));
-        report::write_to_dir(&r, key, dir).unwrap()
+        write_to_dir(&r, key, dir).unwrap()
     }
 
     fn args(dir: &Path) -> ExportReportsArgs {

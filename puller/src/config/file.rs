@@ -1,0 +1,54 @@
+//! The local files the settings name, each read through one size-capped reader: the
+//! settings file registration writes (`--config`), the keyring, and (for the other
+//! modules) any other file a flag names. Merging the file with the flags is `checked`'s.
+
+use std::path::{Path, PathBuf};
+
+use airlock_bundle::{Keyring, Limits};
+use anyhow::{Context, bail};
+use serde::Deserialize;
+
+use crate::engine::NamespacePolicy;
+
+/// A settings file is a handful of fields; anything near this size is not one.
+pub(super) const SETTINGS_FILE_BYTES: u64 = 64 * 1024;
+/// 64 keys in PEM are about 8 KiB; the cap leaves room for comments and OpenSSH lines.
+const KEYRING_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The settings file (`--config`), as registration writes it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub(super) struct SettingsFile {
+    pub source: Option<String>,
+    pub cluster: Option<String>,
+    pub keyring: Option<PathBuf>,
+    pub watch_namespaces: Option<Vec<String>>,
+    pub namespace_policy: Option<NamespacePolicy>,
+    pub state_namespace: Option<String>,
+    pub report_to: Option<PathBuf>,
+    pub report_key: Option<PathBuf>,
+}
+
+/// The settings file at `path`, if a flag names one; empty otherwise.
+pub(super) fn read_settings_file(path: Option<&Path>) -> anyhow::Result<SettingsFile> {
+    let Some(path) = path else { return Ok(SettingsFile::default()) };
+    let bytes = read_capped(path, SETTINGS_FILE_BYTES).context("--config")?;
+    serde_json::from_slice(&bytes).with_context(|| format!("settings file {}", path.display()))
+}
+
+/// Reads and parses a keyring file (spec section 7), naming it in any error.
+pub fn read_keyring(path: &Path) -> anyhow::Result<Keyring> {
+    Keyring::parse(&read_capped(path, KEYRING_FILE_BYTES)?, &Limits::SPEC).with_context(|| format!("keyring {}", path.display()))
+}
+
+/// Reads a local file, refusing one larger than `cap` bytes.
+pub fn read_capped(path: &Path, cap: u64) -> anyhow::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() as u64 > cap {
+        bail!("{} is larger than {cap} bytes", path.display());
+    }
+    Ok(bytes)
+}

@@ -1,0 +1,89 @@
+//! The raw flags of `sync`, `plan`, `run` and `verify`, as clap parses them: nothing here
+//! is checked yet beyond its type (`checked` does that, merging in the settings file).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::engine::NamespacePolicy;
+
+/// Where the bundle comes from and whose it is: the flags `verify` shares with `sync`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SourceArgs {
+    /// Store to fetch from: oci://HOST/PREFIX, oci+http://HOST:PORT/PREFIX, oci-layout:DIR,
+    /// oci-archive:FILE, git+file:///PATH, git+http(s)://URL[#BRANCH].
+    #[arg(long)]
+    pub source: Option<String>,
+    /// This cluster's id, NAMESPACE/NAME of its SveltosCluster.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// The trusted keyring file (JSON, spec section 7).
+    #[arg(long)]
+    pub keyring: Option<PathBuf>,
+    /// Credentials for a git+http(s) --source kept apart from its URL: a file in
+    /// git-credential-store format (`http://user:password@host` lines), read afresh each
+    /// run, so renewed credentials (spec 2.6) apply from the next run. Registration mounts
+    /// it from the Secret airlock-store-credentials.
+    #[arg(long, env = "AIRLOCK_GIT_CREDENTIALS", value_name = "FILE")]
+    pub git_credentials: Option<PathBuf>,
+    /// Settings file written by registration: JSON with source, cluster, keyring,
+    /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey. Flags
+    /// override its fields.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// The flags of `sync`, `plan` and `run`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SyncArgs {
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Namespaces the bundle may write to (comma-separated); cluster-scoped objects are
+    /// not restricted. The bundle can narrow this list, never widen it.
+    #[arg(long, value_delimiter = ',')]
+    pub watch_namespaces: Option<Vec<String>>,
+    /// What to do with namespaced objects outside --watch-namespaces.
+    #[arg(long, value_enum)]
+    pub namespace_policy: Option<NamespacePolicy>,
+    /// Server-side dry-run: verify and compute everything, apply nothing, record no state
+    /// (the Lease and the report are still written).
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Namespace of the puller's state Secret, Lease and report ConfigMap
+    /// (default airlock-system).
+    #[arg(long)]
+    pub state_namespace: Option<String>,
+    /// Directory to write a report of every run to.
+    #[arg(long)]
+    pub report_to: Option<PathBuf>,
+    /// The cluster's own Ed25519 key (PKCS#8 PEM) to sign reports with.
+    #[arg(long)]
+    pub report_key: Option<PathBuf>,
+    /// How long the sync Lease holds without renewal, which is how long a killed puller
+    /// keeps the next one waiting.
+    #[arg(long, default_value = "2m", value_parser = parse_interval)]
+    pub lease_duration: Duration,
+}
+
+/// Parses an interval such as `90s`, `5m` or `1h`.
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d: jiff::SignedDuration = text.parse().map_err(|e| format!("{text:?} is not a duration like 5m: {e}"))?;
+    let d = Duration::try_from(d).map_err(|_| format!("{text:?} is negative"))?;
+    if d < Duration::from_secs(1) {
+        return Err(format!("{text:?} is shorter than one second"));
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_intervals() {
+        assert_eq!(parse_interval("5m"), Ok(Duration::from_secs(300)));
+        assert_eq!(parse_interval("90s"), Ok(Duration::from_secs(90)));
+        assert!(parse_interval("0s").is_err() && parse_interval("-5m").is_err() && parse_interval("soon").is_err());
+    }
+}

@@ -1,0 +1,208 @@
+//! The puller's memory between runs: the applied version and digest, the anti-rollback
+//! floor, the keyring adopted by rotation and how the inventory's kinds are served (so a
+//! drift check needs no discovery), kept in the Secret `airlock-state-<cluster name>` of
+//! the state namespace as gzip'd JSON under `state.json.gz`. The inventory, which grows
+//! with the bundle, has a Secret of its own (`inventory`), so a run that finds nothing to
+//! do reads this small value alone.
+//!
+//! A state of the earlier layout keeps its inventory inline (`inventory`); it is read as
+//! it is, and the next write moves the inventory out. A puller release from before the
+//! split refuses a state of the new layout as unreadable (no `inventory`) rather than
+//! read it as an empty inventory and forget what to prune.
+//!
+//! This module is the value and its codec; reading and writing the Secret, and why only
+//! after a full apply, is `state_store`'s.
+
+use airlock_bundle::keyring::KeyringError;
+use airlock_bundle::statement::rfc3339;
+use airlock_bundle::{Digest, Limits};
+use airlock_bundle::{Floor, Keyring};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::error::Unreadable;
+use super::gz_secret::{Kept, Role};
+use super::verified::Verified;
+use crate::engine::{InventoryEntry, KnownKind};
+
+/// The data key of the state Secret.
+pub const STATE_KEY: &str = "state.json.gz";
+
+/// What the state Secret holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+// Unknown fields are accepted: a puller rolled back to an older release must still read
+// the state a newer one wrote, or it would lose the floor.
+pub struct State {
+    pub cluster: String,
+    pub version: u64,
+    pub digest: Digest,
+    #[serde(with = "rfc3339")]
+    pub highest_issued_at: Timestamp,
+    /// The keyring file's JSON, when a keyring chain advanced it past the local file's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyring: Option<Box<RawValue>>,
+    /// The digest of the inventory Secret's value written with this state; absent in a
+    /// state of the earlier layout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inventory_digest: Option<Digest>,
+    /// The inventory of a state of the earlier layout; read, never written.
+    #[serde(default, skip_serializing)]
+    pub inventory: Vec<InventoryEntry>,
+    /// How the inventory's kinds were served when applied; absent in states written
+    /// before it was kept, whose next drift check asks discovery. One entry per kind, so
+    /// it stays in the small Secret, where the drift check finds it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<KnownKind>,
+    /// The applied bundle's envelope as verified, which spares an unchanged run verifying
+    /// it again (`verified`); absent in states written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified: Option<Box<Verified>>,
+    #[serde(with = "rfc3339")]
+    pub applied_at: Timestamp,
+}
+
+impl State {
+    /// What verification needs from the state (spec 8.8-8.10).
+    pub fn floor(&self) -> Floor {
+        Floor { applied: Some((self.version, self.digest)), highest_issued_at: Some(self.highest_issued_at) }
+    }
+
+    /// The keyring adopted by rotation, if any.
+    pub fn keyring(&self) -> Result<Option<Keyring>, KeyringError> {
+        self.keyring.as_ref().map(|raw| Keyring::parse(raw.get().as_bytes(), &Limits::SPEC)).transpose()
+    }
+}
+
+impl Kept for State {
+    const KEY: &'static str = STATE_KEY;
+    const ROLE: Role = Role::State;
+
+    fn cluster(&self) -> &str {
+        &self.cluster
+    }
+
+    /// A kept keyring that does not parse makes the whole state unreadable.
+    fn check(&self) -> Result<(), Unreadable> {
+        self.keyring().map(drop).map_err(Unreadable::Keyring)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::io::Read;
+
+    use super::*;
+    use crate::engine::ObjectId;
+    use crate::kept::gz_secret::{COMPRESSED_BYTES, JSON_BYTES, decode, encode};
+    use airlock_bundle::testkit::Fixture;
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+
+    /// Inventory entries for the ConfigMaps `web/cm-<i>` for `range`.
+    pub(crate) fn entries(range: std::ops::Range<usize>) -> Vec<InventoryEntry> {
+        range
+            .map(|i| InventoryEntry {
+                id: ObjectId {
+                    group: String::new(),
+                    version: "v1".into(),
+                    kind: "ConfigMap".into(),
+                    namespace: Some("web".into()),
+                    name: format!("cm-{i}"),
+                },
+                profile: "ClusterProfile.web".into(),
+                applied_hash: Digest::of(i.to_string().as_bytes()).hex(),
+                leave_on_removal: i % 2 == 0,
+            })
+            .collect()
+    }
+
+    /// Version 7 of `fleet/edge-1` with `keyring` adopted; naming no inventory.
+    pub(crate) fn state_with(keyring: &Keyring) -> State {
+        let keyring = String::from_utf8(keyring.to_json()).unwrap();
+        State {
+            cluster: "fleet/edge-1".into(),
+            version: 7,
+            digest: Digest::of(b"bundle"),
+            highest_issued_at: Fixture::now(),
+            keyring: Some(RawValue::from_string(keyring).unwrap()),
+            inventory_digest: None,
+            inventory: Vec::new(),
+            kinds: vec![KnownKind { api_version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into(), namespaced: true }],
+            verified: None,
+            applied_at: Fixture::now(),
+        }
+    }
+
+    /// [`state_with`] the keyring of a second fixture, as a rotation would leave it.
+    pub(crate) fn state() -> State {
+        state_with(&Fixture::new(2).keyring)
+    }
+
+    fn gzip(json: &[u8]) -> Vec<u8> {
+        let mut gz = GzEncoder::new(Vec::new(), Compression::default());
+        std::io::Write::write_all(&mut gz, json).unwrap();
+        gz.finish().unwrap()
+    }
+
+    fn json_of(bytes: &[u8]) -> serde_json::Value {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).unwrap();
+        serde_json::from_slice(&out).unwrap()
+    }
+
+    /// The text of the error decoding `bytes` as a state.
+    fn refusal(bytes: &[u8]) -> String {
+        decode::<State>(bytes).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn round_trips_without_the_inventory() {
+        let s = State { inventory_digest: Some(Digest::of(b"inventory")), ..state() };
+        let back: State = decode(&encode(&s)).unwrap();
+        assert_eq!((back.version, back.inventory_digest), (7, s.inventory_digest));
+        assert_eq!(back.kinds, s.kinds);
+        assert_eq!(back.keyring().unwrap(), Some(Fixture::new(2).keyring));
+        assert_eq!(back.floor(), Floor { applied: Some((7, Digest::of(b"bundle"))), highest_issued_at: Some(Fixture::now()) });
+        let json = json_of(&encode(&s));
+        for field in ["cluster", "version", "digest", "highestIssuedAt", "keyring", "inventoryDigest", "kinds", "appliedAt"] {
+            assert!(json.get(field).is_some(), "{field} missing in {json}");
+        }
+        assert!(json.get("inventory").is_none(), "the inventory has its own Secret: {json}");
+    }
+
+    /// A state Secret written before the inventory moved out, and before kinds were kept.
+    #[test]
+    fn reads_a_state_of_the_earlier_layout() {
+        let mut json = serde_json::to_value(state()).unwrap();
+        let object = json.as_object_mut().unwrap();
+        object.remove("kinds");
+        object.insert("inventory".into(), serde_json::to_value(entries(0..3)).unwrap());
+        let back: State = decode(&gzip(json.to_string().as_bytes())).unwrap();
+        assert!(back.kinds.is_empty(), "its next drift check asks discovery");
+        assert_eq!((&back.inventory, back.inventory_digest), (&entries(0..3), None));
+        assert!(json_of(&encode(&back)).get("inventory").is_none(), "the next write moves the inventory out");
+    }
+
+    #[test]
+    fn rejects_oversized_and_bombs() {
+        let err = refusal(&vec![0; COMPRESSED_BYTES + 1]);
+        assert!(err.contains("over"), "{err}");
+        let mut gz = GzEncoder::new(Vec::new(), Compression::best());
+        std::io::Write::write_all(&mut gz, &vec![b' '; JSON_BYTES as usize + 1]).unwrap();
+        let err = refusal(&gz.finish().unwrap());
+        assert!(err.contains("decompresses to more than"), "{err}");
+    }
+
+    #[test]
+    fn rejects_corruption() {
+        let good = encode(&state());
+        assert!(refusal(&good[..good.len() - 9]).contains("gzip"));
+        assert!(refusal(b"{}").contains("not gzip"));
+        assert!(refusal(&gzip(br#"{"cluster":"fleet/edge-1"}"#)).contains("missing field"));
+        let mut bad_keyring = state();
+        bad_keyring.keyring = Some(RawValue::from_string(r#"{"version":1}"#.into()).unwrap());
+        assert!(refusal(&encode(&bad_keyring)).contains("keyring"));
+    }
+}
