@@ -34,12 +34,13 @@ mod state_race;
 mod site;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 
 use airlock_bundle::Digest;
 use airlock_bundle::{Release, SignedBundle};
 use airlock_store::{PublishMeta, RegistryCredentials, StoreRef};
 use common::Run;
+use common::kept::Kept;
+pub use common::kept::{gunzip, gzip};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams};
 use site::{Site, Snapshot};
@@ -89,12 +90,7 @@ impl Version {
 
 /// The version the state Secret records, if there is one.
 pub async fn state_version(site: &Site) -> Option<u64> {
-    let name = format!("airlock-state-{}", site.cluster.name());
-    let secret = Api::<Secret>::namespaced(site.client.clone(), &site.state_ns).get_opt(&name).await;
-    let secret = secret.expect("read the state Secret")?;
-    let json = gunzip(&secret.data.expect("state data")["state.json.gz"].0);
-    let state: serde_json::Value = serde_json::from_slice(&json).expect("the state is JSON");
-    Some(state["version"].as_u64().expect("the state has a version"))
+    Kept::new(&site.client, &site.state_ns, &site.cluster).state().await.map(|s| s.version)
 }
 
 /// Publishes `signed` into the OCI layout `name` of the site's directory (created if
@@ -126,18 +122,6 @@ pub struct Applied {
     pub version: String,
     pub value: String,
     pub resource_version: String,
-}
-
-pub fn gunzip(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(bytes).read_to_end(&mut out).expect("gzip");
-    out
-}
-
-pub fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    std::io::Write::write_all(&mut gz, bytes).expect("writing to memory");
-    gz.finish().expect("writing to memory")
 }
 
 /// The ConfigMaps the puller applied in the application namespace, by name.

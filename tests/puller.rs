@@ -5,252 +5,28 @@
 //! recovery, reports; the engine's own behaviour is pinned by `engine.rs`.
 //!
 //! Every test is its own cluster (`e2e/<unique>`) with its own state namespace and
-//! application namespace, so tests run in parallel and reruns never collide.
+//! application namespace, so tests run in parallel and reruns never collide; the harness
+//! is `common::puller`, and what the puller keeps is read through `common::kept`.
 
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use airlock_bundle::envelope::REPORT_PAYLOAD_TYPE;
-use airlock_bundle::testkit::Fixture;
 use airlock_bundle::{ClusterId, Limits};
-use airlock_bundle::{Keyring, PartSettings, Release, SignedBundle, SigningKey, SyncMode, envelope, keyring, sign};
-use airlock_cli::install_crypto_provider;
-use airlock_store::{RegistryCredentials, StoreRef};
-use common::{Run, puller_bin};
-use jiff::{SignedDuration, Timestamp};
+use airlock_bundle::{Keyring, SigningKey, SyncMode, envelope, keyring};
+use airlock_puller::report::{Report, RunResult};
+use airlock_store::StoreRef;
+use common::puller::{Signing, Site, assert_refused, http_get, publish_to};
+use common::{Run, assert_exit, managed_kubeconfig, puller_bin};
+use jiff::SignedDuration;
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use tokio::process::Command;
-
-/// How a test bundle is signed, when not by the fixture key with the default settings.
-#[derive(Default)]
-struct Signing {
-    keys: Option<Vec<SigningKey>>,
-    keyring_chain: Option<Vec<u8>>,
-    sync_mode: SyncMode,
-}
-
-/// One test's cluster: its id, keys, namespaces, a layout to publish into, a client.
-struct Site {
-    dir: tempfile::TempDir,
-    fixture: Fixture,
-    cluster: ClusterId,
-    /// The state namespace (`--state-namespace`).
-    state_ns: String,
-    /// The namespace the bundles fill.
-    app_ns: String,
-    client: kube::Client,
-}
-
-impl Site {
-    async fn new(test: &str) -> Site {
-        install_crypto_provider();
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let id = format!("{test}-{:x}-{:x}-{n}", Timestamp::now().as_second() % 0x100_0000, std::process::id());
-        let mut fixture = Fixture::new(1);
-        let cluster: ClusterId = format!("e2e/{id}").parse().expect("valid cluster id");
-        fixture.cluster = cluster.clone();
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::write(dir.path().join("keyring.json"), fixture.keyring.to_json()).expect("keyring written");
-        let config = kube::config::Kubeconfig::read_from(kubeconfig()).expect("kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(config, &Default::default()).await.expect("kube config");
-        let client = kube::Client::try_from(config).expect("kube client");
-        let site = Site { dir, fixture, cluster, state_ns: format!("airlock-{id}"), app_ns: format!("app-{id}"), client };
-        let ns =
-            Namespace { metadata: kube::api::ObjectMeta { name: Some(site.state_ns.clone()), ..Default::default() }, ..Default::default() };
-        Api::<Namespace>::all(site.client.clone()).create(&PostParams::default(), &ns).await.expect("state namespace created");
-        site
-    }
-
-    fn layout(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// A Namespace and `count` ConfigMaps holding `value`, in one profile.
-    fn files(&self, count: usize, value: &str) -> Vec<(String, Vec<u8>)> {
-        let ns = &self.app_ns;
-        let mut files = vec![(
-            format!("ClusterProfile.app/Namespace.{ns}.yaml"),
-            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n").into_bytes(),
-        )];
-        files.extend((0..count).map(|i| {
-            (
-                format!("ClusterProfile.app/ConfigMap.{ns}.cm-{i}.yaml"),
-                format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\n  namespace: {ns}\ndata:\n  value: \"{value}\"\n")
-                    .into_bytes(),
-            )
-        }));
-        files
-    }
-
-    /// `files` signed as `version` by the fixture key, valid from now for an hour unless
-    /// `release` says else.
-    fn signed(&self, version: u64, files: Vec<(String, Vec<u8>)>, release: impl FnOnce(&mut Release)) -> SignedBundle {
-        self.signed_as(version, files, Signing::default(), release)
-    }
-
-    fn signed_as(&self, version: u64, files: Vec<(String, Vec<u8>)>, how: Signing, release: impl FnOnce(&mut Release)) -> SignedBundle {
-        let now = Timestamp::from_second(Timestamp::now().as_second()).expect("valid time");
-        let mut r = Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..self.fixture.release(version) };
-        release(&mut r);
-        let settings = |_: &str| PartSettings { sync_mode: how.sync_mode, ..PartSettings::default() };
-        let keys = how.keys.as_deref().unwrap_or(&self.fixture.keys);
-        sign::sign(Fixture::bundle(files), &r, &settings, keys, how.keyring_chain)
-    }
-
-    async fn publish(&self, layout: &str, bundles: &[SignedBundle]) {
-        publish_to(&StoreRef::OciLayout(self.layout(layout)), bundles).await;
-    }
-
-    /// `airlock-puller <command>` for this site reading `layout`, not yet started.
-    fn command(&self, command: &str, layout: &str, extra: &[&str]) -> Command {
-        let mut cmd = Command::new(puller_bin());
-        cmd.arg(command)
-            .arg("--source")
-            .arg(format!("oci-layout:{}", self.layout(layout).display()))
-            .args(["--cluster", &self.cluster.to_string()])
-            .arg("--keyring")
-            .arg(self.dir.path().join("keyring.json"))
-            .args(extra)
-            .env("KUBECONFIG", kubeconfig())
-            .env("AIRLOCK_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if command != "verify" && !extra.contains(&"--state-namespace") {
-            cmd.args(["--state-namespace", &self.state_ns]);
-        }
-        cmd
-    }
-
-    async fn run(&self, command: &str, layout: &str, extra: &[&str]) -> Run {
-        self.command(command, layout, extra).output().await.expect("airlock-puller runs").into()
-    }
-
-    async fn sync(&self, layout: &str) -> Run {
-        self.run("sync", layout, &[]).await
-    }
-
-    /// A sync that logs every API request it makes (the kube client's own trace), and
-    /// those requests as `METHOD /path`, query left out.
-    async fn counted_sync(&self, layout: &str) -> (Run, Vec<String>) {
-        let run = self.run("sync", layout, &["--log-format", "json", "--log", "warn,kube_client=debug"]).await;
-        let requests = run
-            .stderr
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .filter(|event| event["message"] == "requesting")
-            .map(|event| {
-                let url = event["span"]["http.url"].as_str().unwrap_or_default();
-                let path = url.split("://").nth(1).and_then(|rest| rest.find('/').map(|i| &rest[i..])).unwrap_or(url);
-                format!("{} {}", event["span"]["http.method"].as_str().unwrap_or_default(), path.split('?').next().unwrap())
-            })
-            .collect();
-        (run, requests)
-    }
-
-    /// resourceVersion of the report ConfigMap.
-    async fn kept_report_version(&self) -> String {
-        let name = format!("airlock-report-{}", self.cluster.name());
-        let api = Api::<ConfigMap>::namespaced(self.client.clone(), &self.state_ns);
-        api.get(&name).await.expect("report ConfigMap").metadata.resource_version.expect("resourceVersion")
-    }
-
-    /// The state Secret's JSON, if there is one.
-    async fn state(&self) -> Option<serde_json::Value> {
-        self.gzip_json("airlock-state-", "state.json.gz").await
-    }
-
-    /// The JSON the puller's Secret `<prefix><cluster name>` holds gzip'd under `key`, if
-    /// there is one.
-    async fn gzip_json(&self, prefix: &str, key: &str) -> Option<serde_json::Value> {
-        let name = format!("{prefix}{}", self.cluster.name());
-        let secret = Api::<Secret>::namespaced(self.client.clone(), &self.state_ns).get_opt(&name).await.expect("Secret read")?;
-        let gz = secret.data.expect("Secret data").remove(key).unwrap_or_else(|| panic!("{key} key in {name}")).0;
-        let mut json = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut json).expect("gzip");
-        Some(serde_json::from_slice(&json).expect("JSON"))
-    }
-
-    async fn state_version(&self) -> Option<u64> {
-        self.state().await.map(|s| s["version"].as_u64().expect("state version"))
-    }
-
-    /// The bundle's ConfigMaps (`cm-*`) in the application namespace.
-    async fn config_maps(&self) -> BTreeMap<String, ConfigMap> {
-        let list = Api::<ConfigMap>::namespaced(self.client.clone(), &self.app_ns).list(&ListParams::default()).await.expect("list");
-        list.items.into_iter().filter_map(|cm| Some((cm.metadata.name.clone().filter(|n| n.starts_with("cm-"))?, cm))).collect()
-    }
-
-    /// resourceVersion of every object a sync could write: the namespace, its ConfigMaps
-    /// and the state and inventory Secrets.
-    async fn versions(&self) -> BTreeMap<String, String> {
-        let mut out: BTreeMap<String, String> =
-            self.config_maps().await.into_iter().map(|(n, cm)| (n, cm.metadata.resource_version.unwrap_or_default())).collect();
-        if let Some(ns) = Api::<Namespace>::all(self.client.clone()).get_opt(&self.app_ns).await.expect("get namespace") {
-            out.insert("namespace".into(), ns.metadata.resource_version.unwrap_or_default());
-        }
-        for what in ["state", "inventory"] {
-            let name = format!("airlock-{what}-{}", self.cluster.name());
-            let secrets = Api::<Secret>::namespaced(self.client.clone(), &self.state_ns);
-            if let Some(s) = secrets.get_opt(&name).await.expect("get Secret") {
-                out.insert(what.into(), s.metadata.resource_version.unwrap_or_default());
-            }
-        }
-        out
-    }
-
-    /// The report kept in the cluster.
-    async fn kept_report(&self) -> serde_json::Value {
-        let name = format!("airlock-report-{}", self.cluster.name());
-        let api = Api::<ConfigMap>::namespaced(self.client.clone(), &self.state_ns);
-        let cm = api.get(&name).await.expect("report ConfigMap");
-        serde_json::from_str(&cm.data.expect("data")["report.json"]).expect("report JSON")
-    }
-
-    /// Nothing of a bundle was applied and no state was written.
-    async fn assert_untouched(&self, what: &str) {
-        let namespace = Api::<Namespace>::all(self.client.clone()).get_opt(&self.app_ns).await.expect("get namespace");
-        assert!(namespace.is_none() && self.state().await.is_none(), "{what}");
-    }
-}
-
-/// Deletes the test's namespaces (state, application, and the watch test's extra one),
-/// also when the test failed, without waiting for namespace finalization.
-impl Drop for Site {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new(common::service_env("AIRLOCK_KUBECTL"))
-            .args(["--kubeconfig", &kubeconfig(), "delete", "namespace", "--ignore-not-found", "--wait=false"])
-            .args([&self.state_ns, &self.app_ns, &format!("{}-x", self.app_ns)])
-            .output();
-    }
-}
-
-async fn publish_to(store: &StoreRef, bundles: &[SignedBundle]) {
-    let store = airlock_store::open(store, &RegistryCredentials::default()).await.expect("store opens");
-    store.publish(bundles, &Default::default()).await.expect("published");
-}
-
-fn kubeconfig() -> String {
-    common::service_env("AIRLOCK_KUBECONFIG_MANAGED")
-}
-
-fn assert_exit(run: &Run, code: i32) {
-    assert_eq!(run.code, Some(code), "{run:?}");
-}
-
-/// A refusal (exit 3) whose message, on stderr, contains `why`.
-fn assert_refused(run: &Run, why: &str) {
-    assert_exit(run, 3);
-    assert!(run.stderr.contains(why), "{why:?} missing in {run:?}");
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn first_sync_applies_and_an_unchanged_resync_writes_nothing() {
@@ -263,30 +39,30 @@ async fn first_sync_applies_and_an_unchanged_resync_writes_nothing() {
     assert_eq!(cms.keys().collect::<Vec<_>>(), ["cm-0", "cm-1", "cm-2"]);
     assert_eq!(cms["cm-1"].data.as_ref().unwrap()["value"], "one");
     let state = site.state().await.expect("state written");
-    assert_eq!(state["version"], 1);
-    assert_eq!(state["cluster"], site.cluster.to_string());
-    // Issue 6, row 2: the inventory is apart, so an unchanged run reads a small state.
-    assert!(state.get("inventory").is_none() && state["inventoryDigest"].is_string(), "{state}");
-    let inventory = site.gzip_json("airlock-inventory-", "inventory.json.gz").await.expect("inventory written");
-    assert_eq!((inventory["version"].as_u64(), inventory["objects"].as_array().unwrap().len()), (Some(1), 4));
+    assert_eq!(state.version, 1);
+    assert_eq!(state.cluster, site.cluster.to_string());
+    // The inventory is apart, so an unchanged run reads a small state.
+    assert!(state.inventory.is_none() && state.inventory_digest.is_some(), "{state:?}");
+    let inventory = site.kept.inventory().await.expect("inventory written");
+    assert_eq!((inventory.version, inventory.objects.len()), (1, 4));
 
     let before = site.versions().await;
     let second = site.sync("store").await;
     assert_exit(&second, 0);
     assert!(second.stdout.contains("up to date at version 1"), "{second:?}");
     assert_eq!(site.versions().await, before, "an unchanged re-sync writes nothing");
-    assert_eq!(site.kept_report().await["result"], "up-to-date", "the kept report follows the outcome");
+    assert_eq!(site.kept_report().await.report.result, RunResult::UpToDate, "the kept report follows the outcome");
 
     // Once the kept report says so too, a re-sync reads the state and the kept report,
     // and writes nothing at all: no Lease, no report, no server version.
-    let kept = site.kept_report_version().await;
+    let kept = site.kept.report_version().await;
     let (third, requests) = site.counted_sync("store").await;
     assert_exit(&third, 0);
     assert!(third.stdout.contains("up to date at version 1"), "{third:?}");
     let state = format!("GET /api/v1/namespaces/{}/secrets/airlock-state-{}", site.state_ns, site.cluster.name());
     let report = format!("GET /api/v1/namespaces/{}/configmaps/airlock-report-{}", site.state_ns, site.cluster.name());
     assert_eq!(requests, [state, report], "{third:?}");
-    assert_eq!(site.kept_report_version().await, kept, "the kept report is not rewritten");
+    assert_eq!(site.kept.report_version().await, kept, "the kept report is not rewritten");
     assert_eq!(site.versions().await, before);
 }
 
@@ -307,10 +83,8 @@ async fn a_rollback_is_refused_and_changes_nothing() {
     assert_eq!(site.state_version().await, Some(2));
 
     // Offline, against a copy of the state, verify sees the same.
-    let name = format!("airlock-state-{}", site.cluster.name());
-    let secret = Api::<Secret>::namespaced(site.client.clone(), &site.state_ns).get(&name).await.expect("state");
     let state_file = site.dir.path().join("state.json.gz");
-    std::fs::write(&state_file, &secret.data.expect("data")["state.json.gz"].0).unwrap();
+    std::fs::write(&state_file, site.kept.state_bytes().await.expect("state")).unwrap();
     let state_arg = format!("--state={}", state_file.display());
     assert_refused(&site.run("verify", "old", &[&state_arg]).await, "rollback");
     let current = site.run("verify", "store", &[&state_arg]).await;
@@ -458,7 +232,7 @@ async fn the_bundle_narrows_watch_namespaces() {
     assert!(filtered.stdout.contains("1 refused"), "{filtered:?}");
 }
 
-/// Issue 7: a report of 5,000 objects is over 1 MiB, more than a ConfigMap holds. The
+/// A report of 5,000 objects is over 1 MiB, more than a ConfigMap holds. The
 /// objects are refused by the namespace policy, so nothing but the Namespace is applied.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_five_thousand_object_report_is_kept_without_its_object_list() {
@@ -480,18 +254,18 @@ async fn a_five_thousand_object_report_is_kept_without_its_object_list() {
     assert!(!run.stderr.contains("report not kept"), "{run:?}");
 
     let file = std::fs::read_dir(&reports).unwrap().next().expect("a report file").unwrap().path();
-    let whole: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    assert_eq!(whole["objects"].as_array().unwrap().len(), COUNT + 1, "the report file keeps every object");
+    let whole: Report = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(whole.objects.len(), COUNT + 1, "the report file keeps every object");
     assert!(std::fs::metadata(&file).unwrap().len() > 1024 * 1024);
     let kept = site.kept_report().await;
-    assert_eq!((kept["result"].as_str(), kept["appliedVersion"].as_u64()), (Some("applied"), Some(1)));
-    assert_eq!(kept["objects"], serde_json::json!([]), "{kept}");
-    assert_eq!(kept["omittedObjects"], serde_json::json!({"created": 1, "refused": COUNT}));
+    assert_eq!((kept.report.result, kept.report.applied_version), (RunResult::Applied, Some(1)));
+    assert!(kept.report.objects.is_empty(), "{kept:?}");
+    assert_eq!(kept.omitted_objects, BTreeMap::from([("created".to_string(), 1), ("refused".to_string(), COUNT as u64)]));
 
     // The next run reads that copy back, and replaces it with its own outcome.
     assert_exit(&site.run("sync", "store", &policy).await, 0);
     let kept = site.kept_report().await;
-    assert_eq!((kept["result"].as_str(), kept["appliedVersion"].as_u64()), (Some("up-to-date"), Some(1)));
+    assert_eq!((kept.report.result, kept.report.applied_version), (RunResult::UpToDate, Some(1)));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -508,7 +282,7 @@ async fn two_pullers_at_once_do_not_both_apply() {
     assert_eq!(site.config_maps().await.len(), 200);
     // The puller turned away did nothing and must not replace the holder's report.
     let kept = site.kept_report().await;
-    assert!(["applied", "up-to-date"].contains(&kept["result"].as_str().unwrap()), "{kept}");
+    assert!([RunResult::Applied, RunResult::UpToDate].contains(&kept.report.result), "{kept:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -580,15 +354,15 @@ async fn a_signed_report_is_written_and_verifies() {
     let decoded = envelope::decode(&std::fs::read(&files[0]).unwrap(), REPORT_PAYLOAD_TYPE, &Limits::SPEC).expect("a DSSE envelope");
     let keyring = Keyring::new(1, 1, vec![key.public()], &Limits::SPEC).unwrap();
     assert_eq!(keyring.check(&decoded).expect("signed by the cluster key"), [key.public().key_id()]);
-    let report: serde_json::Value = serde_json::from_slice(&decoded.payload).unwrap();
-    assert_eq!(report["result"], "applied");
-    assert_eq!(report["cluster"], site.cluster.to_string());
-    assert_eq!(report["appliedVersion"], 1);
-    assert_eq!(report["kubernetesVersion"], "v1.20.2");
-    assert_eq!(report["objects"].as_array().unwrap().len(), 3, "{report}");
+    let report: Report = serde_json::from_slice(&decoded.payload).unwrap();
+    assert_eq!(report.result, RunResult::Applied);
+    assert_eq!(report.cluster, site.cluster.to_string());
+    assert_eq!(report.applied_version, Some(1));
+    assert_eq!(report.kubernetes_version.as_deref(), Some("v1.20.2"));
+    assert_eq!(report.objects.len(), 3, "{report:?}");
 
     let kept = site.kept_report().await;
-    assert_eq!((kept["result"].as_str(), kept["appliedVersion"].as_u64()), (Some("applied"), Some(1)));
+    assert_eq!((kept.report.result, kept.report.applied_version), (RunResult::Applied, Some(1)));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -611,7 +385,7 @@ async fn drift_is_corrected_on_an_unchanged_bundle() {
     assert_eq!(cms.len(), 3);
     assert!(cms.values().all(|cm| cm.data.as_ref().unwrap()["value"] == "one"), "{cms:?}");
     assert_eq!(site.versions().await["state"], state_before, "drift correction records no new state");
-    // Issue 6: at most kinds + 10 requests (Namespace and ConfigMap: 2 kinds). Here: the
+    // At most kinds + 10 requests (Namespace and ConfigMap: 2 kinds). Here: the
     // state, one list per kind (no discovery: the state knows the kinds), the Lease taken
     // and the state read again under it, two corrections, the Lease released, the server
     // version and the kept report.
@@ -642,7 +416,7 @@ async fn a_rotated_keyring_is_kept_in_the_state() {
     site.publish("store", &[site.signed_as(1, site.files(1, "one"), how, |r| r.keyring_version = 2)]).await;
     assert_exit(&site.sync("store").await, 0);
     let state = site.state().await.unwrap();
-    assert_eq!(state["keyring"]["version"], 2, "{state}");
+    assert_eq!(state.keyring.map(|k| k.version), Some(2));
 
     // The next bundle comes without the chain: only the kept keyring can verify it, the
     // local file (version 1) cannot.
@@ -659,7 +433,7 @@ async fn a_corrupted_state_stops_the_puller_and_a_deleted_one_starts_over() {
     site.publish("store", &[site.signed(1, site.files(1, "one"), |_| {})]).await;
     assert_exit(&site.sync("store").await, 0);
     let secrets = Api::<Secret>::namespaced(site.client.clone(), &site.state_ns);
-    let name = format!("airlock-state-{}", site.cluster.name());
+    let name = site.kept.name("airlock-state-");
     let garbage = serde_json::json!({"data": {"state.json.gz": "bm90IGd6aXA="}});
     secrets.patch(&name, &PatchParams::default(), &Patch::Merge(&garbage)).await.expect("state overwritten");
     let before = site.versions().await;
@@ -679,16 +453,6 @@ async fn a_corrupted_state_stops_the_puller_and_a_deleted_one_starts_over() {
     assert_eq!(site.state_version().await, Some(1));
 }
 
-/// `GET path` on the puller's metrics port; None while nothing listens.
-async fn http_get(port: u16, path: &str) -> Option<String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
-    stream.write_all(format!("GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n").as_bytes()).await.ok()?;
-    let mut out = String::new();
-    stream.read_to_string(&mut out).await.ok()?;
-    Some(out)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn run_serves_health_and_metrics_and_stops_on_sigterm() {
     let site = Site::new("run").await;
@@ -706,7 +470,7 @@ async fn run_serves_health_and_metrics_and_stops_on_sigterm() {
         .args(["run", "--interval", "2s", "--lease-duration", "6s", "--metrics-addr", &format!("127.0.0.1:{port}")])
         .arg("--config")
         .arg(&config)
-        .env("KUBECONFIG", kubeconfig())
+        .env("KUBECONFIG", managed_kubeconfig())
         .env("AIRLOCK_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -740,9 +504,6 @@ async fn run_serves_health_and_metrics_and_stops_on_sigterm() {
     assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     let status = tokio::time::timeout(Duration::from_secs(15), child.wait()).await.expect("stops on SIGTERM").unwrap();
     assert_eq!(status.code(), Some(0));
-    let lease = Api::<Lease>::namespaced(site.client.clone(), &site.state_ns)
-        .get(&format!("airlock-puller-{}", site.cluster.name()))
-        .await
-        .expect("lease");
+    let lease = Api::<Lease>::namespaced(site.client.clone(), &site.state_ns).get(&site.kept.name("airlock-puller-")).await.expect("lease");
     assert_eq!(lease.spec.unwrap().holder_identity, None, "the lease is released");
 }

@@ -1,4 +1,4 @@
-//! The puller's side of the air gap (issue 5) end to end, with the real binaries and the
+//! The puller's side of the air gap end to end, with the real binaries and the
 //! services of `hack/services.sh`: bundles of two clusters published into an OCI layout,
 //! `airlock-publisher export`ed to an archive, `airlock-puller import`ed into the
 //! "disconnected" registry (`AIRLOCK_REGISTRY_REMOTE`) and into a Git repository, twice;
@@ -20,11 +20,12 @@ use airlock_bundle::testkit::Fixture;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Keyring, PartSettings, Release, SignedBundle, SigningKey, sign};
 use airlock_cli::install_crypto_provider;
+use airlock_puller::report::{Report, RunResult};
 use airlock_store::{RegistryCredentials, StoreRef, open, open_oci};
-use common::{Run, publisher_bin, puller_bin};
+use common::{Run, assert_exit, managed_kubeconfig, publisher_bin, puller_bin};
 use jiff::{SignedDuration, Timestamp};
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
-use kube::api::{Api, PostParams};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::Api;
 use serde_json::value::RawValue;
 use tokio::process::Command;
 
@@ -47,14 +48,10 @@ impl Air {
         let clusters = ["a", "b"].map(|c| format!("e2e/{id}-{c}").parse::<ClusterId>().expect("valid cluster id"));
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("keyring.json"), Fixture::new(1).keyring.to_json()).expect("keyring written");
-        let config = kube::config::Kubeconfig::read_from(kubeconfig()).expect("kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(config, &Default::default()).await.expect("kube config");
-        let client = kube::Client::try_from(config).expect("kube client");
+        let client = common::kube_client(&managed_kubeconfig()).await;
         let air = Air { dir, id, clusters, client };
         for cluster in &air.clusters {
-            let ns =
-                Namespace { metadata: kube::api::ObjectMeta { name: Some(state_ns(cluster)), ..Default::default() }, ..Default::default() };
-            Api::<Namespace>::all(air.client.clone()).create(&PostParams::default(), &ns).await.expect("state namespace");
+            common::create_namespace(&air.client, &state_ns(cluster)).await;
         }
         air
     }
@@ -119,7 +116,7 @@ impl Drop for Air {
     fn drop(&mut self) {
         let namespaces = self.clusters.iter().flat_map(|c| [state_ns(c), app_ns(c)]);
         let _ = std::process::Command::new(common::service_env("AIRLOCK_KUBECTL"))
-            .args(["--kubeconfig", &kubeconfig(), "delete", "namespace", "--ignore-not-found", "--wait=false"])
+            .args(["--kubeconfig", &managed_kubeconfig(), "delete", "namespace", "--ignore-not-found", "--wait=false"])
             .args(namespaces)
             .output();
     }
@@ -133,17 +130,9 @@ fn app_ns(cluster: &ClusterId) -> String {
     format!("app-{}", cluster.name())
 }
 
-fn kubeconfig() -> String {
-    common::service_env("AIRLOCK_KUBECONFIG_MANAGED")
-}
-
 async fn output(mut cmd: Command) -> Run {
-    cmd.env("AIRLOCK_LOG", "warn").env("KUBECONFIG", kubeconfig()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.env("AIRLOCK_LOG", "warn").env("KUBECONFIG", managed_kubeconfig()).stdout(Stdio::piped()).stderr(Stdio::piped());
     cmd.output().await.expect("the binary runs").into()
-}
-
-fn assert_exit(run: &Run, code: i32) {
-    assert_eq!(run.code, Some(code), "{run:?}");
 }
 
 /// The clusters a store holds, as `NS/NAME` strings.
@@ -227,9 +216,9 @@ fn assert_reports_file(file: &Path, key: &SigningKey, clusters: [&ClusterId; 2])
     for item in &items {
         let decoded = envelope::decode(item.get().as_bytes(), REPORT_PAYLOAD_TYPE, &L).expect("a report envelope");
         assert_eq!(keyring.check(&decoded).expect("signed by the report key"), [key.public().key_id()]);
-        let report: serde_json::Value = serde_json::from_slice(&decoded.payload).expect("report JSON");
-        assert_eq!((report["result"].as_str(), report["appliedVersion"].as_u64()), (Some("applied"), Some(1)));
-        seen.push(report["cluster"].as_str().expect("cluster").to_string());
+        let report: Report = serde_json::from_slice(&decoded.payload).expect("a report");
+        assert_eq!((report.result, report.applied_version), (RunResult::Applied, Some(1)));
+        seen.push(report.cluster);
     }
     assert_eq!(seen, clusters.map(ClusterId::to_string));
 }

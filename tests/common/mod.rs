@@ -1,8 +1,12 @@
 //! Helpers shared by the end-to-end tests: where `hack/services.sh` started the services,
-//! the binaries under test (built once per test process), new Git repositories, and the
-//! output of a finished process.
+//! clients of its API servers, the binaries under test (built once per test process), new
+//! Git repositories, and the output of a finished process. `kept` reads what the puller
+//! keeps in the cluster; `puller` is the harness of the puller's own suite.
 // Each test binary compiles this module and uses its own subset of it.
 #![allow(dead_code)]
+
+pub mod kept;
+pub mod puller;
 
 use std::path::PathBuf;
 
@@ -36,6 +40,18 @@ pub fn service_env(key: &str) -> String {
             path.display()
         )
     })
+}
+
+/// The kubeconfig of the managed cluster's API server, which the pullers apply to.
+pub fn managed_kubeconfig() -> String {
+    service_env("AIRLOCK_KUBECONFIG_MANAGED")
+}
+
+/// A client of the API server `kubeconfig` names.
+pub async fn kube_client(kubeconfig: &str) -> kube::Client {
+    let config = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(config, &Default::default()).await.expect("kube config");
+    kube::Client::try_from(config).expect("kube client")
 }
 
 /// The workspace root.
@@ -100,6 +116,11 @@ impl From<std::process::Output> for Run {
             stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
         }
     }
+}
+
+/// A run that exited with `code`; the whole run is printed when it did not.
+pub fn assert_exit(run: &Run, code: i32) {
+    assert_eq!(run.code, Some(code), "{run:?}");
 }
 
 impl std::fmt::Debug for Run {

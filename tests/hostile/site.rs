@@ -104,25 +104,12 @@ impl Site {
 
     /// The application Namespace and `count` ConfigMaps holding `value`, in one profile.
     pub fn files(&self, count: usize, value: &str) -> Vec<(String, Vec<u8>)> {
-        let ns = &self.app_ns;
-        let mut files = vec![(
-            format!("ClusterProfile.app/Namespace.{ns}.yaml"),
-            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n").into_bytes(),
-        )];
-        files.extend((0..count).map(|i| self.config_map(&format!("cm-{i}"), ns, value)));
-        files
+        common::puller::app_files(&self.app_ns, count, value)
     }
 
     /// One ConfigMap file of the `app` profile.
     pub fn config_map(&self, name: &str, namespace: &str, value: &str) -> (String, Vec<u8>) {
-        (
-            format!("ClusterProfile.app/ConfigMap.{namespace}.{name}.yaml"),
-            format!(
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: {namespace}\n\
-                 data:\n  value: \"{value}\"\n"
-            )
-            .into_bytes(),
-        )
+        common::puller::config_map_file(name, namespace, value)
     }
 
     /// What a bundle is signed as unless a case says else: this cluster, issued now,

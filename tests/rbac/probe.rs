@@ -3,7 +3,6 @@
 //! acting as someone else ([`As`]), and the tally of what was allowed or refused
 //! ([`Probe`]).
 
-use std::io::Read;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -18,6 +17,7 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
 use serde_json::json;
 
+use crate::common::kept::Kept;
 use crate::common::{self, Run};
 use crate::publisher_support::kubectl_ok;
 
@@ -243,14 +243,9 @@ impl Site {
         Api::<ClusterRole>::all(self.admin.clone()).get_opt(&name).await.expect("get ClusterRole").is_some()
     }
 
-    /// The version the state Secret records (gzip JSON, key `state.json.gz`).
+    /// The version the state Secret records.
     pub async fn state_version(&self) -> Option<u64> {
-        let api = Api::<Secret>::namespaced(self.admin.clone(), &self.puller_ns);
-        let secret = api.get_opt(&format!("airlock-state-{}", self.fixture.cluster.name())).await.expect("get state")?;
-        let gz = secret.data?.remove("state.json.gz")?.0;
-        let mut json = Vec::new();
-        flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut json).expect("state is gzip");
-        serde_json::from_slice::<serde_json::Value>(&json).expect("state is JSON")["version"].as_u64()
+        Kept::new(&self.admin, &self.puller_ns, &self.fixture.cluster).state().await.map(|s| s.version)
     }
 
     fn path(&self, name: &str) -> PathBuf {
