@@ -1,4 +1,4 @@
-//! Across the air gap end to end (issue 5), with the real binaries and services of
+//! Across the air gap end to end, with the real binaries and services of
 //! `hack/services.sh`: `airlock-publisher publish` to the "connected" registry, `export` to
 //! an OCI archive, `airlock-puller import` into the "disconnected" registry, a one-profile
 //! change carried as a delta, damaged archives refused with nothing imported; and on the way

@@ -1,4 +1,4 @@
-//! Faults end to end (issue 7, "Faults"): the real `airlock-puller sync` against the real
+//! Faults end to end: the real `airlock-puller sync` against the real
 //! registry, Git server and Kubernetes 1.20 API server of `hack/services.sh`, with the
 //! fault put between them: a registry answering 500, cutting a transfer or stopping mid-
 //! fetch, and an API server unreachable mid-apply (both through `faults/proxy.rs`); a real

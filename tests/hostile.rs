@@ -1,4 +1,4 @@
-//! Hostile bundles end to end (issue 7): the real `airlock-puller sync` against the real
+//! Hostile bundles end to end: the real `airlock-puller sync` against the real
 //! Kubernetes 1.20 API server of `hack/services.sh`, fed stores crafted to be wrong in one
 //! way each (`hostile/cases.rs`). A baseline bundle is applied first, so there are live
 //! objects and a state to protect; then every case must end with its exact exit code
@@ -27,7 +27,7 @@ use cases::Case;
 use common::Run;
 use site::{BASELINE, Site, Snapshot};
 
-/// Issue 7 asks for at least this many cases.
+/// The suite covers at least this many ways a bundle can be wrong.
 const AT_LEAST: usize = 30;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -35,7 +35,7 @@ async fn hostile_bundles_are_refused_and_change_nothing() {
     let mut site = Site::new().await;
     let (baseline_store, before) = baseline(&mut site).await;
     let cases = cases::all(&site).await;
-    assert!(cases.len() >= AT_LEAST, "{} cases, issue 7 asks for {AT_LEAST}", cases.len());
+    assert!(cases.len() >= AT_LEAST, "{} cases, at least {AT_LEAST} wanted", cases.len());
     let failures = run_all(&site, &cases, before.clone()).await;
     assert!(failures.is_empty(), "{} of {} cases failed:\n\n{}", failures.len(), cases.len(), failures.join("\n\n"));
 

@@ -1,6 +1,6 @@
 //! Standard tools read what Airlock writes: `skopeo copy` moves a cluster's artifact from
 //! the registry to an oci-archive and on to a second registry, keeping the manifest digest,
-//! and the result still verifies (issue 2, spec 9.1-9.4).
+//! and the result still verifies (spec 9.1-9.4).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Least privilege (issue 7): the RBAC that `airlock-publisher register cluster` generates
+//! Least privilege: the RBAC that `airlock-publisher register cluster` generates
 //! is applied to the managed Kubernetes 1.20 apiserver, then the puller's ServiceAccount is
 //! impersonated (`Impersonate-User: system:serviceaccount:<ns>:airlock-puller`, the admin
 //! token asking) in two ways: real API requests from a kube client, each allowed or

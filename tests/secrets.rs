@@ -1,4 +1,4 @@
-//! Secrets never reach logs or reports (issue 7). One cluster goes through the whole
+//! Secrets never reach logs or reports. One cluster goes through the whole
 //! pipeline with every tool at `--log trace --log-format json`: `register cluster` (with
 //! registry credentials, against the management apiserver), `publish --from-dir` of a
 //! profile whose manifests are held in a Secret and carry a Secret with a distinctive

@@ -1,4 +1,4 @@
-//! Soak (issue 7): 200 cycles of random configuration changes, each published by the real
+//! Soak: 200 cycles of random configuration changes, each published by the real
 //! `airlock-publisher publish --from-dir` to the real registry and synced by the real
 //! `airlock-puller sync` into the managed Kubernetes 1.20 apiserver for three clusters;
 //! after every cycle the live objects of every cluster equal its desired set exactly.

@@ -1,4 +1,4 @@
-//! The inventory Secret (`airlock-inventory-<cluster>`, issue 6 row 2): corrupted by hand,
+//! The inventory Secret (`airlock-inventory-<cluster>`): corrupted by hand,
 //! left behind by a run stopped between its two writes, and absent beside a state of the
 //! earlier layout that keeps its inventory inline. Every case ends with the objects a
 //! version dropped pruned, or says why they cannot be.

@@ -1,4 +1,4 @@
-//! The hostile cases of issue 7, generated: each one writes its own store into the site's
+//! The hostile cases, generated: each one writes its own store into the site's
 //! directory and says how `airlock-puller sync` must refuse it. They are grouped by where
 //! the flaw sits: the envelope, the signed release and the manifests here; the part's
 //! bytes, the tar inside it and the store's own files in `damage.rs`. Every hostile bundle
