@@ -168,7 +168,7 @@ API server's and etcd's, whose CPU time during the sync is about its whole wall 
 every Deployment appear while the sync runs). Both tools send one server-side-apply PATCH
 per object ({r.median('first.small.airlock.engine_requests'):.0f} requests by the puller's
 engine), kubectl one at a time and the puller eight in flight (`CONCURRENCY` in
-`puller/src/config.rs`; 16 and 32 measured the same); the CRD's Established condition is
+`puller/src/config/checked.rs`; 16 and 32 measured the same); the CRD's Established condition is
 awaited with a watch. With the server saturated, concurrency cannot buy more than the
 server's idle time, and server-side apply has no batch request, so a first sync cannot
 make fewer than one request per object.
@@ -181,7 +181,7 @@ The engine makes no request when the bundle digest is unchanged; the requests ar
 puller's own bookkeeping, as its request log shows them:
 {r.text('second.small.airlock.requests')}. An unchanged run is meant to read the state
 Secret and the kept report ConfigMap and nothing else (no Lease, no /version, no write);
-any other request here is a regression in `puller/src/sync.rs` or `kept_report.rs`.
+any other request here is a regression in `puller/src/cmd/sync.rs` or `kept/last_report.rs`.
 """,
     "second-time": lambda r: f"""
 {cpu_split(r, 'second.small.airlock')}: the time is the round trips of the requests above
