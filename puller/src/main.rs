@@ -81,16 +81,15 @@ async fn main() -> ExitCode {
 
 async fn dispatch(command: Command, kube: &KubeArgs) -> u8 {
     match command {
-        Command::Sync(args) => match args.check(kube) {
-            Ok(settings) => {
-                let synced = sync::once(&settings, cmd::stop_on_signals()).await;
+        Command::Sync(args) => match sync::once(&args, kube, cmd::stop_on_signals()).await {
+            Ok(synced) => {
                 // A failure was logged (stderr); stdout carries only the success line.
                 if let Some(line) = synced.summary {
                     println!("{line}");
                 }
                 synced.code
             }
-            Err(e) => fail(&Failure::from(e)),
+            Err(f) => fail(&f),
         },
         Command::Run(args) => finish(run::run(&args, kube, cmd::stop_on_signals()).await.map(|()| String::new())),
         Command::Plan(args) => finish(plan::plan(&args, kube).await),

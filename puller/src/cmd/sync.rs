@@ -22,12 +22,12 @@
 //! way. This module does not parse manifests or talk to stores itself.
 
 use airlock_bundle::{Digest, Floor, VerifiedEnvelope};
-use airlock_cli::exit;
 use airlock_cli::lease::{self, HeldLease, LeaseConfig, LeaseError};
+use airlock_cli::{KubeArgs, exit};
 use jiff::Timestamp;
 use tokio::sync::watch;
 
-use crate::config::SyncSettings;
+use crate::config::{SyncArgs, SyncSettings};
 use crate::engine::{self, KnownKind, Outcome};
 use crate::failure::Failure;
 use crate::kept::last_report::{self, KeptRead};
@@ -46,8 +46,10 @@ pub struct Synced {
     pub code: u8,
 }
 
-/// One sync with its report written: the `sync` command.
-pub async fn once(settings: &SyncSettings, stop: watch::Receiver<bool>) -> Synced {
+/// The `sync` command: checks the flags, then runs one sync and writes its report. Only
+/// flags that cannot be used fail it; what the run met is in the report.
+pub async fn once(args: &SyncArgs, kube: &KubeArgs, stop: watch::Receiver<bool>) -> Result<Synced, Failure> {
+    let settings = &args.check(kube)?;
     let report = match settings.kube.client().await {
         Ok(client) => sync(settings, &client, stop).await,
         Err(e) => {
@@ -60,7 +62,7 @@ pub async fn once(settings: &SyncSettings, stop: watch::Receiver<bool>) -> Synce
     let code = exit_code(report.result);
     let summary = report.error.is_none().then(|| summary(&report));
     // Proof of what was applied is part of the job: a run whose report file is missing failed.
-    Synced { summary, code: if code == exit::OK && written.is_err() { exit::ERROR } else { code } }
+    Ok(Synced { summary, code: if code == exit::OK && written.is_err() { exit::ERROR } else { code } })
 }
 
 /// The documented exit code of a run that ended with `result`.
@@ -174,8 +176,7 @@ async fn run(
     kept: &mut Option<KeptRead>,
 ) -> Result<RunResult, Failure> {
     let (mut state_store, state) = StateStore::load(client, &names(settings), &settings.cluster).await?;
-    report.applied_version = state.as_ref().map(|s| s.version);
-    report.applied_digest = state.as_ref().map(|s| s.digest);
+    (report.applied_version, report.applied_digest) = applied(state.as_ref()).unzip();
     let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
     let floor = match &state {
         Some(state) => state.floor(),
@@ -273,8 +274,7 @@ fn floor_without_state(settings: &SyncSettings, report: &mut Report, kept: &Kept
                 "no state Secret (it was deleted?): the rollback floor is version {version} ({digest}), applied as \
                  the kept report ConfigMap says"
             );
-            report.applied_version = Some(version);
-            report.applied_digest = Some(digest);
+            (report.applied_version, report.applied_digest) = (Some(version), Some(digest));
         }
         None => tracing::warn!(
             %secret,

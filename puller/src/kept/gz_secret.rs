@@ -36,7 +36,7 @@ pub enum Role {
 }
 
 /// A value one of the Secrets holds.
-pub trait Kept: DeserializeOwned {
+pub trait SecretValue: DeserializeOwned {
     /// The data key it is stored under.
     const KEY: &'static str;
     const ROLE: Role;
@@ -57,7 +57,7 @@ pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 }
 
 /// Reads a data value, with caps on both sides of the decompression, and checks it.
-pub fn decode<T: Kept>(bytes: &[u8]) -> Result<T, Unreadable> {
+pub fn decode<T: SecretValue>(bytes: &[u8]) -> Result<T, Unreadable> {
     let key = T::KEY;
     if bytes.len() > COMPRESSED_BYTES {
         return Err(Unreadable::Oversized { bytes: bytes.len(), limit: COMPRESSED_BYTES });
@@ -82,7 +82,7 @@ pub struct GzSecret<T> {
     value: PhantomData<T>,
 }
 
-impl<T: Kept> GzSecret<T> {
+impl<T: SecretValue> GzSecret<T> {
     pub fn new(client: &kube::Client, namespace: &str, name: &str, cluster: &str) -> GzSecret<T> {
         GzSecret {
             api: Api::namespaced(client.clone(), namespace),

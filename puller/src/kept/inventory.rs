@@ -16,7 +16,7 @@ use std::collections::HashSet;
 use airlock_bundle::Digest;
 use serde::{Deserialize, Serialize};
 
-use super::gz_secret::{Kept, Role};
+use super::gz_secret::{Role, SecretValue};
 use super::state::State;
 use crate::engine::InventoryEntry;
 
@@ -41,7 +41,7 @@ impl Inventory {
     }
 }
 
-impl Kept for Inventory {
+impl SecretValue for Inventory {
     const KEY: &'static str = INVENTORY_KEY;
     const ROLE: Role = Role::Inventory;
 

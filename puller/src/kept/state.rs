@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::error::Unreadable;
-use super::gz_secret::{Kept, Role};
+use super::gz_secret::{Role, SecretValue};
 use super::verified::Verified;
 use crate::engine::{InventoryEntry, KnownKind};
 
@@ -75,7 +75,7 @@ impl State {
     }
 }
 
-impl Kept for State {
+impl SecretValue for State {
     const KEY: &'static str = STATE_KEY;
     const ROLE: Role = Role::State;
 
