@@ -6,7 +6,7 @@ use base64::engine::general_purpose::STANDARD;
 use ed25519_dalek::Signer;
 use serde::{Deserialize, Serialize};
 
-use super::keyring::SigningKey;
+use super::key::SigningKey;
 use crate::limits::Limits;
 
 pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";

@@ -14,7 +14,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::envelope;
-use super::keyring::SigningKey;
+use super::key::SigningKey;
 use super::statement::rfc3339;
 use super::verify::VerifiedEnvelope;
 use crate::{ClusterId, Digest};

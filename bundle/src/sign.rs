@@ -8,7 +8,7 @@ use jiff::Timestamp;
 
 use super::content::{Bundle, Part, bundle_digest};
 use super::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
-use super::keyring::SigningKey;
+use super::key::SigningKey;
 use super::statement::*;
 use crate::cluster::ClusterId;
 use crate::digest::Digest;

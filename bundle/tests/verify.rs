@@ -3,7 +3,8 @@
 
 use airlock_bundle::envelope::{self, EnvelopeError, IN_TOTO_PAYLOAD_TYPE};
 use airlock_bundle::gzip::{self, GzipError};
-use airlock_bundle::keyring::{Keyring, SigningKey, TrustError};
+use airlock_bundle::key::SigningKey;
+use airlock_bundle::keyring::{Keyring, TrustError};
 use airlock_bundle::statement::Statement;
 use airlock_bundle::tar::{TarError, write_canonical};
 use airlock_bundle::testkit::Fixture;

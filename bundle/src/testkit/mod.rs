@@ -8,7 +8,8 @@ use jiff::Timestamp;
 
 use crate::Bundle;
 use crate::cluster::ClusterId;
-use crate::keyring::{Keyring, SigningKey};
+use crate::key::SigningKey;
+use crate::keyring::Keyring;
 use crate::limits::Limits;
 use crate::sign::{self, PartSettings, Release, SignedBundle};
 use crate::verify::{Expectation, Floor};
