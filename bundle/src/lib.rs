@@ -18,7 +18,6 @@ pub mod gzip;
 pub mod key;
 pub mod keyring;
 pub mod limits;
-mod part;
 pub mod path;
 pub mod report;
 pub mod sign;

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::envelope;
 use super::key::SigningKey;
 use super::statement::rfc3339;
-use super::verify::VerifiedEnvelope;
+use super::verify::{Claims, VerifiedEnvelope};
 use crate::{ClusterId, Digest};
 
 pub use super::envelope::REPORT_PAYLOAD_TYPE;
@@ -95,15 +95,22 @@ pub struct BundleSeen {
 
 impl BundleSeen {
     pub fn of(envelope: &VerifiedEnvelope) -> BundleSeen {
-        let p = envelope.predicate();
+        let claims = envelope.claims();
         BundleSeen {
-            version: p.version,
-            digest: envelope.digest(),
-            issued_at: p.issued_at,
-            expires: p.expires,
+            version: claims.version,
+            digest: claims.digest,
+            issued_at: claims.issued_at,
+            expires: claims.expires,
             keyring_version: envelope.keyring().version(),
             signers: envelope.signers().to_vec(),
         }
+    }
+
+    /// The claims of the bundle seen for `cluster` (the report names the cluster once, at
+    /// its top), as steps 7-10 judge them: a record of a verified envelope can be judged
+    /// again against a newer floor and clock without the envelope.
+    pub fn claims<'a>(&self, cluster: &'a str) -> Claims<'a> {
+        Claims { cluster, version: self.version, digest: self.digest, issued_at: self.issued_at, expires: self.expires }
     }
 }
 
@@ -268,6 +275,19 @@ mod tests {
             wrong[key] = bad;
             assert!(serde_json::from_value::<PullReport>(wrong).is_err(), "{key}");
         }
+    }
+
+    #[test]
+    fn a_bundle_seen_keeps_the_claims_verification_judged() {
+        let fixture = crate::testkit::Fixture::new(1);
+        let signed = fixture.signed(1, crate::testkit::Fixture::files());
+        let floor = crate::Floor::default();
+        let expect = fixture.expect(&floor);
+        let verified = crate::verify::verify_envelope(&signed.envelope, None, &expect, &crate::Limits::SPEC).unwrap();
+        let seen = BundleSeen::of(&verified);
+        assert_eq!(seen.claims(signed.cluster()), verified.claims());
+        let back: BundleSeen = serde_json::from_value(serde_json::to_value(&seen).unwrap()).unwrap();
+        assert_eq!(back.claims(signed.cluster()), verified.claims(), "as the report writes it");
     }
 
     #[test]

@@ -15,12 +15,19 @@ use std::sync::mpsc;
 
 use bytes::Bytes;
 
-use super::gzip::{self, GzipError};
-use super::statement::{FileEntry, ProfileEntry};
-use super::tar::{self, BLOCK, walk};
-use super::verify::{Transport, VerifyError};
+use super::error::VerifyError;
 use crate::digest::{Digest, Hasher};
+use crate::gzip::{self, GzipError};
 use crate::limits::Limits;
+use crate::statement::{FileEntry, ProfileEntry};
+use crate::tar::{self, BLOCK, walk};
+
+/// A compressed or plain canonical tar as a store hands it over.
+#[derive(Debug, Clone, Copy)]
+pub enum Transport<'a> {
+    Gzip(&'a [u8]),
+    Tar(&'a [u8]),
+}
 
 /// Steps 11-13 for the part `name`, signed as `profile` with the files `signed`.
 pub(super) fn verify(

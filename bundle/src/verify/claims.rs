@@ -1,0 +1,62 @@
+//! Steps 7-10 of spec section 8: what a statement claims about its cluster, version and
+//! lifetime, judged against the puller's cluster, floor and clock. The statement's own
+//! consistency (step 6) is `consistency`'s; this module trusts it.
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::error::VerifyError;
+use super::expectation::Expectation;
+use crate::digest::Digest;
+use crate::limits::Limits;
+use crate::statement::rfc3339;
+
+/// What steps 7-10 judge of a statement that passed steps 1-6.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Claims<'a> {
+    pub cluster: &'a str,
+    pub version: u64,
+    /// The bundle digest step 6 computed.
+    pub digest: Digest,
+    pub issued_at: Timestamp,
+    pub expires: Timestamp,
+}
+
+/// Steps 7-10, against the puller's cluster, floor and clock. Returns whether this
+/// version and digest were applied already (8.8).
+pub fn check_claims(claims: &Claims<'_>, expect: &Expectation<'_>, limits: &Limits) -> Result<bool, VerifyError> {
+    // spec 8.7
+    let own = expect.cluster.to_string();
+    if claims.cluster != own {
+        return Err(VerifyError::WrongCluster { expected: own, actual: claims.cluster.to_string() });
+    }
+    // spec 8.8
+    let mut already_applied = false;
+    if let Some((floor, applied)) = expect.floor.applied {
+        if claims.version < floor {
+            return Err(VerifyError::Rollback { version: claims.version, floor });
+        }
+        if claims.version == floor {
+            if applied != claims.digest {
+                return Err(VerifyError::VersionReused { version: claims.version, applied, actual: claims.digest });
+            }
+            already_applied = true;
+        }
+    }
+    // spec 8.9: a clock behind the newest issuedAt already accepted is known to be wrong
+    // (reset, dead battery), so it cannot judge "future"; expiry below still holds.
+    let skew = SignedDuration::from_secs(limits.clock_skew_secs);
+    let clock_is_sane = expect.floor.highest_issued_at.is_none_or(|h| expect.now >= h);
+    if clock_is_sane && claims.issued_at > expect.now + skew {
+        return Err(VerifyError::FromTheFuture {
+            issued_at: rfc3339::format(&claims.issued_at),
+            now: rfc3339::format(&expect.now),
+            skew_secs: limits.clock_skew_secs,
+        });
+    }
+    // spec 8.10
+    let reference = expect.floor.highest_issued_at.map_or(expect.now, |t| t.max(expect.now));
+    if claims.expires <= reference {
+        return Err(VerifyError::Expired { expires: rfc3339::format(&claims.expires), reference: rfc3339::format(&reference) });
+    }
+    Ok(already_applied)
+}

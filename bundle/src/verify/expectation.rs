@@ -1,0 +1,26 @@
+//! The puller's side of a verification: which cluster it is, the keyring it trusts, and
+//! what it remembers between runs. Verification reads these; it never changes them.
+
+use jiff::Timestamp;
+
+use crate::cluster::ClusterId;
+use crate::digest::Digest;
+use crate::keyring::Keyring;
+
+/// What the puller remembers between runs that verification depends on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Floor {
+    /// The last applied version and its bundle digest.
+    pub applied: Option<(u64, Digest)>,
+    /// The highest `issuedAt` ever accepted (spec 8.10).
+    pub highest_issued_at: Option<Timestamp>,
+}
+
+/// The puller's side of a verification: who it is and what it remembers.
+#[derive(Debug, Clone)]
+pub struct Expectation<'a> {
+    pub cluster: &'a ClusterId,
+    pub keyring: &'a Keyring,
+    pub floor: &'a Floor,
+    pub now: Timestamp,
+}
