@@ -2,25 +2,26 @@
 //! and sequences laid out by indentation, scalars that end on their line (plain, quoted,
 //! `|` literal blocks), and flow collections that close on their line.
 //!
-//! A publish of 10,000 clusters parses 50,000 rendered templates, and a sync or a verify
+//! A publish parses every template it renders for every cluster, and a sync or a verify
 //! parses every file of its bundle. Driving a general parser's scanner and event machinery
-//! for them was a quarter of a publish's CPU and most of a verify's; reading the lines of
-//! this subset directly costs a fraction of it. [`read`] answers only for input whose
+//! for them weighs on both; reading the lines of this subset directly is far cheaper.
+//! [`read`] answers only for input whose
 //! meaning it is sure of and gives up (`None`) at anything else — a character outside
 //! printable ASCII, a tab, a carriage return, a directive or `...`, a tag, anchor or alias,
 //! a complex key, a duplicate or merge key, a folded or explicitly indented block scalar, a
 //! scalar or flow collection continued on the next line, an indentation it did not expect —
-//! and leaves the stream to serde_saphyr. `crate::testkit::yaml` holds it to serde_saphyr's
-//! answer.
+//! and leaves the stream to serde_saphyr. `testkit::yaml` (feature `testing`) holds it to
+//! serde_saphyr's answer. What one line's text holds (an entry, a quoted or plain scalar) is
+//! read in `scan`.
+
+mod scan;
 
 use serde_json::{Map, Value};
 
-use super::{Booleans, Document, MAX_BYTES, checked_key, scalar};
+use super::document::{Document, MAX_BYTES};
+use super::scalar::{self, Booleans, checked_key};
 use crate::Limits;
-
-/// The longest simple key the general parser accepts (its `simple_key_max_lookahead` is
-/// 1,024 characters); longer ones are left to it.
-const MAX_KEY: usize = 1_000;
+use scan::{Entry, MAX_KEY, end_of_line, entry, flow_plain, is_blank_or_comment, is_item, plain, quoted};
 
 /// Nodes in one stream: serde_saphyr's budget allows 250,000; a stream near that is left
 /// to it.
@@ -59,8 +60,8 @@ pub fn read(text: &str, booleans: Booleans) -> Option<Vec<Document>> {
 }
 
 /// Whether every byte is printable ASCII or a line feed. Checked 32 bytes at a time
-/// without stopping early, which the compiler turns into vector instructions: byte by byte,
-/// this check was most of the reader's own time.
+/// without stopping early, which the compiler turns into vector instructions; a loop that
+/// stops at the first bad byte stays one byte at a time.
 fn printable(text: &str) -> bool {
     let ok = |b: u8| b == b'\n' || (b' '..=b'~').contains(&b);
     let mut chunks = text.as_bytes().chunks_exact(32);
@@ -88,15 +89,6 @@ struct Reader<'a> {
     /// Nodes read in the stream so far.
     nodes: usize,
     booleans: Booleans,
-}
-
-/// What a line holds, read as a mapping entry.
-enum Entry<'a> {
-    /// The key, whether it is plain (not quoted), and what follows the `:` and the spaces
-    /// after it.
-    Pair(String, bool, &'a str),
-    /// Not a mapping entry: a scalar, a flow collection...
-    Not,
 }
 
 impl<'a> Reader<'a> {
@@ -358,151 +350,4 @@ enum Chomp {
     Strip,
     Clip,
     Keep,
-}
-
-/// A sequence item: `-` alone or followed by a space.
-fn is_item(text: &str) -> bool {
-    text == "-" || text.starts_with("- ")
-}
-
-fn is_blank_or_comment(text: &str) -> bool {
-    text.is_empty() || text.starts_with('#')
-}
-
-/// What may follow a value on its line: nothing, or spaces and a comment.
-fn end_of_line(after: &str) -> Option<()> {
-    let rest = after.trim_start_matches(' ');
-    (rest.is_empty() || rest.len() < after.len() && rest.starts_with('#')).then_some(())
-}
-
-/// Whether `text` starts a plain scalar this reader takes: not with an indicator, `-` only
-/// before something other than a space or a flow indicator (`--flag`, `-1`).
-fn plain_start(text: &str) -> bool {
-    match text.as_bytes() {
-        [] => false,
-        [b'-', next, ..] => !b" ,[]{}".contains(next),
-        [b'-'] => false,
-        [first, ..] => !b"?:,[]{}#&*!|>'\"%@`".contains(first),
-    }
-}
-
-/// A mapping entry on a line, `Not` when the line holds none, `None` when it is not sure.
-fn entry(text: &str) -> Option<Entry<'_>> {
-    if text.starts_with(['"', '\'']) {
-        let (key, after) = quoted(text)?;
-        return match after.strip_prefix(':') {
-            Some(rest) if rest.is_empty() || rest.starts_with(' ') => {
-                (text.len() - after.len() <= MAX_KEY).then(|| Entry::Pair(key, false, rest.trim_start_matches(' ')))
-            }
-            _ => Some(Entry::Not),
-        };
-    }
-    if !plain_start(text) {
-        return Some(Entry::Not);
-    }
-    let end = match text.find(": ") {
-        Some(end) => end,
-        None if text.ends_with(':') => text.len() - 1,
-        None => return Some(Entry::Not),
-    };
-    let key = &text[..end];
-    if key.contains(" #") || key.ends_with(' ') || key.len() > MAX_KEY {
-        return None;
-    }
-    Some(Entry::Pair(key.to_string(), true, text[end + 1..].trim_start_matches(' ')))
-}
-
-/// A plain scalar taking the rest of its line, up to a comment.
-fn plain(rest: &str) -> Option<&str> {
-    if !plain_start(rest) {
-        return None;
-    }
-    let text = rest.find(" #").map_or(rest, |comment| &rest[..comment]).trim_end_matches(' ');
-    // `key: a: b` and a value ending in `:` are mappings where none may be.
-    (!text.contains(": ") && !text.ends_with(':')).then_some(text)
-}
-
-/// A quoted scalar closing on its line: its text, and what follows the closing quote.
-fn quoted(text: &str) -> Option<(String, &str)> {
-    let bytes = text.as_bytes();
-    let mut out = String::new();
-    if bytes[0] == b'\'' {
-        let mut i = 1;
-        loop {
-            let next = i + text[i..].find('\'')?;
-            out.push_str(&text[i..next]);
-            if bytes.get(next + 1) == Some(&b'\'') {
-                out.push('\'');
-                i = next + 2;
-            } else {
-                return Some((out, &text[next + 1..]));
-            }
-        }
-    }
-    let mut i = 1;
-    loop {
-        let next = i + text[i..].find(['"', '\\'])?;
-        out.push_str(&text[i..next]);
-        if bytes[next] == b'"' {
-            return Some((out, &text[next + 1..]));
-        }
-        let (c, len) = escape(&text[next + 1..])?;
-        out.push(c);
-        i = next + 1 + len;
-    }
-}
-
-/// The character a double-quoted escape stands for, and the escape's length after `\`.
-/// The rarer ones (`\N`, `\_`, `\L`, `\P`, a line break) are left to the general parser.
-fn escape(text: &str) -> Option<(char, usize)> {
-    let hex = |n: usize| {
-        let digits = text.get(1..1 + n).filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()))?;
-        char::from_u32(u32::from_str_radix(digits, 16).ok()?).map(|c| (c, 1 + n))
-    };
-    let c = match text.as_bytes().first()? {
-        b'0' => '\0',
-        b'a' => '\x07',
-        b'b' => '\x08',
-        b't' => '\t',
-        b'n' => '\n',
-        b'v' => '\x0b',
-        b'f' => '\x0c',
-        b'r' => '\r',
-        b'e' => '\x1b',
-        b' ' => ' ',
-        b'"' => '"',
-        b'/' => '/',
-        b'\\' => '\\',
-        b'x' => return hex(2),
-        b'u' => return hex(4),
-        b'U' => return hex(8),
-        _ => return None,
-    };
-    Some((c, 1))
-}
-
-/// A plain scalar inside a flow collection: up to a flow indicator or `: `, spaces at its
-/// end trimmed. A `:` before an indicator and a comment inside the collection are left to
-/// the general parser.
-fn flow_plain(text: &str) -> Option<(&str, &str)> {
-    if !plain_start(text) {
-        return None;
-    }
-    let bytes = text.as_bytes();
-    let mut end = 0;
-    while let Some(&b) = bytes.get(end) {
-        match b {
-            b',' | b'[' | b']' | b'{' | b'}' => break,
-            b':' => match bytes.get(end + 1) {
-                Some(b' ') => break,
-                None | Some(b',' | b'[' | b']' | b'{' | b'}') => return None,
-                Some(_) => {}
-            },
-            b'#' if bytes[end - 1] == b' ' => return None,
-            _ => {}
-        }
-        end += 1;
-    }
-    let scalar = text[..end].trim_end_matches(' ');
-    (!scalar.is_empty()).then_some((scalar, &text[end..]))
 }

@@ -1,16 +1,25 @@
 //! What an untagged scalar means, as serde_saphyr 2.2 resolves it into `serde_json::Value`
 //! with legacy octal `0644` on, and booleans as [`Booleans`] says; everything else is
-//! YAML 1.2 core schema.
+//! YAML 1.2 core schema. [`checked_key`] says the same of a scalar as a mapping key.
 //!
 //! A scalar must mean here exactly what it means to serde_saphyr, which reads whatever the
-//! fast paths leave; `crate::testkit::yaml` compares the two on every spelling we could
+//! fast paths leave; `testkit::yaml` compares the two on every spelling we could
 //! think of. Where serde_saphyr refuses a scalar (non-finite floats) this module gives no
 //! answer and the caller hands the whole stream to serde_saphyr, which then reports the
 //! error in its own words.
 
-use serde_json::{Number, Value};
+use serde_json::{Map, Number, Value};
 
-use super::Booleans;
+/// Which plain scalars are booleans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Booleans {
+    /// YAML 1.2's core schema: `true`, `True`, `TRUE` and their opposites; `yes` is a
+    /// string. A bundle's files (spec 2.5).
+    Core,
+    /// YAML 1.1's as well, in any case: `yes`, `y`, `on` and their opposites. What Sveltos
+    /// and kubectl read in the publisher's inputs.
+    Yaml11,
+}
 
 /// The value of an untagged scalar, plain or not (quoted, block), or `None` when only
 /// serde_saphyr may say.
@@ -141,4 +150,26 @@ fn is_signed_nan(t: &str) -> bool {
 /// The padding serde_saphyr ignores around a scalar it converts.
 fn trim(s: &str) -> &str {
     s.trim_matches([' ', '\t', '\r', '\n'])
+}
+
+/// A mapping key as the string serde_json gets, unless serde_saphyr must judge it: a
+/// merge key, a null key, or one that repeats another (by text, or by the integer two
+/// plain keys spell: `1` and `0x1` are the same key). `integers` holds those the mapping's
+/// plain keys spelt so far.
+pub fn checked_key(text: &str, plain: bool, map: &Map<String, Value>, integers: &mut Vec<(bool, u128)>) -> Option<String> {
+    if text == "<<" || map.contains_key(text) {
+        return None;
+    }
+    if plain {
+        if is_null(text) {
+            return None;
+        }
+        if let Some(integer) = integer(text) {
+            if integers.contains(&integer) {
+                return None;
+            }
+            integers.push(integer);
+        }
+    }
+    Some(text.to_string())
 }
