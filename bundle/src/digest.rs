@@ -25,13 +25,20 @@ impl Digest {
         String::from_utf8(self.hex_digits().to_vec()).expect("hex digits are ASCII")
     }
 
-    /// The 64 digits of [`Digest::hex`], without allocating. A publish writes a few million
-    /// digests as hex (file lists, statements, OCI manifests), and `hex::encode`, which
-    /// collects them a `char` at a time, was 3 % of its CPU.
+    /// The 64 digits of [`Digest::hex`], without allocating. A publish writes digests as hex
+    /// for every file, part and manifest (file lists, statements, OCI manifests), and
+    /// `hex::encode` collects them a `char` at a time.
     pub fn hex_digits(&self) -> [u8; 64] {
         let mut digits = [0u8; 64];
         hex::encode_to_slice(self.0, &mut digits).expect("32 bytes are 64 hex digits");
         digits
+    }
+
+    /// The first [`NAME_HASH_DIGITS`] hex digits: what stands for a longer name, URL or
+    /// source inside a name of its own (a cache directory, a file, a shortened name).
+    pub fn name_hex(&self) -> String {
+        let digits = self.hex_digits();
+        String::from_utf8(digits[..NAME_HASH_DIGITS].to_vec()).expect("hex digits are ASCII")
     }
 
     /// Parses 64 lowercase hex digits (no prefix).
@@ -81,6 +88,22 @@ impl<'de> serde::Deserialize<'de> for Digest {
     }
 }
 
+/// Hex digits of a digest that stand for a longer name inside a name ([`Digest::name_hex`]):
+/// 64 bits keep apart far more names than one store, bundle or cluster holds.
+pub const NAME_HASH_DIGITS: usize = 16;
+
+/// What [`hash_suffixed`] adds to its head: a `-` and the hash.
+pub const HASH_SUFFIX_BYTES: usize = NAME_HASH_DIGITS + 1;
+
+/// `<head>-<hash>`, or the hash alone when `head` is empty, where the hash is the
+/// [`Digest::name_hex`] of `whole`: a name too long for its limit, cut by the caller to a
+/// readable `head` of at most the limit less [`HASH_SUFFIX_BYTES`], that stays as distinct
+/// as the whole it stands for.
+pub fn hash_suffixed(head: &str, whole: &[u8]) -> String {
+    let hash = Digest::of(whole).name_hex();
+    if head.is_empty() { hash } else { format!("{head}-{hash}") }
+}
+
 /// Incremental hashing for streams.
 #[derive(Default, Clone)]
 pub struct Hasher(Sha256);
@@ -97,6 +120,14 @@ impl Hasher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shortened_names_end_in_the_hash_of_the_whole() {
+        let hex = Digest::of(b"fleet/edge-1").hex();
+        assert_eq!(Digest::of(b"fleet/edge-1").name_hex(), hex[..NAME_HASH_DIGITS]);
+        assert_eq!(hash_suffixed("fleet", b"fleet/edge-1"), format!("fleet-{}", &hex[..16]));
+        assert_eq!(hash_suffixed("", b"fleet/edge-1").len(), HASH_SUFFIX_BYTES - 1);
+    }
 
     #[test]
     fn round_trips_and_rejects_uppercase_and_short() {

@@ -29,7 +29,7 @@ const STALE: Duration = Duration::from_secs(30 * 86_400);
 
 /// The memo file of a source, named by a digest of how the source is named.
 pub fn file_name(source: &str) -> String {
-    format!("{FILE_PREFIX}{}.json", &Digest::of(source.as_bytes()).hex()[..16])
+    format!("{FILE_PREFIX}{}.json", Digest::of(source.as_bytes()).name_hex())
 }
 
 /// What the comparison with the store needs of a rendered cluster, and what its summary

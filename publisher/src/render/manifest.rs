@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::RenderError;
 use crate::sveltos::ObjectKey;
 use crate::yaml::parse_documents;
-use airlock_bundle::Digest;
+use airlock_bundle::digest::hash_suffixed;
 use airlock_bundle::path::check_path;
 
 /// Longest file name (the last path component) that fits a ustar `name` field (spec 3.2).
@@ -74,9 +74,8 @@ pub fn file_path(part: &str, key: &ObjectKey) -> String {
     let (kind, name) = (clean(&key.kind), clean(&key.name));
     let mut file = format!("{kind}.{scope}.{name}.yaml");
     if file.len() > MAX_FILE_NAME {
-        let hash = Digest::of(key.to_string().as_bytes()).hex();
         let short: String = name.chars().take(SHORT_NAME).collect();
-        file = format!("{kind}.{scope}.{short}-{}.yaml", &hash[..16]);
+        file = format!("{kind}.{scope}.{}.yaml", hash_suffixed(&short, key.to_string().as_bytes()));
     }
     format!("{part}/{file}")
 }

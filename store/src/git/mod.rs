@@ -107,7 +107,7 @@ impl GitStore {
             return bad(format!("{branch:?} is not a valid branch name"));
         }
         // Hashing the URL without credentials keeps one cache per remote, and no secret in it.
-        let cache = cache_root.join("git").join(&Digest::of(plain_url.as_bytes()).hex()[..16]);
+        let cache = cache_root.join("git").join(Digest::of(plain_url.as_bytes()).name_hex());
         let target = Target { url: url.to_string(), shown, secret, credentials: None, branch: branch.to_string(), cache, local };
         Ok(GitStore { target: Arc::new(target) })
     }
