@@ -15,6 +15,7 @@ pub mod oci;
 pub(crate) mod oci_archive;
 mod oci_layout;
 mod oci_registry;
+mod open;
 mod reference;
 #[cfg(feature = "testing")]
 pub mod vectors;
@@ -22,10 +23,11 @@ pub mod vectors;
 use async_trait::async_trait;
 use futures::StreamExt;
 
+pub use credentials::RegistryCredentials;
 pub use git::{GitCredentials, GitCredentialsError, GitStore};
 pub use oci::{OciDescriptor, OciManifest};
-pub use oci_registry::RegistryCredentials;
-pub use reference::{StoreRef, open, open_oci};
+pub use open::{open, open_oci};
+pub use reference::StoreRef;
 
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;

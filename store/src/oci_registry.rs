@@ -23,7 +23,7 @@ use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue, LINK};
 
-pub use super::credentials::RegistryCredentials;
+use super::credentials::RegistryCredentials;
 use super::oci::{self, Artifact, Blob, GzipCache, MANIFEST_MEDIA_TYPE, OciDescriptor, RawManifest};
 use super::reference::StoreRef;
 use super::{Batch, EnvelopeDigests, Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};

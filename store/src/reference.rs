@@ -1,14 +1,11 @@
-//! Store references (spec section 9 table) and opening them.
+//! Store references (spec section 9 table): parsing and writing them. Opening the store a
+//! reference names is `open`'s.
 
 use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use super::git::GitStore;
-use super::oci_archive::ArchiveStore;
-use super::oci_layout::LayoutStore;
-use super::oci_registry::{RegistryCredentials, RegistryStore};
-use super::{OciStore, Store, StoreError};
+use crate::StoreError;
 
 /// A parsed store reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,31 +72,6 @@ impl fmt::Display for StoreRef {
             StoreRef::Git { url, branch } => write!(f, "git+{url}#{branch}"),
         }
     }
-}
-
-/// Opens a store. `credentials` apply to registries; Git URLs carry their own.
-pub async fn open(reference: &StoreRef, credentials: &RegistryCredentials) -> Result<Box<dyn Store>, StoreError> {
-    Ok(match reference {
-        StoreRef::OciRegistry { host, prefix, plain_http } => Box::new(RegistryStore::new(host, prefix, *plain_http, credentials)?),
-        StoreRef::OciLayout(path) => Box::new(LayoutStore::open(path)?),
-        StoreRef::OciArchive(path) => Box::new(ArchiveStore::open(path)?),
-        StoreRef::Git { url, branch } => Box::new(GitStore::open(url, branch)?),
-    })
-}
-
-/// Opens an OCI store (registry, layout or archive) for raw artifact access.
-pub async fn open_oci(reference: &StoreRef, credentials: &RegistryCredentials) -> Result<Box<dyn OciStore>, StoreError> {
-    Ok(match reference {
-        StoreRef::OciRegistry { host, prefix, plain_http } => Box::new(RegistryStore::new(host, prefix, *plain_http, credentials)?),
-        StoreRef::OciLayout(path) => Box::new(LayoutStore::open(path)?),
-        StoreRef::OciArchive(path) => Box::new(ArchiveStore::open(path)?),
-        StoreRef::Git { .. } => {
-            return Err(StoreError::Config {
-                store: reference.to_string(),
-                message: "not an OCI store: this needs oci://, oci+http://, oci-layout: or oci-archive:".into(),
-            });
-        }
-    })
 }
 
 #[cfg(test)]

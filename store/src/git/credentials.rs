@@ -8,9 +8,11 @@
 //! and writes that text; it reads no file and talks to no server. [`GitStore::with_credentials`]
 //! hands the result to libgit2.
 //!
-//! [`GitStore::with_credentials`]: super::GitStore::with_credentials
+//! [`GitStore::with_credentials`]: crate::GitStore::with_credentials
 
 use std::fmt;
+
+use super::url::redact;
 
 /// Why a git-credential-store text gave no credentials. No variant holds a secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -53,7 +55,7 @@ impl GitCredentials {
     /// The credentials of the line of `text` (git-credential-store format) for `url`'s
     /// scheme and host; the path of either is not compared, as git does by default.
     pub fn from_store_text(text: &[u8], url: &str) -> Result<GitCredentials, GitCredentialsError> {
-        let wanted = origin(url).ok_or_else(|| GitCredentialsError::NotHttp { url: super::redact(url).0 })?;
+        let wanted = origin(url).ok_or_else(|| GitCredentialsError::NotHttp { url: redact(url).0 })?;
         for (line, credentials) in parse_store_text(text)? {
             if line == wanted {
                 return Ok(credentials);
@@ -72,7 +74,7 @@ impl GitCredentials {
 
     /// The git-credential-store line giving these credentials for `url`'s scheme and host.
     pub fn store_line(&self, url: &str) -> Result<String, GitCredentialsError> {
-        let origin = origin(url).ok_or_else(|| GitCredentialsError::NotHttp { url: super::redact(url).0 })?;
+        let origin = origin(url).ok_or_else(|| GitCredentialsError::NotHttp { url: redact(url).0 })?;
         let (scheme, host) = origin.split_once("://").expect("an origin has a scheme");
         Ok(format!("{scheme}://{}:{}@{host}\n", encode(&self.username), encode(&self.password)))
     }

@@ -3,6 +3,10 @@ use std::collections::BTreeSet;
 
 use tempfile::TempDir;
 
+use git2::{Oid, Repository, Signature};
+
+use super::tree::{BLOB, EXECUTABLE, LINK, SUBMODULE};
+use super::write::{self, put};
 use super::*;
 use crate::{Fetch, FetchError, fetch_verified};
 use airlock_bundle::Bundle;
@@ -218,8 +222,8 @@ async fn a_push_on_a_stale_tip_is_refused_and_the_publish_rebuilt() {
 
     let sa2 = [a.signed(2, with_web("web2"))];
     let (cache, lock) = one.target.cache().unwrap();
-    let commit = one.target.commit(&cache, Some(stale), &sa2, std::slice::from_ref(&a.cluster), &PublishMeta::default());
-    let refused = one.target.push(&cache, commit.unwrap().unwrap()).unwrap();
+    let commit = write::commit(&one.target, &cache, Some(stale), &sa2, std::slice::from_ref(&a.cluster), &PublishMeta::default());
+    let refused = write::push(&one.target, &cache, commit.unwrap().unwrap()).unwrap();
     assert!(refused.is_some(), "a push that would drop another publisher's commit went through");
     drop((cache, lock));
 

@@ -1,0 +1,108 @@
+//! One remote branch as every Git operation of the store reaches it: its URL, the
+//! credentials libgit2 is given, the local bare cache and its lock, fetching the branch into
+//! the cache, and the store's errors with secrets scrubbed from them.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+
+use git2::{AutotagOption, Cred, CredentialType, ErrorClass, ErrorCode, FetchOptions, Oid, RemoteCallbacks, Repository};
+
+use super::credentials::GitCredentials;
+use crate::StoreError;
+
+/// Where fetched tips stay in the cache, so that the next fetch downloads only what is new.
+const TRACKING: &str = "refs/airlock/heads/";
+
+/// A remote branch, how to log in to it, and the local cache it is fetched into.
+#[derive(Clone)]
+pub(super) struct Target {
+    /// As given, credentials included: handed to libgit2 only.
+    pub(super) url: String,
+    /// `git+URL#BRANCH` without credentials, for messages.
+    pub(super) shown: String,
+    /// `user:pass@` of the URL, scrubbed from libgit2's messages.
+    pub(super) secret: Option<String>,
+    /// Given apart from the URL; libgit2 gets them when the server asks.
+    pub(super) credentials: Option<GitCredentials>,
+    pub(super) branch: String,
+    pub(super) cache: PathBuf,
+    /// The repository directory of a `file://` remote, locked while publishing.
+    pub(super) local: Option<PathBuf>,
+}
+
+impl Target {
+    /// Opens (or creates) the cache repository, holding its lock until the file is dropped.
+    pub(super) fn cache(&self) -> Result<(Repository, File), StoreError> {
+        let fail = |e: &dyn std::fmt::Display| self.config(format!("git cache {}: {e}", self.cache.display()));
+        fs::create_dir_all(&self.cache).map_err(|e| fail(&e))?;
+        let lock = lock_dir(&self.cache).map_err(|e| fail(&e))?;
+        let repo = if self.cache.join("HEAD").exists() { Repository::open_bare(&self.cache) } else { Repository::init_bare(&self.cache) };
+        Ok((repo.map_err(|e| fail(&e))?, lock))
+    }
+
+    /// Fetches the branch into the cache; its tip, or None when the remote has no such branch.
+    pub(super) fn fetch(&self, repo: &Repository, doing: &str) -> Result<Option<Oid>, StoreError> {
+        let err = |e| self.git_error(doing, e);
+        let mut remote = repo.remote_anonymous(&self.url).map_err(err)?;
+        let mut opts = FetchOptions::new();
+        opts.download_tags(AutotagOption::None).update_fetchhead(false).remote_callbacks(self.callbacks());
+        let spec = format!("+refs/heads/{0}:{TRACKING}{0}", self.branch);
+        remote.fetch(&[spec.as_str()], Some(&mut opts), None).map_err(err)?;
+        // What the remote advertised, not the tracking ref, which outlives a deleted branch.
+        let head = format!("refs/heads/{}", self.branch);
+        Ok(remote.list().map_err(err)?.iter().find(|h| h.name() == head).map(|h| h.oid()))
+    }
+
+    /// The callbacks of every fetch and push: the credentials given apart from the URL, once.
+    pub(super) fn callbacks(&self) -> RemoteCallbacks<'_> {
+        let mut callbacks = RemoteCallbacks::new();
+        if let Some(credentials) = &self.credentials {
+            let mut answered = false;
+            callbacks.credentials(move |_, _, allowed| {
+                // libgit2 asks again after each refusal; the same answer would be refused
+                // again, until its replay limit gives a less telling error.
+                if answered || !allowed.contains(CredentialType::USER_PASS_PLAINTEXT) {
+                    let message = format!("the server refused the credentials of user {:?}", credentials.username);
+                    return Err(git2::Error::new(ErrorCode::Auth, ErrorClass::Http, message));
+                }
+                answered = true;
+                Cred::userpass_plaintext(&credentials.username, &credentials.password)
+            });
+        }
+        callbacks
+    }
+
+    pub(super) fn git_error(&self, doing: &str, e: git2::Error) -> StoreError {
+        let message = format!("{doing}: {}", self.scrub(e.message()));
+        match e.code() {
+            ErrorCode::Auth | ErrorCode::Certificate => self.config(message),
+            _ => StoreError::Unavailable { store: self.shown.clone(), message },
+        }
+    }
+
+    pub(super) fn scrub(&self, message: &str) -> String {
+        match &self.secret {
+            Some(secret) => message.replace(secret.as_str(), ""),
+            None => message.to_string(),
+        }
+    }
+
+    pub(super) fn config(&self, message: String) -> StoreError {
+        StoreError::Config { store: self.shown.clone(), message }
+    }
+
+    pub(super) fn not_found(&self, what: String) -> StoreError {
+        StoreError::NotFound { store: self.shown.clone(), what }
+    }
+
+    pub(super) fn malformed(&self, what: String, message: impl Into<String>) -> StoreError {
+        StoreError::Malformed { store: self.shown.clone(), what, message: message.into() }
+    }
+}
+
+/// Holds an exclusive `flock` on a directory until the returned file is dropped.
+pub(super) fn lock_dir(dir: &Path) -> std::io::Result<File> {
+    let file = File::open(dir)?;
+    file.lock()?;
+    Ok(file)
+}

@@ -1,0 +1,35 @@
+//! Opening the store a [`StoreRef`] names, as a [`Store`] or, for the OCI kinds, as an
+//! [`OciStore`] with raw artifact access. Nothing is read or written until the store is used.
+
+use super::credentials::RegistryCredentials;
+use super::git::GitStore;
+use super::oci_archive::ArchiveStore;
+use super::oci_layout::LayoutStore;
+use super::oci_registry::RegistryStore;
+use super::reference::StoreRef;
+use super::{OciStore, Store, StoreError};
+
+/// Opens a store. `credentials` apply to registries; Git URLs carry their own.
+pub async fn open(reference: &StoreRef, credentials: &RegistryCredentials) -> Result<Box<dyn Store>, StoreError> {
+    Ok(match reference {
+        StoreRef::OciRegistry { host, prefix, plain_http } => Box::new(RegistryStore::new(host, prefix, *plain_http, credentials)?),
+        StoreRef::OciLayout(path) => Box::new(LayoutStore::open(path)?),
+        StoreRef::OciArchive(path) => Box::new(ArchiveStore::open(path)?),
+        StoreRef::Git { url, branch } => Box::new(GitStore::open(url, branch)?),
+    })
+}
+
+/// Opens an OCI store (registry, layout or archive) for raw artifact access.
+pub async fn open_oci(reference: &StoreRef, credentials: &RegistryCredentials) -> Result<Box<dyn OciStore>, StoreError> {
+    Ok(match reference {
+        StoreRef::OciRegistry { host, prefix, plain_http } => Box::new(RegistryStore::new(host, prefix, *plain_http, credentials)?),
+        StoreRef::OciLayout(path) => Box::new(LayoutStore::open(path)?),
+        StoreRef::OciArchive(path) => Box::new(ArchiveStore::open(path)?),
+        StoreRef::Git { .. } => {
+            return Err(StoreError::Config {
+                store: reference.to_string(),
+                message: "not an OCI store: this needs oci://, oci+http://, oci-layout: or oci-archive:".into(),
+            });
+        }
+    })
+}
