@@ -21,6 +21,7 @@ use kube::api::{Api, PostParams};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::meta::{MANAGED_BY, object_meta};
 use super::{describe_api_error, namespace_missing, status_code};
 
 /// Why the Lease was not taken.
@@ -145,16 +146,10 @@ impl LeaseConfig {
     }
 
     fn lease(&self, resource_version: Option<String>, now: Timestamp, transitions: i32) -> Lease {
-        let labels = BTreeMap::from([("app.kubernetes.io/managed-by".to_string(), self.manager.to_string())]);
+        let annotations = self.annotations.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let metadata = object_meta(&self.name, Some(&self.namespace), [(MANAGED_BY, self.manager)], annotations);
         Lease {
-            metadata: ObjectMeta {
-                name: Some(self.name.clone()),
-                namespace: Some(self.namespace.clone()),
-                labels: Some(labels),
-                annotations: Some(self.annotations.clone()).filter(|a| !a.is_empty()),
-                resource_version,
-                ..ObjectMeta::default()
-            },
+            metadata: ObjectMeta { resource_version, ..metadata },
             spec: Some(LeaseSpec {
                 holder_identity: Some(self.identity.clone()),
                 lease_duration_seconds: Some(self.duration.as_secs().clamp(1, i32::MAX as u64) as i32),

@@ -1,9 +1,10 @@
 //! What both binaries share at their edges: kubectl-like cluster flags, log setup, the
-//! exit codes scripts rely on, the Lease that elects one writer ([`lease`]) and progress
-//! of long transfers ([`progress`]). Neither `airlock-bundle` nor `airlock-store` uses it.
+//! exit codes scripts rely on, the Lease that elects one writer ([`lease`]), the metadata
+//! of the objects they write ([`meta`]) and progress of long transfers ([`progress`]).
 #![forbid(unsafe_code)]
 
 pub mod lease;
+pub mod meta;
 pub mod progress;
 
 use std::io::IsTerminal;
