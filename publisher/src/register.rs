@@ -8,6 +8,7 @@
 //! cluster: an operator or a site technician applies the printed YAML there.
 
 mod manifests;
+mod objects;
 mod rbac;
 mod settings;
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The registration YAML for a managed cluster: the puller's namespace, identity, settings,
-//! credentials, report signing key, metrics Service and CronJob, plus the RBAC from `rbac`.
+//! credentials, report signing key, metrics Service and CronJob, plus the RBAC from `rbac`;
+//! what every one of them carries is `objects`'.
 //! Built from k8s-openapi types and serialised with serde-saphyr, so the output is valid and
 //! the same input always gives the same bytes. Nothing here talks to a cluster.
 
@@ -18,12 +19,11 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::objects::{PULLER, doc, meta};
 use super::rbac;
 use super::settings::Registration;
 use crate::render::credentials::{CREDENTIALS_SECRET, EXPIRES_AT_ANNOTATION, EXPIRES_AT_KEY, Login};
 
-/// Name of the puller's ServiceAccount, ConfigMap, Service, CronJob and RBAC objects.
-pub const PULLER: &str = "airlock-puller";
 /// The Secret with the cluster's report signing key, and its data key.
 pub const REPORT_KEY_SECRET: &str = "airlock-report-key";
 const REPORT_KEY_FILE: &str = "report.key";
@@ -102,25 +102,6 @@ fn credentials_secret(reg: &Registration, login: &Login) -> Secret {
         data.insert(EXPIRES_AT_KEY.to_string(), ByteString(expires.into_bytes()));
     }
     Secret { metadata, type_: Some(login.secret_type().into()), data: Some(data), ..Default::default() }
-}
-
-/// An object as JSON; k8s-openapi adds `apiVersion` and `kind`.
-pub fn doc<T: Serialize>(object: &T) -> Result<Value, serde_json::Error> {
-    serde_json::to_value(object)
-}
-
-/// Metadata with the labels every registration object carries, so
-/// `kubectl get all,cm,secret -l app.kubernetes.io/part-of=airlock` finds them.
-pub fn meta(name: &str, namespace: Option<&str>) -> ObjectMeta {
-    ObjectMeta {
-        name: Some(name.to_string()),
-        namespace: namespace.map(str::to_string),
-        labels: Some(BTreeMap::from([
-            ("app.kubernetes.io/name".to_string(), PULLER.to_string()),
-            ("app.kubernetes.io/part-of".to_string(), "airlock".to_string()),
-        ])),
-        ..Default::default()
-    }
 }
 
 fn selector() -> BTreeMap<String, String> {

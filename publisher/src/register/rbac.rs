@@ -15,7 +15,7 @@
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use serde_json::Value;
 
-use super::manifests::{PULLER, doc, meta};
+use super::objects::{PULLER, doc, meta};
 use super::settings::Registration;
 
 /// The Role in the puller's own namespace.
