@@ -7,6 +7,7 @@
 //! holds the subcommands' flags and entry points.
 #![forbid(unsafe_code)]
 
+mod annotations;
 pub mod cmd;
 mod ingest;
 mod keys;

@@ -28,13 +28,9 @@ use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-use crate::ingest::REPORT_KEY_ANNOTATION;
+use crate::annotations::{FIELD_MANAGER, REPORT_KEY_ANNOTATION};
+use crate::sveltos::model::WATCH_NAMESPACES_ANNOTATION;
 use settings::{ClusterFlags, Registration};
-
-/// Field manager of the SveltosClusters this command applies (and `ingest` updates).
-pub const FIELD_MANAGER: &str = "airlock-publisher";
-/// Sveltos's annotation; the publisher relays it into the cluster's signed bundle.
-const WATCH_NAMESPACES_ANNOTATION: &str = "agent.projectsveltos.io/watch-namespaces";
 
 /// Register a cluster with the management side.
 #[derive(Debug, Clone, Args)]

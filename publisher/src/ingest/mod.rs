@@ -1,4 +1,4 @@
-//! Status carried back across the air gap (issue 5, bundles-format.md section 14): the
+//! Status carried back across the air gap (bundles-format.md section 14): the
 //! pullers' signed reports become each SveltosCluster's status and annotations, so
 //! `kubectl get sveltoscluster` shows READY and VERSION for clusters the management side
 //! never reaches.
@@ -7,7 +7,8 @@
 //! against the key `register cluster` recorded for its cluster) → [`ingest`] (the newest
 //! verified report per cluster, if newer than what was ingested) → `status` (what changes)
 //! → `target` (the management cluster, or the register `--to-dir` files). A bad report is
-//! refused and named; it never stops the good ones. Nothing here talks to managed clusters.
+//! refused and named; it never stops the good ones. The annotations and condition written
+//! are named in `crate::annotations`. Nothing here talks to managed clusters.
 
 pub mod input;
 pub mod report;
@@ -24,19 +25,6 @@ use jiff::Timestamp;
 use input::Received;
 use report::{Opened, PullReport, ReportError};
 use target::{Target, TargetError};
-
-/// The cluster's report public key (OpenSSH `ssh-ed25519` line), set by `register cluster`.
-pub const REPORT_KEY_ANNOTATION: &str = "airlock.dev/report-key";
-/// `finishedAt` of the newest ingested report, RFC 3339 at full precision.
-pub const REPORT_TIME_ANNOTATION: &str = "airlock.dev/report-time";
-/// The bundle version the cluster runs, as last reported.
-pub const APPLIED_VERSION_ANNOTATION: &str = "airlock.dev/applied-version";
-/// Objects the last reported run found drifted and re-applied.
-pub const DRIFT_CORRECTED_ANNOTATION: &str = "airlock.dev/drift-corrected";
-/// The last reported run's error; absent after a run without one.
-pub const LAST_ERROR_ANNOTATION: &str = "airlock.dev/last-error";
-/// The status condition ingest maintains.
-pub const CONDITION_TYPE: &str = "BundleApplied";
 
 /// What became of one received report.
 #[derive(Debug, Clone, PartialEq)]

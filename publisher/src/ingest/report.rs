@@ -14,7 +14,7 @@ use airlock_bundle::{Keyring, PublicKey};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::REPORT_KEY_ANNOTATION;
+use crate::annotations::REPORT_KEY_ANNOTATION;
 
 /// Why a report is refused. Every one is a rejection: the same bytes never become good.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -9,7 +9,9 @@ use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use super::report::{PullReport, RunResult};
-use super::{APPLIED_VERSION_ANNOTATION, CONDITION_TYPE, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION, REPORT_TIME_ANNOTATION};
+use crate::annotations::{
+    APPLIED_VERSION_ANNOTATION, CONDITION_TYPE, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION, REPORT_TIME_ANNOTATION,
+};
 use crate::table;
 
 /// Annotation values are limited to 256 KiB for all of an object's annotations together; an

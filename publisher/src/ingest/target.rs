@@ -15,7 +15,7 @@ use kube::discovery::ApiResource;
 use serde_json::{Map, Value, json};
 
 use super::status::Update;
-use crate::register::FIELD_MANAGER;
+use crate::annotations::FIELD_MANAGER;
 use crate::sveltos::live::sveltos_kinds;
 use crate::yaml;
 

@@ -12,6 +12,7 @@ use super::input::{self, InputError, Received};
 use super::report::ReportError;
 use super::target::{Target, file_of};
 use super::*;
+use crate::annotations::*;
 use crate::yaml;
 
 const T1: &str = "2026-03-01T10:00:00.250Z";

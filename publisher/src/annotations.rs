@@ -1,0 +1,19 @@
+//! What the publisher writes on a management cluster's SveltosClusters, named once for
+//! `register`, which creates them, and `ingest`, which records the pullers' reports on them:
+//! the field manager of those writes, the annotations and the status condition. Sveltos's
+//! own annotations are `sveltos::model`'s.
+
+/// Field manager of the SveltosClusters `register` applies and `ingest` updates.
+pub const FIELD_MANAGER: &str = "airlock-publisher";
+/// The cluster's report public key (OpenSSH `ssh-ed25519` line), set by `register cluster`.
+pub const REPORT_KEY_ANNOTATION: &str = "airlock.dev/report-key";
+/// `finishedAt` of the newest ingested report, RFC 3339 at full precision.
+pub const REPORT_TIME_ANNOTATION: &str = "airlock.dev/report-time";
+/// The bundle version the cluster runs, as last reported.
+pub const APPLIED_VERSION_ANNOTATION: &str = "airlock.dev/applied-version";
+/// Objects the last reported run found drifted and re-applied.
+pub const DRIFT_CORRECTED_ANNOTATION: &str = "airlock.dev/drift-corrected";
+/// The last reported run's error; absent after a run without one.
+pub const LAST_ERROR_ANNOTATION: &str = "airlock.dev/last-error";
+/// The status condition ingest maintains.
+pub const CONDITION_TYPE: &str = "BundleApplied";
