@@ -22,11 +22,10 @@ use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::Secret;
 use serde_json::{Value, json};
 
-use super::RenderError;
-use super::resolve::typed;
-use super::shared::Object;
+use super::error::RenderError;
+use super::object::Object;
 use crate::sveltos::model::SveltosCluster;
-use crate::sveltos::{ObjectKey, Reference, Resources};
+use crate::sveltos::{ObjectKey, Reference, Resources, typed};
 use crate::yaml;
 
 /// On a SveltosCluster: the name of the management Secret with its store credentials.
@@ -259,7 +258,7 @@ pub fn part_settings() -> PartSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sveltos::model::parse_cluster;
+    use crate::sveltos::parse::parse_cluster;
 
     fn cluster(annotations: Value) -> SveltosCluster {
         parse_cluster(&json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",

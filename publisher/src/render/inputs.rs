@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use airlock_bundle::{Digest, Limits};
 
-use super::ClusterPlan;
+use super::resolve::ClusterPlan;
 use crate::sveltos::model::Profile;
 use crate::sveltos::{ObjectKey, Resources};
 

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::RenderError;
+use super::error::RenderError;
 use crate::sveltos::ObjectKey;
 use crate::yaml::parse_documents;
 use airlock_bundle::digest::hash_suffixed;

@@ -6,12 +6,14 @@
 //! and [`Renderer::render`] assembles the parts (one per matching profile, empty ones
 //! included) with each part's settings. `credentials` adds the store credentials a cluster
 //! registered with `--token` gets relayed, in the part `Airlock.system`. `inputs`
-//! fingerprints what a cluster's rendering reads. Signing and stores come after, in
-//! `publish`.
+//! fingerprints what a cluster's rendering reads. `object` is the prepared object they all
+//! pass along, `error` why a cluster fails. Signing and stores come after, in `publish`.
 
 pub mod credentials;
+mod error;
 pub mod inputs;
 pub mod manifest;
+mod object;
 pub mod resolve;
 pub mod shared;
 pub mod tier;
@@ -19,44 +21,17 @@ pub mod tier;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use airlock_bundle::content::ContentError;
 use airlock_bundle::{Bundle, PartSettings};
 use airlock_bundle::{ClusterId, Limits};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::sveltos::Resources;
 use crate::sveltos::model::Profile;
+pub use error::RenderError;
+use object::Object;
 pub use resolve::{ClusterPlan, plan};
-use shared::{Object, SharedProfiles};
+use shared::SharedProfiles;
 use tier::Candidate;
-
-/// Why a cluster's bundle could not be rendered. The cluster fails; others go on.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum RenderError {
-    #[error("{profile}: {object} not found")]
-    Missing { profile: String, object: String },
-    #[error("{object}: Secret type {actual:?} holds no manifests (Sveltos deploys only Secrets of type {})", resolve::MANIFEST_SECRET_TYPE)]
-    NotManifests { object: String, actual: String },
-    #[error("{object}: {message}")]
-    Unreadable { object: String, message: String },
-    /// The template engine's message, which names the profile, resource, key and line.
-    #[error("{0}")]
-    Template(String),
-    #[error("{origin}: {message}")]
-    Manifest { origin: String, message: String },
-    #[error("{object}: no valid bundle path: {message}")]
-    Path { object: String, message: String },
-    #[error("conflict: {object} is deployed at tier {tier} by {}; give one of them a lower tier", origins.join(" and by "))]
-    Conflict { object: String, tier: u32, origins: Vec<String> },
-    /// Store credentials to relay (spec 2.6) that are missing, malformed or expired.
-    #[error("{object}: {message}")]
-    Credentials { object: String, message: String },
-    #[error("dependsOn has a cycle through {part}")]
-    DependencyCycle { part: String },
-    #[error("bundle: {0}")]
-    Content(#[from] ContentError),
-}
 
 /// A cluster's bundle before signing.
 #[derive(Debug, Clone)]

@@ -13,17 +13,12 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use serde_json::{Value, json};
 
-use super::RenderError;
 use super::credentials::{self, Relay};
+use super::error::RenderError;
 use super::manifest::{Manifest, documents};
-use crate::sveltos::model::{PolicyKind, Profile, SveltosCluster};
-use crate::sveltos::{ObjectKey, Reference, Resources};
+use crate::sveltos::model::{MANIFEST_SECRET_TYPE, PolicyKind, Profile, SveltosCluster, TEMPLATE_ANNOTATION};
+use crate::sveltos::{ObjectKey, Reference, Resources, typed};
 use crate::template::{self, TemplateSource};
-
-/// A referenced ConfigMap or Secret with this annotation is a template.
-pub const TEMPLATE_ANNOTATION: &str = "projectsveltos.io/template";
-/// The only Secret type whose data Sveltos deploys as manifests.
-pub const MANIFEST_SECRET_TYPE: &str = "addons.projectsveltos.io/cluster-profile";
 
 /// What one cluster needs fetched, profile by profile.
 #[derive(Debug, Clone)]
@@ -199,9 +194,4 @@ fn policy_texts(value: &Value, kind: PolicyKind, object: &str, warnings: &mut Ve
         }
     };
     Ok(texts.into_iter().collect())
-}
-
-/// A fetched JSON object as its k8s-openapi type, with the reason when it is not one.
-pub(super) fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
-    T::deserialize(value).map_err(|e| e.to_string())
 }

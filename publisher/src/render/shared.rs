@@ -15,21 +15,13 @@ use std::sync::{Arc, Mutex, OnceLock};
 use airlock_bundle::Limits;
 use airlock_bundle::Part;
 
-use super::RenderError;
+use super::error::RenderError;
 use super::manifest::{add_metadata, checked_path};
+use super::object::Object;
 use super::resolve::{ProfilePlan, SharedKey, profile_manifests};
+use crate::sveltos::Resources;
 use crate::sveltos::model::SveltosCluster;
-use crate::sveltos::{ObjectKey, Resources};
 use crate::yaml;
-
-/// One object of a profile, labelled and written as a YAML document.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Object {
-    pub key: ObjectKey,
-    /// `ClusterProfile/web: ConfigMap default/web key deploy.yaml document 2`.
-    pub origin: String,
-    pub yaml: Arc<str>,
-}
 
 /// A profile's objects for a cluster, and the warnings reading them gave.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,8 +8,8 @@
 
 use std::sync::Arc;
 
-use super::RenderError;
-use super::shared::Object;
+use super::error::RenderError;
+use super::object::Object;
 
 /// An object offered by one part.
 #[derive(Debug, Clone, PartialEq)]

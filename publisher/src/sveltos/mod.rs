@@ -9,14 +9,17 @@
 pub mod dir;
 pub mod live;
 pub mod model;
+pub mod parse;
 pub mod select;
+pub mod selector;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde_json::Value;
 
-use model::{CLUSTER_GROUP, ModelError, PROFILE_GROUP, Profile, SveltosCluster, parse_cluster, parse_profile};
+use model::{CLUSTER_GROUP, ModelError, PROFILE_GROUP, Profile, SveltosCluster};
+use parse::{parse_cluster, parse_profile};
 
 /// Why the source could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -121,6 +124,11 @@ impl Inventory {
 /// Objects fetched for rendering, by key. A key that is absent was not found.
 #[derive(Debug, Clone, Default)]
 pub struct Resources(pub BTreeMap<ObjectKey, Value>);
+
+/// A fetched JSON object as its k8s-openapi type, with the reason when it is not one.
+pub fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
+    T::deserialize(value).map_err(|e| e.to_string())
+}
 
 /// Where the Sveltos objects come from.
 pub enum Source {

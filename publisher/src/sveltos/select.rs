@@ -3,14 +3,11 @@
 //! Only pull-mode clusters that are not paused get bundles: push-mode clusters are
 //! Sveltos's own business. A ClusterProfile matches clusters of every namespace, a Profile
 //! only those of its own namespace; a profile matches the union of its clusterSelector and
-//! its clusterRefs. An empty clusterSelector matches nothing, as in Sveltos. Rendering what
-//! matched is `render`'s job.
-
-use std::collections::{BTreeMap, BTreeSet};
+//! its clusterRefs. An empty clusterSelector matches nothing, as in Sveltos; what a
+//! selector is and which labels it matches is `selector`'s. Rendering what matched is
+//! `render`'s job.
 
 use airlock_bundle::ClusterId;
-use serde::Deserialize;
-use serde_json::Value;
 
 use super::model::{Profile, ProfileKind, SveltosCluster};
 
@@ -24,85 +21,6 @@ pub enum SelectError {
     NotPullMode(ClusterId),
     #[error("--cluster {0}: the SveltosCluster is paused (spec.paused)")]
     Paused(ClusterId),
-}
-
-/// A Kubernetes label selector: matchLabels and matchExpressions, all of which must hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selector {
-    match_labels: BTreeMap<String, String>,
-    expressions: Vec<Requirement>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Requirement {
-    key: String,
-    operator: Operator,
-    values: BTreeSet<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-enum Operator {
-    In,
-    NotIn,
-    Exists,
-    DoesNotExist,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RawSelector {
-    #[serde(default)]
-    match_labels: BTreeMap<String, String>,
-    #[serde(default)]
-    match_expressions: Vec<RawRequirement>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRequirement {
-    key: String,
-    operator: String,
-    #[serde(default)]
-    values: Vec<String>,
-}
-
-impl Selector {
-    /// Parses a clusterSelector. `None` for an empty one, which selects nothing.
-    pub fn parse(value: &Value) -> Result<Option<Selector>, String> {
-        let raw = RawSelector::deserialize(value).map_err(|e| e.to_string())?;
-        let expressions = raw
-            .match_expressions
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let operator = Operator::deserialize(Value::String(r.operator.clone()))
-                    .map_err(|_| format!("matchExpressions[{i}]: operator {:?} is not In, NotIn, Exists or DoesNotExist", r.operator))?;
-                let needs_values = matches!(operator, Operator::In | Operator::NotIn);
-                if needs_values == r.values.is_empty() {
-                    let want = if needs_values { "needs values" } else { "takes no values" };
-                    return Err(format!("matchExpressions[{i}]: operator {} {want}", r.operator));
-                }
-                Ok(Requirement { key: r.key, operator, values: r.values.into_iter().collect() })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        if raw.match_labels.is_empty() && expressions.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(Selector { match_labels: raw.match_labels, expressions }))
-    }
-
-    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
-            && self.expressions.iter().all(|r| {
-                let value = labels.get(&r.key);
-                match r.operator {
-                    Operator::In => value.is_some_and(|v| r.values.contains(v)),
-                    Operator::NotIn => value.is_none_or(|v| !r.values.contains(v)),
-                    Operator::Exists => value.is_some(),
-                    Operator::DoesNotExist => value.is_none(),
-                }
-            })
-    }
 }
 
 /// The clusters a run publishes for: pull-mode, not paused, and among `only` when given.
@@ -143,59 +61,16 @@ pub fn profiles_for<'a>(cluster: &SveltosCluster, profiles: &'a [Profile]) -> Ve
 
 #[cfg(test)]
 mod tests {
-    use super::super::model::{parse_cluster, parse_profile};
+    use serde_json::{Value, json};
+
+    use super::super::parse::{parse_cluster, parse_profile};
     use super::*;
-    use serde_json::json;
 
     fn cluster(id: &str, labels: Value, pull_mode: bool, paused: bool) -> SveltosCluster {
         let (ns, name) = id.split_once('/').unwrap();
         parse_cluster(&json!({"metadata": {"namespace": ns, "name": name, "labels": labels},
                               "spec": {"pullMode": pull_mode, "paused": paused}}))
         .unwrap()
-    }
-
-    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-    }
-
-    fn selector(v: Value) -> Selector {
-        Selector::parse(&v).unwrap().unwrap()
-    }
-
-    #[test]
-    fn every_operator_and_match_labels() {
-        let eu_edge = labels(&[("region", "eu"), ("tier", "edge")]);
-        let us = labels(&[("region", "us")]);
-        let none = labels(&[]);
-        let cases = [
-            (json!({"matchLabels": {"region": "eu"}}), [true, false, false]),
-            (json!({"matchExpressions": [{"key": "region", "operator": "In", "values": ["eu", "ap"]}]}), [true, false, false]),
-            (json!({"matchExpressions": [{"key": "region", "operator": "NotIn", "values": ["eu"]}]}), [false, true, true]),
-            (json!({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}), [true, false, false]),
-            (json!({"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}), [false, true, true]),
-            (
-                json!({"matchLabels": {"region": "eu"}, "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["edge"]}]}),
-                [false, false, false],
-            ),
-        ];
-        for (sel, want) in cases {
-            let s = selector(sel.clone());
-            assert_eq!([s.matches(&eu_edge), s.matches(&us), s.matches(&none)], want, "{sel}");
-        }
-    }
-
-    #[test]
-    fn empty_selectors_match_nothing_and_bad_ones_are_refused() {
-        assert_eq!(Selector::parse(&json!({})), Ok(None));
-        assert_eq!(Selector::parse(&json!({"matchLabels": {}, "matchExpressions": []})), Ok(None));
-        for bad in [
-            json!({"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]}),
-            json!({"matchExpressions": [{"key": "a", "operator": "In"}]}),
-            json!({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]}),
-            json!({"matchLabel": {"a": "b"}}),
-        ] {
-            assert!(Selector::parse(&bad).is_err(), "{bad}");
-        }
     }
 
     #[test]

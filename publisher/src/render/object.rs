@@ -1,0 +1,16 @@
+//! One object of a profile as a bundle takes it: its key, where it came from (for
+//! messages and conflicts) and its YAML. `shared` prepares them, `credentials` adds one,
+//! `tier` picks among copies, and the parent module writes them into parts.
+
+use std::sync::Arc;
+
+use crate::sveltos::ObjectKey;
+
+/// One object of a profile, labelled and written as a YAML document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object {
+    pub key: ObjectKey,
+    /// `ClusterProfile/web: ConfigMap default/web key deploy.yaml document 2`.
+    pub origin: String,
+    pub yaml: Arc<str>,
+}

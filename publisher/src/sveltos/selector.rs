@@ -1,0 +1,138 @@
+//! Kubernetes label selectors as Sveltos's clusterSelector and `export --selector` write
+//! them: matchLabels and matchExpressions with the four set operators, parsed strictly,
+//! and whether a set of labels satisfies one. Which objects carry the labels is the
+//! caller's business.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// A Kubernetes label selector: matchLabels and matchExpressions, all of which must hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selector {
+    match_labels: BTreeMap<String, String>,
+    expressions: Vec<Requirement>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Requirement {
+    key: String,
+    operator: Operator,
+    values: BTreeSet<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+enum Operator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawSelector {
+    #[serde(default)]
+    match_labels: BTreeMap<String, String>,
+    #[serde(default)]
+    match_expressions: Vec<RawRequirement>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRequirement {
+    key: String,
+    operator: String,
+    #[serde(default)]
+    values: Vec<String>,
+}
+
+impl Selector {
+    /// Parses a clusterSelector. `None` for an empty one, which selects nothing.
+    pub fn parse(value: &Value) -> Result<Option<Selector>, String> {
+        let raw = RawSelector::deserialize(value).map_err(|e| e.to_string())?;
+        let expressions = raw
+            .match_expressions
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let operator = Operator::deserialize(Value::String(r.operator.clone()))
+                    .map_err(|_| format!("matchExpressions[{i}]: operator {:?} is not In, NotIn, Exists or DoesNotExist", r.operator))?;
+                let needs_values = matches!(operator, Operator::In | Operator::NotIn);
+                if needs_values == r.values.is_empty() {
+                    let want = if needs_values { "needs values" } else { "takes no values" };
+                    return Err(format!("matchExpressions[{i}]: operator {} {want}", r.operator));
+                }
+                Ok(Requirement { key: r.key, operator, values: r.values.into_iter().collect() })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        if raw.match_labels.is_empty() && expressions.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Selector { match_labels: raw.match_labels, expressions }))
+    }
+
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
+            && self.expressions.iter().all(|r| {
+                let value = labels.get(&r.key);
+                match r.operator {
+                    Operator::In => value.is_some_and(|v| r.values.contains(v)),
+                    Operator::NotIn => value.is_none_or(|v| !r.values.contains(v)),
+                    Operator::Exists => value.is_some(),
+                    Operator::DoesNotExist => value.is_none(),
+                }
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn selector(v: Value) -> Selector {
+        Selector::parse(&v).unwrap().unwrap()
+    }
+
+    #[test]
+    fn every_operator_and_match_labels() {
+        let eu_edge = labels(&[("region", "eu"), ("tier", "edge")]);
+        let us = labels(&[("region", "us")]);
+        let none = labels(&[]);
+        let cases = [
+            (json!({"matchLabels": {"region": "eu"}}), [true, false, false]),
+            (json!({"matchExpressions": [{"key": "region", "operator": "In", "values": ["eu", "ap"]}]}), [true, false, false]),
+            (json!({"matchExpressions": [{"key": "region", "operator": "NotIn", "values": ["eu"]}]}), [false, true, true]),
+            (json!({"matchExpressions": [{"key": "tier", "operator": "Exists"}]}), [true, false, false]),
+            (json!({"matchExpressions": [{"key": "tier", "operator": "DoesNotExist"}]}), [false, true, true]),
+            (
+                json!({"matchLabels": {"region": "eu"}, "matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["edge"]}]}),
+                [false, false, false],
+            ),
+        ];
+        for (sel, want) in cases {
+            let s = selector(sel.clone());
+            assert_eq!([s.matches(&eu_edge), s.matches(&us), s.matches(&none)], want, "{sel}");
+        }
+    }
+
+    #[test]
+    fn empty_selectors_match_nothing_and_bad_ones_are_refused() {
+        assert_eq!(Selector::parse(&json!({})), Ok(None));
+        assert_eq!(Selector::parse(&json!({"matchLabels": {}, "matchExpressions": []})), Ok(None));
+        for bad in [
+            json!({"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]}),
+            json!({"matchExpressions": [{"key": "a", "operator": "In"}]}),
+            json!({"matchExpressions": [{"key": "a", "operator": "Exists", "values": ["x"]}]}),
+            json!({"matchLabel": {"a": "b"}}),
+        ] {
+            assert!(Selector::parse(&bad).is_err(), "{bad}");
+        }
+    }
+}
