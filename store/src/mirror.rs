@@ -1,4 +1,4 @@
-//! Carrying bundles across an air gap (issue 5): export from an OCI store to an OCI
+//! Carrying bundles across an air gap: export from an OCI store to an OCI
 //! archive, optionally as a delta against what the far side already received, and import
 //! an archive into the far side's store.
 //!
@@ -15,59 +15,25 @@ use futures::StreamExt;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::error::StoreError;
+use crate::meta::PublishMeta;
 use crate::oci;
-use crate::{OciStore, PublishMeta, Store, StoreError, StoreRef};
+use crate::reference::StoreRef;
+use crate::store::{OciStore, Store};
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;
-use airlock_bundle::keyring::Keyring;
 use airlock_bundle::limits::Limits;
 use airlock_bundle::statement::rfc3339;
-use airlock_bundle::verify::VerifyError;
 
+mod error;
 mod read;
 
+pub use error::MirrorError;
+pub use read::Trust;
 use read::{BlobCache, Keep, in_order, read_verified};
 
 pub const INDEX_FORMAT: &str = "airlock.dev/export/v1";
-
-/// Why an export or import stopped. Nothing is written when any of these is returned.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum MirrorError {
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("bundle for {cluster} rejected: {source}")]
-    Rejected { cluster: ClusterId, source: Box<VerifyError> },
-    #[error("{store} holds {cluster} v{held}, newer than the archive's v{offered}; refusing to go back")]
-    Older { store: String, cluster: ClusterId, held: u64, offered: u64 },
-    #[error(
-        "the archive is a delta and {store} lacks {} blob(s) it builds on (import the earlier archives first): {}",
-        missing.len(),
-        list_missing(missing)
-    )]
-    MissingBlobs { store: String, missing: BTreeMap<Digest, ClusterId> },
-    #[error("{path}: {message}")]
-    Index { path: PathBuf, message: String },
-}
-
-/// The first few missing blobs, each with one cluster that needs it: a delta missing its
-/// base lacks the same blobs for every cluster, and the list would run to hundreds.
-fn list_missing(missing: &BTreeMap<Digest, ClusterId>) -> String {
-    const SHOWN: usize = 5;
-    let mut text: Vec<String> = missing.iter().take(SHOWN).map(|(d, c)| format!("{d} ({c})")).collect();
-    if missing.len() > SHOWN {
-        text.push(format!("and {} more", missing.len() - SHOWN));
-    }
-    text.join(", ")
-}
-
-impl MirrorError {
-    /// Whether retrying the same input cannot help (exit code 3 in the tools).
-    pub fn is_rejection(&self) -> bool {
-        matches!(self, MirrorError::Rejected { .. } | MirrorError::Older { .. })
-    }
-}
 
 /// What an archive holds and what the far side holds once it is imported.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -117,15 +83,6 @@ impl ExportIndex {
     }
 }
 
-/// What bundles are checked against: the keyring, the time, the limits.
-#[derive(Debug, Clone, Copy)]
-pub struct Trust<'a> {
-    pub keyring: &'a Keyring,
-    /// Bundles are verified as of this time, so an expired one is not carried.
-    pub now: Timestamp,
-    pub limits: &'a Limits,
-}
-
 /// Progress of a long transfer, for a progress bar or log lines.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress<'a> {
@@ -137,7 +94,7 @@ pub struct Progress<'a> {
 
 /// Exports the latest bundle of each cluster from `from` into the archive `to` (replacing
 /// it), leaving out blobs listed in `since`. Writes `<to>.index.json` beside it. Clusters
-/// are read [`IN_FLIGHT`] at a time, in order, so the same store makes the same archive.
+/// are read a few at a time, in order, so the same store makes the same archive.
 pub async fn export(
     from: &dyn OciStore,
     clusters: &[ClusterId],
@@ -252,7 +209,7 @@ pub async fn import(
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<Imported>, MirrorError> {
     let limits = trust.limits;
-    let source = crate::open_oci(&StoreRef::OciArchive(archive.to_path_buf()), &Default::default()).await?;
+    let source = crate::open::open_oci(&StoreRef::OciArchive(archive.to_path_buf()), &Default::default()).await?;
     let clusters = source.clusters(limits).await?;
     let mut sources: Vec<&dyn OciStore> = vec![source.as_ref()];
     if let ImportTarget::Oci(t) = target {

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use super::{EnvelopeDigests, Fetched, Locator, PublishMeta, StoreError};
+use crate::error::StoreError;
+use crate::meta::PublishMeta;
 use airlock_bundle::SignedBundle;
 use airlock_bundle::digest::Digest;
 use airlock_bundle::gzip;
@@ -237,57 +238,6 @@ impl OciManifest {
         let want = part.to_string();
         self.layers.iter().find(|l| l.media_type == PART_MEDIA_TYPE && l.annotations.get(PART_DIGEST) == Some(&want))
     }
-}
-
-/// Reads the envelope and keyring chain through `read_blob`, each capped by its limit.
-pub async fn fetched_from_manifest<F, Fut>(
-    store: &str,
-    cluster: &airlock_bundle::ClusterId,
-    manifest: OciManifest,
-    limits: &airlock_bundle::limits::Limits,
-    read_blob: F,
-) -> Result<Fetched, StoreError>
-where
-    F: Fn(OciDescriptor, u64) -> Fut,
-    Fut: std::future::Future<Output = Result<Vec<u8>, StoreError>>,
-{
-    let envelope_layer = envelope_layer(store, &manifest)?.clone();
-    if envelope_layer.size > limits.envelope_bytes {
-        return Err(StoreError::EnvelopeTooLarge {
-            store: store.to_string(),
-            cluster: cluster.to_string(),
-            size: envelope_layer.size,
-            limit: limits.envelope_bytes,
-        });
-    }
-    // The cluster's manifest names these blobs: one the store lacks is damage to the store,
-    // not a cluster without a bundle (which a publisher would start again at version 1).
-    let named = |e| match e {
-        StoreError::NotFound { store, what } => {
-            StoreError::Malformed { store, what, message: format!("named by the manifest of {cluster} but not in the store") }
-        }
-        e => e,
-    };
-    let envelope = read_blob(envelope_layer, limits.envelope_bytes).await.map_err(named)?;
-    let keyring_chain = match manifest.layer(KEYRINGS_MEDIA_TYPE).cloned() {
-        Some(d) => Some(read_blob(d, limits.keyring_chain_bytes).await.map_err(named)?),
-        None => None,
-    };
-    Ok(Fetched { envelope, keyring_chain, locator: Locator::Oci(manifest) })
-}
-
-/// The digests of the envelope and keyring chain layers `manifest` names.
-pub fn envelope_digests(store: &str, manifest: &OciManifest) -> Result<EnvelopeDigests, StoreError> {
-    let envelope = envelope_layer(store, manifest)?.digest;
-    Ok(EnvelopeDigests { envelope, chain: manifest.layer(KEYRINGS_MEDIA_TYPE).map(|d| d.digest) })
-}
-
-fn envelope_layer<'m>(store: &str, manifest: &'m OciManifest) -> Result<&'m OciDescriptor, StoreError> {
-    manifest.layer(ENVELOPE_MEDIA_TYPE).ok_or_else(|| StoreError::Malformed {
-        store: store.to_string(),
-        what: "manifest".into(),
-        message: "no envelope layer".into(),
-    })
 }
 
 /// Reference names a layout or archive gives a cluster's manifest (spec 9.3).

@@ -7,7 +7,8 @@ use super::oci_archive::ArchiveStore;
 use super::oci_layout::LayoutStore;
 use super::oci_registry::RegistryStore;
 use super::reference::StoreRef;
-use super::{OciStore, Store, StoreError};
+use crate::error::StoreError;
+use crate::store::{OciStore, Store};
 
 /// Opens a store. `credentials` apply to registries; Git URLs carry their own.
 pub async fn open(reference: &StoreRef, credentials: &RegistryCredentials) -> Result<Box<dyn Store>, StoreError> {

@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use crate::StoreError;
+use crate::error::StoreError;
 
 /// A parsed store reference.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,8 @@
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::{PublishMeta, oci};
+use crate::meta::PublishMeta;
+use crate::oci;
 use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock_bundle::limits::Limits;
 use airlock_bundle::statement::Statement;

@@ -33,7 +33,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::{Fetched, Locator, PartCopy, PublishMeta, Store, StoreError};
+use crate::error::StoreError;
+use crate::fetched::{Fetched, Locator, PartCopy};
+use crate::meta::PublishMeta;
+use crate::store::Store;
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;

@@ -7,7 +7,8 @@ use git2::{ObjectType, Odb, Oid, Repository, Tree};
 
 use super::target::Target;
 use super::tree::{BLOB, ENVELOPE, EXECUTABLE, KEYRINGS, LINK, SUBMODULE, TREE, cluster_dir, cluster_tree, subtree};
-use crate::{Fetched, Locator, PartCopy, StoreError};
+use crate::error::StoreError;
+use crate::fetched::{Fetched, Locator, PartCopy};
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::limits::Limits;
 use airlock_bundle::path::{MAX_COMPONENTS, check_part_name, check_path};

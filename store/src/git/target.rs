@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use git2::{AutotagOption, Cred, CredentialType, ErrorClass, ErrorCode, FetchOptions, Oid, RemoteCallbacks, Repository};
 
 use super::credentials::GitCredentials;
-use crate::StoreError;
+use crate::error::StoreError;
 
 /// Where fetched tips stay in the cache, so that the next fetch downloads only what is new.
 const TRACKING: &str = "refs/airlock/heads/";

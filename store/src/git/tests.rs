@@ -8,7 +8,7 @@ use git2::{Oid, Repository, Signature};
 use super::tree::{BLOB, EXECUTABLE, LINK, SUBMODULE};
 use super::write::{self, put};
 use super::*;
-use crate::{Fetch, FetchError, fetch_verified};
+use crate::fetch::{Fetch, FetchError, fetch_verified};
 use airlock_bundle::Bundle;
 use airlock_bundle::sign::{PartSettings, sign};
 use airlock_bundle::testkit::Fixture;

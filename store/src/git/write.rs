@@ -9,7 +9,8 @@ use git2::{ErrorCode, Oid, PushOptions, Repository, Signature, Tree};
 
 use super::target::{Target, lock_dir};
 use super::tree::{BLOB, ENVELOPE, KEYRINGS, TREE, cluster_dir};
-use crate::{PublishMeta, StoreError};
+use crate::error::StoreError;
+use crate::meta::PublishMeta;
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 

@@ -7,15 +7,28 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
 use futures::{Stream, StreamExt, stream};
+use jiff::Timestamp;
 use tokio::sync::OnceCell;
 
-use super::{MirrorError, Trust};
+use super::error::MirrorError;
+use crate::error::StoreError;
 use crate::oci::{self, Blob, OciDescriptor, RawManifest};
-use crate::{OciStore, StoreError};
+use crate::store::OciStore;
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;
+use airlock_bundle::keyring::Keyring;
+use airlock_bundle::limits::Limits;
 use airlock_bundle::verify::{Expectation, Floor, Transport, VerifyError, verify_envelope};
+
+/// What bundles are checked against: the keyring, the time, the limits.
+#[derive(Debug, Clone, Copy)]
+pub struct Trust<'a> {
+    pub keyring: &'a Keyring,
+    /// Bundles are verified as of this time, so an expired one is not carried.
+    pub now: Timestamp,
+    pub limits: &'a Limits,
+}
 
 /// Clusters read at once. Each is a few requests in a row (manifest, envelope, the parts
 /// no other cluster shares), so this many keeps a registry busy without swamping it.
@@ -156,8 +169,12 @@ mod tests {
     use async_trait::async_trait;
 
     use super::*;
+    use crate::fetched::{Fetched, PartCopy};
+    use crate::meta::PublishMeta;
     use crate::oci::Artifact;
-    use crate::{Fetched, PartCopy, PublishMeta, Store, StoreRef, open_oci};
+    use crate::open::open_oci;
+    use crate::reference::StoreRef;
+    use crate::store::Store;
     use airlock_bundle::limits::Limits;
     use airlock_bundle::statement::ProfileEntry;
     use airlock_bundle::testkit::Fixture;

@@ -17,9 +17,12 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 
+use crate::error::StoreError;
+use crate::fetched::{EnvelopeDigests, Fetched, PartCopy};
+use crate::meta::PublishMeta;
 use crate::oci::{Artifact, OciDescriptor, RawManifest};
 use crate::oci_layout::{INDEX_FILE, LayoutFiles, LayoutReader, LayoutStore, OCI_LAYOUT_FILE, blob_name, io_error};
-use crate::{EnvelopeDigests, Fetched, OciStore, PartCopy, PublishMeta, Store, StoreError};
+use crate::store::{OciStore, Store};
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;

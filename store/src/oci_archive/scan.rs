@@ -8,7 +8,7 @@ use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use crate::StoreError;
+use crate::error::StoreError;
 use crate::oci_layout::{INDEX_FILE, LayoutFiles, OCI_LAYOUT_FILE, io_error};
 use airlock_bundle::limits::Limits;
 

@@ -8,7 +8,7 @@ use std::fs;
 use std::io::{BufWriter, Read};
 use std::path::{Path, PathBuf};
 
-use crate::StoreError;
+use crate::error::StoreError;
 use crate::oci::{Artifact, OciIndex};
 use crate::oci_layout::{INDEX_FILE, OCI_LAYOUT_CONTENT, OCI_LAYOUT_FILE, blob_name, io_error, updated_index};
 use airlock_bundle::cluster::ClusterId;

@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use crate::StoreError;
+use crate::error::StoreError;
 use airlock_bundle::digest::Digest;
 
 pub(crate) const OCI_LAYOUT_FILE: &str = "oci-layout";

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::StoreError;
+use crate::error::StoreError;
 use crate::oci::{self, Artifact, OciDescriptor, OciIndex, REF_NAME};
 
 /// A parsed `index.json`, its entries found by reference name.

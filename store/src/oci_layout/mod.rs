@@ -23,8 +23,11 @@ pub(crate) use files::{INDEX_FILE, LayoutFiles, OCI_LAYOUT_CONTENT, OCI_LAYOUT_F
 pub(crate) use index::updated_index;
 pub(crate) use read::LayoutReader;
 
+use crate::error::StoreError;
+use crate::fetched::{EnvelopeDigests, Fetched, PartCopy};
+use crate::meta::PublishMeta;
 use crate::oci::{Artifact, GzipCache, OciDescriptor, RawManifest};
-use crate::{Batch, EnvelopeDigests, Fetched, OciStore, PartCopy, PublishMeta, Store, StoreError};
+use crate::store::{Batch, OciStore, Store};
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;

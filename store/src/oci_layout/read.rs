@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use super::files::{INDEX_FILE, LayoutFiles, Stamp, blob_name};
 use super::index::IndexView;
+use crate::error::StoreError;
+use crate::fetched::{EnvelopeDigests, Fetched, Locator, PartCopy};
 use crate::oci::{self, OciDescriptor, OciIndex, REF_NAME, RawManifest};
-use crate::{EnvelopeDigests, Fetched, Locator, PartCopy, StoreError};
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;
 use airlock_bundle::limits::Limits;
@@ -83,7 +84,7 @@ impl<F: LayoutFiles> LayoutReader<F> {
 
     pub(crate) async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
         let manifest = self.manifest(cluster, "latest", limits)?.manifest;
-        oci::fetched_from_manifest(&self.files.describe(), cluster, manifest, limits, |d, cap| async move { self.blob(&d, cap) }).await
+        Fetched::from_manifest(&self.files.describe(), cluster, manifest, limits, |d, cap| async move { self.blob(&d, cap) }).await
     }
 
     /// The digest of `cluster`'s newest manifest as the index names it, when its blob is
@@ -99,7 +100,7 @@ impl<F: LayoutFiles> LayoutReader<F> {
 
     pub(crate) fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
         let manifest = self.manifest(cluster, "latest", limits)?.manifest;
-        oci::envelope_digests(&self.files.describe(), &manifest).map(Some)
+        EnvelopeDigests::of_manifest(&self.files.describe(), &manifest).map(Some)
     }
 
     pub(crate) fn fetch_part(&self, fetched: &Fetched, part: &ProfileEntry) -> Result<PartCopy, StoreError> {

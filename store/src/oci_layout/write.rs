@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::files::{DirFiles, INDEX_FILE, OCI_LAYOUT_CONTENT, OCI_LAYOUT_FILE, blob_name, io_error};
 use super::index::updated_index;
 use super::read::LayoutReader;
-use crate::StoreError;
+use crate::error::StoreError;
 use crate::oci::Artifact;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;

@@ -9,7 +9,7 @@ use reqwest::header::LINK;
 
 use super::client::Registry;
 use super::failure::Class;
-use crate::StoreError;
+use crate::error::StoreError;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::limits::Limits;
 

@@ -13,8 +13,8 @@ use oci_client::{Client, Reference, RegistryOperation};
 use reqwest::header::{ACCEPT, HeaderMap};
 
 use super::failure::{Class, classify, request_error, status_class, status_message};
-use crate::StoreError;
 use crate::credentials::RegistryCredentials;
+use crate::error::StoreError;
 use crate::oci::{MANIFEST_MEDIA_TYPE, OciDescriptor, RawManifest};
 use crate::reference::StoreRef;
 use airlock_bundle::cluster::ClusterId;

@@ -5,7 +5,7 @@
 
 use oci_client::errors::{OciDistributionError, OciErrorCode};
 
-use crate::StoreError;
+use crate::error::StoreError;
 
 /// Which [`StoreError`] a failure becomes.
 pub(super) enum Class {

@@ -20,8 +20,11 @@ mod push;
 use async_trait::async_trait;
 
 use crate::credentials::RegistryCredentials;
-use crate::oci::{self, Artifact, GzipCache, OciDescriptor, RawManifest};
-use crate::{Batch, EnvelopeDigests, Fetched, Locator, OciStore, PartCopy, PublishMeta, Store, StoreError};
+use crate::error::StoreError;
+use crate::fetched::{EnvelopeDigests, Fetched, Locator, PartCopy};
+use crate::meta::PublishMeta;
+use crate::oci::{Artifact, GzipCache, OciDescriptor, RawManifest};
+use crate::store::{Batch, OciStore, Store};
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;
@@ -55,13 +58,13 @@ impl Store for RegistryStore {
         let registry = &self.registry;
         let reference = registry.reference(cluster, "latest").await;
         let manifest = registry.manifest(cluster, "latest", limits).await?.manifest;
-        oci::fetched_from_manifest(&registry.describe, cluster, manifest, limits, |d, cap| registry.read_blob(cluster, &reference, d, cap))
+        Fetched::from_manifest(&registry.describe, cluster, manifest, limits, |d, cap| registry.read_blob(cluster, &reference, d, cap))
             .await
     }
 
     async fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
         let manifest = self.registry.manifest(cluster, "latest", limits).await?.manifest;
-        oci::envelope_digests(&self.registry.describe, &manifest).map(Some)
+        EnvelopeDigests::of_manifest(&self.registry.describe, &manifest).map(Some)
     }
 
     async fn fetch_part(&self, cluster: &ClusterId, fetched: &Fetched, part: &ProfileEntry, _: &Limits) -> Result<PartCopy, StoreError> {

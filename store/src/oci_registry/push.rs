@@ -12,8 +12,9 @@ use reqwest::header::HeaderValue;
 
 use super::client::Registry;
 use super::failure::Class;
+use crate::error::StoreError;
+use crate::meta::PublishMeta;
 use crate::oci::{self, Artifact, Blob, GzipCache, MANIFEST_MEDIA_TYPE};
-use crate::{PublishMeta, StoreError};
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;
