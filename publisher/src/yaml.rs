@@ -1,4 +1,4 @@
-//! YAML in and out, with the publisher's input limits in one place.
+//! YAML in and out, with the publisher's input limits in one place (`limits`).
 //!
 //! Everything the publisher reads as YAML (files under `--from-dir`, manifests inside
 //! ConfigMaps and Secrets) goes through [`parse_documents`], which caps documents, depth
@@ -9,32 +9,21 @@
 //! serde_saphyr defines what a stream means and how a value is written. The shared line
 //! reader (`airlock_bundle::yaml::lines`, with YAML 1.1 booleans here) reads the block-style
 //! manifests templates render; `direct` builds the values of other plain streams from the
-//! parser's events at a third of serde_saphyr's cost; and `writer` writes plain values as
-//! serde_saphyr does at a fraction of it. Each leaves what it is not sure of (tags,
+//! parser's events, skipping serde's visitors; and `writer` writes plain values as
+//! serde_saphyr does, without its serializer. Each leaves what it is not sure of (tags,
 //! anchors, errors, quoting...) to the next, and `tests` holds them all to serde_saphyr's
 //! answer.
 
 mod direct;
+mod limits;
 #[cfg(test)]
 mod tests;
 mod writer;
 
-use airlock_bundle::Limits;
 use airlock_bundle::yaml::{Booleans, lines};
 use serde_json::Value;
 
-/// Bytes of one file under `--from-dir`: far above any manifest set, low enough that a
-/// stray disk image in the checkout fails fast instead of filling memory.
-pub const MAX_INPUT_FILE_BYTES: u64 = 64 * 1024 * 1024;
-/// Documents in one YAML stream: the bundle contract's limit (spec 10).
-pub const MAX_DOCUMENTS: usize = Limits::SPEC.yaml_documents;
-/// Nesting depth of one document: the bundle contract's limit (spec 10).
-pub const MAX_DEPTH: usize = Limits::SPEC.yaml_depth;
-/// Alias uses in one stream. Operators do write anchors in management manifests, and the
-/// output expands them, so a few are allowed; a bomb needs far more.
-pub const MAX_ALIASES: usize = 1_000;
-/// Events replayed through aliases in one stream: bounds what expansion can produce.
-pub const MAX_REPLAYED_EVENTS: usize = 100_000;
+pub use limits::{MAX_ALIASES, MAX_DEPTH, MAX_DOCUMENTS, MAX_INPUT_FILE_BYTES, MAX_REPLAYED_EVENTS};
 
 fn options() -> serde_saphyr::Options {
     let mut alias_limits = serde_saphyr::options::AliasLimits::default();

@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 use walkdir::WalkDir;
 
-use super::{Inventory, ObjectKey, Reference, Resources, SourceError};
+use super::inventory::{Inventory, ObjectKey, Reference, Resources, SourceError};
 use crate::yaml::{MAX_INPUT_FILE_BYTES, parse_documents};
 
 /// The objects of a directory, read once.

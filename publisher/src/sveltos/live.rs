@@ -13,8 +13,8 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, T
 use kube::discovery::{Scope, pinned_kind};
 use serde_json::Value;
 
+use super::inventory::{Inventory, ObjectKey, Reference, Resources, SourceError};
 use super::model::{CLUSTER_GROUP, PROFILE_GROUP};
-use super::{Inventory, ObjectKey, Reference, Resources, SourceError};
 
 /// The Sveltos version the publisher reads.
 pub const SVELTOS_VERSION: &str = "v1beta1";

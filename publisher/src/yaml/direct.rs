@@ -1,8 +1,8 @@
 //! JSON values straight from the YAML parser's events, for the plain YAML that makes up
 //! nearly every manifest.
 //!
-//! serde_saphyr drives serde's visitors through a buffering event layer; for the
-//! rendered templates of a large fleet that was a third of a publish. [`parse`] reads the
+//! serde_saphyr drives serde's visitors through a buffering event layer, which weighs on a
+//! publish that parses the rendered templates of a large fleet. [`parse`] reads the
 //! same parser's events (granit_parser, with the options serde_saphyr gives it) and builds
 //! `serde_json::Value`s itself, resolving scalars with `scalar`. It answers only for
 //! streams whose meaning it is sure of, and gives up (`None`) at anything else: a parse
@@ -17,7 +17,7 @@ use airlock_bundle::yaml::{Booleans, MAX_BYTES, checked_key, scalar};
 use granit_parser::{Event, Parser, ScalarStyle};
 use serde_json::{Map, Value};
 
-use super::{MAX_DEPTH, MAX_DOCUMENTS};
+use super::limits::{MAX_DEPTH, MAX_DOCUMENTS};
 
 /// Parser events in one stream: serde_saphyr's default budget allows 250,000 nodes and a
 /// million events; a stream near that is left to it.
