@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# The benchmark suite of issue 6: each Airlock tool against what an operator would script
-# instead, in the same run, on the same data and the same real services.
+# The benchmark suite: each Airlock tool against what an operator would script instead,
+# in the same run, on the same data and the same real services.
 #
 # Usage: hack/bench.sh [--quick]
 #   (full)    1,000 and 5,000 objects, 1,000 clusters, a 10 MB bundle; 5 runs of each
-#             measurement, CPU profiles; 20-40 minutes on 2 cores. Writes BENCHMARKS.md.
-#   --quick   small sizes, 3 runs, no profiles; under 3 minutes once the release build is
+#             measurement, CPU profiles; the long run. Writes BENCHMARKS.md.
+#   --quick   small sizes, 3 runs, no profiles; a few minutes once the release build is
 #             warm. Run by CI so the harness never rots; writes target/bench/BENCHMARKS.md.
 #
 # It builds the release binaries, starts the services (hack/services.sh), generates its
-# data with a fixed seed, runs hack/bench/{puller,mirror,verify,publisher}.sh (publisher:
-# rows 5-7) and the criterion micro-benchmarks (hack/bench/micro.sh), prints one table and
+# data with a fixed seed, runs hack/bench/{puller,mirror,verify,publisher}.sh (the
+# publisher's rows in a section of their own) and the criterion micro-benchmarks
+# (hack/bench/micro.sh), prints one table and
 # writes the document. It fails only when a command fails: figures are reported, targets
 # are judged in the document and never make the run fail. Data, logs and profiles stay in
 # target/bench/.

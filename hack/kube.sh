@@ -16,8 +16,8 @@
 #   Instance state (etcd data, certs, tokens, kubeconfig): $AIRLOCK_STATE/kube-<instance>/
 #
 # Kubernetes is v1.20.2, built from Debian bookworm's `kubernetes` source package
-# with Debian's Go 1.19 (bookworm ships no kube-apiserver binary). The cold build
-# takes ~4-10 minutes on 2 cores and ~2 GB of disk; the binaries are cached in
+# with Debian's Go 1.19 (bookworm ships no kube-apiserver binary). The cold build is
+# long and needs a few GB of disk; the binaries are cached in
 # $AIRLOCK_CACHE/kubernetes-1.20.2/bin and reused (`start` builds only when missing).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh

@@ -7,7 +7,7 @@
 # Usage: hack/test.sh [extra cargo test args...]
 #
 # It installs what is missing (Debian packages; the first run builds Kubernetes 1.20 from
-# Debian's source package, about 5 minutes on 2 cores, cached under ~/.cache/airlock),
+# Debian's source package, once, cached under ~/.cache/airlock),
 # starts the services that are not running, runs `cargo test --workspace`, and stops the
 # services it started. A missing service makes the end-to-end tests fail, never skip.
 set -euo pipefail

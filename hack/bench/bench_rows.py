@@ -1,13 +1,14 @@
-"""The rows of issue 6 that hack/bench/puller.sh, mirror.sh and verify.sh measure: how
+"""The benchmark rows hack/bench/puller.sh, mirror.sh and verify.sh measure: how
 each is computed from the samples, its target, and, for a miss, where the time goes and
 what would close it. Imported by report.py; it reads figures, it runs nothing.
 
 A row is a dict: row, what, ours, peer, ratio, target, met ("yes", "no", or "—" when the
-issue asks only for the figure), key (for MISS_NOTES) and profile (a file in the
+row asks only for the figure), key (for MISS_NOTES) and profile (a file in the
 profiles directory, when the script recorded one).
 """
 
-# Row 2: "the same time at 5,000 objects as at 1,000" means within this factor.
+# "The same time at the large size as at the small one" (the second sync's target) means
+# within this factor.
 SAME_TIME = 1.25
 MIB = 1024  # KiB
 
@@ -124,8 +125,8 @@ def verify(r, show):
     ours, peer = r.median("verify.airlock.wall"), r.median("verify.sha256sum.wall")
     stored = r.median("verify.sha256sum_gz.wall")
     tar = r.median("verify.tar_bytes")
-    # The issue's peer is sha256sum of "the same bytes": the bundle's, as its parts' tars.
-    # What a store holds of them (gzip, a sixth of the size) is reported beside it.
+    # The peer is sha256sum of "the same bytes": the bundle's, as its parts' tars. What a
+    # store holds of them (gzip, much smaller) is reported beside it.
     return [dict(row="10", key="verify", profile="verify", what=f"verify a {tar / 1e6:.1f} MB bundle",
                  ours=show(r, "verify.airlock.wall"),
                  peer=f"sha256sum of the same {show(r, 'verify.tar_bytes')} (the parts' tars): "
@@ -254,7 +255,7 @@ the second pass is the margin.
 
 
 def registry_bound(r):
-    """What the registry's CPU per request makes of row 8, when mirror.sh measured it."""
+    """What the registry's CPU per request makes of the full export, when mirror.sh measured it."""
     if not r.has("registry.blob_get", "registry.blob_head", "registry.manifest_get", "export.full.blobs", "cores"):
         return "The registry's CPU per request was not measured in this run."
     ms = {k: 1000 * r.median(f"registry.{k}") for k in ("blob_get", "blob_head", "manifest_get")}

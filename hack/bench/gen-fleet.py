@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a deterministic Sveltos fleet for `airlock-publisher publish --from-dir`.
 
-The publisher benchmarks (issue 6, rows 5-7) read it: N SveltosClusters labelled with
+The publisher benchmarks read it: N SveltosClusters labelled with
 region (4 values), tier (3) and zone (10), and 20 ClusterProfiles with various selectors,
 each referencing one ConfigMap of manifests (ConfigMaps, Services, Deployments of about
 0.5-3 KB each). Five profiles are templates over `.Cluster` (name and labels), so their
@@ -10,7 +10,7 @@ they match.
 
 The profile `zone-a` matches exactly the clusters of zone `a`, 10 % of the fleet, and is
 the only user of the ConfigMap `zone-a-manifests`. `--change` writes that ConfigMap with
-one value changed (and nothing else), which is row 7's edit.
+one value changed (and nothing else), the edit the changed re-publish measures.
 
 Only the Python standard library is used; the same --seed and sizes give the same bytes.
 
@@ -131,7 +131,7 @@ def manifests_config_map(rng, profile, templated, changed):
         maker = makers[i % 3] if i < 3 else rng.choice(makers)
         text = maker(rng, f"{profile}-{i}", ns, templated)
         if changed and i == 0:
-            # Row 7: one value of one manifest, so only this profile's part changes.
+            # One value of one manifest, so only this profile's part changes.
             text = text.replace("data:\n", "data:\n  bench-revision: \"2\"\n", 1)
         data.append((f"{i:02d}-{maker.__name__.replace('_', '-')}.yaml", text))
     annotations = f"  annotations: {{{TEMPLATE_ANNOTATION}: \"ok\"}}\n" if templated else ""

@@ -2,7 +2,7 @@
 """Writes one cluster's deterministic workload twice: as Sveltos input for
 `airlock-publisher publish --from-dir`, and as plain manifests for `kubectl apply -f`.
 
-The puller benchmarks (issue 6, rows 1-4 and 10) read it. N objects (a multiple of 10) are
+The puller and verify benchmarks read it. N objects (a multiple of 10) are
 60 % ConfigMaps, 10 % Services, 20 % Deployments and 10 % custom resources, one of which
 is the CustomResourceDefinition of the others: N=1,000 gives 600 ConfigMaps, 100 Services,
 200 Deployments, 1 CRD and 99 Widgets. Namespaced objects are spread over NAMESPACES
@@ -16,7 +16,7 @@ Layout of --out DIR:
   namespaces.yaml      the namespaces the objects live in, for the caller to create
 
 --sync-mode sets every profile's syncMode; --target-bytes pads the ConfigMaps until the
-manifests add up to about that many bytes (row 10's 10 MB bundle). Only the Python
+manifests add up to about that many bytes (the verify benchmark's bundle). Only the Python
 standard library is used; the same arguments give the same bytes.
 
 Usage: gen-objects.py --out DIR [--objects N] [--seed S] [--sync-mode MODE] [--target-bytes B]

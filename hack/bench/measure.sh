@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Measuring and bookkeeping for the benchmark scripts of issue 6 (hack/bench/*.sh). Source
+# Measuring and bookkeeping for the benchmark scripts (hack/bench/*.sh). Source
 # it; do not run it.
 #
 # `timed` runs a command once and measures it: wall time, the peak RSS of the largest

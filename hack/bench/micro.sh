@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6, the library-level micro-benchmarks (criterion): canonical tar, SHA-256, gzip,
+# The library-level micro-benchmarks (criterion): canonical tar, SHA-256, gzip,
 # verifying a 10 MB part next to its floor, signing and checking a signature
 # (bundle/benches/contract.rs), and selecting 20 profiles for 10,000 clusters
 # (publisher/benches/selection.rs). Criterion keeps its estimates under

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 6, rows 8 and 9: carrying a fleet's bundles out of the registry.
-#   8  airlock-publisher export of every cluster to an oci-archive
-#        vs  a skopeo copy loop, one repository at a time, into one OCI layout
-#   9  export --since the full archive, after one ConfigMap used by 10 % of the clusters
-#      changed: the delta archive's bytes vs the bytes that really changed
+# Carrying a fleet's bundles out of the registry:
+#   full export: airlock-publisher export of every cluster to an oci-archive
+#     vs  a skopeo copy loop, one repository at a time, into one OCI layout
+#   delta export: export --since the full archive, after one ConfigMap used by a tenth of
+#     the clusters changed: the delta archive's bytes vs the bytes that really changed
 # The fleet is hack/bench/gen-fleet.py's (CLUSTERS clusters: 1,000; quick 20), published
 # to a repository prefix of its own on the plain-HTTP registry, so runs never share data.
 # "Really changed" is computed from two full exports, before and after the change: the
@@ -85,7 +85,8 @@ note export.full.skopeo.cmd "for c in \$(clusters); do skopeo copy --src-tls-ver
 
 # per_request NAME URL [CURL-OPTION...] — the registry's CPU seconds for one request,
 # measured alone (one curl, one connection, the same URL again and again), as fact
-# registry.NAME: set beside the export's own server CPU, it tells what bounds row 8.
+# registry.NAME: set beside the export's own server CPU, it tells what bounds the full
+# export.
 per_request() {
   local name="$1" url="$2" n=300 s0 s1 i shown=""
   shift 2

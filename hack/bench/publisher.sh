@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Publisher benchmarks of issue 6, rows 5-7, each against its peer in the same run:
-#   5  cold publish of N SveltosClusters x 20 ClusterProfiles (5 templated) from a
-#      directory to a fresh oci-layout, against the floor: `tar | gzip -6` + `sha256sum`
-#      over the unique content that publish produced;
-#   6  re-publish with nothing changed (target <= 10 % of #5 and zero bytes written);
-#   7  re-publish after one ConfigMap used by 10 % of the clusters changed (only those
-#      clusters may get a new version).
+# Publisher benchmarks, each against its peer in the same run:
+#   cold publish of N SveltosClusters x 20 ClusterProfiles (5 templated) from a directory
+#     to a fresh oci-layout, against the floor: `tar | gzip -6` + `sha256sum` over the
+#     unique content that publish produced;
+#   re-publish with nothing changed (its target: a tenth of the cold publish, and zero
+#     bytes written);
+#   re-publish after one ConfigMap used by a tenth of the clusters changed (only those
+#     clusters may get a new version).
 # Each figure is the median of --runs runs (default 5) with min-max. The data comes from
 # hack/bench/gen-fleet.py with a fixed seed. Prints a table and writes the figures as a
 # Markdown fragment to $BENCH_OUT/publisher.md (default target/bench; hack/bench.sh
@@ -44,8 +45,8 @@ bin="$(realpath -m "${CARGO_TARGET_DIR:-target}/release/airlock-publisher")"
 out="${BENCH_OUT:-$PWD/target/bench}"
 mkdir -p "$out"
 # A fresh directory per invocation, removed on exit: deleting tens of thousands of files
-# right before creating as many again slows ext4's inode allocation for minutes, which
-# would be measured instead of the publisher.
+# right before creating as many again slows ext4's inode allocation down, which would be
+# measured instead of the publisher.
 work="$(mktemp -d "$out/publisher.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 fleet="$work/fleet" key="$work/keys/airlock.key"

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Issue 6, rows 1-4: airlock-puller against kubectl on the managed kube-apiserver, same
-# objects, same run.
-#   1  first sync into empty namespaces    vs  kubectl apply --server-side (CRD, wait, rest)
-#   2  second sync, nothing changed        vs  kubectl apply --server-side again
-#   3  drift check, one object edited      vs  kubectl diff --server-side
-#   4  peak RSS of the first syncs of 1
-# Sizes: SMALL objects (1,000; quick 100) for 1, 2 and 4, LARGE (5,000; quick 300) for 2
-# and 4, DRIFT (1,000; quick 50, as kubectl diff takes 0.1 s per object) for 3.
+# airlock-puller against kubectl on the managed kube-apiserver, same objects, same run:
+#   first sync into empty namespaces    vs  kubectl apply --server-side (CRD, wait, rest)
+#   second sync, nothing changed        vs  kubectl apply --server-side again
+#   drift check, one object edited      vs  kubectl diff --server-side
+#   peak RSS of the first syncs
+# Sizes: SMALL objects (1,000; quick 100) for the syncs and their RSS, LARGE (5,000; quick
+# 300) for the second sync and RSS, DRIFT (1,000; quick 50, as kubectl diff is slow per
+# object) for the drift check.
 # Quick mode syncs the large size for the first time once per tool, not $BENCH_RUNS times:
-# every first sync costs two namespace deletions, about 5 s each even when empty.
+# every first sync costs two namespace deletions, slow even when they are empty.
 # Between first syncs the namespaces and the CRD are deleted and their deletion waited
 # for. API requests are counted on one extra run each, from the client's own request log
 # (the puller's kube_client debug lines, kubectl -v=6), so every request counts: the
@@ -104,7 +104,8 @@ count_kubectl() {
   note "$1.requests" "$total requests: $breakdown"
 }
 
-# first_and_second SIZE — rows 1, 2 and 4 at one size (small or large).
+# first_and_second SIZE — first and second syncs and their peak RSS at one size (small or
+# large).
 first_and_second() {
   local size="$1" set="$1" run reports="$DATA/$1/reports" first_runs="$BENCH_RUNS"
   if [ -n "$BENCH_QUICK" ] && [ "$size" = large ]; then first_runs=1; fi
@@ -145,7 +146,7 @@ first_and_second() {
   emit "first.$size.airlock" "first.$size.kubectl" "second.$size.airlock" "second.$size.kubectl"
 }
 
-# profile_first_sync SIZE — evidence for rows 1 and 4: where a first sync spends its CPU
+# profile_first_sync SIZE — evidence for the first sync and its RSS: where it spends its CPU
 # (small) and its memory at the peak (large). Leaves the puller's objects and state in place.
 profile_first_sync() {
   [ -n "$BENCH_PROFILE" ] || return 0
@@ -164,7 +165,7 @@ edit() {
     -p "{\"spec\":{\"size\":$((1000 + $1))}}" >>"$LOGS/drift-edits.log" 2>&1 || die "could not edit widget-00000"
 }
 
-# drift — row 3, with the profiles in ContinuousWithDriftDetection. kubectl applies the
+# drift — the drift check, with the profiles in ContinuousWithDriftDetection. kubectl applies the
 # objects once first, so that, as for an operator who manages them with kubectl, its diff
 # shows the edit only. kubectl diff logs its requests (-v=6) on every run: it fetches the
 # OpenAPI document once per object, so a separate counting run would cost as much as a

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Turns the benchmark results (results.tsv written by hack/bench/*.sh) into the table
-hack/bench.sh prints and the BENCHMARKS.md it writes (issue 6).
+hack/bench.sh prints and the BENCHMARKS.md it writes.
 
-Each row of the issue is computed here from the samples: median and min-max, the ratio to
+Each row of the table is computed here from the samples: median and min-max, the ratio to
 the peer measured in the same run, the target and whether it was met. A row whose
 figures are missing is an error, never invented: every script ran. For a missed
 target the document shows where the time went (client CPU, server CPU, requests, the

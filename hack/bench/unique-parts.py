@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes every distinct part of an OCI layout's newest bundles as an uncompressed tar.
 
-The publisher benchmark's floor (issue 6, row 5) is `tar | gzip -6` + `sha256sum` over the
+The cold publish benchmark's floor is `tar | gzip -6` + `sha256sum` over the
 unique content a publish produced: the canonical tar of each distinct part, which is what
 the publisher itself compresses and hashes. This reads the layout the publisher wrote,
 follows each cluster's `:latest` manifest to its part layers, and writes each distinct

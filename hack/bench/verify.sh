@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 6, row 10: `airlock-puller verify` of a bundle of about 10 MB of manifests (1,000
+# `airlock-puller verify` of a bundle of about 10 MB of manifests (1,000
 # objects, ConfigMaps padded; quick: 2 MB) in an OCI layout, against `sha256sum` of the
 # same bytes: the bundle's parts as canonical tars (bundles-format.md 3.1), the content the
 # signature covers, one file per part. For reference, also `sha256sum` of the part blobs
-# as stored (gzip, a sixth of the bytes) and `gzip -dc | sha256sum` of each part, the
+# as stored (gzip, far fewer bytes) and `gzip -dc | sha256sum` of each part, the
 # least a verifier can do with them, since a part's identity is the digest of its
 # uncompressed tar (3.4, 8.12).
 #
