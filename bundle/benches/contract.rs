@@ -1,7 +1,7 @@
-//! Micro-benchmarks of the contract's hot paths (issue 6): canonical tar, digests, gzip,
-//! signing and verification, on deterministic data.
+//! Micro-benchmarks of the contract's hot paths: canonical tar, digests, gzip, signing and
+//! verification, on deterministic data.
 //!
-//!     cargo bench -p airlock --bench contract
+//!     cargo bench -p airlock-bundle --features testing --bench contract
 
 use std::hint::black_box;
 

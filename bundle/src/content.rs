@@ -4,7 +4,7 @@
 //! tars they arrived in, so verifying does not copy them, and cloning a bundle is cheap.
 //! A part is immutable once built and its clones share what is worked out from it (file
 //! digests, tar digest): a publisher hands one shared profile's part to thousands of
-//! bundles, and hashing it again for each was a tenth of a publish.
+//! bundles, and must not hash it again for each.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};

@@ -70,8 +70,8 @@ pub fn sign(payload_type: &str, payload: &[u8], keys: &[SigningKey]) -> Vec<u8> 
         .map(|k| EnvelopeSignature { keyid: k.public().key_id(), sig: STANDARD.encode(k.inner().sign(&message).to_bytes()) })
         .collect();
     // `Envelope`'s JSON, written in place: the payload's base64 needs no escaping, and
-    // serialising it through a `String` copied and scanned a publish's largest field twice
-    // (a fifth of signing a 10,000-cluster fleet).
+    // serialising it through a `String` would copy and scan the largest field of every
+    // bundle a publish signs twice more.
     let encoded = base64::encoded_len(payload.len(), true).expect("a payload in memory has a base64 length");
     let mut out = Vec::with_capacity(encoded + 64 + 160 * keys.len());
     out.extend_from_slice(b"{\"payloadType\":");

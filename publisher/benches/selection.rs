@@ -1,6 +1,6 @@
-//! Micro-benchmark of selection (issue 6): which of 20 ClusterProfiles match each of 10,000
+//! Micro-benchmark of selection: which of 20 ClusterProfiles match each of 10,000
 //! SveltosClusters, with the labels and selectors of `hack/bench/gen-fleet.py` (the fleet of
-//! rows 5-7), so the figure is the selection step of that publish.
+//! the publisher benchmarks), so the figure is the selection step of that publish.
 //!
 //!     cargo bench -p airlock-publisher --features bench --bench selection
 

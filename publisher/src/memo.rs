@@ -1,8 +1,8 @@
 //! Remembers between runs what each cluster rendered to, by the fingerprint of everything
 //! its rendering reads (`render::inputs`). A run in which nothing a cluster's rendering
 //! reads has changed compares the store with the remembered [`Outline`] instead of
-//! rendering the cluster again: re-publishing 10,000 unchanged clusters then costs reading
-//! the source and the store, not rendering, hashing and signing every bundle.
+//! rendering the cluster again: re-publishing an unchanged fleet then costs reading the
+//! source and the store, not rendering, hashing and signing every bundle.
 //!
 //! The memo is a cache, never a source of truth: the store still decides every version
 //! (spec 9.6), a cluster that must be published is always rendered in full, and a memo
@@ -90,8 +90,8 @@ pub struct Memo {
     /// Where the memo is kept; `None` remembers nothing.
     path: Option<PathBuf>,
     /// The file read and parsed on a thread of its own, taken by the first use of
-    /// [`Memo::before`]: parsing 10,000 clusters' outlines took 120 ms, a fifth of an
-    /// unchanged re-publish, and the source loads meanwhile.
+    /// [`Memo::before`]: parsing a fleet's outlines weighs on an unchanged re-publish, and
+    /// the source loads meanwhile.
     reading: Mutex<Option<std::thread::JoinHandle<BTreeMap<Digest, Outline>>>>,
     before: OnceLock<RwLock<BTreeMap<Digest, Outline>>>,
     now: Mutex<BTreeMap<Digest, Outline>>,

@@ -26,8 +26,8 @@ pub trait Store: Send + Sync {
     /// The digests of what [`Store::fetch_envelope`] would return, when the store names its
     /// blobs by digest and can tell them without reading them (an OCI manifest names its
     /// layers so). `None` when it cannot: the caller reads the envelope. A publisher
-    /// comparing 10,000 clusters with what it remembers reads 10,000 small manifests
-    /// instead of as many envelopes.
+    /// comparing a fleet with what it remembers then reads each cluster's small manifest
+    /// instead of its envelope.
     async fn envelope_digests(&self, _cluster: &ClusterId, _limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
         Ok(None)
     }

@@ -1,4 +1,4 @@
-//! Export and import across an air gap (issue 5) between OCI layouts and Git on disk:
+//! Export and import across an air gap between OCI layouts and Git on disk:
 //! round trip, deltas carrying only what changed, idempotent import, and every refusal
 //! leaving the target unchanged.
 

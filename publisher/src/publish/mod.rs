@@ -110,9 +110,8 @@ struct Times {
 }
 
 /// Clusters rendered, signed and handed to the store at a time: enough to keep every core
-/// busy, few enough that a fleet is never held in memory whole. Holding 10,000 clusters'
-/// bundles took a gigabyte, and memory the kernel must zero on first touch was a fifth of
-/// a publish's CPU.
+/// busy, few enough that a fleet is never held in memory whole: a large fleet's bundles
+/// would take gigabytes, and memory the kernel must zero on first touch costs CPU.
 const CHUNK: usize = 500;
 
 /// Where a run spent its time, by phase, summed over the chunks.
@@ -145,8 +144,8 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
     phases.add("load", &mut since);
     let clusters = select::candidates(&inventory.clusters, &publisher.only)?;
     let plans: Vec<_> = clusters.par_iter().map(|c| (*c, render::plan(c, select::profiles_for(c, &inventory.profiles)))).collect();
-    // Every cluster names its profiles' references again: told apart by hash, as sorting
-    // them all (130,000 for 10,000 clusters) was 5 % of an unchanged re-publish.
+    // Every cluster names its profiles' references again: told apart by hash rather than
+    // by sorting them all, which weighs on an unchanged re-publish of a large fleet.
     let wanted: HashSet<_> = plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::references).collect();
     let wanted: BTreeSet<_> = wanted.into_iter().cloned().collect();
     let resources = source.fetch(&wanted).await?;

@@ -274,7 +274,7 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
             protocol: Some("TCP".into()),
             ..Default::default()
         }]),
-        // Bundles hold up to 256 MiB of manifests (spec 10); typical ones need a tenth.
+        // Bundles hold up to 256 MiB of manifests (spec 10); typical ones need far less.
         resources: Some(ResourceRequirements {
             requests: quantities("50m", "64Mi"),
             limits: quantities("1", "512Mi"),

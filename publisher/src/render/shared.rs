@@ -6,7 +6,7 @@
 //! whose ConfigMaps and Secrets hold no templates comes out the same for every cluster
 //! whose references resolve to the same objects, so [`SharedProfiles`] prepares it once
 //! per run and hands every such cluster the same objects: in a fleet of thousands of
-//! clusters, parsing and writing YAML again for each was most of a publish. Templated
+//! clusters, parsing and writing YAML again for each would dominate a publish. Templated
 //! profiles are prepared per cluster. Which copy of an object wins is `tier`'s business.
 
 use std::collections::{BTreeMap, HashMap};

@@ -46,7 +46,7 @@ impl<'s> LayoutBatch<'s> {
 
     /// Writes the blobs of `bundles`; returns the digests of their manifests, in order.
     ///
-    /// Each thread builds an artifact (compressing its new parts, most of a large
+    /// Each thread builds an artifact (compressing its new parts, the bulk of a large
     /// publish's work) and writes its blobs at once: creating files waits on the
     /// filesystem, which other threads' compressing fills, and only manifests are kept
     /// until the index is written, not every envelope twice.
