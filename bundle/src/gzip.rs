@@ -65,7 +65,7 @@ pub fn compress(tar: &[u8]) -> Vec<u8> {
 }
 
 /// Decompresses a part's transport copy to at most `signed` bytes, checking the size
-/// and the ratio every [`STEP`] of output.
+/// and the ratio every `STEP` bytes of output.
 pub fn decompress(gz: &[u8], signed: u64, limits: &Limits) -> Result<Vec<u8>, GzipError> {
     let mut out = vec![0; room(signed)];
     let len = decompress_into(gz, &mut out, signed, limits, |_| ())?;

@@ -1,13 +1,14 @@
 //! The bundle contract of `bundles-format.md`, and nothing else: content and canonical
-//! tar, digests, the statement, the DSSE envelope, keyrings, signing, verification in the
-//! spec's order, signed reports, and the limits every reader enforces. Synchronous: no
-//! async runtime, no network, no Git, no Kubernetes, so it can be fuzzed, audited and
-//! embedded on its own. Stores and the binaries sit on top of it (`airlock-store`).
+//! tar, digests, the statement, the DSSE envelope, keys and keyrings, signing, verification
+//! in the spec's order, signed reports, and the limits every reader enforces. Synchronous:
+//! no async runtime, no network, no Git, no Kubernetes, so it can be fuzzed, audited and
+//! embedded on its own. It is the bottom of the workspace: `airlock-store` builds on it,
+//! and the publisher and the puller on both.
 //!
 //! The publisher goes [`Bundle::new`] → [`sign::sign`]; the puller goes
 //! [`verify::verify_envelope`] → [`verify::VerifiedEnvelope::verify_part`] →
 //! [`verify::VerifiedEnvelope::finish`]. [`yaml`] reads a bundle file's manifests (spec
-//! 2.5). Feature `testing` adds [`testkit`]: seeded keys and fixed bundles for tests.
+//! 2.5). Feature `testing` adds `testkit`: seeded keys and fixed bundles for tests.
 #![forbid(unsafe_code)]
 
 pub mod cluster;

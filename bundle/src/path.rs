@@ -1,7 +1,7 @@
 //! The path grammar of bundle files (spec 2.2) and part names (spec 2.3).
 //!
 //! Paths are checked here once, by construction: everything downstream (tar headers, Git
-//! trees, the puller's walk) can rely on a [`BundlePath`] being safe.
+//! trees, the puller's walk) can rely on a path that passed [`check_path`] being safe.
 
 use crate::cluster::{is_dns_label, is_dns_subdomain};
 

@@ -5,6 +5,10 @@
 //! manifests, tiers) → `publish` (compare with the store, sign, one write). Across an air
 //! gap, `export` carries bundles out and `ingest` brings the pullers' reports back. `cmd`
 //! holds the subcommands' flags and entry points.
+//!
+//! It sits on top of the workspace: `airlock-store` for the stores and the mirror,
+//! `airlock-bundle` for the contract (building, signing, reading reports), and `airlock-cli`
+//! for its edges (cluster and log flags, exit codes, the Lease, progress, object metadata).
 #![forbid(unsafe_code)]
 
 mod annotations;

@@ -8,7 +8,7 @@
 //! carries bundles across an air gap. A store moves bytes and finds them; it does not decide
 //! whether they are trustworthy: [`fetch_verified`] joins a store to `airlock_bundle::verify`
 //! in the order of spec section 8, envelope first, content only when needed. Feature
-//! `testing` adds [`vectors`], the format's test vectors computed.
+//! `testing` adds `vectors`, the format's test vectors computed.
 #![forbid(unsafe_code)]
 
 mod credentials;
