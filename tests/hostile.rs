@@ -7,7 +7,7 @@
 //!
 //! The cases share one cluster and run one after another, so the suite costs one
 //! baseline and a fraction of a second per case. What the library refuses on its own is
-//! pinned, variant by variant, by `airlock/tests/verify.rs`; this suite proves the puller
+//! pinned, variant by variant, by `bundle/tests/verify/`; this suite proves the puller
 //! acts on those refusals without touching the cluster.
 
 #[path = "hostile/cases.rs"]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use airlock_bundle::Digest;
 use airlock_bundle::VerifiedBundle;
+use airlock_bundle::digest::{HASH_SUFFIX_BYTES, hash_suffixed};
 use airlock_bundle::statement::ProfileEntry;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
@@ -206,11 +207,12 @@ pub fn label_value(s: &str) -> String {
     if valid(s) {
         return s.to_string();
     }
-    let hash = Digest::of(s.as_bytes()).hex();
-    let prefix: String =
-        s.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' }).take(MAX_LABEL_VALUE - 17).collect();
-    let prefix = prefix.trim_matches(|c: char| !c.is_ascii_alphanumeric());
-    if prefix.is_empty() { hash[..16].to_string() } else { format!("{prefix}-{}", &hash[..16]) }
+    let prefix: String = s
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '-' })
+        .take(MAX_LABEL_VALUE - HASH_SUFFIX_BYTES)
+        .collect();
+    hash_suffixed(prefix.trim_matches(|c: char| !c.is_ascii_alphanumeric()), s.as_bytes())
 }
 
 /// One object may come from one document only. Across profiles the lower tier wins, as

@@ -4,9 +4,9 @@
 //! How API errors on them are told apart is `airlock_cli`'s, shared with the publisher.
 //! The objects a bundle applies are the engine's business, not this module's.
 
-use std::collections::BTreeMap;
-
-use airlock_bundle::{ClusterId, Digest};
+use airlock_bundle::ClusterId;
+use airlock_bundle::digest::{HASH_SUFFIX_BYTES, hash_suffixed};
+use airlock_cli::meta::{MANAGED_BY, object_meta};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// Field manager and `app.kubernetes.io/managed-by` value of the puller's own objects.
@@ -60,23 +60,15 @@ fn object_name(prefix: &str, cluster_name: &str) -> String {
     if full.len() <= MAX_OBJECT_NAME {
         return full;
     }
-    let hash = Digest::of(full.as_bytes()).hex();
     // Cluster names are ASCII, so any byte index is a char boundary. The cut must not
     // end in '.' or '-': "-<hash>" would then start or extend a label wrongly.
-    let head = full[..MAX_OBJECT_NAME - 17].trim_end_matches(['.', '-']);
-    format!("{head}-{}", &hash[..16])
+    let head = full[..MAX_OBJECT_NAME - HASH_SUFFIX_BYTES].trim_end_matches(['.', '-']);
+    hash_suffixed(head, full.as_bytes())
 }
 
 /// Metadata for one of the puller's objects of `cluster`.
 pub fn meta(namespace: &str, name: &str, cluster: &str, resource_version: Option<String>) -> ObjectMeta {
-    ObjectMeta {
-        name: Some(name.to_string()),
-        namespace: Some(namespace.to_string()),
-        labels: Some(BTreeMap::from([("app.kubernetes.io/managed-by".to_string(), MANAGER.to_string())])),
-        annotations: Some(BTreeMap::from([(ANNOTATION_CLUSTER.to_string(), cluster.to_string())])),
-        resource_version,
-        ..ObjectMeta::default()
-    }
+    ObjectMeta { resource_version, ..object_meta(name, Some(namespace), [(MANAGED_BY, MANAGER)], [(ANNOTATION_CLUSTER, cluster)]) }
 }
 
 #[cfg(test)]

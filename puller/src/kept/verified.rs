@@ -17,7 +17,7 @@
 //! its verdict to an envelope signed differently. This module fetches nothing.
 
 use airlock_bundle::report::BundleSeen;
-use airlock_bundle::verify::{Claims, check_claims};
+use airlock_bundle::verify::check_claims;
 use airlock_bundle::{Digest, Limits};
 use airlock_bundle::{Expectation, Keyring, SyncMode, VerifiedEnvelope, VerifyError};
 use serde::{Deserialize, Serialize};
@@ -73,13 +73,7 @@ impl Verified {
         if envelope != self.envelope || fingerprint(keyring) != self.keyring {
             return None;
         }
-        let claims = Claims {
-            cluster: &self.cluster,
-            version: self.seen.version,
-            digest: self.seen.digest,
-            issued_at: self.seen.issued_at,
-            expires: self.seen.expires,
-        };
+        let claims = self.seen.claims(&self.cluster);
         match check_claims(&claims, expect, limits) {
             Ok(true) => Some(Ok(self.clone())),
             Ok(false) => None,
