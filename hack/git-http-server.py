@@ -148,22 +148,11 @@ class Handler(BaseHTTPRequestHandler):
                         while self.rfile.readline() not in (b"\r\n", b"\n", b""):
                             pass
                         break
-                    remaining = size
-                    while remaining:
-                        data = self.rfile.read(min(remaining, 65536))
-                        if not data:
-                            return
-                        stdin.write(data)
-                        remaining -= len(data)
+                    if not self.copy_exactly(size, stdin):
+                        return
                     self.rfile.readline()  # CRLF after each chunk
             elif length:
-                remaining = int(length)
-                while remaining:
-                    data = self.rfile.read(min(remaining, 65536))
-                    if not data:
-                        return
-                    stdin.write(data)
-                    remaining -= len(data)
+                self.copy_exactly(int(length), stdin)
         except BrokenPipeError:
             pass
         finally:
@@ -171,6 +160,17 @@ class Handler(BaseHTTPRequestHandler):
                 stdin.close()
             except BrokenPipeError:
                 pass
+
+    def copy_exactly(self, size, out):
+        """Copy `size` bytes of the request to `out`; False when the client hung up first."""
+        remaining = size
+        while remaining:
+            data = self.rfile.read(min(remaining, 65536))
+            if not data:
+                return False
+            out.write(data)
+            remaining -= len(data)
+        return True
 
     def relay_response(self, out):
         """Turn CGI output (headers, blank line, body) into an HTTP response."""

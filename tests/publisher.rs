@@ -202,38 +202,12 @@ async fn rotated_keys_reach_pullers_through_the_chain() {
     let next = tmp.path().join("keyring-v2.json").display().to_string();
     run_expect(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &old.key], 0);
 
-    let refused = run(&[
-        "keyring",
-        "rotate",
-        "--keyring",
-        &old.keyring_path,
-        "--add",
-        &new.public,
-        "--remove",
-        &old.public,
-        "--key",
-        &new.key,
-        "--out",
-        &next,
-    ]);
+    fn rotate<'a>(keyring: &'a str, add: &'a str, remove: &'a str, signer: &'a str, out: &'a str) -> [&'a str; 12] {
+        ["keyring", "rotate", "--keyring", keyring, "--add", add, "--remove", remove, "--key", signer, "--out", out]
+    }
+    let refused = run(&rotate(&old.keyring_path, &new.public, &old.public, &new.key, &next));
     assert_eq!(refused.status.code(), Some(1), "a key outside the current keyring cannot sign the update");
-    run_expect(
-        &[
-            "keyring",
-            "rotate",
-            "--keyring",
-            &old.keyring_path,
-            "--add",
-            &new.public,
-            "--remove",
-            &old.public,
-            "--key",
-            &old.key,
-            "--out",
-            &next,
-        ],
-        0,
-    );
+    run_expect(&rotate(&old.keyring_path, &new.public, &old.public, &old.key, &next), 0);
     let update = format!("{next}.update");
 
     let mismatched = run(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &new.key, "--keyring", &old.keyring_path]);
