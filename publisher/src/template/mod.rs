@@ -1,9 +1,19 @@
 //! Instantiates a Sveltos template: the content of a ConfigMap or Secret key carrying the
 //! `projectsveltos.io/template` annotation, run as a Go `text/template` against one
-//! cluster's data. Entry point: [`render`].
+//! cluster's data. Entry points: [`render_with`], and [`render`] for a render that
+//! needs no randomness.
 //!
 //! It does not decide which resources are templates, gather `.Cluster` and
-//! `.MgmtResources`, or parse the YAML it produces; the caller does.
+//! `.MgmtResources`, parse the YAML it produces, or hold the secret random values come
+//! from; the caller does.
+//!
+//! Functions: Sprig v3's set as Sveltos registers it ([`sprig`]) and Sveltos's resource
+//! functions ([`resources`]). Those whose output would change on every call (`randAlpha`,
+//! `uuidv4`, `genCA`, `bcrypt`'s salt, ...) draw from the render's [`RenderEntropy`], a
+//! deterministic stream keyed by a publisher secret and the render's inputs, so an
+//! unchanged cluster renders the same bytes and is not re-published; see [`entropy`] for
+//! the guarantees. `now` reads [`RenderEnv::now`]. `getHostByName` fails: no DNS in pull
+//! mode.
 //!
 //! Like Sveltos (addon-controller's `instantiateTemplateValues`), templates run with
 //! `missingkey=error`: `{{ .Cluster.metadata.labels.missing }}` fails the render instead
@@ -18,19 +28,26 @@
 
 mod blocks;
 mod bounds;
+mod entropy;
+mod resources;
+mod session;
 mod sprig;
 #[cfg(test)]
 mod tests;
 mod tree;
+mod values;
+
+pub use entropy::RenderEntropy;
+pub use session::Unavailable;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
-use std::sync::Arc;
 
 use airlock_bundle::Limits;
 use gotmpl::{MissingKey, Template, Value};
+use values::from_json;
 
 /// The name gotmpl knows the template by; users' `{{define}}` names are unlikely to clash.
 const MAIN: &str = "airlock:main";
@@ -42,9 +59,24 @@ struct RenderLimits {
     range_iterations: u64,
     /// Bytes of output: no larger output could fit in a bundle.
     output_bytes: u64,
+    /// Key generations and password hashes (`genCA`, `genPrivateKey`, `bcrypt`,
+    /// `derivePassword`, ...), each up to a second or more of CPU: a chart makes a CA
+    /// and a few certificates, not a loop of them.
+    costly_calls: u32,
 }
 
-const LIMITS: RenderLimits = RenderLimits { range_iterations: 1_000_000, output_bytes: Limits::SPEC.total_bytes };
+const LIMITS: RenderLimits = RenderLimits { range_iterations: 1_000_000, output_bytes: Limits::SPEC.total_bytes, costly_calls: 16 };
+
+/// What a render draws on besides its template and data.
+#[derive(Debug, Clone)]
+pub struct RenderEnv {
+    /// Where random functions draw from; without it they fail the render.
+    pub entropy: Option<RenderEntropy>,
+    /// What `now` returns, and where generated certificates' validity starts. A caller
+    /// that wants unchanged inputs to render unchanged output pins it (for example to
+    /// when the inputs last changed) instead of passing the wall clock.
+    pub now: jiff::Timestamp,
+}
 
 /// Where a template came from, for error messages: the profile, the ConfigMap/Secret and the key.
 #[derive(Debug, Clone, Copy)]
@@ -87,25 +119,45 @@ pub enum TemplateError {
     Required { at: Location, message: String },
     #[error("template {at}: output exceeds {limit_bytes} bytes")]
     OutputTooLarge { at: Location, limit_bytes: u64 },
+    /// Sprig's `fail` was called.
+    #[error("template {at}: fail: {message}")]
+    Failed { at: Location, message: String },
+    /// A function that cannot run in this render: `getHostByName` in pull mode, or a
+    /// random function in a render given no entropy.
+    #[error("template {at}: {function}: {reason}")]
+    Unavailable { at: Location, function: String, reason: Unavailable },
     /// Any other failure while executing: a function's argument, a bad index, a loop limit.
     #[error("template {at}: {message}")]
     Execution { at: Location, message: String },
 }
 
-/// Renders `text` with `data` (`{"Cluster": {...}, "MgmtResources": {id: {...}}}`) as dot.
+/// Renders `text` with `data` (`{"Cluster": {...}, "MgmtResources": {id: {...}}}`) as dot,
+/// without entropy (random functions fail) and with the wall clock as `now`.
 pub fn render(source: &TemplateSource<'_>, text: &str, data: &serde_json::Value) -> Result<String, TemplateError> {
-    render_within(source, text, data, &LIMITS)
+    render_with(source, text, data, &RenderEnv { entropy: None, now: jiff::Timestamp::now() })
+}
+
+/// Renders `text` with `data` as dot, random functions drawing from `env.entropy`.
+pub fn render_with(source: &TemplateSource<'_>, text: &str, data: &serde_json::Value, env: &RenderEnv) -> Result<String, TemplateError> {
+    render_within(source, text, data, env, &LIMITS)
 }
 
 fn render_within(
     source: &TemplateSource<'_>,
     text: &str,
     data: &serde_json::Value,
+    env: &RenderEnv,
     limits: &RenderLimits,
 ) -> Result<String, TemplateError> {
     let compiled = compiled(source, text, limits)?;
     compiled.tracker.reset();
     let dot = from_json(data);
+    compiled.session.begin(session::State {
+        stream: env.entropy.as_ref().map(RenderEntropy::stream),
+        now: env.now,
+        resources: dot.field("MgmtResources").cloned().unwrap_or(Value::Nil),
+        costly_left: limits.costly_calls,
+    });
     let mut out = CappedWriter { text: String::new(), limit_bytes: limits.output_bytes, overflowed: false };
     let result = if compiled.parsed.lookup(MAIN).is_some() {
         compiled.runnable.execute_template_fmt(&mut out, MAIN, &dot)
@@ -114,6 +166,7 @@ fn render_within(
         // it has no action that could fail or need a marker.
         compiled.parsed.execute_fmt(&mut out, &dot)
     };
+    compiled.session.end();
     match result {
         Ok(()) => Ok(out.text),
         Err(err) => Err(execution_error(source, text, compiled.tracker.offset(), err, &out)),
@@ -126,6 +179,8 @@ struct Compiled {
     runnable: Template,
     /// Shared by `runnable`'s marker function: runs on one thread at a time, reset before each.
     tracker: tree::Tracker,
+    /// Shared by `runnable`'s functions that need the render's state; filled for each run.
+    session: session::Session,
     range_iterations: u64,
 }
 
@@ -169,7 +224,9 @@ fn compile(source: &TemplateSource<'_>, text: &str, limits: &RenderLimits) -> Re
     blocks::check(text).map_err(|err| TemplateError::Syntax { at: source.locate(text, err.offset), message: err.message })?;
 
     let tracker = tree::Tracker::default();
-    let mut funcs = sprig::funcs();
+    let session = session::Session::default();
+    let mut funcs = sprig::funcs(&session);
+    funcs.extend(resources::funcs(&session));
     tracker.register(&mut funcs);
     let mut runnable = Template::new(MAIN).missing_key(MissingKey::Error).max_range_iters(limits.range_iterations);
     for name in parsed.templates() {
@@ -180,7 +237,7 @@ fn compile(source: &TemplateSource<'_>, text: &str, limits: &RenderLimits) -> Re
         runnable = runnable.add_parse_tree(name, tree::instrument(body));
     }
     let runnable = runnable.funcs(funcs);
-    Ok(Compiled { parsed, runnable, tracker, range_iterations: limits.range_iterations })
+    Ok(Compiled { parsed, runnable, tracker, session, range_iterations: limits.range_iterations })
 }
 
 impl TemplateSource<'_> {
@@ -206,10 +263,17 @@ fn execution_error(
     match err {
         gotmpl::TemplateError::MissingKey { key } => TemplateError::MissingKey { at, key },
         gotmpl::TemplateError::UndefinedFunction(name) => TemplateError::UndefinedFunction { at, name },
-        gotmpl::TemplateError::Exec(message) => match message.strip_prefix(sprig::REQUIRED_PREFIX) {
-            Some(required) => TemplateError::Required { at, message: required.to_string() },
-            None => TemplateError::Execution { at, message },
-        },
+        gotmpl::TemplateError::Exec(message) => {
+            if let Some(required) = message.strip_prefix(sprig::REQUIRED_PREFIX) {
+                TemplateError::Required { at, message: required.to_string() }
+            } else if let Some(failed) = message.strip_prefix(sprig::FAIL_PREFIX) {
+                TemplateError::Failed { at, message: failed.to_string() }
+            } else if let Some((reason, function)) = Unavailable::parse(&message) {
+                TemplateError::Unavailable { at, function: function.to_string(), reason }
+            } else {
+                TemplateError::Execution { at, message }
+            }
+        }
         gotmpl::TemplateError::Write if out.overflowed => TemplateError::OutputTooLarge { at, limit_bytes: out.limit_bytes },
         other => TemplateError::Execution { at, message: other.to_string() },
     }
@@ -231,43 +295,4 @@ impl fmt::Write for CappedWriter {
         self.text.push_str(s);
         Ok(())
     }
-}
-
-/// Template data from JSON. Integers stay integers (`int64` in Go's unstructured objects),
-/// so `eq .spec.replicas 3` and `printf "%d"` behave as in Sveltos.
-fn from_json(value: &serde_json::Value) -> Value {
-    match value {
-        serde_json::Value::Null => Value::Nil,
-        serde_json::Value::Bool(b) => Value::Bool(*b),
-        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Value::Int(i),
-            (None, Some(u)) => Value::Uint(u),
-            (None, None) => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        serde_json::Value::String(s) => Value::String(Arc::from(s.as_str())),
-        serde_json::Value::Array(items) => Value::List(items.iter().map(from_json).collect()),
-        serde_json::Value::Object(map) => Value::Map(Arc::new(map.iter().map(|(k, v)| (Arc::from(k.as_str()), from_json(v))).collect())),
-    }
-}
-
-/// Template values back to JSON, for `toJson` and `toYaml`. A whole float is written as an
-/// integer, as Go's encoders write `float64(3)`.
-fn to_json(value: &Value) -> Result<serde_json::Value, String> {
-    const EXACT_INTEGER_FLOAT: f64 = 9_007_199_254_740_992.0; // 2^53
-    Ok(match value {
-        Value::Nil => serde_json::Value::Null,
-        Value::Bool(b) => serde_json::Value::Bool(*b),
-        Value::Int(i) => (*i).into(),
-        Value::Uint(u) => (*u).into(),
-        Value::Float(f) if f.fract() == 0.0 && f.abs() < EXACT_INTEGER_FLOAT => (*f as i64).into(),
-        Value::Float(f) => {
-            serde_json::Number::from_f64(*f).map(serde_json::Value::Number).ok_or_else(|| format!("cannot encode the number {f}"))?
-        }
-        Value::String(s) => serde_json::Value::String(s.to_string()),
-        Value::List(items) => serde_json::Value::Array(items.iter().map(to_json).collect::<Result<_, _>>()?),
-        Value::Map(map) => {
-            serde_json::Value::Object(map.iter().map(|(k, v)| Ok((k.to_string(), to_json(v)?))).collect::<Result<_, String>>()?)
-        }
-        Value::Function(_) => return Err("cannot encode a function".to_string()),
-    })
 }

@@ -341,10 +341,11 @@ fn rejects_wrong_argument_types() {
 
 #[test]
 fn rejects_oversized_output_and_runaway_loops() {
-    let small = RenderLimits { range_iterations: 10, output_bytes: 8 };
-    let err = render_within(&SOURCE, "{{ range 3 }}\nabcd{{ end }}", &data(), &small).expect_err("output over 8 bytes");
+    let small = RenderLimits { range_iterations: 10, output_bytes: 8, costly_calls: 0 };
+    let env = RenderEnv { entropy: None, now: jiff::Timestamp::UNIX_EPOCH };
+    let err = render_within(&SOURCE, "{{ range 3 }}\nabcd{{ end }}", &data(), &env, &small).expect_err("output over 8 bytes");
     assert_eq!(err, TemplateError::OutputTooLarge { at: at(1, 4), limit_bytes: 8 });
-    let err = render_within(&SOURCE, "{{ range 11 }}{{ end }}", &data(), &small).expect_err("more than 10 iterations");
+    let err = render_within(&SOURCE, "{{ range 11 }}{{ end }}", &data(), &env, &small).expect_err("more than 10 iterations");
     assert!(matches!(&err, TemplateError::Execution { message, .. } if message.contains("range")), "{err:?}");
 }
 

@@ -1,0 +1,113 @@
+//! The randomness of a render. Sprig's random functions (`randAlphaNum`, `uuidv4`,
+//! `shuffle`, `randInt`, `randBytes`), its generated keys and certificates, the salts of
+//! `bcrypt` and `htpasswd` and the IV of `encryptAES` all draw from one stream per render,
+//! seeded from a [`RenderEntropy`]. Entry point: [`RenderEntropy::derive`].
+//!
+//! Go's Sprig reads the operating system's random source, so a template calling any of
+//! these renders differently every time: the publisher would find every such bundle
+//! changed and publish it on every run, and the puller would roll a new password or
+//! certificate out each time. Here the stream is a function of a secret and of what the
+//! render depends on:
+//!
+//! - seed = HMAC-SHA256(secret, domain tag ‖ each context part, length-prefixed);
+//! - the render's draws come, in call order, from ChaCha20 keyed with the seed.
+//!
+//! What that gives, and what it asks of the caller:
+//!
+//! - **Stable.** The same secret and context, with the same template and data, give the
+//!   same bytes, so an unchanged cluster is not re-published. (`now` is the other input
+//!   that varies between runs: see `RenderEnv::now`.)
+//! - **Fresh on change.** A different context gives an unrelated seed. The caller puts
+//!   everything the render depends on into the context (cluster, profile, resource, key,
+//!   and a digest of the template text and its data), so any change to them rolls new
+//!   values; two renders that share a context share a stream, hence equal passwords.
+//! - **Unpredictable without the secret.** HMAC-SHA256 is a PRF and ChaCha20 a CSPRNG:
+//!   someone who reads the bundles and knows every context, but not the secret, can tell
+//!   the outputs from OS randomness no better than by guessing the 256-bit secret.
+//! - **Recomputable with it.** Whoever holds the secret can rebuild every generated
+//!   password and private key of every cluster: it needs the care of a signing key, and
+//!   changing it renews them all at the next publish.
+//!
+//! It does not choose the secret or assemble the context; `render/` does.
+
+use std::fmt;
+
+use rand_chacha::ChaCha20Rng;
+use rand_core::SeedableRng as _;
+use ring::hmac;
+
+/// Separates this use of the secret from any other HMAC under it.
+const DOMAIN: &[u8] = b"airlock template entropy v1";
+
+/// A render's seed. Deliberately not `Clone`-able into logs: `Debug` hides it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RenderEntropy {
+    seed: [u8; 32],
+}
+
+impl RenderEntropy {
+    /// The seed for one render from the publisher's `secret` and the render's `context`
+    /// parts (each is length-prefixed, so `["ab", "c"]` and `["a", "bc"]` differ).
+    #[cfg_attr(not(test), expect(dead_code, reason = "render/ seeds renders once the publisher holds an entropy secret"))]
+    pub fn derive(secret: &[u8; 32], context: &[&[u8]]) -> Self {
+        let key = hmac::Key::new(hmac::HMAC_SHA256, secret);
+        let mut mac = hmac::Context::with_key(&key);
+        mac.update(DOMAIN);
+        for part in context {
+            mac.update(&(part.len() as u64).to_be_bytes());
+            mac.update(part);
+        }
+        let mut seed = [0; 32];
+        seed.copy_from_slice(mac.sign().as_ref());
+        Self { seed }
+    }
+
+    /// The generator a render draws from, from its first byte.
+    pub(super) fn stream(&self) -> ChaCha20Rng {
+        ChaCha20Rng::from_seed(self.seed)
+    }
+}
+
+impl fmt::Debug for RenderEntropy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RenderEntropy(..)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand_core::Rng as _;
+
+    use super::*;
+
+    fn first_bytes(entropy: &RenderEntropy) -> [u8; 16] {
+        let mut out = [0; 16];
+        entropy.stream().fill_bytes(&mut out);
+        out
+    }
+
+    #[test]
+    fn the_same_secret_and_context_give_the_same_stream() {
+        let a = RenderEntropy::derive(&[7; 32], &[b"edge-1", b"web"]);
+        let b = RenderEntropy::derive(&[7; 32], &[b"edge-1", b"web"]);
+        assert_eq!(first_bytes(&a), first_bytes(&b));
+    }
+
+    #[test]
+    fn another_secret_or_context_gives_another_stream() {
+        let base = first_bytes(&RenderEntropy::derive(&[7; 32], &[b"edge-1", b"web"]));
+        for other in [
+            RenderEntropy::derive(&[8; 32], &[b"edge-1", b"web"]),
+            RenderEntropy::derive(&[7; 32], &[b"edge-2", b"web"]),
+            RenderEntropy::derive(&[7; 32], &[b"edge-1w", b"eb"]),
+            RenderEntropy::derive(&[7; 32], &[b"edge-1", b"web", b""]),
+        ] {
+            assert_ne!(first_bytes(&other), base, "{other:?}");
+        }
+    }
+
+    #[test]
+    fn debug_hides_the_seed() {
+        assert_eq!(format!("{:?}", RenderEntropy::derive(&[1; 32], &[])), "RenderEntropy(..)");
+    }
+}
