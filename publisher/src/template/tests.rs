@@ -1,5 +1,14 @@
-//! Rendering tests: data access, control flow, every function, and every error variant
-//! naming the profile, resource, key and line.
+//! Rendering tests: data access, control flow, every error variant naming the profile,
+//! resource, key and line; the functions' tests are in `tests/`, by group.
+
+mod collections;
+mod crypto;
+mod dates;
+mod numbers;
+mod random;
+mod resources;
+mod strings;
+mod values;
 
 use serde_json::json;
 
@@ -31,6 +40,23 @@ fn ok(text: &str) -> String {
 
 fn failure(text: &str) -> TemplateError {
     render(&SOURCE, text, &data()).expect_err("the template should fail")
+}
+
+/// The message of the execution error `text` fails with.
+fn error_message(text: &str) -> String {
+    match failure(text) {
+        TemplateError::Execution { message, .. } => message,
+        other => panic!("{text:?} failed with {other:?}"),
+    }
+}
+
+/// An environment with entropy from a fixed secret and `context`, at a fixed instant.
+fn seeded_env(context: &str) -> RenderEnv {
+    RenderEnv { entropy: Some(RenderEntropy::derive(&[42; 32], &[context.as_bytes()])), now: "2024-05-01T10:00:00Z".parse().unwrap() }
+}
+
+fn seeded(text: &str) -> String {
+    render_with(&SOURCE, text, &data(), &seeded_env("test")).unwrap_or_else(|err| panic!("{text:?} failed: {err}"))
 }
 
 fn at(line: usize, column: usize) -> Location {
@@ -257,25 +283,6 @@ fn fn_comparisons_and_logic_from_go() {
         "true true true true true false"
     );
     assert_eq!(ok(r#"{{ and 1 "x" }} {{ or 0 "" "z" }} {{ not .Cluster.spec.pullMode }}"#), "x z false");
-}
-
-#[test]
-fn fn_int_converts_like_sprig() {
-    assert_eq!(
-        ok(r#"{{ int "42" }} {{ int "0x1f" }} {{ int 3.9 }} {{ int true }} {{ int "abc" }} {{ int "7.0" }} {{ int "-5" }}"#),
-        "42 31 3 1 0 7 -5"
-    );
-    assert_eq!(ok(r#"{{ (index .MgmtResources "cfg").data.replicas | int | printf "%d" }}"#), "4");
-}
-
-#[test]
-fn fn_to_string_formats_like_go() {
-    assert_eq!(ok(r#"{{ toString 3 | printf "%q" }} {{ toString .Cluster.spec.zones }} {{ toString "s" }}"#), r#""3" [a b c] s"#);
-}
-
-#[test]
-fn fn_sha256sum_hashes_hex() {
-    assert_eq!(ok(r#"{{ sha256sum "abc" }}"#), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 #[test]

@@ -124,11 +124,18 @@ pub(crate) fn to_int64(v: &Value) -> i64 {
     match v {
         Value::Int(n) => *n,
         Value::Uint(n) => *n as i64,
-        Value::Float(f) => *f as i64,
+        Value::Float(f) => go_float_to_int(*f),
         Value::Bool(b) => i64::from(*b),
         Value::String(s) => parse_go_int(trim_zero_decimal(s)).unwrap_or(0),
         _ => 0,
     }
+}
+
+/// Go's `int64(f)` on amd64, where the publisher runs Sveltos's templates: truncated, and
+/// the minimum for NaN and anything out of range (Rust would saturate instead).
+fn go_float_to_int(f: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if f.is_nan() || !(-LIMIT..LIMIT).contains(&f) { i64::MIN } else { f as i64 }
 }
 
 /// spf13/cast `ToFloat64`: numbers widened, bools 0/1, strings by Go's `ParseFloat`, and

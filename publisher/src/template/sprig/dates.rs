@@ -19,7 +19,8 @@ use jiff::tz::TimeZone;
 
 use super::args::{Call, failure, str_arg, string_at, text, want, wrong_type};
 use super::duration;
-use super::layout::{GoTime, carrier, format, from_carrier, parse};
+use super::layout::{GoTime, carrier, format, from_carrier};
+use super::timeparse::parse;
 use crate::template::session::Session;
 
 /// The layout of `htmlDate`, an HTML date input's.

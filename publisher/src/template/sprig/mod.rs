@@ -22,6 +22,7 @@
 
 pub(super) mod args;
 mod cast;
+mod certs;
 mod dates;
 mod defaults;
 mod dicts;
@@ -29,6 +30,7 @@ mod duration;
 mod encoding;
 pub(super) mod formats;
 mod hashes;
+mod keys;
 mod layout;
 mod lists;
 mod math;
@@ -42,6 +44,7 @@ mod regex;
 mod semver;
 mod strings;
 mod strlists;
+mod timeparse;
 mod urls;
 mod words;
 
@@ -77,7 +80,10 @@ pub(super) fn funcs(session: &Session) -> FuncMap {
         network::funcs(),
     ];
     let mut funcs: FuncMap = stateless.into_iter().flatten().map(|(name, f)| (name.to_string(), Arc::new(f) as ValueFunc)).collect();
-    for (name, f) in [random::funcs(session), dates::funcs(session), passwords::funcs(session)].into_iter().flatten() {
+    for (name, f) in [random::funcs(session), dates::funcs(session), passwords::funcs(session), keys::funcs(session), certs::funcs(session)]
+        .into_iter()
+        .flatten()
+    {
         funcs.insert(name.to_string(), f);
     }
     bounds::bounded(funcs)

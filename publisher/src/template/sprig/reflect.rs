@@ -86,6 +86,9 @@ fn equal(a: &Value, b: &Value, budget: &mut usize) -> Option<bool> {
         (Value::Uint(x), Value::Uint(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => x == y,
         (Value::String(x), Value::String(y)) => x == y,
+        // Go's DeepEqual too takes the same backing array or map as equal.
+        (Value::List(x), Value::List(y)) if std::ptr::eq(x.as_ptr(), y.as_ptr()) && x.len() == y.len() => true,
+        (Value::Map(x), Value::Map(y)) if std::sync::Arc::ptr_eq(x, y) => true,
         (Value::List(x), Value::List(y)) => {
             if x.len() != y.len() {
                 return Some(false);

@@ -90,12 +90,12 @@ fn initials(s: &str) -> String {
 /// than a line is cut (`wrapWith`) or left whole (`wrap`).
 fn wrap(name: &str, width: usize, separator: &str, cut_long_words: bool, s: &str) -> Call {
     let width = width.max(1);
-    // At most one separator per line, and a line holds at least one byte.
-    bounds::check(name, s.len().saturating_add(s.len().saturating_mul(separator.len())))?;
     let bytes = s.as_bytes();
     let mut out = String::with_capacity(s.len());
     let mut offset = 0;
     while s.len() - offset > width {
+        // Each line adds a separator, which may be long: stop as soon as the result is.
+        bounds::check(name, out.len())?;
         if bytes[offset] == b' ' {
             offset += 1;
             continue;
