@@ -72,10 +72,11 @@ const LIMITS: RenderLimits = RenderLimits { range_iterations: 1_000_000, output_
 pub struct RenderEnv {
     /// Where random functions draw from; without it they fail the render.
     pub entropy: Option<RenderEntropy>,
-    /// What `now` returns, and where generated certificates' validity starts. A caller
-    /// that wants unchanged inputs to render unchanged output pins it (for example to
-    /// when the inputs last changed) instead of passing the wall clock.
-    pub now: jiff::Timestamp,
+    /// What `now` returns, and where generated certificates' validity starts; without
+    /// it they fail the render. A caller that wants unchanged inputs to render unchanged
+    /// output pins it (for example to when the inputs last changed) rather than passing
+    /// the wall clock.
+    pub now: Option<jiff::Timestamp>,
 }
 
 /// Where a template came from, for error messages: the profile, the ConfigMap/Secret and the key.
@@ -122,8 +123,8 @@ pub enum TemplateError {
     /// Sprig's `fail` was called.
     #[error("template {at}: fail: {message}")]
     Failed { at: Location, message: String },
-    /// A function that cannot run in this render: `getHostByName` in pull mode, or a
-    /// random function in a render given no entropy.
+    /// A function that cannot run in this render: `getHostByName` in pull mode, a
+    /// random function in a render given no entropy, `now` in one given no clock.
     #[error("template {at}: {function}: {reason}")]
     Unavailable { at: Location, function: String, reason: Unavailable },
     /// Any other failure while executing: a function's argument, a bad index, a loop limit.
@@ -132,9 +133,10 @@ pub enum TemplateError {
 }
 
 /// Renders `text` with `data` (`{"Cluster": {...}, "MgmtResources": {id: {...}}}`) as dot,
-/// without entropy (random functions fail) and with the wall clock as `now`.
+/// with neither entropy nor clock: random functions and `now` fail, so the output is a
+/// function of `text` and `data` alone.
 pub fn render(source: &TemplateSource<'_>, text: &str, data: &serde_json::Value) -> Result<String, TemplateError> {
-    render_with(source, text, data, &RenderEnv { entropy: None, now: jiff::Timestamp::now() })
+    render_with(source, text, data, &RenderEnv { entropy: None, now: None })
 }
 
 /// Renders `text` with `data` as dot, random functions drawing from `env.entropy`.
@@ -226,7 +228,7 @@ fn compile(source: &TemplateSource<'_>, text: &str, limits: &RenderLimits) -> Re
     let tracker = tree::Tracker::default();
     let session = session::Session::default();
     let mut funcs = sprig::funcs(&session);
-    funcs.extend(resources::funcs(&session));
+    funcs.extend(bounds::bounded(resources::funcs(&session).into_iter().collect()));
     tracker.register(&mut funcs);
     let mut runnable = Template::new(MAIN).missing_key(MissingKey::Error).max_range_iters(limits.range_iterations);
     for name in parsed.templates() {

@@ -20,18 +20,21 @@ pub(super) const UNAVAILABLE_PREFIX: &str = "unavailable: ";
 #[non_exhaustive]
 pub enum Unavailable {
     /// A random function, in a render its caller gave no entropy.
-    NoEntropy,
-    /// `getHostByName`: the publisher does no DNS for the clusters it renders for.
-    NoNetwork,
+    WithoutEntropy,
+    /// `now` and what depends on it, in a render its caller gave no clock.
+    WithoutClock,
+    /// `getHostByName`: in pull mode the publisher does no DNS for the clusters it renders for.
+    PullMode,
 }
 
 impl Unavailable {
-    const ALL: [Unavailable; 2] = [Unavailable::NoEntropy, Unavailable::NoNetwork];
+    const ALL: [Unavailable; 3] = [Unavailable::WithoutEntropy, Unavailable::WithoutClock, Unavailable::PullMode];
 
     fn code(self) -> &'static str {
         match self {
-            Unavailable::NoEntropy => "no-entropy",
-            Unavailable::NoNetwork => "no-network",
+            Unavailable::WithoutEntropy => "no-entropy",
+            Unavailable::WithoutClock => "no-clock",
+            Unavailable::PullMode => "no-network",
         }
     }
 
@@ -45,8 +48,9 @@ impl Unavailable {
 impl std::fmt::Display for Unavailable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Unavailable::NoEntropy => "this render has no entropy source, so its random values would change on every publish",
-            Unavailable::NoNetwork => {
+            Unavailable::WithoutEntropy => "this render has no entropy source, so its random values would change on every publish",
+            Unavailable::WithoutClock => "this render has no clock, so its output would change on every publish",
+            Unavailable::PullMode => {
                 "it is not available in pull mode: the publisher would resolve the name with its own DNS, not the managed cluster's"
             }
         })
@@ -60,7 +64,8 @@ pub(super) struct Session(Arc<Mutex<Option<State>>>);
 pub(super) struct State {
     /// `None` when the caller gave no entropy: random functions then fail.
     pub stream: Option<ChaCha20Rng>,
-    pub now: jiff::Timestamp,
+    /// `None` when the caller gave no clock: `now` then fails.
+    pub now: Option<jiff::Timestamp>,
     /// `.MgmtResources`: the `templateResourceRefs` objects by identifier.
     pub resources: Value,
     /// Key generations and password hashes this render may still run.
@@ -90,14 +95,14 @@ impl Session {
 
     /// What `now` returns in this render.
     pub fn now(&self, function: &str) -> gotmpl::Result<jiff::Timestamp> {
-        self.with(function, |state| Ok(state.now))
+        self.with(function, |state| state.now.ok_or_else(|| unavailable(function, Unavailable::WithoutClock)))
     }
 
     /// `f` with the render's random stream, which fails when the render has none.
     pub fn random<T>(&self, function: &str, f: impl FnOnce(&mut ChaCha20Rng) -> gotmpl::Result<T>) -> gotmpl::Result<T> {
         self.with(function, |state| match state.stream.as_mut() {
             Some(stream) => f(stream),
-            None => Err(unavailable(function, Unavailable::NoEntropy)),
+            None => Err(unavailable(function, Unavailable::WithoutEntropy)),
         })
     }
 

@@ -26,42 +26,44 @@ use crate::template::session::Session;
 /// The layout of `htmlDate`, an HTML date input's.
 const HTML_DATE: &str = "2006-01-02";
 
+/// The render's clock, read only by a call that needs it.
+type Clock<'a> = &'a dyn Fn() -> gotmpl::Result<Timestamp>;
+
 /// A function of its arguments and the render's clock.
-type Clocked = fn(&[Value], Timestamp) -> Call;
+type Clocked = fn(&[Value], Clock<'_>) -> Call;
 
 pub(super) fn funcs(session: &Session) -> Vec<(&'static str, ValueFunc)> {
     let clocked: [(&[&'static str], Clocked); 7] = [
         (&["now"], |a, now| {
             want("now", a, 0)?;
-            Ok(text(carrier(&utc(now))))
+            Ok(text(carrier(&utc(now()?))))
         }),
         (&["date"], |a, now| {
             let layout = str_arg("date", a, 2, 0)?;
-            Ok(text(in_zone(&time_or_now(&a[1], now), "Local", layout)))
+            Ok(text(in_zone(&time_or_now(&a[1], now)?, "Local", layout)))
         }),
         (&["dateInZone", "date_in_zone"], |a, now| {
             let (layout, zone) = (str_arg("dateInZone", a, 3, 0)?, string_at("dateInZone", a, 2)?);
-            Ok(text(in_zone(&time_or_now(&a[1], now), zone, layout)))
+            Ok(text(in_zone(&time_or_now(&a[1], now)?, zone, layout)))
         }),
         (&["htmlDate"], |a, now| {
             want("htmlDate", a, 1)?;
-            Ok(text(in_zone(&time_or_now(&a[0], now), "Local", HTML_DATE)))
+            Ok(text(in_zone(&time_or_now(&a[0], now)?, "Local", HTML_DATE)))
         }),
         (&["htmlDateInZone"], |a, now| {
             let zone = str_arg("htmlDateInZone", a, 2, 1)?;
-            Ok(text(in_zone(&time_or_now(&a[0], now), zone, HTML_DATE)))
+            Ok(text(in_zone(&time_or_now(&a[0], now)?, zone, HTML_DATE)))
         }),
         (&["ago"], |a, now| {
             want("ago", a, 1)?;
-            let then = time_or_now(&a[0], now).at;
-            let since = i64::try_from(now.as_nanosecond() - then.as_nanosecond()).unwrap_or(i64::MAX);
-            Ok(text(duration::format(duration::round(since, 1_000_000_000))))
+            let then = time_or_now(&a[0], now)?.at;
+            Ok(text(duration::format(duration::round(since(then, now()?), 1_000_000_000))))
         }),
         (&["durationRound"], |a, now| {
             want("durationRound", a, 1)?;
             let nanos = match &a[0] {
                 Value::String(s) => match from_carrier(s) {
-                    Some(then) => i64::try_from(now.as_nanosecond() - then.at.as_nanosecond()).unwrap_or(i64::MAX),
+                    Some(then) => since(then.at, now()?),
                     None => duration::parse(s).unwrap_or(0),
                 },
                 Value::Int(n) => *n,
@@ -74,7 +76,7 @@ pub(super) fn funcs(session: &Session) -> Vec<(&'static str, ValueFunc)> {
     for (names, f) in clocked {
         for name in names {
             let session = session.clone();
-            out.push((name, Arc::new(move |a: &[Value]| f(a, session.now(name)?))));
+            out.push((name, Arc::new(move |a: &[Value]| f(a, &|| session.now(name)))));
         }
     }
     out.extend(
@@ -113,12 +115,21 @@ fn utc(at: Timestamp) -> GoTime {
 }
 
 /// What Sprig's `date` functions read a value as: a time, Unix seconds, or else now.
-fn time_or_now(v: &Value, now: Timestamp) -> GoTime {
-    match v {
-        Value::String(s) => from_carrier(s).unwrap_or_else(|| utc(now)),
-        Value::Int(seconds) => Timestamp::from_second(*seconds).map_or_else(|_| utc(now), utc),
-        _ => utc(now),
+fn time_or_now(v: &Value, now: Clock<'_>) -> gotmpl::Result<GoTime> {
+    let given = match v {
+        Value::String(s) => from_carrier(s),
+        Value::Int(seconds) => Timestamp::from_second(*seconds).ok().map(utc),
+        _ => None,
+    };
+    match given {
+        Some(t) => Ok(t),
+        None => Ok(utc(now()?)),
     }
+}
+
+/// Go's `time.Since`, in nanoseconds, saturating.
+fn since(then: Timestamp, now: Timestamp) -> i64 {
+    i64::try_from(now.as_nanosecond() - then.as_nanosecond()).unwrap_or(if now > then { i64::MAX } else { i64::MIN })
 }
 
 /// Argument `index`, which must be a time (what Go's `time.Time` parameters take).

@@ -9,6 +9,6 @@ use crate::template::session::{Unavailable, unavailable};
 pub(super) fn funcs() -> Vec<(&'static str, Func)> {
     table(&[(&["getHostByName"], |a| {
         str_arg("getHostByName", a, 1, 0)?;
-        Err(unavailable("getHostByName", Unavailable::NoNetwork))
+        Err(unavailable("getHostByName", Unavailable::PullMode))
     })])
 }

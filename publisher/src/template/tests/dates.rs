@@ -14,9 +14,21 @@ fn fn_now_and_date_read_the_render_clock() {
         seeded(r#"{{ date "2006" 0 }} {{ date "2006-01-02" "not a time" }} {{ htmlDate now }} {{ unixEpoch now }}"#),
         "1970 2024-05-01 2024-05-01 1714557600"
     );
-    let before = jiff::Timestamp::now();
-    let wall: jiff::Timestamp = ok(r#"{{ now | date "2006-01-02T15:04:05Z07:00" }}"#).parse().unwrap();
-    assert!(wall >= before.checked_sub(jiff::SignedDuration::from_secs(1)).unwrap(), "render() reads the wall clock");
+}
+
+#[test]
+fn rejects_the_clock_functions_without_a_clock() {
+    for (text, function) in [("{{ now }}", "now"), (r#"{{ date "2006" "x" }}"#, "date"), ("{{ ago 0 }}", "ago")] {
+        let err = failure(text);
+        assert_eq!(
+            err,
+            TemplateError::Unavailable { at: at(1, 4), function: function.into(), reason: Unavailable::WithoutClock },
+            "{text}"
+        );
+        assert!(err.to_string().contains("no clock"), "{err}");
+    }
+    // Functions that need no clock still work.
+    assert_eq!(ok(r#"{{ toDate "2006-01-02" "2017-12-31" | date "02/01/2006" }} {{ date "2006" 0 }}"#), "31/12/2017 1970");
 }
 
 #[test]
@@ -50,7 +62,7 @@ fn fn_date_modify_and_ago() {
         seeded(r#"{{ now | mustDateModify "90m" | date "15:04" }} {{ toDate "2006-01-02" "2024-04-30" | ago }} {{ ago now }}"#),
         "11:30 34h0m0s 0s"
     );
-    assert!(error_message(r#"{{ now | mustDateModify "bad" }}"#).contains("invalid duration"));
+    assert!(error_message(r#"{{ toDate "2006-01-02" "2024-05-01" | mustDateModify "bad" }}"#).contains("invalid duration"));
     assert!(error_message(r#"{{ dateModify "1h" "2024-05-01" }}"#).contains("argument 2 must be a time"));
     assert!(error_message(r#"{{ unixEpoch 5 }}"#).contains("must be a time"));
 }

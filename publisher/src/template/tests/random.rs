@@ -79,7 +79,11 @@ fn rejects_random_functions_without_entropy() {
     ] {
         let function = name.split(' ').next().unwrap_or(name);
         let err = failure(&format!("{{{{ {name} }}}}"));
-        assert_eq!(err, TemplateError::Unavailable { at: at(1, 4), function: function.into(), reason: Unavailable::NoEntropy }, "{name}");
+        assert_eq!(
+            err,
+            TemplateError::Unavailable { at: at(1, 4), function: function.into(), reason: Unavailable::WithoutEntropy },
+            "{name}"
+        );
         assert!(err.to_string().contains("no entropy source"), "{err}");
     }
 }

@@ -142,7 +142,7 @@ fn fn_semver() {
 #[test]
 fn rejects_get_host_by_name_without_network_io() {
     let err = failure("a: 1\nip: {{ getHostByName \"example.com\" }}");
-    assert_eq!(err, TemplateError::Unavailable { at: at(2, 8), function: "getHostByName".into(), reason: Unavailable::NoNetwork });
+    assert_eq!(err, TemplateError::Unavailable { at: at(2, 8), function: "getHostByName".into(), reason: Unavailable::PullMode });
     assert!(err.to_string().contains("not available in pull mode"), "{err}");
     assert_names_source(&err, 2);
 }
