@@ -1,19 +1,20 @@
 //! Instantiates a Sveltos template: the content of a ConfigMap or Secret key carrying the
 //! `projectsveltos.io/template` annotation, run as a Go `text/template` against one
-//! cluster's data. Entry points: [`render_with`], and [`render`] for a render that
-//! needs no randomness.
+//! cluster's data. Entry points: [`render_with`], and [`render`] for a render that needs
+//! neither randomness nor the clock.
 //!
 //! It does not decide which resources are templates, gather `.Cluster` and
-//! `.MgmtResources`, parse the YAML it produces, or hold the secret random values come
-//! from; the caller does.
+//! `.MgmtResources`, parse the YAML it produces, hold the secret random values come from,
+//! or pick the instant `now` is; the caller does.
 //!
 //! Functions: Sprig v3's set as Sveltos registers it ([`sprig`]) and Sveltos's resource
 //! functions ([`resources`]). Those whose output would change on every call (`randAlpha`,
 //! `uuidv4`, `genCA`, `bcrypt`'s salt, ...) draw from the render's [`RenderEntropy`], a
 //! deterministic stream keyed by a publisher secret and the render's inputs, so an
 //! unchanged cluster renders the same bytes and is not re-published; see [`entropy`] for
-//! the guarantees. `now` reads [`RenderEnv::now`]. `getHostByName` fails: no DNS in pull
-//! mode.
+//! the guarantees. `now` reads [`RenderEnv::now`], the other input a caller must keep
+//! still for output to stay still. Without them those functions fail the render
+//! ([`TemplateError::Unavailable`]), as `getHostByName` always does: no DNS in pull mode.
 //!
 //! Like Sveltos (addon-controller's `instantiateTemplateValues`), templates run with
 //! `missingkey=error`: `{{ .Cluster.metadata.labels.missing }}` fails the render instead
