@@ -15,6 +15,8 @@ mod annotations;
 pub mod cmd;
 mod ingest;
 mod keys;
+#[cfg_attr(not(test), expect(dead_code, reason = "rendering calls it once the coordinator wires it in"))]
+mod lua;
 mod memo;
 mod publish;
 pub mod register;
