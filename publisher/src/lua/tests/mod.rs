@@ -3,9 +3,12 @@
 
 mod examples;
 mod globals;
+mod json;
 mod quirks;
 mod rejects;
+mod runes;
 mod sandbox;
+mod strings;
 
 use std::collections::BTreeMap;
 
