@@ -103,8 +103,10 @@ struct MemoryLimit(usize);
 
 /// Puts `lua` under `budget`. `script_chunk` is the chunk name whose lines the meter records.
 pub(super) fn install(lua: &Lua, budget: &LuaBudget, script_chunk: &'static str) -> mlua::Result<Rc<Meter>> {
-    lua.set_memory_limit(budget.memory_bytes)?;
-    lua.set_app_data(MemoryLimit(budget.memory_bytes));
+    // mlua reads a limit of zero as none.
+    let memory = budget.memory_bytes.max(1);
+    lua.set_memory_limit(memory)?;
+    lua.set_app_data(MemoryLimit(memory));
     let meter = Rc::new(Meter { instructions: Cell::new(0), started: Instant::now(), spent: Cell::new(None), line: Cell::new(None) });
     let step = u32::try_from(budget.instructions).unwrap_or(u32::MAX).clamp(1, HOOK_EVERY);
     let (limit, time) = (budget.instructions, budget.time);

@@ -91,6 +91,16 @@ fn rejects_a_script_over_its_memory_budget() {
     assert_eq!(run_within(script, json!({}), &budget), Err(LuaError::MemoryBudget { at: at(None), limit_bytes: 4 << 20 }));
 }
 
+/// mlua reads a memory limit of zero as no limit.
+#[test]
+fn rejects_anything_under_a_zero_memory_budget() {
+    let budget = LuaBudget { memory_bytes: 0, ..LuaBudget::DEFAULT };
+    assert_eq!(
+        run_within("function evaluate() return {} end", json!({}), &budget),
+        Err(LuaError::MemoryBudget { at: at(None), limit_bytes: 0 })
+    );
+}
+
 #[test]
 fn rejects_a_helper_result_over_the_memory_budget() {
     let budget = LuaBudget { memory_bytes: 4 << 20, ..LuaBudget::DEFAULT };
