@@ -6,7 +6,8 @@
 //! a script that fits fits everywhere. The clock only catches what the count cannot see,
 //! loops over standard-library calls that work long in C (`string.rep`, `table.concat`,
 //! `collectgarbage`). One call of a pathological Lua pattern is still unbounded: the
-//! matcher runs in C and never reaches the hook.
+//! matcher runs in C and never reaches the hook. What the helpers hold on the Rust side
+//! while they work stays within a small multiple of the state's memory.
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -27,8 +28,8 @@ const HOOK_EVERY: u32 = 1_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LuaBudget {
     /// Lua VM instructions for the top-level chunk and `evaluate` together. The scripts
-    /// Sveltos documents build a few manifests from a few objects, thousands of times
-    /// fewer; a runaway loop spends this in well under a second.
+    /// Sveltos documents need thousands of times fewer; a runaway loop spends them in
+    /// well under a second.
     pub instructions: u64,
     /// Bytes the Lua state may allocate, the `resources` table included: the largest
     /// objects the API server stores are about 1.5 MiB, and a script works on a few.
