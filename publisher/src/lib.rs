@@ -18,6 +18,7 @@ mod keys;
 #[cfg_attr(not(test), expect(dead_code, reason = "rendering calls it once the coordinator wires it in"))]
 mod lua;
 mod memo;
+pub mod patch;
 mod publish;
 pub mod register;
 mod render;

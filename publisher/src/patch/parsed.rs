@@ -1,0 +1,124 @@
+//! A profile's patches as Sveltos collects them, and as [`ParsedPatch`]es: read and
+//! compiled once, then applied to every object of every cluster.
+//!
+//! A patch that does not parse is kept with its error, which is raised only when the
+//! patch meets an object its target matches: Sveltos hands kustomize only the patches that
+//! match, so a broken patch that matches nothing deploys fine.
+
+use serde_json::{Map, Value};
+
+use super::body::{self, Body, BodyError};
+use super::error::PatchError;
+use super::missing_remove;
+use super::target::Compiled;
+
+/// A `target` of `spec.patches` or of a patchesFrom entry: regular expressions (an empty
+/// or missing field matches anything) and label-selector strings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Target {
+    pub group: Option<String>,
+    pub version: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub label_selector: Option<String>,
+    pub annotation_selector: Option<String>,
+}
+
+/// One patch, after templating.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Patch {
+    /// Where it comes from, for errors: `ClusterProfile/web spec.patches[2]`, or
+    /// `ClusterProfile/web patchesFrom ConfigMap fleet/edge-patches key labels`.
+    pub source: String,
+    /// A strategic merge patch or a JSON 6902 patch, YAML or JSON.
+    pub text: String,
+    /// `None` matches every object.
+    pub target: Option<Target>,
+}
+
+impl Patch {
+    /// Reads one data value of a patchesFrom ConfigMap or Secret: a YAML document
+    /// `{patch: "...", target: {...}}`, as Sveltos unmarshals it into a `Patch` (YAML 1.1,
+    /// field names in any case, unknown fields ignored, an empty value an empty patch).
+    pub fn from_data_value(source: impl Into<String>, value: &str) -> Result<Patch, PatchError> {
+        let source = source.into();
+        let invalid = |reason: String| PatchError::InvalidEntry { patch: source.clone(), reason };
+        let doc = crate::yaml::parse_documents(value).map_err(|e| invalid(format!("not YAML: {e}")))?;
+        let fields = match doc.into_iter().next() {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(map)) => map,
+            Some(_) => return Err(invalid("not a map".into())),
+        };
+        let text = string(&fields, "patch").map_err(invalid)?.unwrap_or_default();
+        let target = match field(&fields, "target") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(t)) => Some(Target {
+                group: string(t, "group").map_err(invalid)?,
+                version: string(t, "version").map_err(invalid)?,
+                kind: string(t, "kind").map_err(invalid)?,
+                name: string(t, "name").map_err(invalid)?,
+                namespace: string(t, "namespace").map_err(invalid)?,
+                label_selector: string(t, "labelSelector").map_err(invalid)?,
+                annotation_selector: string(t, "annotationSelector").map_err(invalid)?,
+            }),
+            Some(_) => return Err(invalid("target is not a map".into())),
+        };
+        Ok(Patch { source, text, target })
+    }
+}
+
+/// A field as Go's encoding/json finds it: by exact name, else ignoring case.
+fn field<'m>(map: &'m Map<String, Value>, name: &str) -> Option<&'m Value> {
+    map.get(name).or_else(|| map.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v))
+}
+
+fn string(map: &Map<String, Value>, name: &str) -> Result<Option<String>, String> {
+    match field(map, name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("{name} is not a string")),
+    }
+}
+
+/// A patch read and compiled for reuse across objects and clusters.
+#[derive(Debug)]
+pub struct ParsedPatch {
+    pub(super) source: String,
+    pub(super) target: Option<Compiled>,
+    pub(super) body: Result<Body, BodyError>,
+    /// The path of a `remove`, as Sveltos's pre-filter sees it.
+    pub(super) removed_path: Option<String>,
+}
+
+impl ParsedPatch {
+    pub fn new(patch: &Patch) -> ParsedPatch {
+        ParsedPatch {
+            source: patch.source.clone(),
+            target: patch.target.as_ref().map(Compiled::new),
+            body: body::parse(&patch.text),
+            removed_path: missing_remove::removed_path(&patch.text),
+        }
+    }
+
+    /// Parses a profile's patches in Sveltos's order.
+    pub fn all(patches: &[Patch]) -> Vec<ParsedPatch> {
+        patches.iter().map(ParsedPatch::new).collect()
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// Sveltos's pre-filters for one object: the target matches (`patchMatchesObject`)
+    /// and the patch is no remove of a path the object lacks (`filterApplicablePatches`).
+    pub(super) fn applies_to(&self, object: &Value) -> Result<bool, PatchError> {
+        let invalid = |error| PatchError::InvalidTarget { patch: self.source.clone(), error };
+        if let Some(target) = &self.target
+            && !target.sveltos_matches(object).map_err(invalid)?
+        {
+            return Ok(false);
+        }
+        Ok(self.removed_path.as_deref().is_none_or(|path| missing_remove::path_exists(object, path)))
+    }
+}
