@@ -18,8 +18,8 @@ pub enum PatchError {
     #[error("{patch}: not a patch entry ({{patch, target}}): {reason}")]
     InvalidEntry { patch: String, reason: String },
     /// A target's regular expression or selector does not compile.
-    #[error("{patch}: {error}")]
-    InvalidTarget { patch: String, error: TargetError },
+    #[error("{patch}, matched against {object}: {error}")]
+    InvalidTarget { patch: String, object: String, error: TargetError },
     /// The patch's text is no patch (invalid YAML or JSON, or neither kind of patch).
     #[error("{patch}, applied to {object}: {error}")]
     InvalidPatch { patch: String, object: String, error: BodyError },

@@ -41,7 +41,11 @@ pub(super) fn build(object: &Value, patches: &[&ParsedPatch]) -> Result<Built, P
         let body = patch.body.as_ref().map_err(|e| PatchError::InvalidPatch { patch: source(), object: name.clone(), error: e.clone() })?;
         let selected = |current: &Option<Value>| -> Result<bool, PatchError> {
             let (Some(target), Some(value)) = (&patch.target, current) else { return Ok(false) };
-            target.kustomize_selects(object, value).map_err(|error| PatchError::InvalidTarget { patch: source(), error })
+            target.kustomize_selects(object, value).map_err(|error| PatchError::InvalidTarget {
+                patch: source(),
+                object: name.clone(),
+                error,
+            })
         };
         let merge_failed = |error| PatchError::StrategicMerge { patch: source(), object: name.clone(), error };
         match (body, &patch.target) {

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::body::{self, Body, BodyError};
-use super::error::PatchError;
+use super::error::{PatchError, describe};
 use super::missing_remove;
 use super::target::Compiled;
 
@@ -113,7 +113,7 @@ impl ParsedPatch {
     /// Sveltos's pre-filters for one object: the target matches (`patchMatchesObject`)
     /// and the patch is no remove of a path the object lacks (`filterApplicablePatches`).
     pub(super) fn applies_to(&self, object: &Value) -> Result<bool, PatchError> {
-        let invalid = |error| PatchError::InvalidTarget { patch: self.source.clone(), error };
+        let invalid = |error| PatchError::InvalidTarget { patch: self.source.clone(), object: describe(object), error };
         if let Some(target) = &self.target
             && !target.sveltos_matches(object).map_err(invalid)?
         {

@@ -150,8 +150,14 @@ fn rejects_a_text_that_is_no_patch() {
 #[test]
 fn every_prefix_of_a_patch_applies_or_fails_cleanly() {
     let texts = [
-        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x, labels: {a: b}}\nspec:\n  template:\n    spec:\n      containers:\n      - name: app\n        image: x\n      - {name: b, $patch: delete}\n",
-        "- {op: add, path: /metadata/labels/x, value: y}\n- op: move\n  from: /spec/replicas\n  path: /spec/r~1s\n- {op: test, path: /spec/r~1s, value: 2}\n",
+        concat!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x, labels: {a: b}}\nspec:\n  template:\n    spec:\n",
+            "      containers:\n      - name: app\n        image: x\n      - {name: b, $patch: delete}\n"
+        ),
+        concat!(
+            "- {op: add, path: /metadata/labels/x, value: y}\n- op: move\n  from: /spec/replicas\n  path: /spec/r~1s\n",
+            "- {op: test, path: /spec/r~1s, value: 2}\n"
+        ),
         r#"[{"op": "copy", "from": "/spec/template", "path": "/spec/t"}, {"op": "remove", "path": "/spec/t/spec/containers/-1"}]"#,
     ];
     for text in texts {
@@ -232,6 +238,12 @@ fn rejects_an_object_kustomize_cannot_load() {
     object["metadata"].as_object_mut().unwrap().remove("name");
     let err = error(&object, &[patch("- {op: add, path: /a, value: 1}", kind("Deployment"))]);
     assert!(matches!(err, PatchError::InvalidObject { ref reason, .. } if reason == "no metadata.name"), "{err}");
+}
+
+#[test]
+fn parsed_patches_can_be_shared_across_rendering_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<ParsedPatch>();
 }
 
 #[test]
