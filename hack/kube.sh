@@ -3,7 +3,11 @@
 # kube-controller-manager, no nodes (nothing gets scheduled; objects are just stored,
 # validated, defaulted, garbage-collected and namespaces get finalized).
 #
-# Usage: hack/kube.sh [start|stop|stop-apiserver|status|env|build|clean] [managed|management|faults]
+# Usage: hack/kube.sh [start|stop|stop-apiserver|status|env|clean] [managed|management|faults]
+#        hack/kube.sh build [BINARY...]
+#   build with no names builds the control plane's binaries; hack/node.sh names its own
+#   (kubelet, kube-scheduler). One `go build` makes every missing one, so the packages they
+#   share compile once.
 #   instance (arg 2 or $AIRLOCK_KUBE_INSTANCE, default managed):
 #     managed     apiserver :6443  etcd :2379/:2380
 #     management  apiserver :6444  etcd :2381/:2382
@@ -30,15 +34,18 @@ K8S_BIN="$K8S_HOME/bin"
 K8S_GOPATH="$K8S_HOME/gopath"
 K8S_TREE="$K8S_GOPATH/src/k8s.io/kubernetes"
 K8S_BINARIES=(kube-apiserver kube-controller-manager kubectl)
+# Only hack/node.sh runs these; built on its demand, beside the others.
+K8S_NODE_BINARIES=(kube-scheduler kubelet)
 export AIRLOCK_KUBECTL="$K8S_BIN/kubectl"
 
 # ---------------------------------------------------------------------------
 # build
 # ---------------------------------------------------------------------------
 
-have_binaries() {
+# missing_binaries BINARY... — prints the names not yet in $K8S_BIN.
+missing_binaries() {
   local b
-  for b in "${K8S_BINARIES[@]}"; do [ -x "$K8S_BIN/$b" ] || return 1; done
+  for b in "$@"; do [ -x "$K8S_BIN/$b" ] || echo "$b"; done
 }
 
 # fetch_source — download the Debian source package into $K8S_HOME/debsrc using a
@@ -94,10 +101,20 @@ unpack_source() {
   touch "$K8S_TREE/.airlock-unpacked"
 }
 
-# Runs in a subshell: it exports Go settings and cd's into the tree.
+# build [BINARY...] — builds the named binaries (default: the control plane's) that are
+# missing. Runs in a subshell: it exports Go settings and cd's into the tree.
 build() (
-  if have_binaries; then
-    log "kubernetes $K8S_VERSION binaries present in $K8S_BIN"
+  local wanted=("$@") missing b
+  [ "${#wanted[@]}" -gt 0 ] || wanted=("${K8S_BINARIES[@]}")
+  for b in "${wanted[@]}"; do
+    case " ${K8S_BINARIES[*]} ${K8S_NODE_BINARIES[*]} " in
+      *" $b "*) ;;
+      *) die "unknown binary '$b' (want some of: ${K8S_BINARIES[*]} ${K8S_NODE_BINARIES[*]})" ;;
+    esac
+  done
+  mapfile -t missing < <(missing_binaries "${wanted[@]}")
+  if [ "${#missing[@]}" -eq 0 ]; then
+    log "kubernetes $K8S_VERSION binaries present in $K8S_BIN: ${wanted[*]}"
     return 0
   fi
   # rsync/make: used by the tree's code generators; dpkg-dev: dpkg-source.
@@ -134,19 +151,28 @@ build() (
     done
   done
   mkdir -p "$K8S_BIN"
-  local b
-  for b in "${K8S_BINARIES[@]}"; do
-    [ -x "$K8S_BIN/$b" ] && continue
-    log "go build $b"
-    go build -ldflags "$ldflags" -o "$K8S_BIN/$b.tmp" "k8s.io/kubernetes/cmd/$b"
-    mv "$K8S_BIN/$b.tmp" "$K8S_BIN/$b"
-  done
-  log "kubernetes $K8S_VERSION built in $((SECONDS - t0))s into $K8S_BIN"
+  # Into a scratch directory first, so an interrupted build never leaves a binary that
+  # looks finished; two builds at once (services.sh and a by-hand node.sh) do not share one.
+  local out pkgs=()
+  out="$(mktemp -d "$K8S_BIN/.build.XXXXXX")"
+  for b in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
+  log "go build ${missing[*]}"
+  go build -ldflags "$ldflags" -o "$out/" "${pkgs[@]}" || { rm -rf "$out"; die "go build ${missing[*]} failed"; }
+  for b in "${missing[@]}"; do mv "$out/$b" "$K8S_BIN/$b"; done
+  rm -rf "$out"
+  log "kubernetes $K8S_VERSION built in $((SECONDS - t0))s into $K8S_BIN: ${missing[*]}"
 )
 
 # ---------------------------------------------------------------------------
 # instances
 # ---------------------------------------------------------------------------
+
+# `build` takes binary names, not an instance.
+if [ "${1:-}" = build ]; then
+  shift
+  build "$@"
+  exit 0
+fi
 
 INSTANCE="${2:-${AIRLOCK_KUBE_INSTANCE:-managed}}"
 case "$INSTANCE" in
@@ -365,7 +391,6 @@ EOF
 }
 
 case "${1:-start}" in
-  build) build ;;
   start) start ;;
   stop) stop ;;
   stop-apiserver) stop_pid "$P-apiserver" ;;
@@ -373,5 +398,5 @@ case "${1:-start}" in
   env) env_lines ;;
   # Stop and forget this instance's data, certificates and tokens.
   clean) stop; rm -rf "$DIR" ;;
-  *) echo "usage: $0 [start|stop|stop-apiserver|status|env|build|clean] [managed|management|faults]" >&2; exit 2 ;;
+  *) echo "usage: $0 [start|stop|stop-apiserver|status|env|clean] [managed|management|faults] | build [BINARY...]" >&2; exit 2 ;;
 esac
