@@ -26,17 +26,13 @@
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=kube-lib.sh
+. "$HACK_DIR/kube-lib.sh"
 
-K8S_VERSION=1.20.2
 K8S_SRC_PKG_VERSION="1.20.5+really1.20.2"
-K8S_HOME="$AIRLOCK_CACHE/kubernetes-$K8S_VERSION"
-K8S_BIN="$K8S_HOME/bin"
-K8S_GOPATH="$K8S_HOME/gopath"
-K8S_TREE="$K8S_GOPATH/src/k8s.io/kubernetes"
 K8S_BINARIES=(kube-apiserver kube-controller-manager kubectl)
 # Only hack/node.sh runs these; built on its demand, beside the others.
 K8S_NODE_BINARIES=(kube-scheduler kubelet)
-export AIRLOCK_KUBECTL="$K8S_BIN/kubectl"
 
 # ---------------------------------------------------------------------------
 # build
@@ -196,49 +192,14 @@ P="kube-$INSTANCE"
 # tokens. Kept across restarts (so kubeconfigs stay valid); `clean` removes them.
 gen_pki() {
   [ -f "$PKI/.done" ] && return 0
-  ensure_pkgs openssl
   rm -rf "$PKI"
-  mkdir -p "$PKI"
+  pki_ca "$PKI" "airlock-test-$INSTANCE-ca"
+  pki_leaf "$PKI" apiserver "/CN=kube-apiserver" server \
+    "IP:127.0.0.1, IP:10.0.0.1, DNS:localhost, DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc, DNS:kubernetes.default.svc.cluster.local"
+  pki_leaf "$PKI" admin "/O=system:masters/CN=airlock-admin-cert" client
+  pki_service_account_keys "$PKI"
   (
-    cd "$PKI"
     umask 077
-    # Explicit v3 extensions: rustls/webpki (kube-rs) insist on CA:TRUE + keyCertSign
-    # on the CA, and CA:FALSE + serverAuth + SANs on the leaf.
-    cat >openssl.cnf <<CNF
-[req]
-distinguished_name = dn
-[dn]
-[v3_ca]
-basicConstraints = critical, CA:TRUE
-keyUsage = critical, keyCertSign, cRLSign, digitalSignature
-subjectKeyIdentifier = hash
-[v3_server]
-basicConstraints = critical, CA:FALSE
-keyUsage = critical, digitalSignature, keyEncipherment
-extendedKeyUsage = serverAuth
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-subjectAltName = IP:127.0.0.1, IP:10.0.0.1, DNS:localhost, DNS:kubernetes, DNS:kubernetes.default, DNS:kubernetes.default.svc, DNS:kubernetes.default.svc.cluster.local
-[v3_client]
-basicConstraints = critical, CA:FALSE
-keyUsage = critical, digitalSignature, keyEncipherment
-extendedKeyUsage = clientAuth
-subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid
-CNF
-    openssl req -x509 -new -nodes -newkey rsa:2048 -sha256 -days 3650 -config openssl.cnf \
-      -extensions v3_ca -subj "/CN=airlock-test-$INSTANCE-ca" -keyout ca.key -out ca.crt 2>/dev/null
-    openssl req -new -nodes -newkey rsa:2048 -config openssl.cnf -subj "/CN=kube-apiserver" \
-      -keyout apiserver.key -out apiserver.csr 2>/dev/null
-    openssl x509 -req -sha256 -days 3650 -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
-      -extfile openssl.cnf -extensions v3_server -out apiserver.crt 2>/dev/null
-    openssl req -new -nodes -newkey rsa:2048 -config openssl.cnf -subj "/O=system:masters/CN=airlock-admin-cert" \
-      -keyout admin.key -out admin.csr 2>/dev/null
-    openssl x509 -req -sha256 -days 3650 -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
-      -extfile openssl.cnf -extensions v3_client -out admin.crt 2>/dev/null
-    openssl genrsa -out sa.key 2048 2>/dev/null
-    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
-    rm -f ./*.csr
     # Static bearer tokens: token,user,uid,"groups". Both are cluster admins.
     local admin_token kcm_token
     admin_token="$(openssl rand -hex 16)"
@@ -246,41 +207,16 @@ CNF
     {
       echo "$admin_token,airlock-admin,airlock-admin,\"system:masters\""
       echo "$kcm_token,system:kube-controller-manager,kcm,\"system:masters\""
-    } >tokens.csv
-    echo "$admin_token" >admin.token
-    echo "$kcm_token" >kcm.token
-    chmod 644 ca.crt
-    touch .done
+    } >"$PKI/tokens.csv"
+    echo "$admin_token" >"$PKI/admin.token"
+    echo "$kcm_token" >"$PKI/kcm.token"
   )
+  touch "$PKI/.done"
 }
 
-# write_kubeconfig FILE TOKEN
-write_kubeconfig() {
-  local file="$1" token="$2" ca
-  ca="$(base64 -w0 <"$PKI/ca.crt")"
-  (
-    umask 077
-    cat >"$file" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: airlock-$INSTANCE
-  cluster:
-    server: https://127.0.0.1:$API_PORT
-    certificate-authority-data: $ca
-users:
-- name: airlock-$INSTANCE-admin
-  user:
-    token: $token
-contexts:
-- name: airlock-$INSTANCE
-  context:
-    cluster: airlock-$INSTANCE
-    user: airlock-$INSTANCE-admin
-    namespace: default
-current-context: airlock-$INSTANCE
-KC
-  )
+# instance_kubeconfig FILE TOKEN
+instance_kubeconfig() {
+  write_kubeconfig "$1" "airlock-$INSTANCE" "airlock-$INSTANCE-admin" "https://127.0.0.1:$API_PORT" "$PKI/ca.crt" token "$2"
 }
 
 api_ready() {
@@ -293,8 +229,8 @@ start() {
   ensure_pkgs etcd-server openssl curl
   mkdir -p "$DIR"
   gen_pki
-  write_kubeconfig "$KUBECONFIG_FILE" "$(cat "$PKI/admin.token")"
-  write_kubeconfig "$DIR/controller-manager.kubeconfig" "$(cat "$PKI/kcm.token")"
+  instance_kubeconfig "$KUBECONFIG_FILE" "$(cat "$PKI/admin.token")"
+  instance_kubeconfig "$DIR/controller-manager.kubeconfig" "$(cat "$PKI/kcm.token")"
 
   if ! is_running "$P-etcd"; then
     port_open "$ETCD_PORT" && die "port $ETCD_PORT taken by another process; set AIRLOCK_KUBE_ETCD_PORT"

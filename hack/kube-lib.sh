@@ -1,0 +1,108 @@
+# shellcheck shell=bash
+# What hack/kube.sh (control planes) and hack/node.sh (a control plane with a node) share:
+# where the Kubernetes build lives, certificates, kubeconfigs. Source it after lib.sh; it
+# starts nothing and builds nothing.
+
+# shellcheck disable=SC2034 # read by the scripts that source this file
+K8S_VERSION=1.20.2
+K8S_HOME="$AIRLOCK_CACHE/kubernetes-$K8S_VERSION"
+K8S_BIN="$K8S_HOME/bin"
+K8S_GOPATH="$K8S_HOME/gopath"
+K8S_TREE="$K8S_GOPATH/src/k8s.io/kubernetes"
+export AIRLOCK_KUBECTL="$K8S_BIN/kubectl"
+
+# pki_ca DIR CN — a new CA in DIR (ca.key, ca.crt) and the openssl.cnf the leaves use.
+# Explicit v3 extensions: rustls/webpki (kube-rs) insist on CA:TRUE + keyCertSign on the
+# CA, and CA:FALSE + serverAuth + SANs on a serving leaf.
+pki_ca() {
+  local dir="$1" cn="$2"
+  ensure_pkgs openssl
+  mkdir -p "$dir"
+  cat >"$dir/openssl.cnf" <<'CNF'
+[req]
+distinguished_name = dn
+[dn]
+[v3_ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign, digitalSignature
+subjectKeyIdentifier = hash
+[v3_server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = ${ENV::PKI_SAN}
+[v3_client]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+CNF
+  (umask 077 && PKI_SAN=none openssl req -x509 -new -nodes -newkey rsa:2048 -sha256 -days 3650 \
+    -config "$dir/openssl.cnf" -extensions v3_ca -subj "/CN=$cn" \
+    -keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null)
+  chmod 644 "$dir/ca.crt"
+}
+
+# pki_leaf DIR NAME SUBJECT server|client [SAN] — NAME.key and NAME.crt signed by DIR's CA;
+# SAN (e.g. "IP:127.0.0.1, DNS:localhost") only for server certificates.
+pki_leaf() {
+  local dir="$1" name="$2" subj="$3" kind="$4" san="${5:-none}"
+  (
+    umask 077
+    export PKI_SAN="$san"
+    openssl req -new -nodes -newkey rsa:2048 -config "$dir/openssl.cnf" -subj "$subj" \
+      -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>/dev/null
+    openssl x509 -req -sha256 -days 3650 -in "$dir/$name.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" \
+      -CAcreateserial -extfile "$dir/openssl.cnf" -extensions "v3_$kind" -out "$dir/$name.crt" 2>/dev/null
+    rm -f "$dir/$name.csr"
+  )
+}
+
+# pki_service_account_keys DIR — sa.key (the controller manager signs tokens) and sa.pub
+# (the apiserver checks them).
+pki_service_account_keys() {
+  (
+    umask 077
+    openssl genrsa -out "$1/sa.key" 2048 2>/dev/null
+    openssl rsa -in "$1/sa.key" -pubout -out "$1/sa.pub" 2>/dev/null
+  )
+}
+
+# write_kubeconfig FILE CLUSTER USER SERVER CA_FILE token TOKEN
+# write_kubeconfig FILE CLUSTER USER SERVER CA_FILE cert CERT_FILE KEY_FILE
+write_kubeconfig() {
+  local file="$1" name="$2" user_name="$3" server="$4" ca user
+  ca="$(base64 -w0 <"$5")"
+  case "$6" in
+    token) user="    token: $7" ;;
+    cert) user="    client-certificate: $7
+    client-key: $8" ;;
+    *) die "write_kubeconfig: unknown credential kind '$6'" ;;
+  esac
+  (
+    umask 077
+    cat >"$file" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: $name
+  cluster:
+    server: $server
+    certificate-authority-data: $ca
+users:
+- name: $user_name
+  user:
+$user
+contexts:
+- name: $name
+  context:
+    cluster: $name
+    user: $user_name
+    namespace: default
+current-context: $name
+KC
+  )
+}
