@@ -11,6 +11,12 @@ K8S_GOPATH="$K8S_HOME/gopath"
 K8S_TREE="$K8S_GOPATH/src/k8s.io/kubernetes"
 export AIRLOCK_KUBECTL="$K8S_BIN/kubectl"
 
+# missing_binaries BINARY... — prints the names not yet in $K8S_BIN.
+missing_binaries() {
+  local b
+  for b in "$@"; do [ -x "$K8S_BIN/$b" ] || echo "$b"; done
+}
+
 # pki_ca DIR CN — a new CA in DIR (ca.key, ca.crt) and the openssl.cnf the leaves use.
 # Explicit v3 extensions: rustls/webpki (kube-rs) insist on CA:TRUE + keyCertSign on the
 # CA, and CA:FALSE + serverAuth + SANs on a serving leaf.

@@ -38,12 +38,6 @@ K8S_NODE_BINARIES=(kube-scheduler kubelet)
 # build
 # ---------------------------------------------------------------------------
 
-# missing_binaries BINARY... — prints the names not yet in $K8S_BIN.
-missing_binaries() {
-  local b
-  for b in "$@"; do [ -x "$K8S_BIN/$b" ] || echo "$b"; done
-}
-
 # fetch_source — download the Debian source package into $K8S_HOME/debsrc using a
 # private apt configuration whose sources are the machine's own `deb` entries turned
 # into `deb-src` (so we never hard-code a mirror and never touch the system's apt state).
