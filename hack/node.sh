@@ -174,7 +174,8 @@ ns_init() {
   local d
   for d in run var/log var/lib; do
     mkdir -p "$HOST_DIR/$d"
-    mount --bind "$HOST_DIR/$d" "/$d"
+    # -n: libmount would otherwise keep its utab in the host's /run/mount.
+    mount -n --bind "$HOST_DIR/$d" "/$d"
   done
   traced "$@"
 }
