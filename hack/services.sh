@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # All test services at once: registries (plain :5000, htpasswd :5001, "remote" :5002),
-# git servers (http :8418, git :9418) and two Kubernetes 1.20 control planes
-# (managed :6443, management :6444).
+# git servers (http :8418, git :9418), two Kubernetes 1.20 control planes without nodes
+# (managed :6443, management :6444) and a single-node cluster that runs pods
+# (hack/node.sh: 127.0.100.1:443).
 #
 # Usage: hack/services.sh [start|stop|status|env]
 #   start   install what is missing (first run builds Kubernetes, ~5-10 min), start
@@ -26,6 +27,7 @@ env_lines() {
     # KUBECONFIG itself is left alone: with two clusters it would be ambiguous.
     "$HACK_DIR/kube.sh" env "$inst" | grep -v '^export KUBECONFIG='
   done | sort -u
+  "$HACK_DIR/node.sh" env
   echo "export AIRLOCK_STATE=$AIRLOCK_STATE"
   echo "export AIRLOCK_SERVICES=1"
 }
@@ -35,16 +37,25 @@ env_lines() {
 ALL_PKGS=(
   docker-registry skopeo apache2-utils curl git python3 etcd-server openssl
   golang-go golang-github-modern-go-reflect2-dev dpkg-dev rsync make ca-certificates xz-utils
+  containerd runc containernetworking-plugins strace umoci gcc libc6-dev busybox-static
 )
+# Every Kubernetes binary in one go build: the packages they share compile once.
+KUBE_BINARIES=(kube-apiserver kube-controller-manager kubectl kube-scheduler kubelet)
 
 start() {
-  local t0=$SECONDS inst
+  local t0=$SECONDS inst node_pid
   ensure_pkgs "${ALL_PKGS[@]}"
+  "$HACK_DIR/kube.sh" build "${KUBE_BINARIES[@]}"
   "$HACK_DIR/registry.sh" start
   "$HACK_DIR/git-server.sh" start
+  # The node takes longest (its kubelet waits for the runtime, then for Ready): it starts
+  # beside the control planes rather than after them.
+  "$HACK_DIR/node.sh" start &
+  node_pid=$!
   for inst in "${KUBE_INSTANCES[@]}"; do
     "$HACK_DIR/kube.sh" start "$inst"
   done
+  wait "$node_pid" || die "the node did not start (hack/node.sh start)"
   env_lines >"$AIRLOCK_STATE/services.env.tmp"
   mv "$AIRLOCK_STATE/services.env.tmp" "$AIRLOCK_STATE/services.env"
   log "all services up in $((SECONDS - t0))s; environment for tests:"
@@ -54,6 +65,7 @@ start() {
 
 stop() {
   local inst
+  "$HACK_DIR/node.sh" stop
   for inst in "${KUBE_INSTANCES[@]}" "$FAULTS_INSTANCE"; do
     "$HACK_DIR/kube.sh" stop "$inst"
   done
@@ -69,6 +81,7 @@ status() {
   for inst in "${KUBE_INSTANCES[@]}"; do
     "$HACK_DIR/kube.sh" status "$inst" || rc=1
   done
+  "$HACK_DIR/node.sh" status || rc=1
   return "$rc"
 }
 
