@@ -84,24 +84,29 @@ gen_pki() {
 }
 
 write_configs() {
-  local server="https://$API_ADDR:$API_PORT" d
+  local server="https://$API_ADDR:$API_PORT" d name
   write_kubeconfig "$KUBECONFIG_FILE" airlock-node airlock-node-admin "$server" "$PKI/ca.crt" token "$(cat "$PKI/admin.token")"
   write_kubeconfig "$DIR/controller-manager.kubeconfig" airlock-node kcm "$server" "$PKI/ca.crt" token "$(cat "$PKI/kcm.token")"
   write_kubeconfig "$DIR/scheduler.kubeconfig" airlock-node scheduler "$server" "$PKI/ca.crt" token "$(cat "$PKI/scheduler.token")"
   write_kubeconfig "$DIR/kubelet.kubeconfig" airlock-node "system:node:$NODE_NAME" "$server" "$PKI/ca.crt" \
     cert "$PKI/kubelet-client.crt" "$PKI/kubelet-client.key"
-  for d in containerd/root containerd/opt "containerd/certs.d/$REGISTRY" cni kubelet trace; do mkdir -p "$DIR/$d"; done
+  for d in containerd/root containerd/opt cni kubelet trace; do mkdir -p "$DIR/$d"; done
   echo "nameserver 127.0.0.1" >"$DIR/resolv.conf"
   # Pods get sandboxes, but hostNetwork ones never reach CNI: the plugin is only there
   # because the runtime reports the node's network ready once a configuration loads.
   cat >"$DIR/cni/10-loopback.conflist" <<'JSON'
 {"cniVersion": "0.4.0", "name": "airlock-loopback", "plugins": [{"type": "loopback"}]}
 JSON
-  cat >"$DIR/containerd/certs.d/$REGISTRY/hosts.toml" <<TOML
+  # The local registry over plain HTTP, under both its names (`register`'s default image
+  # is localhost:5000/...).
+  for name in "$REGISTRY" "localhost:${REGISTRY#*:}"; do
+    mkdir -p "$DIR/containerd/certs.d/$name"
+    cat >"$DIR/containerd/certs.d/$name/hosts.toml" <<TOML
 server = "http://$REGISTRY"
 [host."http://$REGISTRY"]
   capabilities = ["pull", "resolve"]
 TOML
+  done
   cat >"$DIR/containerd/config.toml" <<TOML
 version = 2
 root = "$DIR/containerd/root"
@@ -542,7 +547,11 @@ case "${1:-start}" in
   status) status ;;
   env) env_lines ;;
   build) "$HACK_DIR/kube.sh" build kube-apiserver kube-controller-manager kubectl kube-scheduler kubelet && "$HACK_DIR/node-images.sh" build ;;
-  load) [ $# -eq 3 ] || die "usage: $0 load LAYOUT_DIR REPOSITORY"; start_containerd; load "$2" "$3" ;;
+  load)
+    [ $# -eq 3 ] || die "usage: $0 load LAYOUT_DIR REPOSITORY"
+    is_running "$P-containerd" || die "the node's containerd is not running: $0 start"
+    load "$2" "$3"
+    ;;
   # Stop and forget the node's data, certificates, images and traces.
   clean) stop; rm -rf "$DIR" ;;
   # Internal: the first process of the mount namespace, and a traced process inside it.
