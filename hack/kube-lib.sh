@@ -112,3 +112,51 @@ current-context: $name
 KC
   )
 }
+
+# start_etcd PID_NAME MEMBER DATA_DIR PORT PEER_PORT — a one-member etcd on 127.0.0.1 unless
+# PID_NAME runs; waits until it is healthy.
+start_etcd() {
+  local name="$1" member="$2" data="$3" port="$4" peer="$5" p
+  if ! is_running "$name"; then
+    for p in "$port" "$peer"; do
+      port_open "$p" && die "port $p taken by another process (ports can be moved: see $0's header)"
+    done
+    start_bg "$name" /usr/bin/etcd \
+      --name="$member" --data-dir="$data" \
+      --listen-client-urls="http://127.0.0.1:$port" --advertise-client-urls="http://127.0.0.1:$port" \
+      --listen-peer-urls="http://127.0.0.1:$peer" --initial-advertise-peer-urls="http://127.0.0.1:$peer" \
+      --initial-cluster="$member=http://127.0.0.1:$peer" --initial-cluster-state=new \
+      --logger=zap --log-outputs=stderr \
+      --auto-compaction-mode=periodic --auto-compaction-retention=10m
+  fi
+  wait_for_url "http://127.0.0.1:$port/health" 60 || die "$name not healthy; see $(log_file "$name")"
+}
+
+# start_apiserver PID_NAME STATE_DIR ETCD_PORT ADDRESS PORT SERVICE_RANGE [FLAG...] — a
+# kube-apiserver with the certificates and tokens in STATE_DIR/pki (ca, apiserver, sa,
+# tokens.csv, admin.token) unless PID_NAME runs; waits until /readyz answers the admin.
+start_apiserver() {
+  local name="$1" dir="$2" etcd="$3" addr="$4" port="$5" range="$6" i
+  shift 6
+  local pki="$dir/pki"
+  if ! is_running "$name"; then
+    port_open "$port" "$addr" && die "$addr:$port taken by another process (ports can be moved: see $0's header)"
+    start_bg "$name" "$K8S_BIN/kube-apiserver" \
+      --etcd-servers="http://127.0.0.1:$etcd" \
+      --bind-address="$addr" --advertise-address="$addr" \
+      --secure-port="$port" --insecure-port=0 --cert-dir="$dir/apiserver-certs" \
+      --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
+      --client-ca-file="$pki/ca.crt" --token-auth-file="$pki/tokens.csv" \
+      --service-account-issuer=https://kubernetes.default.svc.cluster.local \
+      --service-account-signing-key-file="$pki/sa.key" --service-account-key-file="$pki/sa.pub" \
+      --service-cluster-ip-range="$range" --allow-privileged=true \
+      --endpoint-reconciler-type=none --profiling=false "$@"
+  fi
+  for ((i = 0; i < 240; i++)); do
+    curl -fsS --max-time 3 --cacert "$pki/ca.crt" -H "Authorization: Bearer $(cat "$pki/admin.token")" \
+      "https://$addr:$port/readyz" >/dev/null 2>&1 && return 0
+    is_running "$name" || die "$name exited; see $(log_file "$name")"
+    sleep 0.5
+  done
+  die "$name not ready after 120s; see $(log_file "$name")"
+}

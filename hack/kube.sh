@@ -213,11 +213,6 @@ instance_kubeconfig() {
   write_kubeconfig "$1" "airlock-$INSTANCE" "airlock-$INSTANCE-admin" "https://127.0.0.1:$API_PORT" "$PKI/ca.crt" token "$2"
 }
 
-api_ready() {
-  curl -fsS --max-time 3 --cacert "$PKI/ca.crt" -H "Authorization: Bearer $(cat "$PKI/admin.token")" \
-    "https://127.0.0.1:$API_PORT/readyz" >/dev/null 2>&1
-}
-
 start() {
   build
   ensure_pkgs etcd-server openssl curl
@@ -226,40 +221,8 @@ start() {
   instance_kubeconfig "$KUBECONFIG_FILE" "$(cat "$PKI/admin.token")"
   instance_kubeconfig "$DIR/controller-manager.kubeconfig" "$(cat "$PKI/kcm.token")"
 
-  if ! is_running "$P-etcd"; then
-    port_open "$ETCD_PORT" && die "port $ETCD_PORT taken by another process; set AIRLOCK_KUBE_ETCD_PORT"
-    port_open "$ETCD_PEER_PORT" && die "port $ETCD_PEER_PORT taken by another process; set AIRLOCK_KUBE_ETCD_PEER_PORT"
-    start_bg "$P-etcd" /usr/bin/etcd \
-      --name="airlock-$INSTANCE" --data-dir="$DIR/etcd-data" \
-      --listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
-      --listen-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$ETCD_PEER_PORT" \
-      --initial-cluster="airlock-$INSTANCE=http://127.0.0.1:$ETCD_PEER_PORT" --initial-cluster-state=new \
-      --logger=zap --log-outputs=stderr \
-      --auto-compaction-mode=periodic --auto-compaction-retention=10m
-  fi
-  wait_for_url "http://127.0.0.1:$ETCD_PORT/health" 60 || die "etcd ($INSTANCE) not healthy; see $(log_file "$P-etcd")"
-
-  if ! is_running "$P-apiserver"; then
-    port_open "$API_PORT" && die "port $API_PORT taken by another process; set AIRLOCK_KUBE_APISERVER_PORT"
-    start_bg "$P-apiserver" "$K8S_BIN/kube-apiserver" \
-      --etcd-servers="http://127.0.0.1:$ETCD_PORT" \
-      --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
-      --secure-port="$API_PORT" --insecure-port=0 --cert-dir="$DIR/apiserver-certs" \
-      --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
-      --client-ca-file="$PKI/ca.crt" --token-auth-file="$PKI/tokens.csv" \
-      --authorization-mode=RBAC \
-      --service-account-issuer=https://kubernetes.default.svc.cluster.local \
-      --service-account-signing-key-file="$PKI/sa.key" --service-account-key-file="$PKI/sa.pub" \
-      --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
-      --endpoint-reconciler-type=none --profiling=false
-  fi
-  local i
-  for ((i = 0; i < 240; i++)); do
-    api_ready && break
-    is_running "$P-apiserver" || die "kube-apiserver ($INSTANCE) exited; see $(log_file "$P-apiserver")"
-    sleep 0.5
-  done
-  api_ready || die "kube-apiserver ($INSTANCE) not ready after 120s; see $(log_file "$P-apiserver")"
+  start_etcd "$P-etcd" "airlock-$INSTANCE" "$DIR/etcd-data" "$ETCD_PORT" "$ETCD_PEER_PORT"
+  start_apiserver "$P-apiserver" "$DIR" "$ETCD_PORT" 127.0.0.1 "$API_PORT" 10.0.0.0/24 --authorization-mode=RBAC
 
   if ! is_running "$P-controller-manager"; then
     # No serving ports (two instances would collide on 10257/10252); leader election
@@ -299,18 +262,7 @@ stop() {
   stop_pid "$P-etcd"
 }
 
-status() {
-  local n rc=0
-  for n in "$P-etcd" "$P-apiserver" "$P-controller-manager"; do
-    if is_running "$n"; then
-      echo "$n: running, pid $(cat "$(pid_file "$n")")"
-    else
-      echo "$n: stopped"
-      rc=1
-    fi
-  done
-  return "$rc"
-}
+status() { print_status "$P-etcd" "$P-apiserver" "$P-controller-manager"; }
 
 env_lines() {
   cat <<EOF

@@ -151,6 +151,21 @@ stop_pid() {
   rm -f "$pf"
 }
 
+# print_status NAME... — "NAME: running, pid N" or "NAME: stopped" for each; fails when
+# one is stopped.
+print_status() {
+  local n rc=0
+  for n in "$@"; do
+    if is_running "$n"; then
+      echo "$n: running, pid $(cat "$(pid_file "$n")")"
+    else
+      echo "$n: stopped"
+      rc=1
+    fi
+  done
+  return "$rc"
+}
+
 # print_stop_hint NAME... — tell the user how to stop what we started.
 print_stop_hint() {
   local n
