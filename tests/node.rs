@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Event, Pod, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, LogParams, PostParams};
 use kube::core::GroupVersionKind;
@@ -41,11 +41,21 @@ async fn client() -> kube::Client {
     kube::Client::try_from(config).expect("client for the node's apiserver")
 }
 
-/// A namespace of its own per test, named for it.
+/// A namespace of its own per test, named for it, once its default ServiceAccount has its
+/// token: until then the API server refuses pods there.
 async fn namespace(client: &kube::Client, test: &str) -> String {
     let name = format!("airlock-node-{test}-{}", std::process::id());
     common::create_namespace(client, &name).await;
-    name
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &name);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let account = accounts.get_opt("default").await.expect("ServiceAccounts readable");
+        if account.is_some_and(|a| !a.secrets.unwrap_or_default().is_empty()) {
+            return name;
+        }
+        assert!(Instant::now() < deadline, "no token for the default ServiceAccount of {name} after 30s");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 }
 
 async fn delete_namespace(client: &kube::Client, name: &str) {
