@@ -68,7 +68,8 @@ start_in_namespace() {
 kubepods_pids() {
   local d
   for d in /sys/fs/cgroup/*/kubepods; do
-    [ -d "$d" ] && find "$d" -name cgroup.procs -exec cat {} +
+    # A cgroup may vanish while it is read.
+    [ -d "$d" ] && { find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null || true; }
   done
   return 0
 }
@@ -136,7 +137,8 @@ restore_sysctls() {
 remove_cgroups() {
   local d
   for d in /sys/fs/cgroup/*/kubepods; do
-    [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} + 2>/dev/null
+    # Deepest first; one still in use stays, and is reported below.
+    [ -d "$d" ] && { find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true; }
   done
   for d in /sys/fs/cgroup/*/kubepods; do
     [ -d "$d" ] && log "warning: $d could not be removed"
@@ -144,15 +146,19 @@ remove_cgroups() {
   return 0
 }
 
-# Before a start with neither containerd nor the kubelet running: what an earlier run that
-# did not stop cleanly left is ours to remove; another kubelet's is not.
+# Before a start without containerd: the kubelet cannot work without it, and what both
+# left (pods, shims, the strace still following them) belongs to no running node. That is
+# ours to remove; another kubelet's cgroups are not.
 clean_leftovers() {
-  if is_running "$P-containerd" || is_running "$P-kubelet"; then return 0; fi
+  service_pid containerd >/dev/null && return 0
+  stop_traced kubelet
   if pgrep -x kubelet >/dev/null; then die "another kubelet runs on this machine (pid $(pgrep -x kubelet | head -n1))"; fi
   if [ -n "$(kubepods_pids)" ] && [ ! -f "$DIR/mntns" ]; then
     die "/sys/fs/cgroup/*/kubepods holds processes this script did not start"
   fi
   kill_node_pids
+  stop_pid "$P-kubelet"
+  stop_pid "$P-containerd"
   rm -f "$DIR/mntns"
   rm -rf "$HOST_DIR/run" "$DIR/containerd/state"
   remove_cgroups

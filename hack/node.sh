@@ -15,8 +15,9 @@
 #
 # Pods: only `hostNetwork: true` pods reach anything (CNI has only a loopback plugin, no
 # bridge); give them `dnsPolicy: None` with nameserver 127.0.0.1 (the kubelet's resolv.conf
-# says the same, so no pod learns the host's resolver). Images are named 127.0.0.1:5000/...
-# so that a missing one is looked for in the local registry, never on the internet.
+# says the same, so no pod learns the host's resolver). Name images 127.0.0.1:5000/... or
+# localhost:5000/...: a missing one is then looked for in the local registry, never on the
+# internet.
 # containerd and the kubelet run under `strace -e trace=connect`; tests/node.rs checks the
 # traces for any address outside 127.0.0.0/8. docs/testing.md says why each setting is here.
 set -euo pipefail
@@ -47,8 +48,6 @@ CONTAINERD_SOCK="$DIR/containerd/containerd.sock"
 # The kubelet's changes to these are undone on stop.
 SYSCTLS=(vm.overcommit_memory vm.panic_on_oom kernel.panic kernel.panic_on_oops kernel.keys.root_maxkeys kernel.keys.root_maxbytes)
 P=kube-node
-# Started in this order, stopped in the reverse one.
-COMPONENTS=(etcd apiserver controller-manager scheduler containerd kubelet)
 PKGS=(etcd-server openssl curl containerd runc containernetworking-plugins strace umoci gcc libc6-dev busybox-static)
 
 kubectl() { "$AIRLOCK_KUBECTL" --kubeconfig "$KUBECONFIG_FILE" --cache-dir "$DIR/kubectl-cache" "$@"; }
@@ -103,13 +102,13 @@ start_scheduler() {
 }
 
 start_containerd() {
-  if ! is_running "$P-containerd"; then
+  if ! service_pid containerd >/dev/null; then
     start_in_namespace containerd /usr/bin/containerd --config "$DIR/containerd/config.toml"
   fi
   local i
   for ((i = 0; i < 100; i++)); do
     ctr version >/dev/null 2>&1 && return 0
-    is_running "$P-containerd" || break
+    service_pid containerd >/dev/null || break
     sleep 0.2
   done
   die "containerd (node) not answering on $CONTAINERD_SOCK; see $(log_file "$P-containerd")"
@@ -136,7 +135,9 @@ load_images() {
 }
 
 start_kubelet() {
-  is_running "$P-kubelet" && return 0
+  service_pid kubelet >/dev/null && return 0
+  # A kubelet that died may leave its strace following what it started.
+  stop_pid "$P-kubelet"
   save_sysctls
   date +%s >"$DIR/kubelet.started"
   # The in-tree AWS credential provider asks the EC2 metadata address for credentials
@@ -205,14 +206,28 @@ stop() {
   rm -rf "$HOST_DIR/run" "$DIR/containerd/state"
   remove_cgroups
   restore_sysctls
-  # Each takes a second or two to shut down: at once, etcd last.
+  # Each drains its requests before it exits: all at once, etcd last.
   local c
   for c in scheduler controller-manager apiserver; do stop_pid "$P-$c" & done
   wait
   stop_pid "$P-etcd"
 }
 
-status() { print_status "${COMPONENTS[@]/#/$P-}"; }
+# containerd and the kubelet count as running while the process their strace started does:
+# strace outlives containerd while it follows the shims.
+status() {
+  local rc=0 c pid
+  print_status "$P-etcd" "$P-apiserver" "$P-controller-manager" "$P-scheduler" || rc=1
+  for c in containerd kubelet; do
+    if pid="$(service_pid "$c")"; then
+      echo "$P-$c: running, pid $pid (strace $(cat "$(pid_file "$P-$c")"))"
+    else
+      echo "$P-$c: stopped"
+      rc=1
+    fi
+  done
+  return "$rc"
+}
 
 env_lines() {
   local busybox_tag
@@ -233,7 +248,7 @@ case "${1:-start}" in
   build) "$HACK_DIR/kube.sh" build kube-apiserver kube-controller-manager kubectl kube-scheduler kubelet && "$HACK_DIR/node-images.sh" build ;;
   load)
     [ $# -eq 3 ] || die "usage: $0 load LAYOUT_DIR REPOSITORY"
-    is_running "$P-containerd" || die "the node's containerd is not running: $0 start"
+    service_pid containerd >/dev/null || die "the node's containerd is not running: $0 start"
     load "$2" "$3"
     ;;
   # Stop and forget the node's data, certificates, images and traces.
