@@ -57,6 +57,7 @@ fn signed(key: &SigningKey, cluster: &ClusterId, version: u64, own: &str) -> Sig
         expires: now.checked_add(SignedDuration::from_hours(1)).expect("valid time"),
         keyring_version: 1,
         watch_namespaces: None,
+        active_window: None,
     };
     sign::sign(bundle, &release, &|_| PartSettings::default(), std::slice::from_ref(key), None)
 }

@@ -13,6 +13,7 @@
 
 pub mod cluster;
 pub mod content;
+pub mod cron;
 pub mod digest;
 pub mod envelope;
 pub mod gzip;

@@ -22,6 +22,12 @@ pub struct PartSettings {
     pub depends_on: Vec<String>,
     pub stop_matching_behavior: StopMatchingBehavior,
     pub force_conflicts: bool,
+    pub continue_on_error: bool,
+    pub max_consecutive_failures: Option<u32>,
+    pub drift_exclusions: Vec<DriftExclusion>,
+    pub notes: Vec<FieldNote>,
+    pub failure: Option<RenderFailure>,
+    pub rendered: Option<Rendering>,
 }
 
 impl Default for PartSettings {
@@ -32,6 +38,12 @@ impl Default for PartSettings {
             depends_on: Vec::new(),
             stop_matching_behavior: StopMatchingBehavior::WithdrawPolicies,
             force_conflicts: false,
+            continue_on_error: false,
+            max_consecutive_failures: None,
+            drift_exclusions: Vec::new(),
+            notes: Vec::new(),
+            failure: None,
+            rendered: None,
         }
     }
 }
@@ -45,6 +57,7 @@ pub struct Release {
     pub expires: Timestamp,
     pub keyring_version: u64,
     pub watch_namespaces: Option<Vec<String>>,
+    pub active_window: Option<ActiveWindow>,
 }
 
 /// A bundle with its signed statement, ready for a store.
@@ -86,17 +99,7 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
             listing.push((path, digest));
             files.push(FileEntry { path: path.to_string(), size: bytes.len() as u64, sha256: digest.hex() });
         }
-        let s = settings(name);
-        profiles.push(ProfileEntry {
-            name: name.to_string(),
-            digest: parts.digest(part, &listing[first..]),
-            size: part.tar_size(),
-            sync_mode: s.sync_mode,
-            tier: s.tier,
-            depends_on: s.depends_on,
-            stop_matching_behavior: s.stop_matching_behavior,
-            force_conflicts: s.force_conflicts,
-        });
+        profiles.push(profile_entry(name, parts.digest(part, &listing[first..]), part.tar_size(), settings(name)));
     }
     Statement {
         statement_type: STATEMENT_TYPE.to_string(),
@@ -112,9 +115,30 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
             expires: release.expires,
             keyring_version: release.keyring_version,
             watch_namespaces: release.watch_namespaces.clone(),
+            active_window: release.active_window.clone(),
             profiles,
             files,
         },
+    }
+}
+
+/// The entry of the part `name` with identity `digest` and tar size `size` (spec 5.3).
+pub fn profile_entry(name: &str, digest: Digest, size: u64, s: PartSettings) -> ProfileEntry {
+    ProfileEntry {
+        name: name.to_string(),
+        digest,
+        size,
+        sync_mode: s.sync_mode,
+        tier: s.tier,
+        depends_on: s.depends_on,
+        stop_matching_behavior: s.stop_matching_behavior,
+        force_conflicts: s.force_conflicts,
+        continue_on_error: s.continue_on_error,
+        max_consecutive_failures: s.max_consecutive_failures,
+        drift_exclusions: s.drift_exclusions,
+        notes: s.notes,
+        failure: s.failure,
+        rendered: s.rendered,
     }
 }
 

@@ -75,6 +75,7 @@ impl Fixture {
             expires: Timestamp::from_second(ISSUED_AT + LIFETIME_SECS).expect("valid time"),
             keyring_version: self.keyring.version(),
             watch_namespaces: None,
+            active_window: None,
         }
     }
 

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::VerifyError;
+use super::settings;
 use crate::cluster::ClusterId;
 use crate::content::{ContentError, bundle_digest};
 use crate::digest::Digest;
@@ -86,7 +87,9 @@ pub(super) fn check_consistency(statement: &Statement, limits: &Limits) -> Resul
                 return Err(VerifyError::UnknownDependency { part: profile.name.clone(), dependency: dep.clone() });
             }
         }
+        settings::check_profile(profile, p.version)?;
     }
+    settings::check_window(p)?;
     check_acyclic(&p.profiles)?;
     let computed = bundle_digest(digests);
     if statement.subject[0].digest.sha256 != computed.hex() {

@@ -3,7 +3,7 @@
 //! [`verify_envelope`] runs steps 1-10 on the envelope alone, so a puller learns whether it
 //! needs any content before it fetches a byte of it. [`VerifiedEnvelope::verify_part`] runs
 //! steps 11-13 on each part, and [`VerifiedEnvelope::finish`] is the only way to obtain a
-//! [`VerifiedBundle`], which is what the puller applies. Step 6 is in `consistency`, steps
+//! [`VerifiedBundle`], which is what the puller applies. Step 6 is in `consistency` (its optional settings in `settings`), steps
 //! 7-10 in `claims`, steps 11-13 in `part`; this module runs them in order.
 
 mod claims;
@@ -11,6 +11,7 @@ mod consistency;
 mod error;
 mod expectation;
 mod part;
+mod settings;
 
 use std::collections::BTreeMap;
 

@@ -4,6 +4,7 @@
 
 mod exhaustive;
 mod parts;
+mod settings;
 
 use airlock_bundle::envelope::{self, EnvelopeError, IN_TOTO_PAYLOAD_TYPE};
 use airlock_bundle::gzip;
@@ -31,7 +32,7 @@ pub(crate) fn signed_raw(fx: &Fixture, payload: &[u8]) -> Vec<u8> {
 }
 
 /// Re-signs a statement changed by `edit`, so only the semantic check can catch it.
-fn resigned(fx: &Fixture, edit: impl FnOnce(&mut Statement)) -> Vec<u8> {
+pub(crate) fn resigned(fx: &Fixture, edit: impl FnOnce(&mut Statement)) -> Vec<u8> {
     let mut s = good(fx).statement;
     edit(&mut s);
     signed_raw(fx, &s.to_json())

@@ -154,6 +154,7 @@ mod tests {
             expires: issued_at.checked_add(expires_in).unwrap(),
             keyring_version: 1,
             watch_namespaces: None,
+            active_window: None,
         };
         sign::statement(&bundle, &release, &|_| PartSettings::default(), &PartDigests::default())
     }

@@ -264,6 +264,7 @@ fn full(p: &Publisher, renderer: &Renderer<'_>, plan: &ClusterPlan<'_>, times: T
         expires: times.expires,
         keyring_version: p.signer.keyring_version,
         watch_namespaces: rendered.watch_namespaces.clone(),
+        active_window: None,
     };
     let statement = sign::statement(&rendered.bundle, &release, &|part| rendered.settings.get(part).cloned().unwrap_or_default(), parts);
     Ok(Full { rendered, statement })

@@ -252,6 +252,7 @@ pub fn part_settings() -> PartSettings {
         depends_on: Vec::new(),
         stop_matching_behavior: StopMatchingBehavior::LeavePolicies,
         force_conflicts: true,
+        ..PartSettings::default()
     }
 }
 

@@ -155,6 +155,7 @@ fn part_settings(parts: &BTreeMap<String, &Profile>, warnings: &mut Vec<String>)
             depends_on: depends_on.into_iter().collect(),
             stop_matching_behavior: p.stop_matching_behavior,
             force_conflicts: false,
+            ..PartSettings::default()
         };
         settings.insert(part.clone(), s);
     }

@@ -213,6 +213,7 @@ fn settings_and_waves_come_from_the_profile() {
         tier: 7,
         stop_matching_behavior: StopMatchingBehavior::LeavePolicies,
         force_conflicts: true,
+        ..PartSettings::default()
     };
     let objects = desired(&verified(1, &files, &part), &settings()).unwrap();
     assert_eq!(objects.iter().map(|o| o.wave).collect::<Vec<_>>(), [0, 1]);

@@ -97,22 +97,14 @@ pub(super) fn waves(profiles: &[ProfileEntry]) -> HashMap<&str, u32> {
 
 #[cfg(test)]
 mod tests {
-    use airlock_bundle::Digest;
-    use airlock_bundle::{StopMatchingBehavior, SyncMode};
+    use airlock_bundle::sign::profile_entry;
+    use airlock_bundle::{Digest, PartSettings};
 
     use super::*;
 
     fn profile(name: &str, depends_on: &[&str]) -> ProfileEntry {
-        ProfileEntry {
-            name: name.into(),
-            digest: Digest::of(b""),
-            size: 1024,
-            sync_mode: SyncMode::Continuous,
-            tier: 100,
-            depends_on: depends_on.iter().map(|d| d.to_string()).collect(),
-            stop_matching_behavior: StopMatchingBehavior::WithdrawPolicies,
-            force_conflicts: false,
-        }
+        let settings = PartSettings { depends_on: depends_on.iter().map(|d| d.to_string()).collect(), ..PartSettings::default() };
+        profile_entry(name, Digest::of(b""), 1024, settings)
     }
 
     #[test]

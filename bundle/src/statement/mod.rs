@@ -1,12 +1,17 @@
 //! The signed statement: an in-toto Statement v1 with the Airlock predicate (spec section 5).
 //!
 //! These types parse strictly (unknown and duplicate fields are errors) and serialise in
-//! field order, so what the publisher signs is stable. Semantic checks live in `verify`.
+//! field order, so what the publisher signs is stable. Optional fields are left out when
+//! they hold their default, so a bundle that needs none of them reads as it always did,
+//! and a puller that does not know one refuses the bundle rather than ignore it. Semantic
+//! checks live in `verify`; the profile entry and its settings are in `profile`.
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::digest::Digest;
+mod profile;
+
+pub use profile::{DriftExclusion, FieldNote, ProfileEntry, RenderFailure, Rendering, Support, Target};
 
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 pub const PREDICATE_TYPE: &str = "https://airlock.dev/bundle/v1";
@@ -47,22 +52,11 @@ pub struct Predicate {
     pub keyring_version: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch_namespaces: Option<Vec<String>>,
+    /// When the puller may change the cluster (spec 5.2); absent means always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_window: Option<ActiveWindow>,
     pub profiles: Vec<ProfileEntry>,
     pub files: Vec<FileEntry>,
-}
-
-/// One part and how the puller treats its objects (spec 5.3).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct ProfileEntry {
-    pub name: String,
-    pub digest: Digest,
-    pub size: u64,
-    pub sync_mode: SyncMode,
-    pub tier: u32,
-    pub depends_on: Vec<String>,
-    pub stop_matching_behavior: StopMatchingBehavior,
-    pub force_conflicts: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,6 +65,14 @@ pub struct FileEntry {
     pub path: String,
     pub size: u64,
     pub sha256: String,
+}
+
+/// A SveltosCluster's `activeWindow`: two cron expressions, UTC (spec 5.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActiveWindow {
+    pub from: String,
+    pub to: String,
 }
 
 /// Sveltos `syncMode`.

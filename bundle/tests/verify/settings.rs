@@ -1,0 +1,73 @@
+//! Spec 5.2 and 5.3's optional settings at step 6: a statement that carries them verifies
+//! when they are well formed, and is refused, naming the part and the field, when not.
+
+use airlock_bundle::statement::{ActiveWindow, DriftExclusion, FieldNote, RenderFailure, Support};
+use airlock_bundle::testkit::Fixture;
+use airlock_bundle::verify::VerifyError;
+
+use super::{check, resigned};
+
+fn refused(fx: &Fixture, envelope: &[u8], needle: &str) {
+    match check(fx, envelope) {
+        Err(VerifyError::BadField(message)) => assert!(message.contains(needle), "{message:?} lacks {needle:?}"),
+        other => panic!("expected BadField naming {needle:?}, got {other:?}"),
+    }
+}
+
+#[test]
+fn accepts_well_formed_settings() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| {
+        s.predicate.active_window = Some(ActiveWindow { from: "0 20 * * 5".into(), to: "0 7 * * 1".into() });
+        let p = &mut s.predicate.profiles[0];
+        p.continue_on_error = true;
+        p.max_consecutive_failures = Some(3);
+        p.drift_exclusions = vec![DriftExclusion { paths: vec!["/spec/replicas".into()], target: None }];
+        p.notes = vec![FieldNote { field: "spec.reloader".into(), support: Support::NotSupported, detail: "none".into() }];
+    });
+    check(&fx, &env).expect("well-formed settings verify");
+}
+
+#[test]
+fn rejects_an_active_window_that_is_not_cron() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.active_window = Some(ActiveWindow { from: "0 25 * * *".into(), to: "@daily".into() }));
+    refused(&fx, &env, "activeWindow: cron expression \"0 25 * * *\": hour");
+}
+
+#[test]
+fn rejects_zero_consecutive_failures() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.profiles[0].max_consecutive_failures = Some(0));
+    refused(&fx, &env, "\"ClusterProfile.web\": maxConsecutiveFailures is 0");
+}
+
+#[test]
+fn rejects_drift_exclusions_that_are_not_json_pointers() {
+    let fx = Fixture::new(1);
+    let exclusion = |paths: Vec<String>| DriftExclusion { paths, target: None };
+    let env = resigned(&fx, |s| s.predicate.profiles[0].drift_exclusions = vec![exclusion(vec!["spec.replicas".into()])]);
+    refused(&fx, &env, "driftExclusions[0] path \"spec.replicas\" is not a JSON pointer");
+    let env = resigned(&fx, |s| s.predicate.profiles[0].drift_exclusions = vec![exclusion(vec![])]);
+    refused(&fx, &env, "driftExclusions[0] has 0 paths");
+}
+
+#[test]
+fn rejects_a_note_without_a_field() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| {
+        s.predicate.profiles[0].notes = vec![FieldNote { field: String::new(), support: Support::NotApplicable, detail: "x".into() }]
+    });
+    refused(&fx, &env, "a note names no field");
+}
+
+#[test]
+fn rejects_content_kept_from_this_or_a_later_version() {
+    let fx = Fixture::new(1);
+    let version = super::good(&fx).version();
+    for kept in [0, version, version + 1] {
+        let env =
+            resigned(&fx, |s| s.predicate.profiles[0].failure = Some(RenderFailure { message: "boom".into(), kept_from: Some(kept) }));
+        refused(&fx, &env, &format!("failure.keptFrom {kept} is not an earlier version than {version}"));
+    }
+}
