@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 
 use gotmpl::Value;
 
+use crate::template::bounds::MAX_VALUE_BYTES;
+
 /// Sprig's `strval`: a string as it is, anything else as Go's `%v` prints it.
 pub(crate) fn strval(v: &Value) -> String {
     match v {
@@ -26,7 +28,7 @@ pub(crate) fn go_display(v: &Value) -> String {
 fn write_go(out: &mut String, v: &Value) {
     // Values nest without bound only in memory already paid for; the output bound of
     // every function stops the text from growing past it.
-    if out.len() > super::super::bounds::MAX_VALUE_BYTES {
+    if out.len() > MAX_VALUE_BYTES {
         return;
     }
     match v {

@@ -8,11 +8,11 @@ use super::cast::{is_empty, strval};
 
 /// What `required` puts before its message; `render` turns such a failure into
 /// `TemplateError::Required`.
-pub(in crate::template) const REQUIRED_PREFIX: &str = "required: ";
+pub(crate) const REQUIRED_PREFIX: &str = "required: ";
 
 /// What `fail` puts before its message; `render` turns such a failure into
 /// `TemplateError::Failed`.
-pub(in crate::template) const FAIL_PREFIX: &str = "fail: ";
+pub(crate) const FAIL_PREFIX: &str = "fail: ";
 
 pub(super) fn funcs() -> Vec<(&'static str, Func)> {
     table(&[

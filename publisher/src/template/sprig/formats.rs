@@ -93,13 +93,13 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 
 /// Sveltos's `toYaml`, trimmed of the newline a YAML document ends with, so `nindent`
 /// composes.
-pub(in crate::template) fn to_yaml(args: &[Value]) -> Call {
+fn to_yaml(args: &[Value]) -> Call {
     let json = encodable("toYaml", args)?;
     yaml_text("toYaml", &json)
 }
 
 /// `json` as a YAML document without its final newline.
-pub(in crate::template) fn yaml_text(name: &str, json: &serde_json::Value) -> Call {
+pub(crate) fn yaml_text(name: &str, json: &serde_json::Value) -> Call {
     let yaml = serde_saphyr::to_string(json).map_err(|e| failure(name, e))?;
     Ok(text(yaml.strip_suffix('\n').unwrap_or(&yaml)))
 }

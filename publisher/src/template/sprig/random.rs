@@ -95,7 +95,7 @@ fn chars(session: &Session, name: &'static str, alphabet: Vec<u8>) -> (&'static 
 }
 
 /// A uniform draw from `0..n`, `n > 0`.
-pub(in crate::template) fn below(stream: &mut ChaCha20Rng, n: u64) -> u64 {
+fn below(stream: &mut ChaCha20Rng, n: u64) -> u64 {
     // Values past the last whole multiple of n would favour the low residues.
     let zone = u64::MAX - (u64::MAX % n);
     loop {
