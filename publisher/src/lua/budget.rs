@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use airlock_bundle::Limits;
 use mlua::{HookTriggers, Lua, VmState};
 
-use super::go_utf8;
+use super::go_runes;
 
 const MIB: usize = 1024 * 1024;
 
@@ -24,7 +24,7 @@ const MIB: usize = 1024 * 1024;
 /// within a millisecond of its budget, rarely enough to cost nothing measurable.
 const HOOK_EVERY: u32 = 1_000;
 
-/// The limits of one [`evaluate`](super::evaluate) call.
+/// The limits of one `evaluate` call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LuaBudget {
     /// Lua VM instructions for the top-level chunk and `evaluate` together. The scripts
@@ -62,7 +62,7 @@ pub(super) enum Spent {
     Time,
 }
 
-/// Shared by the hook, the `pcall` guard and [`evaluate`](super::evaluate).
+/// Shared by the hook, the `pcall` guard and `evaluate`.
 #[derive(Debug)]
 pub(super) struct Meter {
     instructions: Cell<u64>,
@@ -174,7 +174,7 @@ impl Capped {
     /// Appends `r` as Go's `utf8.AppendRune` does.
     pub(super) fn push_rune(&mut self, r: i32) -> mlua::Result<()> {
         self.reserve(4)?;
-        go_utf8::push_rune(&mut self.bytes, r);
+        go_runes::push_rune(&mut self.bytes, r);
         Ok(())
     }
 

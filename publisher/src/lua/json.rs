@@ -25,7 +25,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use super::args::{Args, Helper, register};
 use super::budget::Capped;
-use super::go_utf8;
+use super::go_runes;
 
 pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     let module = lua.create_table()?;
@@ -162,9 +162,9 @@ impl Encoder<'_> {
                 at += 1;
                 continue;
             }
-            let (rune, width) = go_utf8::decode(&s[at..]);
+            let (rune, width) = go_runes::decode(&s[at..]);
             match rune {
-                go_utf8::REPLACEMENT if width == 1 => self.out.push(b"\\ufffd")?,
+                go_runes::REPLACEMENT if width == 1 => self.out.push(b"\\ufffd")?,
                 '\u{2028}' => self.out.push(b"\\u2028")?,
                 '\u{2029}' => self.out.push(b"\\u2029")?,
                 _ => self.out.push(&s[at..at + width])?,
@@ -203,7 +203,7 @@ fn decode(a: &Args<'_>) -> mlua::Result<MultiValue> {
     let bytes = text.as_bytes();
     let text = match std::str::from_utf8(&bytes) {
         Ok(text) => Cow::Borrowed(text),
-        Err(_) => Cow::Owned(go_utf8::lossy(&bytes)),
+        Err(_) => Cow::Owned(go_runes::lossy(&bytes)),
     };
     let builder = Builder { lua: a.lua, failure: &RefCell::new(None) };
     let mut parser = serde_json::Deserializer::from_str(&text);

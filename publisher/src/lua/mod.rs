@@ -40,7 +40,7 @@ mod case;
 mod convert;
 mod error;
 mod globals;
-mod go_utf8;
+mod go_runes;
 mod json;
 mod result;
 mod runes;

@@ -12,7 +12,7 @@
 use mlua::Value;
 
 use super::args::type_name;
-use super::go_utf8;
+use super::go_runes;
 
 /// Why the returned value holds no manifests.
 #[derive(Debug)]
@@ -41,8 +41,8 @@ pub(super) fn manifests(returned: &Value) -> mlua::Result<Result<String, Rejecti
     let mut text = String::new();
     for (name, value) in &fields {
         match value {
-            Value::String(s) => text = go_utf8::lossy(&s.as_bytes()),
-            other => return Ok(Err(Rejection::NotAString { field: go_utf8::lossy(name), found: type_name(other) })),
+            Value::String(s) => text = go_runes::lossy(&s.as_bytes()),
+            other => return Ok(Err(Rejection::NotAString { field: go_runes::lossy(name), found: type_name(other) })),
         }
     }
     Ok(Ok(text))

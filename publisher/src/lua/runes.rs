@@ -9,7 +9,7 @@ use unicode_properties::{GeneralCategory, GeneralCategoryGroup, UnicodeGeneralCa
 use super::args::{Args, Helper, number, register};
 use super::budget::Capped;
 use super::case;
-use super::go_utf8::{self, REPLACEMENT};
+use super::go_runes::{self, REPLACEMENT};
 
 pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     let module = lua.create_table()?;
@@ -20,7 +20,7 @@ pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
 const HELPERS: &[(&str, Helper)] = &[
     ("bytestorune", |a| {
         let bytes = table_bytes(&a.table(1)?)?;
-        match bytes.first().map(|_| go_utf8::decode(&bytes)) {
+        match bytes.first().map(|_| go_runes::decode(&bytes)) {
             Some((r, _)) if r != REPLACEMENT => a.ret(u32::from(r)),
             _ => a.ret(Value::Nil),
         }
@@ -28,7 +28,7 @@ const HELPERS: &[(&str, Helper)] = &[
     ("bytetostring", |a| a.ret(a.lua.create_string(table_bytes(&a.table(1)?)?)?)),
     ("containsrune", |a| {
         let (s, r) = (a.string(1)?, a.rune(2)?);
-        a.ret(go_utf8::runes(&s.as_bytes()).any(|(_, rune, _)| rune as i32 == r))
+        a.ret(go_runes::runes(&s.as_bytes()).any(|(_, rune, _)| rune as i32 == r))
     }),
     ("iscontrol", |a| predicate(a, char::is_control)),
     ("isdigit", |a| predicate(a, case::is_digit)),
@@ -50,23 +50,23 @@ const HELPERS: &[(&str, Helper)] = &[
     ("isvalidutf8", |a| a.ret(std::str::from_utf8(&a.string(1)?.as_bytes()).is_ok())),
     ("reverserunes", |a| {
         let s = a.string(1)?;
-        let runes: Vec<char> = go_utf8::runes(&s.as_bytes()).map(|(_, r, _)| r).collect();
+        let runes: Vec<char> = go_runes::runes(&s.as_bytes()).map(|(_, r, _)| r).collect();
         a.ret(encode(a.lua, runes.into_iter().rev().map(|r| r as i32))?)
     }),
     ("runeat", |a| {
         let (s, position) = (a.string(1)?, a.int(2)?);
         let s = s.as_bytes();
-        let found = usize::try_from(position - 1).ok().filter(|&at| at < s.len()).map(|at| go_utf8::decode(&s[at..]).0);
+        let found = usize::try_from(position - 1).ok().filter(|&at| at < s.len()).map(|at| go_runes::decode(&s[at..]).0);
         match found {
             Some(r) if r != REPLACEMENT => a.ret(u32::from(r)),
             _ => a.ret(Value::Nil),
         }
     }),
-    ("runecount", |a| a.ret(go_utf8::count(&a.string(1)?.as_bytes()))),
+    ("runecount", |a| a.ret(go_runes::count(&a.string(1)?.as_bytes()))),
     ("runeindex", |a| {
         let (s, r, start) = (a.string(1)?, a.rune(2)?, a.opt_int(3, 1)?);
         let skip = usize::try_from(start - 1).unwrap_or(0);
-        let found = go_utf8::runes(&s.as_bytes()).enumerate().skip(skip).find(|&(_, (_, rune, _))| rune as i32 == r);
+        let found = go_runes::runes(&s.as_bytes()).enumerate().skip(skip).find(|&(_, (_, rune, _))| rune as i32 == r);
         match found {
             Some((index, _)) => a.ret(index + 1),
             None => a.ret(Value::Nil),
@@ -75,7 +75,7 @@ const HELPERS: &[(&str, Helper)] = &[
     ("runerange", rune_range),
     ("runeslice", |a| {
         let (s, list) = (a.string(1)?, a.lua.create_table()?);
-        for (_, r, _) in go_utf8::runes(&s.as_bytes()) {
+        for (_, r, _) in go_runes::runes(&s.as_bytes()) {
             list.raw_push(u32::from(r))?;
         }
         a.ret(list)
@@ -84,13 +84,13 @@ const HELPERS: &[(&str, Helper)] = &[
         let (s, separator) = (a.string(1)?, a.rune(2)?);
         let (s, list) = (s.as_bytes(), a.lua.create_table()?);
         let mut start = 0;
-        for (at, r, width) in go_utf8::runes(&s) {
+        for (at, r, width) in go_runes::runes(&s) {
             if r as i32 == separator {
-                list.raw_push(encode(a.lua, go_utf8::runes(&s[start..at]).map(|(_, r, _)| r as i32))?)?;
+                list.raw_push(encode(a.lua, go_runes::runes(&s[start..at]).map(|(_, r, _)| r as i32))?)?;
                 start = at + width;
             }
         }
-        list.raw_push(encode(a.lua, go_utf8::runes(&s[start..]).map(|(_, r, _)| r as i32))?)?;
+        list.raw_push(encode(a.lua, go_runes::runes(&s[start..]).map(|(_, r, _)| r as i32))?)?;
         a.ret(list)
     }),
     ("runestring", |a| {
@@ -100,7 +100,7 @@ const HELPERS: &[(&str, Helper)] = &[
     ("runetobytes", |a| {
         let mut bytes = Vec::new();
         for n in table_numbers(&a.table(1)?)? {
-            go_utf8::push_rune(&mut bytes, n as i64 as i32);
+            go_runes::push_rune(&mut bytes, n as i64 as i32);
         }
         let list = a.lua.create_table()?;
         for byte in bytes {
@@ -108,7 +108,7 @@ const HELPERS: &[(&str, Helper)] = &[
         }
         a.ret(list)
     }),
-    ("runewidth", |a| match go_utf8::scalar(a.rune(1)?) {
+    ("runewidth", |a| match go_runes::scalar(a.rune(1)?) {
         Some(r) => a.ret(r.len_utf8()),
         None => a.ret(Value::Nil),
     }),
@@ -122,18 +122,18 @@ const HELPERS: &[(&str, Helper)] = &[
     ("tolower", |a| map_rune(a, case::lower)),
     ("totitle", |a| map_rune(a, case::title)),
     ("toupper", |a| map_rune(a, case::upper)),
-    ("validrune", |a| a.ret(go_utf8::scalar(a.rune(1)?).is_some())),
+    ("validrune", |a| a.ret(go_runes::scalar(a.rune(1)?).is_some())),
 ];
 
 /// A Go `unicode.IsX(rune(n))`: false for a number that is no Unicode scalar value.
 fn predicate(a: &Args<'_>, test: impl Fn(char) -> bool) -> mlua::Result<MultiValue> {
-    a.ret(go_utf8::scalar(a.rune(1)?).is_some_and(test))
+    a.ret(go_runes::scalar(a.rune(1)?).is_some_and(test))
 }
 
 /// Go's `unicode.ToX(rune(n))`, which returns a number that is no rune unchanged.
 fn map_rune(a: &Args<'_>, map: impl Fn(char) -> char) -> mlua::Result<MultiValue> {
     let r = a.rune(1)?;
-    a.ret(go_utf8::scalar(r).map_or(r, |rune| u32::from(map(rune)) as i32))
+    a.ret(go_runes::scalar(r).map_or(r, |rune| u32::from(map(rune)) as i32))
 }
 
 /// Letters, marks, numbers, punctuation and symbols: Go's `IsPrint` without the space.
@@ -172,7 +172,7 @@ fn encode(lua: &Lua, runes: impl IntoIterator<Item = i32>) -> mlua::Result<mlua:
 /// would panic (start past end) the call fails.
 fn rune_range(a: &Args<'_>) -> mlua::Result<MultiValue> {
     let (s, start, end) = (a.string(1)?, a.opt_int(2, 1)?, a.opt_int(3, -1)?);
-    let runes: Vec<char> = go_utf8::runes(&s.as_bytes()).map(|(_, r, _)| r).collect();
+    let runes: Vec<char> = go_runes::runes(&s.as_bytes()).map(|(_, r, _)| r).collect();
     let length = runes.len() as i64;
     let start = (start - 1).clamp(0, length);
     let end = if end < 0 { length } else { (end - 1).clamp(0, length) };

@@ -2,7 +2,7 @@
 //! names on Lua's byte strings. Indices are Go's 0-based byte offsets, -1 for none; lists
 //! come back as Lua arrays; the `...Func` helpers and `Map` call a Lua function with each
 //! rune's number. Each function follows Go's source, invalid bytes included (see
-//! [`go_utf8`]); case mapping is in [`case`].
+//! [`go_runes`]); case mapping is in [`case`].
 
 use std::collections::BTreeSet;
 
@@ -12,7 +12,7 @@ use mlua::{Function, Lua, MultiValue, Table, Value};
 use super::args::{Args, Helper, register};
 use super::budget::Capped;
 use super::case;
-use super::go_utf8::{self, REPLACEMENT};
+use super::go_runes::{self, REPLACEMENT};
 
 pub(super) fn module(lua: &Lua) -> mlua::Result<Table> {
     let module = lua.create_table()?;
@@ -145,18 +145,18 @@ fn call_rune(function: &Function, r: char) -> mlua::Result<i32> {
 }
 
 fn count(s: &[u8], sub: &[u8]) -> usize {
-    if sub.is_empty() { go_utf8::count(s) + 1 } else { memmem::find_iter(s, sub).count() }
+    if sub.is_empty() { go_runes::count(s) + 1 } else { memmem::find_iter(s, sub).count() }
 }
 
 /// The runes of `chars`, each invalid byte read as U+FFFD, which is how Go's
 /// `IndexRune(chars, r)` matches a rune of `s` against them.
 fn rune_set(chars: &[u8]) -> BTreeSet<char> {
-    go_utf8::runes(chars).map(|(_, r, _)| r).collect()
+    go_runes::runes(chars).map(|(_, r, _)| r).collect()
 }
 
 fn index_any(s: &[u8], chars: &[u8]) -> i64 {
     let set = rune_set(chars);
-    offset(go_utf8::runes(s).find(|(_, r, _)| set.contains(r)).map(|(at, _, _)| at))
+    offset(go_runes::runes(s).find(|(_, r, _)| set.contains(r)).map(|(at, _, _)| at))
 }
 
 fn last_index_any(s: &[u8], chars: &[u8]) -> i64 {
@@ -165,15 +165,15 @@ fn last_index_any(s: &[u8], chars: &[u8]) -> i64 {
 }
 
 fn index_rune(s: &[u8], r: i32) -> i64 {
-    match go_utf8::scalar(r) {
-        Some(REPLACEMENT) => offset(go_utf8::runes(s).find(|&(_, rune, _)| rune == REPLACEMENT).map(|(at, _, _)| at)),
+    match go_runes::scalar(r) {
+        Some(REPLACEMENT) => offset(go_runes::runes(s).find(|&(_, rune, _)| rune == REPLACEMENT).map(|(at, _, _)| at)),
         Some(rune) => offset(memmem::find(s, rune.encode_utf8(&mut [0; 4]).as_bytes())),
         None => -1,
     }
 }
 
 fn index_func(s: &[u8], mut f: impl FnMut(char) -> mlua::Result<bool>, truth: bool) -> mlua::Result<Option<usize>> {
-    for (at, r, _) in go_utf8::runes(s) {
+    for (at, r, _) in go_runes::runes(s) {
         if f(r)? == truth {
             return Ok(Some(at));
         }
@@ -184,7 +184,7 @@ fn index_func(s: &[u8], mut f: impl FnMut(char) -> mlua::Result<bool>, truth: bo
 fn last_index_func(s: &[u8], mut f: impl FnMut(char) -> mlua::Result<bool>, truth: bool) -> mlua::Result<Option<usize>> {
     let mut end = s.len();
     while end > 0 {
-        let (r, width) = go_utf8::decode_last(&s[..end]);
+        let (r, width) = go_runes::decode_last(&s[..end]);
         end -= width;
         if f(r)? == truth {
             return Ok(Some(end));
@@ -194,8 +194,8 @@ fn last_index_func(s: &[u8], mut f: impl FnMut(char) -> mlua::Result<bool>, trut
 }
 
 fn equal_fold(s: &[u8], t: &[u8]) -> bool {
-    let mut left = go_utf8::runes(s).map(|(_, r, _)| case::fold(r));
-    let mut right = go_utf8::runes(t).map(|(_, r, _)| case::fold(r));
+    let mut left = go_runes::runes(s).map(|(_, r, _)| case::fold(r));
+    let mut right = go_runes::runes(t).map(|(_, r, _)| case::fold(r));
     loop {
         match (left.next(), right.next()) {
             (None, None) => return true,
@@ -209,7 +209,7 @@ fn equal_fold(s: &[u8], t: &[u8]) -> bool {
 /// its bytes, an invalid byte becomes the encoding of what it maps to.
 fn map(lua: &Lua, s: &[u8], mut f: impl FnMut(char) -> mlua::Result<i32>) -> mlua::Result<mlua::LuaString> {
     let mut out = Capped::new(lua);
-    for (at, r, width) in go_utf8::runes(s) {
+    for (at, r, width) in go_runes::runes(s) {
         let mapped = f(r)?;
         let valid = r != REPLACEMENT || width != 1;
         if valid && mapped == r as i32 {
@@ -225,7 +225,7 @@ fn map(lua: &Lua, s: &[u8], mut f: impl FnMut(char) -> mlua::Result<i32>) -> mlu
 fn fields(a: &Args<'_>, s: &[u8], mut is_separator: impl FnMut(char) -> mlua::Result<bool>) -> mlua::Result<MultiValue> {
     let list = a.lua.create_table()?;
     let mut start = None;
-    for (at, r, _) in go_utf8::runes(s) {
+    for (at, r, _) in go_runes::runes(s) {
         match (is_separator(r)?, start) {
             (true, Some(from)) => {
                 list.raw_push(a.lua.create_string(&s[from..at])?)?;
@@ -286,7 +286,7 @@ fn replace(a: &Args<'_>) -> mlua::Result<MultiValue> {
         let mut at = start;
         if old.is_empty() {
             if i > 0 {
-                at += go_utf8::decode(&s[start..]).1;
+                at += go_runes::decode(&s[start..]).1;
             }
         } else {
             at += memmem::find(&s[start..], &old).unwrap_or(0);
@@ -317,11 +317,11 @@ fn split_n(a: &Args<'_>, save: usize) -> mlua::Result<MultiValue> {
 /// times the separator's length of it. An empty separator splits into runes.
 fn generic_split(lua: &Lua, mut s: &[u8], separator: &[u8], save: usize, n: i64) -> mlua::Result<Table> {
     let list = lua.create_table()?;
-    let pieces = if separator.is_empty() { go_utf8::count(s) } else { count(s, separator) + 1 };
+    let pieces = if separator.is_empty() { go_runes::count(s) } else { count(s, separator) + 1 };
     let n = usize::try_from(n).map_or(pieces, |n| n.min(pieces));
     for _ in 1..n {
         let (end, skip) = if separator.is_empty() {
-            let width = go_utf8::decode(s).1;
+            let width = go_runes::decode(s).1;
             (width, width)
         } else {
             match memmem::find(s, separator) {
@@ -340,7 +340,7 @@ fn generic_split(lua: &Lua, mut s: &[u8], separator: &[u8], save: usize, n: i64)
 
 fn trim_left<'s>(mut s: &'s [u8], set: &BTreeSet<char>) -> &'s [u8] {
     while !s.is_empty() {
-        let (r, width) = go_utf8::decode(s);
+        let (r, width) = go_runes::decode(s);
         if !set.contains(&r) {
             break;
         }
@@ -351,7 +351,7 @@ fn trim_left<'s>(mut s: &'s [u8], set: &BTreeSet<char>) -> &'s [u8] {
 
 fn trim_right<'s>(mut s: &'s [u8], set: &BTreeSet<char>) -> &'s [u8] {
     while !s.is_empty() {
-        let (r, width) = go_utf8::decode_last(s);
+        let (r, width) = go_runes::decode_last(s);
         if !set.contains(&r) {
             break;
         }
@@ -367,7 +367,7 @@ fn trim_left_func(s: &[u8], f: impl FnMut(char) -> mlua::Result<bool>) -> mlua::
 /// Go's `TrimRightFunc`, which measures the last kept rune forwards.
 fn trim_right_func(s: &[u8], f: impl FnMut(char) -> mlua::Result<bool>) -> mlua::Result<&[u8]> {
     Ok(match last_index_func(s, f, false)? {
-        Some(at) if s[at] >= 0x80 => &s[..at + go_utf8::decode(&s[at..]).1],
+        Some(at) if s[at] >= 0x80 => &s[..at + go_runes::decode(&s[at..]).1],
         Some(at) => &s[..at + 1],
         None => &s[..0],
     })
