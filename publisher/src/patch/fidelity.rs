@@ -22,7 +22,8 @@ use serde_json::{Value, json};
 
 use super::json6902::equal;
 use super::kustomize::{self, Built};
-use super::parsed::{ParsedPatch, Patch, Target};
+use super::parsed::{ParsedPatch, Patch};
+use super::target::Target;
 
 /// How many `kubectl kustomize` processes run at once.
 const PARALLEL: usize = 4;

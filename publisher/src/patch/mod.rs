@@ -60,8 +60,8 @@ pub use body::BodyError;
 pub use elements::MergeError;
 pub use error::PatchError;
 pub use json6902::OpError;
-pub use parsed::{ParsedPatch, Patch, Target};
-pub use target::TargetError;
+pub use parsed::{ParsedPatch, Patch};
+pub use target::{Target, TargetError};
 
 use kustomize::Built;
 

@@ -10,20 +10,7 @@ use serde_json::{Map, Value};
 use super::body::{self, Body, BodyError};
 use super::error::{PatchError, describe};
 use super::missing_remove;
-use super::target::Compiled;
-
-/// A `target` of `spec.patches` or of a patchesFrom entry: regular expressions (an empty
-/// or missing field matches anything) and label-selector strings.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Target {
-    pub group: Option<String>,
-    pub version: Option<String>,
-    pub kind: Option<String>,
-    pub name: Option<String>,
-    pub namespace: Option<String>,
-    pub label_selector: Option<String>,
-    pub annotation_selector: Option<String>,
-}
+use super::target::{Compiled, Target};
 
 /// One patch, after templating.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,4 +1,5 @@
-//! A patch's target, matched twice over, as an object meets it in Sveltos.
+//! A patch's target as a profile writes it ([`Target`]), compiled once and matched twice
+//! over, as an object meets it in Sveltos.
 //!
 //! Sveltos first keeps the patches whose target matches the object (`patchMatchesObject`:
 //! Go regular expressions, unanchored, over group, version, kind, namespace and name in
@@ -12,10 +13,22 @@ use std::collections::BTreeMap;
 use regex::Regex;
 use serde_json::Value;
 
-use super::Target;
 use super::schema::is_cluster_scoped;
 use super::selector::{self, Selector};
 use super::tree::value_text as text;
+
+/// A `target` of `spec.patches` or of a patchesFrom entry: regular expressions (an empty
+/// or missing field matches anything) and label-selector strings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Target {
+    pub group: Option<String>,
+    pub version: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub label_selector: Option<String>,
+    pub annotation_selector: Option<String>,
+}
 
 /// A target field or selector that cannot be compiled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
