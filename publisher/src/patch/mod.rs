@@ -11,7 +11,8 @@
 //!    kustomize reads its text (`body`): JSON 6902 (`json6902`, evanphx/json-patch v4) or
 //!    strategic merge (`strategic`, `assoc`, `elements` over the node graph of `tree`:
 //!    kyaml's merge, which keeps the object's quoting (`style`) and merges lists by the
-//!    keys of kustomize's built-in schema, `schema` over the generated `merge_keys`).
+//!    keys of kustomize's built-in schema, `schema` over the generated `merge_keys` and
+//!    its node type, `schema_node`).
 //!
 //! The merge keys are those of the Kubernetes v1.21.2 OpenAPI schema compiled into
 //! kustomize (what `kubectl kustomize` and Sveltos use whatever the cluster runs), read
@@ -44,6 +45,7 @@ mod merge_keys;
 mod missing_remove;
 mod parsed;
 mod schema;
+mod schema_node;
 mod selector;
 mod strategic;
 mod style;

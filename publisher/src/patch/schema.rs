@@ -9,14 +9,7 @@
 //! do so. Built-in kinds rarely nest such objects.
 
 use super::merge_keys::{CLUSTER_SCOPED, KINDS, NODES};
-
-/// One node of the generated schema graph.
-pub(super) enum Node {
-    /// An object's fields that lead to a merged list, by name.
-    Object(&'static [(&'static str, u16)]),
-    /// A list merged by these keys (none: its scalars are merged), with its items' schema.
-    List(&'static [&'static str], Option<u16>),
-}
+use super::schema_node::Node;
 
 /// A place in the schema graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
