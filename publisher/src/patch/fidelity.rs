@@ -11,6 +11,7 @@
 //! pre-filters are not kustomize's and have unit tests of their own. Numbers compare by
 //! value: the no-op patch reads them through Go's float64.
 
+mod case;
 mod json6902_cases;
 mod objects;
 mod strategic_cases;
@@ -20,6 +21,8 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+use case::Case;
+
 use super::json6902::equal;
 use super::kustomize::{self, Built};
 use super::parsed::{ParsedPatch, Patch};
@@ -27,14 +30,6 @@ use super::target::Target;
 
 /// How many `kubectl kustomize` processes run at once.
 const PARALLEL: usize = 4;
-
-pub(super) struct Case {
-    pub name: &'static str,
-    /// The object, as YAML.
-    pub object: &'static str,
-    /// Each patch's text and its target, as a YAML flow map.
-    pub patches: &'static [(&'static str, Option<&'static str>)],
-}
 
 #[test]
 fn patches_apply_as_kubectl_kustomize_applies_them() {

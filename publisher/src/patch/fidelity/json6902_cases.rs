@@ -2,7 +2,7 @@
 //! selects them, and texts that are no patch. JSON 6902 patches are block lists: kustomize
 //! reads text starting with `[` as JSON.
 
-use super::Case;
+use super::case::Case;
 use super::objects::{CONFIG, CONFIGMAP, DEPLOY, DEPLOYMENT};
 
 pub(super) const CASES: &[Case] = &[

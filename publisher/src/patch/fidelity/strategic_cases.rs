@@ -1,7 +1,7 @@
 //! Fidelity cases for strategic merge patches: lists merged by key, directives, nulls,
 //! quoting, custom resources, and what kustomize does around the merge.
 
-use super::Case;
+use super::case::Case;
 use super::objects::{CONFIG, CONFIGMAP, DEPLOY, DEPLOYMENT, WIDGET};
 
 /// A strategic merge patch of a Deployment (its own name is ignored under a target).
