@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use super::json6902;
+use super::json_patch;
 
 /// A patch's parsed text.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,10 +59,10 @@ fn operations(text: &str) -> Result<Vec<Value>, String> {
     } else {
         let docs = crate::yaml::parse_documents(text).map_err(|e| format!("not YAML: {e}"))?;
         let mut value = docs.into_iter().next().unwrap_or(Value::Null);
-        json6902::normalize_numbers(&mut value);
+        json_patch::normalize_numbers(&mut value);
         value
     };
-    json6902::as_operations(value).ok_or_else(|| "not a list of operations".to_string())
+    json_patch::as_operations(value).ok_or_else(|| "not a list of operations".to_string())
 }
 
 fn strategic(text: &str) -> Result<Vec<Value>, String> {

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::body::BodyError;
 use super::elements::MergeError;
-use super::json6902::OpError;
+use super::json_patch::OpError;
 use super::target::TargetError;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use case::Case;
 
-use super::json6902::equal;
+use super::json_patch::equal;
 use super::kustomize::{self, Built};
 use super::parsed::{ParsedPatch, Patch};
 use super::target::Target;

@@ -2,9 +2,9 @@
 //! resource, the patches as `patches:` entries with their targets, applied in order.
 //!
 //! Each patch selects the object again (`target`), then changes it: JSON 6902 operations
-//! (`json6902`) or strategic merge documents (`strategic`). A strategic merge patch without
-//! a target must name the object by its own apiVersion, kind, name and namespace; a JSON
-//! 6902 patch must have a target. kustomize writes the object's annotations out as
+//! (`json_patch`) or strategic merge documents (`strategic`). A strategic merge patch
+//! without a target must name the object by its own apiVersion, kind, name and namespace;
+//! a JSON 6902 patch must have a target. kustomize writes the object's annotations out as
 //! strings, and none when they are empty or null. A patch may delete the object
 //! (`$patch: delete`); later patches then find nothing, and Sveltos, given no object back,
 //! deploys the original.
@@ -15,7 +15,7 @@ use super::body::{self, Body, BodyError};
 use super::error::{PatchError, describe};
 use super::parsed::ParsedPatch;
 use super::target::{Id, text_map};
-use super::{json6902, strategic};
+use super::{json_patch, strategic};
 
 /// What the build made of the object.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,7 +63,7 @@ pub(super) fn build(object: &Value, patches: &[&ParsedPatch]) -> Result<Built, P
                 }
                 let value = current.as_mut().expect("selected");
                 ids.push(Id::of(value));
-                json6902::apply(value, ops).map_err(|error| PatchError::Json6902 { patch: source(), object: name.clone(), error })?;
+                json_patch::apply(value, ops).map_err(|error| PatchError::Json6902 { patch: source(), object: name.clone(), error })?;
             }
             (Body::Strategic(docs), Some(_)) => {
                 if docs.len() > 1 {

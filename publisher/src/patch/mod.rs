@@ -8,7 +8,7 @@
 //!    object, by unanchored Go regular expressions and label selectors (`selector`); a
 //!    `remove` of a path the object lacks is dropped. No patch left: the object as it was.
 //! 2. kustomize (`kustomize`): each patch selects again, anchored, and applies as
-//!    kustomize reads its text (`body`): JSON 6902 (`json6902`, evanphx/json-patch v4) or
+//!    kustomize reads its text (`body`): JSON 6902 (`json_patch`, evanphx/json-patch v4) or
 //!    strategic merge (`strategic`, `assoc`, `elements` over the node graph of `tree`:
 //!    kyaml's merge, which keeps the object's quoting (`style`) and merges lists by the
 //!    keys of kustomize's built-in schema, `schema` over the generated `merge_keys` and
@@ -39,7 +39,7 @@ mod elements;
 mod error;
 #[cfg(test)]
 mod fidelity;
-mod json6902;
+mod json_patch;
 mod kustomize;
 mod merge_keys;
 mod missing_remove;
@@ -61,7 +61,7 @@ use serde_json::Value;
 pub use body::BodyError;
 pub use elements::MergeError;
 pub use error::PatchError;
-pub use json6902::OpError;
+pub use json_patch::OpError;
 pub use parsed::{ParsedPatch, Patch};
 pub use target::{Target, TargetError};
 
