@@ -3,7 +3,7 @@
 //! JSON, signature). Filling it from a run is the puller's business, checking a signed one
 //! ingest's.
 //!
-//! Parsing is as strict as spec 14.4 step 4 asks: `result` must be one of the five values
+//! Parsing is as strict as spec 14.4 step 4 asks: `result` must be one of the six values
 //! and every field present must have its type. Unknown fields are ignored (14.3: a puller
 //! may add fields within version 1). Besides `apiVersion`, `kind`, `cluster`, `finishedAt`,
 //! `result` and a bundle's `version` and `digest`, every field may be missing and reads as
@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::envelope;
 use super::key::SigningKey;
-use super::statement::rfc3339;
+use super::statement::{FieldNote, Predicate, RenderFailure, rfc3339};
 use super::verify::{Claims, VerifiedEnvelope};
 use crate::{ClusterId, Digest};
 
@@ -34,6 +34,8 @@ pub enum RunResult {
     UpToDate,
     /// `--dry-run`: computed, nothing written.
     DryRun,
+    /// Verified, but the bundle's active window is closed: nothing changed (spec 5.6).
+    Deferred,
     Rejected,
     Error,
 }
@@ -45,6 +47,7 @@ impl RunResult {
             RunResult::Applied => "applied",
             RunResult::UpToDate => "up-to-date",
             RunResult::DryRun => "dry-run",
+            RunResult::Deferred => "deferred",
             RunResult::Rejected => "rejected",
             RunResult::Error => "error",
         }
@@ -56,21 +59,22 @@ impl RunResult {
             RunResult::Applied => "Applied",
             RunResult::UpToDate => "UpToDate",
             RunResult::DryRun => "DryRun",
+            RunResult::Deferred => "Deferred",
             RunResult::Rejected => "Rejected",
             RunResult::Error => "Error",
         }
     }
 
-    /// The cluster runs the bundle it was given.
+    /// The cluster runs what it was given, or waits for its window to apply it (spec 14.5).
     pub fn ready(self) -> bool {
-        matches!(self, RunResult::Applied | RunResult::UpToDate)
+        matches!(self, RunResult::Applied | RunResult::UpToDate | RunResult::Deferred)
     }
 
     /// The `result` label of the puller's `airlock_sync_runs_total`: `ok`, `rejected` or
     /// `error`, the three classes a caller acts on differently.
     pub fn metric_label(self) -> &'static str {
         match self {
-            RunResult::Applied | RunResult::UpToDate | RunResult::DryRun => "ok",
+            RunResult::Applied | RunResult::UpToDate | RunResult::DryRun | RunResult::Deferred => "ok",
             RunResult::Rejected => "rejected",
             RunResult::Error => "error",
         }
@@ -122,6 +126,29 @@ pub struct Drift {
     pub corrected: u64,
 }
 
+/// What the publisher told the site about one part of the bundle verified (spec 5.9):
+/// the fields it did not honour and a render that failed, as signed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProfileNotes {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<FieldNote>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<RenderFailure>,
+}
+
+impl ProfileNotes {
+    /// One entry per part of `predicate` that carries notes or a failure.
+    pub fn of(predicate: &Predicate) -> Vec<ProfileNotes> {
+        predicate
+            .profiles
+            .iter()
+            .filter(|p| !p.notes.is_empty() || p.failure.is_some())
+            .map(|p| ProfileNotes { name: p.name.clone(), notes: p.notes.clone(), failure: p.failure.clone() })
+            .collect()
+    }
+}
+
 /// One run's report. `O` is a per-object result: the puller's own type, which it writes;
 /// a reader that does not look at them (ingest) leaves the default, which skips them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -156,6 +183,9 @@ pub struct PullReport<O = serde::de::IgnoredAny> {
     /// not included).
     #[serde(default)]
     pub api_requests: u64,
+    /// The parts of the bundle verified that carry notes or a failure; absent when none does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<ProfileNotes>,
 }
 
 impl<O> PullReport<O> {
@@ -179,12 +209,14 @@ impl<O> PullReport<O> {
             refused: Vec::new(),
             error: None,
             api_requests: 0,
+            profiles: Vec::new(),
         }
     }
 
-    /// Records the verified envelope of this run's bundle.
+    /// Records the verified envelope of this run's bundle, and what its publisher noted.
     pub fn saw(&mut self, envelope: &VerifiedEnvelope) {
         self.bundle = Some(BundleSeen::of(envelope));
+        self.profiles = ProfileNotes::of(envelope.predicate());
     }
 
     /// `report-<ns>.<name>-<time>.json` (spec 14.1); milliseconds keep two runs in a
@@ -291,11 +323,43 @@ mod tests {
     }
 
     #[test]
+    fn carries_the_notes_and_failures_of_the_bundle_verified_and_nothing_else() {
+        use crate::statement::{FieldNote, RenderFailure, Support};
+        use crate::testkit::Fixture;
+        let fixture = Fixture::new(1);
+        let note = FieldNote { field: "spec.reloader".into(), support: Support::NotSupported, detail: "no reloader".into() };
+        let failure = RenderFailure { message: "template: no key".into(), kept_from: None };
+        let settings = |name: &str| match name {
+            "ClusterProfile.web" => crate::PartSettings { notes: vec![note.clone()], ..Default::default() },
+            _ => crate::PartSettings { failure: Some(failure.clone()), ..Default::default() },
+        };
+        let signed = crate::sign::sign(Fixture::bundle(Fixture::files()), &fixture.release(2), &settings, &fixture.keys, None);
+        let floor = crate::Floor::default();
+        let verified = crate::verify::verify_envelope(&signed.envelope, None, &fixture.expect(&floor), &crate::Limits::SPEC).unwrap();
+        let mut report = PullReport::<serde_json::Value>::start(&fixture.cluster);
+        report.saw(&verified);
+        let expected = vec![
+            ProfileNotes { name: "ClusterProfile.web".into(), notes: vec![note], failure: None },
+            ProfileNotes { name: "Profile.fleet.monitoring".into(), notes: vec![], failure: Some(failure) },
+        ];
+        assert_eq!(report.profiles, expected);
+        let json: serde_json::Value = serde_json::from_slice(&report.to_json()).unwrap();
+        assert_eq!(json["profiles"][0]["notes"][0]["support"], "not-supported");
+        assert!(json["profiles"][0].get("failure").is_none() && json["profiles"][1].get("notes").is_none(), "{json}");
+        let plain = fixture.signed(1, Fixture::files());
+        let verified = crate::verify::verify_envelope(&plain.envelope, None, &fixture.expect(&floor), &crate::Limits::SPEC).unwrap();
+        report.saw(&verified);
+        assert!(report.profiles.is_empty());
+        assert!(serde_json::from_slice::<serde_json::Value>(&report.to_json()).unwrap().get("profiles").is_none(), "absent when none");
+    }
+
+    #[test]
     fn names_results_as_written_as_reasons_and_as_classes() {
         for (result, name, reason, ready, class) in [
             (RunResult::Applied, "applied", "Applied", true, "ok"),
             (RunResult::UpToDate, "up-to-date", "UpToDate", true, "ok"),
             (RunResult::DryRun, "dry-run", "DryRun", false, "ok"),
+            (RunResult::Deferred, "deferred", "Deferred", true, "ok"),
             (RunResult::Rejected, "rejected", "Rejected", false, "rejected"),
             (RunResult::Error, "error", "Error", false, "error"),
         ] {

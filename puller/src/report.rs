@@ -8,7 +8,7 @@
 //! here: results carry object ids, and the detail of a Secret's result (a diff could show
 //! its data) is dropped.
 
-pub use airlock_bundle::report::{BundleSeen, Drift, RunResult};
+pub use airlock_bundle::report::{BundleSeen, Drift, ProfileNotes, RunResult};
 use jiff::Timestamp;
 
 use crate::engine::{Action, ObjectResult, Outcome};
@@ -95,6 +95,7 @@ pub fn summary(report: &Report) -> String {
         RunResult::Applied => format!("{} applied version {version}{counts}", report.cluster),
         RunResult::UpToDate => format!("{} is up to date at version {version}{drift}{counts}", report.cluster),
         RunResult::DryRun => format!("{} dry run of version {version}, nothing written{drift}{counts}", report.cluster),
+        RunResult::Deferred => format!("{} deferred version {version}: the active window is closed, nothing changed", report.cluster),
         RunResult::Rejected | RunResult::Error => {
             format!("{}: {}", report.cluster, report.error.as_deref().unwrap_or("failed"))
         }

@@ -79,6 +79,7 @@ fn message(report: &PullReport) -> String {
         RunResult::Applied => format!("applied {runs}"),
         RunResult::UpToDate => format!("{runs} applied and up to date"),
         RunResult::DryRun => format!("dry run of bundle{offered}; the cluster runs {runs}"),
+        RunResult::Deferred => format!("bundle{offered} deferred: the active window is closed; the cluster runs {runs}"),
         RunResult::Rejected => format!("bundle{offered} rejected: {error}; the cluster runs {runs}"),
         RunResult::Error => format!("sync failed: {error}; the cluster runs {runs}"),
     }
@@ -110,5 +111,26 @@ impl Ingested {
             drift_corrected: annotation(DRIFT_CORRECTED_ANNOTATION),
             report_time: ingested_time(object).map(|t| rfc3339::format(&t)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_deferred_run_is_ready_and_says_why() {
+        let report: PullReport = serde_json::from_value(json!({
+            "apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": "fleet/a",
+            "finishedAt": "2026-03-01T10:00:00Z", "result": "deferred",
+            "appliedVersion": 3, "appliedDigest": airlock_bundle::Digest::of(b"v3"),
+            "bundle": {"version": 4, "digest": airlock_bundle::Digest::of(b"v4")},
+        }))
+        .unwrap();
+        let status = update(&report, &json!({})).status;
+        assert_eq!((&status["ready"], &status["conditions"][0]["status"]), (&json!(true), &json!("True")));
+        assert_eq!(status["conditions"][0]["reason"], "Deferred");
+        let message = status["conditions"][0]["message"].as_str().unwrap();
+        assert!(message.starts_with("bundle v4 deferred: the active window is closed; the cluster runs bundle v3"), "{message}");
     }
 }

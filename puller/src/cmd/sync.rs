@@ -68,7 +68,7 @@ pub async fn once(args: &SyncArgs, kube: &KubeArgs, stop: watch::Receiver<bool>)
 /// The documented exit code of a run that ended with `result`.
 fn exit_code(result: RunResult) -> u8 {
     match result {
-        RunResult::Applied | RunResult::UpToDate | RunResult::DryRun => exit::OK,
+        RunResult::Applied | RunResult::UpToDate | RunResult::DryRun | RunResult::Deferred => exit::OK,
         RunResult::Rejected => exit::REJECTED,
         RunResult::Error => exit::ERROR,
     }

@@ -40,7 +40,7 @@ impl Metrics {
         if let Some(bundle) = &report.bundle {
             self.bundle_expires = Some(bundle.expires);
         }
-        if matches!(report.result, RunResult::Applied | RunResult::UpToDate | RunResult::DryRun) {
+        if matches!(report.result, RunResult::Applied | RunResult::UpToDate | RunResult::DryRun | RunResult::Deferred) {
             self.last_success = Some(report.finished_at);
         }
         self.objects = report.counts();
@@ -160,6 +160,9 @@ mod tests {
         assert!(!m.healthy(now, interval), "only a failed run");
         m.record(&report(Ok(RunResult::UpToDate), &[]));
         assert!(m.healthy(Timestamp::now(), interval));
+        m.record(&report(Ok(RunResult::Deferred), &[]));
+        assert!(m.healthy(Timestamp::now(), interval), "a run deferred by the active window is a success");
+        assert!(m.render().contains("airlock_sync_runs_total{result=\"ok\"} 2"), "{}", m.render());
         assert!(!m.healthy(Timestamp::now() + SignedDuration::from_secs(181), interval), "three intervals passed");
     }
 }
