@@ -8,7 +8,8 @@
 //! The publisher goes [`Bundle::new`] → [`sign::sign`]; the puller goes
 //! [`verify::verify_envelope`] → [`verify::VerifiedEnvelope::verify_part`] →
 //! [`verify::VerifiedEnvelope::finish`]. [`yaml`] reads a bundle file's manifests (spec
-//! 2.5). Feature `testing` adds `testkit`: seeded keys and fixed bundles for tests.
+//! 2.5), [`selector`] the label selectors of drift exclusion targets (spec 5.8). Feature
+//! `testing` adds `testkit`: seeded keys and fixed bundles for tests.
 #![forbid(unsafe_code)]
 
 pub mod cluster;
@@ -22,6 +23,7 @@ pub mod keyring;
 pub mod limits;
 pub mod path;
 pub mod report;
+pub mod selector;
 pub mod sign;
 pub mod statement;
 pub mod tar;

@@ -5,8 +5,9 @@
 //! object, then runs an in-memory `kustomize build` with the object as the only resource.
 //! This module is that pipeline, in the same steps:
 //! 1. Sveltos's pre-filters (`parsed`, `target`, `missing_remove`): the target matches the
-//!    object, by unanchored Go regular expressions and label selectors (`selector`); a
-//!    `remove` of a path the object lacks is dropped. No patch left: the object as it was.
+//!    object, by unanchored Go regular expressions and label selectors
+//!    (`airlock_bundle::selector`); a `remove` of a path the object lacks is dropped. No
+//!    patch left: the object as it was.
 //! 2. kustomize (`kustomize`): each patch selects again, anchored, and applies as
 //!    kustomize reads its text (`body`): JSON 6902 (`json_patch`, evanphx/json-patch v4) or
 //!    strategic merge (`strategic`, `assoc`, `elements` over the node graph of `tree`:
@@ -46,7 +47,6 @@ mod missing_remove;
 mod parsed;
 mod schema;
 mod schema_node;
-mod selector;
 mod strategic;
 mod style;
 mod target;

@@ -10,11 +10,11 @@
 
 use std::collections::BTreeMap;
 
+use airlock_bundle::selector::{self, Selector};
 use regex::Regex;
 use serde_json::Value;
 
 use super::schema::is_cluster_scoped;
-use super::selector::{self, Selector};
 use super::tree::value_text as text;
 
 /// A `target` of `spec.patches` or of a patchesFrom entry: regular expressions (an empty

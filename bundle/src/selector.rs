@@ -1,5 +1,7 @@
 //! Kubernetes label selectors as strings (`k8s.io/apimachinery/pkg/labels.Parse`), which
-//! Sveltos and kustomize use for a patch target's labelSelector and annotationSelector.
+//! Sveltos and kustomize use for a patch target's labelSelector and annotationSelector,
+//! and a drift exclusion's target names in the statement (spec 5.8): the publisher matches
+//! patches with them, the puller the objects a drift exclusion applies to.
 //!
 //! The grammar is apimachinery's: requirements joined by commas, each `key`, `!key`,
 //! `key=v`, `key==v`, `key!=v`, `key in (a,b)`, `key notin (a,b)`, `key>3` or `key<3`;
@@ -9,7 +11,7 @@
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Selector(Vec<Requirement>);
+pub struct Selector(Vec<Requirement>);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Requirement {
@@ -150,7 +152,7 @@ impl Parser {
 }
 
 /// Parses a selector string.
-pub(super) fn parse(input: &str) -> Result<Selector, String> {
+pub fn parse(input: &str) -> Result<Selector, String> {
     let mut p = Parser { tokens: lex(input), at: 0 };
     let mut requirements = Vec::new();
     loop {
@@ -315,7 +317,7 @@ fn label_text(s: &str) -> bool {
 
 impl Selector {
     /// Whether a set of labels (or annotations) satisfies every requirement.
-    pub(super) fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.0.iter().all(|r| {
             let value = labels.get(&r.key);
             let has = |v: &String| r.values.contains(v);
