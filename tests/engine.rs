@@ -48,6 +48,7 @@ impl Scenario {
             own_namespace: None,
             dry_run: false,
             concurrency: 4,
+            held_back: Default::default(),
         };
         Scenario { client, id, settings, inventory: Vec::new(), kinds: Vec::new() }
     }

@@ -115,6 +115,7 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool) -> Resu
         own_namespace: None,
         dry_run: true,
         concurrency: 1,
+        held_back: Default::default(),
     };
     let objects = engine::listed(bundle, &settings)?;
     let _ = writeln!(out, "  objects ({}):", objects.len());

@@ -158,6 +158,7 @@ impl SyncSettings {
             own_namespace: Some(self.state_namespace.clone()),
             dry_run: self.dry_run,
             concurrency: CONCURRENCY,
+            held_back: Default::default(),
         }
     }
 }

@@ -1,22 +1,10 @@
-use airlock_bundle::{StopMatchingBehavior, SyncMode};
-use serde_json::json;
+use airlock_bundle::SyncMode;
 
 use super::*;
-use crate::engine::ObjectId;
+use crate::engine::testing;
 
 fn object(mode: SyncMode, hash: &str) -> DesiredObject {
-    DesiredObject {
-        profile: "ClusterProfile.p".into(),
-        sync_mode: mode,
-        tier: 100,
-        stop_matching_behavior: StopMatchingBehavior::WithdrawPolicies,
-        force_conflicts: false,
-        wave: 0,
-        source: "ClusterProfile.p/x.yaml document 1".into(),
-        id: ObjectId { group: "".into(), version: "v1".into(), kind: "ConfigMap".into(), namespace: Some("a".into()), name: "x".into() },
-        manifest: json!({}).into(),
-        hash: hash.into(),
-    }
+    DesiredObject { sync_mode: mode, hash: hash.into(), ..testing::object("v1", "ConfigMap", Some("a"), "x") }
 }
 
 fn entry(hash: &str) -> InventoryEntry {

@@ -2,7 +2,8 @@
 //! watched namespace when watch-namespaces restrict the puller's permissions), selected by
 //! Airlock's cluster label, so a check costs about one request per kind, not one per
 //! object. Each desired object is compared with its live copy (`compare::first_drift`);
-//! only drifted or deleted objects are re-applied. A list answered 404 means the kind is no
+//! only drifted or deleted objects are re-applied. Fields the object's drift exclusions
+//! name are not compared (spec 5.8). A list answered 404 means the kind is no
 //! longer served (its CRD was deleted): its objects are then treated as those of a kind
 //! discovery does not list, which a correction serves again by re-applying the CRD.
 
@@ -11,7 +12,7 @@ use std::collections::{BTreeMap, HashMap};
 use futures::StreamExt;
 use serde_json::Value;
 
-use super::apply::{self, Step};
+use super::apply;
 use super::compare::first_drift;
 use super::error::EngineError;
 use super::kube_api::Api;
@@ -19,6 +20,7 @@ use super::manifest::{LABEL_CLUSTER, cluster_label};
 use super::object::InventoryEntry;
 use super::outcome::Finished;
 use super::scope::Target;
+use super::send::Step;
 use super::settings::Settings;
 
 const NOT_SERVED: &str = "its kind is not served: the CRD defining it is missing";
@@ -76,7 +78,11 @@ pub(super) async fn detect(api: &Api, targets: &mut [Target], settings: &Setting
             let object = &targets[i].object;
             out[i] = match live.get(&(object.id.namespace.as_deref(), object.id.name.as_str())) {
                 None => Some("deleted from the cluster".into()),
-                Some(live) => first_drift(&object.manifest.value(), live).map(|change| change.as_drift()),
+                Some(live) => {
+                    let manifest = object.manifest.value();
+                    let compared = object.rules.exclusions.without(&object.id, &manifest);
+                    first_drift(compared.as_ref().unwrap_or(&manifest), live).map(|change| change.as_drift())
+                }
             };
         }
     }

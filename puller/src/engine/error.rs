@@ -1,5 +1,5 @@
-//! Why a run of the engine stopped: the bundle refused (a manifest unusable, objects outside
-//! watch-namespaces), or the API server failing or lacking what the bundle needs. A
+//! Why a run of the engine stopped: the bundle refused (a manifest unusable, a part setting
+//! the puller cannot use, objects outside watch-namespaces), or the API server failing or lacking what the bundle needs. A
 //! failure of one object is not an error of the run but a result (`Action::Failed`), and
 //! one request's failure is an [`ApiError`].
 
@@ -13,6 +13,10 @@ pub enum EngineError {
     /// A manifest in the bundle is unusable (no kind, bad YAML, alias...): a bundle fault.
     #[error("{source_path}: {message}")]
     Manifest { source_path: String, message: String },
+    /// A setting of a part that cannot be used (a drift exclusion's regex, selector or
+    /// pointer): a bundle fault, found before anything is written.
+    #[error("profile {part}: {field}: {message}")]
+    Setting { part: String, field: String, message: String },
     /// Namespaced objects outside watch-namespaces under `reject`, every one listed:
     /// refused by policy.
     #[error("{} object(s) outside watch-namespaces: {}", objects.len(), objects.join(", "))]
@@ -37,7 +41,7 @@ impl EngineError {
     /// Whether the bundle itself is refused, by its manifests or by policy: the same
     /// bundle is refused again. The other errors are the API server's, and may pass.
     pub fn is_rejection(&self) -> bool {
-        matches!(self, EngineError::Manifest { .. } | EngineError::OutsideWatchNamespaces { .. })
+        matches!(self, EngineError::Manifest { .. } | EngineError::Setting { .. } | EngineError::OutsideWatchNamespaces { .. })
     }
 }
 
@@ -65,6 +69,7 @@ mod tests {
     fn only_bundle_faults_are_rejections() {
         let rejected = [
             EngineError::Manifest { source_path: "p/a.yaml".into(), message: "no kind".into() },
+            EngineError::Setting { part: "ClusterProfile.p".into(), field: "driftExclusions[0].target.kind".into(), message: "(".into() },
             EngineError::OutsideWatchNamespaces { objects: vec!["ConfigMap x/y".into()] },
         ];
         assert!(rejected.iter().all(EngineError::is_rejection));

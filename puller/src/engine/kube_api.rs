@@ -1,5 +1,5 @@
 //! The one place the engine talks to the API server: discovery per group-version, apply,
-//! get, list and delete, each request counted (`Outcome::api_requests`).
+//! create, get, list and delete, each request counted (`Outcome::api_requests`).
 //!
 //! Discovery asks only for the group-versions the bundle and the inventory use, one
 //! request each, and caches the answer for the run: a full discovery costs dozens of
@@ -17,7 +17,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use kube::api::{ApiResource, DeleteParams, ListParams, Patch, PatchParams, Preconditions, PropagationPolicy, WatchEvent, WatchParams};
+use kube::api::{
+    ApiResource, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy, WatchEvent, WatchParams,
+};
 use kube::core::{DynamicObject, GroupVersion, Request, Resource, Status};
 use kube::discovery::Scope;
 use serde_json::Value;
@@ -140,6 +142,24 @@ impl Api {
         let request = self.request(served, id.namespace.as_deref()).patch(&id.name, &params, &Patch::Apply(manifest));
         let (status, body) = self.send(request).await?;
         Ok((status == 201, parse(&body)?))
+    }
+
+    /// Creates the object, which server-side apply would update if it existed: the object
+    /// created, or None when one of that name exists (409).
+    pub(super) async fn create(
+        &self,
+        served: &Served,
+        id: &ObjectId,
+        manifest: &RawValue,
+        dry_run: bool,
+    ) -> Result<Option<Value>, ApiError> {
+        let params = PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
+        let request = self.request(served, id.namespace.as_deref()).create(&params, manifest.get().as_bytes().to_vec());
+        match self.send(request).await {
+            Ok((_, body)) => Ok(Some(parse(&body)?)),
+            Err(e) if e.code == 409 => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// The live object, or None when it does not exist.

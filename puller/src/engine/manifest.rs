@@ -1,8 +1,11 @@
 //! Bundle files → desired objects: strict YAML parsing (spec 2.5), the checks every
-//! document must pass, Airlock's labels and annotations, and the hash that tells an
-//! unchanged object apart. No API calls; scopes and namespaces are settled later (`scope`).
+//! document must pass (a create-only annotation other than `"true"` among them, spec
+//! 2.5.1), Airlock's labels and annotations, each part's rules (`part`, whose drift
+//! exclusions are checked here too), and the hash that tells an unchanged object apart.
+//! No API calls; scopes and namespaces are settled later (`scope`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use airlock_bundle::Digest;
 use airlock_bundle::VerifiedBundle;
@@ -13,6 +16,7 @@ use serde_json::{Map, Value};
 
 use super::error::EngineError;
 use super::object::{DesiredObject, Manifest, ObjectId};
+use super::part::{self, PartRules};
 use super::settings::Settings;
 use super::{defaults, order};
 
@@ -24,6 +28,8 @@ pub const LABEL_PROFILE: &str = "airlock.dev/profile";
 pub const ANNOTATION_VERSION: &str = "airlock.dev/version";
 /// The bundle digest that last changed the object.
 pub const ANNOTATION_BUNDLE_DIGEST: &str = "airlock.dev/bundle-digest";
+/// `"true"`: create the object when absent, never touch it otherwise (spec 2.5.1).
+pub const ANNOTATION_CREATE_ONLY: &str = "airlock.dev/create-only";
 /// Annotations that change with every bundle version even when the object did not: left
 /// out of hashes, drift checks and diffs, or every object would be re-applied each version.
 pub(super) const VOLATILE_ANNOTATIONS: [&str; 2] = [ANNOTATION_VERSION, ANNOTATION_BUNDLE_DIGEST];
@@ -45,26 +51,27 @@ pub(super) fn listed(bundle: &VerifiedBundle, settings: &Settings) -> Result<Vec
 fn objects(bundle: &VerifiedBundle, settings: &Settings, texts: bool) -> Result<Vec<DesiredObject>, EngineError> {
     let predicate = bundle.predicate();
     let waves = order::waves(&predicate.profiles);
+    let rules = part::rules(&predicate.profiles)?;
     let stamp = Stamp {
         cluster: cluster_label(&settings.cluster),
         version: predicate.version.to_string(),
         digest: bundle.bundle().digest().to_string(),
         texts,
     };
-    let files: Vec<(&ProfileEntry, u32, &str, &[u8])> = predicate
+    let files: Vec<(Part<'_>, &str, &[u8])> = predicate
         .profiles
         .iter()
         .filter_map(|profile| Some((profile, bundle.bundle().part(&profile.name)?)))
-        .flat_map(|(profile, part)| {
-            let wave = waves.get(profile.name.as_str()).copied().unwrap_or(0);
-            part.files().map(move |(path, bytes)| (profile, wave, path, bytes))
+        .flat_map(|(profile, content)| {
+            let part = Part { profile, wave: waves.get(profile.name.as_str()).copied().unwrap_or(0), rules: &rules[&profile.name] };
+            content.files().map(move |(path, bytes)| (part, path, bytes))
         })
         .collect();
     // Parsing is most of the CPU a sync or a verify spends on a bundle, and files parse
     // independently: they are spread over the cores. Every file is parsed even when one
     // fails, so that the error reported is the first in file order, as it was serially.
     let parsed: Vec<Result<Vec<DesiredObject>, EngineError>> =
-        files.into_par_iter().map(|(profile, wave, path, bytes)| file_objects(profile, wave, path, bytes, &stamp)).collect();
+        files.into_par_iter().map(|(part, path, bytes)| file_objects(part, path, bytes, &stamp)).collect();
     let mut objects = Vec::new();
     for file in parsed {
         objects.extend(file?);
@@ -72,8 +79,16 @@ fn objects(bundle: &VerifiedBundle, settings: &Settings, texts: bool) -> Result<
     resolve_duplicates(objects)
 }
 
+/// The part a file belongs to: its entry, wave and rules.
+#[derive(Clone, Copy)]
+struct Part<'a> {
+    profile: &'a ProfileEntry,
+    wave: u32,
+    rules: &'a Arc<PartRules>,
+}
+
 /// The labelled objects of one file, in document order.
-fn file_objects(profile: &ProfileEntry, wave: u32, path: &str, bytes: &[u8], stamp: &Stamp) -> Result<Vec<DesiredObject>, EngineError> {
+fn file_objects(part: Part<'_>, path: &str, bytes: &[u8], stamp: &Stamp) -> Result<Vec<DesiredObject>, EngineError> {
     let documents = parse_file(path, bytes)?;
     let mut objects = Vec::with_capacity(documents.len());
     for (index, line, document) in documents {
@@ -81,7 +96,7 @@ fn file_objects(profile: &ProfileEntry, wave: u32, path: &str, bytes: &[u8], sta
             source_path: path.to_string(),
             message: format!("document {index} (line {line}): {message}"),
         };
-        objects.push(object(profile, wave, format!("{path} document {index}"), document, stamp).map_err(at)?);
+        objects.push(object(part, format!("{path} document {index}"), document, stamp).map_err(at)?);
     }
     Ok(objects)
 }
@@ -105,7 +120,8 @@ struct Stamp {
 }
 
 /// Checks one document (spec 2.5), then labels, defaults and hashes it.
-fn object(profile: &ProfileEntry, wave: u32, source: String, mut manifest: Value, stamp: &Stamp) -> Result<DesiredObject, String> {
+fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) -> Result<DesiredObject, String> {
+    let profile = part.profile;
     let id = identify(&manifest)?;
     defaults::fill(&id, &mut manifest);
     let metadata = metadata_mut(&mut manifest)?;
@@ -113,6 +129,11 @@ fn object(profile: &ProfileEntry, wave: u32, source: String, mut manifest: Value
     labels.insert(LABEL_CLUSTER.into(), stamp.cluster.clone().into());
     labels.insert(LABEL_PROFILE.into(), label_value(&profile.name).into());
     let annotations = string_map(metadata, "annotations")?;
+    let create_only = match annotations.get(ANNOTATION_CREATE_ONLY).and_then(Value::as_str) {
+        None => false,
+        Some("true") => true,
+        Some(other) => return Err(format!("annotation {ANNOTATION_CREATE_ONLY} is {other:?}; the only value it may have is \"true\"")),
+    };
     for key in VOLATILE_ANNOTATIONS {
         annotations.remove(key);
     }
@@ -131,7 +152,9 @@ fn object(profile: &ProfileEntry, wave: u32, source: String, mut manifest: Value
         tier: profile.tier,
         stop_matching_behavior: profile.stop_matching_behavior,
         force_conflicts: profile.force_conflicts,
-        wave,
+        wave: part.wave,
+        rules: part.rules.clone(),
+        create_only,
         source,
         id,
         hash,

@@ -16,6 +16,7 @@ fn settings() -> Settings {
         own_namespace: None,
         dry_run: false,
         concurrency: 4,
+        held_back: Default::default(),
     }
 }
 
@@ -254,4 +255,63 @@ fn label_values_stay_valid_for_long_ids() {
     let odd = label_value("-Profile.ns.name with space-");
     assert!(odd.bytes().next().unwrap().is_ascii_alphanumeric() && odd.bytes().last().unwrap().is_ascii_alphanumeric(), "{odd}");
     assert!(!odd.contains(' '), "{odd}");
+}
+
+#[test]
+fn create_only_is_read_from_its_annotation() {
+    let marked = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n  annotations:\n    airlock.dev/create-only: \"true\"\n";
+    let objects = parse(1, &[file("ClusterProfile.web/ns.yaml", marked), file("ClusterProfile.web/cm.yaml", CONFIG_MAP)]).unwrap();
+    assert_eq!(
+        objects.iter().map(|o| (o.id.kind.as_str(), o.create_only)).collect::<Vec<_>>(),
+        [("ConfigMap", false), ("Namespace", true)]
+    );
+}
+
+#[test]
+fn rejects_a_create_only_annotation_other_than_true() {
+    for value in ["\"false\"", "\"True\"", "\"yes\"", "\"\""] {
+        let yaml =
+            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n  annotations:\n    airlock.dev/create-only: {value}\n");
+        let (path, message) = manifest_error(&[file("ClusterProfile.web/ns.yaml", &yaml)]);
+        assert_eq!(path, "ClusterProfile.web/ns.yaml");
+        assert!(
+            message.contains("annotation airlock.dev/create-only is") && message.contains("only value it may have is \"true\""),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn rejects_a_drift_exclusion_it_cannot_use_before_any_object() {
+    use airlock_bundle::statement::{DriftExclusion, Target};
+    let bad = |name: &str| PartSettings {
+        drift_exclusions: if name == "ClusterProfile.db" {
+            vec![DriftExclusion { paths: vec!["/data".into()], target: Some(Target { name: Some("a[".into()), ..Target::default() }) }]
+        } else {
+            vec![]
+        },
+        ..PartSettings::default()
+    };
+    let files =
+        [file("ClusterProfile.web/cm.yaml", CONFIG_MAP), file("ClusterProfile.db/cm.yaml", &CONFIG_MAP.replace("name: a", "name: b"))];
+    let bundle = verified(1, &files, &bad);
+    for refused in [desired(&bundle, &settings()).map(drop), listed(&bundle, &settings()).map(drop)] {
+        let Err(EngineError::Setting { part, field, message }) = refused else { panic!("expected a setting error: {refused:?}") };
+        assert_eq!((part.as_str(), field.as_str()), ("ClusterProfile.db", "driftExclusions[0].target.name"));
+        assert!(message.contains("not a regular expression"), "{message}");
+    }
+}
+
+#[test]
+fn part_rules_come_from_the_profile() {
+    let files = [file("ClusterProfile.a/x.yaml", CONFIG_MAP), file("ClusterProfile.b/y.yaml", &CONFIG_MAP.replace("name: a", "name: b"))];
+    let part = |name: &str| PartSettings {
+        depends_on: if name == "ClusterProfile.b" { vec!["ClusterProfile.a".into()] } else { vec![] },
+        continue_on_error: name == "ClusterProfile.a",
+        ..PartSettings::default()
+    };
+    let objects = desired(&verified(1, &files, &part), &settings()).unwrap();
+    let (a, b) = (&objects[0].rules, &objects[1].rules);
+    assert!(a.continue_on_error && !b.continue_on_error);
+    assert_eq!((a.requires.len(), b.requires.iter().collect::<Vec<_>>()), (0, vec![&"ClusterProfile.a".to_string()]));
 }

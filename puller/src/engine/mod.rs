@@ -1,13 +1,15 @@
 //! The apply engine: turns a `VerifiedBundle` into live objects and keeps them so.
 //!
-//! The path follows the data: [`desired`] parses and labels every manifest (no API calls,
-//! `manifest`, `defaults`); then [`sync`], [`check_drift`] and [`plan`] resolve kinds by
+//! The path follows the data: [`desired`] parses and labels every manifest and reads each
+//! part's rules, drift exclusions included (no API calls, `manifest`, `defaults`, `part`,
+//! `exclusion`); then [`sync`], [`check_drift`] and [`plan`] resolve kinds by
 //! discovery (`scope`), check the watch-namespaces policy on the whole bundle before any
-//! write (`policy`), apply with server-side apply in a safe order (`order`, `apply`),
-//! compare with live objects (`drift`, `compare`), prune by inventory (`prune`) or, for a
-//! plan, preview all of it with server-side dry-run (`preview`). Every API request goes
-//! through one counting wrapper (`kube_api`). The data they share is in `object`,
-//! `settings`, `outcome` and `error`.
+//! write (`policy`), apply with server-side apply in a safe order (`order`, `apply`, one
+//! object at a time in `send`), skipping what a refusal or a held-back part stops
+//! (`gate`), compare with live objects (`drift`, `compare`), prune by inventory (`prune`)
+//! or, for a plan, preview all of it with server-side dry-run (`preview`). Every API
+//! request goes through one counting wrapper (`kube_api`). The data they share is in
+//! `object` (`id` for identities), `settings`, `outcome` and `error`.
 //!
 //! It knows nothing about stores, state objects, leases or reports: the caller passes the
 //! previous inventory and the kinds it learnt (`KnownKind`) in, and persists the new ones,
@@ -21,15 +23,20 @@ mod compare;
 mod defaults;
 mod drift;
 mod error;
+mod exclusion;
+mod gate;
+mod id;
 mod kube_api;
 mod manifest;
 mod object;
 mod order;
 mod outcome;
+mod part;
 mod policy;
 mod preview;
 mod prune;
 mod scope;
+mod send;
 mod settings;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
@@ -39,10 +46,13 @@ use std::collections::BTreeMap;
 use airlock_bundle::{SyncMode, VerifiedBundle};
 
 pub use error::{ApiError, EngineError};
+pub use exclusion::Exclusions;
+use gate::Held;
 use kube_api::Api;
 pub use object::{DesiredObject, InventoryEntry, KnownKind, Manifest, ObjectId};
 use outcome::Finished;
 pub use outcome::{Action, ObjectResult, Outcome};
+pub use part::PartRules;
 use scope::Target;
 pub use settings::{NamespacePolicy, Settings};
 
@@ -83,7 +93,8 @@ pub async fn sync(
 
 /// The first step of a drift check for an unchanged bundle: for ContinuousWithDriftDetection
 /// profiles, list each kind once (kinds in `known` without discovery) and compare with what
-/// was applied. Read-only.
+/// was applied. Create-only objects are never compared, and parts held back are skipped.
+/// Read-only.
 pub async fn check_drift(
     client: &kube::Client,
     desired: Vec<DesiredObject>,
@@ -91,10 +102,13 @@ pub async fn check_drift(
     settings: &Settings,
 ) -> Result<DriftCheck, EngineError> {
     let api = Api::new(client, known);
-    let checked = desired.into_iter().filter(|o| o.sync_mode == SyncMode::ContinuousWithDriftDetection).collect();
-    let (mut targets, refused) = admit(&api, checked, settings).await?;
+    let checked = desired.into_iter().filter(|o| o.sync_mode == SyncMode::ContinuousWithDriftDetection && !o.create_only).collect();
+    let (targets, mut decided) = admit(&api, checked, settings).await?;
+    let held = Held::new(&settings.held_back, targets.iter().map(|t| &t.object));
+    let (skipped, mut targets): (Vec<Target>, Vec<Target>) = targets.into_iter().partition(|t| held.reason(&t.object).is_some());
+    decided.extend(skipped.iter().map(|t| send::result(&t.object, Action::Skipped, held.reason(&t.object).map(String::from))));
     let drifted = drift::detect(&api, &mut targets, settings).await?;
-    Ok(DriftCheck { api, targets, drifted, refused })
+    Ok(DriftCheck { api, targets, drifted, decided })
 }
 
 /// What a drift check found, ready to be corrected.
@@ -103,7 +117,8 @@ pub struct DriftCheck {
     targets: Vec<Target>,
     /// Per target: how it drifted, if it did.
     drifted: Vec<Option<String>>,
-    refused: Vec<ObjectResult>,
+    /// Results known before any comparison: objects the policy refused, parts held back.
+    decided: Vec<ObjectResult>,
 }
 
 impl DriftCheck {
@@ -116,7 +131,7 @@ impl DriftCheck {
     /// with the re-applied objects' entries.
     pub async fn correct(self, previous: &[InventoryEntry], settings: &Settings) -> Result<Outcome, EngineError> {
         let finished = drift::correct(&self.api, self.targets, self.drifted, previous, settings).await?;
-        Ok(outcome(&self.api, finished, self.refused))
+        Ok(outcome(&self.api, finished, self.decided))
     }
 }
 

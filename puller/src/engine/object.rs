@@ -1,13 +1,17 @@
 //! The objects the engine works on: a desired object as the bundle states it (parsed,
-//! labelled, hashed), its identity, and what the caller keeps of it between runs (its
-//! inventory entry, how its kind is served). Plain data; no I/O.
+//! labelled, hashed), and what the caller keeps of it between runs (its inventory entry,
+//! how its kind is served). Its identity is `id`'s. Plain data; no I/O.
 
-use std::fmt;
+use std::sync::Arc;
 
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+
+pub use super::id::ObjectId;
+pub(crate) use super::id::ObjectKey;
+use super::part::PartRules;
 
 /// One object the bundle wants, parsed and labelled.
 #[derive(Debug, Clone)]
@@ -21,6 +25,12 @@ pub struct DesiredObject {
     /// Apply rank of the profile from `dependsOn`: 0 without dependencies, else one more
     /// than the highest rank of the profiles it depends on.
     pub wave: u32,
+    /// What its part asks of its objects as a group: stop or go on after a refusal, the
+    /// parts it waits for, the fields drift ignores.
+    pub rules: Arc<PartRules>,
+    /// Annotated `airlock.dev/create-only: "true"` (spec 2.5.1): created when absent,
+    /// otherwise never written, and never in the inventory.
+    pub create_only: bool,
     /// Where it came from in the bundle: file path and document index.
     pub source: String,
     pub id: ObjectId,
@@ -73,45 +83,6 @@ impl From<Value> for Manifest {
 impl PartialEq for Manifest {
     fn eq(&self, other: &Manifest) -> bool {
         self.0.get() == other.0.get()
-    }
-}
-
-/// Identity of a live object.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct ObjectId {
-    pub group: String,
-    pub version: String,
-    pub kind: String,
-    /// None for cluster-scoped objects.
-    pub namespace: Option<String>,
-    pub name: String,
-}
-
-/// An object's identity without its API version: `apps/v1beta1` and `apps/v1` of the same
-/// Deployment are one object, and pruning must not delete what a new version re-applied.
-pub(crate) type ObjectKey = (String, String, Option<String>, String);
-
-impl ObjectId {
-    pub(crate) fn key(&self) -> ObjectKey {
-        (self.group.clone(), self.kind.clone(), self.namespace.clone(), self.name.clone())
-    }
-
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
-    }
-}
-
-impl fmt::Display for ObjectId {
-    /// `Deployment.apps web/nginx`, `Namespace web`: what kubectl users read.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.kind)?;
-        if !self.group.is_empty() {
-            write!(f, ".{}", self.group)?;
-        }
-        match &self.namespace {
-            Some(ns) => write!(f, " {ns}/{}", self.name),
-            None => write!(f, " {}", self.name),
-        }
     }
 }
 

@@ -97,15 +97,8 @@ pub(super) fn waves(profiles: &[ProfileEntry]) -> HashMap<&str, u32> {
 
 #[cfg(test)]
 mod tests {
-    use airlock_bundle::sign::profile_entry;
-    use airlock_bundle::{Digest, PartSettings};
-
     use super::*;
-
-    fn profile(name: &str, depends_on: &[&str]) -> ProfileEntry {
-        let settings = PartSettings { depends_on: depends_on.iter().map(|d| d.to_string()).collect(), ..PartSettings::default() };
-        profile_entry(name, Digest::of(b""), 1024, settings)
-    }
+    use crate::engine::testing::profile;
 
     #[test]
     fn crd_before_namespace_before_cluster_scoped_before_namespaced() {

@@ -33,6 +33,9 @@ pub enum Action {
     /// Refused by namespace policy (filter mode).
     Refused,
     Failed,
+    /// Not sent this run, and left as it is: its part, or one it depends on, was refused
+    /// or is held back (spec 5.7). The detail says which.
+    Skipped,
 }
 
 /// The result of a run of the engine.

@@ -1,8 +1,10 @@
 //! The watch-namespaces policy, checked on the whole bundle before any write. A
 //! namespaced object outside the effective list is refused: under `reject` the run stops
 //! with every offending object listed, under `filter` the object is dropped and reported.
-//! Cluster-scoped objects are unaffected, as in Sveltos. One namespaced object
-//! is let through wherever the list points: the store-credentials Secret the publisher
+//! Cluster-scoped objects are unaffected, as in Sveltos, but for a create-only Namespace
+//! (spec 2.5.1): the publisher adds one for the namespace of objects it deploys, so it is
+//! let through only when it is one of the watched namespaces, as those objects are. One
+//! namespaced object is let through wherever the list points: the store-credentials Secret the publisher
 //! relays in the part `Airlock.system`, in the puller's own namespace (spec 2.6), since the
 //! puller cannot read its next bundle without it.
 //!
@@ -27,9 +29,10 @@ pub(super) fn watched(watch: Option<&[String]>, namespace: &str) -> bool {
 pub(super) fn enforce(targets: Vec<Target>, settings: &Settings) -> Result<(Vec<Target>, Vec<ObjectResult>), EngineError> {
     let watch = settings.watch_namespaces.as_deref();
     let own = settings.own_namespace.as_deref();
-    let (kept, refused): (Vec<Target>, Vec<Target>) = targets
-        .into_iter()
-        .partition(|t| !t.namespaced || watched(watch, t.object.id.namespace.as_deref().unwrap_or_default()) || own_credentials(t, own));
+    let (kept, refused): (Vec<Target>, Vec<Target>) = targets.into_iter().partition(|t| match namespace_of(t) {
+        Some(namespace) => watched(watch, namespace) || own_credentials(t, own),
+        None => true,
+    });
     if refused.is_empty() {
         return Ok((kept, Vec::new()));
     }
@@ -42,10 +45,7 @@ pub(super) fn enforce(targets: Vec<Target>, settings: &Settings) -> Result<(Vec<
             let results = refused
                 .into_iter()
                 .map(|t| ObjectResult {
-                    detail: Some(format!(
-                        "namespace {} is outside watch-namespaces {list}",
-                        t.object.id.namespace.as_deref().unwrap_or_default()
-                    )),
+                    detail: Some(format!("namespace {} is outside watch-namespaces {list}", namespace_of(&t).unwrap_or_default())),
                     id: t.object.id,
                     profile: t.object.profile,
                     action: Action::Refused,
@@ -54,6 +54,16 @@ pub(super) fn enforce(targets: Vec<Target>, settings: &Settings) -> Result<(Vec<
             Ok((kept, results))
         }
     }
+}
+
+/// The namespace the policy judges `t` by: a namespaced object's own, a create-only
+/// Namespace's name; None for other cluster-scoped objects, which it lets through.
+fn namespace_of(t: &Target) -> Option<&str> {
+    let id = &t.object.id;
+    if t.namespaced {
+        return Some(id.namespace.as_deref().unwrap_or_default());
+    }
+    (t.object.create_only && id.group.is_empty() && id.kind == "Namespace").then_some(id.name.as_str())
 }
 
 /// Whether `t` is the relayed store-credentials Secret in the puller's own namespace.
@@ -70,34 +80,15 @@ fn own_credentials(t: &Target, own: Option<&str>) -> bool {
 mod tests {
     use std::collections::HashMap;
 
-    use airlock_bundle::{StopMatchingBehavior, SyncMode};
     use serde_json::json;
 
     use super::*;
     use crate::engine::order::{Class, Stage};
     use crate::engine::scope::crd_scopes;
-    use crate::engine::{DesiredObject, ObjectId};
+    use crate::engine::{DesiredObject, ObjectId, testing};
 
     fn object(api_version: &str, kind: &str, namespace: Option<&str>, manifest: serde_json::Value) -> DesiredObject {
-        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-        DesiredObject {
-            profile: "ClusterProfile.p".into(),
-            sync_mode: SyncMode::Continuous,
-            tier: 100,
-            stop_matching_behavior: StopMatchingBehavior::WithdrawPolicies,
-            force_conflicts: false,
-            wave: 0,
-            source: format!("ClusterProfile.p/{kind}.yaml document 1"),
-            id: ObjectId {
-                group: group.into(),
-                version: version.into(),
-                kind: kind.into(),
-                namespace: namespace.map(String::from),
-                name: "x".into(),
-            },
-            manifest: manifest.into(),
-            hash: String::new(),
-        }
+        DesiredObject { manifest: manifest.into(), ..testing::object(api_version, kind, namespace, "x") }
     }
 
     /// Targets as `scope::resolve` makes them, with scopes from `known` or the bundle's CRDs.
@@ -126,6 +117,7 @@ mod tests {
             own_namespace: Some("airlock-system".into()),
             dry_run: false,
             concurrency: 4,
+            held_back: Default::default(),
         }
     }
 
@@ -173,6 +165,23 @@ mod tests {
         settings.watch_namespaces = None;
         let (kept, refused) = enforce(targets(bundle(), &KNOWN), &settings).unwrap();
         assert_eq!((kept.len(), refused.len()), (7, 0));
+    }
+
+    #[test]
+    fn a_create_only_namespace_must_be_watched_and_a_plain_one_need_not() {
+        let namespace = |name: &str, create_only: bool| DesiredObject { create_only, ..testing::object("v1", "Namespace", None, name) };
+        let candidates = vec![namespace("apps", true), namespace("other", true), namespace("other-plain", false)];
+        let known = [("Namespace", false)];
+        let (kept, refused) = enforce(targets(candidates.clone(), &known), &settings(NamespacePolicy::Filter)).unwrap();
+        let names = |t: &[Target]| t.iter().map(|t| t.object.id.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names(&kept), ["apps", "other-plain"]);
+        assert_eq!(refused.len(), 1);
+        assert_eq!(refused[0].detail.as_deref(), Some("namespace other is outside watch-namespaces apps"));
+        let Err(EngineError::OutsideWatchNamespaces { objects }) = enforce(targets(candidates, &known), &settings(NamespacePolicy::Reject))
+        else {
+            panic!("expected a rejection");
+        };
+        assert_eq!(objects, ["Namespace other (ClusterProfile.p/Namespace.yaml document 1)"]);
     }
 
     #[test]

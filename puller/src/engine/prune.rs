@@ -1,7 +1,8 @@
 //! Prune by inventory: objects an earlier version applied and the bundle no longer has are
 //! deleted, namespaced objects first, CRDs and Namespaces last; objects of a
 //! `LeavePolicies` profile are released instead. With watch-namespaces, only objects inside
-//! them are looked at; the others stay in the inventory untouched.
+//! them are looked at; the others stay in the inventory untouched, as do those of a part
+//! held back this run (spec 5.7: it is left as it is).
 //!
 //! Objects Airlock did not create are never touched: before deleting, the live object must
 //! carry this cluster's `airlock.dev/cluster` label, and the delete is conditional on the
@@ -13,6 +14,7 @@ use airlock_bundle::StopMatchingBehavior;
 use futures::StreamExt;
 use serde_json::Value;
 
+use super::gate::Held;
 use super::kube_api::Api;
 use super::manifest::{LABEL_CLUSTER, cluster_label};
 use super::object::{InventoryEntry, ObjectKey};
@@ -29,24 +31,25 @@ pub(super) struct Selection<'a> {
     pub delete: Vec<&'a InventoryEntry>,
     /// To release (LeavePolicies).
     pub leave: Vec<&'a InventoryEntry>,
-    /// Outside watch-namespaces: kept in the inventory, not looked at.
+    /// Outside watch-namespaces, or of a part held back: kept in the inventory, not looked at.
     pub keep: Vec<&'a InventoryEntry>,
 }
 
 /// Chooses among `previous` the entries absent from `desired`. `leave` gives the current
 /// LeavePolicies flag of each profile still in the bundle; for the others the flag stored
-/// in the entry counts.
+/// in the entry counts. Entries of the parts `held` holds back stay.
 pub(super) fn select<'a>(
     previous: &'a [InventoryEntry],
     desired: &HashSet<ObjectKey>,
     leave: &HashMap<String, bool>,
+    held: &Held,
     watch: Option<&[String]>,
 ) -> Selection<'a> {
     let mut selection = Selection::default();
     for entry in previous.iter().filter(|e| !desired.contains(&e.id.key())) {
         // A Namespace counts as inside itself: deleting it deletes everything in it.
         let namespace = entry.id.namespace.as_deref().or((class(entry) == Class::Namespace).then_some(entry.id.name.as_str()));
-        if namespace.is_some_and(|ns| !policy::watched(watch, ns)) {
+        if namespace.is_some_and(|ns| !policy::watched(watch, ns)) || held.holds(&entry.profile) {
             selection.keep.push(entry);
         } else if leave.get(&entry.profile).copied().unwrap_or(entry.leave_on_removal) {
             selection.leave.push(entry);
@@ -59,13 +62,13 @@ pub(super) fn select<'a>(
 }
 
 /// [`select`] for a run over `work`, the objects that passed the policy.
-pub(super) fn select_for<'a, T>(previous: &'a [InventoryEntry], work: &[(Target, T)], settings: &Settings) -> Selection<'a> {
+pub(super) fn select_for<'a, T>(previous: &'a [InventoryEntry], work: &[(Target, T)], held: &Held, settings: &Settings) -> Selection<'a> {
     let desired: HashSet<ObjectKey> = work.iter().map(|(t, _)| t.object.id.key()).collect();
     let leave: HashMap<String, bool> = work
         .iter()
         .map(|(t, _)| (t.object.profile.clone(), t.object.stop_matching_behavior == StopMatchingBehavior::LeavePolicies))
         .collect();
-    select(previous, &desired, &leave, settings.watch_namespaces.as_deref())
+    select(previous, &desired, &leave, held, settings.watch_namespaces.as_deref())
 }
 
 fn class(entry: &InventoryEntry) -> Class {
@@ -153,8 +156,10 @@ fn untouchable(live: &Value, label: &str, applied_uids: &HashSet<String>) -> Opt
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
-    use crate::engine::ObjectId;
+    use crate::engine::{DesiredObject, ObjectId};
 
     fn entry(group: &str, kind: &str, namespace: Option<&str>, name: &str, profile: &str, leave: bool) -> InventoryEntry {
         InventoryEntry {
@@ -185,7 +190,7 @@ mod tests {
             entry("", "ConfigMap", Some("ns"), "still-here", "a", false),
         ];
         let desired: HashSet<ObjectKey> = [previous[4].id.key()].into();
-        let selection = select(&previous, &desired, &HashMap::new(), None);
+        let selection = select(&previous, &desired, &HashMap::new(), &Held::default(), None);
         assert_eq!(names(&selection.delete), ["cm", "role", "crd", "ns"]);
         assert!(selection.leave.is_empty() && selection.keep.is_empty());
     }
@@ -195,7 +200,7 @@ mod tests {
         let previous = vec![entry("apps", "Deployment", Some("ns"), "web", "a", false)];
         let mut moved = previous[0].id.clone();
         moved.version = "v2".into();
-        let selection = select(&previous, &[moved.key()].into(), &HashMap::new(), None);
+        let selection = select(&previous, &[moved.key()].into(), &HashMap::new(), &Held::default(), None);
         assert!(selection.delete.is_empty());
     }
 
@@ -207,7 +212,7 @@ mod tests {
             entry("", "ConfigMap", Some("ns"), "now-leave", "kept", false),
         ];
         let leave: HashMap<String, bool> = [("kept".to_string(), true)].into();
-        let selection = select(&previous, &HashSet::new(), &leave, None);
+        let selection = select(&previous, &HashSet::new(), &leave, &Held::default(), None);
         assert_eq!(names(&selection.leave), ["gone-profile-leave", "now-leave"]);
         assert_eq!(names(&selection.delete), ["gone-profile-withdraw"]);
     }
@@ -222,9 +227,22 @@ mod tests {
             entry("rbac.authorization.k8s.io", "ClusterRole", None, "role", "a", false),
         ];
         let watch = vec!["apps".to_string()];
-        let selection = select(&previous, &HashSet::new(), &HashMap::new(), Some(&watch));
+        let selection = select(&previous, &HashSet::new(), &HashMap::new(), &Held::default(), Some(&watch));
         assert_eq!(names(&selection.delete), ["inside", "role", "apps"]);
         assert_eq!(names(&selection.keep), ["outside", "kube-system"]);
+    }
+
+    #[test]
+    fn a_part_held_back_keeps_its_entries() {
+        let previous = vec![
+            entry("", "ConfigMap", Some("ns"), "of-held", "held", false),
+            entry("", "ConfigMap", Some("ns"), "of-other", "other", false),
+        ];
+        let held_back = BTreeMap::from([("held".to_string(), "3 runs failed".to_string())]);
+        let object = DesiredObject { profile: "held".into(), ..crate::engine::testing::object("v1", "ConfigMap", Some("ns"), "x") };
+        let held = Held::new(&held_back, [&object].into_iter());
+        let selection = select(&previous, &HashSet::new(), &HashMap::new(), &held, None);
+        assert_eq!((names(&selection.keep), names(&selection.delete)), (vec!["of-held".to_string()], vec!["of-other".to_string()]));
     }
 
     #[test]

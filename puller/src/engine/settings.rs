@@ -1,6 +1,9 @@
 //! What the caller tells the engine about this cluster: its id, the watch-namespaces in
-//! effect and what to do with objects outside them, the puller's own namespace, dry-run and
-//! how many requests to keep in flight. Choosing these is the caller's business.
+//! effect and what to do with objects outside them, the puller's own namespace, dry-run,
+//! how many requests to keep in flight, and the parts to leave alone this run. Choosing
+//! these is the caller's business.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -29,4 +32,7 @@ pub struct Settings {
     pub dry_run: bool,
     /// Requests in flight at once.
     pub concurrency: usize,
+    /// Parts left as they are this run, with why (the caller counts the runs that failed
+    /// them, spec 5.7): their objects are skipped, and neither applied nor pruned.
+    pub held_back: BTreeMap<String, String>,
 }

@@ -1,12 +1,16 @@
 //! Test support shared by the engine's unit tests and its end-to-end tests: a real
-//! `VerifiedBundle`, signed with the testkit's fixed key and verified like a puller does.
+//! `VerifiedBundle`, signed with the testkit's fixed key and verified like a puller does,
+//! and a plain desired object and profile entry to build test cases from.
 
 use std::collections::BTreeSet;
 
 use airlock_bundle::Limits;
+use airlock_bundle::statement::ProfileEntry;
 use airlock_bundle::testkit::Fixture;
 use airlock_bundle::verify::verify_envelope;
-use airlock_bundle::{Bundle, Floor, PartSettings, Transport, VerifiedBundle, sign};
+use airlock_bundle::{Bundle, Digest, Floor, PartSettings, StopMatchingBehavior, SyncMode, Transport, VerifiedBundle, sign};
+
+use super::object::{DesiredObject, ObjectId};
 
 /// `files` (path, YAML) signed as `version` of the fixture cluster `fleet/edge-1`, each
 /// part with the settings `settings` gives it, then verified in full (spec 8).
@@ -24,4 +28,36 @@ pub fn verified(version: u64, files: &[(String, String)], settings: &dyn Fn(&str
         .map(|(name, part)| envelope.verify_part(name, Transport::Tar(&part.tar()), &Limits::SPEC).expect("test part verifies"))
         .collect();
     envelope.finish(parts, &Limits::SPEC).expect("test bundle verifies")
+}
+
+/// `kind` `name` (in `namespace`) of profile `ClusterProfile.p` with the Sveltos defaults,
+/// an empty manifest and no hash.
+pub fn object(api_version: &str, kind: &str, namespace: Option<&str>, name: &str) -> DesiredObject {
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    DesiredObject {
+        profile: "ClusterProfile.p".into(),
+        sync_mode: SyncMode::Continuous,
+        tier: 100,
+        stop_matching_behavior: StopMatchingBehavior::WithdrawPolicies,
+        force_conflicts: false,
+        wave: 0,
+        rules: Default::default(),
+        create_only: false,
+        source: format!("ClusterProfile.p/{kind}.yaml document 1"),
+        id: ObjectId {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            namespace: namespace.map(String::from),
+            name: name.into(),
+        },
+        manifest: serde_json::json!({}).into(),
+        hash: String::new(),
+    }
+}
+
+/// The entry of an empty part `name` depending on `depends_on`, with the Sveltos defaults.
+pub fn profile(name: &str, depends_on: &[&str]) -> ProfileEntry {
+    let settings = PartSettings { depends_on: depends_on.iter().map(|d| d.to_string()).collect(), ..PartSettings::default() };
+    sign::profile_entry(name, Digest::of(b""), 1024, settings)
 }

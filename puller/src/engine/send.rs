@@ -1,0 +1,220 @@
+//! One object's step of a run: what to do with it ([`Step`]) and doing it: a server-side
+//! apply (a dry-run one for previews), a create of a create-only object (spec 2.5.1), or
+//! nothing, with the result, the inventory entry and what waiting for a CRD needs.
+//!
+//! An object with drift exclusions that exists already is sent without the excluded
+//! fields, so the values the cluster holds stay; the first create sends it whole (spec
+//! 5.8). A create-only object is read first and created only when absent, with a plain
+//! create, which the API server refuses rather than update an object made meanwhile. The
+//! order of the steps and what stops them is `apply`'s business.
+
+use std::collections::HashSet;
+
+use airlock_bundle::StopMatchingBehavior;
+use serde_json::Value;
+
+use super::compare::{diff, render_changes};
+use super::error::ApiError;
+use super::kube_api::{Api, Served};
+use super::object::{DesiredObject, InventoryEntry, Manifest};
+use super::order::Class;
+use super::outcome::{Action, ObjectResult};
+use super::scope::Target;
+use super::settings::Settings;
+
+/// Why a create-only object that exists was not written.
+const CREATE_ONLY_EXISTS: &str = "create-only: it exists, and is left as it is";
+
+/// What to do with one target.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Step {
+    /// Server-side apply (a dry-run one under `Settings::dry_run`).
+    Apply,
+    /// Re-apply because the live object drifted; the text says how.
+    Correct(String),
+    /// Server-side dry-run only, reported with a diff (DryRun profiles, plan).
+    Preview,
+    /// Nothing to send: unchanged since the previous inventory.
+    Unchanged,
+    /// OneTime and applied before: never touched again; the previous entry stays.
+    Keep(InventoryEntry),
+    /// Create-only: created when absent, else left alone; never in the inventory.
+    CreateOnly,
+    /// Not sent, with why (spec 5.7); the previous entry stays.
+    Skip(String),
+}
+
+impl Step {
+    /// Whether the step sends the object, so that a refusal before it may stop it.
+    pub(super) fn sends(&self) -> bool {
+        matches!(self, Step::Apply | Step::Correct(_) | Step::Preview | Step::CreateOnly)
+    }
+}
+
+/// One object's result, its inventory entry, and, when it was really applied, the
+/// object's uid and, for a CRD, what waiting until it is Established needs (how CRDs are
+/// served, its name, the object the apply answered). The manifest is not kept: it was sent.
+pub(super) struct Done {
+    pub result: ObjectResult,
+    pub entry: Option<InventoryEntry>,
+    pub uid: Option<String>,
+    pub crd: Option<(Served, String, Value)>,
+}
+
+impl Done {
+    /// An object that was not (really) applied.
+    pub(super) fn not_applied(result: ObjectResult, entry: Option<InventoryEntry>) -> Done {
+        Done { result, entry, uid: None, crd: None }
+    }
+
+    /// Marks it failed with `error`.
+    pub(super) fn fail(&mut self, error: &ApiError) {
+        self.result.action = Action::Failed;
+        self.result.detail = Some(error.to_string());
+    }
+}
+
+/// The result of `action` on `object`.
+pub(super) fn result(object: &DesiredObject, action: Action, detail: Option<String>) -> ObjectResult {
+    ObjectResult { id: object.id.clone(), profile: object.profile.clone(), action, detail }
+}
+
+/// Runs `step` on `target`; `previous` is its entry in the previous inventory, and
+/// `created_namespaces` the Namespaces this run creates (a preview of an object in one
+/// of them cannot be sent).
+pub(super) async fn one(
+    api: &Api,
+    settings: &Settings,
+    created_namespaces: &HashSet<String>,
+    target: Target,
+    step: Step,
+    previous: Option<&InventoryEntry>,
+) -> Done {
+    let object = &target.object;
+    let result = |action: Action, detail: Option<String>| result(object, action, detail);
+    let fresh = InventoryEntry {
+        id: object.id.clone(),
+        profile: object.profile.clone(),
+        applied_hash: object.hash.clone(),
+        leave_on_removal: object.stop_matching_behavior == StopMatchingBehavior::LeavePolicies,
+    };
+    let kept = previous.cloned();
+    let (drift, preview) = match &step {
+        Step::Unchanged => return Done::not_applied(result(Action::Unchanged, None), Some(fresh)),
+        Step::Keep(entry) => {
+            let entry = InventoryEntry { applied_hash: entry.applied_hash.clone(), ..fresh };
+            let detail = Some("OneTime: applied before, never updated".to_string());
+            return Done::not_applied(result(Action::Unchanged, detail), Some(entry));
+        }
+        Step::Skip(why) => return Done::not_applied(result(Action::Skipped, Some(why.clone())), kept),
+        Step::Preview => (None, true),
+        Step::Apply | Step::CreateOnly => (None, settings.dry_run),
+        Step::Correct(how) => (Some(how.clone()), settings.dry_run),
+    };
+    // Correcting drift takes back fields another manager changed, which a plain apply
+    // would refuse as a conflict.
+    let force = object.force_conflicts || drift.is_some();
+    if preview {
+        let entry = if object.create_only { None } else { kept.clone() };
+        return match dry_run(api, created_namespaces, &target, force).await {
+            Ok((action, detail)) => {
+                let detail = match (&drift, detail) {
+                    (Some(how), Some(d)) => Some(format!("drifted: {how}\n{d}")),
+                    (Some(how), None) => Some(format!("drifted: {how}")),
+                    (None, d) => d,
+                };
+                Done::not_applied(result(action, detail), entry)
+            }
+            Err(e) => Done::not_applied(result(Action::Failed, Some(e.to_string())), entry),
+        };
+    }
+    let Some(served) = &target.served else {
+        let detail = format!("{} {} is not served, although its CRD was applied", object.id.api_version(), object.id.kind);
+        return Done::not_applied(result(Action::Failed, Some(detail)), kept);
+    };
+    let sent = if step == Step::CreateOnly { create(api, served, object).await } else { apply(api, served, object, force).await };
+    match sent {
+        Ok(None) => Done::not_applied(result(Action::Unchanged, Some(CREATE_ONLY_EXISTS.into())), None),
+        Ok(Some((created, live))) => {
+            let action = match (&drift, created) {
+                (Some(_), _) => Action::DriftCorrected,
+                (None, true) => Action::Created,
+                (None, false) => Action::Configured,
+            };
+            let uid = live.pointer("/metadata/uid").and_then(Value::as_str).map(String::from);
+            tracing::info!(object = %object.id, action = ?action, "applied");
+            let crd = (target.stage.class == Class::Crd).then(|| (served.clone(), object.id.name.clone(), live));
+            let entry = (!object.create_only).then_some(fresh);
+            Done { result: result(action, drift), entry, uid, crd }
+        }
+        Err(e) => {
+            tracing::warn!(object = %object.id, error = %e, "apply failed");
+            let entry = if object.create_only { None } else { kept };
+            Done::not_applied(result(Action::Failed, Some(e.to_string())), entry)
+        }
+    }
+}
+
+/// Server-side apply of `object`, without its excluded fields when it exists already:
+/// whether it was created, and the object the server answered.
+async fn apply(api: &Api, served: &Served, object: &DesiredObject, force: bool) -> Result<Option<(bool, Value)>, ApiError> {
+    let stripped = match stripped(object) {
+        Some(stripped) if api.get(served, object.id.namespace.as_deref(), &object.id.name).await?.is_some() => Some(stripped),
+        _ => None,
+    };
+    let manifest = stripped.as_ref().unwrap_or(&object.manifest);
+    api.apply(served, &object.id, manifest.json(), force, false).await.map(Some)
+}
+
+/// A create-only object, created when absent: None when it exists.
+async fn create(api: &Api, served: &Served, object: &DesiredObject) -> Result<Option<(bool, Value)>, ApiError> {
+    if api.get(served, object.id.namespace.as_deref(), &object.id.name).await?.is_some() {
+        return Ok(None);
+    }
+    Ok(api.create(served, &object.id, object.manifest.json(), false).await?.map(|live| (true, live)))
+}
+
+/// The manifest without the fields its part's drift exclusions name for it, when any do.
+fn stripped(object: &DesiredObject) -> Option<Manifest> {
+    if object.rules.exclusions.is_empty() {
+        return None;
+    }
+    object.rules.exclusions.without(&object.id, &object.manifest.value()).map(Manifest::from)
+}
+
+/// A server-side dry-run apply compared with the live object: what applying would do.
+async fn dry_run(
+    api: &Api,
+    created_namespaces: &HashSet<String>,
+    target: &Target,
+    force: bool,
+) -> Result<(Action, Option<String>), ApiError> {
+    let object = &target.object;
+    let Some(served) = &target.served else {
+        return Ok((Action::WouldCreate, Some("its kind comes from a CRD that this bundle creates first".into())));
+    };
+    let namespace = object.id.namespace.as_deref();
+    let live = api.get(served, namespace, &object.id.name).await?;
+    let sent = match (&live, object.create_only) {
+        (Some(_), true) => return Ok((Action::Unchanged, Some(CREATE_ONLY_EXISTS.into()))),
+        (None, true) => api.create(served, &object.id, object.manifest.json(), true).await.map(|_| None),
+        (_, false) => {
+            let stripped = live.as_ref().and_then(|_| stripped(object));
+            let manifest = stripped.as_ref().unwrap_or(&object.manifest);
+            api.apply(served, &object.id, manifest.json(), force, true).await.map(|(_, after)| Some(after))
+        }
+    };
+    match sent {
+        Ok(after) => Ok(match (live, after) {
+            (Some(live), Some(after)) => {
+                let changes = diff(&live, &after);
+                if changes.is_empty() { (Action::Unchanged, None) } else { (Action::WouldConfigure, Some(render_changes(&changes))) }
+            }
+            _ => (Action::WouldCreate, None),
+        }),
+        Err(e) if e.code == 404 && namespace.is_some_and(|ns| created_namespaces.contains(ns)) => {
+            Ok((Action::WouldCreate, Some(format!("namespace {} is created by this bundle first", namespace.unwrap_or_default()))))
+        }
+        Err(e) => Err(e),
+    }
+}
