@@ -1,7 +1,7 @@
 //! `airlock-puller plan`: what a sync would create, update (with field-level diffs from
-//! server-side dry-run), prune and leave alone, and what policy would refuse. It verifies
-//! exactly as a sync does but takes no Lease and writes nothing: no objects, no state, no
-//! report. An unchanged bundle is planned too, which shows drift.
+//! server-side dry-run), prune and leave alone, what policy would refuse and which parts it
+//! would skip. It verifies exactly as a sync does but takes no Lease and writes nothing: no
+//! objects, no state, no report. An unchanged bundle is planned too, which shows drift.
 
 use std::fmt::Write;
 
@@ -11,6 +11,7 @@ use super::sync::names;
 use crate::config::SyncArgs;
 use crate::engine::{self, Outcome};
 use crate::failure::Failure;
+use crate::kept::failures;
 use crate::kept::state::State;
 use crate::kept::state_store::StateStore;
 use crate::report::{action_name, redacted};
@@ -25,7 +26,8 @@ pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<String, Failure> {
     let floor = state.as_ref().map(State::floor).unwrap_or_default();
     let store = source::open(&settings.source).await?;
     let (bundle, new) = source::fetch_content(&*store, &settings.cluster, &keyring, &floor).await?;
-    let engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+    let mut engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+    engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
     let desired = engine::desired(&bundle, &engine_settings)?;
     let previous = state_store.inventory(state.as_ref()).await?;
     let outcome = engine::plan(&client, desired, &previous, &engine_settings).await?;

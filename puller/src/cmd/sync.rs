@@ -19,7 +19,11 @@
 //! finds the previous state, verifies the same bundle again as new, re-applies every
 //! object (server-side apply is idempotent) and prunes by the previous inventory, which
 //! converges. A run that loses its Lease or is asked to stop abandons the apply the same
-//! way. This module does not parse manifests or talk to stores itself.
+//! way. The one write a failed run makes is the count of runs in a row that failed a part
+//! with a `maxConsecutiveFailures` (spec 5.7), into the state it read, whose applied
+//! version and inventory stay; a part whose count reached its limit is held back from
+//! then on, until its content changes (`kept::failures`). This module does not parse
+//! manifests or talk to stores itself.
 
 use airlock_bundle::{Digest, Floor, VerifiedEnvelope};
 use airlock_cli::lease::{self, HeldLease, LeaseConfig, LeaseError};
@@ -30,6 +34,7 @@ use tokio::sync::watch;
 use crate::config::{SyncArgs, SyncSettings};
 use crate::engine::{self, KnownKind, Outcome};
 use crate::failure::Failure;
+use crate::kept::failures::{self, PartFailures};
 use crate::kept::last_report::{self, KeptRead};
 use crate::kept::meta::{ANNOTATION_CLUSTER, MANAGER, Names};
 use crate::kept::state::State;
@@ -201,7 +206,8 @@ async fn run(
                 return Ok(RunResult::UpToDate);
             }
             let (bundle, _) = source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &applied).await?;
-            let engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+            let mut engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+            engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
             let desired = engine::desired(&bundle, &engine_settings)?;
             drop(bundle);
             let known = state.as_ref().map_or(&[][..], |s| &s.kinds[..]);
@@ -222,7 +228,7 @@ async fn run(
         }
         Found::New(bundle, record) => {
             report.saw(bundle.envelope());
-            let engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+            let mut engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
             let desired = engine::desired(&bundle, &engine_settings)?;
             let envelope = bundle.envelope().clone();
             // The manifests are parsed: the bundle's bytes need not wait for the apply.
@@ -242,9 +248,16 @@ async fn run(
                     }
                 };
             }
+            let profiles = &envelope.predicate().profiles;
+            let counts = state.as_ref().map(|s| s.failures.clone()).unwrap_or_default();
+            engine_settings.held_back = failures::held_back(&counts, profiles);
             let previous = state_store.inventory(state.as_ref()).await?;
             let outcome = writer.stopped(&stop).guard(engine::sync(client, desired, &previous, &engine_settings)).await??;
             report.record(&outcome, false);
+            let counts = failures::counted(&counts, profiles, &outcome.results);
+            if outcome.failed() && !settings.dry_run {
+                record_failures(&mut state_store, state, counts.clone()).await;
+            }
             check_outcome(&outcome)?;
             if settings.dry_run {
                 return Ok(RunResult::DryRun);
@@ -252,10 +265,21 @@ async fn run(
             if !writer.held.as_ref().is_some_and(HeldLease::held) {
                 return Err(Failure::LeaseLost);
             }
-            state_store.save(applied_state(settings, &envelope, record, &floor, outcome.kinds), outcome.inventory).await?;
+            let applied = applied_state(settings, &envelope, record, &floor, outcome.kinds);
+            state_store.save(State { failures: counts, ..applied }, outcome.inventory).await?;
             (report.applied_version, report.applied_digest) = bundle.unzip();
             Ok(RunResult::Applied)
         }
+    }
+}
+
+/// Writes the failure counts of a failed run into the state it read, when they changed.
+/// A cluster without a state has no place for them: its counts start with its first
+/// recorded apply. Not recording them fails nothing; the run has failed already.
+async fn record_failures(store: &mut StateStore, state: Option<State>, counts: Vec<PartFailures>) {
+    let Some(state) = state.filter(|s| s.failures != counts) else { return };
+    if let Err(e) = store.record_failures(&State { failures: counts, ..state }).await {
+        tracing::warn!("the failure counts were not recorded: {e}");
     }
 }
 
@@ -305,6 +329,7 @@ fn applied_state(settings: &SyncSettings, envelope: &VerifiedEnvelope, verified:
         inventory: Vec::new(),
         kinds,
         verified: Some(Box::new(verified)),
+        failures: Vec::new(),
         applied_at: Timestamp::now(),
     }
 }

@@ -1,6 +1,7 @@
 //! The puller's memory between runs: the applied version and digest, the anti-rollback
-//! floor, the keyring adopted by rotation and how the inventory's kinds are served (so a
-//! drift check needs no discovery), kept in the Secret `airlock-state-<cluster name>` of
+//! floor, the keyring adopted by rotation, how the inventory's kinds are served (so a
+//! drift check needs no discovery) and the failed runs of parts with a
+//! `maxConsecutiveFailures` (`failures`), kept in the Secret `airlock-state-<cluster name>` of
 //! the state namespace as gzip'd JSON under `state.json.gz`. The inventory, which grows
 //! with the bundle, has a Secret of its own (`inventory`), so a run that finds nothing to
 //! do reads this small value alone.
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::error::Unreadable;
+use super::failures::PartFailures;
 use super::gz_secret::{Role, SecretValue};
 use super::verified::Verified;
 use crate::engine::{InventoryEntry, KnownKind};
@@ -59,6 +61,11 @@ pub struct State {
     /// it again (`verified`); absent in states written before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verified: Option<Box<Verified>>,
+    /// Per part with a `maxConsecutiveFailures`, the runs in a row that failed to apply
+    /// it as it is now; absent when none did, and in states written before they were
+    /// counted. A failed run writes them back, and nothing else.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<PartFailures>,
     #[serde(with = "rfc3339")]
     pub applied_at: Timestamp,
 }
@@ -131,6 +138,7 @@ pub(crate) mod tests {
             inventory: Vec::new(),
             kinds: vec![KnownKind { api_version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into(), namespaced: true }],
             verified: None,
+            failures: Vec::new(),
             applied_at: Fixture::now(),
         }
     }
@@ -170,6 +178,20 @@ pub(crate) mod tests {
             assert!(json.get(field).is_some(), "{field} missing in {json}");
         }
         assert!(json.get("inventory").is_none(), "the inventory has its own Secret: {json}");
+    }
+
+    #[test]
+    fn keeps_the_failure_counts_and_reads_a_state_without_them() {
+        let counts = vec![PartFailures { part: "ClusterProfile.web".into(), digest: Digest::of(b"part"), runs: 2 }];
+        let s = State { failures: counts.clone(), ..state() };
+        let json = json_of(&encode(&s));
+        assert_eq!(json["failures"], serde_json::json!([{"part": "ClusterProfile.web", "digest": Digest::of(b"part"), "runs": 2}]));
+        assert_eq!(decode::<State>(&encode(&s)).unwrap().failures, counts);
+        assert!(json_of(&encode(&state())).get("failures").is_none(), "absent when nothing failed");
+        // As a release that did not count them wrote it.
+        let mut old = serde_json::to_value(state()).unwrap();
+        old.as_object_mut().unwrap().remove("failures");
+        assert!(decode::<State>(&gzip(old.to_string().as_bytes())).unwrap().failures.is_empty());
     }
 
     /// A state Secret written before the inventory moved out, and before kinds were kept.

@@ -60,6 +60,17 @@ impl StateStore {
         Ok(objects)
     }
 
+    /// Records the failure counts of a run that failed: `state` as read last with new
+    /// `failures`, the inventory it names left as it is, only if the Secret is as it was
+    /// read. A state of the earlier layout keeps its inventory inline, which only `save`
+    /// moves out; it is left as it is, and the counts with it.
+    pub async fn record_failures(&mut self, state: &State) -> Result<(), StateError> {
+        if !state.inventory.is_empty() {
+            return Ok(());
+        }
+        self.state.write(gz_secret::encode(state)).await
+    }
+
     /// Records `state` and the inventory of its apply, each only if its Secret is as it
     /// was read (`read`, `inventory`).
     pub async fn save(&mut self, mut state: State, objects: Vec<InventoryEntry>) -> Result<(), StateError> {
