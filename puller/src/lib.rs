@@ -10,7 +10,8 @@
 //! `report_writer`), under a Lease; `run` repeats it in a loop; `plan` and `verify` show
 //! what it would do; across an air gap, `import` loads a carried archive into the local
 //! store and `export_reports` bundles the signed reports to carry back. `config` checks
-//! the flags into settings before any of it, and `failure` sorts what went wrong into the
+//! the flags into settings before any of it, `window` says whether the bundle's active
+//! window lets a run change the cluster, and `failure` sorts what went wrong into the
 //! documented exit codes.
 #![forbid(unsafe_code)]
 
@@ -22,3 +23,4 @@ mod kept;
 pub mod report;
 mod report_writer;
 mod source;
+mod window;

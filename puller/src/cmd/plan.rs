@@ -1,11 +1,14 @@
 //! `airlock-puller plan`: what a sync would create, update (with field-level diffs from
 //! server-side dry-run), prune and leave alone, what policy would refuse and which parts it
 //! would skip. It verifies exactly as a sync does but takes no Lease and writes nothing: no
-//! objects, no state, no report. An unchanged bundle is planned too, which shows drift.
+//! objects, no state, no report. An unchanged bundle is planned too, which shows drift;
+//! while the bundle's active window is closed the heading says so, since a sync would then
+//! change nothing, and the plan shows what it would do once the window opens.
 
 use std::fmt::Write;
 
 use airlock_cli::KubeArgs;
+use jiff::Timestamp;
 
 use super::sync::names;
 use crate::config::SyncArgs;
@@ -16,6 +19,7 @@ use crate::kept::state::State;
 use crate::kept::state_store::StateStore;
 use crate::report::{action_name, redacted};
 use crate::source;
+use crate::window::WindowState;
 
 /// Checks the flags, plans a sync and returns the text to print.
 pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<String, Failure> {
@@ -32,12 +36,16 @@ pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<String, Failure> {
     let previous = state_store.inventory(state.as_ref()).await?;
     let outcome = engine::plan(&client, desired, &previous, &engine_settings).await?;
     let applied = state.as_ref().map_or("none".to_string(), |s| s.version.to_string());
-    let heading = format!(
+    let mut heading = format!(
         "cluster {}: applied version {applied}, bundle version {} ({})",
         settings.cluster,
         bundle.predicate().version,
         if new { "new" } else { "already applied; checking for drift" }
     );
+    if let Some(window) = WindowState::of(bundle.predicate().active_window.as_ref(), &floor, Timestamp::now()) {
+        let now = if window.open { "" } else { ": a sync now changes nothing; below is what it does once the window opens" };
+        let _ = write!(heading, "\nactive window {window}{now}");
+    }
     Ok(render(&heading, &outcome))
 }
 

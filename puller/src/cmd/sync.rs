@@ -14,6 +14,9 @@
 //! only when both are gone does it start from an empty floor. That read of the kept
 //! report is the one the report is kept against at the end of the run.
 //!
+//! While the bundle's active window is closed (spec 5.6) a run verifies and stops there:
+//! no Lease, no apply, no prune, no drift correction, result `deferred`.
+//!
 //! The state is written only after the engine applied everything without a failure, so
 //! a puller killed mid-apply (OOM, node drain, SIGKILL) has written nothing: the next run
 //! finds the previous state, verifies the same bundle again as new, re-applies every
@@ -43,6 +46,7 @@ use crate::kept::verified::Verified;
 use crate::report::{Report, RunReport, RunResult, summary};
 use crate::report_writer;
 use crate::source::{self, Found};
+use crate::window::WindowState;
 
 /// What `sync` leaves for the terminal: the line for stdout (only after a success: a
 /// failure was logged) and the exit code.
@@ -202,6 +206,10 @@ async fn run(
     match found {
         Found::Applied(applied) => {
             report.bundle = Some(applied.seen.clone());
+            report.profiles = applied.profiles.clone();
+            if deferred(applied.active_window.as_ref(), &floor) {
+                return Ok(RunResult::Deferred);
+            }
             if !applied.drift_detection {
                 return Ok(RunResult::UpToDate);
             }
@@ -229,10 +237,15 @@ async fn run(
         Found::New(bundle, record) => {
             report.saw(bundle.envelope());
             let mut engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+            // Parsed, and its settings checked, even while the window is closed: a bundle
+            // that would be refused is refused now, not when the window opens.
             let desired = engine::desired(&bundle, &engine_settings)?;
             let envelope = bundle.envelope().clone();
             // The manifests are parsed: the bundle's bytes need not wait for the apply.
             drop(bundle);
+            if deferred(envelope.predicate().active_window.as_ref(), &floor) {
+                return Ok(RunResult::Deferred);
+            }
             let mut state = state;
             let bundle = Some((envelope.predicate().version, envelope.digest()));
             if !settings.dry_run {
@@ -271,6 +284,15 @@ async fn run(
             Ok(RunResult::Applied)
         }
     }
+}
+
+/// Whether the bundle's active window keeps this run from changing the cluster.
+fn deferred(window: Option<&airlock_bundle::statement::ActiveWindow>, floor: &Floor) -> bool {
+    let state = WindowState::of(window, floor, Timestamp::now());
+    if let Some(state) = state.as_ref().filter(|_| WindowState::closed(state.as_ref())) {
+        tracing::info!("the active window is {state}: the bundle is verified, nothing is changed");
+    }
+    WindowState::closed(state.as_ref())
 }
 
 /// Writes the failure counts of a failed run into the state it read, when they changed.

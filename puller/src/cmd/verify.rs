@@ -1,6 +1,6 @@
 //! `airlock-puller verify`: checks a store's bundle offline, every step of spec section 8,
-//! and prints what it holds: version, times, signers, keyring, profiles and objects. It
-//! touches no cluster. Without `--cluster` it checks every cluster the store holds, which
+//! and prints what it holds: version, times, signers, keyring, the active window (open or
+//! closed now), profiles with their settings and notes, and objects. It touches no cluster. Without `--cluster` it checks every cluster the store holds, which
 //! is how a tarball is checked before it is carried across the gap.
 
 use std::fmt::Write;
@@ -11,6 +11,7 @@ use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Floor, VerifiedBundle};
 use airlock_store::Store;
 use clap::Args;
+use jiff::Timestamp;
 
 use crate::config::{SourceArgs, read_capped};
 use crate::engine::{self, NamespacePolicy};
@@ -18,6 +19,7 @@ use crate::failure::Failure;
 use crate::kept::gz_secret;
 use crate::kept::state::State;
 use crate::source;
+use crate::window::WindowState;
 
 /// A state file is the state Secret's `state.json.gz`, capped like the Secret itself.
 const STATE_FILE_BYTES: u64 = 1024 * 1024;
@@ -86,10 +88,10 @@ async fn one(
     if let Some(min) = min_version.filter(|min| version < *min) {
         return Err(Failure::BelowFloor { version, floor: min });
     }
-    describe(cluster, &bundle, applied)
+    describe(cluster, &bundle, applied, floor)
 }
 
-fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool) -> Result<String, Failure> {
+fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: &Floor) -> Result<String, Failure> {
     let env = bundle.envelope();
     let p = bundle.predicate();
     let mut out = String::new();
@@ -103,10 +105,31 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool) -> Resu
     if let Some(ns) = &p.watch_namespaces {
         let _ = writeln!(out, "  watchNamespaces: {}", ns.join(","));
     }
+    if let Some(window) = WindowState::of(p.active_window.as_ref(), floor, Timestamp::now()) {
+        let _ = writeln!(out, "  activeWindow: {window} now");
+    }
     let _ = writeln!(out, "  profiles:");
     for profile in &p.profiles {
         let deps = if profile.depends_on.is_empty() { "-".to_string() } else { profile.depends_on.join(",") };
-        let _ = writeln!(out, "    {}  syncMode={:?} tier={} dependsOn={deps}", profile.name, profile.sync_mode, profile.tier);
+        let _ = write!(out, "    {}  syncMode={:?} tier={} dependsOn={deps}", profile.name, profile.sync_mode, profile.tier);
+        if profile.continue_on_error {
+            out.push_str(" continueOnError");
+        }
+        if let Some(limit) = profile.max_consecutive_failures {
+            let _ = write!(out, " maxConsecutiveFailures={limit}");
+        }
+        if !profile.drift_exclusions.is_empty() {
+            let _ = write!(out, " driftExclusions={}", profile.drift_exclusions.len());
+        }
+        out.push('\n');
+        for note in &profile.notes {
+            let support = serde_json::to_value(note.support).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+            let _ = writeln!(out, "      note: {} {support}: {}", note.field, note.detail);
+        }
+        if let Some(failure) = &profile.failure {
+            let kept = failure.kept_from.map_or("no files".to_string(), |v| format!("the content of version {v}"));
+            let _ = writeln!(out, "      render failed: {} (the part holds {kept})", failure.message);
+        }
     }
     let settings = engine::Settings {
         cluster: cluster.to_string(),

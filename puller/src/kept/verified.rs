@@ -4,8 +4,8 @@
 //! Steps 2, 4, 5 and 6 of spec section 8 are a pure function of the envelope's bytes and
 //! the keyring that checks its signatures (the one step 3 leaves, after the store's
 //! keyring chain); for a large bundle they are most of an unchanged run's CPU. The state keeps
-//! the SHA-256 of those bytes, a fingerprint of that keyring and what steps 7-10 and the
-//! report need of the statement. A run whose envelope hashes the same under a keyring of
+//! the SHA-256 of those bytes, a fingerprint of that keyring and what steps 7-10, the
+//! active window (spec 5.6) and the report need of the statement. A run whose envelope hashes the same under a keyring of
 //! the same fingerprint takes that record instead of verifying again, then runs steps 7-10
 //! on it against today's floor and clock, so rollback, expiry and clock checks mean what
 //! they meant. Any other run verifies in full, and a run that fetches content (an apply, a
@@ -16,7 +16,8 @@
 //! whose hash differs from the recorded one are verified in full, so a record cannot lend
 //! its verdict to an envelope signed differently. This module fetches nothing.
 
-use airlock_bundle::report::BundleSeen;
+use airlock_bundle::report::{BundleSeen, ProfileNotes};
+use airlock_bundle::statement::ActiveWindow;
 use airlock_bundle::verify::check_claims;
 use airlock_bundle::{Digest, Limits};
 use airlock_bundle::{Expectation, Keyring, SyncMode, VerifiedEnvelope, VerifyError};
@@ -36,14 +37,25 @@ pub struct Verified {
     pub seen: BundleSeen,
     /// Whether a profile asks for drift detection, whose run fetches the content.
     pub drift_detection: bool,
+    /// When the bundle lets the cluster change; absent when always.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_window: Option<ActiveWindow>,
+    /// What the publisher noted about its parts, for the report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<ProfileNotes>,
 }
+
+/// What a record holds besides the claims, in the fingerprint: a record made before it
+/// held the window and the notes must not stand in for a verification that reads them.
+const RECORD_HOLDS: &str = "activeWindow profiles";
 
 /// What makes a signature check come out the same: the keyring's version (step 6 compares
 /// it with `keyringVersion`), threshold and keys, all in its canonical JSON. The release
-/// is in it too, so one whose verification changed checks again what an older one passed.
+/// and what a record holds are in it too, so one whose verification or record changed
+/// checks again what an older one passed.
 pub fn fingerprint(keyring: &Keyring) -> Digest {
     let release = concat!("airlock-puller ", env!("CARGO_PKG_VERSION"), "\n");
-    Digest::of(&[release.as_bytes(), &keyring.to_json()].concat())
+    Digest::of(&[release.as_bytes(), RECORD_HOLDS.as_bytes(), b"\n", &keyring.to_json()].concat())
 }
 
 impl Verified {
@@ -56,6 +68,8 @@ impl Verified {
             cluster: p.cluster.clone(),
             seen: BundleSeen::of(verified),
             drift_detection: p.profiles.iter().any(|p| p.sync_mode == SyncMode::ContinuousWithDriftDetection),
+            active_window: p.active_window.clone(),
+            profiles: ProfileNotes::of(p),
         }
     }
 
@@ -153,6 +167,28 @@ mod tests {
         // A floor below the recorded version: the bundle is new to this state.
         let below = Floor { applied: None, ..floor };
         assert_eq!(record.recheck(digest, &fixture.keyring, &fixture.expect(&below), &Limits::SPEC), None);
+    }
+
+    #[test]
+    fn the_record_keeps_the_window_and_the_notes_a_run_reads_from_it() {
+        use airlock_bundle::statement::{FieldNote, Support};
+        use airlock_bundle::{PartSettings, Release, sign};
+        let fixture = Fixture::new(1);
+        let window = ActiveWindow { from: "0 20 * * 5".into(), to: "0 7 * * 1".into() };
+        let release = Release { active_window: Some(window.clone()), ..fixture.release(1) };
+        let note = FieldNote { field: "spec.reloader".into(), support: Support::NotSupported, detail: "not done".into() };
+        let settings = |_: &str| PartSettings { notes: vec![note.clone()], ..PartSettings::default() };
+        let signed = sign::sign(Fixture::bundle(Fixture::files()), &release, &settings, &fixture.keys, None);
+        let verified = verify_envelope(&signed.envelope, None, &fixture.expect(&Floor::default()), &Limits::SPEC).unwrap();
+        let record = Verified::of(Digest::of(&signed.envelope), &verified);
+        assert_eq!(record.active_window, Some(window));
+        assert_eq!(record.profiles, ProfileNotes::of(verified.predicate()));
+        assert_eq!(record.profiles.len(), 2);
+        let back: Verified = serde_json::from_value(serde_json::to_value(&record).unwrap()).unwrap();
+        assert_eq!(back, record);
+        let (_, _, plain, _) = recorded();
+        let json = serde_json::to_value(&plain).unwrap();
+        assert!(json.get("activeWindow").is_none() && json.get("profiles").is_none(), "left out when empty: {json}");
     }
 
     #[test]
