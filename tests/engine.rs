@@ -4,9 +4,12 @@
 //! tests drive the process; these pin what the engine does to the cluster.
 //!
 //! Every test works in namespaces of its own and labels objects with a cluster id of its
-//! own, so tests run in parallel and reruns never collide.
+//! own, so tests run in parallel and reruns never collide. What the optional part settings
+//! and create-only objects change (spec 2.5.1, 5.7, 5.8) is in `engine/settings.rs`.
 
 mod common;
+#[path = "engine/settings.rs"]
+mod settings;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -73,22 +76,39 @@ impl Scenario {
             let depends_on = depends_on.into_iter().filter(|d| files.iter().any(|(p, _)| p.starts_with(d.as_str()))).collect();
             PartSettings { sync_mode, stop_matching_behavior, depends_on, ..PartSettings::default() }
         };
-        engine::desired(&engine::testing::verified(version, files, &settings), &self.settings).expect("bundle parses")
+        self.desired_with(version, files, &settings)
+    }
+
+    /// The desired objects of `files` signed as `version`, each part with the settings `settings` gives it.
+    fn desired_with(&self, version: u64, files: &Files, settings: &dyn Fn(&str) -> PartSettings) -> Vec<DesiredObject> {
+        engine::desired(&engine::testing::verified(version, files, settings), &self.settings).expect("bundle parses")
     }
 
     /// A sync that must succeed; its inventory becomes the previous one of the next run.
     async fn sync(&mut self, version: u64, files: &Files, parts: &[(&str, SyncMode, StopMatchingBehavior)]) -> Outcome {
-        let desired = self.desired(version, files, parts);
-        let outcome = engine::sync(&self.client, desired, &self.inventory, &self.settings).await.expect("sync runs");
+        let outcome = self.sync_objects(self.desired(version, files, parts)).await;
         assert!(!outcome.failed(), "{:#?}", outcome.results);
-        self.inventory = outcome.inventory.clone();
-        self.kinds = outcome.kinds.clone();
+        outcome
+    }
+
+    /// A sync of `desired`; unless it failed, its inventory becomes the previous one of the
+    /// next run, as the puller records it.
+    async fn sync_objects(&mut self, desired: Vec<DesiredObject>) -> Outcome {
+        let outcome = engine::sync(&self.client, desired, &self.inventory, &self.settings).await.expect("sync runs");
+        if !outcome.failed() {
+            self.inventory = outcome.inventory.clone();
+            self.kinds = outcome.kinds.clone();
+        }
         outcome
     }
 
     /// A drift check of the bundle applied last, corrected: both steps, as a sync runs them.
     async fn correct_drift(&self, version: u64, files: &Files, parts: &[(&str, SyncMode, StopMatchingBehavior)]) -> Outcome {
-        let desired = self.desired(version, files, parts);
+        self.correct_objects(self.desired(version, files, parts)).await
+    }
+
+    /// [`Scenario::correct_drift`] of `desired`.
+    async fn correct_objects(&self, desired: Vec<DesiredObject>) -> Outcome {
         let check = engine::check_drift(&self.client, desired, &self.kinds, &self.settings).await.expect("drift check");
         check.correct(&self.inventory, &self.settings).await.expect("drift correction")
     }
