@@ -9,9 +9,13 @@
 //! is `common::puller`, and what the puller keeps is read through `common::kept`. Here:
 //! a first sync, an unchanged one and drift; `run`. The rest by theme: refusals
 //! (`puller/refused.rs`), the commands that write nothing (`puller/offline.rs`), the state
-//! and Lease under stress (`puller/recovery.rs`), reports (`puller/reports.rs`).
+//! and Lease under stress (`puller/recovery.rs`), reports (`puller/reports.rs`), the
+//! active window and the publisher's notes (`puller/window.rs`), failures counted across
+//! runs (`puller/failures.rs`).
 
 mod common;
+#[path = "puller/failures.rs"]
+mod failures;
 #[path = "puller/offline.rs"]
 mod offline;
 #[path = "puller/recovery.rs"]
@@ -20,6 +24,8 @@ mod recovery;
 mod refused;
 #[path = "puller/reports.rs"]
 mod reports;
+#[path = "puller/window.rs"]
+mod window;
 
 use std::process::Stdio;
 use std::time::Duration;

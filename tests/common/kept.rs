@@ -35,6 +35,17 @@ pub struct State {
     pub inventory: Option<serde_json::Value>,
     /// The keyring adopted by rotation.
     pub keyring: Option<KeyringVersion>,
+    /// Runs in a row that failed a part with a `maxConsecutiveFailures`.
+    #[serde(default)]
+    pub failures: Vec<PartFailures>,
+}
+
+/// Of a part, the runs in a row that failed to apply it at one digest.
+#[derive(Debug, Deserialize, PartialEq, Eq)]
+pub struct PartFailures {
+    pub part: String,
+    pub digest: Digest,
+    pub runs: u32,
 }
 
 /// Of a keyring, its version.

@@ -28,6 +28,8 @@ pub struct Signing {
     pub keys: Option<Vec<SigningKey>>,
     pub keyring_chain: Option<Vec<u8>>,
     pub sync_mode: SyncMode,
+    /// Every part's settings, `sync_mode` included, when given.
+    pub settings: Option<PartSettings>,
 }
 
 /// One test's cluster: its id, keys, namespaces, a layout to publish into, a client.
@@ -82,7 +84,7 @@ impl Site {
         let now = Timestamp::from_second(Timestamp::now().as_second()).expect("valid time");
         let mut r = Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..self.fixture.release(version) };
         release(&mut r);
-        let settings = |_: &str| PartSettings { sync_mode: how.sync_mode, ..PartSettings::default() };
+        let settings = |_: &str| how.settings.clone().unwrap_or(PartSettings { sync_mode: how.sync_mode, ..PartSettings::default() });
         let keys = how.keys.as_deref().unwrap_or(&self.fixture.keys);
         sign::sign(Fixture::bundle(files), &r, &settings, keys, how.keyring_chain)
     }

@@ -1,11 +1,13 @@
 //! Bundles the puller refuses, by verification (rollback, expiry, tampering, another
-//! cluster's) or by the watch-namespaces policy: exit 3, and nothing written.
+//! cluster's), by a setting or annotation it cannot honour, or by the watch-namespaces
+//! policy: exit 3, and nothing written.
 
-use airlock_bundle::ClusterId;
+use airlock_bundle::statement::{DriftExclusion, Target};
+use airlock_bundle::{ClusterId, PartSettings};
 use jiff::SignedDuration;
 
 use crate::common::assert_exit;
-use crate::common::puller::{Site, assert_refused};
+use crate::common::puller::{Signing, Site, assert_refused};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rollback_is_refused_and_changes_nothing() {
@@ -103,4 +105,30 @@ async fn the_bundle_narrows_watch_namespaces() {
     assert_exit(&filtered, 0);
     assert_eq!(site.config_maps().await.keys().collect::<Vec<_>>(), ["cm-0"]);
     assert!(filtered.stdout.contains("1 refused"), "{filtered:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rejects_a_drift_exclusion_it_cannot_use_before_writing_anything() {
+    let site = Site::new("badregex").await;
+    let target = Target { kind: Some("Deploy(".into()), ..Target::default() };
+    let exclusions = vec![DriftExclusion { paths: vec!["/spec/replicas".into()], target: Some(target) }];
+    let how = Signing { settings: Some(PartSettings { drift_exclusions: exclusions, ..PartSettings::default() }), ..Signing::default() };
+    site.publish("store", &[site.signed_as(1, site.files(1, "one"), how, |_| {})]).await;
+    let run = site.sync("store").await;
+    assert_refused(&run, "profile ClusterProfile.app: driftExclusions[0].target.kind: \"Deploy(\" is not a regular expression");
+    site.assert_untouched("nothing written").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rejects_a_create_only_annotation_other_than_true_before_writing_anything() {
+    let site = Site::new("badonce").await;
+    let mut files = site.files(1, "one");
+    let ns = &site.app_ns;
+    files[0].1 =
+        format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n  annotations:\n    airlock.dev/create-only: \"yes\"\n")
+            .into_bytes();
+    site.publish("store", &[site.signed(1, files, |_| {})]).await;
+    let run = site.sync("store").await;
+    assert_refused(&run, "annotation airlock.dev/create-only is \"yes\"");
+    site.assert_untouched("nothing written").await;
 }
