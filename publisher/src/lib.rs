@@ -13,6 +13,7 @@
 
 mod annotations;
 pub mod cmd;
+pub mod helm;
 mod ingest;
 mod keys;
 #[cfg_attr(not(test), expect(dead_code, reason = "rendering calls it once the coordinator wires it in"))]

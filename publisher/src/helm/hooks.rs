@@ -1,0 +1,196 @@
+//! Helm hooks: the `helm.sh/hook*` annotations of a rendered object, and the order Helm
+//! runs the hooks of one event in.
+//!
+//! Semantics are helm v3.17.2's and v4.1.4's (`pkg/release` hook annotations,
+//! `pkg/releaseutil` manifest sorting, `pkg/action/hooks.go` `execHook`):
+//! - `helm.sh/hook` is a comma-separated list of events, trimmed and lower-cased; unknown
+//!   events are dropped (the object is still a hook, of no event), `test-success` is the old
+//!   name of `test`.
+//! - `helm.sh/hook-weight` is an integer, 0 when absent or not a number.
+//! - `helm.sh/hook-delete-policy` is a comma-separated list; with none, Helm deletes the
+//!   previous copy before creating the hook (`before-hook-creation`).
+//! - The hooks of an event run one after another: sorted by weight, then by name, stably
+//!   over Helm's kind order (which `helm template` already prints them in). So hooks of one
+//!   weight and name run in kind install order, and a Job `a` runs before a ServiceAccount
+//!   `b` of the same weight. (A later change on helm's main branch sorts by kind before
+//!   name; neither pinned release does.)
+//!
+//! Running them (waiting for Jobs, deleting by policy) is the puller's business.
+
+use std::fmt;
+
+use serde_json::Value;
+
+pub const HOOK_ANNOTATION: &str = "helm.sh/hook";
+pub const WEIGHT_ANNOTATION: &str = "helm.sh/hook-weight";
+pub const DELETE_POLICY_ANNOTATION: &str = "helm.sh/hook-delete-policy";
+
+/// When a hook runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum HookEvent {
+    PreInstall,
+    PostInstall,
+    PreUpgrade,
+    PostUpgrade,
+    PreDelete,
+    PostDelete,
+    PreRollback,
+    PostRollback,
+    /// `helm test`; Sveltos runs it only with `options.runTests`.
+    Test,
+}
+
+impl HookEvent {
+    pub const ALL: [HookEvent; 9] = [
+        HookEvent::PreInstall,
+        HookEvent::PostInstall,
+        HookEvent::PreUpgrade,
+        HookEvent::PostUpgrade,
+        HookEvent::PreDelete,
+        HookEvent::PostDelete,
+        HookEvent::PreRollback,
+        HookEvent::PostRollback,
+        HookEvent::Test,
+    ];
+
+    /// The annotation's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEvent::PreInstall => "pre-install",
+            HookEvent::PostInstall => "post-install",
+            HookEvent::PreUpgrade => "pre-upgrade",
+            HookEvent::PostUpgrade => "post-upgrade",
+            HookEvent::PreDelete => "pre-delete",
+            HookEvent::PostDelete => "post-delete",
+            HookEvent::PreRollback => "pre-rollback",
+            HookEvent::PostRollback => "post-rollback",
+            HookEvent::Test => "test",
+        }
+    }
+
+    fn parse(text: &str) -> Option<HookEvent> {
+        match text {
+            "test-success" => Some(HookEvent::Test),
+            _ => HookEvent::ALL.into_iter().find(|e| e.as_str() == text),
+        }
+    }
+}
+
+impl fmt::Display for HookEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// When a hook's object is deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DeletePolicy {
+    /// Delete the previous copy (and wait for it to go) before creating the hook.
+    BeforeHookCreation,
+    /// Delete it once every hook of the event succeeded, in reverse run order.
+    HookSucceeded,
+    /// Delete it when it failed.
+    HookFailed,
+}
+
+impl DeletePolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeletePolicy::BeforeHookCreation => "before-hook-creation",
+            DeletePolicy::HookSucceeded => "hook-succeeded",
+            DeletePolicy::HookFailed => "hook-failed",
+        }
+    }
+}
+
+/// A hook's annotations, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookSpec {
+    pub events: Vec<HookEvent>,
+    pub weight: i32,
+    /// As written; empty means Helm's default, see [`HookSpec::effective_delete_policies`].
+    pub delete_policies: Vec<DeletePolicy>,
+}
+
+impl HookSpec {
+    /// The hook annotations of `object`, or `None` for an object that is not a hook.
+    pub fn of(object: &Value) -> Option<HookSpec> {
+        let annotations = object.pointer("/metadata/annotations")?;
+        let hook = annotations.get(HOOK_ANNOTATION)?.as_str()?;
+        let events = list(hook).filter_map(|e| HookEvent::parse(&e)).fold(Vec::new(), |mut all, e| {
+            if !all.contains(&e) {
+                all.push(e);
+            }
+            all
+        });
+        let weight = annotations.get(WEIGHT_ANNOTATION).and_then(Value::as_str).and_then(|w| w.trim().parse().ok()).unwrap_or(0);
+        let delete_policies = annotations
+            .get(DELETE_POLICY_ANNOTATION)
+            .and_then(Value::as_str)
+            .map(|p| {
+                list(p)
+                    .filter_map(|p| {
+                        [DeletePolicy::BeforeHookCreation, DeletePolicy::HookSucceeded, DeletePolicy::HookFailed]
+                            .into_iter()
+                            .find(|d| d.as_str() == p)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(HookSpec { events, weight, delete_policies })
+    }
+
+    /// The policies Helm acts on: `before-hook-creation` when none is written.
+    pub fn effective_delete_policies(&self) -> Vec<DeletePolicy> {
+        if self.delete_policies.is_empty() { vec![DeletePolicy::BeforeHookCreation] } else { self.delete_policies.clone() }
+    }
+}
+
+fn list(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(',').map(|s| s.trim().to_lowercase()).filter(|s| !s.is_empty())
+}
+
+/// Orders the hooks of one event, given in Helm's kind order, as Helm runs them.
+pub(super) fn run_order<T>(hooks: &mut [T], key: impl Fn(&T) -> (i32, &str)) {
+    hooks.sort_by(|a, b| key(a).cmp(&key(b)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(annotations: Value) -> Value {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": annotations}})
+    }
+
+    #[test]
+    fn reads_events_weight_and_policies() {
+        let spec = HookSpec::of(&object(json!({
+            "helm.sh/hook": " Pre-Install, post-upgrade,bogus,pre-install",
+            "helm.sh/hook-weight": "-5",
+            "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded,unknown",
+        })))
+        .expect("a hook");
+        assert_eq!(spec.events, [HookEvent::PreInstall, HookEvent::PostUpgrade]);
+        assert_eq!(spec.weight, -5);
+        assert_eq!(spec.delete_policies, [DeletePolicy::BeforeHookCreation, DeletePolicy::HookSucceeded]);
+    }
+
+    #[test]
+    fn defaults_as_helm_does() {
+        let spec = HookSpec::of(&object(json!({"helm.sh/hook": "test-success", "helm.sh/hook-weight": "heavy"}))).expect("a hook");
+        assert_eq!(spec.events, [HookEvent::Test]);
+        assert_eq!(spec.weight, 0);
+        assert_eq!(spec.effective_delete_policies(), [DeletePolicy::BeforeHookCreation]);
+        assert_eq!(HookSpec::of(&object(json!({"other": "x"}))), None);
+    }
+
+    #[test]
+    fn runs_by_weight_then_name_keeping_kind_order() {
+        // (kind, name, weight), in kind order as helm template prints them.
+        let mut hooks = vec![("ServiceAccount", "b", 0), ("ConfigMap", "z", -1), ("Role", "a-x", 0), ("Job", "a", 0), ("Job", "a-x", 0)];
+        run_order(&mut hooks, |h| (h.2, h.1));
+        assert_eq!(hooks, [("ConfigMap", "z", -1), ("Job", "a", 0), ("Role", "a-x", 0), ("Job", "a-x", 0), ("ServiceAccount", "b", 0)]);
+    }
+}

@@ -1,0 +1,41 @@
+//! Sveltos `helmCharts` entries turned into Kubernetes objects, on the management side, by
+//! the real helm binary (v3 or v4): fetch the chart once, render it with `helm template`,
+//! split the output into Helm's phases (CRDs, release objects, hooks per event in Helm's run
+//! order), remember the render by its inputs.
+//!
+//! Entry points: [`Helm::locate`] finds the binary, [`ChartRef::new`] checks an entry's
+//! source fields, [`Renderer::render`] renders a [`ReleaseRequest`]; [`options`] maps an
+//! entry's `options` onto what rendering honours and says what it does not.
+//!
+//! Not here: templating `values`/`valuesFrom` and reading Secrets (the caller passes the
+//! merged values and the credentials' data), deciding install/upgrade/uninstall, applying
+//! hooks (the puller), and Flux-source charts.
+//!
+//! Layout: `binary` (locate, version, run with a budget), `scratch` (throw-away helm
+//! homes), `source` (repository kinds, versions, access), `fetch` + `cache` + `archive`
+//! (`helm pull` into a digest-keyed cache), `template` (`helm template`), `release` +
+//! `hooks` (splitting and ordering), `memo` + `once` (render memoization), `renderer`.
+
+mod archive;
+mod binary;
+mod cache;
+mod error;
+mod fetch;
+mod hooks;
+mod memo;
+mod once;
+pub mod options;
+mod release;
+mod renderer;
+mod scratch;
+mod source;
+mod template;
+
+pub use binary::{Helm, HelmVersion};
+pub use cache::FetchedChart;
+pub use error::{ChartLabel, Class, HelmError};
+pub use hooks::{DELETE_POLICY_ANNOTATION, DeletePolicy, HOOK_ANNOTATION, HookEvent, HookSpec, WEIGHT_ANNOTATION};
+pub use release::{CHART_LABEL, ChartId, Hook, Manifest, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, Release};
+pub use renderer::{Rendered, Renderer, RendererSettings};
+pub use source::{Access, ChartRef, Credentials, Repository, VersionSpec};
+pub use template::{Capabilities, ReleaseRequest, TemplateOptions};

@@ -1,0 +1,152 @@
+//! A `helmCharts` entry's `options`, mapped onto what a management-side render honours,
+//! with a [`FieldNote`] for every option set that it does not (spec 5.9), so no difference
+//! from Sveltos passes unseen. `docs/helm.md` has the same table for operators.
+//!
+//! Entry point: [`read`]. Options are notes only when set away from Sveltos's default: a
+//! profile saying `wait: false` loses nothing.
+
+use airlock_bundle::statement::{FieldNote, Support};
+use serde_json::Value;
+
+use super::template::TemplateOptions;
+
+/// What the render honours of an entry's options, and notes on the rest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartOptions {
+    pub template: TemplateOptions,
+    /// `passCredentialsAll`, for the chart's [`Access`](super::Access).
+    pub pass_credentials_all: bool,
+    pub notes: Vec<FieldNote>,
+}
+
+/// How an option is treated; `detail` is the note's text.
+enum Treatment {
+    /// Changes the render; no note.
+    Render,
+    NotApplicable(&'static str),
+    NotSupported(&'static str),
+}
+
+const NO_RELEASE: &str = "no Helm release record is kept in pull mode: the bundle is the record";
+const APPLY_SIDE: &str = "the puller applies the release's objects and hooks in Helm's order but does not act on this yet";
+
+/// The treatment of each option path Sveltos defines (`spec.go`, v1beta1).
+fn treatment(path: &str) -> Option<Treatment> {
+    use Treatment::*;
+    Some(match path {
+        "skipCRDs" | "disableHooks" | "skipSchemaValidation" | "passCredentialsAll" => Render,
+        "disableOpenAPIValidation" => {
+            NotApplicable("a client-only render validates nothing against a cluster; the API server validates on apply")
+        }
+        "enableClientCache" => NotApplicable("chart archives are always cached, by digest"),
+        "dependencyUpdate" => NotApplicable("repository chart archives carry their dependencies"),
+        "labels" | "description" => NotApplicable(NO_RELEASE),
+        "wait" | "waitForJobs" | "timeout" | "atomic" | "runTests" | "postRenderStrategy" => NotSupported(APPLY_SIDE),
+        "installOptions.createNamespace" => NotSupported("the release namespace is not created; deploy it in the profile"),
+        "installOptions.replace" | "installOptions.recoverAfterConsecutiveFailures" => NotApplicable(NO_RELEASE),
+        "installOptions.takeOwnership" | "upgradeOptions.takeOwnership" => {
+            NotApplicable("no Helm ownership annotations are written or checked; server-side apply owns the fields")
+        }
+        "installOptions.disableHooks" | "upgradeOptions.disableHooks" | "uninstallOptions.disableHooks" => NotSupported(APPLY_SIDE),
+        "upgradeOptions.force" | "upgradeOptions.recreate" | "upgradeOptions.cleanupOnFail" | "upgradeOptions.upgradeCRDs" => {
+            NotSupported(APPLY_SIDE)
+        }
+        "upgradeOptions.resetValues" | "upgradeOptions.reuseValues" | "upgradeOptions.resetThenReuseValues" => {
+            NotApplicable("every publish renders with the profile's values; there are no stored values to reuse")
+        }
+        "upgradeOptions.maxHistory" | "uninstallOptions.keepHistory" => NotApplicable(NO_RELEASE),
+        "upgradeOptions.subNotes" => NotApplicable("NOTES.txt is not rendered"),
+        "uninstallOptions.deletionPropagation" => NotSupported("the puller prunes with its own propagation policy"),
+        _ => return None,
+    })
+}
+
+/// Sveltos's default of an option, when it is not the type's zero.
+fn is_default(path: &str, value: &Value) -> bool {
+    match (path, value) {
+        (_, Value::Null) => true,
+        ("installOptions.createNamespace" | "installOptions.replace", Value::Bool(b)) => *b,
+        (_, Value::Bool(b)) => !b,
+        (_, Value::String(s)) => s.is_empty(),
+        (_, Value::Object(m)) => m.is_empty(),
+        _ => false,
+    }
+}
+
+/// Reads `options` (absent: Sveltos's defaults). `field` is the entry's path in the
+/// profile, `spec.helmCharts[0]`, for the notes.
+pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String> {
+    let mut out = ChartOptions { template: TemplateOptions::default(), pass_credentials_all: false, notes: vec![] };
+    let Some(options) = options.filter(|o| !o.is_null()) else { return Ok(out) };
+    let top = options.as_object().ok_or("options is not an object")?;
+    let mut leaves = Vec::new();
+    for (key, value) in top {
+        match (key.as_str(), value) {
+            ("installOptions" | "upgradeOptions" | "uninstallOptions", Value::Object(nested)) => {
+                leaves.extend(nested.iter().map(|(k, v)| (format!("{key}.{k}"), v)));
+            }
+            _ => leaves.push((key.clone(), value)),
+        }
+    }
+    for (path, value) in leaves {
+        let flag = || value.as_bool().ok_or_else(|| format!("options.{path} is not a boolean"));
+        match treatment(&path) {
+            Some(Treatment::Render) => match path.as_str() {
+                "skipCRDs" => out.template.include_crds = !flag()?,
+                "disableHooks" => out.template.hooks = !flag()?,
+                "skipSchemaValidation" => out.template.skip_schema_validation = flag()?,
+                _ => out.pass_credentials_all = flag()?,
+            },
+            _ if is_default(&path, value) => {}
+            Some(Treatment::NotApplicable(detail)) => out.notes.push(note(field, &path, Support::NotApplicable, detail)),
+            Some(Treatment::NotSupported(detail)) => out.notes.push(note(field, &path, Support::NotSupported, detail)),
+            None => out.notes.push(note(field, &path, Support::NotSupported, "not an option Airlock knows")),
+        }
+    }
+    Ok(out)
+}
+
+fn note(field: &str, path: &str, support: Support, detail: &str) -> FieldNote {
+    FieldNote { field: format!("{field}.options.{path}"), support, detail: detail.into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn maps_render_options() {
+        let o = read(Some(&json!({"skipCRDs": true, "disableHooks": true, "skipSchemaValidation": true, "passCredentialsAll": true})), "f")
+            .expect("reads");
+        assert_eq!(o.template, TemplateOptions { include_crds: false, hooks: false, skip_schema_validation: true });
+        assert!(o.pass_credentials_all);
+        assert!(o.notes.is_empty());
+        assert_eq!(read(None, "f").expect("reads").template, TemplateOptions::default());
+    }
+
+    #[test]
+    fn notes_only_options_set_away_from_their_default() {
+        let o = read(
+            Some(&json!({"wait": true, "atomic": false, "timeout": "10m", "labels": {}, "installOptions": {"createNamespace": true, "replace": false}, "bogus": 1})),
+            "spec.helmCharts[0]",
+        )
+        .expect("reads");
+        let fields: Vec<_> = o.notes.iter().map(|n| (n.field.as_str(), n.support)).collect();
+        assert_eq!(
+            fields,
+            [
+                ("spec.helmCharts[0].options.bogus", Support::NotSupported),
+                ("spec.helmCharts[0].options.installOptions.replace", Support::NotApplicable),
+                ("spec.helmCharts[0].options.timeout", Support::NotSupported),
+                ("spec.helmCharts[0].options.wait", Support::NotSupported),
+            ]
+        );
+    }
+
+    #[test]
+    fn rejects_an_option_of_the_wrong_type() {
+        assert_eq!(read(Some(&json!({"skipCRDs": "yes"})), "f"), Err("options.skipCRDs is not a boolean".into()));
+        assert_eq!(read(Some(&json!([])), "f"), Err("options is not an object".into()));
+    }
+}

@@ -1,0 +1,260 @@
+//! Where a chart comes from, as a Sveltos `helmCharts` entry names it: a classic HTTP
+//! repository (`repositoryURL` serving `index.yaml`, `chartName: <repositoryName>/<chart>`)
+//! or an OCI registry (`repositoryURL: oci://host/path`, bare `chartName`), a version or a
+//! range, and how to reach the repository (`registryCredentialsConfig`).
+//!
+//! Entry point: [`ChartRef::new`]. It checks names and classifies the version; it reads no
+//! Secret (the caller passes the credentials' data) and contacts nothing.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+
+use super::error::{ChartLabel, HelmError};
+
+/// The kind of repository a `repositoryURL` names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Repository {
+    /// `http://` or `https://`: `index.yaml` and archives.
+    Http { url: String },
+    /// `oci://host[:port]/path`: the chart is `<url>/<chart>`, tagged with its version.
+    Oci { url: String },
+}
+
+impl Repository {
+    pub fn url(&self) -> &str {
+        match self {
+            Repository::Http { url } | Repository::Oci { url } => url,
+        }
+    }
+}
+
+/// The version a profile asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum VersionSpec {
+    /// A full version (`4.0.13`, `v1.7.3`, `1.0.0-rc.1`): fetched once and kept.
+    Exact(String),
+    /// A semver range (`^4.0`, `>=1.2 <2`, `4.0.x`), or "" for the newest stable version:
+    /// helm resolves it against the repository, once per publish.
+    Range(String),
+}
+
+impl VersionSpec {
+    /// Classifies `chartVersion`: a version with all three numbers is exact, anything else
+    /// (a partial version such as `1.2` included, which helm reads as `~1.2`) a range.
+    pub fn parse(text: &str) -> VersionSpec {
+        let text = text.trim();
+        let core = text.strip_prefix('v').unwrap_or(text);
+        let core = core.split_once('+').map_or(core, |(c, _)| c);
+        let (core, pre) = core.split_once('-').map_or((core, None), |(c, p)| (c, Some(p)));
+        let numbers: Vec<&str> = core.split('.').collect();
+        let numeric = |s: &&str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let pre_ok = pre.is_none_or(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-'));
+        if numbers.len() == 3 && numbers.iter().all(numeric) && pre_ok {
+            VersionSpec::Exact(text.to_string())
+        } else {
+            VersionSpec::Range(text.to_string())
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        match self {
+            VersionSpec::Exact(t) | VersionSpec::Range(t) => t,
+        }
+    }
+}
+
+/// How to reach a repository: Sveltos's `registryCredentialsConfig`, with the referenced
+/// Secrets' data already read by the caller.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Access {
+    /// `plainHTTP`: OCI over HTTP.
+    pub plain_http: bool,
+    pub insecure_skip_tls_verify: bool,
+    /// `ca`: the PEM bundle of the Secret's `ca.crt`.
+    pub ca_pem: Option<Vec<u8>>,
+    pub credentials: Option<Credentials>,
+    /// `options.passCredentialsAll`: send an HTTP repository's login to every host its
+    /// index points archives at, not only its own.
+    pub pass_credentials_all: bool,
+}
+
+/// A registry or repository login.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Credentials {
+    /// A Docker `config.json` (`{"auths": {host: {username, password | auth}}}`): handed to
+    /// helm as its registry configuration for OCI, searched for the host's login for HTTP.
+    DockerConfig(Vec<u8>),
+    Basic {
+        username: String,
+        password: String,
+    },
+}
+
+impl Credentials {
+    /// Sveltos's credentials Secret: `key` names the data key, default the only one. The
+    /// value is a Docker config JSON.
+    pub fn from_secret_data(data: &BTreeMap<String, Vec<u8>>, key: Option<&str>) -> Result<Credentials, String> {
+        let bytes = match key {
+            Some(key) => data.get(key).ok_or_else(|| format!("the credentials Secret has no key {key:?}"))?,
+            None if data.len() == 1 => data.values().next().expect("one value"),
+            None => return Err(format!("the credentials Secret has {} keys; registryCredentialsConfig.key must name one", data.len())),
+        };
+        let parsed: Value = serde_json::from_slice(bytes).map_err(|e| format!("the credentials are not a Docker config JSON: {e}"))?;
+        if !parsed.get("auths").is_some_and(Value::is_object) {
+            return Err("the credentials are a JSON without an \"auths\" object".into());
+        }
+        Ok(Credentials::DockerConfig(bytes.clone()))
+    }
+
+    /// A Docker config JSON with this login for `host`, for helm's registry client.
+    pub(super) fn docker_config(&self, host: &str) -> Vec<u8> {
+        match self {
+            Credentials::DockerConfig(bytes) => bytes.clone(),
+            Credentials::Basic { username, password } => {
+                let auth = STANDARD.encode(format!("{username}:{password}"));
+                serde_json::to_vec(&json!({"auths": {host: {"auth": auth}}})).expect("JSON serialises")
+            }
+        }
+    }
+
+    /// The username and password for `host`, as Sveltos reads them for HTTP repositories.
+    pub(super) fn login_for(&self, host: &str) -> Option<(String, String)> {
+        match self {
+            Credentials::Basic { username, password } => Some((username.clone(), password.clone())),
+            Credentials::DockerConfig(bytes) => {
+                let parsed: Value = serde_json::from_slice(bytes).ok()?;
+                let auths = parsed.get("auths")?.as_object()?;
+                let entry = auths.get(host).or_else(|| auths.iter().find(|(k, _)| host_of(k) == host).map(|(_, v)| v))?;
+                if let (Some(u), Some(p)) = (entry["username"].as_str(), entry["password"].as_str()) {
+                    return Some((u.to_string(), p.to_string()));
+                }
+                let decoded = STANDARD.decode(entry["auth"].as_str()?).ok()?;
+                let (u, p) = std::str::from_utf8(&decoded).ok()?.split_once(':')?;
+                Some((u.to_string(), p.to_string()))
+            }
+        }
+    }
+}
+
+/// `https://host:port/path` → `host:port`.
+pub(super) fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split('/').next().unwrap_or(rest)
+}
+
+/// One chart of one repository at one version or range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChartRef {
+    pub repository: Repository,
+    /// The chart's own name, without the `repositoryName/` prefix.
+    pub chart: String,
+    pub version: VersionSpec,
+    pub access: Access,
+    /// Names it in errors.
+    pub label: ChartLabel,
+}
+
+impl ChartRef {
+    /// Checks a `helmCharts` entry's source fields. `profile` names the profile in errors.
+    pub fn new(
+        profile: &str,
+        repository_url: &str,
+        repository_name: &str,
+        chart_name: &str,
+        chart_version: &str,
+        access: Access,
+    ) -> Result<ChartRef, HelmError> {
+        let label = ChartLabel::new(profile, repository_url, chart_name, chart_version.trim());
+        let entry = |field: &str, message: String| HelmError::Entry { chart: label.clone(), field: field.into(), message };
+        let url = repository_url.trim().trim_end_matches('/');
+        let (scheme, rest) = url.split_once("://").ok_or_else(|| entry("repositoryURL", "has no scheme".into()))?;
+        if rest.is_empty() || url.contains(char::is_whitespace) {
+            return Err(entry("repositoryURL", "names no host".into()));
+        }
+        let repository = match scheme {
+            "http" | "https" => Repository::Http { url: url.into() },
+            "oci" => Repository::Oci { url: url.into() },
+            "gitrepository" | "ocirepository" | "bucket" => {
+                return Err(HelmError::Unsupported {
+                    chart: label,
+                    field: "repositoryURL".into(),
+                    reason: format!("charts from Flux {scheme} sources are not rendered yet; use an HTTP or OCI repository"),
+                });
+            }
+            other => return Err(entry("repositoryURL", format!("scheme {other:?} is not http, https or oci"))),
+        };
+        let chart = match &repository {
+            Repository::Http { .. } => match chart_name.split_once('/') {
+                Some((prefix, chart)) if prefix == repository_name => chart,
+                Some(_) => return Err(entry("chartName", format!("must be {repository_name:?}/<chart> for an HTTP repository"))),
+                None => chart_name,
+            },
+            Repository::Oci { .. } => chart_name.strip_prefix(&format!("{url}/")).unwrap_or(chart_name),
+        };
+        if chart.is_empty() || chart.contains(['/', ' ', '\\']) || chart.starts_with('.') || chart.starts_with('-') {
+            return Err(entry("chartName", "is not a chart name".into()));
+        }
+        Ok(ChartRef { repository, chart: chart.into(), version: VersionSpec::parse(chart_version), access, label })
+    }
+
+    /// The reference `helm pull` takes for an OCI chart.
+    pub(super) fn oci_reference(&self) -> Option<String> {
+        match &self.repository {
+            Repository::Oci { url } => Some(format!("{url}/{}", self.chart)),
+            Repository::Http { .. } => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_versions_as_helm_does() {
+        for exact in ["4.0.13", "v1.7.3", "1.0.0-rc.1", "1.2.3+build.5"] {
+            assert_eq!(VersionSpec::parse(exact), VersionSpec::Exact(exact.into()), "{exact}");
+        }
+        for range in ["", "1.2", "^4.0", ">=1.2 <2", "4.0.x", "~1.2.3", "1.2.3 || 2.0.0", "1.2.3-"] {
+            assert_eq!(VersionSpec::parse(range), VersionSpec::Range(range.into()), "{range}");
+        }
+    }
+
+    #[test]
+    fn strips_the_repository_name_of_http_charts() {
+        let c = ChartRef::new("p", "http://127.0.0.1:8879/", "airlock-test", "airlock-test/ingress-nginx", "4.0.13", Access::default())
+            .expect("valid");
+        assert_eq!((c.repository, c.chart.as_str()), (Repository::Http { url: "http://127.0.0.1:8879".into() }, "ingress-nginx"));
+        let c = ChartRef::new("p", "oci://127.0.0.1:5000/charts", "x", "kube-state-metrics", "4.0.2", Access::default()).expect("valid");
+        assert_eq!(c.oci_reference().as_deref(), Some("oci://127.0.0.1:5000/charts/kube-state-metrics"));
+    }
+
+    #[test]
+    fn rejects_entries_helm_cannot_fetch() {
+        let new = |url: &str, name: &str| ChartRef::new("p", url, "repo", name, "1.0.0", Access::default());
+        assert!(matches!(new("http://r", "other/web"), Err(HelmError::Entry { field, .. }) if field == "chartName"));
+        assert!(matches!(new("ftp://r", "repo/web"), Err(HelmError::Entry { field, .. }) if field == "repositoryURL"));
+        assert!(matches!(new("r", "repo/web"), Err(HelmError::Entry { .. })));
+        assert!(matches!(new("http://r", "repo/../x"), Err(HelmError::Entry { .. })));
+        assert!(matches!(new("gitrepository://flux-system/charts/web", "web"), Err(HelmError::Unsupported { .. })));
+    }
+
+    #[test]
+    fn reads_logins_from_docker_config() {
+        let config =
+            br#"{"auths":{"127.0.0.1:5001":{"auth":"YWlybG9jazpwdw=="},"https://charts.example":{"username":"u","password":"p"}}}"#;
+        let data = BTreeMap::from([(".dockerconfigjson".to_string(), config.to_vec())]);
+        let creds = Credentials::from_secret_data(&data, None).expect("a docker config");
+        assert_eq!(creds.login_for("127.0.0.1:5001"), Some(("airlock".into(), "pw".into())));
+        assert_eq!(creds.login_for("charts.example"), Some(("u".into(), "p".into())));
+        assert_eq!(creds.login_for("other"), None);
+        let two = BTreeMap::from([("a".to_string(), config.to_vec()), ("b".to_string(), config.to_vec())]);
+        assert!(Credentials::from_secret_data(&two, None).is_err());
+        assert!(Credentials::from_secret_data(&two, Some("a")).is_ok());
+        let not_json = BTreeMap::from([("k".to_string(), b"user:pw".to_vec())]);
+        assert!(Credentials::from_secret_data(&not_json, None).is_err());
+    }
+}
