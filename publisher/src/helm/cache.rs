@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! <dir>/blobs/<sha256>.tgz            the archive as helm pulled it
-//! <dir>/refs/<sha256 of key>.json     repository + chart + exact version → name, version, digest
+//! <dir>/refs/<sha256 of key>.json     repository + login scope + chart + exact version
+//!                                      → name, version, digest
 //! ```
 //!
 //! A chart version is treated as immutable, as helm's own dependency lock does: once
@@ -11,7 +12,8 @@
 //! versions with no network at all. Ranges still ask the repository once per publish; the
 //! archive they resolve to is kept under its exact version too. A blob whose bytes no
 //! longer match its name is treated as missing. Files are written to a temporary name and
-//! renamed, so concurrent publishers sharing the directory never read half a file.
+//! renamed, so concurrent publishers sharing the directory never read half a file. An
+//! archive fetched with a login is found only by requests with the same login.
 
 use std::path::{Path, PathBuf};
 
@@ -54,9 +56,10 @@ impl ChartCache {
         Ok(ChartCache { dir: dir.to_path_buf() })
     }
 
-    /// The archive kept for `repository`'s `chart` at exactly `version`.
-    pub(super) fn lookup(&self, repository: &str, chart: &str, version: &str) -> Option<FetchedChart> {
-        let text = std::fs::read(self.ref_path(repository, chart, version)).ok()?;
+    /// The archive kept for `repository`'s `chart` at exactly `version`, fetched with an
+    /// access of `scope` (`Access::cache_scope`).
+    pub(super) fn lookup(&self, repository: &str, scope: &str, chart: &str, version: &str) -> Option<FetchedChart> {
+        let text = std::fs::read(self.ref_path(repository, scope, chart, version)).ok()?;
         let file: RefFile = serde_json::from_slice(&text).ok()?;
         let archive = self.blob_path(&file.digest);
         let bytes = std::fs::read(&archive).ok()?;
@@ -68,6 +71,7 @@ impl ChartCache {
     pub(super) fn store(
         &self,
         repository: &str,
+        scope: &str,
         chart: &str,
         versions: &[&str],
         name: &str,
@@ -81,13 +85,13 @@ impl ChartCache {
         }
         for asked in versions {
             let file = RefFile { repository: repository.into(), chart: chart.into(), version: version.into(), name: name.into(), digest };
-            write_atomically(&self.ref_path(repository, chart, asked), &serde_json::to_vec(&file).expect("JSON serialises"))?;
+            write_atomically(&self.ref_path(repository, scope, chart, asked), &serde_json::to_vec(&file).expect("JSON serialises"))?;
         }
         Ok(FetchedChart { name: name.into(), version: version.into(), digest, archive })
     }
 
-    fn ref_path(&self, repository: &str, chart: &str, version: &str) -> PathBuf {
-        let key = format!("{repository}\0{chart}\0{version}");
+    fn ref_path(&self, repository: &str, scope: &str, chart: &str, version: &str) -> PathBuf {
+        let key = format!("{repository}\0{scope}\0{chart}\0{version}");
         self.dir.join("refs").join(format!("{}.json", Digest::of(key.as_bytes()).hex()))
     }
 
@@ -113,18 +117,19 @@ mod tests {
     fn finds_what_it_stored_under_each_version() {
         let dir = tempfile::tempdir().expect("tempdir");
         let cache = ChartCache::open(dir.path()).expect("opens");
-        let stored = cache.store("http://r", "web", &["1.2.3", "v1.2.3"], "web", "1.2.3", b"archive").expect("stores");
-        assert_eq!(cache.lookup("http://r", "web", "1.2.3"), Some(stored.clone()));
-        assert_eq!(cache.lookup("http://r", "web", "v1.2.3"), Some(stored));
-        assert_eq!(cache.lookup("http://other", "web", "1.2.3"), None);
+        let stored = cache.store("http://r", "", "web", &["1.2.3", "v1.2.3"], "web", "1.2.3", b"archive").expect("stores");
+        assert_eq!(cache.lookup("http://r", "", "web", "1.2.3"), Some(stored.clone()));
+        assert_eq!(cache.lookup("http://r", "", "web", "v1.2.3"), Some(stored));
+        assert_eq!(cache.lookup("http://other", "", "web", "1.2.3"), None);
+        assert_eq!(cache.lookup("http://r", "login", "web", "1.2.3"), None);
     }
 
     #[test]
     fn a_corrupt_blob_is_a_miss() {
         let dir = tempfile::tempdir().expect("tempdir");
         let cache = ChartCache::open(dir.path()).expect("opens");
-        let stored = cache.store("http://r", "web", &["1.2.3"], "web", "1.2.3", b"archive").expect("stores");
+        let stored = cache.store("http://r", "", "web", &["1.2.3"], "web", "1.2.3", b"archive").expect("stores");
         std::fs::write(&stored.archive, b"tampered").expect("write");
-        assert_eq!(cache.lookup("http://r", "web", "1.2.3"), None);
+        assert_eq!(cache.lookup("http://r", "", "web", "1.2.3"), None);
     }
 }

@@ -48,9 +48,9 @@ impl Fetcher {
     }
 
     fn fetch_now(&self, helm: &Helm, scratch: &Scratch, chart: &ChartRef) -> Result<FetchedChart, HelmError> {
-        let url = chart.repository.url();
+        let (url, scope) = (chart.repository.url(), chart.access.cache_scope());
         if let VersionSpec::Exact(version) = &chart.version
-            && let Some(hit) = self.cache.lookup(url, &chart.chart, version)
+            && let Some(hit) = self.cache.lookup(url, &scope, &chart.chart, version)
         {
             return Ok(hit);
         }
@@ -105,7 +105,7 @@ impl Fetcher {
         {
             versions.push(asked);
         }
-        self.cache.store(url, &chart.chart, &versions, &meta.name, &meta.version, &bytes)
+        self.cache.store(url, &scope, &chart.chart, &versions, &meta.name, &meta.version, &bytes)
     }
 }
 
@@ -163,10 +163,22 @@ fn single_archive(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
 
 /// Helm's words for a chart or version the repository does not have.
 const NOT_FOUND_MARKERS: &[&str] = &["not found", "no chart version found", "no chart name found", "manifest unknown", "no matching"];
-/// Helm's words for a repository it could not reach; checked first, since helm's message
-/// for a missing index ("... not a valid chart repository or cannot be reached: ... 404
-/// Not Found") contains "not found" too.
-const UNREACHABLE_MARKERS: &[&str] = &["cannot be reached", "connection refused", "no such host", "timeout", "tls:", "x509:"];
+/// Helm's words for a repository it could not reach or that refused the login; checked
+/// first, since some contain "not found" too ("... cannot be reached: ... 404 Not Found",
+/// helm v4's "basic credential not found").
+const UNAVAILABLE_MARKERS: &[&str] = &[
+    "cannot be reached",
+    "connection refused",
+    "no such host",
+    "timeout",
+    "tls:",
+    "x509:",
+    "credential",
+    "authoriz",
+    "denied",
+    "401",
+    "403",
+];
 
 fn pull_error(err: RunError, chart: &ChartLabel, verb: &str) -> HelmError {
     match err {
@@ -176,8 +188,8 @@ fn pull_error(err: RunError, chart: &ChartLabel, verb: &str) -> HelmError {
         RunError::Failed { stderr } => {
             let lower = stderr.to_lowercase();
             let message = stderr.trim_start_matches("Error: ").to_string();
-            let unreachable = UNREACHABLE_MARKERS.iter().any(|m| lower.contains(m));
-            if !unreachable && NOT_FOUND_MARKERS.iter().any(|m| lower.contains(m)) {
+            let unavailable = UNAVAILABLE_MARKERS.iter().any(|m| lower.contains(m));
+            if !unavailable && NOT_FOUND_MARKERS.iter().any(|m| lower.contains(m)) {
                 HelmError::ChartNotFound { chart: chart.clone(), message }
             } else {
                 HelmError::SourceUnavailable { chart: chart.clone(), message }
@@ -226,5 +238,11 @@ mod tests {
             HelmError::SourceUnavailable { .. }
         ));
         assert!(matches!(failed("Error: 127.0.0.1:5000/charts/web:9.9.9: not found"), HelmError::ChartNotFound { .. }));
+        assert!(matches!(
+            failed(
+                "Error: failed to perform \"FetchReference\" on source: GET \"http://r/v2/web/manifests/1\": basic credential not found"
+            ),
+            HelmError::SourceUnavailable { .. }
+        ));
     }
 }

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use airlock_bundle::Digest;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
@@ -79,6 +80,19 @@ pub struct Access {
     /// `options.passCredentialsAll`: send an HTTP repository's login to every host its
     /// index points archives at, not only its own.
     pub pass_credentials_all: bool,
+}
+
+impl Access {
+    /// Who may reuse an archive fetched with this access: everyone for an anonymous fetch,
+    /// else only requests with the same login, so a profile without credentials never
+    /// renders a private chart another profile's login fetched.
+    pub(super) fn cache_scope(&self) -> String {
+        match &self.credentials {
+            None => String::new(),
+            Some(Credentials::DockerConfig(bytes)) => Digest::of(bytes).hex(),
+            Some(Credentials::Basic { username, password }) => Digest::of(format!("{username}\0{password}").as_bytes()).hex(),
+        }
+    }
 }
 
 /// A registry or repository login.
