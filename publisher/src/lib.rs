@@ -19,7 +19,9 @@ mod keys;
 #[cfg_attr(not(test), expect(dead_code, reason = "rendering calls it once the coordinator wires it in"))]
 mod lua;
 mod memo;
+mod once;
 pub mod patch;
+mod process;
 mod publish;
 pub mod register;
 mod render;

@@ -16,6 +16,7 @@
 
 mod direct;
 mod limits;
+mod split;
 #[cfg(test)]
 mod tests;
 mod writer;
@@ -24,6 +25,7 @@ use airlock_bundle::yaml::{Booleans, lines};
 use serde_json::Value;
 
 pub use limits::{MAX_ALIASES, MAX_DEPTH, MAX_DOCUMENTS, MAX_INPUT_FILE_BYTES, MAX_REPLAYED_EVENTS};
+pub use split::split_documents;
 
 fn options() -> serde_saphyr::Options {
     let mut alias_limits = serde_saphyr::options::AliasLimits::default();

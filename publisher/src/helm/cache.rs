@@ -43,6 +43,14 @@ struct RefFile {
     digest: Digest,
 }
 
+/// Which chart of which repository, fetched with which login (`Access::cache_scope`).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct CacheKey<'a> {
+    pub repository: &'a str,
+    pub scope: &'a str,
+    pub chart: &'a str,
+}
+
 #[derive(Debug)]
 pub(super) struct ChartCache {
     dir: PathBuf,
@@ -56,23 +64,20 @@ impl ChartCache {
         Ok(ChartCache { dir: dir.to_path_buf() })
     }
 
-    /// The archive kept for `repository`'s `chart` at exactly `version`, fetched with an
-    /// access of `scope` (`Access::cache_scope`).
-    pub(super) fn lookup(&self, repository: &str, scope: &str, chart: &str, version: &str) -> Option<FetchedChart> {
-        let text = std::fs::read(self.ref_path(repository, scope, chart, version)).ok()?;
+    /// The archive kept for `key` at exactly `version`.
+    pub(super) fn lookup(&self, key: &CacheKey<'_>, version: &str) -> Option<FetchedChart> {
+        let text = std::fs::read(self.ref_path(key, version)).ok()?;
         let file: RefFile = serde_json::from_slice(&text).ok()?;
         let archive = self.blob_path(&file.digest);
         let bytes = std::fs::read(&archive).ok()?;
         (Digest::of(&bytes) == file.digest).then_some(FetchedChart { name: file.name, version: file.version, digest: file.digest, archive })
     }
 
-    /// Keeps `bytes` as `repository`'s `chart`, under each of `versions` (the exact version
-    /// fetched, and the one asked for when that was exact too).
+    /// Keeps `bytes`, the archive of chart `name` at `version`, for `key` under each of
+    /// `versions` (the exact version fetched, and the one asked for when that was exact too).
     pub(super) fn store(
         &self,
-        repository: &str,
-        scope: &str,
-        chart: &str,
+        key: &CacheKey<'_>,
         versions: &[&str],
         name: &str,
         version: &str,
@@ -84,14 +89,15 @@ impl ChartCache {
             write_atomically(&archive, bytes)?;
         }
         for asked in versions {
-            let file = RefFile { repository: repository.into(), chart: chart.into(), version: version.into(), name: name.into(), digest };
-            write_atomically(&self.ref_path(repository, scope, chart, asked), &serde_json::to_vec(&file).expect("JSON serialises"))?;
+            let file =
+                RefFile { repository: key.repository.into(), chart: key.chart.into(), version: version.into(), name: name.into(), digest };
+            write_atomically(&self.ref_path(key, asked), &serde_json::to_vec(&file).expect("JSON serialises"))?;
         }
         Ok(FetchedChart { name: name.into(), version: version.into(), digest, archive })
     }
 
-    fn ref_path(&self, repository: &str, scope: &str, chart: &str, version: &str) -> PathBuf {
-        let key = format!("{repository}\0{scope}\0{chart}\0{version}");
+    fn ref_path(&self, key: &CacheKey<'_>, version: &str) -> PathBuf {
+        let key = format!("{}\0{}\0{}\0{version}", key.repository, key.scope, key.chart);
         self.dir.join("refs").join(format!("{}.json", Digest::of(key.as_bytes()).hex()))
     }
 
@@ -113,23 +119,25 @@ pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), HelmErro
 mod tests {
     use super::*;
 
+    const WEB: CacheKey<'static> = CacheKey { repository: "http://r", scope: "", chart: "web" };
+
     #[test]
     fn finds_what_it_stored_under_each_version() {
         let dir = tempfile::tempdir().expect("tempdir");
         let cache = ChartCache::open(dir.path()).expect("opens");
-        let stored = cache.store("http://r", "", "web", &["1.2.3", "v1.2.3"], "web", "1.2.3", b"archive").expect("stores");
-        assert_eq!(cache.lookup("http://r", "", "web", "1.2.3"), Some(stored.clone()));
-        assert_eq!(cache.lookup("http://r", "", "web", "v1.2.3"), Some(stored));
-        assert_eq!(cache.lookup("http://other", "", "web", "1.2.3"), None);
-        assert_eq!(cache.lookup("http://r", "login", "web", "1.2.3"), None);
+        let stored = cache.store(&WEB, &["1.2.3", "v1.2.3"], "web", "1.2.3", b"archive").expect("stores");
+        assert_eq!(cache.lookup(&WEB, "1.2.3"), Some(stored.clone()));
+        assert_eq!(cache.lookup(&WEB, "v1.2.3"), Some(stored));
+        assert_eq!(cache.lookup(&CacheKey { repository: "http://other", ..WEB }, "1.2.3"), None);
+        assert_eq!(cache.lookup(&CacheKey { scope: "login", ..WEB }, "1.2.3"), None);
     }
 
     #[test]
     fn a_corrupt_blob_is_a_miss() {
         let dir = tempfile::tempdir().expect("tempdir");
         let cache = ChartCache::open(dir.path()).expect("opens");
-        let stored = cache.store("http://r", "", "web", &["1.2.3"], "web", "1.2.3", b"archive").expect("stores");
+        let stored = cache.store(&WEB, &["1.2.3"], "web", "1.2.3", b"archive").expect("stores");
         std::fs::write(&stored.archive, b"tampered").expect("write");
-        assert_eq!(cache.lookup("http://r", "", "web", "1.2.3"), None);
+        assert_eq!(cache.lookup(&WEB, "1.2.3"), None);
     }
 }

@@ -10,12 +10,13 @@
 
 use std::time::Duration;
 
-use super::binary::{Helm, Invocation, RunError};
-use super::cache::{ChartCache, FetchedChart};
+use super::binary::{Helm, Invocation};
+use super::cache::{CacheKey, ChartCache, FetchedChart};
 use super::error::{ChartLabel, HelmError, cache_error};
-use super::once::OnceMap;
 use super::scratch::Scratch;
 use super::source::{Access, ChartRef, Repository, VersionSpec, host_of};
+use crate::once::OnceMap;
+use crate::process::ProcessError;
 
 /// A pull downloads one archive; a slow repository gets this long.
 const PULL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -49,8 +50,9 @@ impl Fetcher {
 
     fn fetch_now(&self, helm: &Helm, scratch: &Scratch, chart: &ChartRef) -> Result<FetchedChart, HelmError> {
         let (url, scope) = (chart.repository.url(), chart.access.cache_scope());
+        let key = CacheKey { repository: url, scope: &scope, chart: &chart.chart };
         if let VersionSpec::Exact(version) = &chart.version
-            && let Some(hit) = self.cache.lookup(url, &scope, &chart.chart, version)
+            && let Some(hit) = self.cache.lookup(&key, version)
         {
             return Ok(hit);
         }
@@ -105,7 +107,7 @@ impl Fetcher {
         {
             versions.push(asked);
         }
-        self.cache.store(url, &scope, &chart.chart, &versions, &meta.name, &meta.version, &bytes)
+        self.cache.store(&key, &versions, &meta.name, &meta.version, &bytes)
     }
 }
 
@@ -180,12 +182,12 @@ const UNAVAILABLE_MARKERS: &[&str] = &[
     "403",
 ];
 
-fn pull_error(err: RunError, chart: &ChartLabel, verb: &str) -> HelmError {
+fn pull_error(err: ProcessError, chart: &ChartLabel, verb: &str) -> HelmError {
     match err {
-        RunError::Timeout { seconds } => HelmError::Timeout { chart: chart.clone(), verb: verb.into(), seconds },
-        RunError::TooLarge { limit_bytes } => HelmError::OutputTooLarge { chart: chart.clone(), verb: verb.into(), limit_bytes },
-        RunError::Spawn { message } => HelmError::HelmUnusable { path: "helm".into(), message },
-        RunError::Failed { stderr } => {
+        ProcessError::Timeout { seconds } => HelmError::Timeout { chart: chart.clone(), verb: verb.into(), seconds },
+        ProcessError::TooLarge { limit_bytes } => HelmError::OutputTooLarge { chart: chart.clone(), verb: verb.into(), limit_bytes },
+        ProcessError::Spawn { message } => HelmError::HelmUnusable { path: "helm".into(), message },
+        ProcessError::Failed { stderr } => {
             let lower = stderr.to_lowercase();
             let message = stderr.trim_start_matches("Error: ").to_string();
             let unavailable = UNAVAILABLE_MARKERS.iter().any(|m| lower.contains(m));
@@ -220,7 +222,7 @@ mod tests {
 
     #[test]
     fn classifies_helm_pull_failures() {
-        let failed = |s: &str| pull_error(RunError::Failed { stderr: s.into() }, &label(), "pull");
+        let failed = |s: &str| pull_error(ProcessError::Failed { stderr: s.into() }, &label(), "pull");
         assert!(matches!(
             failed("Error: chart \"web\" version \"9.9.9\" not found in http://r repository"),
             HelmError::ChartNotFound { .. }

@@ -14,7 +14,7 @@
 //! Layout: `binary` (locate, version, run with a budget), `scratch` (throw-away helm
 //! homes), `source` (repository kinds, versions, access), `fetch` + `cache` + `archive`
 //! (`helm pull` into a digest-keyed cache), `template` (`helm template`), `release` +
-//! `hooks` (splitting and ordering), `memo` + `once` (render memoization), `renderer`.
+//! `hooks` (splitting and ordering), `memo` (render memoization), `renderer`.
 
 mod archive;
 mod binary;
@@ -23,7 +23,6 @@ mod error;
 mod fetch;
 mod hooks;
 mod memo;
-mod once;
 pub mod options;
 mod release;
 mod renderer;

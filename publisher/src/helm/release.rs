@@ -83,7 +83,7 @@ pub(super) fn split(output: &str, name: &str, namespace: &str, chart: ChartId) -
     let chart_label = chart_label_value(&chart);
     let mut release = Release { name: name.into(), namespace: namespace.into(), chart, crds: vec![], objects: vec![], hooks: vec![] };
     let mut source = String::new();
-    for chunk in documents(output) {
+    for chunk in crate::yaml::split_documents(output) {
         if let Some(path) = chunk.lines().find(|l| !l.trim().is_empty()).and_then(|l| l.strip_prefix("# Source: ")) {
             source = path.trim().to_string();
         }
@@ -110,22 +110,6 @@ pub(super) fn split(output: &str, name: &str, namespace: &str, chart: ChartId) -
         }
     }
     Ok(release)
-}
-
-/// The text between `---` separator lines.
-fn documents(output: &str) -> Vec<&str> {
-    let (mut chunks, mut start, mut at) = (Vec::new(), 0, 0);
-    for line in output.split_inclusive('\n') {
-        let bare = line.trim_end();
-        if bare == "---" || bare.starts_with("--- ") {
-            chunks.push(&output[start..at]);
-            start = at + line.len();
-        }
-        at += line.len();
-    }
-    chunks.push(&output[start..]);
-    chunks.retain(|c| !c.trim().is_empty());
-    chunks
 }
 
 /// Whether a `# Source:` path is in a chart's `crds/` directory: `<chart>/crds/...` or a

@@ -14,11 +14,11 @@ use super::cache::{ChartCache, FetchedChart};
 use super::error::{HelmError, cache_error};
 use super::fetch::Fetcher;
 use super::memo::{DiskMemo, Entry, inputs_digest};
-use super::once::OnceMap;
 use super::release::{ChartId, Release, split};
 use super::scratch::Scratch;
 use super::source::ChartRef;
 use super::template::{self, ReleaseRequest};
+use crate::once::OnceMap;
 
 /// Where a renderer keeps things, and how careful it is.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -12,11 +12,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::binary::{Helm, Invocation, RunError};
+use super::binary::{Helm, Invocation};
 use super::cache::FetchedChart;
 use super::error::HelmError;
 use super::scratch::Scratch;
 use super::source::ChartRef;
+use crate::process::ProcessError;
 
 /// A render is CPU only; the largest charts take seconds.
 const TEMPLATE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -102,12 +103,12 @@ pub(super) fn run(
         message,
     };
     let out = helm.run(scratch, &invocation).map_err(|e| match e {
-        RunError::Timeout { seconds } => HelmError::Timeout { chart: request.chart.label.clone(), verb: "template".into(), seconds },
-        RunError::TooLarge { limit_bytes } => {
+        ProcessError::Timeout { seconds } => HelmError::Timeout { chart: request.chart.label.clone(), verb: "template".into(), seconds },
+        ProcessError::TooLarge { limit_bytes } => {
             HelmError::OutputTooLarge { chart: request.chart.label.clone(), verb: "template".into(), limit_bytes }
         }
-        RunError::Spawn { message } => HelmError::HelmUnusable { path: helm.path().display().to_string(), message },
-        RunError::Failed { stderr } => failed(stderr.trim_start_matches("Error: ").to_string()),
+        ProcessError::Spawn { message } => HelmError::HelmUnusable { path: helm.path().display().to_string(), message },
+        ProcessError::Failed { stderr } => failed(stderr.trim_start_matches("Error: ").to_string()),
     })?;
     String::from_utf8(out).map_err(|_| failed("printed bytes that are not UTF-8".into()))
 }

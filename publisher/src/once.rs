@@ -7,7 +7,7 @@ use std::hash::Hash;
 use std::sync::{Arc, Mutex, OnceLock};
 
 #[derive(Debug)]
-pub(super) struct OnceMap<K, V> {
+pub struct OnceMap<K, V> {
     map: Mutex<HashMap<K, Arc<OnceLock<V>>>>,
 }
 
@@ -20,7 +20,7 @@ impl<K, V> Default for OnceMap<K, V> {
 impl<K: Eq + Hash, V: Clone> OnceMap<K, V> {
     /// The value of `key`, computed by `make` if no thread has computed it yet. The lock on
     /// the map is not held while `make` runs, so other keys proceed in parallel.
-    pub(super) fn get_or_init(&self, key: K, make: impl FnOnce() -> V) -> V {
+    pub fn get_or_init(&self, key: K, make: impl FnOnce() -> V) -> V {
         let cell = Arc::clone(self.map.lock().expect("not poisoned").entry(key).or_default());
         cell.get_or_init(make).clone()
     }
