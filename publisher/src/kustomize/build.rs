@@ -1,0 +1,143 @@
+//! `kubectl kustomize` over a source tree, as Sveltos's `buildKustomization`: the tree
+//! written from the source, `<path>/kustomization.yaml` (that exact name, as Sveltos reads
+//! it) with the ref's `components` appended, the references confined (`confine`), then
+//! `kubectl kustomize --load-restrictor LoadRestrictionsNone <path>`, plugins off (kubectl's
+//! default). One build per source, path and components per publish (`once`); each
+//! cluster's values and namespace are applied to a copy (`substitute`).
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::error::{KustomizeError, io_error};
+use super::source::KustomizeSource;
+use super::substitute::Built;
+use super::tree::SourceTree;
+use super::{confine, git, substitute};
+use crate::once::OnceMap;
+use crate::process::{self, ProcessError, Run};
+
+/// A build is CPU only; large trees take seconds.
+const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
+/// No larger output could fit in a bundle.
+const BUILD_OUTPUT_BYTES: u64 = airlock_bundle::Limits::SPEC.total_bytes;
+/// The file Sveltos reads and extends.
+const KUSTOMIZATION: &str = "kustomization.yaml";
+
+/// One `kustomizationRefs` entry for one cluster.
+#[derive(Debug, Clone, Copy)]
+pub struct KustomizeRequest<'a> {
+    /// Names the profile and the referenced object in errors: `ClusterProfile/web:
+    /// ConfigMap default/kustomize`.
+    pub origin: &'a str,
+    pub source: &'a KustomizeSource,
+    /// `path`, already instantiated; "" for the root.
+    pub path: &'a str,
+    /// `components`, already instantiated.
+    pub components: &'a [String],
+    pub target_namespace: Option<&'a str>,
+    /// The substitution values, already instantiated: a flat string map.
+    pub values: &'a BTreeMap<String, String>,
+}
+
+type BuildKey = (KustomizeSource, String, Vec<String>);
+
+/// Builds kustomizations for one publish.
+#[derive(Debug)]
+pub struct Kustomizer {
+    kubectl: PathBuf,
+    version: String,
+    invocations: AtomicU64,
+    builds: OnceMap<BuildKey, Result<Arc<Built>, KustomizeError>>,
+}
+
+impl Kustomizer {
+    /// The kubectl at `flag`, else on `PATH`, after asking it its kustomize version.
+    pub fn locate(flag: Option<&Path>) -> Result<Kustomizer, KustomizeError> {
+        let kubectl = process::locate("kubectl", flag).map_err(|searched| KustomizeError::KubectlNotFound { searched })?;
+        let unusable = |message: String| KustomizeError::KubectlUnusable { path: kubectl.display().to_string(), message };
+        let args = ["version".to_string(), "--client".into(), "--output=json".into()];
+        let out = run_kubectl(&kubectl, &args).map_err(|e| unusable(e.message()))?;
+        let parsed: Value = serde_json::from_slice(&out).map_err(|e| unusable(format!("kubectl version: {e}")))?;
+        let version = parsed["kustomizeVersion"].as_str().ok_or_else(|| unusable("kubectl has no kustomize built in".into()))?;
+        Ok(Kustomizer { kubectl: kubectl.clone(), version: version.into(), invocations: AtomicU64::new(1), builds: OnceMap::default() })
+    }
+
+    /// The kustomize version kubectl has built in, `v5.5.0`.
+    pub fn kustomize_version(&self) -> &str {
+        &self.version
+    }
+
+    /// How many kubectl processes this value started, `kubectl version` included.
+    pub fn invocations(&self) -> u64 {
+        self.invocations.load(Ordering::Relaxed)
+    }
+
+    /// The objects of `request`, in kustomize's output order.
+    pub fn build(&self, request: &KustomizeRequest<'_>) -> Result<Vec<Value>, KustomizeError> {
+        let key = (request.source.clone(), request.path.to_string(), request.components.to_vec());
+        let built = self.builds.get_or_init(key, || self.build_now(request).map(Arc::new))?;
+        substitute::instantiate(&built, request.values, request.target_namespace, request.origin)
+    }
+
+    fn build_now(&self, request: &KustomizeRequest<'_>) -> Result<Built, KustomizeError> {
+        let origin = request.origin;
+        let source_err = |message: String| KustomizeError::Source { origin: origin.into(), message };
+        let mut tree = SourceTree::new(origin)?;
+        match request.source {
+            KustomizeSource::Tarball(bytes) => tree.unpack(bytes)?,
+            KustomizeSource::Git { url, reference } => {
+                git::checkout(origin, url, reference, &mut tree)?;
+            }
+        }
+        let relative = Path::new(request.path);
+        if relative.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
+            return Err(source_err(format!("path {:?} leaves the source tree", request.path)));
+        }
+        let dir = tree.root().join(relative);
+        let file = dir.join(KUSTOMIZATION);
+        if !file.is_file() {
+            return Err(source_err(format!("no {KUSTOMIZATION} in {:?}", request.path)));
+        }
+        if !request.components.is_empty() {
+            add_components(&file, request.components, origin)?;
+        }
+        confine::check_tree(tree.root(), origin)?;
+        let args = ["kustomize".to_string(), "--load-restrictor".into(), "LoadRestrictionsNone".into(), dir.display().to_string()];
+        self.invocations.fetch_add(1, Ordering::Relaxed);
+        let out = run_kubectl(&self.kubectl, &args).map_err(|e| KustomizeError::Build {
+            origin: origin.into(),
+            path: request.path.into(),
+            message: e.message().trim_start_matches("error: ").to_string(),
+        })?;
+        let text = String::from_utf8(out).map_err(|_| source_err("kustomize printed bytes that are not UTF-8".into()))?;
+        Built::of(&text, origin)
+    }
+}
+
+/// Appends `components` to the kustomization's own list, as Sveltos does before building.
+fn add_components(file: &Path, components: &[String], origin: &str) -> Result<(), KustomizeError> {
+    let text = std::fs::read_to_string(file).map_err(|e| io_error(file, e))?;
+    let mut docs = crate::yaml::parse_documents(&text)
+        .map_err(|message| KustomizeError::Manifest { origin: origin.into(), message: format!("{KUSTOMIZATION}: {message}") })?;
+    let Some(Value::Object(doc)) = docs.first_mut() else {
+        return Err(KustomizeError::Manifest { origin: origin.into(), message: format!("{KUSTOMIZATION} is not a mapping") });
+    };
+    let list = doc.entry("components").or_insert_with(|| Value::Array(vec![]));
+    let Value::Array(list) = list else {
+        return Err(KustomizeError::Manifest { origin: origin.into(), message: format!("{KUSTOMIZATION}: components is not a list") });
+    };
+    list.extend(components.iter().cloned().map(Value::String));
+    std::fs::write(file, crate::yaml::emit(&docs[..1])).map_err(|e| io_error(file, e))
+}
+
+fn run_kubectl(kubectl: &Path, args: &[String]) -> Result<Vec<u8>, ProcessError> {
+    // kustomize reads nothing from HOME; an empty one keeps kubectl's own config out.
+    let home = std::env::temp_dir().join("airlock-kubectl-home");
+    let env = vec![("HOME", home.into_os_string()), ("KUBECONFIG", "/dev/null".into())];
+    process::run(&Run { program: kubectl, args, env, stdin: None, timeout: BUILD_TIMEOUT, output_limit: BUILD_OUTPUT_BYTES })
+}

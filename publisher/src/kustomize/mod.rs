@@ -1,0 +1,29 @@
+//! Sveltos `kustomizationRefs` built on the management side with kubectl's built-in
+//! kustomize: the source tree from a ConfigMap or Secret tarball or a Git repository
+//! (a Flux GitRepository resolved to its URL and ref), `kubectl kustomize` with Sveltos's
+//! load restrictor, then Sveltos's substitution values and `targetNamespace` per cluster.
+//! Output: the objects, as JSON values.
+//!
+//! Entry points: [`KustomizeSource`] reads a referenced object, [`Kustomizer::locate`]
+//! finds kubectl, [`Kustomizer::build`] builds a [`KustomizeRequest`].
+//!
+//! Not here: templating `path`, `components` and `values` with the cluster's data, reading
+//! `valuesFrom` objects, fetching the referenced objects (the caller does), OCIRepository
+//! and Bucket sources, `remoteURL`, and Git credentials.
+//!
+//! Layout: `source` (what a reference names), `tree` (the unpacked source tree, capped),
+//! `git` (a commit's tree), `confine` (references stay in the tree), `build` (kubectl),
+//! `substitute` (values and namespace).
+
+mod build;
+mod confine;
+mod error;
+mod git;
+mod source;
+mod substitute;
+mod tree;
+
+pub use build::{KustomizeRequest, Kustomizer};
+pub use error::KustomizeError;
+pub use source::{GitRef, KustomizeSource, SECRET_TYPE, TARBALL_KEY};
+pub use tree::{MAX_ENTRIES, MAX_FILE_BYTES, MAX_TREE_BYTES};
