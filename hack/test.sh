@@ -18,7 +18,8 @@ cd "$HACK_DIR/.."
 # jq and openssl for the by-hand recipe of bundles-format.md section 12, skopeo for interop,
 # faketime (libfaketime) for the clock faults of tests/faults.
 ensure_pkgs jq openssl curl skopeo git faketime
-# helm v3 and v4 for the chart rendering tests, which find them under $AIRLOCK_CACHE/helm.
+# helm v3 and v4 for the chart rendering tests and kubectl 1.32 for the kustomize builds,
+# which find them under $AIRLOCK_CACHE.
 "$HACK_DIR/helm.sh" >/dev/null
 
 started=""
