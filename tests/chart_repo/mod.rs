@@ -1,6 +1,9 @@
 //! A Helm chart repository on 127.0.0.1 inside the test process: serves the files of one
 //! directory (`index.yaml` and the chart archives) over HTTP/1.1, optionally behind basic
-//! auth, and counts the requests it answered. Dropping it stops it.
+//! auth, and counts the requests it answered. Dropping it stops it. Also where the test
+//! charts and the helm binaries are.
+// Each test binary compiles this module and uses its own subset of it.
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};

@@ -1,0 +1,195 @@
+//! Kustomizations built with kubectl's kustomize (kubectl 1.32 from hack/helm.sh) from the
+//! sources Sveltos reads: a ConfigMap holding `kustomize.tar.gz`, and a Flux GitRepository
+//! on the test services' Git server (`$AIRLOCK_GIT_HTTP`). The trees are the Sveltos
+//! documentation's hello-world with a production overlay.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use airlock_publisher::kustomize::{KustomizeError, KustomizeRequest, KustomizeSource, Kustomizer};
+use base64::Engine;
+use serde_json::{Value, json};
+
+/// `$AIRLOCK_KUSTOMIZE_KUBECTL`, else the kubectl hack/helm.sh installs.
+fn kubectl() -> PathBuf {
+    let path = std::env::var_os("AIRLOCK_KUSTOMIZE_KUBECTL").map(PathBuf::from).unwrap_or_else(|| {
+        let cache = std::env::var_os("AIRLOCK_CACHE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/airlock"));
+        cache.join("kubectl/v1.32.3/kubectl")
+    });
+    assert!(path.is_file(), "no kubectl at {}: run hack/helm.sh", path.display());
+    path
+}
+
+const BASE: &[(&str, &str)] = &[
+    ("base/kustomization.yaml", "resources: [deployment.yaml, service.yaml, configmap.yaml]\n"),
+    (
+        "base/deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: the-deployment\n  labels:\n    region: '{{ default \"west\" .Region }}'\nspec:\n  selector:\n    matchLabels: {app: hello}\n  template:\n    metadata:\n      labels: {app: hello}\n    spec:\n      containers:\n      - name: hello\n        image: 'nginx:{{ .Version }}'\n",
+    ),
+    (
+        "base/service.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: the-service\nspec:\n  selector: {app: hello}\n  ports:\n  - port: 80\n    protocol: TCP\n",
+    ),
+    ("base/configmap.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: the-map\ndata:\n  altGreeting: Good Morning!\n"),
+    ("overlays/production/kustomization.yaml", "namePrefix: production-\nresources: [../../base]\n"),
+    (
+        "components/replicas/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- target: {kind: Deployment}\n  patch: |\n    - op: add\n      path: /spec/replicas\n      value: 3\n",
+    ),
+];
+
+fn write_tree(dir: &Path, files: &[(&str, &str)]) {
+    for (path, text) in files {
+        let at = dir.join(path);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(at, text).unwrap();
+    }
+}
+
+/// `tar -czf kustomize.tar.gz -C <dir> .`, as Sveltos's documentation makes it.
+fn config_map(files: &[(&str, &str)]) -> Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_tree(dir.path(), files);
+    let out = Command::new("tar").arg("-czf").arg("-").arg("-C").arg(dir.path()).arg(".").output().expect("tar runs");
+    assert!(out.status.success());
+    let encoded = base64::engine::general_purpose::STANDARD.encode(out.stdout);
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kustomize", "namespace": "default"}, "binaryData": {"kustomize.tar.gz": encoded}})
+}
+
+fn names(objects: &[Value]) -> Vec<String> {
+    objects
+        .iter()
+        .map(|o| {
+            format!(
+                "{}/{}/{}",
+                o["kind"].as_str().unwrap(),
+                o["metadata"]["namespace"].as_str().unwrap_or("-"),
+                o["metadata"]["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+fn request<'a>(source: &'a KustomizeSource, path: &'a str, values: &'a BTreeMap<String, String>) -> KustomizeRequest<'a> {
+    KustomizeRequest {
+        origin: "ClusterProfile/kustomize: ConfigMap default/kustomize",
+        source,
+        path,
+        components: &[],
+        target_namespace: Some("production"),
+        values,
+    }
+}
+
+#[test]
+fn builds_an_overlay_from_a_config_map_tarball() {
+    let kustomizer = Kustomizer::locate(Some(&kubectl())).expect("kubectl runs");
+    assert_eq!(kustomizer.kustomize_version(), "v5.5.0");
+    let source = KustomizeSource::from_config_map(&config_map(BASE), "ClusterProfile/kustomize").expect("a tarball");
+    let values = BTreeMap::from([("Region".to_string(), "east".to_string()), ("Version".to_string(), "v1.2.0".to_string())]);
+    let objects = kustomizer.build(&request(&source, "./overlays/production/", &values)).expect("builds");
+    assert_eq!(
+        names(&objects),
+        [
+            "ConfigMap/production/production-the-map",
+            "Service/production/production-the-service",
+            "Deployment/production/production-the-deployment"
+        ]
+    );
+    let deployment = &objects[2];
+    assert_eq!(deployment["metadata"]["labels"]["region"], "east");
+    assert_eq!(deployment["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:v1.2.0");
+
+    // Another cluster: same build, other values; kubectl does not run again.
+    let before = kustomizer.invocations();
+    let west = BTreeMap::from([("Region".to_string(), String::new()), ("Version".to_string(), "v1.3.0".to_string())]);
+    let objects = kustomizer.build(&request(&source, "./overlays/production/", &west)).expect("builds");
+    assert_eq!(objects[2]["metadata"]["labels"]["region"], "west");
+    assert_eq!(kustomizer.invocations(), before);
+
+    // Without values nothing is templated; components are appended to the kustomization.
+    let components = ["../../components/replicas".to_string()];
+    let none = BTreeMap::new();
+    let with = KustomizeRequest { components: &components, ..request(&source, "overlays/production", &none) };
+    let objects = kustomizer.build(&with).expect("builds");
+    assert_eq!(objects[2]["spec"]["replicas"], 3);
+    assert_eq!(objects[2]["metadata"]["labels"]["region"], "{{ default \"west\" .Region }}");
+}
+
+#[test]
+fn refuses_a_kustomization_that_reads_outside_its_tree() {
+    let kustomizer = Kustomizer::locate(Some(&kubectl())).expect("kubectl runs");
+    let none = BTreeMap::new();
+    for text in [
+        "configMapGenerator: [{name: keys, files: [/etc/hostname]}]\n",
+        "resources: [../../../../etc]\n",
+        "resources: [github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v5.5.0]\n",
+    ] {
+        let source = KustomizeSource::from_config_map(&config_map(&[("app/kustomization.yaml", text)]), "o").expect("a tarball");
+        let err = kustomizer.build(&request(&source, "app", &none)).unwrap_err();
+        assert!(matches!(err, KustomizeError::Escape { .. }), "{text}: {err}");
+    }
+    let source = KustomizeSource::from_config_map(&config_map(&[("app/kustomization.yml", "resources: []\n")]), "o").expect("a tarball");
+    let err = kustomizer.build(&request(&source, "app", &none)).unwrap_err();
+    assert!(matches!(&err, KustomizeError::Source { message, .. } if message.contains("kustomization.yaml")), "{err}");
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=airlock", "-c", "user.email=airlock@example.invalid"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn builds_from_a_flux_git_repository_on_the_git_server() {
+    let base = common::service_env("AIRLOCK_GIT_HTTP");
+    let name = format!("airlock-e2e-kustomize-{}", std::process::id());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hack/git-server.sh");
+    let out = Command::new(&script).args(["new-repo", &name]).output().expect("hack/git-server.sh runs");
+    assert!(out.status.success(), "new-repo: {}", String::from_utf8_lossy(&out.stderr));
+    let url = format!("{}/{name}.git", base.trim_end_matches('/'));
+
+    let work = tempfile::tempdir().expect("tempdir");
+    write_tree(work.path(), BASE);
+    git(work.path(), &["init", "-q", "-b", "main"]);
+    git(work.path(), &["add", "."]);
+    git(work.path(), &["commit", "-q", "-m", "hello world"]);
+    git(work.path(), &["tag", "v1"]);
+    std::fs::write(
+        work.path().join("base/configmap.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: the-map\ndata:\n  altGreeting: Good Evening!\n",
+    )
+    .unwrap();
+    git(work.path(), &["commit", "-q", "-am", "evening"]);
+    git(work.path(), &["push", "-q", &url, "main", "v1"]);
+
+    let kustomizer = Kustomizer::locate(Some(&kubectl())).expect("kubectl runs");
+    let none = BTreeMap::new();
+    let greeting = |reference: Value| {
+        let repo = json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository", "spec": {"url": url, "ref": reference}});
+        let source =
+            KustomizeSource::from_flux_git_repository(&repo, "ClusterProfile/k: GitRepository flux-system/app").expect("supported");
+        let req = KustomizeRequest { target_namespace: Some("eng"), ..request(&source, "./base/", &none) };
+        let objects = kustomizer.build(&req).expect("builds");
+        assert_eq!(names(&objects), ["ConfigMap/eng/the-map", "Service/eng/the-service", "Deployment/eng/the-deployment"]);
+        objects[0]["data"]["altGreeting"].as_str().unwrap().to_string()
+    };
+    assert_eq!(greeting(json!({"branch": "main"})), "Good Evening!");
+    assert_eq!(greeting(json!({"tag": "v1"})), "Good Morning!");
+
+    let missing =
+        json!({"spec": {"url": format!("{}/airlock-e2e-no-such-repo.git", base.trim_end_matches('/')), "ref": {"branch": "main"}}});
+    let source = KustomizeSource::from_flux_git_repository(&missing, "o").expect("supported");
+    let err = kustomizer.build(&request(&source, "", &none)).unwrap_err();
+    assert!(matches!(err, KustomizeError::Fetch { .. }), "{err}");
+}
