@@ -124,6 +124,32 @@ mod tests {
         assert_eq!(parse_major("version.BuildInfo{...}"), None);
     }
 
+    /// A stand-in helm that prints `version` and exits with `code`.
+    fn fake_helm(dir: &Path, version: &str, code: i32) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("helm");
+        std::fs::write(&path, format!("#!/bin/sh\necho '{version}'\nexit {code}\n")).expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    #[test]
+    fn knows_helm_v3_and_v4() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let helm = Helm::at(&fake_helm(dir.path(), "v4.1.4+g05fa379", 0)).expect("a helm v4");
+        assert_eq!(helm.version(), &HelmVersion { major: 4, text: "v4.1.4+g05fa379".into() });
+        assert_eq!(helm.invocations(), 1);
+    }
+
+    #[test]
+    fn rejects_a_helm_that_is_not_v3_or_v4() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (version, code) in [("v2.17.0+ga690bad", 0), ("Client: &version.Version{}", 0), ("v3.17.2", 1)] {
+            let err = Helm::at(&fake_helm(dir.path(), version, code)).unwrap_err();
+            assert!(matches!(err, HelmError::HelmUnusable { .. }), "{version}: {err}");
+        }
+    }
+
     #[test]
     fn rejects_a_missing_helm_path() {
         let err = Helm::locate(Some(Path::new("/nonexistent/helm"))).unwrap_err();
