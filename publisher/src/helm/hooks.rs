@@ -3,10 +3,11 @@
 //!
 //! Semantics are helm v3.17.2's and v4.1.4's (`pkg/release` hook annotations,
 //! `pkg/releaseutil` manifest sorting, `pkg/action/hooks.go` `execHook`):
-//! - `helm.sh/hook` is a comma-separated list of events, trimmed and lower-cased; unknown
-//!   events are dropped (the object is still a hook, of no event), `test-success` is the old
-//!   name of `test`.
-//! - `helm.sh/hook-weight` is an integer, 0 when absent or not a number.
+//! - `helm.sh/hook` is a comma-separated list of events, trimmed and lower-cased;
+//!   `test-success` is the old name of `test`. Helm itself leaves out an object naming an
+//!   unknown event ("skipping unknown hook"), so none reaches this module from helm's output.
+//! - `helm.sh/hook-weight` is an integer, 0 when absent or not one (`" 5"` included: helm
+//!   parses it with Go's `strconv.Atoi`).
 //! - `helm.sh/hook-delete-policy` is a comma-separated list; with none, Helm deletes the
 //!   previous copy before creating the hook (`before-hook-creation`).
 //! - The hooks of an event run one after another: sorted by weight, then by name, stably
@@ -123,7 +124,7 @@ impl HookSpec {
             }
             all
         });
-        let weight = annotations.get(WEIGHT_ANNOTATION).and_then(Value::as_str).and_then(|w| w.trim().parse().ok()).unwrap_or(0);
+        let weight = annotations.get(WEIGHT_ANNOTATION).and_then(Value::as_str).and_then(|w| w.parse().ok()).unwrap_or(0);
         let delete_policies = annotations
             .get(DELETE_POLICY_ANNOTATION)
             .and_then(Value::as_str)
@@ -182,6 +183,8 @@ mod tests {
         let spec = HookSpec::of(&object(json!({"helm.sh/hook": "test-success", "helm.sh/hook-weight": "heavy"}))).expect("a hook");
         assert_eq!(spec.events, [HookEvent::Test]);
         assert_eq!(spec.weight, 0);
+        let spaced = HookSpec::of(&object(json!({"helm.sh/hook": "pre-install", "helm.sh/hook-weight": " 5"}))).expect("a hook");
+        assert_eq!(spaced.weight, 0);
         assert_eq!(spec.effective_delete_policies(), [DeletePolicy::BeforeHookCreation]);
         assert_eq!(HookSpec::of(&object(json!({"other": "x"}))), None);
     }
