@@ -111,5 +111,11 @@ serializeImagePulls: false
 # than the default 10s. Unchanged status is still posted only once a minute.
 nodeStatusUpdateFrequency: 1s
 nodeStatusReportFrequency: 1m
+# The defaults (10 % of the disk free, 15 % for images) taint a node on a shared machine's
+# fuller disk with disk-pressure, and no pod is scheduled: absolute floors instead.
+evictionHard:
+  nodefs.available: 1Gi
+  imagefs.available: 1Gi
+  memory.available: 100Mi
 YAML
 }
