@@ -21,6 +21,7 @@ pub use claims::{Claims, check_claims};
 pub use error::VerifyError;
 pub use expectation::{Expectation, Floor};
 pub use part::Transport;
+pub use settings::{MAX_DRIFT_PATHS, is_json_pointer};
 
 use crate::content::Bundle;
 use crate::digest::Digest;
@@ -169,6 +170,13 @@ impl VerifiedEnvelope {
 pub struct VerifiedPart {
     name: String,
     files: Vec<(String, Bytes)>,
+}
+
+impl VerifiedPart {
+    /// Its files, path and bytes, in path order.
+    pub fn files(&self) -> impl Iterator<Item = (&str, &Bytes)> {
+        self.files.iter().map(|(path, bytes)| (path.as_str(), bytes))
+    }
 }
 
 impl VerifiedBundle {

@@ -42,7 +42,7 @@ pub(super) fn check_profile(profile: &ProfileEntry, version: u64) -> Result<(), 
 }
 
 /// RFC 6901: `/`-separated tokens in which `~` is followed only by `0` or `1`.
-fn is_json_pointer(path: &str) -> bool {
+pub fn is_json_pointer(path: &str) -> bool {
     path.starts_with('/') && path.split('~').skip(1).all(|rest| rest.starts_with(['0', '1']))
 }
 
