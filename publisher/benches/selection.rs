@@ -77,7 +77,11 @@ fn clusters() -> Vec<Value> {
 
 fn selection(c: &mut Criterion) {
     let objects: Vec<Value> = clusters().into_iter().chain(profiles()).collect();
-    let read = || Inventory::from_objects(objects.iter().map(|v| (String::from("bench"), v))).expect("fleet parses");
+    let read = || {
+        let inventory = Inventory::from_objects(objects.iter().map(|v| (String::from("bench"), v)));
+        assert!(inventory.broken.is_empty(), "fleet parses");
+        inventory
+    };
     let inventory = read();
 
     let mut g = c.benchmark_group("selection");
@@ -86,7 +90,7 @@ fn selection(c: &mut Criterion) {
     g.bench_function("match_10k_clusters_20_profiles", |b| {
         b.iter(|| {
             let chosen = candidates(black_box(&inventory.clusters), &[]).expect("no --cluster given");
-            chosen.iter().map(|c| profiles_for(c, &inventory.profiles).len()).sum::<usize>()
+            chosen.iter().map(|c| profiles_for(c, &inventory).len()).sum::<usize>()
         })
     });
     g.finish();

@@ -17,7 +17,6 @@ pub mod helm;
 mod ingest;
 mod keys;
 pub mod kustomize;
-#[cfg_attr(not(test), expect(dead_code, reason = "rendering calls it once the coordinator wires it in"))]
 mod lua;
 mod memo;
 mod once;

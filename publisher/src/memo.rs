@@ -16,12 +16,14 @@ use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
 use airlock_bundle::Digest;
-use airlock_bundle::statement::{ProfileEntry, Statement};
+use airlock_bundle::statement::{ActiveWindow, ProfileEntry, Statement};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::render::Failure;
+
 /// Names the file format; a file of another format is ignored.
-const FORMAT: &str = "airlock-publisher/render-memo/v1";
+const FORMAT: &str = "airlock-publisher/render-memo/v2";
 /// How memo files are named, in the cache directory they share: [`file_name`].
 const FILE_PREFIX: &str = "render-memo-";
 /// A memo last saved this long ago belongs to a source nobody publishes from any more.
@@ -42,8 +44,13 @@ pub struct Outline {
     pub bundle: Digest,
     pub profiles: Vec<ProfileEntry>,
     pub watch_namespaces: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_window: Option<ActiveWindow>,
     pub objects: usize,
     pub warnings: Vec<String>,
+    /// The profiles that failed to render, whose parts keep what they held.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failures: Vec<Failure>,
     /// The store's bundle of the same content, when the last run saw one.
     pub stored: Option<Stored>,
 }
@@ -69,11 +76,21 @@ pub struct Stored {
 
 impl Outline {
     /// The outline of a statement describing a rendered cluster.
-    pub fn of(statement: &Statement, objects: usize, warnings: Vec<String>) -> Outline {
+    pub fn of(statement: &Statement, objects: usize, warnings: Vec<String>, failures: Vec<Failure>) -> Outline {
         let p = &statement.predicate;
         let bundle = Digest::from_hex(&statement.subject[0].digest.sha256).expect("a statement made here names its bundle digest");
         let (cluster, profiles, watch_namespaces) = (p.cluster.clone(), p.profiles.clone(), p.watch_namespaces.clone());
-        Outline { cluster, bundle, profiles, watch_namespaces, objects, warnings, stored: None }
+        Outline {
+            cluster,
+            bundle,
+            profiles,
+            watch_namespaces,
+            active_window: p.active_window.clone(),
+            objects,
+            warnings,
+            failures,
+            stored: None,
+        }
     }
 }
 
@@ -217,7 +234,17 @@ mod tests {
             manifest: None,
         };
         let (bundle, warnings) = (Digest::of(cluster.as_bytes()), vec!["w".into()]);
-        Outline { cluster: cluster.into(), bundle, profiles: vec![], watch_namespaces: None, objects: 1, warnings, stored: Some(stored) }
+        Outline {
+            cluster: cluster.into(),
+            bundle,
+            profiles: vec![],
+            watch_namespaces: None,
+            active_window: None,
+            objects: 1,
+            warnings,
+            failures: vec![],
+            stored: Some(stored),
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use airlock_bundle::Digest;
 
-use crate::publish::{Row, Status};
+use crate::publish::{Published, Row, Status};
 
 /// Writes `rows` under `headers`, columns separated by at least three spaces.
 pub fn write(out: &mut dyn Write, headers: &[&str], rows: &[Vec<String>]) -> std::io::Result<()> {
@@ -34,8 +34,10 @@ pub fn short(digest: &Digest) -> String {
 /// A byte count for people, shared with the puller.
 pub use airlock_cli::progress::human_bytes;
 
-/// The publish summary: one line per cluster, then the reason of every failure.
-pub fn write_summary(out: &mut dyn Write, rows: &[Row]) -> std::io::Result<()> {
+/// The publish summary: one line per cluster, then every failure: a cluster's, a
+/// (cluster, profile) pair's, an object of the source that could not be read.
+pub fn write_summary(out: &mut dyn Write, published: &Published) -> std::io::Result<()> {
+    let rows: &[Row] = &published.rows;
     let opt = |v: Option<String>| v.unwrap_or_else(|| "-".into());
     let cells: Vec<Vec<String>> = rows
         .iter()
@@ -62,6 +64,12 @@ pub fn write_summary(out: &mut dyn Write, rows: &[Row]) -> std::io::Result<()> {
         if let Status::Failed(why) = &r.status {
             writeln!(out, "{}: {why}", r.cluster)?;
         }
+        for f in &r.failures {
+            writeln!(out, "{}: {}: {}", r.cluster, f.part, f.message)?;
+        }
+    }
+    for b in &published.broken {
+        writeln!(out, "cannot read {b}")?;
     }
     Ok(())
 }
@@ -81,6 +89,7 @@ mod tests {
                 objects: Some(5),
                 status: Status::Published,
                 warnings: vec!["w".into()],
+                failures: vec![crate::render::Failure { part: "ClusterProfile.web".into(), message: "broken".into() }],
             },
             Row {
                 cluster: "fleet/longer-name".parse().unwrap(),
@@ -89,16 +98,24 @@ mod tests {
                 objects: None,
                 status: Status::Failed("conflict".into()),
                 warnings: vec![],
+                failures: vec![],
             },
         ];
+        let broken = vec![crate::sveltos::Broken {
+            origin: "m/p.yaml document 2".into(),
+            what: crate::sveltos::Touches::Unknown,
+            message: "bad".into(),
+        }];
         let mut out = Vec::new();
-        write_summary(&mut out, &rows).unwrap();
+        write_summary(&mut out, &Published { rows, broken }).unwrap();
         let text = String::from_utf8(out).unwrap();
         let want = format!(
             "CLUSTER             VERSION   DIGEST                OBJECTS   STATUS      WARNINGS\n\
              fleet/a             2         {}   5         published   1\n\
              fleet/longer-name   -         -                     -         failed      0\n\
-             fleet/longer-name: conflict\n",
+             fleet/a: ClusterProfile.web: broken\n\
+             fleet/longer-name: conflict\n\
+             cannot read m/p.yaml document 2: bad\n",
             short(&digest)
         );
         assert_eq!(text, want);

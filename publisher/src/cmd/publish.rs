@@ -14,7 +14,7 @@ use jiff::SignedDuration;
 use super::{SourceArgs, StoreArgs, parse_duration};
 use crate::keys;
 use crate::memo::{self, Memo};
-use crate::publish::{self, Publisher, Row, Signer, Status};
+use crate::publish::{self, Published, Publisher, Signer, Status};
 use crate::table;
 
 const EXAMPLES: &str = "Examples:
@@ -27,7 +27,8 @@ const EXAMPLES: &str = "Examples:
       --key a.key --key b.key --keyring keyring.json --cluster fleet/edge-1 --dry-run
 
 Exit codes: 0 all published (or unchanged), 1 error (or every cluster failed), 2 some
-clusters failed (the others were published).";
+clusters or profiles failed, or some objects could not be read (the rest was published; a
+failed profile's part keeps what it held). The lines below the table name each failure.";
 
 /// Flags of `publish`, also used by `watch`.
 #[derive(Debug, Clone, Args)]
@@ -143,17 +144,23 @@ impl PublishArgs {
 pub async fn run(args: PublishArgs) -> anyhow::Result<u8> {
     let publisher = args.publisher().await?;
     let source = args.source.open().await?;
-    let rows = publish::run(&source, &publisher).await?;
-    report(&rows);
-    table::write_summary(&mut std::io::stdout().lock(), &rows)?;
-    Ok(exit_code(&rows))
+    let published = publish::run(&source, &publisher).await?;
+    report(&published);
+    table::write_summary(&mut std::io::stdout().lock(), &published)?;
+    Ok(exit_code(&published))
 }
 
-/// Logs every warning, and one line per cluster that got a new version.
-pub fn report(rows: &[Row]) {
-    for r in rows {
+/// Logs every warning and failure, and one line per cluster that got a new version.
+pub fn report(published: &Published) {
+    for b in &published.broken {
+        tracing::error!("cannot read {b}");
+    }
+    for r in &published.rows {
         for w in &r.warnings {
             tracing::warn!(cluster = %r.cluster, "{w}");
+        }
+        for f in &r.failures {
+            tracing::error!(cluster = %r.cluster, part = f.part, "profile failed, its part keeps what it held: {}", f.message);
         }
         match &r.status {
             Status::Published | Status::Refreshed => {
@@ -166,13 +173,15 @@ pub fn report(rows: &[Row]) {
     }
 }
 
-/// 0 when no cluster failed, 2 when some did, 1 when every one did.
-pub fn exit_code(rows: &[Row]) -> u8 {
+/// 0 when nothing failed, 1 when every cluster did, 2 when something else did: a cluster,
+/// a profile of one, or an object of the source.
+pub fn exit_code(published: &Published) -> u8 {
+    let rows = &published.rows;
     let failed = rows.iter().filter(|r| matches!(r.status, Status::Failed(_))).count();
     match failed {
-        0 => exit::OK,
-        n if n == rows.len() => exit::ERROR,
-        _ => exit::PARTIAL,
+        n if n > 0 && n == rows.len() => exit::ERROR,
+        _ if published.any_failed() => exit::PARTIAL,
+        _ => exit::OK,
     }
 }
 
@@ -180,16 +189,30 @@ pub fn exit_code(rows: &[Row]) -> u8 {
 mod tests {
     use super::*;
 
+    use crate::publish::Row;
+    use crate::render::Failure;
+    use crate::sveltos::{Broken, Touches};
+
     fn row(status: Status) -> Row {
-        Row { cluster: "fleet/a".parse().unwrap(), version: None, digest: None, objects: None, status, warnings: vec![] }
+        Row { cluster: "fleet/a".parse().unwrap(), version: None, digest: None, objects: None, status, warnings: vec![], failures: vec![] }
+    }
+
+    fn code(rows: Vec<Row>, broken: Vec<Broken>) -> u8 {
+        exit_code(&Published { rows, broken })
     }
 
     #[test]
     fn exit_codes_tell_partial_from_total_failure() {
         let failed = || row(Status::Failed("x".into()));
-        assert_eq!(exit_code(&[row(Status::Published), row(Status::Unchanged)]), exit::OK);
-        assert_eq!(exit_code(&[row(Status::Published), failed()]), exit::PARTIAL);
-        assert_eq!(exit_code(&[failed(), failed()]), exit::ERROR);
-        assert_eq!(exit_code(&[]), exit::OK);
+        assert_eq!(code(vec![row(Status::Published), row(Status::Unchanged)], vec![]), exit::OK);
+        assert_eq!(code(vec![row(Status::Published), failed()], vec![]), exit::PARTIAL);
+        assert_eq!(code(vec![failed(), failed()], vec![]), exit::ERROR);
+        assert_eq!(code(vec![], vec![]), exit::OK);
+        let mut partial = row(Status::Published);
+        partial.failures.push(Failure { part: "ClusterProfile.web".into(), message: "x".into() });
+        assert_eq!(code(vec![partial], vec![]), exit::PARTIAL, "a failed profile is a partial failure");
+        let broken = Broken { origin: "a.yaml document 1".into(), what: Touches::Unknown, message: "bad".into() };
+        assert_eq!(code(vec![row(Status::Published)], vec![broken.clone()]), exit::PARTIAL);
+        assert_eq!(code(vec![], vec![broken]), exit::PARTIAL, "an unreadable object with no cluster left is still reported");
     }
 }

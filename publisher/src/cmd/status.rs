@@ -4,8 +4,12 @@
 //! Reads each cluster's newest envelope WITHOUT verifying it: this is the publisher
 //! looking at its own output, not a decision to apply anything. The reported columns are
 //! only as fresh as the last `ingest` (REPORTED is when that report's run finished).
+//! Below the table come the profiles whose parts carry a failure, per cluster, and the
+//! fields of each profile the bundles note as not supported or not applicable.
 
-use airlock_bundle::statement::rfc3339;
+use std::collections::BTreeMap;
+
+use airlock_bundle::statement::{ProfileEntry, rfc3339};
 use airlock_bundle::{ClusterId, Digest, Limits};
 use airlock_cli::exit;
 use airlock_store::StoreError;
@@ -21,7 +25,9 @@ const EXAMPLES: &str = "Example:
 
 Clusters the store holds nothing for show \"never published\". READY, APPLIED (the bundle version
 the cluster runs), KUBERNETES and DRIFT (objects found drifted and corrected by the last run)
-come from the reports `airlock-publisher ingest` recorded; \"-\" until one is ingested.";
+come from the reports `airlock-publisher ingest` recorded; \"-\" until one is ingested. Then
+one line per profile that failed for a cluster (its part keeps what it held), and one per
+profile field the bundles note as not done as Sveltos would.";
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = EXAMPLES)]
@@ -44,11 +50,13 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
     let clusters = select::candidates(&inventory.clusters, &args.clusters)?;
     let mut rows = Vec::with_capacity(clusters.len());
     let mut code = exit::OK;
+    let mut lines = Lines::default();
     for c in clusters {
         let cells = match store.fetch_envelope(&c.id, &Limits::SPEC).await {
             Ok(fetched) => match fetched.unverified_statement() {
                 Some(s) => {
                     let p = &s.predicate;
+                    lines.add(&c.id.to_string(), &p.profiles);
                     let digest = s.subject.first().and_then(|d| Digest::from_hex(&d.digest.sha256).ok());
                     vec![
                         p.version.to_string(),
@@ -73,8 +81,43 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
         rows.push([vec![c.id.to_string()], cells, reported(&Ingested::of(&c.object))].concat());
     }
     let headers = ["CLUSTER", "VERSION", "DIGEST", "ISSUED", "EXPIRES", "STATUS", "READY", "APPLIED", "KUBERNETES", "DRIFT", "REPORTED"];
-    table::write(&mut std::io::stdout().lock(), &headers, &rows)?;
+    let mut out = std::io::stdout().lock();
+    table::write(&mut out, &headers, &rows)?;
+    lines.write(&mut out)?;
     Ok(code)
+}
+
+/// What the bundles say beyond the table: failures per cluster, notes per profile.
+#[derive(Default)]
+struct Lines {
+    failures: Vec<String>,
+    /// (part, note line) → clusters whose bundle carries it.
+    notes: BTreeMap<(String, String), usize>,
+}
+
+impl Lines {
+    fn add(&mut self, cluster: &str, profiles: &[ProfileEntry]) {
+        for p in profiles {
+            if let Some(f) = &p.failure {
+                let kept = f.kept_from.map_or_else(|| "left empty".to_string(), |v| format!("keeps version {v}"));
+                self.failures.push(format!("{cluster}: {} failed ({kept}): {}", p.name, f.message));
+            }
+            for n in &p.notes {
+                let support = serde_json::to_value(n.support).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+                *self.notes.entry((p.name.clone(), format!("{} {support}: {}", n.field, n.detail))).or_default() += 1;
+            }
+        }
+    }
+
+    fn write(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        for line in &self.failures {
+            writeln!(out, "{line}")?;
+        }
+        for ((part, note), clusters) in &self.notes {
+            writeln!(out, "{part}: {note} ({clusters} cluster{})", if *clusters == 1 { "" } else { "s" })?;
+        }
+        Ok(())
+    }
 }
 
 /// The ingested report's columns.
@@ -97,6 +140,28 @@ fn status_only(status: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn lists_failures_per_cluster_and_notes_per_profile() {
+        use airlock_bundle::statement::{FieldNote, RenderFailure, Support};
+        let mut entry: ProfileEntry = serde_json::from_value(json!({
+            "name": "ClusterProfile.web", "digest": airlock_bundle::Digest::of(b"").to_string(), "size": 1024,
+            "syncMode": "Continuous", "tier": 100, "dependsOn": [], "stopMatchingBehavior": "WithdrawPolicies", "forceConflicts": false
+        }))
+        .unwrap();
+        entry.notes = vec![FieldNote { field: "spec.helmCharts".into(), support: Support::NotSupported, detail: "not rendered".into() }];
+        let mut lines = Lines::default();
+        lines.add("fleet/a", std::slice::from_ref(&entry));
+        entry.failure = Some(RenderFailure { message: "template: x".into(), kept_from: Some(3) });
+        lines.add("fleet/b", &[entry]);
+        let mut out = Vec::new();
+        lines.write(&mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "fleet/b: ClusterProfile.web failed (keeps version 3): template: x\n\
+             ClusterProfile.web: spec.helmCharts not-supported: not rendered (2 clusters)\n"
+        );
+    }
 
     #[test]
     fn shows_what_was_ingested_and_dashes_before() {

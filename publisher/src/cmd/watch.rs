@@ -104,7 +104,7 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
         }
         next_run = Instant::now() + resync;
         match publish::run(&source, &publisher).await {
-            Ok(rows) => report(&rows),
+            Ok(published) => report(&published),
             Err(e) => {
                 tracing::error!("publish failed: {e:#}; retrying in {}s", RETRY.as_secs());
                 next_run = Instant::now() + RETRY.min(resync);

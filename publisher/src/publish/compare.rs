@@ -99,6 +99,7 @@ pub fn decide(
         && a.cluster == next.cluster
         && a.profiles == next.profiles
         && a.watch_namespaces == next.watch_namespaces
+        && a.active_window == next.active_window
         && a.keyring_version == keyring_version
         && cur_chain == next_chain;
     keep_or_refresh(same, a.version, a.expires, now, expires_in)
@@ -160,7 +161,7 @@ mod tests {
     }
 
     fn outline(s: &Statement) -> Outline {
-        Outline::of(s, 1, Vec::new())
+        Outline::of(s, 1, Vec::new(), Vec::new())
     }
 
     #[test]

@@ -7,37 +7,45 @@
 //! would change get `version + 1`; the rest keep their version and nothing is written for
 //! them. A bundle whose content is unchanged but which passed half its validity is signed
 //! again (a refresh), so pullers of a quiet cluster never see it expire. One cluster's
-//! failure leaves the others' bundles to be published.
+//! failure leaves the others' bundles to be published, and one profile's failure leaves
+//! the cluster's other profiles to be published, its own part kept as it was.
 //!
-//! Rendering and signing run on every core, a cluster at a time, and the rows come out in
-//! cluster order whatever the threads did. A cluster whose inputs are those of a cluster
-//! the last run remembered (`memo`) is compared from that outline and rendered only when
-//! it must be published. `compare` reads the store and decides each version.
+//! The stages of a chunk (`draft`): render every cluster (or recall its outline from the
+//! `memo`), read the store, render the recalled clusters that must be published after all,
+//! complete those whose bundle depends on what the store holds (`complete`, `kept`), and
+//! settle each (`settle`: decide the version, sign). Rendering and signing run on every
+//! core, and the rows come out in cluster order whatever the threads did. `compare` reads
+//! the store and decides each version.
 
 mod compare;
+mod complete;
+mod draft;
+mod kept;
+mod settle;
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
-use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock_bundle::sign::PartDigests;
-use airlock_bundle::statement::Statement;
-use airlock_bundle::{ClusterId, Digest, Limits};
-use airlock_bundle::{Release, SignedBundle, SigningKey, sign};
+use airlock_bundle::{ClusterId, Digest, Keyring, Limits, SignedBundle, SigningKey};
 use airlock_store::{PublishMeta, Store};
 use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;
+use ring::hmac;
 
-use crate::memo::{Memo, Outline, Stored};
+use crate::memo::Memo;
+use crate::render::hold::Unplanned;
 use crate::render::inputs::Fingerprints;
-use crate::render::{self, ClusterPlan, RenderError, Rendered, Renderer};
-use crate::sveltos::model::SveltosCluster;
-use crate::sveltos::{Source, select};
-use compare::{Decision, Held, decide, decide_remembered, read_held};
+use crate::render::{self, ClusterPlan, Entropy, Failure, Renderer};
+use crate::sveltos::{Broken, Source, Touches, select};
+use compare::{Held, read_held};
+use draft::Draft;
 
 /// Store reads in flight at once: a registry answers many at a time.
 const STORE_READS: usize = 16;
+/// Separates the entropy secret from any other use of the signing key.
+const ENTROPY_LABEL: &[u8] = b"airlock-publisher template entropy secret v1";
 
 /// Who signs, and what every bundle declares about the keyring.
 pub struct Signer {
@@ -46,6 +54,25 @@ pub struct Signer {
     /// Keyring updates (spec 7.3) carried beside every bundle.
     pub chain: Option<Vec<u8>>,
     pub expires_in: SignedDuration,
+}
+
+impl Signer {
+    /// The secret templates' random values come from: derived from the first signing key,
+    /// so it needs no file of its own, and a new key renews every generated secret.
+    fn entropy(&self) -> Entropy {
+        let key = hmac::Key::new(hmac::HMAC_SHA256, self.keys[0].to_pkcs8_pem().as_bytes());
+        let mut secret = [0; 32];
+        secret.copy_from_slice(hmac::sign(&key, ENTROPY_LABEL).as_ref());
+        Entropy(secret)
+    }
+
+    /// The publisher's own keys as a keyring, to verify what it reads back to sign again.
+    fn own_keyring(&self, limits: &Limits) -> Option<Keyring> {
+        let mut keys: Vec<_> = self.keys.iter().map(SigningKey::public).collect();
+        keys.sort_by_key(|k| k.key_id());
+        keys.dedup_by_key(|k| k.key_id());
+        Keyring::new(self.keyring_version, 1, keys, limits).ok()
+    }
 }
 
 /// Everything a publish run needs besides the source.
@@ -82,29 +109,27 @@ pub struct Row {
     pub objects: Option<usize>,
     pub status: Status,
     pub warnings: Vec<String>,
+    /// Profiles that failed for this cluster; their parts keep what they held.
+    pub failures: Vec<Failure>,
 }
 
-/// A rendered cluster and the statement describing it (version not yet set).
-struct Full {
-    rendered: Rendered,
-    statement: Statement,
+/// What a run did: a row per cluster, and what of the source it could not read.
+#[derive(Debug, Clone, Default)]
+pub struct Published {
+    pub rows: Vec<Row>,
+    pub broken: Vec<Broken>,
 }
 
-/// A cluster ready to compare with the store.
-struct Draft<'a> {
-    plan: ClusterPlan<'a>,
-    /// The fingerprint of its inputs.
-    inputs: Digest,
-    outline: Outline,
-    /// `None` when the outline is the memo's.
-    full: Option<Full>,
-    /// The relayed credentials expire soon: judged each run, so never remembered.
-    expiry: Option<String>,
+impl Published {
+    /// Whether anything failed: a cluster, a profile of one, an object of the source.
+    pub fn any_failed(&self) -> bool {
+        !self.broken.is_empty() || self.rows.iter().any(|r| matches!(r.status, Status::Failed(_)) || !r.failures.is_empty())
+    }
 }
 
 /// The times every bundle of a run is signed with.
 #[derive(Clone, Copy)]
-struct Times {
+pub(crate) struct Times {
     now: Timestamp,
     expires: Timestamp,
 }
@@ -135,15 +160,35 @@ impl Phases {
     }
 }
 
+/// What every cluster of a run shares.
+pub(crate) struct Run<'a> {
+    pub publisher: &'a Publisher,
+    pub renderer: Renderer<'a>,
+    pub fingerprints: Fingerprints,
+    pub unplanned: Unplanned,
+    pub parts: PartDigests,
+    pub times: Times,
+    pub keyring: Option<Keyring>,
+}
+
 /// Runs one publish over every selected cluster and returns the summary rows, in cluster
-/// order. An error is returned only when nothing could be attempted (source unreadable,
-/// bad `--cluster`) or the store write failed.
-pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<Row>> {
+/// order, and what could not be read. An error is returned only when nothing could be
+/// attempted (source unreadable, bad `--cluster`) or the store write failed.
+pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Published> {
     let (mut phases, mut since) = (Phases::default(), std::time::Instant::now());
     let inventory = source.load().await?;
     phases.add("load", &mut since);
-    let clusters = select::candidates(&inventory.clusters, &publisher.only)?;
-    let plans: Vec<_> = clusters.par_iter().map(|c| (*c, render::plan(c, select::profiles_for(c, &inventory.profiles)))).collect();
+    let broken_clusters: Vec<(ClusterId, String)> = inventory
+        .broken
+        .iter()
+        .filter_map(|b| match &b.what {
+            Touches::Cluster(id) if publisher.only.is_empty() || publisher.only.contains(id) => Some((id.clone(), b.to_string())),
+            _ => None,
+        })
+        .collect();
+    let only: Vec<ClusterId> = publisher.only.iter().filter(|id| !broken_clusters.iter().any(|(b, _)| b == *id)).cloned().collect();
+    let clusters = if only.is_empty() && !publisher.only.is_empty() { Vec::new() } else { select::candidates(&inventory.clusters, &only)? };
+    let plans: Vec<_> = clusters.par_iter().map(|c| (*c, render::plan(c, select::profiles_for(c, &inventory), &inventory))).collect();
     // Every cluster names its profiles' references again: told apart by hash rather than
     // by sorting them all, which weighs on an unchanged re-publish of a large fleet.
     let wanted: HashSet<_> = plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::references).collect();
@@ -151,42 +196,40 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
     let resources = source.fetch(&wanted).await?;
     phases.add("plan and fetch", &mut since);
     let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");
+    let mut rows: Vec<Row> = broken_clusters.into_iter().map(|(id, why)| settle::failed(id, why, Vec::new())).collect();
     let times = match now.checked_add(publisher.signer.expires_in) {
         Ok(expires) => Times { now, expires },
-        Err(e) => return Ok(clusters.iter().map(|c| failed(c.id.clone(), format!("--expires-in: {e}"), Vec::new())).collect()),
+        Err(e) => {
+            rows.extend(clusters.iter().map(|c| settle::failed(c.id.clone(), format!("--expires-in: {e}"), Vec::new())));
+            return Ok(Published { rows: sorted(rows), broken: inventory.broken });
+        }
     };
-    let renderer = Renderer::new(&resources, &publisher.limits);
-    let fingerprints = Fingerprints::new(&resources, &inventory.profiles, &publisher.limits);
-    let parts = PartDigests::default();
+    let unplanned = Unplanned::of(&inventory);
+    let run = Run {
+        publisher,
+        renderer: Renderer::new(&resources, &publisher.limits, Some(publisher.signer.entropy()), now),
+        fingerprints: Fingerprints::new(&resources, &inventory.profiles, &unplanned, &publisher.limits),
+        unplanned,
+        parts: PartDigests::default(),
+        times,
+        keyring: publisher.signer.own_keyring(&publisher.limits),
+    };
     let mut batch = (!publisher.dry_run).then(|| publisher.store.batch(&publisher.meta));
-    let mut rows = Vec::with_capacity(plans.len());
     let mut plans = plans.into_iter();
     loop {
         let chunk: Vec<_> = plans.by_ref().take(CHUNK).collect();
         if chunk.is_empty() {
             break;
         }
-        let drafts: Vec<(&SveltosCluster, Result<Draft, RenderError>)> = chunk
-            .into_par_iter()
-            .map(|(cluster, plan)| (cluster, plan.and_then(|plan| draft(publisher, &renderer, &fingerprints, plan, times, &parts))))
-            .collect();
+        let drafts: Vec<Draft> = chunk.into_par_iter().map(|(cluster, plan)| draft::draft(&run, cluster, plan)).collect();
         phases.add("render", &mut since);
         let reads = read_stored(publisher, &drafts).await;
         phases.add("read the store", &mut since);
-        let settled: Vec<(Row, Option<(SignedBundle, Digest)>)> = drafts
-            .into_par_iter()
-            .zip(reads)
-            .map(|((cluster, draft), read)| match (draft, read) {
-                (Ok(mut draft), Some(read)) => {
-                    let expiry = draft.expiry.take();
-                    let (mut row, signed) = settle(publisher, &renderer, draft, read, times, &parts);
-                    row.warnings.extend(expiry);
-                    (row, signed)
-                }
-                (Err(e), _) => (failed(cluster.id.clone(), e.to_string(), Vec::new()), None),
-                (Ok(_), None) => unreachable!("every drafted cluster was read"),
-            })
-            .collect();
+        let drafts: Vec<Draft> = drafts.into_par_iter().zip(reads).map(|(d, read)| draft::after_read(&run, d, read)).collect();
+        phases.add("render what must be published", &mut since);
+        let drafts = draft::complete_all(&run, drafts).await;
+        phases.add("complete from the store", &mut since);
+        let settled: Vec<(Row, Option<(SignedBundle, Digest)>)> = drafts.into_par_iter().map(|d| settle::settle(&run, d)).collect();
         let (chunk_rows, changed): (Vec<Row>, Vec<_>) = settled.into_iter().unzip();
         rows.extend(chunk_rows);
         phases.add("compare and sign", &mut since);
@@ -207,18 +250,21 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Vec<R
         phases.add("save the memo", &mut since);
     }
     phases.log();
-    Ok(rows)
+    Ok(Published { rows: sorted(rows), broken: inventory.broken })
+}
+
+/// The rows in cluster order.
+fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
+    rows.sort_by(|a, b| a.cluster.cmp(&b.cluster));
+    rows
 }
 
 /// What the store holds for each drafted cluster (`None` for a cluster that failed to
 /// render). Tasks of their own, so reading and hashing envelopes runs on every core too.
-async fn read_stored(
-    publisher: &Publisher,
-    drafts: &[(&SveltosCluster, Result<Draft<'_>, RenderError>)],
-) -> Vec<Option<Result<Held, String>>> {
-    futures::stream::iter(drafts.iter().map(|(cluster, draft)| {
-        let (store, id, limits) = (publisher.store.clone(), cluster.id.clone(), publisher.limits);
-        let remembered = draft.as_ref().ok().map(|d| d.outline.stored.clone());
+async fn read_stored(publisher: &Publisher, drafts: &[Draft<'_>]) -> Vec<Option<Result<Held, String>>> {
+    futures::stream::iter(drafts.iter().map(|draft| {
+        let (store, id, limits) = (publisher.store.clone(), draft.cluster().clone(), publisher.limits);
+        let remembered = draft.remembered();
         tokio::spawn(async move {
             match remembered {
                 Some(remembered) => Some(read_held(&*store, &id, &limits, remembered.as_ref()).await),
@@ -230,128 +276,4 @@ async fn read_stored(
     .map(|task| task.expect("a store read panicked"))
     .collect()
     .await
-}
-
-fn failed(cluster: ClusterId, message: String, warnings: Vec<String>) -> Row {
-    Row { cluster, version: None, digest: None, objects: None, status: Status::Failed(message), warnings }
-}
-
-/// Renders a planned cluster unless the memo knows what it renders to.
-fn draft<'a>(
-    p: &Publisher,
-    renderer: &Renderer<'_>,
-    fingerprints: &Fingerprints,
-    plan: ClusterPlan<'a>,
-    times: Times,
-    parts: &PartDigests,
-) -> Result<Draft<'a>, RenderError> {
-    let expiry = renderer.credentials_expiry(&plan, times.now, p.renew_before)?;
-    let inputs = fingerprints.of(&plan);
-    if let Some(outline) = p.memo.recall(&inputs) {
-        return Ok(Draft { plan, inputs, outline, full: None, expiry });
-    }
-    let full = full(p, renderer, &plan, times, parts)?;
-    let outline = Outline::of(&full.statement, full.rendered.objects, full.rendered.warnings.clone());
-    Ok(Draft { plan, inputs, outline, full: Some(full), expiry })
-}
-
-fn full(p: &Publisher, renderer: &Renderer<'_>, plan: &ClusterPlan<'_>, times: Times, parts: &PartDigests) -> Result<Full, RenderError> {
-    let rendered = renderer.render(plan)?;
-    let release = Release {
-        cluster: rendered.cluster.clone(),
-        version: 0,
-        issued_at: times.now,
-        expires: times.expires,
-        keyring_version: p.signer.keyring_version,
-        watch_namespaces: rendered.watch_namespaces.clone(),
-        active_window: None,
-    };
-    let statement = sign::statement(&rendered.bundle, &release, &|part| rendered.settings.get(part).cloned().unwrap_or_default(), parts);
-    Ok(Full { rendered, statement })
-}
-
-/// Compares one drafted cluster with what the store holds, and signs it when it changed.
-fn settle(
-    p: &Publisher,
-    renderer: &Renderer<'_>,
-    mut draft: Draft<'_>,
-    held: Result<Held, String>,
-    times: Times,
-    parts: &PartDigests,
-) -> (Row, Option<(SignedBundle, Digest)>) {
-    let id = draft.plan.cluster.id.clone();
-    let held = match held {
-        Ok(held) => held,
-        Err(message) => return (failed(id, message, draft.outline.warnings), None),
-    };
-    let signer = &p.signer;
-    let chain = signer.chain.as_deref();
-    let remembered = draft.outline.stored.take();
-    let decide = |outline: &Outline| match (&held, &remembered) {
-        (Held::Nothing, _) => decide(None, outline, signer.keyring_version, chain, times.now, signer.expires_in),
-        (Held::Bundle { statement, chain: held_chain, .. }, _) => {
-            decide(Some((&**statement, held_chain.as_deref())), outline, signer.keyring_version, chain, times.now, signer.expires_in)
-        }
-        (Held::Remembered { .. }, Some(stored)) => {
-            decide_remembered(stored, signer.keyring_version, chain.map(Digest::of), times.now, signer.expires_in)
-        }
-        (Held::Remembered { .. }, None) => unreachable!("only a remembered bundle is recognised"),
-    };
-    let mut decision = decide(&draft.outline);
-    if let (Decision::Publish { .. }, None, false) = (decision, &draft.full, p.dry_run) {
-        // The memo told what the cluster renders to; signing needs the bundle itself.
-        match full(p, renderer, &draft.plan, times, parts) {
-            Ok(full) => {
-                draft.outline = Outline::of(&full.statement, full.rendered.objects, full.rendered.warnings.clone());
-                draft.full = Some(full);
-                decision = decide(&draft.outline);
-            }
-            Err(e) => return (failed(id, e.to_string(), draft.outline.warnings), None),
-        }
-    }
-    let o = &draft.outline;
-    let row = |version, status| Row {
-        cluster: id.clone(),
-        version: Some(version),
-        digest: Some(o.bundle),
-        objects: Some(o.objects),
-        status,
-        warnings: o.warnings.clone(),
-    };
-    let (out, stored) = match decision {
-        Decision::Unchanged { version } => {
-            let stored = match held {
-                Held::Bundle { statement, chain, envelope } => Some(stored_of(&statement, chain.as_deref(), envelope)),
-                Held::Remembered { manifest } => remembered.map(|stored| Stored { manifest: manifest.or(stored.manifest), ..stored }),
-                Held::Nothing => unreachable!("nothing stored is never unchanged"),
-            };
-            ((row(version, Status::Unchanged), None), stored)
-        }
-        Decision::Publish { version, .. } if p.dry_run => ((row(version, Status::WouldPublish), None), None),
-        Decision::Publish { version, refresh } => {
-            let status = if refresh { Status::Refreshed } else { Status::Published };
-            let Full { rendered, mut statement } = draft.full.take().expect("rendered above");
-            statement.predicate.version = version;
-            let envelope = envelope::sign(IN_TOTO_PAYLOAD_TYPE, &statement.to_json(), &signer.keys);
-            let stored = stored_of(&statement, chain, Digest::of(&envelope));
-            let signed = SignedBundle { bundle: rendered.bundle, statement, envelope, keyring_chain: signer.chain.clone() };
-            ((row(version, status), Some((signed, draft.inputs))), Some(stored))
-        }
-    };
-    draft.outline.stored = stored;
-    p.memo.keep(draft.inputs, draft.outline);
-    out
-}
-
-/// What the memo remembers of a bundle in the store whose content is the outline's.
-fn stored_of(statement: &Statement, chain: Option<&[u8]>, envelope: Digest) -> Stored {
-    let p = &statement.predicate;
-    Stored {
-        envelope,
-        chain: chain.map(Digest::of),
-        version: p.version,
-        expires: p.expires,
-        keyring_version: p.keyring_version,
-        manifest: None,
-    }
 }

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use super::error::RenderError;
 use super::object::Object;
 use crate::sveltos::model::SveltosCluster;
-use crate::sveltos::{ObjectKey, Reference, Resources, typed};
+use crate::sveltos::{Lookup, ObjectKey, Reference, Resources, typed};
 use crate::yaml;
 
 /// On a SveltosCluster: the name of the management Secret with its store credentials.
@@ -156,9 +156,15 @@ impl std::fmt::Debug for Credentials {
 pub fn read(relay: &Relay, resources: &Resources) -> Result<Credentials, RenderError> {
     let secret = relay.source.key.to_string();
     let error = |message: String| RenderError::Credentials { object: secret.clone(), message };
-    let value = resources.0.get(&relay.source.key).ok_or_else(|| {
-        error(format!("not found; create it, or remove the annotation {STORE_CREDENTIALS_ANNOTATION} from the SveltosCluster"))
-    })?;
+    let value = match resources.lookup(&relay.source.key) {
+        Lookup::Found(value) => value,
+        Lookup::Failed(why) => return Err(error(why.to_string())),
+        Lookup::Missing => {
+            return Err(error(format!(
+                "not found; create it, or remove the annotation {STORE_CREDENTIALS_ANNOTATION} from the SveltosCluster"
+            )));
+        }
+    };
     let object: Secret = typed(value).map_err(error)?;
     let expires = object.metadata.annotations.as_ref().and_then(|a| a.get(EXPIRES_AT_ANNOTATION));
     let expires = expires.ok_or_else(|| error(format!("no annotation {EXPIRES_AT_ANNOTATION} (when the credentials expire, RFC 3339)")))?;
@@ -211,6 +217,7 @@ impl Credentials {
             key: ObjectKey::new("v1", "Secret", &relay.puller_namespace, CREDENTIALS_SECRET),
             origin: format!("store credentials from {}", self.secret),
             yaml: yaml::emit(&[value]).into(),
+            implicit: false,
         })
     }
 
@@ -308,7 +315,7 @@ mod tests {
     #[test]
     fn reads_string_data_over_data_and_rejects_what_is_no_docker_config() {
         let relay = relay_of(&cluster(json!({STORE_CREDENTIALS_ANNOTATION: "c"}))).unwrap().unwrap();
-        let with = |secret: Value| Resources([(relay.source.key.clone(), secret)].into());
+        let with = |secret: Value| Resources::found([(relay.source.key.clone(), secret)].into());
         let secret = |extra: Value| {
             let mut s = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "c", "namespace": "fleet",
                 "annotations": {EXPIRES_AT_ANNOTATION: "2031-01-01T00:00:00Z"}}});
@@ -350,7 +357,7 @@ mod tests {
         let line = "http://edge-1:s3cret@git.example:8418\n";
         let secret = json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "metadata": {"name": "c", "namespace": "fleet",
             "annotations": {EXPIRES_AT_ANNOTATION: "2031-01-01T00:00:00+01:00"}}, "data": {GIT_CREDENTIALS_KEY: STANDARD.encode(line)}});
-        let credentials = read(&relay, &Resources([(relay.source.key.clone(), secret)].into())).unwrap();
+        let credentials = read(&relay, &Resources::found([(relay.source.key.clone(), secret)].into())).unwrap();
         assert!(!format!("{credentials:?}").contains("s3cret"), "Debug never shows the credentials");
         let object = credentials.object(&relay);
         let relayed: Value = serde_saphyr::from_str(&object.yaml).unwrap();

@@ -1,16 +1,20 @@
-//! Why a cluster's bundle could not be rendered: the cluster fails with it, and the run
-//! goes on with the others.
+//! Why a profile could not be rendered for a cluster (the profile fails alone and the
+//! others go on), or why a cluster's bundle could not be assembled at all (the cluster
+//! fails and the run goes on with the others).
 
 use airlock_bundle::content::ContentError;
 
 use crate::sveltos::model::MANIFEST_SECRET_TYPE;
 
-/// Why a cluster's bundle could not be rendered. The cluster fails; others go on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RenderError {
-    #[error("{profile}: {object} not found")]
-    Missing { profile: String, object: String },
+    /// Found before anything was read: a name template, a reference outside a Profile's
+    /// namespace, a prerequisite that does not exist.
+    #[error("{profile}: {message}")]
+    Profile { profile: String, message: String },
+    #[error("{profile}: {field}: {object} not found")]
+    Missing { profile: String, field: String, object: String },
     #[error("{object}: Secret type {actual:?} holds no manifests (Sveltos deploys only Secrets of type {MANIFEST_SECRET_TYPE})")]
     NotManifests { object: String, actual: String },
     #[error("{object}: {message}")]
@@ -18,10 +22,17 @@ pub enum RenderError {
     /// The template engine's message, which names the profile, resource, key and line.
     #[error("{0}")]
     Template(String),
+    /// The Lua module's message, which names the profile, resource, key and line.
+    #[error("{0}")]
+    Lua(String),
+    /// The patch module's message, which names the patch and the object.
+    #[error("{0}")]
+    Patch(String),
     #[error("{origin}: {message}")]
     Manifest { origin: String, message: String },
     #[error("{object}: no valid bundle path: {message}")]
     Path { object: String, message: String },
+    /// Two references of one profile deploy one object at one tier.
     #[error("conflict: {object} is deployed at tier {tier} by {}; give one of them a lower tier", origins.join(" and by "))]
     Conflict { object: String, tier: u32, origins: Vec<String> },
     /// Store credentials to relay (spec 2.6) that are missing, malformed or expired.

@@ -1,6 +1,7 @@
 //! The fingerprint of everything one cluster's rendering reads: its SveltosCluster, the
-//! profiles that match it, the objects their references resolve to, the limits, and the
-//! version of this rendering code. Two runs that compute the same fingerprint for a
+//! profiles it gets, the objects their references resolve to, what of the source could
+//! not be read or is paused (whose parts a cluster keeps), the limits, and the version of
+//! this rendering code. Two runs that compute the same fingerprint for a
 //! cluster render it to the same bundle, which is what lets `memo` skip rendering.
 //!
 //! A fingerprint errs on the side of changing: anything rendering reads is in it, so a
@@ -12,6 +13,7 @@ use std::fmt::Write;
 
 use airlock_bundle::{Digest, Limits};
 
+use super::hold::Unplanned;
 use super::resolve::ClusterPlan;
 use crate::sveltos::model::Profile;
 use crate::sveltos::{ObjectKey, Resources};
@@ -19,7 +21,7 @@ use crate::sveltos::{ObjectKey, Resources};
 /// Names what rendering does with its inputs. Change it whenever the same inputs would
 /// render to other bytes (a new YAML writer, a new label), so no fingerprint from before
 /// matches.
-const RENDERING: &str = concat!("airlock-publisher ", env!("CARGO_PKG_VERSION"), " rendering 1");
+const RENDERING: &str = concat!("airlock-publisher ", env!("CARGO_PKG_VERSION"), " rendering 2");
 
 /// Fingerprints the clusters of one run: the digests of the fetched objects and of the
 /// profiles are taken once and shared by every cluster.
@@ -30,11 +32,14 @@ pub struct Fingerprints {
 }
 
 impl Fingerprints {
-    pub fn new(resources: &Resources, profiles: &[Profile], limits: &Limits) -> Fingerprints {
+    pub fn new(resources: &Resources, profiles: &[Profile], unplanned: &Unplanned, limits: &Limits) -> Fingerprints {
         let json = |v| Digest::of(&serde_json::to_vec(v).expect("a JSON value serialises"));
         Fingerprints {
-            base: Digest::of(format!("{RENDERING}\n{limits:?}\n").as_bytes()),
-            resources: resources.0.iter().map(|(k, v)| (k.clone(), json(v))).collect(),
+            base: Digest::of(format!("{RENDERING}\n{limits:?}\n{}\n", unplanned.fingerprint()).as_bytes()),
+            resources: resources
+                .iter()
+                .map(|(k, v)| (k.clone(), v.map_or_else(|why| Digest::of(format!("unreadable: {why}").as_bytes()), json)))
+                .collect(),
             // The parsed profile, not the object as read: a ClusterProfile's status changes
             // all the time, and rendering reads none of it. Its Debug form shows every
             // field, so two profiles that render differently never print the same.
@@ -100,10 +105,10 @@ data: {x.yaml: 'apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n'}
     /// The fingerprints of every cluster of a world written as YAML.
     fn fingerprints(text: &str) -> Vec<Digest> {
         let docs = yaml::parse_documents(text).unwrap();
-        let inv = Inventory::from_objects(docs.iter().map(|d| ("test".to_string(), d))).unwrap();
-        let res = Resources(docs.iter().filter_map(|d| ObjectKey::of(d).map(|k| (k, d.clone()))).collect());
-        let f = Fingerprints::new(&res, &inv.profiles, &Limits::SPEC);
-        inv.clusters.iter().map(|c| f.of(&plan(c, select::profiles_for(c, &inv.profiles)).unwrap())).collect()
+        let inv = Inventory::from_objects(docs.iter().map(|d| ("test".to_string(), d)));
+        let res = Resources::found(docs.iter().filter_map(|d| ObjectKey::of(d).map(|k| (k, d.clone()))).collect());
+        let f = Fingerprints::new(&res, &inv.profiles, &Unplanned::of(&inv), &Limits::SPEC);
+        inv.clusters.iter().map(|c| f.of(&plan(c, select::profiles_for(c, &inv), &inv).unwrap())).collect()
     }
 
     #[test]

@@ -1,49 +1,109 @@
-//! Rendering: one cluster's matching profiles in, one unsigned bundle out.
+//! Rendering: one cluster's profiles in, one unsigned bundle out, each profile failing
+//! alone.
 //!
-//! `resolve` reads and instantiates each profile's ConfigMaps and Secrets, `manifest`
-//! labels each object and places it at its path, `shared` writes each profile's objects
-//! once for all clusters it renders the same for, `tier` keeps one copy of every object,
-//! and [`Renderer::render`] assembles the parts (one per matching profile, empty ones
-//! included) with each part's settings. `credentials` adds the store credentials a cluster
-//! registered with `--token` gets relayed, in the part `Airlock.system`. `inputs`
-//! fingerprints what a cluster's rendering reads. `object` is the prepared object they all
-//! pass along, `error` why a cluster fails. Signing and stores come after, in `publish`.
+//! [`plan`] (`resolve`, `names`) resolves what each profile references; the source fetches
+//! it; [`Renderer::prepare`] renders every profile (`shared`: `content` with `data` for
+//! templates and Lua, `patches`, `namespaces`) and [`Renderer::assemble`] builds the
+//! bundle (`assemble`, `tier`), each part with its settings. A cluster whose bundle depends
+//! on what the store holds (a profile that failed and keeps its last good part, a tie
+//! between profiles, a clock-reading template to render with its recorded time) is
+//! assembled once `hold` has decided from the store's statement; `publish` fetches it.
+//! `credentials` adds the store credentials a cluster registered with `--token` gets
+//! relayed, in the part `Airlock.system`; `inputs` fingerprints what a cluster's rendering
+//! reads; `object` is the prepared object the stages pass along, `error` why a profile or
+//! a cluster fails.
 
+pub mod assemble;
+mod content;
 pub mod credentials;
+pub mod data;
 mod error;
+pub mod hold;
 pub mod inputs;
 pub mod manifest;
+mod names;
+mod namespaces;
 mod object;
+mod patches;
 pub mod resolve;
 pub mod shared;
 pub mod tier;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use airlock_bundle::{Bundle, PartSettings};
-use airlock_bundle::{ClusterId, Limits};
+use airlock_bundle::statement::ActiveWindow;
+use airlock_bundle::{Bundle, ClusterId, Limits, PartSettings};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::sveltos::Resources;
 use crate::sveltos::model::Profile;
+pub use assemble::{Assembly, KeptContent};
+pub use data::Entropy;
 pub use error::RenderError;
 use object::Object;
-pub use resolve::{ClusterPlan, plan};
-use shared::SharedProfiles;
-use tier::Candidate;
+pub use resolve::{ClusterPlan, ProfilePlan, plan};
+use shared::{Env, Prepared, SharedProfiles};
 
 /// A cluster's bundle before signing.
 #[derive(Debug, Clone)]
 pub struct Rendered {
     pub cluster: ClusterId,
     pub watch_namespaces: Option<Vec<String>>,
+    pub active_window: Option<ActiveWindow>,
     pub bundle: Bundle,
     /// Settings of every part, by part name.
     pub settings: BTreeMap<String, PartSettings>,
     /// Objects in the bundle.
     pub objects: usize,
     pub warnings: Vec<String>,
+    /// The profiles that failed for this cluster in this render.
+    pub failures: Vec<Failure>,
+}
+
+/// A profile that failed for a cluster: its part name and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Failure {
+    pub part: String,
+    pub message: String,
+}
+
+/// A cluster's profiles rendered, before the bundle is assembled.
+#[derive(Debug)]
+pub struct PreparedCluster {
+    pub cluster: ClusterId,
+    pub watch_namespaces: Option<Vec<String>>,
+    pub active_window: Option<ActiveWindow>,
+    /// One per planned profile, in part-name order.
+    pub parts: Vec<PartDraft>,
+    /// The relayed store credentials, as the system part's object.
+    credentials: Option<Arc<Object>>,
+    pub warnings: Vec<String>,
+}
+
+/// One profile of a prepared cluster.
+#[derive(Debug)]
+pub struct PartDraft {
+    pub name: Arc<str>,
+    /// `ClusterProfile/web`, for messages.
+    pub display: String,
+    /// The profile's settings (its `dependsOn` as part names, its notes).
+    pub settings: PartSettings,
+    pub continue_on_conflict: bool,
+    /// The objects, or why the profile failed.
+    pub outcome: Result<Arc<Prepared>, String>,
+}
+
+impl PreparedCluster {
+    /// Whether its bundle depends on what the store holds, beyond the parts of profiles
+    /// that are not planned (which `publish` checks against the stored statement): a
+    /// profile failed, a template read the clock, or a prerequisite is not planned.
+    pub fn needs_store(&self) -> bool {
+        self.parts.iter().any(|d| match &d.outcome {
+            Err(_) => true,
+            Ok(p) => p.clock.is_some() || d.settings.depends_on.iter().any(|dep| !self.parts.iter().any(|o| *o.name == **dep)),
+        })
+    }
 }
 
 /// Renders the clusters of one run from the resources fetched for it. One renderer may
@@ -52,76 +112,77 @@ pub struct Renderer<'r> {
     resources: &'r Resources,
     limits: &'r Limits,
     shared: SharedProfiles,
+    entropy: Option<Entropy>,
+    /// What `now` returns, unless a part's recorded time is given.
+    now: Timestamp,
 }
 
 impl<'r> Renderer<'r> {
-    pub fn new(resources: &'r Resources, limits: &'r Limits) -> Renderer<'r> {
-        Renderer { resources, limits, shared: SharedProfiles::default() }
+    /// `entropy` keys random functions (without it they fail); `now` is the run's clock.
+    pub fn new(resources: &'r Resources, limits: &'r Limits, entropy: Option<Entropy>, now: Timestamp) -> Renderer<'r> {
+        Renderer { resources, limits, shared: SharedProfiles::default(), entropy, now }
     }
 
-    /// Renders a planned cluster.
-    pub fn render(&self, plan: &ClusterPlan<'_>) -> Result<Rendered, RenderError> {
-        let mut warnings = Vec::new();
-        let mut candidates = Vec::new();
-        let mut parts: BTreeMap<String, &Profile> = BTreeMap::new();
-        let mut prepared_parts = BTreeMap::new();
-        for pp in &plan.profiles {
-            let profile = pp.profile;
-            let part = profile.part_name();
-            let part_name: Arc<str> = part.as_str().into();
-            warnings.extend(profile.warnings.iter().map(|w| format!("{}: {w}", profile.display())));
-            let prepared = self.shared.get(pp, plan.cluster, self.resources)?;
-            warnings.extend(prepared.warnings.iter().cloned());
-            candidates.extend(prepared.objects.iter().map(|o| Candidate {
-                part: part_name.clone(),
-                tier: profile.tier,
-                object: o.clone(),
-            }));
-            parts.insert(part.clone(), profile);
-            prepared_parts.insert(part, prepared);
-        }
-        if let Some(relay) = &plan.credentials {
-            let object = credentials::read(relay, self.resources)?.object(relay);
-            candidates.push(Candidate { part: credentials::SYSTEM_PART.into(), tier: credentials::SYSTEM_TIER, object });
-        }
-        let (kept, tier_warnings) = tier::resolve(candidates)?;
-        warnings.extend(tier_warnings);
-        let objects = kept.len();
-        let mut kept_parts: BTreeMap<Arc<str>, Vec<Arc<Object>>> = BTreeMap::new();
-        for c in kept {
-            kept_parts.entry(c.part).or_default().push(c.object);
-        }
-        let mut settings = part_settings(&parts, &mut warnings)?;
-        if plan.credentials.is_some() {
-            settings.insert(credentials::SYSTEM_PART.into(), credentials::part_settings());
-        }
-        let mut built = Vec::with_capacity(settings.len());
-        for name in settings.keys() {
-            let kept = kept_parts.remove(name.as_str()).unwrap_or_default();
-            let part = match prepared_parts.get(name) {
-                // Nothing of the profile lost to another's copy: its part is the one every
-                // cluster it is prepared for shares.
-                Some(prepared) if prepared.objects.len() == kept.len() => prepared.part(name, self.limits)?,
-                _ => shared::part_of(name, kept.iter().map(|o| &**o), self.limits)?,
-            };
-            built.push((name.clone(), part));
-        }
-        let bundle = Bundle::from_parts(built, self.limits)?;
-        Ok(Rendered {
+    /// Renders every profile of a planned cluster. Only relayed credentials that cannot
+    /// be read fail the cluster; a profile that fails is recorded in its part.
+    pub fn prepare(&self, plan: &ClusterPlan<'_>) -> Result<PreparedCluster, RenderError> {
+        let mut warnings: Vec<String> = plan
+            .cluster
+            .notes
+            .iter()
+            .map(|n| format!("SveltosCluster {}: {} ({:?}): {}", plan.cluster.id, n.field, n.support, n.detail))
+            .collect();
+        let parts = plan
+            .profiles
+            .iter()
+            .map(|pp| {
+                let profile = pp.profile;
+                for note in &profile.notes {
+                    warnings.push(format!("{}: {} ({:?}): {}", profile.display(), note.field, note.support, note.detail));
+                }
+                PartDraft {
+                    name: profile.part_name().into(),
+                    display: profile.display(),
+                    settings: settings_of(profile),
+                    continue_on_conflict: profile.continue_on_conflict,
+                    outcome: self.prepare_part(pp, plan, self.now),
+                }
+            })
+            .collect();
+        let credentials = match &plan.credentials {
+            Some(relay) => Some(credentials::read(relay, self.resources)?.object(relay)),
+            None => None,
+        };
+        Ok(PreparedCluster {
             cluster: plan.cluster.id.clone(),
             watch_namespaces: plan.cluster.watch_namespaces.clone(),
-            bundle,
-            settings,
-            objects,
+            active_window: plan.cluster.active_window.clone(),
+            parts,
+            credentials,
             warnings,
         })
     }
-}
 
-impl Renderer<'_> {
+    /// Renders one profile of a planned cluster with `now` as the clock.
+    pub fn prepare_part(&self, pp: &ProfilePlan<'_>, plan: &ClusterPlan<'_>, now: Timestamp) -> Result<Arc<Prepared>, String> {
+        let env = Env { entropy: self.entropy.as_ref(), now };
+        self.shared.get(pp, plan.cluster, self.resources, env).map_err(|e| e.to_string())
+    }
+
+    /// Assembles a prepared cluster, with what `hold` decided and the held content.
+    pub fn assemble(
+        &self,
+        prepared: &PreparedCluster,
+        plan: &hold::Plan,
+        kept: &BTreeMap<String, KeptContent>,
+        decided: bool,
+    ) -> Result<Assembly, RenderError> {
+        assemble::assemble(prepared, plan, kept, decided, self.limits)
+    }
+
     /// The expiry of the store credentials `plan`'s bundle relays, judged at `now`: a
-    /// warning within `renew_before`, an error once expired. Apart from [`Renderer::render`]
-    /// because the answer changes with the clock while the bundle does not.
+    /// warning within `renew_before`, an error once expired. Apart from rendering because
+    /// the answer changes with the clock while the bundle does not.
     pub fn credentials_expiry(
         &self,
         plan: &ClusterPlan<'_>,
@@ -135,55 +196,27 @@ impl Renderer<'_> {
     }
 }
 
-/// Each part's settings. A dependency that does not match this cluster is dropped with a
-/// warning: Sveltos would wait for it forever, and the bundle may only name its own parts.
-fn part_settings(parts: &BTreeMap<String, &Profile>, warnings: &mut Vec<String>) -> Result<BTreeMap<String, PartSettings>, RenderError> {
-    let mut settings = BTreeMap::new();
-    for (part, p) in parts {
-        let mut depends_on = BTreeSet::new();
-        for name in &p.depends_on {
-            let dep = p.dependency_part(name);
-            if parts.contains_key(&dep) {
-                depends_on.insert(dep);
-            } else {
-                warnings.push(format!("{}: dependsOn {name}, which does not match this cluster; dependency not recorded", p.display()));
-            }
-        }
-        let s = PartSettings {
-            sync_mode: p.sync_mode,
-            tier: p.tier,
-            depends_on: depends_on.into_iter().collect(),
-            stop_matching_behavior: p.stop_matching_behavior,
-            force_conflicts: false,
-            ..PartSettings::default()
-        };
-        settings.insert(part.clone(), s);
-    }
-    check_acyclic(&settings)?;
-    Ok(settings)
-}
-
-/// Refuses a dependsOn cycle, which every puller would reject (spec 8.6).
-fn check_acyclic(settings: &BTreeMap<String, PartSettings>) -> Result<(), RenderError> {
-    // Kahn's algorithm: whatever cannot be ordered lies on or behind a cycle.
-    let mut waiting: BTreeMap<&str, usize> = settings.iter().map(|(p, s)| (p.as_str(), s.depends_on.len())).collect();
-    let mut ready: Vec<&str> = waiting.iter().filter(|(_, n)| **n == 0).map(|(p, _)| *p).collect();
-    while let Some(done) = ready.pop() {
-        waiting.remove(done);
-        for (part, s) in settings {
-            if s.depends_on.iter().any(|d| d == done)
-                && let Some(n) = waiting.get_mut(part.as_str())
-            {
-                *n -= 1;
-                if *n == 0 {
-                    ready.push(part);
-                }
-            }
-        }
-    }
-    match waiting.keys().next() {
-        Some(part) => Err(RenderError::DependencyCycle { part: part.to_string() }),
-        None => Ok(()),
+/// A profile's part settings: what the bundle relays of it, its prerequisites by part
+/// name (all of them: `assemble` keeps those the bundle carries) and its notes.
+fn settings_of(p: &Profile) -> PartSettings {
+    PartSettings {
+        sync_mode: p.sync_mode,
+        tier: p.tier,
+        depends_on: p
+            .depends_on
+            .iter()
+            .map(|name| p.dependency_part(name))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        stop_matching_behavior: p.stop_matching_behavior,
+        force_conflicts: false,
+        continue_on_error: p.continue_on_error,
+        max_consecutive_failures: p.max_consecutive_failures,
+        drift_exclusions: p.drift_exclusions.clone(),
+        notes: p.notes.clone(),
+        failure: None,
+        rendered: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! One object of a profile as a bundle takes it: its key, where it came from (for
-//! messages and conflicts) and its YAML. `shared` prepares them, `credentials` adds one,
-//! `tier` picks among copies, and the parent module writes them into parts.
+//! messages and conflicts), its YAML, and whether it is an implicit Namespace. `shared`
+//! prepares them, `credentials` adds one, `tier` picks among copies, and `assemble` writes
+//! them into parts.
 
 use std::sync::Arc;
 
@@ -13,4 +14,7 @@ pub struct Object {
     /// `ClusterProfile/web: ConfigMap default/web key deploy.yaml document 2`.
     pub origin: String,
     pub yaml: Arc<str>,
+    /// A create-only Namespace the publisher added for the namespaced objects of a
+    /// profile (`namespaces`): any one copy of it does, and a deployed one does better.
+    pub implicit: bool,
 }

@@ -1,24 +1,17 @@
-//! Resolving a cluster's profiles to the objects they reference, and reading manifests out
-//! of them.
+//! Resolving a cluster's profiles to the objects they reference ([`plan`]), so a source
+//! can fetch exactly those.
 //!
-//! [`plan`] works out, for one cluster, which ConfigMaps, Secrets and template resources
-//! each matching profile needs (empty namespaces become the cluster's, templated
-//! template-resource names are instantiated), so a source can fetch exactly those.
-//! [`profile_manifests`] then reads each data key, instantiates templated ones with
-//! `.Cluster` and `.MgmtResources`, and parses the documents. Tiers and bundle assembly
-//! happen in the parent module.
-
-use std::collections::BTreeMap;
-
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use serde_json::{Value, json};
+//! For each profile and cluster it resolves the templated names and namespaces of
+//! `policyRefs`, `templateResourceRefs` and `patchesFrom` (`names`), confines a Profile's
+//! references to its namespace, and checks that every `dependsOn` names a profile. A
+//! profile that fails any of that fails alone, for this cluster: its plan carries the
+//! problem and renders nothing. Reading what was fetched is `content`'s, and `shared`'s.
 
 use super::credentials::{self, Relay};
 use super::error::RenderError;
-use super::manifest::{Manifest, documents};
-use crate::sveltos::model::{MANIFEST_SECRET_TYPE, PolicyKind, Profile, SveltosCluster, TEMPLATE_ANNOTATION};
-use crate::sveltos::{ObjectKey, Reference, Resources, typed};
-use crate::template::{self, TemplateSource};
+use super::names::{self, Resolved};
+use crate::sveltos::model::{PatchesFromRef, PolicyRef, Profile, SveltosCluster, TEMPLATE_ANNOTATION, TemplateRef};
+use crate::sveltos::{Inventory, ObjectKey, Reference, Resources, Touches, select};
 
 /// What one cluster needs fetched, profile by profile.
 #[derive(Debug, Clone)]
@@ -29,59 +22,120 @@ pub struct ClusterPlan<'a> {
     pub credentials: Option<Relay>,
 }
 
+/// One reference of a profile, resolved for a cluster.
+#[derive(Debug, Clone)]
+pub struct Resolution<'a, R> {
+    pub spec: &'a R,
+    pub reference: Reference,
+    /// The templates its namespace and name came from, when they were templates.
+    templates: Option<String>,
+}
+
+impl<R> Resolution<'_, R> {
+    /// How messages name it: `ConfigMap fleet/nginx-edge-1 (from the template "...")`.
+    pub fn describe(&self) -> String {
+        let key = &self.reference.key;
+        match &self.templates {
+            None => format!("{} {}/{}", key.kind, key.namespace, key.name),
+            Some(t) => format!("{} {}/{} (from the template {t})", key.kind, key.namespace, key.name),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ProfilePlan<'a> {
     pub profile: &'a Profile,
-    policies: Vec<(Reference, PolicyKind, bool)>,
-    /// (identifier, reference, optional)
-    templates: Vec<(String, Reference, bool)>,
+    pub policies: Vec<Resolution<'a, PolicyRef>>,
+    pub templates: Vec<Resolution<'a, TemplateRef>>,
+    pub patches_from: Vec<Resolution<'a, PatchesFromRef>>,
+    /// Why the profile cannot render for this cluster, found before anything is read.
+    pub problem: Option<String>,
 }
 
-/// Resolves every reference of `profiles` for `cluster`.
-pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>) -> Result<ClusterPlan<'a>, RenderError> {
-    let scoped = |ns: &str| if ns.is_empty() { cluster.id.namespace().to_string() } else { ns.to_string() };
+/// Resolves every reference of `profiles` for `cluster`. Only relayed credentials that
+/// cannot be read fail the cluster as a whole.
+pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, inventory: &Inventory) -> Result<ClusterPlan<'a>, RenderError> {
+    // Only templated names read it: built once, when the first one does.
+    let data = std::cell::OnceCell::new();
     let profiles = profiles
         .into_iter()
-        .map(|profile| {
-            let policies = profile
-                .policy_refs
-                .iter()
-                .map(|r| {
-                    let kind = match r.kind {
-                        PolicyKind::ConfigMap => "ConfigMap",
-                        PolicyKind::Secret => "Secret",
-                    };
-                    let key = ObjectKey::new("v1", kind, &scoped(&r.namespace), &r.name);
-                    (Reference { key, api_version: "v1".into() }, r.kind, r.optional)
-                })
-                .collect();
-            let display = profile.display();
-            let templates = profile
-                .template_refs
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let resource = format!("spec.templateResourceRefs[{i}]");
-                    let instantiate = |key: &str, text: &str| -> Result<String, RenderError> {
-                        if !text.contains("{{") {
-                            return Ok(text.to_string());
-                        }
-                        let source = TemplateSource { profile: &display, resource: &resource, key };
-                        let data = json!({"Cluster": cluster.object, "MgmtResources": {}});
-                        template::render(&source, text, &data)
-                            .map(|s| s.trim().to_string())
-                            .map_err(|e| RenderError::Template(e.to_string()))
-                    };
-                    let namespace = scoped(&instantiate("resource.namespace", &r.namespace)?);
-                    let name = instantiate("resource.name", &r.name)?;
-                    let key = ObjectKey::new(&r.api_version, &r.kind, &namespace, &name);
-                    Ok((r.identifier.clone(), Reference { key, api_version: r.api_version.clone() }, r.optional))
-                })
-                .collect::<Result<_, RenderError>>()?;
-            Ok(ProfilePlan { profile, policies, templates })
+        .map(|profile| match profile_plan(profile, cluster, &data, inventory) {
+            Ok(plan) => plan,
+            Err(problem) => {
+                ProfilePlan { profile, policies: Vec::new(), templates: Vec::new(), patches_from: Vec::new(), problem: Some(problem) }
+            }
         })
-        .collect::<Result<_, RenderError>>()?;
+        .collect();
     Ok(ClusterPlan { cluster, profiles, credentials: credentials::relay_of(cluster)? })
+}
+
+fn profile_plan<'a>(
+    profile: &'a Profile,
+    cluster: &SveltosCluster,
+    data: &std::cell::OnceCell<serde_json::Value>,
+    inventory: &Inventory,
+) -> Result<ProfilePlan<'a>, String> {
+    for name in &profile.depends_on {
+        let part = profile.dependency_part(name);
+        let known = select::prerequisite(inventory, profile, name).is_some()
+            || inventory.profiles.iter().any(|p| p.part_name() == part)
+            || inventory.broken.iter().any(|b| matches!(&b.what, Touches::Profile { part: p, .. } if *p == part));
+        if !known {
+            return Err(format!(
+                "spec.dependsOn names {}, which does not exist; Sveltos holds the profile back until it does",
+                profile.kind.display(name)
+            ));
+        }
+    }
+    let resolve_ref = |field: &dyn Fn() -> String,
+                       api_version: &str,
+                       kind: &str,
+                       namespace: &str,
+                       name: &str|
+     -> Result<(Reference, Option<String>), String> {
+        if !namespace.contains("{{") && !name.contains("{{") {
+            let namespace = if namespace.is_empty() { cluster.id.namespace() } else { namespace };
+            return Ok((Reference { key: ObjectKey::new(api_version, kind, namespace, name), api_version: api_version.to_string() }, None));
+        }
+        let (display, field, data) = (profile.display(), field(), data.get_or_init(|| names::name_data(cluster)));
+        let ns = names::resolve_namespace(&display, &format!("{field}.namespace"), namespace, data, cluster)?;
+        let name = names::resolve(&display, &format!("{field}.name"), name, data)?;
+        let key = ObjectKey::new(api_version, kind, &ns.value, &name.value);
+        Ok((Reference { key, api_version: api_version.to_string() }, templates_of(&ns, &name)))
+    };
+    let confined = |field: &dyn Fn() -> String, reference: &Reference| match profile.own_namespace() {
+        Some(own) if reference.key.namespace != own => {
+            Err(format!("{}: {} is outside the Profile's namespace {own}; a Profile reads only its own namespace", field(), reference.key))
+        }
+        _ => Ok(()),
+    };
+    let mut policies = Vec::with_capacity(profile.policy_refs.len());
+    for r in &profile.policy_refs {
+        let (reference, templates) = resolve_ref(&|| format!("spec.policyRefs[{}]", r.index), "v1", r.kind.kind(), &r.namespace, &r.name)?;
+        policies.push(Resolution { spec: r, reference, templates });
+    }
+    let mut templates = Vec::with_capacity(profile.template_refs.len());
+    for r in &profile.template_refs {
+        let field = || format!("spec.templateResourceRefs[{}].resource", r.index);
+        let (reference, written) = resolve_ref(&field, &r.api_version, &r.kind, &r.namespace, &r.name)?;
+        confined(&field, &reference)?;
+        templates.push(Resolution { spec: r, reference, templates: written });
+    }
+    let mut patches_from = Vec::with_capacity(profile.patches_from.len());
+    for r in &profile.patches_from {
+        let field = || format!("spec.patchesFrom[{}]", r.index);
+        let (reference, written) = resolve_ref(&field, "v1", r.kind.kind(), &r.namespace, &r.name)?;
+        confined(&field, &reference)?;
+        patches_from.push(Resolution { spec: r, reference, templates: written });
+    }
+    Ok(ProfilePlan { profile, policies, templates, patches_from, problem: None })
+}
+
+/// The templates a namespace and name came from, quoted, when either was one.
+fn templates_of(namespace: &Resolved, name: &Resolved) -> Option<String> {
+    let templates: Vec<String> =
+        [namespace, name].iter().filter(|r| r.written != r.value && !r.written.is_empty()).map(|r| format!("{:?}", r.written)).collect();
+    (!templates.is_empty()).then(|| templates.join(" and "))
 }
 
 impl ClusterPlan<'_> {
@@ -102,96 +156,28 @@ pub struct SharedKey {
 impl ProfilePlan<'_> {
     /// Every object this profile's rendering reads, for one cluster.
     pub fn references(&self) -> impl Iterator<Item = &Reference> {
-        self.policies.iter().map(|(r, _, _)| r).chain(self.templates.iter().map(|(_, r, _)| r))
+        let policies = self.policies.iter().map(|r| &r.reference);
+        policies.chain(self.templates.iter().map(|r| &r.reference)).chain(self.patches_from.iter().map(|r| &r.reference))
     }
 
-    /// The key this profile renders the same under for every cluster, unless one of its
-    /// ConfigMaps or Secrets is a template (which sees the cluster).
+    /// The key this profile renders the same under for every cluster, unless something it
+    /// renders is a template (which sees the cluster): a templated ConfigMap or Secret, a
+    /// `spec.patches` entry with an action, a templated patchesFrom object.
     pub fn shared_key(&self, resources: &Resources) -> Option<SharedKey> {
-        let templated = self.policies.iter().any(|(r, _, _)| resources.0.get(&r.key).is_some_and(is_template));
-        (!templated).then(|| SharedKey { part: self.profile.part_name(), references: self.references().map(|r| r.key.clone()).collect() })
+        let templated = |r: &Reference| resources.get(&r.key).is_some_and(is_template);
+        let any_templated = self.policies.iter().any(|r| templated(&r.reference))
+            || self.patches_from.iter().any(|r| templated(&r.reference))
+            || self.profile.patches.iter().any(|p| p.patch.contains("{{"));
+        (!any_templated && self.problem.is_none())
+            .then(|| SharedKey { part: self.profile.part_name(), references: self.references().map(|r| r.key.clone()).collect() })
     }
 }
 
 /// Whether a fetched ConfigMap or Secret carries the template annotation.
-fn is_template(value: &Value) -> bool {
-    value["metadata"]["annotations"].as_object().is_some_and(|a| a.contains_key(TEMPLATE_ANNOTATION))
+pub fn is_template(value: &serde_json::Value) -> bool {
+    has_annotation(value, TEMPLATE_ANNOTATION)
 }
 
-/// The manifests of one profile for one cluster. Optional references that are missing
-/// add a warning.
-pub fn profile_manifests(
-    plan: &ProfilePlan<'_>,
-    cluster: &SveltosCluster,
-    resources: &Resources,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<Manifest>, RenderError> {
-    let display = plan.profile.display();
-    let missing = |key: &ObjectKey, optional: bool, warnings: &mut Vec<String>| {
-        if optional {
-            warnings.push(format!("{display}: optional {key} not found; skipped"));
-            Ok(())
-        } else {
-            Err(RenderError::Missing { profile: display.clone(), object: key.to_string() })
-        }
-    };
-    let mut mgmt = serde_json::Map::new();
-    for (identifier, r, optional) in &plan.templates {
-        match resources.0.get(&r.key) {
-            Some(v) => {
-                mgmt.insert(identifier.clone(), v.clone());
-            }
-            None => missing(&r.key, *optional, warnings)?,
-        }
-    }
-    let data = json!({"Cluster": cluster.object, "MgmtResources": mgmt});
-    let mut out = Vec::new();
-    for (r, kind, optional) in &plan.policies {
-        let Some(value) = resources.0.get(&r.key) else {
-            missing(&r.key, *optional, warnings)?;
-            continue;
-        };
-        let object = r.key.to_string();
-        let templated = is_template(value);
-        for (key, text) in policy_texts(value, *kind, &object, warnings)? {
-            let text = if templated {
-                let source = TemplateSource { profile: &display, resource: &object, key: &key };
-                template::render(&source, &text, &data).map_err(|e| RenderError::Template(e.to_string()))?
-            } else {
-                text
-            };
-            out.extend(documents(&text, &format!("{display}: {object} key {key}"))?);
-        }
-    }
-    Ok(out)
-}
-
-/// The data keys of a ConfigMap or manifest Secret, in key order.
-fn policy_texts(value: &Value, kind: PolicyKind, object: &str, warnings: &mut Vec<String>) -> Result<Vec<(String, String)>, RenderError> {
-    let unreadable = |message: String| RenderError::Unreadable { object: object.to_string(), message };
-    let texts = match kind {
-        PolicyKind::ConfigMap => {
-            let cm = typed::<ConfigMap>(value).map_err(unreadable)?;
-            if cm.binary_data.as_ref().is_some_and(|b| !b.is_empty()) {
-                warnings.push(format!("{object}: binaryData holds no manifests; ignored"));
-            }
-            cm.data.unwrap_or_default()
-        }
-        PolicyKind::Secret => {
-            let secret = typed::<Secret>(value).map_err(unreadable)?;
-            let type_ = secret.type_.clone().unwrap_or_default();
-            if type_ != MANIFEST_SECRET_TYPE {
-                return Err(RenderError::NotManifests { object: object.to_string(), actual: type_ });
-            }
-            let mut texts = BTreeMap::new();
-            for (k, bytes) in secret.data.unwrap_or_default() {
-                let text = String::from_utf8(bytes.0).map_err(|_| unreadable(format!("data key {k} is not UTF-8 text")))?;
-                texts.insert(k, text);
-            }
-            // As the API server does when it stores a Secret: stringData wins over data.
-            texts.extend(secret.string_data.unwrap_or_default());
-            texts
-        }
-    };
-    Ok(texts.into_iter().collect())
+pub fn has_annotation(value: &serde_json::Value, annotation: &str) -> bool {
+    value["metadata"]["annotations"].as_object().is_some_and(|a| a.contains_key(annotation))
 }

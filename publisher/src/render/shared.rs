@@ -1,33 +1,46 @@
-//! A profile's objects ready to place in a bundle, and the cache that renders a profile
-//! once for every cluster it renders the same for.
+//! A profile's objects ready to place in a bundle ([`prepare`]), and the caches that
+//! render a profile once for every cluster it renders the same for ([`SharedProfiles`]).
 //!
-//! [`prepare`] reads a profile's manifests for one cluster (through `resolve`), sets the
-//! profile's extraLabels and extraAnnotations, and writes each object as YAML. A profile
-//! whose ConfigMaps and Secrets hold no templates comes out the same for every cluster
-//! whose references resolve to the same objects, so [`SharedProfiles`] prepares it once
-//! per run and hands every such cluster the same objects: in a fleet of thousands of
-//! clusters, parsing and writing YAML again for each would dominate a publish. Templated
-//! profiles are prepared per cluster. Which copy of an object wins is `tier`'s business.
+//! Preparing one profile for one cluster: gather its `templateResourceRefs` objects, read
+//! each policyRef's manifests (`content`), apply the profile's patches to every object
+//! (`patches`), set extraLabels and extraAnnotations, keep one copy of each object (the
+//! lower reference tier wins; a tie fails the profile), add the implicit Namespaces
+//! (`namespaces`) and write each object as YAML.
+//!
+//! A profile nothing of which is a template comes out the same for every cluster whose
+//! references resolve to the same objects, so it is prepared once per run and every such
+//! cluster gets the same objects: in a fleet of thousands of clusters, parsing and
+//! writing YAML again for each would dominate a publish. Patches that are no templates
+//! are parsed once per run too. Templated profiles are prepared per cluster.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use airlock_bundle::Limits;
-use airlock_bundle::Part;
+use airlock_bundle::statement::Rendering;
+use airlock_bundle::{Digest, Limits, Part};
+use jiff::Timestamp;
+use serde_json::Value;
 
+use super::content::{self, Rendered};
+use super::data::{Context, Entropy};
 use super::error::RenderError;
 use super::manifest::{add_metadata, checked_path};
+use super::namespaces;
 use super::object::Object;
-use super::resolve::{ProfilePlan, SharedKey, profile_manifests};
-use crate::sveltos::Resources;
+use super::patches;
+use super::resolve::{ProfilePlan, SharedKey};
+use crate::patch::{ParsedPatch, Patch};
 use crate::sveltos::model::SveltosCluster;
+use crate::sveltos::{Lookup, ObjectKey, Resources};
 use crate::yaml;
 
 /// A profile's objects for a cluster, and the warnings reading them gave.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Prepared {
     pub objects: Vec<Arc<Object>>,
     pub warnings: Vec<String>,
+    /// When a template read the clock: what the render read, and the time it was given.
+    pub clock: Option<Rendering>,
     /// The part all the objects make, built for the first cluster that keeps them all.
     part: OnceLock<Result<Part, RenderError>>,
 }
@@ -58,38 +71,170 @@ pub fn part_of<'o>(name: &str, objects: impl IntoIterator<Item = &'o Object>, li
     Ok(Part::new(name, files, limits)?)
 }
 
-/// Reads, labels and writes one profile's objects for `cluster`.
-pub fn prepare(plan: &ProfilePlan<'_>, cluster: &SveltosCluster, resources: &Resources) -> Result<Prepared, RenderError> {
-    let mut warnings = Vec::new();
+/// What a render draws on besides the profile and the resources.
+#[derive(Debug, Clone, Copy)]
+pub struct Env<'e> {
+    pub entropy: Option<&'e Entropy>,
+    /// What `now` returns.
+    pub now: Timestamp,
+}
+
+/// Reads, patches, labels and writes one profile's objects for `cluster`.
+pub fn prepare(
+    plan: &ProfilePlan<'_>,
+    cluster: &SveltosCluster,
+    resources: &Resources,
+    env: Env<'_>,
+    cache: &PatchCache,
+) -> Result<Prepared, RenderError> {
     let profile = plan.profile;
-    let objects = profile_manifests(plan, cluster, resources, &mut warnings)?
-        .into_iter()
-        .map(|mut m| {
-            add_metadata(&mut m.value, "labels", &profile.extra_labels);
-            add_metadata(&mut m.value, "annotations", &profile.extra_annotations);
-            Arc::new(Object { key: m.key, origin: m.origin, yaml: yaml::emit(std::slice::from_ref(&m.value)).into() })
-        })
-        .collect();
-    Ok(Prepared { objects, warnings, part: OnceLock::new() })
+    let display = profile.display();
+    if let Some(problem) = &plan.problem {
+        return Err(RenderError::Profile { profile: display, message: problem.clone() });
+    }
+    let part = profile.part_name();
+    let mut warnings = Vec::new();
+    let mut mgmt = BTreeMap::new();
+    for r in &plan.templates {
+        let what = || (format!("spec.templateResourceRefs[{}]", r.spec.index), r.describe());
+        match lookup(resources, &r.reference.key, r.spec.optional, &display, &what, &mut warnings)? {
+            Some(value) => {
+                let mut value = value.clone();
+                if r.spec.ignore_status_changes
+                    && let Some(object) = value.as_object_mut()
+                {
+                    object.remove("status");
+                }
+                mgmt.insert(r.spec.identifier.clone(), value);
+            }
+            None => continue,
+        }
+    }
+    let ctx = Context::new(cluster, &display, &part, mgmt, env.entropy, env.now);
+    let mut rendered = Vec::new();
+    for r in &plan.policies {
+        let what = || (format!("spec.policyRefs[{}]", r.spec.index), r.describe());
+        if let Some(value) = lookup(resources, &r.reference.key, r.spec.optional, &display, &what, &mut warnings)? {
+            rendered.extend(content::manifests(&ctx, r, value, &mut warnings)?);
+        }
+    }
+    let patches = cache.parsed(patches::collect(&ctx, plan, resources, &mut warnings)?);
+    let mut kept: BTreeMap<ObjectKey, Rendered> = BTreeMap::new();
+    for mut r in rendered {
+        let value = patches::apply(std::mem::take(&mut r.manifest.value), &patches)?;
+        r.manifest.key = ObjectKey::of(&value).filter(|k| !k.name.is_empty()).ok_or_else(|| RenderError::Manifest {
+            origin: r.manifest.origin.clone(),
+            message: "after the patches, no longer a Kubernetes object with apiVersion, kind and metadata.name".into(),
+        })?;
+        r.manifest.value = value;
+        add_metadata(&mut r.manifest.value, "labels", &profile.extra_labels);
+        add_metadata(&mut r.manifest.value, "annotations", &profile.extra_annotations);
+        match kept.get(&r.manifest.key) {
+            Some(other) if other.tier == r.tier => {
+                return Err(RenderError::Conflict {
+                    object: r.manifest.key.to_string(),
+                    tier: r.tier,
+                    origins: vec![other.manifest.origin.clone(), r.manifest.origin.clone()],
+                });
+            }
+            Some(other) if other.tier < r.tier => {}
+            _ => {
+                kept.insert(r.manifest.key.clone(), r);
+            }
+        }
+    }
+    let rendered: Vec<Rendered> = kept.into_values().collect();
+    let mut objects = namespaces::implicit(&display, &rendered);
+    objects.extend(rendered.into_iter().map(|r| {
+        let yaml = yaml::emit(std::slice::from_ref(&r.manifest.value)).into();
+        Arc::new(Object { key: r.manifest.key, origin: r.manifest.origin, yaml, implicit: false })
+    }));
+    let clock = ctx.read_clock().then(|| Rendering { inputs: clock_inputs(plan, &ctx, resources), at: ctx.now() });
+    Ok(Prepared { objects, warnings, clock, part: OnceLock::new() })
+}
+
+/// The object at `key`: `None` for an optional one that is missing (with a warning).
+/// `what` names the field and the object, for messages only.
+fn lookup<'r>(
+    resources: &'r Resources,
+    key: &ObjectKey,
+    optional: bool,
+    profile: &str,
+    what: &dyn Fn() -> (String, String),
+    warnings: &mut Vec<String>,
+) -> Result<Option<&'r Value>, RenderError> {
+    match resources.lookup(key) {
+        Lookup::Found(value) => Ok(Some(value)),
+        Lookup::Missing if optional => {
+            let (field, object) = what();
+            warnings.push(format!("{profile}: {field}: optional {object} not found; skipped"));
+            Ok(None)
+        }
+        Lookup::Missing => {
+            let (field, object) = what();
+            Err(RenderError::Missing { profile: profile.to_string(), field, object })
+        }
+        Lookup::Failed(why) => Err(RenderError::Unreadable { object: what().1, message: why.to_string() }),
+    }
+}
+
+/// A digest of everything a clock-reading render read: while it stays, the publisher
+/// renders with the same time again (bundles-format.md 5.9).
+fn clock_inputs(plan: &ProfilePlan<'_>, ctx: &Context<'_>, resources: &Resources) -> Digest {
+    let mut text = format!("{}\n{}\n{:?}\n", ctx.part, ctx.data_digest(), plan.profile);
+    for r in plan.references() {
+        let value = resources.get(&r.key).map(|v| Digest::of(&serde_json::to_vec(v).expect("a JSON value serialises")));
+        text.push_str(&format!("{} {:?}\n", r.key, value));
+    }
+    Digest::of(text.as_bytes())
+}
+
+/// Patches parsed once per run, by their text: a profile's patches that hold no template
+/// are the same for every cluster, and parsing compiles their regular expressions.
+#[derive(Debug, Default)]
+pub struct PatchCache(Mutex<HashMap<Digest, Arc<Vec<ParsedPatch>>>>);
+
+impl PatchCache {
+    fn parsed(&self, patches: Vec<Patch>) -> Arc<Vec<ParsedPatch>> {
+        if patches.is_empty() {
+            return Arc::new(Vec::new());
+        }
+        let key = Digest::of(format!("{patches:?}").as_bytes());
+        if let Some(parsed) = self.0.lock().expect("not poisoned").get(&key) {
+            return parsed.clone();
+        }
+        let parsed = Arc::new(ParsedPatch::all(&patches));
+        self.0.lock().expect("not poisoned").insert(key, parsed.clone());
+        parsed
+    }
 }
 
 type Slot = Arc<OnceLock<Result<Arc<Prepared>, RenderError>>>;
 
-/// Profiles prepared once per run, by what they render from. Safe to share between the
-/// threads rendering clusters.
+/// Profiles prepared once per run, by what they render from, and the patches parsed.
+/// Safe to share between the threads rendering clusters.
 #[derive(Debug, Default)]
-pub struct SharedProfiles(Mutex<HashMap<SharedKey, Slot>>);
+pub struct SharedProfiles {
+    profiles: Mutex<HashMap<SharedKey, Slot>>,
+    patches: PatchCache,
+}
 
 impl SharedProfiles {
-    /// `plan`'s objects for `cluster`: prepared once for all clusters when the profile has
-    /// no templates, else for this cluster alone.
-    pub fn get(&self, plan: &ProfilePlan<'_>, cluster: &SveltosCluster, resources: &Resources) -> Result<Arc<Prepared>, RenderError> {
+    /// `plan`'s objects for `cluster`: prepared once for all clusters when nothing of the
+    /// profile is a template, else for this cluster alone.
+    pub fn get(
+        &self,
+        plan: &ProfilePlan<'_>,
+        cluster: &SveltosCluster,
+        resources: &Resources,
+        env: Env<'_>,
+    ) -> Result<Arc<Prepared>, RenderError> {
         let Some(key) = plan.shared_key(resources) else {
-            return prepare(plan, cluster, resources).map(Arc::new);
+            return prepare(plan, cluster, resources, env, &self.patches).map(Arc::new);
         };
-        let slot = self.0.lock().expect("not poisoned").entry(key).or_default().clone();
+        let slot = self.profiles.lock().expect("not poisoned").entry(key).or_default().clone();
         // Outside the map's lock, so other profiles prepare meanwhile; a second cluster
         // asking for this one waits for the first instead of preparing it again.
-        slot.get_or_init(|| prepare(plan, cluster, resources).map(Arc::new)).clone()
+        slot.get_or_init(|| prepare(plan, cluster, resources, env, &self.patches).map(Arc::new)).clone()
     }
 }

@@ -4,8 +4,15 @@
 //! Every `.yaml`, `.yml` and `.json` file under the directory is read (hidden files and
 //! directories such as `.git` are skipped), each document parsed with the limits of
 //! `yaml`. Documents without apiVersion and kind (Helm values, say) are ignored; a
-//! `kind: List` contributes its items, as `kubectl get -o yaml` writes them. Errors name
-//! the file and the document (counted from 1).
+//! `kind: List` contributes its items, as `kubectl get -o yaml` writes them.
+//!
+//! One unreadable file or document is an error for what it touches, never for the whole
+//! fleet: a file that does not parse is read again document by document, and a document
+//! that still does not is recorded as broken, with the object it seems to be when its
+//! `kind` and `metadata.name` lines say (`guess`). An object defined twice is broken in
+//! both places. Errors name the file and the document (counted from 1).
+
+mod guess;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -14,6 +21,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 use walkdir::WalkDir;
 
+use super::broken::{Broken, Touches};
 use super::inventory::{Inventory, ObjectKey, Reference, Resources, SourceError};
 use crate::yaml::{MAX_INPUT_FILE_BYTES, parse_documents};
 
@@ -22,166 +30,182 @@ use crate::yaml::{MAX_INPUT_FILE_BYTES, parse_documents};
 pub struct DirSource {
     /// Each object with where it was defined: `path document N`.
     objects: BTreeMap<ObjectKey, (Value, String)>,
+    /// Objects defined more than once, with where.
+    duplicates: BTreeMap<ObjectKey, Vec<String>>,
+    broken: Vec<Broken>,
 }
 
+/// One document of a file, numbered from 1: its value, or why it does not parse and what
+/// it seems to be.
+type Document = (usize, Result<Value, (String, Touches)>);
+/// One file's documents, or why the whole file could not be read.
+type ReadFile = (String, Result<Vec<Document>, String>);
+
 impl DirSource {
-    /// Reads every manifest file under `dir`.
+    /// Reads every manifest file under `dir`. Only a directory that cannot be read at all
+    /// is an error.
     pub fn read(dir: &Path) -> Result<DirSource, SourceError> {
         let io = |path: &Path, e: &dyn std::fmt::Display| SourceError::Io { path: path.display().to_string(), message: e.to_string() };
         if !dir.is_dir() {
             return Err(io(dir, &"not a directory"));
         }
+        let mut source = DirSource::default();
         let walk = WalkDir::new(dir).follow_links(false).sort_by_file_name().into_iter();
         let visible = walk.filter_entry(|e| e.depth() == 0 || !e.file_name().to_string_lossy().starts_with('.'));
         let mut files = Vec::new();
         for entry in visible {
-            let entry = entry.map_err(|e| io(e.path().unwrap_or(dir), &e))?;
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) if e.depth() == 0 => return Err(io(dir, &e)),
+                Err(e) => {
+                    source.unreadable(e.path().unwrap_or(dir).display().to_string(), e.to_string());
+                    continue;
+                }
+            };
             let path = entry.path();
             let is_manifest = path.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json");
             if !entry.file_type().is_file() || !is_manifest {
                 continue;
             }
-            let size = entry.metadata().map_err(|e| io(path, &e))?.len();
-            if size > MAX_INPUT_FILE_BYTES {
-                return Err(SourceError::TooLarge { path: path.display().to_string(), size, limit: MAX_INPUT_FILE_BYTES });
+            match entry.metadata() {
+                Ok(m) if m.len() > MAX_INPUT_FILE_BYTES => {
+                    source.unreadable(path.display().to_string(), format!("{} bytes, over the limit of {MAX_INPUT_FILE_BYTES}", m.len()))
+                }
+                Ok(_) => files.push(path.to_path_buf()),
+                Err(e) => source.unreadable(path.display().to_string(), e.to_string()),
             }
-            files.push(path.to_path_buf());
         }
         // Parsing is the slow part of a fleet's directory; files parse on every core and
-        // are then taken in name order, so errors and duplicates are reported as before.
-        let parsed: Vec<Result<(String, Vec<Value>), SourceError>> = files
+        // are then taken in name order, so errors and duplicates are reported in order.
+        let parsed: Vec<ReadFile> = files
             .par_iter()
             .map(|path| {
-                let text = std::fs::read_to_string(path).map_err(|e| io(path, &e))?;
                 let name = path.display().to_string();
-                let docs = parse_documents(&text).map_err(|message| SourceError::Yaml { path: name.clone(), message })?;
-                Ok((name, docs))
+                let docs = std::fs::read_to_string(path).map_err(|e| e.to_string()).map(|text| documents(&text));
+                (name, docs)
             })
             .collect();
-        let mut source = DirSource::default();
-        for file in parsed {
-            let (path, docs) = file?;
-            source.add_file(&path, docs)?;
+        for (path, docs) in parsed {
+            match docs {
+                Ok(docs) => source.add_file(&path, docs),
+                Err(message) => source.unreadable(path, message),
+            }
         }
-        tracing::debug!(dir = %dir.display(), objects = source.objects.len(), "read management objects");
+        source.mark_duplicates();
+        tracing::debug!(dir = %dir.display(), objects = source.objects.len(), broken = source.broken.len(), "read management objects");
         Ok(source)
     }
 
-    fn add_file(&mut self, path: &str, docs: Vec<Value>) -> Result<(), SourceError> {
-        for (i, doc) in docs.into_iter().enumerate() {
-            let document = i + 1;
+    /// A file or directory entry that could not be read at all.
+    fn unreadable(&mut self, path: String, message: String) {
+        self.broken.push(Broken { origin: path, what: Touches::Unknown, message });
+    }
+
+    fn add_file(&mut self, path: &str, docs: Vec<Document>) {
+        for (document, doc) in docs {
+            let origin = format!("{path} document {document}");
+            let doc = match doc {
+                Ok(doc) => doc,
+                Err((message, what)) => {
+                    self.broken.push(Broken { origin, what, message: format!("not valid YAML: {message}") });
+                    continue;
+                }
+            };
             let items = match doc.get("kind").and_then(Value::as_str) {
                 Some("List") => match doc.get("items") {
                     Some(Value::Array(items)) => items.clone(),
                     _ => {
-                        let message = "kind List without an items array".to_string();
-                        return Err(SourceError::Document { path: path.to_string(), document, message });
+                        self.broken.push(Broken { origin, what: Touches::Unknown, message: "kind List without an items array".into() });
+                        continue;
                     }
                 },
                 _ => vec![doc],
             };
             for item in items {
-                self.add_object(path, document, item)?;
+                self.add_object(&origin, item);
             }
         }
-        Ok(())
     }
 
-    fn add_object(&mut self, path: &str, document: usize, value: Value) -> Result<(), SourceError> {
+    fn add_object(&mut self, origin: &str, value: Value) {
         let typed = value.get("apiVersion").is_some_and(Value::is_string) && value.get("kind").is_some_and(Value::is_string);
         if !typed {
-            tracing::debug!(path, document, "no apiVersion and kind: not a Kubernetes object, ignored");
-            return Ok(());
+            tracing::debug!(origin, "no apiVersion and kind: not a Kubernetes object, ignored");
+            return;
         }
         let Some(key) = ObjectKey::of(&value) else {
             let message = "Kubernetes object without metadata.name".to_string();
-            return Err(SourceError::Document { path: path.to_string(), document, message });
+            self.broken.push(Broken { origin: origin.to_string(), what: Touches::Unknown, message });
+            return;
         };
-        let origin = format!("{path} document {document}");
-        if let Some((_, first)) = self.objects.get(&key) {
-            return Err(SourceError::Duplicate { object: key.to_string(), first: first.clone(), second: origin });
+        if let Some(places) = self.duplicates.get_mut(&key) {
+            places.push(origin.to_string());
+        } else if let Some((_, first)) = self.objects.get(&key) {
+            self.duplicates.insert(key, vec![first.clone(), origin.to_string()]);
+        } else {
+            self.objects.insert(key, (value, origin.to_string()));
         }
-        self.objects.insert(key, (value, origin));
-        Ok(())
     }
 
-    pub fn inventory(&self) -> Result<Inventory, SourceError> {
-        Inventory::from_objects(self.objects.values().map(|(v, origin)| (origin.clone(), v)))
+    /// An object defined twice is used nowhere: which copy was meant cannot be told.
+    fn mark_duplicates(&mut self) {
+        for (key, places) in &self.duplicates {
+            let (value, _) = self.objects.remove(key).expect("a duplicate was defined first");
+            self.broken.push(Broken {
+                origin: places[1].clone(),
+                what: guess::touches(&key_identity(&value, key)),
+                message: format!("{key} is defined twice: in {}", places.join(" and in ")),
+            });
+        }
+    }
+
+    pub fn inventory(&self) -> Inventory {
+        let mut inventory = Inventory::from_objects(self.objects.values().map(|(v, origin)| (origin.clone(), v)));
+        inventory.broken.splice(0..0, self.broken.iter().cloned());
+        inventory
     }
 
     pub fn fetch(&self, wanted: &BTreeSet<Reference>) -> Resources {
-        Resources(wanted.iter().filter_map(|r| self.objects.get(&r.key).map(|(v, _)| (r.key.clone(), v.clone()))).collect())
+        let found = wanted.iter().filter_map(|r| self.objects.get(&r.key).map(|(v, _)| (r.key.clone(), v.clone()))).collect();
+        let failed = wanted
+            .iter()
+            .filter_map(|r| {
+                let why = self.broken.iter().find(|b| b.what == Touches::Object(r.key.clone()))?;
+                Some((r.key.clone(), why.to_string()))
+            })
+            .collect();
+        Resources::new(found, failed)
+    }
+}
+
+/// A file's non-empty documents, numbered from 1. A stream that does not parse as a whole
+/// is split at its `---` lines and each piece parsed alone, so one bad document does not
+/// take the others with it; a piece that does not parse comes with what it seems to be.
+fn documents(text: &str) -> Vec<Document> {
+    match parse_documents(text) {
+        Ok(docs) => docs.into_iter().enumerate().map(|(i, d)| (i + 1, Ok(d))).collect(),
+        Err(_) => {
+            let mut out = Vec::new();
+            for piece in guess::pieces(text) {
+                match parse_documents(piece) {
+                    Ok(docs) => out.extend(docs.into_iter().map(Ok)),
+                    Err(message) => out.push(Err((message, guess::touches(&guess::identity(piece))))),
+                }
+            }
+            out.into_iter().enumerate().map(|(i, d)| (i + 1, d)).collect()
+        }
+    }
+}
+
+/// What an object that parsed is, for [`guess::touches`].
+fn key_identity(value: &Value, key: &ObjectKey) -> guess::Identity {
+    guess::Identity {
+        api_version: value["apiVersion"].as_str().unwrap_or_default().to_string(),
+        kind: key.kind.clone(),
+        namespace: key.namespace.clone(),
+        name: key.name.clone(),
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write(dir: &Path, name: &str, text: &str) {
-        let path = dir.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-
-    const CLUSTER: &str =
-        "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata: {name: c1, namespace: fleet}\nspec: {pullMode: true}\n";
-
-    #[test]
-    fn reads_files_lists_and_json_and_skips_the_rest() {
-        let tmp = tempfile::tempdir().unwrap();
-        write(tmp.path(), "clusters.yaml", &format!("{CLUSTER}---\nreplicas: 3\n"));
-        write(
-            tmp.path(),
-            "sub/list.yml",
-            "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: fleet}}\n",
-        );
-        write(
-            tmp.path(),
-            "profile.json",
-            r#"{"apiVersion":"config.projectsveltos.io/v1beta1","kind":"ClusterProfile","metadata":{"name":"p"}}"#,
-        );
-        write(tmp.path(), ".git/config.yaml", "not: [valid");
-        write(tmp.path(), "README.md", "# not read");
-        let src = DirSource::read(tmp.path()).unwrap();
-        let inv = src.inventory().unwrap();
-        assert_eq!((inv.clusters.len(), inv.profiles.len()), (1, 1));
-        let key = ObjectKey::new("v1", "ConfigMap", "fleet", "a");
-        let wanted = BTreeSet::from([
-            Reference { key: key.clone(), api_version: "v1".into() },
-            Reference { key: ObjectKey::new("v1", "ConfigMap", "fleet", "missing"), api_version: "v1".into() },
-        ]);
-        assert_eq!(src.fetch(&wanted).0.keys().collect::<Vec<_>>(), vec![&key]);
-    }
-
-    #[test]
-    fn errors_name_the_file_and_document() {
-        let tmp = tempfile::tempdir().unwrap();
-        write(tmp.path(), "a.yaml", &format!("{CLUSTER}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{}}\n"));
-        let err = DirSource::read(tmp.path()).unwrap_err();
-        assert!(matches!(&err, SourceError::Document { path, document: 2, .. } if path.ends_with("a.yaml")), "{err}");
-
-        let tmp = tempfile::tempdir().unwrap();
-        write(tmp.path(), "a.yaml", CLUSTER);
-        write(tmp.path(), "b.yaml", CLUSTER);
-        let err = DirSource::read(tmp.path()).unwrap_err();
-        assert!(
-            matches!(&err, SourceError::Duplicate { first, second, .. } if first.contains("a.yaml") && second.contains("b.yaml")),
-            "{err}"
-        );
-
-        let tmp = tempfile::tempdir().unwrap();
-        write(tmp.path(), "bad.yaml", "a: [\n");
-        let err = DirSource::read(tmp.path()).unwrap_err();
-        assert!(matches!(&err, SourceError::Yaml { path, .. } if path.ends_with("bad.yaml")), "{err}");
-
-        let tmp = tempfile::tempdir().unwrap();
-        write(
-            tmp.path(),
-            "c.yaml",
-            "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata: {name: UPPER, namespace: fleet}\n",
-        );
-        let err = DirSource::read(tmp.path()).unwrap().inventory().unwrap_err();
-        assert!(matches!(&err, SourceError::Object { origin, .. } if origin.ends_with("c.yaml document 1")), "{err}");
-    }
-}
+mod tests;

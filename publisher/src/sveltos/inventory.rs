@@ -1,32 +1,25 @@
-//! What the sources yield and rendering reads: the checked [`Inventory`] of clusters and
-//! profiles, objects named by [`ObjectKey`] and asked for by [`Reference`], the
-//! [`Resources`] fetched for a run, and why a source could not be read. Reading them from a
-//! directory or a cluster is `dir`'s and `live`'s.
+//! What the sources yield and rendering reads: the checked [`Inventory`] of clusters,
+//! profiles and sets (with what could not be read), objects named by [`ObjectKey`] and
+//! asked for by [`Reference`], the [`Resources`] fetched for a run, and why a source could
+//! not be read at all. Reading them from a directory or a cluster is `dir`'s and `live`'s.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::Value;
 
-use super::model::{CLUSTER_GROUP, ModelError, PROFILE_GROUP, Profile, SveltosCluster};
-use super::parse::{parse_cluster, parse_profile};
+use airlock_bundle::ClusterId;
 
-/// Why the source could not be read.
+use super::broken::{Broken, Touches};
+use super::model::{CLUSTER_GROUP, ClusterSet, PROFILE_GROUP, Profile, SveltosCluster};
+use super::parse::{parse_cluster, parse_profile, parse_set, part_of_unreadable};
+
+/// Why the source could not be read at all; what one object breaks is a [`Broken`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum SourceError {
     #[error("{path}: {message}")]
     Io { path: String, message: String },
-    #[error("{path}: not valid YAML: {message}")]
-    Yaml { path: String, message: String },
-    #[error("{path}: {size} bytes, over the limit of {limit}")]
-    TooLarge { path: String, size: u64, limit: u64 },
-    #[error("{path}: document {document}: {message}")]
-    Document { path: String, document: usize, message: String },
-    #[error("{object} is defined twice: in {first} and in {second}")]
-    Duplicate { object: String, first: String, second: String },
-    #[error("{origin}: {source}")]
-    Object { origin: String, source: ModelError },
     #[error("management cluster: {what}: {message}")]
     Kube { what: String, message: String },
 }
@@ -83,37 +76,146 @@ pub struct Reference {
     pub api_version: String,
 }
 
-/// Clusters and profiles, checked.
+/// Clusters, profiles and sets, checked, and what could not be read.
 #[derive(Debug, Clone, Default)]
 pub struct Inventory {
     pub clusters: Vec<SveltosCluster>,
     pub profiles: Vec<Profile>,
+    pub sets: Vec<ClusterSet>,
+    pub broken: Vec<Broken>,
 }
 
 impl Inventory {
     /// Builds an inventory from objects of any kind (each with where it came from, for
-    /// messages); kinds other than the three Sveltos ones are ignored.
-    pub fn from_objects<'a>(objects: impl IntoIterator<Item = (String, &'a Value)>) -> Result<Inventory, SourceError> {
+    /// messages); kinds other than the Sveltos ones are ignored. An object that cannot be
+    /// parsed is recorded as broken, with what it touches; the others are kept.
+    pub fn from_objects<'a>(objects: impl IntoIterator<Item = (String, &'a Value)>) -> Inventory {
         let mut inv = Inventory::default();
         for (origin, value) in objects {
             let Some(key) = ObjectKey::of(value) else { continue };
-            let parsed = match (key.group.as_str(), key.kind.as_str()) {
-                (CLUSTER_GROUP, "SveltosCluster") => parse_cluster(value).map(|c| inv.clusters.push(c)),
-                (PROFILE_GROUP, "ClusterProfile") => parse_profile(value, false).map(|p| inv.profiles.push(p)),
-                (PROFILE_GROUP, "Profile") => parse_profile(value, true).map(|p| inv.profiles.push(p)),
-                _ => Ok(()),
-            };
-            parsed.map_err(|source| SourceError::Object { origin, source })?;
+            let broken = |message: String, what: Touches| Broken { origin: origin.clone(), what, message };
+            match (key.group.as_str(), key.kind.as_str()) {
+                (CLUSTER_GROUP, "SveltosCluster") => match parse_cluster(value) {
+                    Ok(c) => inv.clusters.push(c),
+                    Err(e) => {
+                        let what = ClusterId::new(&key.namespace, &key.name).map_or(Touches::Unknown, Touches::Cluster);
+                        inv.broken.push(broken(e.to_string(), what));
+                    }
+                },
+                (PROFILE_GROUP, kind @ ("ClusterProfile" | "Profile")) => {
+                    let namespaced = kind == "Profile";
+                    match parse_profile(value, namespaced) {
+                        Ok(p) => inv.profiles.push(p),
+                        Err(e) => {
+                            let what = part_of_unreadable(value, namespaced)
+                                .map_or(Touches::Unknown, |(part, display)| Touches::Profile { part, display });
+                            inv.broken.push(broken(e.to_string(), what));
+                        }
+                    }
+                }
+                (CLUSTER_GROUP, kind @ ("ClusterSet" | "Set")) => match parse_set(value, kind == "Set") {
+                    Ok(s) => inv.sets.push(s),
+                    Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
+                },
+                _ => {}
+            }
         }
+        inv.hold_profiles_of_broken_sets();
         inv.clusters.sort_by(|a, b| a.id.cmp(&b.id));
         inv.profiles.sort_by_key(Profile::part_name);
-        Ok(inv)
+        inv
+    }
+
+    /// A profile selecting clusters through a set that cannot be read cannot tell its
+    /// clusters: it is as broken as the set, so what clusters hold of it is kept.
+    fn hold_profiles_of_broken_sets(&mut self) {
+        let broken_sets: Vec<(ObjectKey, String)> = self
+            .broken
+            .iter()
+            .filter_map(|b| match &b.what {
+                Touches::Object(key) if key.group == CLUSTER_GROUP => Some((key.clone(), b.message.clone())),
+                _ => None,
+            })
+            .collect();
+        if broken_sets.is_empty() {
+            return;
+        }
+        let mut kept = Vec::with_capacity(self.profiles.len());
+        for profile in std::mem::take(&mut self.profiles) {
+            let (kind, namespace) = match profile.own_namespace() {
+                Some(ns) => ("Set", ns.to_string()),
+                None => ("ClusterSet", String::new()),
+            };
+            let hit =
+                broken_sets.iter().find(|(key, _)| key.kind == kind && key.namespace == namespace && profile.set_refs.contains(&key.name));
+            match hit {
+                Some((key, message)) => self.broken.push(Broken {
+                    origin: profile.display(),
+                    what: Touches::Profile { part: profile.part_name(), display: profile.display() },
+                    message: format!("spec.setRefs names {key}, which cannot be read: {message}"),
+                }),
+                None => kept.push(profile),
+            }
+        }
+        self.profiles = kept;
     }
 }
 
-/// Objects fetched for rendering, by key. A key that is absent was not found.
+/// Objects fetched for rendering, by key, and the references that could not be read. A
+/// key in neither was not found.
 #[derive(Debug, Clone, Default)]
-pub struct Resources(pub BTreeMap<ObjectKey, Value>);
+pub struct Resources {
+    found: BTreeMap<ObjectKey, Value>,
+    failed: BTreeMap<ObjectKey, String>,
+}
+
+/// What a fetch said of one key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Lookup<'r> {
+    Found(&'r Value),
+    Missing,
+    /// The source could not read it: the message says why.
+    Failed(&'r str),
+}
+
+impl Resources {
+    pub fn new(found: BTreeMap<ObjectKey, Value>, failed: BTreeMap<ObjectKey, String>) -> Resources {
+        Resources { found, failed }
+    }
+
+    /// Resources that were all read.
+    pub fn found(found: BTreeMap<ObjectKey, Value>) -> Resources {
+        Resources { found, failed: BTreeMap::new() }
+    }
+
+    pub fn lookup(&self, key: &ObjectKey) -> Lookup<'_> {
+        match (self.found.get(key), self.failed.get(key)) {
+            (Some(v), _) => Lookup::Found(v),
+            (None, Some(why)) => Lookup::Failed(why),
+            (None, None) => Lookup::Missing,
+        }
+    }
+
+    /// The object at `key`, when it was found.
+    pub fn get(&self, key: &ObjectKey) -> Option<&Value> {
+        self.found.get(key)
+    }
+
+    /// Every object found and every failure, in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, Result<&Value, &str>)> {
+        self.found.iter().map(|(k, v)| (k, Ok(v))).chain(self.failed.iter().map(|(k, why)| (k, Err(why.as_str()))))
+    }
+
+    #[cfg(test)]
+    pub fn insert(&mut self, key: ObjectKey, value: Value) {
+        self.found.insert(key, value);
+    }
+
+    #[cfg(test)]
+    pub fn remove(&mut self, key: &ObjectKey) {
+        self.found.remove(key);
+    }
+}
 
 /// A fetched JSON object as its k8s-openapi type, with the reason when it is not one.
 pub fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String> {
@@ -135,12 +237,45 @@ mod tests {
     }
 
     #[test]
-    fn inventory_names_the_origin_of_a_bad_object() {
+    fn a_bad_object_is_broken_alone_and_names_its_origin_and_field() {
         let bad = json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile",
                          "metadata": {"name": "p"}, "spec": {"tier": "high"}});
+        let good = json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile", "metadata": {"name": "q"}});
+        let old = json!({"apiVersion": "lib.projectsveltos.io/v1alpha1", "kind": "SveltosCluster", "metadata": {"name": "c", "namespace": "fleet"}});
         let other = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
-        let err =
-            Inventory::from_objects([("a.yaml document 1".to_string(), &other), ("b.yaml document 2".to_string(), &bad)]).unwrap_err();
-        assert!(matches!(&err, SourceError::Object { origin, .. } if origin == "b.yaml document 2"), "{err}");
+        let inv = Inventory::from_objects([
+            ("a.yaml document 1".to_string(), &other),
+            ("b.yaml document 2".to_string(), &bad),
+            ("b.yaml document 3".to_string(), &good),
+            ("c.yaml document 1".to_string(), &old),
+        ]);
+        assert_eq!(inv.profiles.iter().map(Profile::part_name).collect::<Vec<_>>(), ["ClusterProfile.q"]);
+        assert_eq!(inv.broken.len(), 2, "{:?}", inv.broken);
+        let profile = &inv.broken[0];
+        assert_eq!(profile.origin, "b.yaml document 2");
+        assert_eq!(profile.what, Touches::Profile { part: "ClusterProfile.p".into(), display: "ClusterProfile/p".into() });
+        assert!(profile.message.starts_with("ClusterProfile/p: field spec.tier:"), "{}", profile.message);
+        let cluster = &inv.broken[1];
+        assert_eq!(cluster.what, Touches::Cluster("fleet/c".parse().unwrap()));
+        assert!(
+            cluster.to_string().contains("c.yaml document 1: SveltosCluster fleet/c: apiVersion lib.projectsveltos.io/v1alpha1"),
+            "{cluster}"
+        );
+    }
+
+    #[test]
+    fn a_profile_of_a_broken_set_is_broken_too() {
+        let set = json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "ClusterSet", "metadata": {"name": "prod"},
+                         "status": {"selectedClusterRefs": "not a list"}});
+        let profile = json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile", "metadata": {"name": "p"},
+                             "spec": {"setRefs": ["prod"]}});
+        let inv = Inventory::from_objects([("s".to_string(), &set), ("p".to_string(), &profile)]);
+        assert!(inv.profiles.is_empty());
+        assert!(
+            inv.broken.iter().any(|b| matches!(&b.what, Touches::Profile { part, .. } if part == "ClusterProfile.p")
+                && b.message.contains("ClusterSet.lib.projectsveltos.io prod")),
+            "{:?}",
+            inv.broken
+        );
     }
 }

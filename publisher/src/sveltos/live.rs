@@ -1,10 +1,12 @@
 //! Source B: a live management cluster (`--kubeconfig`, `KUBECONFIG`, `--context`, or
 //! in-cluster config).
 //!
-//! Lists SveltosClusters, ClusterProfiles and Profiles (v1beta1, page by page), and gets
-//! only the ConfigMaps, Secrets and template resources that rendering names: a management
-//! cluster holds far more Secrets than any profile references. Kinds other than
-//! ConfigMap and Secret are found through discovery. Nothing is written to the cluster.
+//! Lists SveltosClusters, ClusterProfiles and Profiles (v1beta1, page by page), and the
+//! ClusterSets and Sets when their CRDs are installed, and gets only the ConfigMaps,
+//! Secrets and template resources that rendering names: a management cluster holds far
+//! more Secrets than any profile references. Kinds other than ConfigMap and Secret are
+//! found through discovery. An object that cannot be read fails only the profiles that
+//! reference it. Nothing is written to the cluster.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -14,23 +16,28 @@ use kube::discovery::{Scope, pinned_kind};
 use serde_json::Value;
 
 use super::inventory::{Inventory, ObjectKey, Reference, Resources, SourceError};
-use super::model::{CLUSTER_GROUP, PROFILE_GROUP};
-
-/// The Sveltos version the publisher reads.
-pub const SVELTOS_VERSION: &str = "v1beta1";
+use super::model::{CLUSTER_GROUP, PROFILE_GROUP, SVELTOS_VERSION};
+/// What a list of a kind whose CRD is not installed says.
+const NOT_INSTALLED: &str = " (is the Sveltos CRD installed?)";
 /// Objects per list request: keeps each answer small on large management clusters.
 const PAGE_SIZE: u32 = 500;
 
+fn sveltos_resource(group: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, SVELTOS_VERSION, kind), plural)
+}
+
 /// The three Sveltos kinds the publisher lists, with whether they are namespaced.
 pub fn sveltos_kinds() -> [(ApiResource, bool); 3] {
-    let ar = |group: &str, kind: &str, plural: &str| {
-        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, SVELTOS_VERSION, kind), plural)
-    };
     [
-        (ar(CLUSTER_GROUP, "SveltosCluster", "sveltosclusters"), true),
-        (ar(PROFILE_GROUP, "ClusterProfile", "clusterprofiles"), false),
-        (ar(PROFILE_GROUP, "Profile", "profiles"), true),
+        (sveltos_resource(CLUSTER_GROUP, "SveltosCluster", "sveltosclusters"), true),
+        (sveltos_resource(PROFILE_GROUP, "ClusterProfile", "clusterprofiles"), false),
+        (sveltos_resource(PROFILE_GROUP, "Profile", "profiles"), true),
     ]
+}
+
+/// The set kinds `setRefs` name: listed when their CRDs are installed, none otherwise.
+fn set_kinds() -> [ApiResource; 2] {
+    [sveltos_resource(CLUSTER_GROUP, "ClusterSet", "clustersets"), sveltos_resource(CLUSTER_GROUP, "Set", "sets")]
 }
 
 /// A connection to the management cluster.
@@ -49,16 +56,23 @@ impl LiveSource {
         for (ar, _) in sveltos_kinds() {
             objects.extend(self.list(&ar).await?);
         }
-        Inventory::from_objects(objects.iter().map(|v| {
+        for ar in set_kinds() {
+            match self.list(&ar).await {
+                Ok(sets) => objects.extend(sets),
+                Err(SourceError::Kube { message, .. }) if message.contains(NOT_INSTALLED) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(Inventory::from_objects(objects.iter().map(|v| {
             let origin = ObjectKey::of(v).map_or_else(|| "management cluster".into(), |k| format!("management cluster {k}"));
             (origin, v)
-        }))
+        })))
     }
 
     async fn list(&self, ar: &ApiResource) -> Result<Vec<Value>, SourceError> {
         let api: Api<DynamicObject> = Api::all_with(self.client.clone(), ar);
         let kube_err = |e: kube::Error| {
-            let hint = if matches!(&e, kube::Error::Api(s) if s.code == 404) { " (is the Sveltos CRD installed?)" } else { "" };
+            let hint = if matches!(&e, kube::Error::Api(s) if s.code == 404) { NOT_INSTALLED } else { "" };
             SourceError::Kube { what: format!("list {}", ar.plural), message: format!("{e}{hint}") }
         };
         let mut out = Vec::new();
@@ -77,36 +91,52 @@ impl LiveSource {
         }
     }
 
-    pub async fn fetch(&self, wanted: &BTreeSet<Reference>) -> Result<Resources, SourceError> {
+    /// The referenced objects that exist; one that cannot be read (no permission, an
+    /// unknown kind) is a failure of the profiles referencing it, not of the run.
+    pub async fn fetch(&self, wanted: &BTreeSet<Reference>) -> Resources {
         let mut found = BTreeMap::new();
-        let mut discovered: BTreeMap<String, (ApiResource, Scope)> = BTreeMap::new();
+        let mut failed = BTreeMap::new();
+        let mut discovered: BTreeMap<String, Result<(ApiResource, Scope), String>> = BTreeMap::new();
         for r in wanted {
-            let key = &r.key;
-            let kube_err = |e: kube::Error| SourceError::Kube { what: format!("get {key}"), message: e.to_string() };
-            let value = match (key.group.as_str(), key.kind.as_str()) {
-                ("", "ConfigMap") => get_typed::<ConfigMap>(&self.client, key).await.map_err(kube_err)?,
-                ("", "Secret") => get_typed::<Secret>(&self.client, key).await.map_err(kube_err)?,
-                _ => {
-                    let gvk_id = format!("{}/{}", r.api_version, key.kind);
-                    if !discovered.contains_key(&gvk_id) {
-                        let (group, version) = r.api_version.rsplit_once('/').unwrap_or(("", &r.api_version));
-                        let gvk = GroupVersionKind::gvk(group, version, &key.kind);
-                        let (ar, caps) = pinned_kind(&self.client, &gvk).await.map_err(kube_err)?;
-                        discovered.insert(gvk_id.clone(), (ar, caps.scope));
-                    }
-                    let (ar, scope) = &discovered[&gvk_id];
-                    let api: Api<DynamicObject> = match scope {
-                        Scope::Namespaced => Api::namespaced_with(self.client.clone(), &key.namespace, ar),
-                        Scope::Cluster => Api::all_with(self.client.clone(), ar),
-                    };
-                    api.get_opt(&key.name).await.map_err(kube_err)?.map(|o| typed_value(o, ar))
+            match self.get(r, &mut discovered).await {
+                Ok(Some(v)) => {
+                    found.insert(r.key.clone(), v);
                 }
-            };
-            if let Some(v) = value {
-                found.insert(key.clone(), v);
+                Ok(None) => {}
+                Err(message) => {
+                    failed.insert(r.key.clone(), format!("management cluster: get {}: {message}", r.key));
+                }
             }
         }
-        Ok(Resources(found))
+        Resources::new(found, failed)
+    }
+
+    async fn get(
+        &self,
+        r: &Reference,
+        discovered: &mut BTreeMap<String, Result<(ApiResource, Scope), String>>,
+    ) -> Result<Option<Value>, String> {
+        let key = &r.key;
+        let text = |e: kube::Error| e.to_string();
+        match (key.group.as_str(), key.kind.as_str()) {
+            ("", "ConfigMap") => get_typed::<ConfigMap>(&self.client, key).await.map_err(text),
+            ("", "Secret") => get_typed::<Secret>(&self.client, key).await.map_err(text),
+            _ => {
+                let gvk_id = format!("{}/{}", r.api_version, key.kind);
+                if !discovered.contains_key(&gvk_id) {
+                    let (group, version) = r.api_version.rsplit_once('/').unwrap_or(("", &r.api_version));
+                    let gvk = GroupVersionKind::gvk(group, version, &key.kind);
+                    let found = pinned_kind(&self.client, &gvk).await.map(|(ar, caps)| (ar, caps.scope)).map_err(text);
+                    discovered.insert(gvk_id.clone(), found);
+                }
+                let (ar, scope) = discovered[&gvk_id].clone()?;
+                let api: Api<DynamicObject> = match scope {
+                    Scope::Namespaced => Api::namespaced_with(self.client.clone(), &key.namespace, &ar),
+                    Scope::Cluster => Api::all_with(self.client.clone(), &ar),
+                };
+                Ok(api.get_opt(&key.name).await.map_err(text)?.map(|o| typed_value(o, &ar)))
+            }
+        }
     }
 }
 

@@ -2,12 +2,15 @@
 //! match which cluster.
 //!
 //! A [`Source`] (a directory of YAML, or a live management cluster) yields an
-//! [`Inventory`] of clusters and profiles, then [`Source::fetch`]es exactly the
-//! ConfigMaps, Secrets and template resources that rendering asks for (`inventory` has
-//! those types, `model` and `parse` the Sveltos objects, `select` and `selector` which
+//! [`Inventory`] of clusters, profiles and sets, with what it could not read (`broken`),
+//! then [`Source::fetch`]es exactly the ConfigMaps, Secrets and template resources that
+//! rendering asks for (`inventory` has those types, `model` and `parse` the Sveltos
+//! objects, `fields` how far each field is honoured, `select` and `selector` which
 //! profiles match which cluster). Neither source renders or publishes anything.
 
+pub mod broken;
 pub mod dir;
+pub mod fields;
 mod inventory;
 pub mod live;
 pub mod model;
@@ -17,7 +20,8 @@ pub mod selector;
 
 use std::collections::BTreeSet;
 
-pub use inventory::{Inventory, ObjectKey, Reference, Resources, SourceError, typed};
+pub use broken::{Broken, Touches};
+pub use inventory::{Inventory, Lookup, ObjectKey, Reference, Resources, SourceError, typed};
 
 /// Where the Sveltos objects come from.
 pub enum Source {
@@ -26,19 +30,19 @@ pub enum Source {
 }
 
 impl Source {
-    /// Clusters and profiles, read fresh.
+    /// Clusters, profiles and sets, read fresh; an error only when nothing could be read.
     pub async fn load(&self) -> Result<Inventory, SourceError> {
         match self {
-            Source::Dir(d) => d.inventory(),
+            Source::Dir(d) => Ok(d.inventory()),
             Source::Live(l) => l.inventory().await,
         }
     }
 
-    /// The referenced objects that exist.
+    /// The referenced objects that exist, and those that could not be read.
     pub async fn fetch(&self, wanted: &BTreeSet<Reference>) -> Result<Resources, SourceError> {
         match self {
             Source::Dir(d) => Ok(d.fetch(wanted)),
-            Source::Live(l) => l.fetch(wanted).await,
+            Source::Live(l) => Ok(l.fetch(wanted).await),
         }
     }
 }

@@ -1,29 +1,37 @@
 //! The Sveltos v1beta1 objects the publisher reads, checked into typed values.
 //!
-//! `SveltosCluster` (lib.projectsveltos.io), `ClusterProfile` and `Profile`
-//! (config.projectsveltos.io) arrive as JSON values from either source; `parse` turns them
-//! into the [`SveltosCluster`] and [`Profile`] defined here, with the Sveltos conventions
-//! (groups, annotations, the manifest Secret type) the publisher reads them by. Which
-//! clusters a profile matches is `select`'s business.
+//! `SveltosCluster`, `ClusterSet` and `Set` (lib.projectsveltos.io), `ClusterProfile` and
+//! `Profile` (config.projectsveltos.io) arrive as JSON values from either source; `parse`
+//! turns them into the types here, with the Sveltos conventions (groups, annotations, the
+//! manifest Secret type) the publisher reads them by. Which clusters a profile matches is
+//! `select`'s business; what each field is honoured as, `fields`'.
 
 use std::collections::BTreeMap;
 
 use airlock_bundle::ClusterId;
+use airlock_bundle::statement::{ActiveWindow, DriftExclusion, FieldNote};
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
 use super::selector::Selector;
+use crate::patch::Target;
 
 pub const CLUSTER_GROUP: &str = "lib.projectsveltos.io";
 pub const PROFILE_GROUP: &str = "config.projectsveltos.io";
+/// The only version of the Sveltos kinds the publisher reads.
+pub const SVELTOS_VERSION: &str = "v1beta1";
 /// Relayed into the bundle as the puller's watch-namespaces setting.
 pub const WATCH_NAMESPACES_ANNOTATION: &str = "agent.projectsveltos.io/watch-namespaces";
 /// A referenced ConfigMap or Secret with this annotation is a template.
 pub const TEMPLATE_ANNOTATION: &str = "projectsveltos.io/template";
-/// The only Secret type whose data Sveltos deploys as manifests.
+/// A referenced ConfigMap or Secret with this annotation holds Lua (unless it is a template).
+pub const LUA_ANNOTATION: &str = "projectsveltos.io/lua";
+/// A profile with this annotation (any value) is not reconciled.
+pub const PAUSED_ANNOTATION: &str = "profile.projectsveltos.io/paused";
+/// The only Secret type whose data Sveltos deploys as manifests (or patches).
 pub const MANIFEST_SECRET_TYPE: &str = "addons.projectsveltos.io/cluster-profile";
 
-/// Why a Sveltos object cannot be used.
+/// Why a Sveltos object cannot be used. Every variant names the object; `Field` the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ModelError {
@@ -39,15 +47,21 @@ pub struct SveltosCluster {
     pub id: ClusterId,
     pub labels: BTreeMap<String, String>,
     pub pull_mode: bool,
+    /// `spec.paused`, unless an active window decides: Sveltos then writes it from the
+    /// window by the management clock, and the puller judges the window itself.
     pub paused: bool,
     /// From the watch-namespaces annotation; `None` when absent or empty.
     pub watch_namespaces: Option<Vec<String>>,
+    /// `spec.activeWindow`, checked to be two cron expressions.
+    pub active_window: Option<ActiveWindow>,
+    /// Fields set that do not apply to a pulling cluster, or are unknown.
+    pub notes: Vec<FieldNote>,
     /// The whole object: templates see it as `.Cluster`.
     pub object: Value,
 }
 
 /// Which kind of profile, and so which part name and scope it has.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ProfileKind {
     ClusterProfile,
     /// A namespaced Profile: it matches only clusters of its namespace.
@@ -56,25 +70,78 @@ pub enum ProfileKind {
     },
 }
 
-/// A ConfigMap or Secret whose data keys hold manifests.
+impl ProfileKind {
+    /// The bundle part of the profile `name` of this kind (spec 2.3).
+    pub fn part_name(&self, name: &str) -> String {
+        match self {
+            ProfileKind::ClusterProfile => format!("ClusterProfile.{name}"),
+            ProfileKind::Profile { namespace } => format!("Profile.{namespace}.{name}"),
+        }
+    }
+
+    /// How messages name the profile `name` of this kind.
+    pub fn display(&self, name: &str) -> String {
+        match self {
+            ProfileKind::ClusterProfile => format!("ClusterProfile/{name}"),
+            ProfileKind::Profile { namespace } => format!("Profile/{namespace}/{name}"),
+        }
+    }
+}
+
+/// A ConfigMap or Secret whose data keys hold manifests (or patches).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PolicyKind {
     ConfigMap,
     Secret,
 }
 
+impl PolicyKind {
+    pub fn kind(self) -> &'static str {
+        match self {
+            PolicyKind::ConfigMap => "ConfigMap",
+            PolicyKind::Secret => "Secret",
+        }
+    }
+}
+
+/// A `spec.policyRefs` entry the publisher deploys (Remote, ConfigMap or Secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyRef {
+    /// Its index in `spec.policyRefs`, for messages.
+    pub index: usize,
     pub kind: PolicyKind,
-    /// Empty on a ClusterProfile means the matched cluster's namespace.
+    /// A template; empty means the matched cluster's namespace.
+    pub namespace: String,
+    /// A template, e.g. `nginx-{{ .Cluster.metadata.name }}`.
+    pub name: String,
+    pub optional: bool,
+    /// Decides between two references of the profile deploying one object.
+    pub tier: u32,
+    pub skip_namespace_creation: bool,
+}
+
+/// A `spec.patchesFrom` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchesFromRef {
+    pub index: usize,
+    pub kind: PolicyKind,
+    /// A template; empty means the matched cluster's namespace.
     pub namespace: String,
     pub name: String,
     pub optional: bool,
 }
 
+/// A `spec.patches` entry, before templating.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfilePatch {
+    pub patch: String,
+    pub target: Option<Target>,
+}
+
 /// A management-cluster object templates see under `.MgmtResources.<identifier>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateRef {
+    pub index: usize,
     pub api_version: String,
     pub kind: String,
     /// Empty means the matched cluster's namespace. May be a template.
@@ -83,6 +150,8 @@ pub struct TemplateRef {
     pub name: String,
     pub identifier: String,
     pub optional: bool,
+    /// Templates see the object without its status.
+    pub ignore_status_changes: bool,
 }
 
 /// A ClusterProfile or Profile with the spec fields the publisher honours.
@@ -90,44 +159,63 @@ pub struct TemplateRef {
 pub struct Profile {
     pub kind: ProfileKind,
     pub name: String,
-    /// `None` when the spec has no clusterSelector: Sveltos then matches by clusterRefs only.
+    /// The profile annotation `profile.projectsveltos.io/paused` is set.
+    pub paused: bool,
+    /// `None` when the spec has no clusterSelector: Sveltos then matches by refs only.
     pub selector: Option<Selector>,
     pub cluster_refs: Vec<ClusterId>,
+    /// ClusterSet names (ClusterProfile) or Set names of the Profile's namespace.
+    pub set_refs: Vec<String>,
     pub policy_refs: Vec<PolicyRef>,
     pub template_refs: Vec<TemplateRef>,
+    pub patches: Vec<ProfilePatch>,
+    pub patches_from: Vec<PatchesFromRef>,
     pub sync_mode: SyncMode,
     pub tier: u32,
     pub depends_on: Vec<String>,
     pub stop_matching_behavior: StopMatchingBehavior,
+    pub continue_on_conflict: bool,
+    pub continue_on_error: bool,
+    pub max_consecutive_failures: Option<u32>,
+    pub drift_exclusions: Vec<DriftExclusion>,
     pub extra_labels: BTreeMap<String, String>,
     pub extra_annotations: BTreeMap<String, String>,
-    /// Unsupported fields and skipped references, reported with every cluster it matches.
-    pub warnings: Vec<String>,
+    /// Fields set that the publisher does not honour as Sveltos would, for every cluster
+    /// the profile matches (bundles-format.md 5.9).
+    pub notes: Vec<FieldNote>,
 }
 
 impl Profile {
     /// The bundle part this profile's files go to (spec 2.3).
     pub fn part_name(&self) -> String {
-        match &self.kind {
-            ProfileKind::ClusterProfile => format!("ClusterProfile.{}", self.name),
-            ProfileKind::Profile { namespace } => format!("Profile.{namespace}.{}", self.name),
-        }
+        self.kind.part_name(&self.name)
     }
 
     /// The part name of a profile this one names in `dependsOn`: a ClusterProfile depends
     /// on ClusterProfiles, a Profile on Profiles of its namespace.
     pub fn dependency_part(&self, name: &str) -> String {
-        match &self.kind {
-            ProfileKind::ClusterProfile => format!("ClusterProfile.{name}"),
-            ProfileKind::Profile { namespace } => format!("Profile.{namespace}.{name}"),
-        }
+        self.kind.part_name(name)
     }
 
     /// How messages name it: `ClusterProfile/web` or `Profile/team-a/db`.
     pub fn display(&self) -> String {
+        self.kind.display(&self.name)
+    }
+
+    /// The namespace this profile's references are confined to: a Profile's own.
+    pub fn own_namespace(&self) -> Option<&str> {
         match &self.kind {
-            ProfileKind::ClusterProfile => format!("ClusterProfile/{}", self.name),
-            ProfileKind::Profile { namespace } => format!("Profile/{namespace}/{}", self.name),
+            ProfileKind::Profile { namespace } => Some(namespace),
+            ProfileKind::ClusterProfile => None,
         }
     }
+}
+
+/// A ClusterSet or Set: the clusters Sveltos's set controller selected for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterSet {
+    /// `None` for a (cluster-scoped) ClusterSet, the namespace for a Set.
+    pub namespace: Option<String>,
+    pub name: String,
+    pub selected: Vec<ClusterId>,
 }

@@ -1,15 +1,19 @@
-//! Selection: which clusters a run publishes for, and which profiles match each of them.
+//! Selection: which clusters a run publishes for, and which profiles each of them gets.
 //!
 //! Only pull-mode clusters that are not paused get bundles: push-mode clusters are
 //! Sveltos's own business. A ClusterProfile matches clusters of every namespace, a Profile
-//! only those of its own namespace; a profile matches the union of its clusterSelector and
-//! its clusterRefs. An empty clusterSelector matches nothing, as in Sveltos; what a
-//! selector is and which labels it matches is `selector`'s. Rendering what matched is
-//! `render`'s job.
+//! only those of its own namespace; a profile matches the union of its clusterSelector,
+//! its clusterRefs and the clusters of its setRefs. An empty clusterSelector matches
+//! nothing, as in Sveltos; what a selector is and which labels it matches is `selector`'s.
+//! A cluster also gets the prerequisites (`dependsOn`, transitively) of every profile it
+//! gets, whether or not they match it, as Sveltos deploys them by default. A paused
+//! profile is not reconciled, so it is selected for no cluster; what a cluster holds of it
+//! is kept when publishing. Rendering what was selected is `render`'s job.
 
 use airlock_bundle::ClusterId;
 
-use super::model::{Profile, ProfileKind, SveltosCluster};
+use super::inventory::Inventory;
+use super::model::{ClusterSet, Profile, ProfileKind, SveltosCluster};
 
 /// A cluster named by `--cluster` that cannot be published for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -42,35 +46,80 @@ pub fn candidates<'a>(clusters: &'a [SveltosCluster], only: &[ClusterId]) -> Res
     Ok(out)
 }
 
-/// Whether `profile` matches `cluster`.
-pub fn matches(profile: &Profile, cluster: &SveltosCluster) -> bool {
+/// Whether `profile` matches `cluster`, with `sets` the ClusterSets and Sets read.
+pub fn matches(profile: &Profile, cluster: &SveltosCluster, sets: &[ClusterSet]) -> bool {
     if let ProfileKind::Profile { namespace } = &profile.kind
         && namespace != cluster.id.namespace()
     {
         return false;
     }
-    profile.cluster_refs.contains(&cluster.id) || profile.selector.as_ref().is_some_and(|s| s.matches(&cluster.labels))
+    profile.cluster_refs.contains(&cluster.id)
+        || profile.selector.as_ref().is_some_and(|s| s.matches(&cluster.labels))
+        || in_sets(profile, cluster, sets)
 }
 
-/// The profiles that match `cluster`, in part-name order.
-pub fn profiles_for<'a>(cluster: &SveltosCluster, profiles: &'a [Profile]) -> Vec<&'a Profile> {
-    let mut out: Vec<&Profile> = profiles.iter().filter(|p| matches(p, cluster)).collect();
-    out.sort_by_cached_key(|p| p.part_name());
-    out
+/// Whether one of the profile's setRefs lists the cluster: a ClusterProfile names
+/// ClusterSets, a Profile Sets of its own namespace. A set that does not exist selects
+/// nothing.
+fn in_sets(profile: &Profile, cluster: &SveltosCluster, sets: &[ClusterSet]) -> bool {
+    !profile.set_refs.is_empty()
+        && sets.iter().any(|set| {
+            set.namespace.as_deref() == profile.own_namespace()
+                && profile.set_refs.contains(&set.name)
+                && set.selected.contains(&cluster.id)
+        })
+}
+
+/// The profiles `cluster` gets, in part-name order: those that match it, not paused, and
+/// their prerequisites. A prerequisite that does not exist (or is paused) is not added;
+/// rendering holds its dependent back.
+pub fn profiles_for<'a>(cluster: &SveltosCluster, inventory: &'a Inventory) -> Vec<&'a Profile> {
+    // The inventory is in part-name order, so the matches are too. A paused profile is
+    // not reconciled, so it keeps the prerequisites it had: they are still chosen.
+    let mut chosen: Vec<&Profile> = inventory.profiles.iter().filter(|p| matches(p, cluster, &inventory.sets)).collect();
+    if chosen.iter().all(|p| p.depends_on.is_empty()) {
+        chosen.retain(|p| !p.paused);
+        return chosen;
+    }
+    let mut next = 0;
+    while let Some(profile) = chosen.get(next).copied() {
+        for name in &profile.depends_on {
+            if let Some(prerequisite) = prerequisite(inventory, profile, name)
+                && !chosen.iter().any(|c| std::ptr::eq(*c, prerequisite))
+            {
+                chosen.push(prerequisite);
+            }
+        }
+        next += 1;
+    }
+    chosen.retain(|p| !p.paused);
+    chosen.sort_by_cached_key(|p| p.part_name());
+    chosen
+}
+
+/// The profile `dependent` names `name` in dependsOn: of its kind, and for a Profile of its
+/// namespace; `None` when there is none that is not paused.
+pub fn prerequisite<'a>(inventory: &'a Inventory, dependent: &Profile, name: &str) -> Option<&'a Profile> {
+    inventory.profiles.iter().find(|p| !p.paused && p.kind == dependent.kind && p.name == name)
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};
 
+    use super::super::model::ClusterSet;
     use super::super::parse::{parse_cluster, parse_profile};
     use super::*;
 
     fn cluster(id: &str, labels: Value, pull_mode: bool, paused: bool) -> SveltosCluster {
         let (ns, name) = id.split_once('/').unwrap();
-        parse_cluster(&json!({"metadata": {"namespace": ns, "name": name, "labels": labels},
+        parse_cluster(&json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "metadata": {"namespace": ns, "name": name, "labels": labels},
                               "spec": {"pullMode": pull_mode, "paused": paused}}))
         .unwrap()
+    }
+
+    fn profile(metadata: Value, spec: Value, namespaced: bool) -> Profile {
+        parse_profile(&json!({"apiVersion": "config.projectsveltos.io/v1beta1", "metadata": metadata, "spec": spec}), namespaced).unwrap()
     }
 
     #[test]
@@ -78,25 +127,21 @@ mod tests {
         let eu = cluster("fleet/eu-1", json!({"region": "eu"}), true, false);
         let us = cluster("fleet/us-1", json!({"region": "us"}), true, false);
         let team_eu = cluster("team-a/eu-2", json!({"region": "eu"}), true, false);
-        let cp = parse_profile(
-            &json!({"metadata": {"name": "eu"}, "spec": {"clusterSelector": {"matchLabels": {"region": "eu"}},
-                "clusterRefs": [{"kind": "SveltosCluster", "namespace": "fleet", "name": "us-1"}]}}),
+        let cp = profile(
+            json!({"name": "eu"}),
+            json!({"clusterSelector": {"matchLabels": {"region": "eu"}}, "clusterRefs": [{"kind": "SveltosCluster", "namespace": "fleet", "name": "us-1"}]}),
             false,
-        )
-        .unwrap();
-        assert_eq!([matches(&cp, &eu), matches(&cp, &us), matches(&cp, &team_eu)], [true, true, true]);
-        let p = parse_profile(
-            &json!({"metadata": {"name": "eu", "namespace": "team-a"}, "spec": {"clusterSelector": {"matchLabels": {"region": "eu"}}}}),
-            true,
-        )
-        .unwrap();
-        assert_eq!([matches(&p, &eu), matches(&p, &us), matches(&p, &team_eu)], [false, false, true]);
-        let refs_only = parse_profile(
-            &json!({"metadata": {"name": "one"}, "spec": {"clusterRefs": [{"kind": "SveltosCluster", "namespace": "fleet", "name": "eu-1"}]}}),
+        );
+        let m = |p: &Profile, c: &SveltosCluster| matches(p, c, &[]);
+        assert_eq!([m(&cp, &eu), m(&cp, &us), m(&cp, &team_eu)], [true, true, true]);
+        let p = profile(json!({"name": "eu", "namespace": "team-a"}), json!({"clusterSelector": {"matchLabels": {"region": "eu"}}}), true);
+        assert_eq!([m(&p, &eu), m(&p, &us), m(&p, &team_eu)], [false, false, true]);
+        let refs_only = profile(
+            json!({"name": "one"}),
+            json!({"clusterRefs": [{"kind": "SveltosCluster", "namespace": "fleet", "name": "eu-1"}]}),
             false,
-        )
-        .unwrap();
-        assert_eq!([matches(&refs_only, &eu), matches(&refs_only, &us)], [true, false]);
+        );
+        assert_eq!([m(&refs_only, &eu), m(&refs_only, &us)], [true, false]);
     }
 
     #[test]
@@ -114,5 +159,45 @@ mod tests {
         assert_eq!(candidates(&all, &[id("fleet/paused")]), Err(SelectError::Paused(id("fleet/paused"))));
         assert_eq!(candidates(&all, &[id("fleet/push")]), Err(SelectError::NotPullMode(id("fleet/push"))));
         assert_eq!(candidates(&all, &[id("fleet/zzz")]), Err(SelectError::Unknown(id("fleet/zzz"))));
+    }
+
+    #[test]
+    fn set_refs_select_what_the_set_controller_selected() {
+        let a = cluster("fleet/a", json!({}), true, false);
+        let b = cluster("team/b", json!({}), true, false);
+        let sets = vec![
+            ClusterSet { namespace: None, name: "prod".into(), selected: vec![a.id.clone()] },
+            ClusterSet { namespace: Some("team".into()), name: "prod".into(), selected: vec![b.id.clone()] },
+        ];
+        let cp = profile(json!({"name": "cp"}), json!({"setRefs": ["prod", "missing"]}), false);
+        let p = profile(json!({"name": "p", "namespace": "team"}), json!({"setRefs": ["prod"]}), true);
+        assert_eq!([matches(&cp, &a, &sets), matches(&cp, &b, &sets)], [true, false], "a ClusterProfile names ClusterSets");
+        assert_eq!([matches(&p, &a, &sets), matches(&p, &b, &sets)], [false, true], "a Profile names Sets of its namespace");
+    }
+
+    #[test]
+    fn prerequisites_come_with_their_dependents_and_paused_profiles_with_none() {
+        let c = cluster("fleet/a", json!({"env": "prod"}), true, false);
+        let inventory = Inventory {
+            clusters: vec![c.clone()],
+            profiles: vec![
+                profile(json!({"name": "app"}), json!({"clusterSelector": {"matchLabels": {"env": "prod"}}, "dependsOn": ["base"]}), false),
+                profile(json!({"name": "base"}), json!({"dependsOn": ["root"]}), false),
+                profile(
+                    json!({"name": "paused", "annotations": {"profile.projectsveltos.io/paused": ""}}),
+                    json!({"clusterSelector": {"matchLabels": {"env": "prod"}}}),
+                    false,
+                ),
+                profile(json!({"name": "root"}), json!({}), false),
+                profile(json!({"name": "unrelated"}), json!({}), false),
+            ],
+            ..Inventory::default()
+        };
+        let names: Vec<String> = profiles_for(&c, &inventory).iter().map(|p| p.part_name()).collect();
+        assert_eq!(names, ["ClusterProfile.app", "ClusterProfile.base", "ClusterProfile.root"]);
+        let mut paused = inventory.clone();
+        paused.profiles[0].paused = true;
+        let names: Vec<String> = profiles_for(&c, &paused).iter().map(|p| p.part_name()).collect();
+        assert_eq!(names, ["ClusterProfile.base", "ClusterProfile.root"], "a paused dependent keeps its prerequisites");
     }
 }

@@ -48,7 +48,6 @@ pub struct RenderEntropy {
 impl RenderEntropy {
     /// The seed for one render from the publisher's `secret` and the render's `context`
     /// parts (each is length-prefixed, so `["ab", "c"]` and `["a", "bc"]` differ).
-    #[cfg_attr(not(test), expect(dead_code, reason = "render/ seeds renders once the publisher holds an entropy secret"))]
     pub fn derive(secret: &[u8; 32], context: &[&[u8]]) -> Self {
         let key = hmac::Key::new(hmac::HMAC_SHA256, secret);
         let mut mac = hmac::Context::with_key(&key);

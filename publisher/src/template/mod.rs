@@ -142,6 +142,26 @@ pub fn render(source: &TemplateSource<'_>, text: &str, data: &serde_json::Value)
 
 /// Renders `text` with `data` as dot, random functions drawing from `env.entropy`.
 pub fn render_with(source: &TemplateSource<'_>, text: &str, data: &serde_json::Value, env: &RenderEnv) -> Result<String, TemplateError> {
+    render_within(source, text, data, env, &LIMITS).map(|out| out.text)
+}
+
+/// What a render produced, and what of its environment it used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub text: String,
+    /// A function read `env.now` (`now`, `date` without a time, a generated certificate):
+    /// the text changes with the clock, so a caller that keeps output still must keep the
+    /// clock still too.
+    pub read_clock: bool,
+}
+
+/// [`render_with`], saying whether the render read the clock.
+pub fn render_observed(
+    source: &TemplateSource<'_>,
+    text: &str,
+    data: &serde_json::Value,
+    env: &RenderEnv,
+) -> Result<Output, TemplateError> {
     render_within(source, text, data, env, &LIMITS)
 }
 
@@ -151,7 +171,7 @@ fn render_within(
     data: &serde_json::Value,
     env: &RenderEnv,
     limits: &RenderLimits,
-) -> Result<String, TemplateError> {
+) -> Result<Output, TemplateError> {
     let compiled = compiled(source, text, limits)?;
     compiled.tracker.reset();
     let dot = from_json(data);
@@ -160,6 +180,7 @@ fn render_within(
         now: env.now,
         resources: dot.field("MgmtResources").cloned().unwrap_or(Value::Nil),
         costly_left: limits.costly_calls,
+        read_clock: false,
     });
     let mut out = CappedWriter { text: String::new(), limit_bytes: limits.output_bytes, overflowed: false };
     let result = if compiled.parsed.lookup(MAIN).is_some() {
@@ -169,9 +190,9 @@ fn render_within(
         // it has no action that could fail or need a marker.
         compiled.parsed.execute_fmt(&mut out, &dot)
     };
-    compiled.session.end();
+    let read_clock = compiled.session.end().is_some_and(|state| state.read_clock);
     match result {
-        Ok(()) => Ok(out.text),
+        Ok(()) => Ok(Output { text: out.text, read_clock }),
         Err(err) => Err(execution_error(source, text, compiled.tracker.offset(), err, &out)),
     }
 }

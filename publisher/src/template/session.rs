@@ -70,6 +70,8 @@ pub(super) struct State {
     pub resources: Value,
     /// Key generations and password hashes this render may still run.
     pub costly_left: u32,
+    /// Whether a function read the clock: output that did changes with it.
+    pub read_clock: bool,
 }
 
 impl Session {
@@ -77,8 +79,9 @@ impl Session {
         *self.lock() = Some(state);
     }
 
-    pub fn end(&self) {
-        *self.lock() = None;
+    /// Ends the render, handing back its state.
+    pub fn end(&self) -> Option<State> {
+        self.lock().take()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<State>> {
@@ -95,7 +98,10 @@ impl Session {
 
     /// What `now` returns in this render.
     pub fn now(&self, function: &str) -> gotmpl::Result<jiff::Timestamp> {
-        self.with(function, |state| state.now.ok_or_else(|| unavailable(function, Unavailable::WithoutClock)))
+        self.with(function, |state| {
+            state.read_clock = true;
+            state.now.ok_or_else(|| unavailable(function, Unavailable::WithoutClock))
+        })
     }
 
     /// `f` with the render's random stream, which fails when the render has none.

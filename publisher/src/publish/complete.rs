@@ -1,0 +1,77 @@
+//! Completing a cluster whose bundle depends on what the store holds (render's
+//! `PreparedCluster::needs_store`, a tie between profiles, or a stored part of a profile
+//! that cannot be read or is paused): read the stored bundle (`kept`), render again with
+//! its recorded time each clock-reading part whose inputs did not change, let `hold`
+//! decide, fetch the held parts' content, and assemble. Entry point: [`complete`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use airlock_bundle::{ClusterId, Keyring};
+use jiff::Timestamp;
+
+use super::Publisher;
+use super::kept;
+use crate::render::hold::{self, Unplanned};
+use crate::render::{Assembly, ClusterPlan, KeptContent, PreparedCluster, RenderError, Rendered, Renderer};
+
+/// The bundle of `prepared` given what the store holds for its cluster.
+pub async fn complete(
+    p: &Publisher,
+    renderer: &Renderer<'_>,
+    keyring: &Keyring,
+    plan: &ClusterPlan<'_>,
+    mut prepared: PreparedCluster,
+    unplanned: &Unplanned,
+    now: Timestamp,
+) -> Result<(Rendered, PreparedCluster), RenderError> {
+    let cluster: &ClusterId = &plan.cluster.id;
+    let stored = kept::read(&*p.store, cluster, keyring, now, &p.limits).await;
+    let statement = stored.as_ref().map(kept::Stored::statement);
+    if let Some(statement) = statement {
+        pin_clocks(renderer, plan, &mut prepared, statement);
+    }
+    let mut unavailable = BTreeSet::new();
+    let mut kept: BTreeMap<String, KeptContent> = BTreeMap::new();
+    let decided = loop {
+        let decided = hold::plan(&prepared, statement, unplanned, &unavailable);
+        let mut failed = false;
+        if let Some(stored) = &stored {
+            for entry in decided.to_fetch() {
+                if kept.contains_key(&entry.name) {
+                    continue;
+                }
+                match stored.part(&*p.store, cluster, entry, &p.limits).await {
+                    Ok(content) => {
+                        kept.insert(entry.name.clone(), content);
+                    }
+                    Err(e) => {
+                        tracing::warn!(%cluster, part = entry.name, "cannot keep the stored part, so it counts as never rendered: {e}");
+                        unavailable.insert(entry.name.clone());
+                        failed = true;
+                    }
+                }
+            }
+        }
+        if !failed {
+            break decided;
+        }
+    };
+    match renderer.assemble(&prepared, &decided, &kept, true)? {
+        Assembly::Done(rendered) => Ok((*rendered, prepared)),
+        Assembly::Ties => unreachable!("a decided assembly breaks its ties"),
+    }
+}
+
+/// Renders again, at the time the store's bundle records, each part that read the clock
+/// from inputs that have not changed since: an unchanged profile then renders the bytes
+/// it rendered before.
+fn pin_clocks(renderer: &Renderer<'_>, plan: &ClusterPlan<'_>, prepared: &mut PreparedCluster, statement: &airlock_bundle::Statement) {
+    for (draft, pp) in prepared.parts.iter_mut().zip(&plan.profiles) {
+        let Ok(fresh) = &draft.outcome else { continue };
+        let Some(clock) = &fresh.clock else { continue };
+        let recorded = statement.predicate.profiles.iter().find(|e| *e.name == *draft.name).and_then(|e| e.rendered.as_ref());
+        if let Some(recorded) = recorded.filter(|r| r.inputs == clock.inputs && r.at != clock.at) {
+            draft.outcome = renderer.prepare_part(pp, plan, recorded.at);
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! Building a cluster's bundle from its prepared parts: fresh parts from this render, held
+//! parts with the content the store gave (`hold`), the relayed credentials, one copy of
+//! every object (`tier`), and each part's settings. Entry point: [`assemble`].
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use airlock_bundle::statement::RenderFailure;
+use airlock_bundle::{Bundle, Limits, Part, PartSettings};
+
+use super::credentials;
+use super::error::RenderError;
+use super::hold::{Plan, Reason};
+use super::object::Object;
+use super::shared::part_of;
+use super::tier::{self, Candidate, KeptKey};
+use super::{Failure, PreparedCluster, Rendered};
+use crate::sveltos::ObjectKey;
+
+/// The content of a held part, as fetched from the store.
+#[derive(Debug, Clone)]
+pub struct KeptContent {
+    pub part: Part,
+    /// Its objects, read back from its files.
+    pub keys: Vec<ObjectKey>,
+    /// The version whose content this is.
+    pub kept_from: u64,
+}
+
+/// What assembling came to.
+#[derive(Debug)]
+pub enum Assembly {
+    Done(Box<Rendered>),
+    /// Two parts deploy one object at one tier, and who keeps it depends on the store:
+    /// assemble again with a [`Plan`] from `hold::plan`.
+    Ties,
+}
+
+/// Assembles `prepared` as `plan` decided, with the content of the held parts in `kept`.
+/// With `decided`, ties left (there should be none) go to the first part by name.
+pub fn assemble(
+    prepared: &PreparedCluster,
+    plan: &Plan,
+    kept: &BTreeMap<String, KeptContent>,
+    decided: bool,
+    limits: &Limits,
+) -> Result<Assembly, RenderError> {
+    let mut warnings = prepared.warnings.clone();
+    let mut candidates = Vec::new();
+    let mut kept_keys = Vec::new();
+    let mut settings: BTreeMap<String, PartSettings> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for draft in &prepared.parts {
+        if plan.held.contains_key(&*draft.name) {
+            continue;
+        }
+        let prepared_part = draft.outcome.as_ref().expect("a part not held rendered");
+        warnings.extend(prepared_part.warnings.iter().cloned());
+        let drops = plan.drops.get(&*draft.name);
+        for o in &prepared_part.objects {
+            match drops {
+                Some(d) if d.contains(&o.key) => warnings.push(format!(
+                    "{}: {} drops {} (continueOnConflict): another profile deploys it at the same tier",
+                    draft.display, draft.name, o.key
+                )),
+                _ => candidates.push(Candidate { part: draft.name.clone(), tier: draft.settings.tier, object: o.clone() }),
+            }
+        }
+        let mut s = draft.settings.clone();
+        s.rendered = prepared_part.clock.clone();
+        settings.insert(draft.name.to_string(), s);
+    }
+    for (name, held) in &plan.held {
+        let content = held.stored.as_ref().and_then(|_| kept.get(name));
+        let part: Arc<str> = name.as_str().into();
+        if let Some(content) = content {
+            kept_keys.extend(content.keys.iter().map(|key| KeptKey { part: part.clone(), tier: held.settings.tier, key: key.clone() }));
+        }
+        let mut s = held.settings.clone();
+        if let Reason::Failed(message) = &held.reason {
+            s.failure = Some(RenderFailure { message: message.clone(), kept_from: content.map(|c| c.kept_from) });
+            failures.push(Failure { part: name.clone(), message: message.clone() });
+        }
+        settings.insert(name.clone(), s);
+    }
+    if let Some(object) = &prepared.credentials {
+        candidates.push(Candidate { part: credentials::SYSTEM_PART.into(), tier: credentials::SYSTEM_TIER, object: object.clone() });
+        settings.insert(credentials::SYSTEM_PART.into(), credentials::part_settings());
+    }
+    kept_keys.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut resolution = tier::resolve(candidates, &kept_keys);
+    if !resolution.ties.is_empty() {
+        if !decided {
+            return Ok(Assembly::Ties);
+        }
+        for tie in std::mem::take(&mut resolution.ties) {
+            resolution.kept.push(tie.copies.into_iter().next().expect("a tie has copies"));
+        }
+    }
+    warnings.extend(resolution.warnings);
+    let objects = resolution.kept.len() + kept_keys.len();
+    let mut by_part: BTreeMap<Arc<str>, Vec<Arc<Object>>> = BTreeMap::new();
+    for c in resolution.kept {
+        by_part.entry(c.part).or_default().push(c.object);
+    }
+    let present: BTreeSet<String> = settings.keys().cloned().collect();
+    for s in settings.values_mut() {
+        s.depends_on.retain(|d| present.contains(d));
+    }
+    check_acyclic(&settings)?;
+    let mut built = Vec::with_capacity(settings.len());
+    for name in settings.keys() {
+        let part = match (plan.held.get(name), kept.get(name)) {
+            (Some(held), Some(content)) if held.stored.is_some() => content.part.clone(),
+            (Some(_), _) => Part::new(name, Vec::<(String, Vec<u8>)>::new(), limits)?,
+            (None, _) => {
+                let objects = by_part.remove(name.as_str()).unwrap_or_default();
+                match prepared.parts.iter().find(|d| &*d.name == name).and_then(|d| d.outcome.as_ref().ok()) {
+                    // Nothing of the profile lost to another's copy: its part is the one every
+                    // cluster it is prepared for shares.
+                    Some(p) if p.objects.len() == objects.len() => p.part(name, limits)?,
+                    _ => part_of(name, objects.iter().map(|o| &**o), limits)?,
+                }
+            }
+        };
+        built.push((name.clone(), part));
+    }
+    let bundle = Bundle::from_parts(built, limits)?;
+    Ok(Assembly::Done(Box::new(Rendered {
+        cluster: prepared.cluster.clone(),
+        watch_namespaces: prepared.watch_namespaces.clone(),
+        active_window: prepared.active_window.clone(),
+        bundle,
+        settings,
+        objects,
+        warnings,
+        failures,
+    })))
+}
+
+/// Refuses a dependsOn cycle, which every puller would reject (spec 8.6).
+fn check_acyclic(settings: &BTreeMap<String, PartSettings>) -> Result<(), RenderError> {
+    // Kahn's algorithm: whatever cannot be ordered lies on or behind a cycle.
+    let mut waiting: BTreeMap<&str, usize> = settings.iter().map(|(p, s)| (p.as_str(), s.depends_on.len())).collect();
+    let mut ready: Vec<&str> = waiting.iter().filter(|(_, n)| **n == 0).map(|(p, _)| *p).collect();
+    while let Some(done) = ready.pop() {
+        waiting.remove(done);
+        for (part, s) in settings {
+            if s.depends_on.iter().any(|d| d == done)
+                && let Some(n) = waiting.get_mut(part.as_str())
+            {
+                *n -= 1;
+                if *n == 0 {
+                    ready.push(part);
+                }
+            }
+        }
+    }
+    match waiting.keys().next() {
+        Some(part) => Err(RenderError::DependencyCycle { part: part.to_string() }),
+        None => Ok(()),
+    }
+}

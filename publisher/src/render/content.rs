@@ -1,0 +1,87 @@
+//! The manifests of one referenced ConfigMap or Secret, as Sveltos reads them
+//! (addon-controller's `collectContent`): each data key on its own, in key order, as a
+//! template when the object carries `projectsveltos.io/template`, else as a Lua program
+//! when it carries `projectsveltos.io/lua` (the template wins when both are there), else
+//! as it is; then split into documents and parsed like any manifest. Entry points:
+//! [`manifests`], and [`data_texts`] for patchesFrom objects, which are read the same way.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use serde_json::Value;
+
+use super::data::Context;
+use super::error::RenderError;
+use super::manifest::{Manifest, documents};
+use super::resolve::{Resolution, has_annotation, is_template};
+use crate::sveltos::model::{LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
+use crate::sveltos::typed;
+
+/// One object a reference rendered, with what decides between copies and whether its
+/// namespace must exist.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub manifest: Manifest,
+    /// The reference's tier (`spec.policyRefs[].tier`).
+    pub tier: u32,
+    pub create_namespace: bool,
+}
+
+/// The manifests `value`, the object `plan` resolved to, holds for this render.
+pub fn manifests(
+    ctx: &Context<'_>,
+    plan: &Resolution<'_, PolicyRef>,
+    value: &Value,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Rendered>, RenderError> {
+    let object = plan.reference.key.to_string();
+    let templated = is_template(value);
+    let lua = !templated && has_annotation(value, LUA_ANNOTATION);
+    let mut out = Vec::new();
+    for (key, text) in data_texts(value, plan.spec.kind, &object, warnings)? {
+        let text = if templated {
+            ctx.template(&object, &key, &text)?
+        } else if lua {
+            ctx.lua(&object, &key, &text)?
+        } else {
+            text
+        };
+        let origin = format!("{}: {object} key {key}", ctx.profile);
+        out.extend(documents(&text, &origin)?.into_iter().map(|manifest| Rendered {
+            manifest,
+            tier: plan.spec.tier,
+            create_namespace: !plan.spec.skip_namespace_creation,
+        }));
+    }
+    Ok(out)
+}
+
+/// The data keys of a ConfigMap or manifest Secret, in key order, as text.
+pub fn data_texts(value: &Value, kind: PolicyKind, object: &str, warnings: &mut Vec<String>) -> Result<Vec<(String, String)>, RenderError> {
+    let unreadable = |message: String| RenderError::Unreadable { object: object.to_string(), message };
+    let texts = match kind {
+        PolicyKind::ConfigMap => {
+            let cm = typed::<ConfigMap>(value).map_err(unreadable)?;
+            if cm.binary_data.as_ref().is_some_and(|b| !b.is_empty()) {
+                warnings.push(format!("{object}: binaryData holds no manifests; ignored"));
+            }
+            cm.data.unwrap_or_default()
+        }
+        PolicyKind::Secret => {
+            let secret = typed::<Secret>(value).map_err(unreadable)?;
+            let type_ = secret.type_.clone().unwrap_or_default();
+            if type_ != MANIFEST_SECRET_TYPE {
+                return Err(RenderError::NotManifests { object: object.to_string(), actual: type_ });
+            }
+            let mut texts = BTreeMap::new();
+            for (k, bytes) in secret.data.unwrap_or_default() {
+                let text = String::from_utf8(bytes.0).map_err(|_| unreadable(format!("data key {k} is not UTF-8 text")))?;
+                texts.insert(k, text);
+            }
+            // As the API server does when it stores a Secret: stringData wins over data.
+            texts.extend(secret.string_data.unwrap_or_default());
+            texts
+        }
+    };
+    Ok(texts.into_iter().collect())
+}

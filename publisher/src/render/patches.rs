@@ -1,0 +1,65 @@
+//! A profile's post-render patches for one cluster, in Sveltos's order (addon-controller's
+//! `initiatePatches`): every `spec.patches` entry, its text templated; then the data
+//! values of the `patchesFrom` objects that carry `projectsveltos.io/template`, each
+//! templated whole (target included) before it is read; then those of the other
+//! patchesFrom objects. Each data value is one `{patch, target}` entry, and the values of
+//! one object come in key order. Applying them is the `patch` module's.
+
+use serde_json::Value;
+
+use super::content::data_texts;
+use super::data::Context;
+use super::error::RenderError;
+use super::resolve::{ProfilePlan, is_template};
+use crate::patch::{Patch, PatchError};
+use crate::sveltos::{Lookup, Resources};
+
+/// The patches of `plan`'s profile, templated for this render.
+pub fn collect(
+    ctx: &Context<'_>,
+    plan: &ProfilePlan<'_>,
+    resources: &Resources,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Patch>, RenderError> {
+    let mut out = Vec::new();
+    for (i, p) in plan.profile.patches.iter().enumerate() {
+        let field = format!("spec.patches[{i}]");
+        let text = if p.patch.contains("{{") { ctx.template(&field, "patch", &p.patch)? } else { p.patch.clone() };
+        out.push(Patch { source: format!("{} {field}", ctx.profile), text, target: p.target.clone() });
+    }
+    let mut plain = Vec::new();
+    for r in &plan.patches_from {
+        let field = format!("spec.patchesFrom[{}]", r.spec.index);
+        let value = match resources.lookup(&r.reference.key) {
+            Lookup::Found(value) => value,
+            Lookup::Missing if r.spec.optional => {
+                warnings.push(format!("{}: {field}: optional {} not found; skipped", ctx.profile, r.describe()));
+                continue;
+            }
+            Lookup::Missing => return Err(RenderError::Missing { profile: ctx.profile.to_string(), field, object: r.describe() }),
+            Lookup::Failed(why) => return Err(RenderError::Unreadable { object: r.describe(), message: why.to_string() }),
+        };
+        let object = r.reference.key.to_string();
+        let templated = is_template(value);
+        for (key, text) in data_texts(value, r.spec.kind, &object, warnings)? {
+            let source = format!("{} {field} {object} key {key}", ctx.profile);
+            let text = if templated { ctx.template(&object, &key, &text)? } else { text };
+            let patch = Patch::from_data_value(source, &text).map_err(|e| RenderError::Patch(e.to_string()))?;
+            if templated { out.push(patch) } else { plain.push(patch) }
+        }
+    }
+    out.extend(plain);
+    Ok(out)
+}
+
+/// `value` with `patches` applied, as Sveltos deploys it.
+pub fn apply(value: Value, patches: &[crate::patch::ParsedPatch]) -> Result<Value, RenderError> {
+    if patches.is_empty() {
+        return Ok(value);
+    }
+    let changed = match crate::patch::apply(&value, patches).map_err(|e: PatchError| RenderError::Patch(e.to_string()))? {
+        std::borrow::Cow::Owned(changed) => Some(changed),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
+    Ok(changed.unwrap_or(value))
+}

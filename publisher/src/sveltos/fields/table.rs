@@ -1,0 +1,208 @@
+//! The declared fields: what airlock-publisher does with each field of a ClusterProfile or
+//! Profile (their specs are identical) and of a SveltosCluster. The details of the entries
+//! that are not supported or not applicable are the notes' text (bundles-format.md 5.9);
+//! all of them are the compatibility document's.
+
+use super::Class::{Differs, NotApplicable, NotSupported, Supported};
+use super::Field;
+
+const fn f(path: &'static str, class: super::Class, detail: &'static str) -> Field {
+    Field { path, class, subtree: false, detail }
+}
+
+/// An entry that covers every field below it.
+const fn all(path: &'static str, class: super::Class, detail: &'static str) -> Field {
+    Field { path, class, subtree: true, detail }
+}
+
+const IGNORED: &str = "ignored, as Sveltos ignores it";
+const STATUS: &str = "written by Sveltos's controllers on the management cluster; the publisher reads none of it";
+const PUSH: &str = "how Sveltos reaches a cluster it pushes to; a pulling cluster is never reached";
+const CHECKS: &str = "Sveltos runs these checks around a deployment; the puller runs none, and deploys as if they passed";
+
+/// ClusterProfile and Profile.
+pub static PROFILE_FIELDS: &[Field] = &[
+    f(
+        "metadata.annotations[profile.projectsveltos.io/paused]",
+        Supported,
+        "a paused profile is not reconciled: each cluster keeps what the profile deployed there, and no cluster gets it anew",
+    ),
+    f(
+        "metadata.annotations[projectsveltos.io/tex-template]",
+        Differs,
+        "no effect: reference names are rendered without the HTML escaping Sveltos applies when it is absent (names cannot hold the escaped characters)",
+    ),
+    all("spec.clusterSelector", Supported, "a label selector over SveltosCluster labels; an empty selector matches nothing, as in Sveltos"),
+    f("spec.clusterRefs", Supported, "clusters named outright, added to what clusterSelector matches"),
+    f(
+        "spec.clusterRefs[].kind",
+        Differs,
+        "SveltosCluster; a CAPI Cluster is never a pull-mode cluster, so such a reference gets a not-applicable note and matches nothing",
+    ),
+    f("spec.clusterRefs[].name", Supported, "the cluster's name"),
+    f("spec.clusterRefs[].namespace", Supported, "the cluster's namespace; a Profile's own namespace replaces it, as in Sveltos"),
+    f("spec.clusterRefs[].apiVersion", Supported, IGNORED),
+    f("spec.clusterRefs[].fieldPath", Supported, IGNORED),
+    f("spec.clusterRefs[].resourceVersion", Supported, IGNORED),
+    f("spec.clusterRefs[].uid", Supported, IGNORED),
+    f(
+        "spec.setRefs",
+        Differs,
+        "the clusters a ClusterSet (ClusterProfile) or a Set of the Profile's namespace lists in status.selectedClusterRefs, as Sveltos's set controller writes it: from --from-dir the status must be in the files; a set that does not exist selects nothing",
+    ),
+    f("spec.syncMode", Supported, "relayed to the puller (bundles-format.md 5.3)"),
+    f(
+        "spec.tier",
+        Supported,
+        "the lower tier wins an object two profiles deploy; relayed to the puller, which decides the same way between parts",
+    ),
+    f(
+        "spec.dependsOn",
+        Supported,
+        "each prerequisite is deployed to every cluster a dependent matches, even where its own selector does not (Sveltos's --auto-deploy-dependencies default), and applied first; a dependent whose prerequisite does not exist or never rendered is held back",
+    ),
+    f("spec.stopMatchingBehavior", Supported, "relayed to the puller"),
+    f(
+        "spec.continueOnConflict",
+        Differs,
+        "profiles are reconciled when publishing, not on the cluster: of two profiles deploying one object at one tier, the one whose part holds it in the store keeps it (else the first by part name), as Sveltos lets the first deployer keep it; the other fails (keeping its last good part), or with continueOnConflict publishes without that object",
+    ),
+    f("spec.continueOnError", Supported, "relayed to the puller (bundles-format.md 5.7)"),
+    f("spec.maxConsecutiveFailures", Supported, "relayed to the puller (bundles-format.md 5.7)"),
+    f("spec.maxUpdate", NotSupported, "not honoured: every matching cluster gets the new version in the same publish"),
+    f("spec.reloader", NotSupported, "not honoured: the puller does not restart workloads whose mounted ConfigMaps or Secrets changed"),
+    all("spec.extraLabels", Supported, "set on every object the profile deploys, after patches, as Sveltos does in push mode"),
+    all("spec.extraAnnotations", Supported, "set on every object the profile deploys, after patches, as Sveltos does in push mode"),
+    f("spec.templateResourceRefs", Supported, "management-cluster objects templates and Lua see by identifier"),
+    f("spec.templateResourceRefs[].identifier", Supported, "the key in .MgmtResources, getResource and Lua's resources"),
+    f("spec.templateResourceRefs[].optional", Supported, "a missing object is left out instead of failing the profile"),
+    f(
+        "spec.templateResourceRefs[].ignoreStatusChanges",
+        Supported,
+        "the object's status is removed before templates see it, as Sveltos does",
+    ),
+    f(
+        "spec.templateResourceRefs[].watchFields",
+        Differs,
+        "Sveltos re-renders only when these fields change; the publisher re-renders on any change of the object, and a bundle changes only when the rendered output does",
+    ),
+    f("spec.templateResourceRefs[].resource", Supported, "which object"),
+    f("spec.templateResourceRefs[].resource.apiVersion", Supported, "its API version"),
+    f("spec.templateResourceRefs[].resource.kind", Supported, "its kind"),
+    f(
+        "spec.templateResourceRefs[].resource.name",
+        Supported,
+        "a template over .Cluster, .ClusterNamespace and .ClusterName, resolved per cluster",
+    ),
+    f(
+        "spec.templateResourceRefs[].resource.namespace",
+        Differs,
+        "a template like the name; empty means the cluster's namespace; a Profile may read only its own namespace (Sveltos leaves that to RBAC), so another fails the profile",
+    ),
+    f("spec.templateResourceRefs[].resource.fieldPath", Supported, IGNORED),
+    f("spec.templateResourceRefs[].resource.resourceVersion", Supported, IGNORED),
+    f("spec.templateResourceRefs[].resource.uid", Supported, IGNORED),
+    f("spec.policyRefs", Supported, "the ConfigMaps and Secrets whose data keys hold the manifests to deploy, in order"),
+    f(
+        "spec.policyRefs[].kind",
+        Differs,
+        "ConfigMap, and Secret of type addons.projectsveltos.io/cluster-profile; a Flux source (GitRepository, OCIRepository, Bucket) is not read yet: such a reference gets a not-supported note and is skipped",
+    ),
+    f(
+        "spec.policyRefs[].name",
+        Supported,
+        "a template over .Cluster, .ClusterNamespace and .ClusterName, resolved per cluster before the lookup",
+    ),
+    f(
+        "spec.policyRefs[].namespace",
+        Supported,
+        "a template like the name; empty means the cluster's namespace; a Profile's own namespace replaces it, as in Sveltos",
+    ),
+    f(
+        "spec.policyRefs[].path",
+        Differs,
+        "applies to Flux sources only, which are not read; ignored on a ConfigMap or Secret, as Sveltos ignores it",
+    ),
+    f(
+        "spec.policyRefs[].deploymentType",
+        Differs,
+        "Remote is deployed; Local is deployed by Sveltos to the management cluster, so it is not sent and gets a not-applicable note",
+    ),
+    f("spec.policyRefs[].tier", Supported, "the lower tier wins an object two references of the profile deploy; a tie fails the profile"),
+    f("spec.policyRefs[].optional", Supported, "a missing object is skipped instead of failing the profile"),
+    f(
+        "spec.policyRefs[].skipNamespaceCreation",
+        Supported,
+        "without it, the bundle carries a bare Namespace, created only when missing, for each namespace the reference's objects name",
+    ),
+    f(
+        "spec.policyRefs[].force",
+        NotSupported,
+        "not honoured: the puller does not delete and re-create an object whose update the API server refuses",
+    ),
+    all(
+        "spec.policyRefs[].remoteURL",
+        NotSupported,
+        "not read: manifests fetched from a URL are not supported yet; the reference is skipped",
+    ),
+    all(
+        "spec.patches",
+        Supported,
+        "templated, then applied to every object the profile renders, as kustomize does (strategic merge and JSON 6902, with target selectors)",
+    ),
+    all(
+        "spec.patchesFrom",
+        Supported,
+        "each data value a {patch, target} entry, templated when the object has projectsveltos.io/template; applied after spec.patches, templated entries first",
+    ),
+    all("spec.helmCharts", NotSupported, "not rendered: Helm charts are not supported yet; nothing of them is deployed"),
+    all("spec.kustomizationRefs", NotSupported, "not rendered: Kustomize is not supported yet; nothing of it is deployed"),
+    all("spec.validateHealths", NotSupported, CHECKS),
+    all("spec.preDeployChecks", NotSupported, CHECKS),
+    all("spec.preDeleteChecks", NotSupported, CHECKS),
+    all("spec.postDeleteChecks", NotSupported, CHECKS),
+    all(
+        "spec.driftExclusions",
+        Supported,
+        "relayed to the puller, whose drift check and re-apply leave those fields alone (bundles-format.md 5.8)",
+    ),
+    all("status", NotApplicable, STATUS),
+];
+
+/// SveltosCluster.
+pub static CLUSTER_FIELDS: &[Field] = &[
+    f(
+        "metadata.annotations[agent.projectsveltos.io/watch-namespaces]",
+        Supported,
+        "relayed in the bundle; the puller refuses objects outside them",
+    ),
+    f("spec.pullMode", Supported, "only pull-mode clusters get bundles"),
+    f(
+        "spec.paused",
+        Differs,
+        "a paused cluster gets no new bundle; with spec.activeWindow set, Sveltos writes paused from the window by the management clock, so the publisher ignores it and relays the window",
+    ),
+    all(
+        "spec.activeWindow",
+        Supported,
+        "relayed in the signed bundle; the puller changes the cluster only inside the window, by its own clock (bundles-format.md 5.6); a window that does not parse fails the cluster",
+    ),
+    all("spec.data", Supported, "templates see it as .Cluster.spec.data"),
+    f("spec.kubeconfigName", NotApplicable, PUSH),
+    f("spec.kubeconfigKeyName", NotApplicable, PUSH),
+    all("spec.tokenRequestRenewalOption", NotApplicable, PUSH),
+    all("spec.workloadIdentity", NotApplicable, PUSH),
+    f("spec.consecutiveFailureThreshold", NotApplicable, PUSH),
+    all("spec.readinessChecks", NotApplicable, PUSH),
+    all("spec.livenessChecks", NotApplicable, PUSH),
+    f("status.ready", Supported, "set by airlock-publisher ingest from the pullers' reports"),
+    f("status.version", Supported, "set by airlock-publisher ingest: the site's Kubernetes version"),
+    f("status.agentLastReportTime", Supported, "set by airlock-publisher ingest: when the last ingested report's run finished"),
+    f("status.failureMessage", Differs, "not written: ingest records the last reported error in the annotation airlock.dev/last-error"),
+    f("status.connectionStatus", NotApplicable, PUSH),
+    f("status.connectionFailures", NotApplicable, PUSH),
+    f("status.lastReconciledTokenRequestAt", NotApplicable, PUSH),
+    f("status.activeWindowHash", NotApplicable, "Sveltos's record of the window it computed; the puller judges the window itself"),
+    f("status.nextPause", NotApplicable, "Sveltos's record of the window it computed; the puller judges the window itself"),
+    f("status.nextUnpause", NotApplicable, "Sveltos's record of the window it computed; the puller judges the window itself"),
+];

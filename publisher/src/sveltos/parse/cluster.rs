@@ -1,0 +1,71 @@
+//! A SveltosCluster ([`parse_cluster`]) and a ClusterSet or Set ([`parse_set`]).
+
+use airlock_bundle::ClusterId;
+use airlock_bundle::cron::Window;
+use airlock_bundle::statement::ActiveWindow;
+use serde_json::Value;
+
+use super::super::fields;
+use super::super::model::{ClusterSet, ModelError, SveltosCluster, WATCH_NAMESPACES_ANNOTATION};
+use super::{Fields, Metadata, check_version};
+
+/// Parses a SveltosCluster object.
+pub fn parse_cluster(value: &Value) -> Result<SveltosCluster, ModelError> {
+    let meta = Metadata::of(value, "SveltosCluster")?;
+    let ns = meta.namespace.unwrap_or_default();
+    let object = format!("SveltosCluster {ns}/{}", meta.name);
+    check_version(value, &object)?;
+    let id = ClusterId::new(ns, meta.name).map_err(|e| ModelError::Malformed { object: object.clone(), message: e.to_string() })?;
+    let annotations = meta.map("annotations")?;
+    let watch_namespaces = annotations.get(WATCH_NAMESPACES_ANNOTATION).and_then(|v| {
+        let list: Vec<String> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
+        (!list.is_empty()).then_some(list)
+    });
+    let spec = Fields::of(&value["spec"], "spec", &object)?;
+    let window = spec.nested("activeWindow")?;
+    let active_window = match (window.get::<String>("from")?, window.get::<String>("to")?) {
+        (None, None) => None,
+        (Some(from), Some(to)) => {
+            Window::parse(&from, &to).map_err(|e| spec.error("activeWindow", e.to_string()))?;
+            Some(ActiveWindow { from, to })
+        }
+        _ => return Err(spec.error("activeWindow", "needs both from and to".into())),
+    };
+    let paused: bool = spec.or_default("paused")?;
+    Ok(SveltosCluster {
+        id,
+        labels: meta.map("labels")?,
+        pull_mode: spec.or_default("pullMode")?,
+        paused: paused && active_window.is_none(),
+        watch_namespaces,
+        active_window,
+        notes: fields::cluster_notes(&value["spec"]),
+        object: value.clone(),
+    })
+}
+
+/// Parses a ClusterSet (`namespaced == false`) or a Set: the SveltosClusters its status
+/// says Sveltos's set controller selected.
+pub fn parse_set(value: &Value, namespaced: bool) -> Result<ClusterSet, ModelError> {
+    let kind = if namespaced { "Set" } else { "ClusterSet" };
+    let meta = Metadata::of(value, kind)?;
+    let namespace = namespaced.then(|| meta.namespace.unwrap_or_default().to_string());
+    let object = match &namespace {
+        Some(ns) => format!("Set {ns}/{}", meta.name),
+        None => format!("ClusterSet {}", meta.name),
+    };
+    check_version(value, &object)?;
+    let status = Fields::of(&value["status"], "status", &object)?;
+    let mut selected = Vec::new();
+    for (_, r) in status.items("selectedClusterRefs")? {
+        let kind: String = r.or_default("kind")?;
+        if !kind.is_empty() && kind != "SveltosCluster" {
+            continue;
+        }
+        let ns: String = r.or_default("namespace")?;
+        let name: String = r.or_default("name")?;
+        let ns = if ns.is_empty() { namespace.clone().unwrap_or_default() } else { ns };
+        selected.push(ClusterId::new(&ns, &name).map_err(|e| r.own_error(e.to_string()))?);
+    }
+    Ok(ClusterSet { namespace, name: meta.name.to_string(), selected })
+}

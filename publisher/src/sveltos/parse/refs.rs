@@ -1,0 +1,192 @@
+//! The list fields of a profile spec: what it references (`clusterRefs`, `policyRefs`,
+//! `templateResourceRefs`, `patchesFrom`), its `patches` and its `driftExclusions`. A
+//! reference the publisher cannot deploy (a `Local` one, a Flux source) is left out with a
+//! note saying why; one that is malformed is an error naming the field.
+
+use airlock_bundle::ClusterId;
+use airlock_bundle::statement::{DEFAULT_TIER, DriftExclusion, FieldNote, Support, Target as DriftTarget};
+use airlock_bundle::verify::{MAX_DRIFT_PATHS, is_json_pointer};
+
+use super::super::model::{ModelError, PatchesFromRef, PolicyKind, PolicyRef, ProfilePatch, TemplateRef};
+use super::Fields;
+use crate::patch::Target;
+
+/// `clusterRefs`: SveltosClusters only; a Profile's namespace replaces theirs, as Sveltos's
+/// `limitReferencesToNamespace` does.
+pub fn cluster_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNote>) -> Result<Vec<ClusterId>, ModelError> {
+    let mut out = Vec::new();
+    for (_, r) in spec.items("clusterRefs")? {
+        let kind: String = r.or_default("kind")?;
+        let name: String = r.or_default("name")?;
+        if kind != "SveltosCluster" {
+            notes.push(FieldNote {
+                field: r.path("kind"),
+                support: Support::NotApplicable,
+                detail: format!("{kind:?} {name} is not a SveltosCluster, so never a pull-mode cluster; it matches nothing"),
+            });
+            continue;
+        }
+        let namespace = match own {
+            Some(own) => own.to_string(),
+            None => r.or_default("namespace")?,
+        };
+        out.push(ClusterId::new(&namespace, &name).map_err(|e| r.own_error(e.to_string()))?);
+    }
+    Ok(out)
+}
+
+/// `policyRefs` the publisher deploys: Remote ConfigMaps and Secrets.
+pub fn policy_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNote>) -> Result<Vec<PolicyRef>, ModelError> {
+    let mut out = Vec::new();
+    for (index, r) in spec.items("policyRefs")? {
+        let kind: String = r.or_default("kind")?;
+        let name: String = r.or_default("name")?;
+        let namespace: String = r.or_default("namespace")?;
+        if !r.raw("remoteURL").is_null() {
+            // Noted by `fields` as a whole; nothing to deploy here.
+            continue;
+        }
+        let kind = match kind.as_str() {
+            "ConfigMap" => PolicyKind::ConfigMap,
+            "Secret" => PolicyKind::Secret,
+            other => {
+                notes.push(FieldNote {
+                    field: r.path("kind"),
+                    support: Support::NotSupported,
+                    detail: format!("{other} {namespace}/{name} is not read: only ConfigMap and Secret references are deployed yet"),
+                });
+                continue;
+            }
+        };
+        match r.get::<String>("deploymentType")?.as_deref() {
+            None | Some("Remote") => {}
+            Some("Local") => {
+                notes.push(FieldNote {
+                    field: r.path("deploymentType"),
+                    support: Support::NotApplicable,
+                    detail: format!(
+                        "Local: {} {namespace}/{name} is deployed to the management cluster by Sveltos; Airlock publishes only what the managed cluster applies",
+                        kind.kind()
+                    ),
+                });
+                continue;
+            }
+            Some(other) => return Err(r.error("deploymentType", format!("{other:?} is neither Remote nor Local"))),
+        }
+        if name.is_empty() {
+            return Err(r.error("name", "is empty".into()));
+        }
+        let tier = r.get::<u32>("tier")?.unwrap_or(DEFAULT_TIER);
+        out.push(PolicyRef {
+            index,
+            kind,
+            namespace: own.map_or(namespace, str::to_string),
+            name,
+            optional: r.or_default("optional")?,
+            tier,
+            skip_namespace_creation: r.or_default("skipNamespaceCreation")?,
+        });
+    }
+    Ok(out)
+}
+
+/// `templateResourceRefs`. A Profile's confinement to its namespace is checked once the
+/// namespace template is resolved.
+pub fn template_refs(spec: &Fields<'_>) -> Result<Vec<TemplateRef>, ModelError> {
+    let mut out = Vec::new();
+    for (index, r) in spec.items("templateResourceRefs")? {
+        let resource = r.nested("resource")?;
+        let identifier: String = r.or_default("identifier")?;
+        let kind: String = resource.or_default("kind")?;
+        let name: String = resource.or_default("name")?;
+        if kind.is_empty() || name.is_empty() || identifier.is_empty() {
+            return Err(r.own_error("needs resource.kind, resource.name and identifier".into()));
+        }
+        let api_version: String = resource.or_default("apiVersion")?;
+        out.push(TemplateRef {
+            index,
+            api_version: if api_version.is_empty() { "v1".into() } else { api_version },
+            kind,
+            namespace: resource.or_default("namespace")?,
+            name,
+            identifier,
+            optional: r.or_default("optional")?,
+            ignore_status_changes: r.or_default("ignoreStatusChanges")?,
+        });
+    }
+    Ok(out)
+}
+
+/// `patchesFrom`.
+pub fn patches_from(spec: &Fields<'_>) -> Result<Vec<PatchesFromRef>, ModelError> {
+    let mut out = Vec::new();
+    for (index, r) in spec.items("patchesFrom")? {
+        let kind = match r.or_default::<String>("kind")?.as_str() {
+            "ConfigMap" => PolicyKind::ConfigMap,
+            "Secret" => PolicyKind::Secret,
+            other => return Err(r.error("kind", format!("{other:?} is neither ConfigMap nor Secret"))),
+        };
+        let name: String = r.or_default("name")?;
+        if name.is_empty() {
+            return Err(r.error("name", "is empty".into()));
+        }
+        out.push(PatchesFromRef { index, kind, namespace: r.or_default("namespace")?, name, optional: r.or_default("optional")? });
+    }
+    Ok(out)
+}
+
+/// `patches`.
+pub fn patches(spec: &Fields<'_>) -> Result<Vec<ProfilePatch>, ModelError> {
+    let mut out = Vec::new();
+    for (_, p) in spec.items("patches")? {
+        let target = match p.raw("target") {
+            serde_json::Value::Null => None,
+            _ => {
+                let t = p.nested("target")?;
+                Some(Target {
+                    group: t.get("group")?,
+                    version: t.get("version")?,
+                    kind: t.get("kind")?,
+                    name: t.get("name")?,
+                    namespace: t.get("namespace")?,
+                    label_selector: t.get("labelSelector")?,
+                    annotation_selector: t.get("annotationSelector")?,
+                })
+            }
+        };
+        out.push(ProfilePatch { patch: p.or_default("patch")?, target });
+    }
+    Ok(out)
+}
+
+/// `driftExclusions`, checked as a puller checks them: 1 to 1,000 JSON pointers each.
+pub fn drift_exclusions(spec: &Fields<'_>) -> Result<Vec<DriftExclusion>, ModelError> {
+    let mut out = Vec::new();
+    for (_, d) in spec.items("driftExclusions")? {
+        let paths: Vec<String> = d.or_default("paths")?;
+        if paths.is_empty() || paths.len() > MAX_DRIFT_PATHS {
+            return Err(d.error("paths", format!("has {} paths, expected 1 to {MAX_DRIFT_PATHS}", paths.len())));
+        }
+        if let Some(bad) = paths.iter().find(|p| !is_json_pointer(p)) {
+            return Err(d.error("paths", format!("{bad:?} is not a JSON pointer such as /spec/replicas")));
+        }
+        let target = match d.raw("target") {
+            serde_json::Value::Null => None,
+            _ => {
+                let t = d.nested("target")?;
+                let s = |key: &str| -> Result<Option<String>, ModelError> { Ok(t.get::<String>(key)?.filter(|v| !v.is_empty())) };
+                Some(DriftTarget {
+                    group: s("group")?,
+                    version: s("version")?,
+                    kind: s("kind")?,
+                    name: s("name")?,
+                    namespace: s("namespace")?,
+                    label_selector: s("labelSelector")?,
+                    annotation_selector: s("annotationSelector")?,
+                })
+            }
+        };
+        out.push(DriftExclusion { paths, target });
+    }
+    Ok(out)
+}

@@ -1,0 +1,212 @@
+use airlock_bundle::statement::{FieldNote, Support};
+use airlock_bundle::{StopMatchingBehavior, SyncMode};
+use serde_json::{Value, json};
+
+use super::super::model::{ModelError, PolicyKind, PolicyRef, ProfileKind, WATCH_NAMESPACES_ANNOTATION};
+use super::*;
+
+fn profile(metadata: Value, spec: Value) -> Value {
+    json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile", "metadata": metadata, "spec": spec})
+}
+
+fn cluster(spec: Value) -> Value {
+    json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
+           "metadata": {"name": "edge-1", "namespace": "fleet", "labels": {"region": "eu"},
+                        "annotations": {WATCH_NAMESPACES_ANNOTATION: " apps, ,monitoring "}},
+           "spec": spec})
+}
+
+fn field_of(err: &ModelError) -> &str {
+    match err {
+        ModelError::Field { field, .. } => field,
+        other => panic!("not a field error: {other}"),
+    }
+}
+
+#[test]
+fn reads_cluster_identity_mode_and_watch_namespaces() {
+    let c = parse_cluster(&cluster(json!({"pullMode": true}))).unwrap();
+    assert_eq!(c.id.to_string(), "fleet/edge-1");
+    assert!(c.pull_mode && !c.paused && c.active_window.is_none());
+    assert_eq!(c.watch_namespaces, Some(vec!["apps".to_string(), "monitoring".to_string()]));
+    let bad = parse_cluster(&json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "metadata": {"name": "x"}})).unwrap_err();
+    assert!(matches!(bad, ModelError::Malformed { .. }), "{bad}");
+}
+
+#[test]
+fn an_active_window_is_relayed_and_overrides_paused() {
+    let c = parse_cluster(&cluster(json!({"pullMode": true, "paused": true, "activeWindow": {"from": "0 20 * * 5", "to": "0 7 * * 1"}})))
+        .unwrap();
+    let window = c.active_window.unwrap();
+    assert_eq!((window.from.as_str(), window.to.as_str()), ("0 20 * * 5", "0 7 * * 1"));
+    assert!(!c.paused, "Sveltos writes paused from the window; the puller judges the window");
+    assert!(parse_cluster(&cluster(json!({"paused": true}))).unwrap().paused);
+}
+
+#[test]
+fn rejects_an_active_window_that_does_not_parse_naming_the_field() {
+    for window in [json!({"from": "0 25 * * *", "to": "0 7 * * 1"}), json!({"from": "0 20 * * 5"})] {
+        let err = parse_cluster(&cluster(json!({"activeWindow": window}))).unwrap_err();
+        assert_eq!(field_of(&err), "spec.activeWindow", "{err}");
+        assert!(err.to_string().contains("SveltosCluster fleet/edge-1"), "{err}");
+    }
+}
+
+#[test]
+fn cluster_push_mode_fields_are_noted() {
+    let c = parse_cluster(&cluster(json!({"pullMode": true, "kubeconfigName": "k", "data": {"a": 1}}))).unwrap();
+    assert_eq!(
+        c.notes.iter().map(|n| (n.field.as_str(), n.support)).collect::<Vec<_>>(),
+        [("spec.kubeconfigName", Support::NotApplicable)]
+    );
+}
+
+#[test]
+fn notes_unsupported_fields_and_references() {
+    let p = parse_profile(
+        &profile(
+            json!({"name": "web"}),
+            json!({
+                "helmCharts": [{"chartName": "x"}], "kustomizationRefs": [{"name": "k"}],
+                "validateHealths": [{"name": "h"}], "reloader": false, "continueOnConflict": false,
+                "clusterRefs": [{"kind": "Cluster", "namespace": "capi", "name": "c"}],
+                "policyRefs": [
+                    {"kind": "ConfigMap", "namespace": "default", "name": "local", "deploymentType": "Local"},
+                    {"kind": "GitRepository", "namespace": "flux", "name": "repo"},
+                    {"remoteURL": {"url": "https://example.com/x.yaml"}},
+                    {"kind": "Secret", "namespace": "", "name": "s", "deploymentType": "Remote", "tier": 5, "skipNamespaceCreation": true}
+                ]
+            }),
+        ),
+        false,
+    )
+    .unwrap();
+    let fields: Vec<(&str, Support)> = p.notes.iter().map(|n| (n.field.as_str(), n.support)).collect();
+    assert_eq!(
+        fields,
+        [
+            ("spec.clusterRefs[0].kind", Support::NotApplicable),
+            ("spec.helmCharts", Support::NotSupported),
+            ("spec.kustomizationRefs", Support::NotSupported),
+            ("spec.policyRefs[0].deploymentType", Support::NotApplicable),
+            ("spec.policyRefs[1].kind", Support::NotSupported),
+            ("spec.policyRefs[].remoteURL", Support::NotSupported),
+            ("spec.validateHealths", Support::NotSupported),
+        ]
+    );
+    let local: &FieldNote = &p.notes[3];
+    assert!(local.detail.contains("Airlock publishes only what the managed cluster applies"), "{}", local.detail);
+    assert_eq!(
+        p.policy_refs,
+        vec![PolicyRef {
+            index: 3,
+            kind: PolicyKind::Secret,
+            namespace: String::new(),
+            name: "s".into(),
+            optional: false,
+            tier: 5,
+            skip_namespace_creation: true
+        }]
+    );
+    assert!(p.cluster_refs.is_empty());
+    assert_eq!((p.tier, p.sync_mode, p.stop_matching_behavior), (100, SyncMode::Continuous, StopMatchingBehavior::WithdrawPolicies));
+    assert_eq!(p.part_name(), "ClusterProfile.web");
+}
+
+#[test]
+fn reads_every_setting_the_bundle_relays() {
+    let p = parse_profile(
+        &profile(
+            json!({"name": "web", "annotations": {"profile.projectsveltos.io/paused": "true"}}),
+            json!({
+                "continueOnConflict": true, "continueOnError": true, "maxConsecutiveFailures": 3,
+                "setRefs": ["prod"],
+                "driftExclusions": [{"paths": ["/spec/replicas"], "target": {"kind": "Deployment", "name": ""}}],
+                "patches": [{"patch": "- op: add\n  path: /x\n  value: 1\n", "target": {"kind": "Deployment", "name": "web.*"}}],
+                "patchesFrom": [{"kind": "ConfigMap", "name": "{{ .ClusterName }}-patches", "optional": true}],
+                "templateResourceRefs": [{"resource": {"kind": "ConfigMap", "name": "x"}, "identifier": "X", "ignoreStatusChanges": true}]
+            }),
+        ),
+        false,
+    )
+    .unwrap();
+    assert!(p.paused && p.continue_on_conflict && p.continue_on_error);
+    assert_eq!((p.max_consecutive_failures, p.set_refs.as_slice()), (Some(3), &["prod".to_string()][..]));
+    let drift = &p.drift_exclusions[0];
+    assert_eq!(drift.paths, ["/spec/replicas"]);
+    let target = drift.target.as_ref().unwrap();
+    assert_eq!((target.kind.as_deref(), target.name.as_deref()), (Some("Deployment"), None), "empty selectors are left out");
+    assert_eq!(p.patches[0].target.as_ref().unwrap().name.as_deref(), Some("web.*"));
+    assert_eq!((p.patches_from[0].name.as_str(), p.patches_from[0].optional), ("{{ .ClusterName }}-patches", true));
+    assert!(p.template_refs[0].ignore_status_changes && p.template_refs[0].api_version == "v1");
+    assert!(p.notes.is_empty(), "{:?}", p.notes);
+}
+
+#[test]
+fn scopes_a_profile_to_its_namespace() {
+    let p = parse_profile(
+        &json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "Profile", "metadata": {"name": "db", "namespace": "team-a"}, "spec": {
+            "clusterRefs": [{"kind": "SveltosCluster", "name": "c1"}, {"kind": "SveltosCluster", "namespace": "other", "name": "c2"}],
+            "policyRefs": [{"kind": "ConfigMap", "name": "cm"}, {"kind": "ConfigMap", "namespace": "team-b", "name": "cm2"}],
+            "tier": 50, "syncMode": "DryRun", "stopMatchingBehavior": "LeavePolicies", "dependsOn": ["base"]
+        }}),
+        true,
+    )
+    .unwrap();
+    assert_eq!(p.kind, ProfileKind::Profile { namespace: "team-a".into() });
+    assert_eq!(p.part_name(), "Profile.team-a.db");
+    assert_eq!(p.dependency_part("base"), "Profile.team-a.base");
+    // As Sveltos's limitReferencesToNamespace: the Profile's namespace replaces theirs.
+    assert_eq!(p.cluster_refs, vec!["team-a/c1".parse().unwrap(), "team-a/c2".parse().unwrap()]);
+    assert!(p.policy_refs.iter().all(|r| r.namespace == "team-a"));
+    assert_eq!((p.tier, p.sync_mode, p.stop_matching_behavior), (50, SyncMode::DryRun, StopMatchingBehavior::LeavePolicies));
+}
+
+#[test]
+fn rejects_bad_values_naming_the_object_and_field() {
+    let cases = [
+        (json!({"syncMode": "Sometimes"}), "spec.syncMode"),
+        (json!({"tier": "high"}), "spec.tier"),
+        (json!({"maxConsecutiveFailures": 0}), "spec.maxConsecutiveFailures"),
+        (
+            json!({"policyRefs": [{"kind": "ConfigMap", "name": "a"}, {"kind": "ConfigMap", "name": "b", "tier": "low"}]}),
+            "spec.policyRefs[1].tier",
+        ),
+        (json!({"policyRefs": [{"kind": "ConfigMap", "name": "a", "deploymentType": "Elsewhere"}]}), "spec.policyRefs[0].deploymentType"),
+        (json!({"policyRefs": [{"kind": "ConfigMap"}]}), "spec.policyRefs[0].name"),
+        (json!({"policyRefs": "cm"}), "spec.policyRefs"),
+        (json!({"templateResourceRefs": [{"resource": {"kind": "ConfigMap"}, "identifier": "X"}]}), "spec.templateResourceRefs[0]"),
+        (json!({"patchesFrom": [{"kind": "Deployment", "name": "x"}]}), "spec.patchesFrom[0].kind"),
+        (json!({"driftExclusions": [{"paths": []}]}), "spec.driftExclusions[0].paths"),
+        (json!({"driftExclusions": [{"paths": ["spec.replicas"]}]}), "spec.driftExclusions[0].paths"),
+        (json!({"clusterSelector": {"matchLabels": {"a": 1}}}), "spec.clusterSelector"),
+        (json!({"patches": [{"patch": 3}]}), "spec.patches[0].patch"),
+    ];
+    for (spec, field) in cases {
+        let err = parse_profile(&profile(json!({"name": "web"}), spec.clone()), false).unwrap_err();
+        assert_eq!(field_of(&err), field, "{spec}: {err}");
+        assert!(err.to_string().starts_with("ClusterProfile/web: field "), "{err}");
+    }
+    let err = parse_profile(&json!({"apiVersion": "config.projectsveltos.io/v1beta1", "metadata": {"name": "db"}, "spec": {}}), true)
+        .unwrap_err();
+    assert!(err.to_string().contains("metadata.namespace"), "{err}");
+}
+
+#[test]
+fn rejects_an_old_version_and_still_names_its_part() {
+    let old = json!({"apiVersion": "config.projectsveltos.io/v1alpha1", "kind": "ClusterProfile", "metadata": {"name": "web"},
+                     "spec": {"clusterSelector": "env=prod"}});
+    let err = parse_profile(&old, false).unwrap_err();
+    assert!(err.to_string().contains("apiVersion config.projectsveltos.io/v1alpha1"), "{err}");
+    assert_eq!(part_of_unreadable(&old, false), Some(("ClusterProfile.web".to_string(), "ClusterProfile/web".to_string())));
+}
+
+#[test]
+fn reads_the_clusters_a_set_selected() {
+    let set = json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "Set", "metadata": {"name": "s", "namespace": "fleet"},
+                     "status": {"selectedClusterRefs": [{"kind": "SveltosCluster", "name": "a"}, {"kind": "Cluster", "namespace": "x", "name": "b"},
+                                                        {"kind": "SveltosCluster", "namespace": "fleet", "name": "c"}]}});
+    let set = parse_set(&set, true).unwrap();
+    assert_eq!((set.namespace.as_deref(), set.name.as_str()), (Some("fleet"), "s"));
+    assert_eq!(set.selected, vec!["fleet/a".parse().unwrap(), "fleet/c".parse().unwrap()]);
+}
