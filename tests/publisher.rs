@@ -96,7 +96,7 @@ async fn publishes_to_the_git_server() {
 }
 
 #[tokio::test]
-async fn a_tier_tie_fails_only_that_cluster() {
+async fn a_tier_tie_fails_only_the_profile_that_loses_it() {
     let fx = Fixture::new("tie");
     fx.edit("profiles.yaml", "tier: 50", "tier: 100");
     let keys = Keys::new("ops");
@@ -109,11 +109,17 @@ async fn a_tier_tie_fails_only_that_cluster() {
         [
             (e1.to_string().as_str(), "1", "published"),
             (e2.to_string().as_str(), "1", "published"),
-            (e3.to_string().as_str(), "-", "failed")
+            (e3.to_string().as_str(), "1", "published")
         ]
     );
-    assert!(stdout.contains(&format!("{e3}: conflict: ConfigMap apps/settings is deployed at tier 100")), "{stdout}");
-    assert_eq!(read_back(&store, &e1, &keys.keyring).await.predicate().version, 1);
+    // Nothing stored decides who deployed it first: the first part by name keeps it.
+    let (base, south) = (fx.part("base"), fx.part("south"));
+    let line = format!("{e3}: {south}: conflict: ConfigMap apps/settings is deployed at tier 100 by {base} too");
+    assert!(stdout.contains(&line), "{stdout}");
+    let b3 = read_back(&store, &e3, &keys.keyring).await;
+    let entry = b3.predicate().profiles.iter().find(|p| p.name == south).expect("south part");
+    assert_eq!(entry.failure.as_ref().map(|f| f.kept_from), Some(None), "never rendered before: empty");
+    assert!(file(&b3, &format!("{base}/ConfigMap.apps.settings.yaml")).contains("source: base"));
 }
 
 #[test]
