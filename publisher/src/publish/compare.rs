@@ -81,6 +81,27 @@ pub async fn read_held(store: &dyn Store, cluster: &ClusterId, limits: &Limits, 
     }
 }
 
+/// [`decide`] or [`decide_remembered`], as what the store holds calls for: `remembered`
+/// is the bundle the memo saw there, which `Held::Remembered` says is still there.
+pub fn decide_held(
+    held: &Held,
+    next: &Outline,
+    remembered: Option<&Stored>,
+    keyring_version: u64,
+    next_chain: Option<&[u8]>,
+    now: Timestamp,
+    expires_in: SignedDuration,
+) -> Decision {
+    match (held, remembered) {
+        (Held::Nothing, _) => decide(None, next, keyring_version, next_chain, now, expires_in),
+        (Held::Bundle { statement, chain, .. }, _) => {
+            decide(Some((statement, chain.as_deref())), next, keyring_version, next_chain, now, expires_in)
+        }
+        (Held::Remembered { .. }, Some(stored)) => decide_remembered(stored, keyring_version, next_chain.map(Digest::of), now, expires_in),
+        (Held::Remembered { .. }, None) => unreachable!("only a remembered bundle is recognised"),
+    }
+}
+
 /// Compares what would be signed (`next`, with the signer's keyring version and chain)
 /// with the store's statement and keyring chain.
 pub fn decide(

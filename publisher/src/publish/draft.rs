@@ -8,7 +8,7 @@ use airlock_bundle::statement::Statement;
 use airlock_bundle::{Digest, Release};
 use futures::StreamExt;
 
-use super::compare::{Decision, Held};
+use super::compare::{Decision, Held, decide_held};
 use super::{Run, STORE_READS, complete};
 use crate::memo::{Outline, Stored};
 use crate::render::{Assembly, ClusterPlan, PreparedCluster, RenderError, Rendered};
@@ -135,7 +135,11 @@ pub fn after_read<'a>(run: &Run<'_>, mut d: Draft<'a>, held: Option<Result<Held,
     let Some(Ok(held)) = &d.held else { return d };
     match &d.stage {
         Stage::Recalled(outline) if !run.publisher.dry_run => {
-            if let Decision::Publish { .. } = super::settle::decision(run, outline, held, d.remembered.as_ref()) {
+            let signer = &run.publisher.signer;
+            let (keyring, chain) = (signer.keyring_version, signer.chain.as_deref());
+            if let Decision::Publish { .. } =
+                decide_held(held, outline, d.remembered.as_ref(), keyring, chain, run.times.now, signer.expires_in)
+            {
                 let plan = d.plan.as_ref().expect("a recalled cluster was planned");
                 d.stage = render(run, plan);
             }

@@ -5,7 +5,7 @@ use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock_bundle::statement::Statement;
 use airlock_bundle::{ClusterId, Digest, SignedBundle};
 
-use super::compare::{Decision, Held, decide, decide_remembered};
+use super::compare::{Decision, Held, decide_held};
 use super::draft::{Draft, Full, Stage};
 use super::{Row, Run, Status};
 use crate::memo::{Outline, Stored};
@@ -13,22 +13,6 @@ use crate::memo::{Outline, Stored};
 /// A failed cluster's row.
 pub fn failed(cluster: ClusterId, message: String, warnings: Vec<String>) -> Row {
     Row { cluster, version: None, digest: None, objects: None, status: Status::Failed(message), warnings, failures: Vec::new() }
-}
-
-/// The decision for `outline` against what the store holds.
-pub fn decision(run: &Run<'_>, outline: &Outline, held: &Held, remembered: Option<&Stored>) -> Decision {
-    let signer = &run.publisher.signer;
-    let (chain, now) = (signer.chain.as_deref(), run.times.now);
-    match (held, remembered) {
-        (Held::Nothing, _) => decide(None, outline, signer.keyring_version, chain, now, signer.expires_in),
-        (Held::Bundle { statement, chain: held_chain, .. }, _) => {
-            decide(Some((&**statement, held_chain.as_deref())), outline, signer.keyring_version, chain, now, signer.expires_in)
-        }
-        (Held::Remembered { .. }, Some(stored)) => {
-            decide_remembered(stored, signer.keyring_version, chain.map(Digest::of), now, signer.expires_in)
-        }
-        (Held::Remembered { .. }, None) => unreachable!("only a remembered bundle is recognised"),
-    }
 }
 
 /// Compares one drafted cluster with what the store holds, and signs it when it changed.
@@ -52,7 +36,16 @@ pub fn settle(run: &Run<'_>, mut draft: Draft<'_>) -> (Row, Option<(SignedBundle
         Err(message) => return (failed(id, message, warnings), None),
     };
     let remembered = draft.remembered.take();
-    let decision = decision(run, &outline, &held, remembered.as_ref());
+    let signer = &p.signer;
+    let decision = decide_held(
+        &held,
+        &outline,
+        remembered.as_ref(),
+        signer.keyring_version,
+        signer.chain.as_deref(),
+        run.times.now,
+        signer.expires_in,
+    );
     let row = |version, status| Row {
         cluster: id.clone(),
         version: Some(version),
@@ -76,7 +69,6 @@ pub fn settle(run: &Run<'_>, mut draft: Draft<'_>) -> (Row, Option<(SignedBundle
             let status = if refresh { Status::Refreshed } else { Status::Published };
             let Full { rendered, mut statement, .. } = *full.expect("a cluster to publish was rendered");
             statement.predicate.version = version;
-            let signer = &p.signer;
             let envelope = envelope::sign(IN_TOTO_PAYLOAD_TYPE, &statement.to_json(), &signer.keys);
             let stored = stored_of(&statement, signer.chain.as_deref(), Digest::of(&envelope));
             let signed = SignedBundle { bundle: rendered.bundle, statement, envelope, keyring_chain: signer.chain.clone() };

@@ -5,7 +5,7 @@
 
 use airlock_bundle::ClusterId;
 
-use super::inventory::ObjectKey;
+use super::key::ObjectKey;
 
 /// An object (or a piece of a file) that could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]

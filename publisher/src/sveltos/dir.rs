@@ -22,8 +22,9 @@ use serde_json::Value;
 use walkdir::WalkDir;
 
 use super::broken::{Broken, Touches};
-use super::inventory::{Inventory, ObjectKey, Reference, Resources, SourceError};
-use crate::yaml::{MAX_INPUT_FILE_BYTES, parse_documents};
+use super::inventory::{Inventory, Resources, SourceError};
+use super::key::{ObjectKey, Reference};
+use crate::yaml::{MAX_INPUT_FILE_BYTES, parse_documents, split_documents};
 
 /// The objects of a directory, read once.
 #[derive(Debug, Clone, Default)]
@@ -186,7 +187,7 @@ fn documents(text: &str) -> Vec<Document> {
         Ok(docs) => docs.into_iter().enumerate().map(|(i, d)| (i + 1, Ok(d))).collect(),
         Err(_) => {
             let mut out = Vec::new();
-            for piece in guess::pieces(text) {
+            for piece in split_documents(text) {
                 match parse_documents(piece) {
                     Ok(docs) => out.extend(docs.into_iter().map(Ok)),
                     Err(message) => out.push(Err((message, guess::touches(&guess::identity(piece))))),

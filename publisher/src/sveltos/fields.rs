@@ -20,52 +20,8 @@ use std::collections::BTreeSet;
 use airlock_bundle::statement::{FieldNote, Support};
 use serde_json::Value;
 
+pub use table::Field;
 use table::{CLUSTER_FIELDS, PROFILE_FIELDS};
-
-/// How far a field is honoured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    /// Does what Sveltos does with it.
-    Supported,
-    /// Honoured, with a difference the entry states.
-    Differs,
-    /// Has no meaning for a cluster that pulls: a management-side or push-mode feature.
-    NotApplicable,
-    /// Airlock does not do what Sveltos would; a profile setting it gets a note.
-    NotSupported,
-}
-
-impl Class {
-    /// How the compatibility document names the class.
-    #[cfg(test)]
-    pub fn label(self) -> &'static str {
-        match self {
-            Class::Supported => "supported",
-            Class::Differs => "supported, with a difference",
-            Class::NotApplicable => "not applicable to pull mode",
-            Class::NotSupported => "not supported",
-        }
-    }
-
-    /// The note a set field of this class gets in the bundle, if any.
-    fn support(self) -> Option<Support> {
-        match self {
-            Class::NotApplicable => Some(Support::NotApplicable),
-            Class::NotSupported => Some(Support::NotSupported),
-            Class::Supported | Class::Differs => None,
-        }
-    }
-}
-
-/// One declared field.
-#[derive(Debug, Clone, Copy)]
-pub struct Field {
-    pub path: &'static str,
-    pub class: Class,
-    /// Whether the entry covers every field below it too.
-    pub subtree: bool,
-    pub detail: &'static str,
-}
 
 /// The entry covering `path` in `fields`: its own, or a `subtree` ancestor's.
 pub fn lookup(fields: &'static [Field], path: &str) -> Option<&'static Field> {
@@ -157,7 +113,7 @@ mod tests {
     #[test]
     fn subtrees_cover_their_fields_and_others_only_themselves() {
         assert_eq!(lookup(PROFILE_FIELDS, "spec.helmCharts[].options.wait").map(|f| f.path), Some("spec.helmCharts"));
-        assert_eq!(lookup(PROFILE_FIELDS, "spec.policyRefs[].tier").map(|f| f.class), Some(Class::Supported));
+        assert_eq!(lookup(PROFILE_FIELDS, "spec.policyRefs[].tier").map(|f| f.class), Some(table::Class::Supported));
         assert!(lookup(PROFILE_FIELDS, "spec.policyRefs[].newThing").is_none(), "a supported entry covers itself only");
         assert!(lookup(PROFILE_FIELDS, "spec.helmChartsX").is_none());
     }

@@ -1,16 +1,16 @@
 //! What the sources yield and rendering reads: the checked [`Inventory`] of clusters,
-//! profiles and sets (with what could not be read), objects named by [`ObjectKey`] and
-//! asked for by [`Reference`], the [`Resources`] fetched for a run, and why a source could
-//! not be read at all. Reading them from a directory or a cluster is `dir`'s and `live`'s.
+//! profiles and sets (with what could not be read), the [`Resources`] fetched for a run,
+//! and why a source could not be read at all. Reading them from a directory or a cluster
+//! is `dir`'s and `live`'s.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde_json::Value;
 
 use airlock_bundle::ClusterId;
 
 use super::broken::{Broken, Touches};
+use super::key::ObjectKey;
 use super::model::{CLUSTER_GROUP, ClusterSet, PROFILE_GROUP, Profile, SveltosCluster};
 use super::parse::{parse_cluster, parse_profile, parse_set, part_of_unreadable};
 
@@ -22,58 +22,6 @@ pub enum SourceError {
     Io { path: String, message: String },
     #[error("management cluster: {what}: {message}")]
     Kube { what: String, message: String },
-}
-
-/// The identity of a Kubernetes object: API group (not version), kind, namespace, name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ObjectKey {
-    pub group: String,
-    pub kind: String,
-    /// Empty for cluster-scoped objects (or namespaced ones written without a namespace).
-    pub namespace: String,
-    pub name: String,
-}
-
-impl ObjectKey {
-    pub fn new(api_version: &str, kind: &str, namespace: &str, name: &str) -> ObjectKey {
-        ObjectKey { group: group_of(api_version).to_string(), kind: kind.into(), namespace: namespace.into(), name: name.into() }
-    }
-
-    /// The key of an object value; `None` without string apiVersion, kind and metadata.name.
-    pub fn of(value: &Value) -> Option<ObjectKey> {
-        let meta = &value["metadata"];
-        Some(ObjectKey::new(
-            value["apiVersion"].as_str()?,
-            value["kind"].as_str()?,
-            meta["namespace"].as_str().unwrap_or_default(),
-            meta["name"].as_str()?,
-        ))
-    }
-}
-
-impl fmt::Display for ObjectKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.kind)?;
-        if !self.group.is_empty() {
-            write!(f, ".{}", self.group)?;
-        }
-        match self.namespace.as_str() {
-            "" => write!(f, " {}", self.name),
-            ns => write!(f, " {ns}/{}", self.name),
-        }
-    }
-}
-
-/// The API group of an apiVersion: `apps/v1` → `apps`, `v1` → the core group "".
-fn group_of(api_version: &str) -> &str {
-    api_version.rsplit_once('/').map_or("", |(group, _)| group)
-}
-
-/// A management-cluster object rendering needs, with the version to ask for it in.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Reference {
-    pub key: ObjectKey,
-    pub api_version: String,
 }
 
 /// Clusters, profiles and sets, checked, and what could not be read.
@@ -226,15 +174,6 @@ pub fn typed<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, String>
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn keys_ignore_the_version_and_name_the_group() {
-        let a = ObjectKey::of(&json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "namespace": "n"}}));
-        assert_eq!(a, Some(ObjectKey::new("apps/v1beta2", "Deployment", "n", "w")));
-        assert_eq!(a.unwrap().to_string(), "Deployment.apps n/w");
-        assert_eq!(ObjectKey::new("v1", "Namespace", "", "n").to_string(), "Namespace n");
-        assert_eq!(ObjectKey::of(&json!({"kind": "X", "metadata": {"name": "n"}})), None);
-    }
 
     #[test]
     fn a_bad_object_is_broken_alone_and_names_its_origin_and_field() {

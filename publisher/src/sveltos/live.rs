@@ -15,7 +15,8 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, T
 use kube::discovery::{Scope, pinned_kind};
 use serde_json::Value;
 
-use super::inventory::{Inventory, ObjectKey, Reference, Resources, SourceError};
+use super::inventory::{Inventory, Resources, SourceError};
+use super::key::{ObjectKey, Reference};
 use super::model::{CLUSTER_GROUP, PROFILE_GROUP, SVELTOS_VERSION};
 /// What a list of a kind whose CRD is not installed says.
 const NOT_INSTALLED: &str = " (is the Sveltos CRD installed?)";

@@ -12,6 +12,7 @@ pub mod broken;
 pub mod dir;
 pub mod fields;
 mod inventory;
+mod key;
 pub mod live;
 pub mod model;
 pub mod parse;
@@ -21,7 +22,8 @@ pub mod selector;
 use std::collections::BTreeSet;
 
 pub use broken::{Broken, Touches};
-pub use inventory::{Inventory, Lookup, ObjectKey, Reference, Resources, SourceError, typed};
+pub use inventory::{Inventory, Lookup, Resources, SourceError, typed};
+pub use key::{ObjectKey, Reference};
 
 /// Where the Sveltos objects come from.
 pub enum Source {

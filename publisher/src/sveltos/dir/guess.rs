@@ -5,9 +5,9 @@
 
 use airlock_bundle::ClusterId;
 
-use super::super::broken::Touches;
-use super::super::inventory::ObjectKey;
-use super::super::model::{CLUSTER_GROUP, PROFILE_GROUP, ProfileKind};
+use crate::sveltos::broken::Touches;
+use crate::sveltos::key::ObjectKey;
+use crate::sveltos::model::{CLUSTER_GROUP, PROFILE_GROUP, ProfileKind};
 
 /// What a document says it is; empty strings where it does not say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,24 +16,6 @@ pub struct Identity {
     pub kind: String,
     pub namespace: String,
     pub name: String,
-}
-
-/// The pieces of a YAML stream between its `---` lines.
-pub fn pieces(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let bare = line.trim_end();
-        if bare == "---" || bare.starts_with("--- ") {
-            out.push(&text[start..offset]);
-            start = offset + line.len();
-        }
-        offset += line.len();
-    }
-    out.push(&text[start..]);
-    out.retain(|p| p.lines().any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#')));
-    out
 }
 
 /// What `piece`'s lines say it is.
@@ -110,10 +92,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn splits_at_separators_and_reads_block_and_flow_metadata() {
-        let text = "# head\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"a\"\n  labels: {x: y}\n  namespace: ns\n--- \nkind: ClusterProfile\napiVersion: config.projectsveltos.io/v1beta1\nmetadata: {name: web}\nspec: [\n";
-        let pieces = pieces(text);
-        assert_eq!(pieces.len(), 2, "{pieces:?}");
+    fn reads_block_and_flow_metadata() {
+        let pieces = [
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: \"a\"\n  labels: {x: y}\n  namespace: ns\n",
+            "kind: ClusterProfile\napiVersion: config.projectsveltos.io/v1beta1\nmetadata: {name: web}\nspec: [\n",
+        ];
         let cm = identity(pieces[0]);
         assert_eq!((cm.kind.as_str(), cm.namespace.as_str(), cm.name.as_str()), ("ConfigMap", "ns", "a"));
         assert_eq!(touches(&cm), Touches::Object(ObjectKey::new("v1", "ConfigMap", "ns", "a")));

@@ -1,17 +1,64 @@
-//! The declared fields: what airlock-publisher does with each field of a ClusterProfile or
-//! Profile (their specs are identical) and of a SveltosCluster. The details of the entries
+//! The declared fields, [`Field`]s each of a [`Class`]: what airlock-publisher does with
+//! each field of a ClusterProfile or Profile (their specs are identical) and of a
+//! SveltosCluster. The details of the entries
 //! that are not supported or not applicable are the notes' text (bundles-format.md 5.9);
 //! all of them are the compatibility document's.
 
-use super::Class::{Differs, NotApplicable, NotSupported, Supported};
-use super::Field;
+use airlock_bundle::statement::Support;
 
-const fn f(path: &'static str, class: super::Class, detail: &'static str) -> Field {
+use Class::{Differs, NotApplicable, NotSupported, Supported};
+
+/// How far a field is honoured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// Does what Sveltos does with it.
+    Supported,
+    /// Honoured, with a difference the entry states.
+    Differs,
+    /// Has no meaning for a cluster that pulls: a management-side or push-mode feature.
+    NotApplicable,
+    /// Airlock does not do what Sveltos would; a profile setting it gets a note.
+    NotSupported,
+}
+
+impl Class {
+    /// How the compatibility document names the class.
+    #[cfg(test)]
+    pub fn label(self) -> &'static str {
+        match self {
+            Class::Supported => "supported",
+            Class::Differs => "supported, with a difference",
+            Class::NotApplicable => "not applicable to pull mode",
+            Class::NotSupported => "not supported",
+        }
+    }
+
+    /// The note a set field of this class gets in the bundle, if any.
+    pub fn support(self) -> Option<Support> {
+        match self {
+            Class::NotApplicable => Some(Support::NotApplicable),
+            Class::NotSupported => Some(Support::NotSupported),
+            Class::Supported | Class::Differs => None,
+        }
+    }
+}
+
+/// One declared field.
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    pub path: &'static str,
+    pub class: Class,
+    /// Whether the entry covers every field below it too.
+    pub subtree: bool,
+    pub detail: &'static str,
+}
+
+const fn f(path: &'static str, class: Class, detail: &'static str) -> Field {
     Field { path, class, subtree: false, detail }
 }
 
 /// An entry that covers every field below it.
-const fn all(path: &'static str, class: super::Class, detail: &'static str) -> Field {
+const fn all(path: &'static str, class: Class, detail: &'static str) -> Field {
     Field { path, class, subtree: true, detail }
 }
 

@@ -5,9 +5,9 @@ use airlock_bundle::cron::Window;
 use airlock_bundle::statement::ActiveWindow;
 use serde_json::Value;
 
-use super::super::fields;
-use super::super::model::{ClusterSet, ModelError, SveltosCluster, WATCH_NAMESPACES_ANNOTATION};
-use super::{Fields, Metadata, check_version};
+use super::reader::{Fields, Metadata, check_version};
+use crate::sveltos::fields;
+use crate::sveltos::model::{ClusterSet, ModelError, SveltosCluster, WATCH_NAMESPACES_ANNOTATION};
 
 /// Parses a SveltosCluster object.
 pub fn parse_cluster(value: &Value) -> Result<SveltosCluster, ModelError> {

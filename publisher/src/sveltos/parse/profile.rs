@@ -6,10 +6,11 @@ use airlock_bundle::statement::DEFAULT_TIER;
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
-use super::super::fields;
-use super::super::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileKind};
-use super::super::selector::Selector;
-use super::{Fields, Metadata, check_version, refs};
+use super::reader::{Fields, Metadata, check_version};
+use super::refs;
+use crate::sveltos::fields;
+use crate::sveltos::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileKind};
+use crate::sveltos::selector::Selector;
 
 /// The kind of a ClusterProfile (`namespaced == false`) or Profile, and how it is named.
 fn kind_of(value: &Value, namespaced: bool) -> Result<(ProfileKind, String, String), ModelError> {

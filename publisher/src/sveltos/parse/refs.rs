@@ -7,9 +7,9 @@ use airlock_bundle::ClusterId;
 use airlock_bundle::statement::{DEFAULT_TIER, DriftExclusion, FieldNote, Support, Target as DriftTarget};
 use airlock_bundle::verify::{MAX_DRIFT_PATHS, is_json_pointer};
 
-use super::super::model::{ModelError, PatchesFromRef, PolicyKind, PolicyRef, ProfilePatch, TemplateRef};
-use super::Fields;
+use super::reader::Fields;
 use crate::patch::Target;
+use crate::sveltos::model::{ModelError, PatchesFromRef, PolicyKind, PolicyRef, ProfilePatch, TemplateRef};
 
 /// `clusterRefs`: SveltosClusters only; a Profile's namespace replaces theirs, as Sveltos's
 /// `limitReferencesToNamespace` does.

@@ -2,8 +2,8 @@ use airlock_bundle::statement::{FieldNote, Support};
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::{Value, json};
 
-use super::super::model::{ModelError, PolicyKind, PolicyRef, ProfileKind, WATCH_NAMESPACES_ANNOTATION};
 use super::*;
+use crate::sveltos::model::{ModelError, PolicyKind, PolicyRef, ProfileKind, WATCH_NAMESPACES_ANNOTATION};
 
 fn profile(metadata: Value, spec: Value) -> Value {
     json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile", "metadata": metadata, "spec": spec})
