@@ -71,6 +71,18 @@ impl Applied {
     fn cluster(&self, name: &str) -> String {
         format!("{}/{name}", self.run)
     }
+
+    /// An OCI layout and a cache under `dir`, and the publish of both clusters into it.
+    fn publish_command(&self, keys: &Keys, dir: &std::path::Path) -> (String, Vec<String>) {
+        let store = format!("oci-layout:{}", dir.join("layout").display());
+        let (kc, cache) = (common::service_env(MANAGEMENT), dir.join("cache").display().to_string());
+        let args = ["publish", "--kubeconfig", &kc, "--to", &store, "--key", &keys.key, "--cache-dir", &cache];
+        let mut command: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        for name in ["edge-1", "edge-2"] {
+            command.extend(["--cluster".to_string(), self.cluster(name)]);
+        }
+        (store, command)
+    }
 }
 
 impl Drop for Applied {
@@ -94,14 +106,10 @@ fn part_tar(bundle: &VerifiedBundle, part: &str) -> Vec<u8> {
 #[tokio::test]
 async fn publishes_what_sveltos_would_deploy() {
     let fx = Applied::new("sveltos");
-    let keys = Keys::new("ops");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let store = format!("oci-layout:{}", tmp.path().join("layout").display());
-    let kc = common::service_env(MANAGEMENT);
+    let (keys, tmp) = (Keys::new("ops"), tempfile::tempdir().expect("tempdir"));
+    let (store, command) = fx.publish_command(&keys, tmp.path());
+    let publish: Vec<&str> = command.iter().map(String::as_str).collect();
     let (e1, e2) = (fx.cluster("edge-1"), fx.cluster("edge-2"));
-    let cache = tmp.path().join("cache").display().to_string();
-    let publish =
-        ["publish", "--kubeconfig", &kc, "--to", &store, "--key", &keys.key, "--cluster", &e1, "--cluster", &e2, "--cache-dir", &cache];
     let rows = summary(&run_expect(&publish, 0));
     assert!(rows.iter().all(|(_, v, s)| v == "1" && s == "published"), "{rows:?}");
 
@@ -116,7 +124,7 @@ async fn publishes_what_sveltos_would_deploy() {
     assert!(file(&b2, &format!("{web}/ConfigMap.apps.from-lua.yaml")).contains("color: blue"));
     assert!(file(&b1, &format!("{base}/Namespace.cluster.apps.yaml")).contains("airlock.dev/create-only: \"true\""));
     assert!(file(&b1, &format!("{base}/ConfigMap.apps.base-info.yaml")).contains("revision: \"1\""), "base has no selector of its own");
-    assert_eq!(entry(&b1, &web).depends_on, [base.clone()]);
+    assert_eq!(entry(&b1, &web).depends_on, std::slice::from_ref(&base));
     let notes: Vec<&str> = entry(&b1, &web).notes.iter().map(|n| n.field.as_str()).collect();
     assert_eq!(notes, ["spec.helmCharts"]);
     assert!(!b1.predicate().profiles.iter().any(|p| p.name == fx.part("idle")), "a paused profile goes nowhere");
@@ -128,14 +136,10 @@ async fn publishes_what_sveltos_would_deploy() {
 #[tokio::test]
 async fn a_broken_profile_fails_alone_and_keeps_its_last_good_part() {
     let fx = Applied::new("isolation");
-    let keys = Keys::new("ops");
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let store = format!("oci-layout:{}", tmp.path().join("layout").display());
-    let kc = common::service_env(MANAGEMENT);
+    let (keys, tmp) = (Keys::new("ops"), tempfile::tempdir().expect("tempdir"));
+    let (store, command) = fx.publish_command(&keys, tmp.path());
+    let publish: Vec<&str> = command.iter().map(String::as_str).collect();
     let (e1, e2) = (fx.cluster("edge-1"), fx.cluster("edge-2"));
-    let cache = tmp.path().join("cache").display().to_string();
-    let publish =
-        ["publish", "--kubeconfig", &kc, "--to", &store, "--key", &keys.key, "--cluster", &e1, "--cluster", &e2, "--cache-dir", &cache];
     run_expect(&publish, 0);
     let (web, base) = (fx.part("web"), fx.part("base"));
     let v1 = read_back(&store, &e1.parse().unwrap(), &keys.keyring).await;
