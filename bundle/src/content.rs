@@ -182,9 +182,22 @@ impl Bundle {
         self.parts.get(name)
     }
 
-    /// All files in path order (parts are prefixes, so part order is path order).
+    /// All files in path order. That is not part order: a part's name followed by `-` or
+    /// `.` sorts before the same name followed by `/`, so `a-b/x` comes before `a/x`.
     pub fn files(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        self.parts.values().flat_map(Part::files)
+        self.by_path().into_iter().map(|(path, bytes, _)| (path, bytes))
+    }
+
+    /// Every file with its digest, in path order.
+    fn by_path(&self) -> Vec<(&str, &[u8], Digest)> {
+        let mut files: Vec<_> = self
+            .parts
+            .values()
+            .flat_map(|p| p.files().zip(p.file_digests().iter().copied()).map(|((path, bytes), d)| (path, bytes, d)))
+            .collect();
+        // Each part's run is sorted already; the stable sort merges the runs.
+        files.sort_by(|a, b| a.0.cmp(b.0));
+        files
     }
 
     pub fn file_count(&self) -> usize {
@@ -193,8 +206,7 @@ impl Bundle {
 
     /// The bundle digest (spec section 4).
     pub fn digest(&self) -> Digest {
-        let listing = self.parts.values().flat_map(|p| p.files.keys().map(String::as_str).zip(p.file_digests().iter().copied()));
-        self.known_digest.unwrap_or_else(|| bundle_digest(listing))
+        self.known_digest.unwrap_or_else(|| bundle_digest(self.by_path().into_iter().map(|(path, _, d)| (path, d))))
     }
 }
 

@@ -91,7 +91,7 @@ impl SignedBundle {
 pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> PartSettings, parts: &PartDigests) -> Statement {
     let mut profiles = Vec::new();
     let mut files = Vec::with_capacity(bundle.file_count());
-    // Each file's path and digest, in path order: parts are prefixes of paths.
+    // Each file's path and digest, part by part, then in path order (`Bundle::files`).
     let mut listing = Vec::with_capacity(bundle.file_count());
     for (name, part) in bundle.parts() {
         let first = listing.len();
@@ -101,6 +101,8 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
         }
         profiles.push(profile_entry(name, parts.digest(part, &listing[first..]), part.tar_size(), settings(name)));
     }
+    listing.sort_by(|a, b| a.0.cmp(b.0));
+    files.sort_by(|a, b| a.path.cmp(&b.path));
     Statement {
         statement_type: STATEMENT_TYPE.to_string(),
         subject: vec![Subject {

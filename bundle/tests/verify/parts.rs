@@ -114,3 +114,22 @@ fn rejects_a_part_the_store_did_not_provide() {
     let one = env.verify_part("ClusterProfile.web", Transport::Tar(&web), &L).unwrap();
     assert_eq!(env.finish(vec![one], &L).unwrap_err(), VerifyError::MissingPart { part: "Profile.fleet.monitoring".into() });
 }
+
+/// A part whose name is another's followed by `-`: its files sort before the other's, so
+/// the signed file list is not in part order.
+#[test]
+fn a_part_named_as_another_with_a_suffix_verifies() {
+    let fx = Fixture::new(1);
+    let files = vec![
+        ("ClusterProfile.web/ConfigMap.fleet.a.yaml".to_string(), b"a: 1\n".to_vec()),
+        ("ClusterProfile.web-gpu/ConfigMap.fleet.b.yaml".to_string(), b"b: 1\n".to_vec()),
+    ];
+    let signed = fx.signed(1, files);
+    let listed: Vec<&str> = signed.statement.predicate.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(listed, ["ClusterProfile.web-gpu/ConfigMap.fleet.b.yaml", "ClusterProfile.web/ConfigMap.fleet.a.yaml"]);
+    assert_eq!(signed.bundle.files().map(|(p, _)| p).collect::<Vec<_>>(), listed);
+    let env = check(&fx, &signed.envelope).unwrap();
+    for (name, part) in signed.bundle.parts() {
+        env.verify_part(name, Transport::Tar(&part.tar()), &L).unwrap();
+    }
+}
