@@ -103,6 +103,18 @@ impl Suite {
         self.features.iter().find(|f| f.parts.contains(part)).map_or("?", |f| f.name.as_str())
     }
 
+    /// Every (cluster, part) pair whose profile must fail, in cluster then part order.
+    pub fn failures(&self) -> Vec<(&str, &str)> {
+        let mut out: Vec<(&str, &str)> = self
+            .features
+            .iter()
+            .flat_map(|f| f.expected.iter())
+            .flat_map(|(cluster, e)| e.parts.iter().filter(|p| p.failure.is_some()).map(move |p| (cluster.as_str(), p.name.as_str())))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     /// What `cluster`'s bundle must hold, over all features.
     pub fn for_cluster(&self, cluster: &str) -> ClusterExpectation<'_> {
         let mut parts = BTreeMap::new();
