@@ -212,6 +212,14 @@ fn fn_to_yaml_has_no_trailing_newline() {
 }
 
 #[test]
+fn fn_to_yaml_indents_as_yaml_v3() {
+    let nested = r#"{{ toYaml (dict "outer" (dict "inner" "x" "list" (list "a" (dict "k" "v" "w" 1)))) }}"#;
+    assert_eq!(ok(nested), "outer:\n    inner: x\n    list:\n        - a\n        - k: v\n          w: 1");
+    let long = "word ".repeat(30);
+    assert_eq!(ok(&format!("{{{{ toYaml (dict \"s\" \"{}\") }}}}", long.trim())), format!("s: {}", long.trim()), "never folded");
+}
+
+#[test]
 fn fn_to_json_escapes_html_like_go() {
     assert_eq!(ok("{{ toJson .Cluster.metadata.labels }}"), r#"{"env":"prod","region":"eu-west","tier":"gold"}"#);
     assert_eq!(ok(r#"{{ toJson (list "<a&b>" 1 2.5) }}"#), r#"["\u003ca\u0026b\u003e",1,2.5]"#);

@@ -98,9 +98,16 @@ fn to_yaml(args: &[Value]) -> Call {
     yaml_text("toYaml", &json)
 }
 
-/// `json` as a YAML document without its final newline.
+/// `json` as a YAML document without its final newline, laid out as gopkg.in/yaml.v3
+/// (Sveltos's encoder) lays it out: four spaces a level, a sequence indented under its key,
+/// long lines never folded. Templates embed this text, often through `nindent`, so the
+/// layout is part of what is deployed.
 pub(crate) fn yaml_text(name: &str, json: &serde_json::Value) -> Call {
-    let yaml = serde_saphyr::to_string(json).map_err(|e| failure(name, e))?;
+    let mut options = serde_saphyr::SerializerOptions::default();
+    options.indent_step = 4;
+    options.compact_list_indent = false;
+    options.folded_wrap_chars = usize::MAX;
+    let yaml = serde_saphyr::to_string_with_options(json, options).map_err(|e| failure(name, e))?;
     Ok(text(yaml.strip_suffix('\n').unwrap_or(&yaml)))
 }
 

@@ -30,11 +30,11 @@ fn ok_resources(text: &str) -> String {
 const COPIED: &str = "apiVersion: apps/v1
 kind: Deployment
 metadata:
-  generation: 3
-  labels:
-    app: nginx
-  name: nginx
-  namespace: default
+    generation: 3
+    labels:
+        app: nginx
+    name: nginx
+    namespace: default
 spec:";
 
 #[test]
@@ -65,7 +65,7 @@ fn fn_set_and_remove_field_return_yaml_without_changing_the_source() {
     let set = ok_resources(r#"{{ setField "Deploy" "spec.replicas" (int64 5) }}"#);
     assert!(set.contains("replicas: 5") && set.starts_with(COPIED), "{set}");
     let nested = ok_resources(r#"{{ setField "Deploy" "spec.strategy.type" "Recreate" }}"#);
-    assert!(nested.contains("strategy:\n    type: Recreate"), "{nested}");
+    assert!(nested.contains("strategy:\n        type: Recreate"), "{nested}");
     let removed = ok_resources(r#"{{ removeField "Deploy" "spec.replicas" }}"#);
     assert!(!removed.contains("replicas") && removed.contains("template"), "{removed}");
     assert_eq!(ok_resources(r#"{{ removeField "Deploy" "spec.nothing.here" }}"#), ok_resources(r#"{{ copy "Deploy" }}"#));
