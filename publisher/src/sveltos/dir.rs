@@ -167,15 +167,33 @@ impl DirSource {
     }
 
     pub fn fetch(&self, wanted: &BTreeSet<Reference>) -> Resources {
-        let found = wanted.iter().filter_map(|r| self.objects.get(&r.key).map(|(v, _)| (r.key.clone(), v.clone()))).collect();
+        let found =
+            wanted.iter().filter_map(|r| self.objects.get(&self.held_as(&r.key)).map(|(v, _)| (r.key.clone(), v.clone()))).collect();
         let failed = wanted
             .iter()
             .filter_map(|r| {
-                let why = self.broken.iter().find(|b| b.what == Touches::Object(r.key.clone()))?;
+                let why = self.broken.iter().find(|b| b.what == Touches::Object(self.held_as(&r.key)))?;
                 Some((r.key.clone(), why.to_string()))
             })
             .collect();
         Resources::new(found, failed)
+    }
+
+    /// The key under which the directory holds what `key` asks for. Sveltos asks for a
+    /// cluster-scoped object (a Namespace) by name alone, whatever namespace the profile
+    /// defaulted for the reference; a directory does not say which kinds are cluster-scoped,
+    /// so a kind of which it holds no object with a namespace is taken to be one.
+    fn held_as(&self, key: &ObjectKey) -> ObjectKey {
+        if key.namespace.is_empty() || self.objects.contains_key(key) {
+            return key.clone();
+        }
+        let bare = ObjectKey { namespace: String::new(), ..key.clone() };
+        if !self.objects.contains_key(&bare) {
+            return key.clone();
+        }
+        let same_kind = |k: &&ObjectKey| k.group == key.group && k.kind == key.kind;
+        let namespaced = self.objects.range(&bare..).map(|(k, _)| k).take_while(same_kind).any(|k| !k.namespace.is_empty());
+        if namespaced { key.clone() } else { bare }
     }
 }
 

@@ -40,6 +40,19 @@ fn reads_files_lists_and_json_and_skips_the_rest() {
 }
 
 #[test]
+fn a_reference_with_a_defaulted_namespace_finds_a_cluster_scoped_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    let objects = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ops}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: ops}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: other}\n";
+    write(tmp.path(), "objects.yaml", objects);
+    let src = DirSource::read(tmp.path()).unwrap();
+    let (namespace, config_map) = (ObjectKey::new("v1", "Namespace", "fleet", "ops"), ObjectKey::new("v1", "ConfigMap", "fleet", "ops"));
+    let wanted = BTreeSet::from([namespace.clone(), config_map.clone()].map(|key| Reference { key, api_version: "v1".into() }));
+    let res = src.fetch(&wanted);
+    assert_eq!(res.get(&namespace).and_then(|v| v["metadata"]["name"].as_str()), Some("ops"), "no Namespace here has a namespace");
+    assert!(res.get(&config_map).is_none(), "ConfigMaps here have namespaces: one without is not in fleet");
+}
+
+#[test]
 fn rejects_a_directory_that_is_not_one() {
     let tmp = tempfile::tempdir().unwrap();
     let err = DirSource::read(&tmp.path().join("nowhere")).unwrap_err();
