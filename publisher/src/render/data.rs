@@ -15,7 +15,7 @@
 //! the instant the caller gives, and the context records whether a template read it.
 
 use std::cell::{Cell, OnceCell};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use airlock_bundle::Digest;
 use jiff::Timestamp;
@@ -45,6 +45,8 @@ pub struct Context<'a> {
     pub data: Value,
     /// `.MgmtResources`, as Lua's `resources` too.
     pub resources: BTreeMap<String, Value>,
+    /// Identifiers of optional `templateResourceRefs` whose object is missing.
+    absent: BTreeSet<String>,
     entropy: Option<&'a Entropy>,
     now: Timestamp,
     data_digest: OnceCell<Digest>,
@@ -57,6 +59,7 @@ impl<'a> Context<'a> {
         profile: &'a str,
         part: &'a str,
         resources: BTreeMap<String, Value>,
+        absent: BTreeSet<String>,
         entropy: Option<&'a Entropy>,
         now: Timestamp,
     ) -> Context<'a> {
@@ -69,7 +72,18 @@ impl<'a> Context<'a> {
             "KubeadmControlPlane": null,
             "MgmtResources": mgmt,
         });
-        Context { cluster, profile, part, data, resources, entropy, now, data_digest: OnceCell::new(), read_clock: Cell::new(false) }
+        Context {
+            cluster,
+            profile,
+            part,
+            data,
+            resources,
+            absent,
+            entropy,
+            now,
+            data_digest: OnceCell::new(),
+            read_clock: Cell::new(false),
+        }
     }
 
     /// Renders one template of `resource`'s `key` with the content data.
@@ -83,7 +97,7 @@ impl<'a> Context<'a> {
                 &[cluster.as_bytes(), self.part.as_bytes(), resource.as_bytes(), key.as_bytes(), inputs.as_bytes()],
             )
         });
-        let env = RenderEnv { entropy, now: Some(self.now) };
+        let env = RenderEnv { entropy, now: Some(self.now), absent: self.absent.clone() };
         let out = template::render_observed(&source, text, &self.data, &env).map_err(|e| RenderError::Template(e.to_string()))?;
         if out.read_clock {
             self.read_clock.set(true);

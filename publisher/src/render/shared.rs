@@ -13,7 +13,7 @@
 //! writing YAML again for each would dominate a publish. Patches that are no templates
 //! are parsed once per run too. Templated profiles are prepared per cluster.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use airlock_bundle::statement::Rendering;
@@ -95,6 +95,7 @@ pub fn prepare(
     let part = profile.part_name();
     let mut warnings = Vec::new();
     let mut mgmt = BTreeMap::new();
+    let mut absent = BTreeSet::new();
     for r in &plan.templates {
         let what = || (format!("spec.templateResourceRefs[{}]", r.spec.index), r.describe());
         match lookup(resources, &r.reference.key, r.spec.optional, &display, &what, &mut warnings)? {
@@ -107,10 +108,12 @@ pub fn prepare(
                 }
                 mgmt.insert(r.spec.identifier.clone(), value);
             }
-            None => continue,
+            None => {
+                absent.insert(r.spec.identifier.clone());
+            }
         }
     }
-    let ctx = Context::new(cluster, &display, &part, mgmt, env.entropy, env.now);
+    let ctx = Context::new(cluster, &display, &part, mgmt, absent, env.entropy, env.now);
     let mut rendered = Vec::new();
     for r in &plan.policies {
         let what = || (format!("spec.policyRefs[{}]", r.spec.index), r.describe());

@@ -42,7 +42,7 @@ pub use entropy::RenderEntropy;
 pub use session::Unavailable;
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::rc::Rc;
 
@@ -69,7 +69,7 @@ struct RenderLimits {
 const LIMITS: RenderLimits = RenderLimits { range_iterations: 1_000_000, output_bytes: Limits::SPEC.total_bytes, costly_calls: 16 };
 
 /// What a render draws on besides its template and data.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RenderEnv {
     /// Where random functions draw from; without it they fail the render.
     pub entropy: Option<RenderEntropy>,
@@ -78,6 +78,10 @@ pub struct RenderEnv {
     /// output pins it (for example to when the inputs last changed) rather than passing
     /// the wall clock.
     pub now: Option<jiff::Timestamp>,
+    /// Identifiers of optional `templateResourceRefs` whose object is missing: the resource
+    /// functions give nothing for them (`getResource` nil, `copy` ""), as Sveltos's do,
+    /// where an identifier no entry declares fails the render.
+    pub absent: BTreeSet<String>,
 }
 
 /// Where a template came from, for error messages: the profile, the ConfigMap/Secret and the key.
@@ -137,7 +141,7 @@ pub enum TemplateError {
 /// with neither entropy nor clock: random functions and `now` fail, so the output is a
 /// function of `text` and `data` alone.
 pub fn render(source: &TemplateSource<'_>, text: &str, data: &serde_json::Value) -> Result<String, TemplateError> {
-    render_with(source, text, data, &RenderEnv { entropy: None, now: None })
+    render_with(source, text, data, &RenderEnv::default())
 }
 
 /// Renders `text` with `data` as dot, random functions drawing from `env.entropy`.
@@ -179,6 +183,7 @@ fn render_within(
         stream: env.entropy.as_ref().map(RenderEntropy::stream),
         now: env.now,
         resources: dot.field("MgmtResources").cloned().unwrap_or(Value::Nil),
+        absent: env.absent.clone(),
         costly_left: limits.costly_calls,
         read_clock: false,
     });

@@ -11,8 +11,9 @@
 //! Like Sveltos, `getResource`, `copy`, `setField` and `removeField` drop what only the
 //! management cluster's API server may set: `metadata.uid`, `metadata.resourceVersion`
 //! and `metadata.managedFields`; `copy`, `setField` and `removeField` return the object
-//! as YAML. A field path through something that is not a map, or an unknown identifier,
-//! fails the render where Sveltos logs it and returns "". Unlike Sveltos, which changes
+//! as YAML. A field path through something that is not a map, or an identifier no entry
+//! declares, fails the render where Sveltos logs it and returns ""; an optional entry whose
+//! object is missing gives nothing (nil or ""), as in Sveltos. Unlike Sveltos, which changes
 //! the object in `.MgmtResources` in place, changes never leak into later calls.
 
 use std::collections::BTreeMap;
@@ -36,7 +37,10 @@ pub(super) fn funcs(session: &Session) -> Vec<(String, ValueFunc)> {
                 return Err(TemplateError::ArgCount { name: name.to_string(), expected: 1, got: 0 });
             }
             let object = match &a[0] {
-                Value::String(identifier) => session.resource(name, identifier)?,
+                Value::String(identifier) => match session.resource(name, identifier)? {
+                    Some(object) => object,
+                    None => return Ok(nothing(name)),
+                },
                 other => other.clone(),
             };
             match object {
@@ -78,6 +82,15 @@ pub(super) fn funcs(session: &Session) -> Vec<(String, ValueFunc)> {
             Ok(Value::Map(remove(&object, &keys(string_at(name, a, 1)?))))
         }),
     ]
+}
+
+/// What `name` gives for an optional entry whose object is missing: Sveltos's functions
+/// return nil where they return an object, "" where they return text.
+fn nothing(name: &str) -> Value {
+    match name {
+        "getResource" | "chainSetField" | "chainRemoveField" => Value::Nil,
+        _ => text(""),
+    }
 }
 
 fn keys(path: &str) -> Vec<&str> {

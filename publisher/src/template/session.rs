@@ -6,6 +6,7 @@
 //! cannot be captured when they are made; like the position tracker, each function holds
 //! a [`Session`] that the render fills before it runs and empties after.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use gotmpl::{TemplateError, Value};
@@ -68,6 +69,8 @@ pub(super) struct State {
     pub now: Option<jiff::Timestamp>,
     /// `.MgmtResources`: the `templateResourceRefs` objects by identifier.
     pub resources: Value,
+    /// Identifiers of optional entries whose object is missing.
+    pub absent: BTreeSet<String>,
     /// Key generations and password hashes this render may still run.
     pub costly_left: u32,
     /// Whether a function read the clock: output that did changes with it.
@@ -125,16 +128,21 @@ impl Session {
         })
     }
 
-    /// The `templateResourceRefs` object named `identifier`.
-    pub fn resource(&self, function: &str, identifier: &str) -> gotmpl::Result<Value> {
+    /// The `templateResourceRefs` object named `identifier`; `None` for an optional entry
+    /// whose object is missing.
+    pub fn resource(&self, function: &str, identifier: &str) -> gotmpl::Result<Option<Value>> {
         self.with(function, |state| {
-            match &state.resources {
+            let found = match &state.resources {
                 Value::Map(resources) => resources.get(identifier).cloned(),
                 _ => None,
+            };
+            match found {
+                Some(object) => Ok(Some(object)),
+                None if state.absent.contains(identifier) => Ok(None),
+                None => Err(TemplateError::Exec(format!(
+                    "error calling {function}: no templateResourceRefs entry has the identifier {identifier:?}"
+                ))),
             }
-            .ok_or_else(|| {
-                TemplateError::Exec(format!("error calling {function}: no templateResourceRefs entry has the identifier {identifier:?}"))
-            })
         })
     }
 }

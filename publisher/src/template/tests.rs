@@ -52,7 +52,11 @@ fn error_message(text: &str) -> String {
 
 /// An environment with entropy from a fixed secret and `context`, at a fixed instant.
 fn seeded_env(context: &str) -> RenderEnv {
-    RenderEnv { entropy: Some(RenderEntropy::derive(&[42; 32], &[context.as_bytes()])), now: Some("2024-05-01T10:00:00Z".parse().unwrap()) }
+    RenderEnv {
+        entropy: Some(RenderEntropy::derive(&[42; 32], &[context.as_bytes()])),
+        now: Some("2024-05-01T10:00:00Z".parse().unwrap()),
+        ..RenderEnv::default()
+    }
 }
 
 fn seeded(text: &str) -> String {
@@ -357,7 +361,7 @@ fn rejects_wrong_argument_types() {
 #[test]
 fn rejects_oversized_output_and_runaway_loops() {
     let small = RenderLimits { range_iterations: 10, output_bytes: 8, costly_calls: 0 };
-    let env = RenderEnv { entropy: None, now: None };
+    let env = RenderEnv::default();
     let err = render_within(&SOURCE, "{{ range 3 }}\nabcd{{ end }}", &data(), &env, &small).expect_err("output over 8 bytes");
     assert_eq!(err, TemplateError::OutputTooLarge { at: at(1, 4), limit_bytes: 8 });
     let err = render_within(&SOURCE, "{{ range 11 }}{{ end }}", &data(), &env, &small).expect_err("more than 10 iterations");

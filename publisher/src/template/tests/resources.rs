@@ -95,3 +95,12 @@ fn rejects_unknown_identifiers_and_paths_through_non_maps() {
         assert!(matches!(&err, TemplateError::Execution { message, .. } if message.contains(needle)), "{text}: {err}");
     }
 }
+
+#[test]
+fn fn_resources_of_a_skipped_optional_entry_give_nothing() {
+    let env = RenderEnv { absent: ["Maybe".to_string()].into(), ..RenderEnv::default() };
+    let text = r#"{{ with getResource "Maybe" }}{{ .data.token }}{{ else }}none{{ end }}|{{ copy "Maybe" }}|{{ getField "Maybe" "data" }}|{{ setField "Maybe" "a" 1 }}|{{ chainSetField "Maybe" "a" 1 }}"#;
+    assert_eq!(render_with(&SOURCE, text, &resources(), &env).unwrap(), "none||||<no value>");
+    let err = render_with(&SOURCE, r#"{{ getResource "Other" }}"#, &resources(), &env).unwrap_err();
+    assert!(err.to_string().contains("no templateResourceRefs entry has the identifier \"Other\""), "{err}");
+}
