@@ -10,7 +10,7 @@ use airlock_bundle::statement::Statement;
 use airlock_bundle::verify::Transport;
 
 use crate::error::StoreError;
-use crate::oci::{ENVELOPE_MEDIA_TYPE, KEYRINGS_MEDIA_TYPE, OciDescriptor, OciManifest};
+use crate::oci::{ENVELOPE_MEDIA_TYPE, KEYRINGS_MEDIA_TYPE, OciDescriptor, OciManifest, RawManifest};
 
 /// The small, first fetch for a cluster: enough to verify before fetching content.
 #[derive(Debug, Clone)]
@@ -23,9 +23,23 @@ pub struct Fetched {
     pub(crate) locator: Locator,
 }
 
+impl Fetched {
+    /// The digest of the OCI manifest the envelope was read through, which names the
+    /// envelope and chain by digest: given back to [`Store::fetch_envelope_unless`], it
+    /// lets the store answer "unchanged" without reading either. `None` for Git.
+    ///
+    /// [`Store::fetch_envelope_unless`]: crate::Store::fetch_envelope_unless
+    pub fn manifest(&self) -> Option<Digest> {
+        match &self.locator {
+            Locator::Oci(raw) => Some(raw.digest),
+            Locator::Git { .. } => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) enum Locator {
-    Oci(OciManifest),
+    Oci(Box<RawManifest>),
     Git { commit: String },
 }
 
@@ -71,7 +85,7 @@ impl Fetched {
     pub(crate) async fn from_manifest<F, Fut>(
         store: &str,
         cluster: &ClusterId,
-        manifest: OciManifest,
+        raw: RawManifest,
         limits: &Limits,
         read_blob: F,
     ) -> Result<Fetched, StoreError>
@@ -79,7 +93,8 @@ impl Fetched {
         F: Fn(OciDescriptor, u64) -> Fut,
         Fut: std::future::Future<Output = Result<Vec<u8>, StoreError>>,
     {
-        let envelope_layer = envelope_layer(store, &manifest)?.clone();
+        let manifest = &raw.manifest;
+        let envelope_layer = envelope_layer(store, manifest)?.clone();
         if envelope_layer.size > limits.envelope_bytes {
             return Err(StoreError::EnvelopeTooLarge {
                 store: store.to_string(),
@@ -101,7 +116,7 @@ impl Fetched {
             Some(d) => Some(read_blob(d, limits.keyring_chain_bytes).await.map_err(named)?),
             None => None,
         };
-        Ok(Fetched { envelope, keyring_chain, locator: Locator::Oci(manifest) })
+        Ok(Fetched { envelope, keyring_chain, locator: Locator::Oci(Box::new(raw)) })
     }
 }
 

@@ -4,7 +4,8 @@
 //!
 //! One [`Store`] trait over OCI registries, OCI image layouts, OCI archives and Git, each
 //! kind a module of its own, opened from a [`StoreRef`] by [`open`]; what a store hands over
-//! is a [`Fetched`] and [`PartCopy`]s, and why it failed a [`StoreError`]. The [`mirror`]
+//! is a [`Fetched`] and [`PartCopy`]s, and why it failed a [`StoreError`]. Registries,
+//! layouts and Git also keep the pullers' signed [`reports`] beside the bundles. The [`mirror`]
 //! carries bundles across an air gap. A store moves bytes and finds them; it does not decide
 //! whether they are trustworthy: [`fetch_verified`] joins a store to `airlock_bundle::verify`
 //! in the order of spec section 8, envelope first, content only when needed. Feature
@@ -24,6 +25,7 @@ mod oci_layout;
 mod oci_registry;
 mod open;
 mod reference;
+pub mod reports;
 mod store;
 #[cfg(feature = "testing")]
 pub mod vectors;
@@ -37,4 +39,5 @@ pub use meta::PublishMeta;
 pub use oci::{OciDescriptor, OciManifest};
 pub use open::{open, open_oci};
 pub use reference::StoreRef;
+pub use reports::{Latest, ReportPush, ReportStore};
 pub use store::{Batch, OciStore, Store};

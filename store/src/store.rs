@@ -1,6 +1,7 @@
 //! The [`Store`] trait every kind of store implements, the [`Batch`] a publish feeds a few
-//! bundles at a time, and [`OciStore`], raw artifact access for the OCI kinds. What each
-//! store does is its own module's; this one only says what they all answer.
+//! bundles at a time, and [`OciStore`], raw artifact access for the OCI kinds; the reports a
+//! store keeps beside its bundles are `reports`' trait. What each store does is its own
+//! module's; this one only says what they all answer.
 
 use async_trait::async_trait;
 
@@ -8,6 +9,7 @@ use crate::error::StoreError;
 use crate::fetched::{EnvelopeDigests, Fetched, PartCopy};
 use crate::meta::PublishMeta;
 use crate::oci::{self, OciDescriptor};
+use crate::reports::ReportStore;
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;
@@ -22,6 +24,14 @@ pub trait Store: Send + Sync {
 
     /// The envelope and keyring chain of the newest version for `cluster`.
     async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError>;
+
+    /// [`Store::fetch_envelope`], unless the newest version is still named by the manifest
+    /// `known` (what [`Fetched::manifest`] gave before): `Ok(None)` then, read without
+    /// reading the envelope (spec 8, its last paragraph). A store that cannot tell reads
+    /// the envelope.
+    async fn fetch_envelope_unless(&self, cluster: &ClusterId, _known: &Digest, limits: &Limits) -> Result<Option<Fetched>, StoreError> {
+        self.fetch_envelope(cluster, limits).await.map(Some)
+    }
 
     /// The digests of what [`Store::fetch_envelope`] would return, when the store names its
     /// blobs by digest and can tell them without reading them (an OCI manifest names its
@@ -63,6 +73,12 @@ pub trait Store: Send + Sync {
 
     /// Clusters the store holds bundles for.
     async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError>;
+
+    /// The clusters' signed reports in this store (spec 14.7), for the kinds that keep
+    /// them: registries, layouts and Git. An archive is carried media and keeps none.
+    fn reports(&self) -> Option<&dyn ReportStore> {
+        None
+    }
 }
 
 /// One [`Store::publish`] fed a few bundles at a time.

@@ -303,3 +303,26 @@ async fn an_empty_batch_writes_nothing() {
     batch.commit().await.unwrap();
     assert!(!dir.exists());
 }
+
+#[tokio::test]
+async fn a_layout_tells_an_unchanged_manifest_from_its_index_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("layout");
+    let s = store(&format!("oci-layout:{}", dir.display())).await;
+    let a = fixture_for("fleet/edge-1");
+    s.publish(&[a.signed(1, Fixture::files())], &PublishMeta::default()).await.unwrap();
+    let first = s.fetch_envelope(&a.cluster, &L).await.unwrap();
+    let known = first.manifest().expect("an OCI store names the manifest");
+    // The envelope's blob is gone: an answer from the index alone does not miss it.
+    let envelope = format!("blobs/sha256/{}", airlock_bundle::Digest::of(&first.envelope).hex());
+    let kept = std::fs::read(dir.join(&envelope)).unwrap();
+    std::fs::remove_file(dir.join(&envelope)).unwrap();
+    assert!(s.fetch_envelope_unless(&a.cluster, &known, &L).await.unwrap().is_none());
+    std::fs::write(dir.join(&envelope), kept).unwrap();
+    let mut files = Fixture::files();
+    files[0].1.extend_from_slice(b"  extra: \"1\"\n");
+    s.publish(&[a.signed(2, files)], &PublishMeta::default()).await.unwrap();
+    let second = s.fetch_envelope_unless(&a.cluster, &known, &L).await.unwrap().expect("a new manifest is read");
+    assert_ne!(second.manifest(), Some(known));
+    assert_ne!(second.envelope, first.envelope);
+}

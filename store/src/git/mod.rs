@@ -1,6 +1,7 @@
 //! The Git store (spec 9.5): per cluster, the directory `clusters/<namespace>/<name>/` of
 //! one branch holds `envelope.json`, `keyrings.json` (optional) and every bundle file as
-//! plain YAML, so a version bump is a readable diff.
+//! plain YAML, so a version bump is a readable diff. The pullers' reports are on branches
+//! of their own, `reports/<namespace>/<name>` (`reports`, spec 14.7).
 //!
 //! All work happens on objects in a local bare cache, `$AIRLOCK_CACHE/git/<hash of URL>`,
 //! never in a checked-out working tree. git2 blocks, so every operation runs on tokio's
@@ -21,6 +22,7 @@
 
 mod credentials;
 mod read;
+mod reports;
 mod target;
 #[cfg(test)]
 mod tests;
@@ -36,6 +38,7 @@ use async_trait::async_trait;
 use crate::error::StoreError;
 use crate::fetched::{Fetched, Locator, PartCopy};
 use crate::meta::PublishMeta;
+use crate::reports::{Latest, ReportPush, ReportStore};
 use crate::store::Store;
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
@@ -151,5 +154,36 @@ impl Store for GitStore {
 
     async fn clusters(&self, _limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
         self.run(read::clusters).await
+    }
+
+    fn reports(&self) -> Option<&dyn ReportStore> {
+        Some(self)
+    }
+}
+
+/// The reports of spec 14.7 on the branches `reports/<namespace>/<name>` (`reports`).
+#[async_trait]
+impl ReportStore for GitStore {
+    fn describe_reports(&self) -> String {
+        self.describe()
+    }
+
+    async fn push_report(&self, report: &ReportPush) -> Result<(), StoreError> {
+        let report = report.clone();
+        self.run(move |t| reports::push_report(t, &report)).await
+    }
+
+    async fn latest_report(&self, cluster: &ClusterId, seen: Option<&str>, limits: &Limits) -> Result<Latest, StoreError> {
+        let wanted = [(cluster.clone(), seen.map(str::to_string))];
+        let mut found = self.latest_reports(&wanted, limits).await;
+        found.pop().expect("one answer per cluster")
+    }
+
+    async fn latest_reports(&self, wanted: &[(ClusterId, Option<String>)], limits: &Limits) -> Vec<Result<Latest, StoreError>> {
+        let (owned, limits) = (wanted.to_vec(), *limits);
+        match self.run(move |t| reports::latest_reports(t, &owned, &limits)).await {
+            Ok(found) => found,
+            Err(e) => wanted.iter().map(|_| Err(e.clone())).collect(),
+        }
     }
 }

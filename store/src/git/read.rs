@@ -105,7 +105,7 @@ pub(super) fn clusters(target: &Target) -> Result<Vec<ClusterId>, StoreError> {
     Ok(found)
 }
 
-fn read_blob(target: &Target, odb: &Odb<'_>, id: Oid, cap: u64, what: &str) -> Result<Vec<u8>, StoreError> {
+pub(super) fn read_blob(target: &Target, odb: &Odb<'_>, id: Oid, cap: u64, what: &str) -> Result<Vec<u8>, StoreError> {
     let err = |e| target.git_error(what, e);
     let (size, kind) = odb.read_header(id).map_err(err)?;
     if kind != ObjectType::Blob {

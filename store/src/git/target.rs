@@ -42,15 +42,26 @@ impl Target {
 
     /// Fetches the branch into the cache; its tip, or None when the remote has no such branch.
     pub(super) fn fetch(&self, repo: &Repository, doing: &str) -> Result<Option<Oid>, StoreError> {
+        self.fetch_branch(repo, &self.branch, doing)
+    }
+
+    /// Fetches `branch` of the remote into the cache; its tip, or None when there is none.
+    pub(super) fn fetch_branch(&self, repo: &Repository, branch: &str, doing: &str) -> Result<Option<Oid>, StoreError> {
+        let spec = format!("+refs/heads/{branch}:{TRACKING}{branch}");
+        let head = format!("refs/heads/{branch}");
+        Ok(self.fetch_refs(repo, &spec, doing)?.into_iter().find(|(name, _)| *name == head).map(|(_, oid)| oid))
+    }
+
+    /// Fetches what `refspec` names into the cache, in one connection; every ref the
+    /// remote advertised, with its id. What the remote advertised is what counts, not the
+    /// tracking refs, which outlive a deleted branch.
+    pub(super) fn fetch_refs(&self, repo: &Repository, refspec: &str, doing: &str) -> Result<Vec<(String, Oid)>, StoreError> {
         let err = |e| self.git_error(doing, e);
         let mut remote = repo.remote_anonymous(&self.url).map_err(err)?;
         let mut opts = FetchOptions::new();
         opts.download_tags(AutotagOption::None).update_fetchhead(false).remote_callbacks(self.callbacks());
-        let spec = format!("+refs/heads/{0}:{TRACKING}{0}", self.branch);
-        remote.fetch(&[spec.as_str()], Some(&mut opts), None).map_err(err)?;
-        // What the remote advertised, not the tracking ref, which outlives a deleted branch.
-        let head = format!("refs/heads/{}", self.branch);
-        Ok(remote.list().map_err(err)?.iter().find(|h| h.name() == head).map(|h| h.oid()))
+        remote.fetch(&[refspec], Some(&mut opts), None).map_err(err)?;
+        Ok(remote.list().map_err(err)?.iter().map(|h| (h.name().to_string(), h.oid())).collect())
     }
 
     /// The callbacks of every fetch and push: the credentials given apart from the URL, once.

@@ -15,7 +15,7 @@ use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 
 /// Pushes tried before a publish gives up on a branch other publishers keep moving.
-const PUSH_ATTEMPTS: usize = 3;
+pub(super) const PUSH_ATTEMPTS: usize = 3;
 /// The local ref a publish pushes from (libgit2 pushes refs, not bare commit ids).
 const PUBLISHING: &str = "refs/airlock/publish/";
 
@@ -26,10 +26,7 @@ pub(super) fn publish(target: &Target, bundles: &[SignedBundle], meta: &PublishM
         .map(|b| b.cluster().parse::<ClusterId>().map_err(|e| target.config(e.to_string())))
         .collect::<Result<Vec<_>, _>>()?;
     let (repo, _lock) = target.cache()?;
-    let _remote_lock = match &target.local {
-        Some(dir) => Some(lock_dir(dir).map_err(|e| target.config(format!("locking {}: {e}", dir.display())))?),
-        None => None,
-    };
+    let _remote_lock = lock_local_remote(target)?;
     let mut refusal = String::new();
     for attempt in 1..=PUSH_ATTEMPTS {
         let tip = target.fetch(&repo, "fetch before publishing")?;
@@ -46,6 +43,15 @@ pub(super) fn publish(target: &Target, bundles: &[SignedBundle], meta: &PublishM
     }
     let message = format!("push refused {PUSH_ATTEMPTS} times, last: {refusal}");
     Err(StoreError::Unavailable { store: target.shown.clone(), message })
+}
+
+/// The lock on a `file://` remote, held while pushing to it: libgit2's file transport
+/// checks a fast-forward, then overwrites the ref, with no lock of its own between.
+pub(super) fn lock_local_remote(target: &Target) -> Result<Option<std::fs::File>, StoreError> {
+    match &target.local {
+        Some(dir) => Ok(Some(lock_dir(dir).map_err(|e| target.config(format!("locking {}: {e}", dir.display())))?)),
+        None => Ok(None),
+    }
 }
 
 /// The commit of `bundles` on top of `tip`, or None when the remote has them already.
@@ -94,8 +100,13 @@ pub(super) fn commit(
 /// Pushes `commit` to the branch without force. `Some(reason)` when the remote refused
 /// it, which mostly means another publisher moved the branch.
 pub(super) fn push(target: &Target, repo: &Repository, commit: Oid) -> Result<Option<String>, StoreError> {
+    push_to(target, repo, commit, &target.branch)
+}
+
+/// [`push`] to any branch of the remote.
+pub(super) fn push_to(target: &Target, repo: &Repository, commit: Oid, branch: &str) -> Result<Option<String>, StoreError> {
     let err = |e| target.git_error("push", e);
-    let local = format!("{PUBLISHING}{}", target.branch);
+    let local = format!("{PUBLISHING}{branch}");
     repo.reference(&local, commit, true, "airlock publish").map_err(err)?;
     let mut remote = repo.remote_anonymous(&target.url).map_err(err)?;
     let mut refused = None;
@@ -106,7 +117,7 @@ pub(super) fn push(target: &Target, repo: &Repository, commit: Oid) -> Result<Op
     });
     let mut opts = PushOptions::new();
     opts.remote_callbacks(callbacks);
-    let spec = format!("{local}:refs/heads/{}", target.branch);
+    let spec = format!("{local}:refs/heads/{branch}");
     let pushed = remote.push(&[spec.as_str()], Some(&mut opts));
     drop(opts);
     match pushed {

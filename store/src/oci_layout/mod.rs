@@ -5,13 +5,15 @@
 //! `files` names the layout's files and reads them with caps, `index` parses and updates
 //! `index.json`, `read` resolves a cluster to its manifest and blobs (the archive store
 //! reuses it over a tar), `write` writes blobs and then the index crash-safe under a lock,
-//! and `batch` feeds a publish a few bundles at a time. This module joins them into a
-//! [`Store`]; it never deletes anything a layout holds.
+//! `batch` feeds a publish a few bundles at a time, and `reports` keeps the pullers'
+//! reports beside the bundles (spec 14.7). This module joins them into a [`Store`]; it
+//! never deletes a blob a layout holds.
 
 mod batch;
 mod files;
 mod index;
 mod read;
+mod reports;
 mod write;
 
 use std::fs;
@@ -27,6 +29,7 @@ use crate::error::StoreError;
 use crate::fetched::{EnvelopeDigests, Fetched, PartCopy};
 use crate::meta::PublishMeta;
 use crate::oci::{Artifact, GzipCache, OciDescriptor, RawManifest};
+use crate::reports::ReportStore;
 use crate::store::{Batch, OciStore, Store};
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
@@ -101,6 +104,13 @@ impl Store for LayoutStore {
         self.reader.fetch_envelope(cluster, limits).await
     }
 
+    async fn fetch_envelope_unless(&self, cluster: &ClusterId, known: &Digest, limits: &Limits) -> Result<Option<Fetched>, StoreError> {
+        if self.reader.latest_manifest(cluster, limits)? == Some(*known) {
+            return Ok(None);
+        }
+        self.reader.fetch_envelope(cluster, limits).await.map(Some)
+    }
+
     async fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
         self.reader.envelope_digests(cluster, limits)
     }
@@ -123,6 +133,10 @@ impl Store for LayoutStore {
 
     async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
         self.reader.clusters(limits)
+    }
+
+    fn reports(&self) -> Option<&dyn ReportStore> {
+        Some(self)
     }
 }
 

@@ -83,8 +83,8 @@ impl<F: LayoutFiles> LayoutReader<F> {
     }
 
     pub(crate) async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
-        let manifest = self.manifest(cluster, "latest", limits)?.manifest;
-        Fetched::from_manifest(&self.files.describe(), cluster, manifest, limits, |d, cap| async move { self.blob(&d, cap) }).await
+        let raw = self.manifest(cluster, "latest", limits)?;
+        Fetched::from_manifest(&self.files.describe(), cluster, raw, limits, |d, cap| async move { self.blob(&d, cap) }).await
     }
 
     /// The digest of `cluster`'s newest manifest as the index names it, when its blob is
@@ -104,10 +104,10 @@ impl<F: LayoutFiles> LayoutReader<F> {
     }
 
     pub(crate) fn fetch_part(&self, fetched: &Fetched, part: &ProfileEntry) -> Result<PartCopy, StoreError> {
-        let Locator::Oci(manifest) = &fetched.locator else {
+        let Locator::Oci(raw) = &fetched.locator else {
             return Err(self.malformed("fetch", "envelope was not fetched from this store"));
         };
-        let layer = manifest.part_layer(&part.digest).ok_or_else(|| StoreError::Malformed {
+        let layer = raw.manifest.part_layer(&part.digest).ok_or_else(|| StoreError::Malformed {
             store: self.files.describe(),
             what: format!("manifest of {}", part.name),
             message: format!("no layer holds part {} ({})", part.name, part.digest),

@@ -136,7 +136,14 @@ impl LayoutWriter {
     pub(super) fn lock(&self) -> Result<fs::File, StoreError> {
         let store = &self.store;
         fs::create_dir_all(&self.dir).map_err(|e| io_error(store, "directory", e))?;
-        let lock = fs::File::create(self.dir.join(".airlock.lock")).map_err(|e| io_error(store, "lock", e))?;
+        let path = self.dir.join(".airlock.lock");
+        // A puller writing its reports into a layout its publisher made may not write the
+        // lock file; a lock taken on a file opened for reading locks all the same.
+        let lock = match fs::File::create(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => fs::File::open(&path),
+            opened => opened,
+        }
+        .map_err(|e| io_error(store, "lock", e))?;
         lock.lock().map_err(|e| io_error(store, "lock", e))?;
         self.put(OCI_LAYOUT_FILE, OCI_LAYOUT_CONTENT)?;
         Ok(lock)

@@ -3,14 +3,14 @@
 //! credentials, and what every request does (the token dance, a cap on the body, a digest
 //! check on blobs). What to request is the store's business.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use oci_client::client::{ClientConfig, ClientProtocol};
 use oci_client::errors::OciDistributionError;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference, RegistryOperation};
-use reqwest::header::{ACCEPT, HeaderMap};
+use reqwest::header::{ACCEPT, HeaderMap, IF_NONE_MATCH, WWW_AUTHENTICATE};
 
 use super::failure::{Class, classify, request_error, status_class, status_message};
 use crate::credentials::RegistryCredentials;
@@ -18,12 +18,19 @@ use crate::error::StoreError;
 use crate::oci::{MANIFEST_MEDIA_TYPE, OciDescriptor, RawManifest};
 use crate::reference::StoreRef;
 use airlock_bundle::cluster::ClusterId;
-use airlock_bundle::digest::Hasher;
+use airlock_bundle::digest::{Digest, Hasher};
 use airlock_bundle::limits::Limits;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Between two reads of one response, so a stalled registry counts as unavailable.
 const READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// [`Registry::tokens`] once the registry has asked for a token.
+const TOKENS: u8 = 1;
+
+/// Whether a 401 asks for a bearer token (`WWW-Authenticate: Bearer realm=...`).
+fn bearer_challenge(headers: &HeaderMap) -> bool {
+    headers.get(WWW_AUTHENTICATE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("bearer"))
+}
 
 /// A registry holding one repository per cluster under a prefix.
 pub(super) struct Registry {
@@ -35,8 +42,8 @@ pub(super) struct Registry {
     pub(super) auth: RegistryAuth,
     pub(super) client: Client,
     http: reqwest::Client,
-    /// Set once the registry answered that it has no token service.
-    tokenless: AtomicBool,
+    /// [`TOKENS`] once the registry asked for a bearer token: every request then gets one.
+    tokens: AtomicU8,
 }
 
 impl Registry {
@@ -62,8 +69,8 @@ impl Registry {
             .build()
             .map_err(|e| config_error(format!("cannot set up the HTTP client: {e}")))?;
         let base_url = format!("{}://{host}", if plain_http { "http" } else { "https" });
-        let tokenless = AtomicBool::new(false);
-        Ok(Registry { describe, host: host.into(), prefix: prefix.into(), base_url, auth, client, http, tokenless })
+        let tokens = AtomicU8::new(0);
+        Ok(Registry { describe, host: host.into(), prefix: prefix.into(), base_url, auth, client, http, tokens })
     }
 
     pub(super) fn repository(&self, cluster: &ClusterId) -> String {
@@ -73,7 +80,12 @@ impl Registry {
     /// `cluster`'s repository at `tag`, with the credentials registered: the oci-client
     /// calls that take no credentials look them up by registry.
     pub(super) async fn reference(&self, cluster: &ClusterId, tag: &str) -> Reference {
-        let reference = Reference::with_tag(self.host.clone(), self.repository(cluster), tag.into());
+        self.reference_in(self.repository(cluster), tag).await
+    }
+
+    /// [`Registry::reference`] for any repository of the registry.
+    pub(super) async fn reference_in(&self, repository: String, tag: &str) -> Reference {
+        let reference = Reference::with_tag(self.host.clone(), repository, tag.into());
         self.client.store_auth_if_needed(reference.resolve_registry(), &self.auth).await;
         reference
     }
@@ -95,27 +107,69 @@ impl Registry {
         accept: &'static str,
         what: &str,
     ) -> Result<reqwest::Response, StoreError> {
-        let mut request = self.http.get(url).header(ACCEPT, accept);
-        // oci-client asks the registry whether it has a token service (a request of its
-        // own, every time); a registry that said no once never starts wanting tokens.
-        let token = if self.tokenless.load(Ordering::Relaxed) {
-            None
-        } else {
-            let token =
-                (self.client.auth(reference, &self.auth, RegistryOperation::Pull).await).map_err(|e| self.oci_error(what.into(), e))?;
-            self.tokenless.store(token.is_none(), Ordering::Relaxed);
-            token
+        let unchanged = || self.error(what.into(), Class::Malformed, "registry answered 304 to a plain GET".into());
+        self.get_unless(reference, url, accept, None, what).await?.ok_or_else(unchanged)
+    }
+
+    /// GETs `url` with the store's credentials, unless `unless` is the digest of what it
+    /// would send: `Ok(None)` when the registry answers `304 Not Modified` to that
+    /// `If-None-Match`. Anything else but 200 is an error.
+    ///
+    /// Without a token from an earlier request, the request goes out with the credentials
+    /// as they are (basic, or none), and a token is asked for only when the registry
+    /// answers with a bearer challenge: oci-client would first ask the registry whether it
+    /// has a token service, a request of its own, and an unchanged run of a puller would
+    /// cost two requests where one tells.
+    pub(super) async fn get_unless(
+        &self,
+        reference: &Reference,
+        url: &str,
+        accept: &'static str,
+        unless: Option<&Digest>,
+        what: &str,
+    ) -> Result<Option<reqwest::Response>, StoreError> {
+        let token = match (self.tokens.load(Ordering::Relaxed), &self.auth) {
+            (TOKENS, _) | (_, RegistryAuth::Bearer(_)) => self.token(reference, what).await?,
+            _ => None,
         };
+        let tokenless = token.is_none();
+        let mut response = self.send_get(url, accept, unless, token, what).await?;
+        if response.status().as_u16() == 401 && tokenless && bearer_challenge(response.headers()) {
+            let token = self.token(reference, what).await?;
+            self.tokens.store(TOKENS, Ordering::Relaxed);
+            response = self.send_get(url, accept, unless, token, what).await?;
+        }
+        match response.status().as_u16() {
+            200 => Ok(Some(response)),
+            304 if unless.is_some() => Ok(None),
+            status => Err(self.error(what.into(), status_class(status), status_message(status))),
+        }
+    }
+
+    /// A pull token for `reference`'s repository, when the registry has a token service.
+    async fn token(&self, reference: &Reference, what: &str) -> Result<Option<String>, StoreError> {
+        (self.client.auth(reference, &self.auth, RegistryOperation::Pull).await).map_err(|e| self.oci_error(what.into(), e))
+    }
+
+    async fn send_get(
+        &self,
+        url: &str,
+        accept: &'static str,
+        unless: Option<&Digest>,
+        token: Option<String>,
+        what: &str,
+    ) -> Result<reqwest::Response, StoreError> {
+        let mut request = self.http.get(url).header(ACCEPT, accept);
+        if let Some(digest) = unless {
+            // Distribution's ETag of a manifest is its digest, quoted.
+            request = request.header(IF_NONE_MATCH, format!("\"{digest}\""));
+        }
         match (token, &self.auth) {
             (Some(token), _) => request = request.bearer_auth(token),
             (None, RegistryAuth::Basic(user, password)) => request = request.basic_auth(user, Some(password)),
             (None, _) => {}
         }
-        let response = request.send().await.map_err(|e| self.request_failed(what, &e))?;
-        match response.status().as_u16() {
-            200 => Ok(response),
-            status => Err(self.error(what.into(), status_class(status), status_message(status))),
-        }
+        request.send().await.map_err(|e| self.request_failed(what, &e))
     }
 
     pub(super) fn request_failed(&self, what: &str, e: &reqwest::Error) -> StoreError {
@@ -133,7 +187,17 @@ impl Registry {
         cap: u64,
         what: &str,
     ) -> Result<(HeaderMap, Vec<u8>), StoreError> {
-        let mut response = self.get(reference, url, accept, what).await?;
+        let response = self.get(reference, url, accept, what).await?;
+        self.read_capped(response, cap, what).await
+    }
+
+    /// The body of `response`, refused over `cap` before and while reading it.
+    pub(super) async fn read_capped(
+        &self,
+        mut response: reqwest::Response,
+        cap: u64,
+        what: &str,
+    ) -> Result<(HeaderMap, Vec<u8>), StoreError> {
         let too_large = |size: u64| self.error(what.into(), Class::Malformed, format!("{size} bytes or more, over the limit of {cap}"));
         if let Some(size) = response.content_length().filter(|&s| s > cap) {
             return Err(too_large(size));
@@ -188,10 +252,28 @@ impl Registry {
 
     /// The manifest tagged `tag` in `cluster`'s repository, read with the manifest cap.
     pub(super) async fn manifest(&self, cluster: &ClusterId, tag: &str, limits: &Limits) -> Result<RawManifest, StoreError> {
+        let what = format!("bundle for {cluster}");
+        let unchanged = || self.error(what.clone(), Class::Malformed, "registry answered 304 to a plain GET".into());
+        self.manifest_unless(cluster, tag, None, limits).await?.ok_or_else(unchanged)
+    }
+
+    /// [`Registry::manifest`], unless the tag still names the manifest `known`: `None` then.
+    pub(super) async fn manifest_unless(
+        &self,
+        cluster: &ClusterId,
+        tag: &str,
+        known: Option<&Digest>,
+        limits: &Limits,
+    ) -> Result<Option<RawManifest>, StoreError> {
         let reference = self.reference(cluster, tag).await;
         let url = format!("{}/v2/{}/manifests/{tag}", self.base_url, reference.repository());
         let what = format!("bundle for {cluster}");
-        let (_, bytes) = self.get_capped(&reference, &url, MANIFEST_MEDIA_TYPE, limits.oci_manifest_bytes, &what).await?;
-        RawManifest::parse(&self.describe, &what, bytes)
+        let Some(response) = self.get_unless(&reference, &url, MANIFEST_MEDIA_TYPE, known, &what).await? else {
+            return Ok(None);
+        };
+        let (_, bytes) = self.read_capped(response, limits.oci_manifest_bytes, &what).await?;
+        let raw = RawManifest::parse(&self.describe, &what, bytes)?;
+        // A registry that ignores If-None-Match sends the same manifest whole.
+        Ok((known != Some(&raw.digest)).then_some(raw))
     }
 }

@@ -6,8 +6,10 @@
 //! before anyone can look at their size, so they are read with a plain `reqwest` client,
 //! the same credentials and a cap (spec 10).
 //!
-//! `client` makes the requests, `failure` classes their errors, `push` writes artifacts and
-//! `catalog` lists the clusters; this module joins them into a [`Store`]. It moves and finds
+//! `client` makes the requests, `failure` classes their errors, `push` writes artifacts,
+//! `catalog` lists the clusters and `reports` keeps the pullers' reports in a repository
+//! `<prefix>/<namespace>/<name>/reports` of each cluster (spec 14.7); this module joins
+//! them into a [`Store`]. It moves and finds
 //! bytes; it does not judge them (`bundle::verify` does). It never deletes: older versions
 //! stay until the registry's own garbage collection. Of Docker's `config.json` it reads only
 //! `auths.<host>.auth`, not credential helpers.
@@ -16,6 +18,7 @@ mod catalog;
 mod client;
 mod failure;
 mod push;
+mod reports;
 
 use async_trait::async_trait;
 
@@ -24,6 +27,7 @@ use crate::error::StoreError;
 use crate::fetched::{EnvelopeDigests, Fetched, Locator, PartCopy};
 use crate::meta::PublishMeta;
 use crate::oci::{Artifact, GzipCache, OciDescriptor, RawManifest};
+use crate::reports::ReportStore;
 use crate::store::{Batch, OciStore, Store};
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
@@ -55,11 +59,16 @@ impl Store for RegistryStore {
     }
 
     async fn fetch_envelope(&self, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, StoreError> {
-        let registry = &self.registry;
-        let reference = registry.reference(cluster, "latest").await;
-        let manifest = registry.manifest(cluster, "latest", limits).await?.manifest;
-        Fetched::from_manifest(&registry.describe, cluster, manifest, limits, |d, cap| registry.read_blob(cluster, &reference, d, cap))
-            .await
+        let raw = self.registry.manifest(cluster, "latest", limits).await?;
+        self.envelope_of(cluster, raw, limits).await
+    }
+
+    /// One conditional GET of the manifest when it is unchanged (`304`).
+    async fn fetch_envelope_unless(&self, cluster: &ClusterId, known: &Digest, limits: &Limits) -> Result<Option<Fetched>, StoreError> {
+        match self.registry.manifest_unless(cluster, "latest", Some(known), limits).await? {
+            Some(raw) => self.envelope_of(cluster, raw, limits).await.map(Some),
+            None => Ok(None),
+        }
     }
 
     async fn envelope_digests(&self, cluster: &ClusterId, limits: &Limits) -> Result<Option<EnvelopeDigests>, StoreError> {
@@ -68,11 +77,11 @@ impl Store for RegistryStore {
     }
 
     async fn fetch_part(&self, cluster: &ClusterId, fetched: &Fetched, part: &ProfileEntry, _: &Limits) -> Result<PartCopy, StoreError> {
-        let Locator::Oci(manifest) = &fetched.locator else {
+        let Locator::Oci(raw) = &fetched.locator else {
             let message = "envelope was fetched from another kind of store".into();
             return Err(self.registry.error(format!("part {} for {cluster}", part.name), Class::Config, message));
         };
-        let Some(layer) = manifest.part_layer(&part.digest) else {
+        let Some(layer) = raw.manifest.part_layer(&part.digest) else {
             let message = format!("the manifest has no layer for this part ({})", part.digest);
             return Err(self.registry.error(format!("part {} for {cluster}", part.name), Class::Malformed, message));
         };
@@ -92,6 +101,19 @@ impl Store for RegistryStore {
 
     async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
         catalog::clusters(&self.registry, limits).await
+    }
+
+    fn reports(&self) -> Option<&dyn ReportStore> {
+        Some(self)
+    }
+}
+
+impl RegistryStore {
+    /// The envelope and keyring chain the manifest `raw` of `cluster` names.
+    async fn envelope_of(&self, cluster: &ClusterId, raw: RawManifest, limits: &Limits) -> Result<Fetched, StoreError> {
+        let registry = &self.registry;
+        let reference = registry.reference(cluster, "latest").await;
+        Fetched::from_manifest(&registry.describe, cluster, raw, limits, |d, cap| registry.read_blob(cluster, &reference, d, cap)).await
     }
 }
 

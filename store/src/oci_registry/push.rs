@@ -59,16 +59,33 @@ pub(super) async fn put_artifact(
     artifact: &Artifact,
     placed: &Placed,
 ) -> Result<u64, StoreError> {
-    let version_tag = format!("v{version}");
-    let target = registry.reference(cluster, &version_tag).await;
+    let uploaded =
+        put_tagged(registry, cluster, &registry.repository(cluster), &[&format!("v{version}"), "latest"], artifact, placed).await?;
+    let manifest = artifact.manifest_digest;
+    tracing::info!(store = %registry.describe, %cluster, version, %manifest, uploaded, "published");
+    Ok(uploaded)
+}
+
+/// Pushes an artifact of `cluster` into `repository`: its missing blobs, then its
+/// manifest's exact bytes under each of `tags` in turn, checking the digest the registry
+/// stored against them. Returns the blob bytes uploaded.
+pub(super) async fn put_tagged(
+    registry: &Registry,
+    cluster: &ClusterId,
+    repository: &str,
+    tags: &[&str],
+    artifact: &Artifact,
+    placed: &Placed,
+) -> Result<u64, StoreError> {
+    let target = registry.reference_in(repository.to_string(), tags[0]).await;
     let mut uploaded = 0;
     for blob in &artifact.blobs {
         if put_blob(registry, cluster, &target, blob, placed).await? {
             uploaded += blob.bytes.len() as u64;
         }
     }
-    for tag in [version_tag.as_str(), "latest"] {
-        let reference = registry.reference(cluster, tag).await;
+    for tag in tags {
+        let reference = registry.reference_in(repository.to_string(), tag).await;
         let what = || format!("manifest {tag} for {cluster}");
         let content_type = HeaderValue::from_static(MANIFEST_MEDIA_TYPE);
         let location = (registry.client.push_manifest_raw(&reference, artifact.manifest_bytes.clone(), content_type).await)
@@ -88,8 +105,6 @@ pub(super) async fn put_artifact(
             return Err(registry.error(what(), Class::Malformed, message));
         }
     }
-    let manifest = artifact.manifest_digest;
-    tracing::info!(store = %registry.describe, %cluster, version, %manifest, uploaded, "published");
     Ok(uploaded)
 }
 
