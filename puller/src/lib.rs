@@ -7,7 +7,7 @@
 //! The layout follows a run. `cmd` holds the commands: `sync` runs fetch and verify
 //! (`source`) → policy, plan, apply, prune and drift (`engine`) → what is kept in the
 //! cluster (`kept`: state, inventory, the kept report) → the report (`report`, written by
-//! `report_writer`), under a Lease; `run` repeats it in a loop; `plan` and `verify` show
+//! `report_writer`, sent to the store by `report_push`), under a Lease; `run` repeats it in a loop; `plan` and `verify` show
 //! what it would do; across an air gap, `import` loads a carried archive into the local
 //! store and `export_reports` bundles the signed reports to carry back. `config` checks
 //! the flags into settings before any of it, `window` says whether the bundle's active
@@ -21,6 +21,7 @@ pub mod engine;
 pub mod failure;
 mod kept;
 pub mod report;
+mod report_push;
 mod report_writer;
 mod source;
 mod window;

@@ -7,7 +7,9 @@
 //! bundle's manifests in the state Secret, cannot hold a bundle over the API server's
 //! 1 MiB object limit, and content re-fetched is content re-verified. The envelope of the
 //! bundle applied is not verified again while its bytes and keyring stay the same: the
-//! state's record of that verification stands in for it (`verified`). This module decides
+//! state's record of that verification stands in for it (`verified`), and when the store
+//! says the manifest it came through is still the newest (a registry's `304`), the envelope
+//! is not even read: an unchanged run costs a registry one request. This module decides
 //! nothing about applying.
 //!
 //! Store credentials (registry logins in `$DOCKER_CONFIG`, Git logins in the
@@ -165,7 +167,22 @@ pub async fn fetch(
 ) -> Result<Found, SourceError> {
     let limits = &Limits::SPEC;
     let expect = Expectation { cluster, keyring, floor, now: Timestamp::now() };
-    let fetched = store::fetch_envelope(store, cluster, limits).await?;
+    let rejected = |source| FetchError::Rejected { store: store.describe(), cluster: cluster.to_string(), source };
+    // spec 8, its last paragraph: the store says the manifest read last is the newest still.
+    let unchanged = recorded.and_then(|r| Some((r, r.unchanged_manifest(keyring)?)));
+    let fetched = match unchanged {
+        Some((recorded, manifest)) => match store::fetch_envelope_unless(store, cluster, &manifest, limits).await? {
+            Some(fetched) => fetched,
+            None => match recorded.recheck_claims(&expect, limits) {
+                Some(rechecked) => {
+                    tracing::debug!(%manifest, "the store's manifest is the one read last: steps 7-10 only");
+                    return Ok(Found::Applied(rechecked.map_err(rejected)?));
+                }
+                None => store::fetch_envelope(store, cluster, limits).await?,
+            },
+        },
+        None => store::fetch_envelope(store, cluster, limits).await?,
+    };
     let envelope = Digest::of(&fetched.envelope);
     // A chain that fails is left to the full verification, which reports it.
     if let Some(recorded) = recorded
@@ -173,13 +190,13 @@ pub async fn fetch(
         && let Some(rechecked) = recorded.recheck(envelope, &keyring, &expect, limits)
     {
         tracing::debug!(%envelope, "envelope verified before under the same keyring: steps 7-10 only");
-        let rejected = |source| FetchError::Rejected { store: store.describe(), cluster: cluster.to_string(), source };
         return Ok(Found::Applied(rechecked.map_err(rejected)?));
     }
+    let record = |verified| Verified::of(envelope, verified).read_through(fetched.manifest(), keyring);
     Ok(match store::verify_fetched(store, &fetched, &expect, limits).await? {
-        Fetch::AlreadyApplied(verified) => Found::Applied(Verified::of(envelope, &verified)),
+        Fetch::AlreadyApplied(verified) => Found::Applied(record(&verified)),
         Fetch::New(bundle) => {
-            let record = Verified::of(envelope, bundle.envelope());
+            let record = record(bundle.envelope());
             Found::New(Box::new(bundle), record)
         }
     })
@@ -338,5 +355,29 @@ mod tests {
         tampered.seen.expires = far;
         let err = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&tampered)).await.unwrap_err();
         assert!(err.is_rejection() && err.to_string().contains("signatures"), "{err:?}");
+    }
+
+    /// A store that says the manifest is unchanged is not read further; one keyring more
+    /// (a rotation by hand) and the envelope is read and verified again.
+    #[tokio::test]
+    async fn an_unchanged_manifest_stands_for_the_envelope_under_the_same_keyring_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = Fixture::new(1);
+        let store = layout_store(&dir).await;
+        store.publish(&[signer(&fixture)(1, Fixture::files())], &Default::default()).await.unwrap();
+        let Found::New(_, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap() else {
+            panic!("a first fetch is new")
+        };
+        assert!(record.unchanged_manifest(&fixture.keyring).is_some(), "read through the layout's manifest");
+        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
+        // The envelope's blob is named by its digest; gone, only an answer without it works.
+        std::fs::remove_file(dir.path().join(format!("blobs/sha256/{}", record.envelope.hex()))).unwrap();
+        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&record)).await.unwrap() else {
+            panic!("unchanged")
+        };
+        assert_eq!(applied, record);
+        let rotated = keyring(2, 1);
+        let err = fetch(&*store, &fixture.cluster, &rotated, &floor, Some(&record)).await.unwrap_err();
+        assert!(matches!(&err, SourceError::Fetch(e) if matches!(**e, FetchError::Store(StoreError::Malformed { .. }))), "{err:?}");
     }
 }

@@ -41,12 +41,30 @@ pub async fn fetch_verified(store: &dyn Store, expect: &Expectation<'_>, limits:
 pub async fn fetch_envelope(store: &dyn Store, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, FetchError> {
     match store.fetch_envelope(cluster, limits).await {
         // spec 8.1: an oversized envelope is refused, like any other bad envelope.
-        Err(StoreError::EnvelopeTooLarge { limit, .. }) => Err(FetchError::Rejected {
-            store: store.describe(),
-            cluster: cluster.to_string(),
-            source: VerifyError::Envelope(EnvelopeError::TooLarge { limit }),
-        }),
+        Err(StoreError::EnvelopeTooLarge { limit, .. }) => Err(too_large(store, cluster, limit)),
         other => Ok(other?),
+    }
+}
+
+/// [`fetch_envelope`], unless the store says the manifest `known` still names the newest
+/// bundle (`Ok(None)`, spec 8, its last paragraph).
+pub async fn fetch_envelope_unless(
+    store: &dyn Store,
+    cluster: &ClusterId,
+    known: &airlock_bundle::Digest,
+    limits: &Limits,
+) -> Result<Option<Fetched>, FetchError> {
+    match store.fetch_envelope_unless(cluster, known, limits).await {
+        Err(StoreError::EnvelopeTooLarge { limit, .. }) => Err(too_large(store, cluster, limit)),
+        other => Ok(other?),
+    }
+}
+
+fn too_large(store: &dyn Store, cluster: &ClusterId, limit: u64) -> FetchError {
+    FetchError::Rejected {
+        store: store.describe(),
+        cluster: cluster.to_string(),
+        source: VerifyError::Envelope(EnvelopeError::TooLarge { limit }),
     }
 }
 

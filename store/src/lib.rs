@@ -32,7 +32,7 @@ pub mod vectors;
 
 pub use credentials::RegistryCredentials;
 pub use error::StoreError;
-pub use fetch::{Fetch, FetchError, fetch_envelope, fetch_verified, verify_fetched};
+pub use fetch::{Fetch, FetchError, fetch_envelope, fetch_envelope_unless, fetch_verified, verify_fetched};
 pub use fetched::{EnvelopeDigests, Fetched, PartCopy};
 pub use git::{GitCredentials, GitCredentialsError, GitStore};
 pub use meta::PublishMeta;

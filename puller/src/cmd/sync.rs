@@ -1,5 +1,6 @@
 //! `airlock-puller sync`, one run: state → fetch and verify → Lease → policy and apply (the
-//! engine) → state, and the report of it all ([`once`]; `run` repeats [`sync`]).
+//! engine) → state, and the report of it all, kept in the cluster and sent to the store
+//! when it is due (`report_push`) ([`once`]; `run` repeats [`sync`]).
 //!
 //! The Lease is taken only by a run that will write: one with a new bundle to apply or
 //! drift to correct (not under `--dry-run`). A run that finds its bundle applied and
@@ -44,9 +45,9 @@ use crate::kept::state::State;
 use crate::kept::state_store::StateStore;
 use crate::kept::verified::Verified;
 use crate::report::{Report, RunReport, RunResult, summary};
-use crate::report_writer;
 use crate::source::{self, Found};
 use crate::window::WindowState;
+use crate::{report_push, report_writer};
 
 /// What `sync` leaves for the terminal: the line for stdout (only after a success: a
 /// failure was logged) and the exit code.
@@ -96,15 +97,21 @@ pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::R
     let mut kept = None;
     let result = run(settings, client, &mut writer, stop, &mut report, &mut kept).await;
     report.finish(result);
+    let names = names(settings);
+    let mut found = None;
     if !writer.turned_away {
         let holder = writer.held.is_some();
         // The in-cluster copy is a convenience; the report files are the proof that travels.
-        if let Err(e) = last_report::keep(&mut report, client, &names(settings), holder, kept).await {
-            tracing::warn!("report not kept in the cluster: {e}");
+        match last_report::keep(&mut report, client, &names, holder, kept).await {
+            Ok(now) => found = Some(now),
+            Err(e) => tracing::warn!("report not kept in the cluster: {e}"),
         }
     }
     if let Some(lease) = writer.held {
         lease.release().await;
+    }
+    if !writer.turned_away {
+        report_push::send(settings, client, &names, &report, found).await;
     }
     report
 }

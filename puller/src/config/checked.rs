@@ -15,6 +15,7 @@ use anyhow::{Context, bail};
 
 use super::file::{SettingsFile, read_capped, read_keyring, read_settings_file};
 use super::flags::{SourceArgs, SyncArgs};
+use super::reporting::{self, Reporting};
 use crate::engine::{self, NamespacePolicy};
 
 /// A PKCS#8 PEM Ed25519 key is 119 bytes.
@@ -56,6 +57,7 @@ pub struct SyncSettings {
     pub state_namespace: String,
     pub report_to: Option<PathBuf>,
     pub report_key: Option<SigningKey>,
+    pub reporting: Reporting,
     pub lease_duration: Duration,
     pub kube: KubeArgs,
 }
@@ -114,7 +116,9 @@ impl SyncArgs {
             }
             None => None,
         };
+        let reporting = reporting::check(self, file, &source.store, report_key.is_some())?;
         Ok(SyncSettings {
+            reporting,
             source,
             cluster,
             keyring,
@@ -144,6 +148,7 @@ impl std::fmt::Debug for SyncSettings {
             .field("state_namespace", &self.state_namespace)
             .field("report_to", &self.report_to)
             .field("report_key", &self.report_key.as_ref().map(|k| k.public().key_id()))
+            .field("reporting", &self.reporting)
             .finish()
     }
 }

@@ -27,6 +27,9 @@ pub(super) struct SettingsFile {
     pub state_namespace: Option<String>,
     pub report_to: Option<PathBuf>,
     pub report_key: Option<PathBuf>,
+    pub push_reports: Option<bool>,
+    /// A duration such as `30m` (`parse_interval`).
+    pub report_every: Option<String>,
 }
 
 /// The settings file at `path`, if a flag names one; empty otherwise.

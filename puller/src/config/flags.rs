@@ -28,8 +28,8 @@ pub struct SourceArgs {
     #[arg(long, env = "AIRLOCK_GIT_CREDENTIALS", value_name = "FILE")]
     pub git_credentials: Option<PathBuf>,
     /// Settings file written by registration: JSON with source, cluster, keyring,
-    /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey. Flags
-    /// override its fields.
+    /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey, pushReports,
+    /// reportEvery. Flags override its fields.
     #[arg(long)]
     pub config: Option<PathBuf>,
 }
@@ -60,6 +60,15 @@ pub struct SyncArgs {
     /// The cluster's own Ed25519 key (PKCS#8 PEM) to sign reports with.
     #[arg(long)]
     pub report_key: Option<PathBuf>,
+    /// Also send the signed reports to the store, beside the bundles (registries, layouts
+    /// and Git; bundles-format.md 14.7): when the outcome is news, after a push that
+    /// failed, and every --report-every.
+    #[arg(long)]
+    pub push_reports: bool,
+    /// Send a report to the store at least this often, even when nothing changed: the
+    /// management side counts a cluster silent for three of these as not ready (default 30m).
+    #[arg(long, value_parser = parse_interval, value_name = "DURATION")]
+    pub report_every: Option<Duration>,
     /// How long the sync Lease holds without renewal, which is how long a killed puller
     /// keeps the next one waiting.
     #[arg(long, default_value = "2m", value_parser = parse_interval)]

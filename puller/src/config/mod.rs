@@ -1,6 +1,6 @@
 //! Settings: raw command-line flags (`flags`) and the settings file that registration
 //! writes (`file`), merged and checked into [`SyncSettings`] (`checked`) before the puller
-//! touches a store or a cluster.
+//! touches a store or a cluster; `reporting` checks when reports go to the store.
 //!
 //! Flags override the file field by field. Every value is checked here (cluster id, store
 //! reference, namespace names, the keyring and report key files), so later stages never
@@ -11,7 +11,9 @@
 mod checked;
 mod file;
 mod flags;
+mod reporting;
 
 pub use checked::{DEFAULT_STATE_NAMESPACE, Source, SourceSettings, SyncSettings, effective_watch_namespaces};
 pub use file::{read_capped, read_keyring};
 pub use flags::{SourceArgs, SyncArgs, parse_interval};
+pub use reporting::{DEFAULT_REPORT_EVERY, Reporting};

@@ -19,12 +19,15 @@
 //! nothing to apply) writes only over the copy it read (compare-and-swap on the
 //! resourceVersion), and never over one that reports a later applied version: two pullers
 //! of one cluster then cannot replace a newer report with an older one. Filling the report
-//! is `report`'s business, signing it and writing its files `report_writer`'s.
+//! is `report`'s business, signing it and writing its files `report_writer`'s, sending it
+//! to the store `report_push`'s, which reads what [`keep`] found ([`KeptNow`]) and marks
+//! here what the store accepted ([`mark_pushed`]).
 
 use std::collections::BTreeMap;
 
 use airlock_bundle::{ClusterId, Digest};
 use airlock_cli::{describe_api_error, status_code};
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde::{Deserialize, Serialize};
@@ -35,6 +38,9 @@ use crate::report::{Report, RunReport};
 
 /// Data key of the report ConfigMap.
 pub const CONFIG_MAP_KEY: &str = "report.json";
+/// The report ConfigMap's annotation with the `finishedAt` of the newest report the store
+/// accepted (bundles-format.md 14.8).
+pub const PUSHED_ANNOTATION: &str = "airlock.dev/report-pushed";
 /// The API server refuses a ConfigMap whose data is over 1 MiB; the report gets 3/4 of
 /// that, so the metadata and a kept copy near the limit never tip it over.
 const KEPT_JSON_BYTES: usize = 768 * 1024;
@@ -106,6 +112,18 @@ impl KeptRead {
     }
 }
 
+/// What [`keep`] found and did, from which a run decides what it sends to the store
+/// (bundles-format.md 14.8).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeptNow {
+    /// This run's report is the kept one now.
+    pub written: bool,
+    /// The kept report of this cluster as the run found it, when it read one.
+    pub found: Option<Report>,
+    /// When the newest report the store accepted finished ([`PUSHED_ANNOTATION`]).
+    pub pushed: Option<Timestamp>,
+}
+
 /// Keeps `report` as the report ConfigMap of `names` if its outcome is news, setting its
 /// `kubernetesVersion` when it writes. `holder`: this run holds the sync Lease. `read`:
 /// the ConfigMap as this run read it already, if it did.
@@ -115,7 +133,7 @@ pub async fn keep(
     names: &Names,
     holder: bool,
     read: Option<KeptRead>,
-) -> Result<(), StateError> {
+) -> Result<KeptNow, StateError> {
     let (namespace, name) = (names.namespace.as_str(), names.report.as_str());
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     let failed = |e: kube::Error| api_failed(names, &e);
@@ -127,10 +145,12 @@ pub async fn keep(
         (false, None) => Some(KeptRead::read(client, names).await?.0),
     };
     let previous = read.as_ref().and_then(|cm| parse(cm.as_ref()?, &report.cluster));
+    let pushed = read.as_ref().and_then(|cm| cm.as_ref()?.metadata.annotations.as_ref()?.get(PUSHED_ANNOTATION)?.parse().ok());
+    let mut now = KeptNow { written: false, found: previous.as_ref().map(|k| k.report.clone()), pushed };
     let mut kept = Kept::of(report, previous.as_ref());
     if previous.as_ref().is_some_and(|previous| !news(previous, &kept)) {
         tracing::debug!("the kept report says the same; not rewritten");
-        return Ok(());
+        return Ok(now);
     }
     report.kubernetes_version = client.apiserver_version().await.ok().map(|v| v.git_version);
     kept.report.kubernetes_version.clone_from(&report.kubernetes_version);
@@ -155,10 +175,23 @@ pub async fn keep(
         // Another run wrote it since it was read: that report is at least as recent.
         Err(e) if status_code(&e) == Some(409) => {
             tracing::debug!("the kept report changed meanwhile; not replaced");
-            Ok(())
+            Ok(now)
         }
-        other => other.map_err(failed),
+        other => {
+            other.map_err(failed)?;
+            now.written = true;
+            Ok(now)
+        }
     }
+}
+
+/// Records on the report ConfigMap of `names` that the store accepted the reports up to
+/// the one that finished at `finished` (a merge patch of that annotation only).
+pub async fn mark_pushed(client: &kube::Client, names: &Names, finished: Timestamp) -> Result<(), StateError> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), &names.namespace);
+    let patch = serde_json::json!({"metadata": {"annotations": {PUSHED_ANNOTATION: finished.to_string()}}});
+    let params = PatchParams { field_manager: Some(MANAGER.into()), ..PatchParams::default() };
+    api.patch(&names.report, &params, &Patch::Merge(&patch)).await.map(drop).map_err(|e| api_failed(names, &e))
 }
 
 /// The report a ConfigMap keeps for `cluster`; None when it keeps none that this puller

@@ -43,6 +43,20 @@ pub struct Verified {
     /// What the publisher noted about its parts, for the report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<ProfileNotes>,
+    /// How the envelope was read, when through an OCI manifest: with it, a run whose store
+    /// says that manifest is still the newest skips reading the envelope.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<ReadThrough>,
+}
+
+/// The OCI manifest an envelope was read through, and the keyring it was verified under
+/// before the store's keyring chain (step 3): the same manifest names the same envelope
+/// and chain, which the same keyring follows to the same result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReadThrough {
+    pub manifest: Digest,
+    /// [`fingerprint`] of the keyring given to step 3.
+    pub trusted: Digest,
 }
 
 /// What a record holds besides the claims, in the fingerprint: a record made before it
@@ -70,7 +84,20 @@ impl Verified {
             drift_detection: p.profiles.iter().any(|p| p.sync_mode == SyncMode::ContinuousWithDriftDetection),
             active_window: p.active_window.clone(),
             profiles: ProfileNotes::of(p),
+            read: None,
         }
+    }
+
+    /// This record, noting that the envelope was read through the OCI manifest `manifest`
+    /// (none for Git) and verified starting from the keyring `trusted`.
+    pub fn read_through(self, manifest: Option<Digest>, trusted: &Keyring) -> Verified {
+        Verified { read: manifest.map(|manifest| ReadThrough { manifest, trusted: fingerprint(trusted) }), ..self }
+    }
+
+    /// The manifest to ask the store about: the one this record's envelope was read
+    /// through, when verification would start from the same keyring `trusted` again.
+    pub fn unchanged_manifest(&self, trusted: &Keyring) -> Option<Digest> {
+        self.read.as_ref().filter(|r| r.trusted == fingerprint(trusted)).map(|r| r.manifest)
     }
 
     /// Steps 7-10 on this record, standing in for a full verification of an envelope
@@ -87,6 +114,13 @@ impl Verified {
         if envelope != self.envelope || fingerprint(keyring) != self.keyring {
             return None;
         }
+        self.recheck_claims(expect, limits)
+    }
+
+    /// Steps 7-10 on this record alone, for a store that says the manifest the envelope
+    /// was read through is unchanged ([`Verified::unchanged_manifest`]); `None` when the
+    /// bundle is not the one applied.
+    pub fn recheck_claims(&self, expect: &Expectation<'_>, limits: &Limits) -> Option<Result<Verified, VerifyError>> {
         let claims = self.seen.claims(&self.cluster);
         match check_claims(&claims, expect, limits) {
             Ok(true) => Some(Ok(self.clone())),
