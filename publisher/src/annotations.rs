@@ -15,5 +15,8 @@ pub const APPLIED_VERSION_ANNOTATION: &str = "airlock.dev/applied-version";
 pub const DRIFT_CORRECTED_ANNOTATION: &str = "airlock.dev/drift-corrected";
 /// The last reported run's error; absent after a run without one.
 pub const LAST_ERROR_ANNOTATION: &str = "airlock.dev/last-error";
+/// How often the cluster's puller sends a report at least (a duration such as `30m`), set
+/// by `register cluster`; ingest counts the intervals missed (spec 14.9).
+pub const REPORT_INTERVAL_ANNOTATION: &str = "airlock.dev/report-interval";
 /// The status condition ingest maintains.
 pub const CONDITION_TYPE: &str = "BundleApplied";

@@ -13,6 +13,7 @@
 
 mod annotations;
 pub mod cmd;
+mod duration;
 pub mod helm;
 mod ingest;
 mod keys;

@@ -1,5 +1,7 @@
-//! `airlock-publisher ingest`: reads the pullers' signed reports and records them on the
-//! SveltosClusters; one table row per report, and an exit code scripts can act on.
+//! `airlock-publisher ingest`: reads the pullers' signed reports, carried as files or from
+//! the store (one pass of `ingest::online`), and records them on the SveltosClusters; one
+//! table row per report, one line per cluster whose missed intervals changed, and an exit
+//! code scripts can act on.
 
 use std::path::PathBuf;
 
@@ -8,9 +10,12 @@ use airlock_bundle::statement::rfc3339;
 use airlock_cli::{KubeArgs, exit};
 use anyhow::Context;
 use clap::Args;
+use jiff::Timestamp;
+
+use super::StoreArgs;
 
 use crate::ingest::target::Target;
-use crate::ingest::{self, Outcome, Row, input};
+use crate::ingest::{self, Outcome, Row, input, online};
 use crate::table;
 
 const EXAMPLES: &str = "Examples:
@@ -21,20 +26,27 @@ const EXAMPLES: &str = "Examples:
   # A directory of report-*.json files, into a management set kept in Git:
   airlock-publisher ingest --from ./reports --to-dir ./management/clusters
 
+  # The reports the pullers sent to the store themselves (bundles-format.md 14.7):
+  airlock-publisher ingest --from oci://registry.example/airlock --kubeconfig ~/.kube/mgmt
+
 Each report must verify with the key `register cluster` recorded on its SveltosCluster
 (annotation airlock.dev/report-key). Per cluster, the newest report wins; one that is not newer
-than the report already ingested (annotation airlock.dev/report-time) changes nothing.
+than the report already ingested (annotation airlock.dev/report-time) changes nothing. From a
+store, ingest reads the newest report of every SveltosCluster with a report key, and marks a
+cluster not ready when it sent none for spec.consecutiveFailureThreshold (default 3) of its
+report intervals (annotation airlock.dev/report-interval, default 30m).
 
-Exit codes: 0 every report ingested or skipped as old, 1 an error (the management cluster or a
-file could not be read or written: run again), 3 some report was rejected (named in the table
-and the log; the good ones were ingested).";
+Exit codes: 0 every report ingested or skipped as old, 1 an error (the management cluster, the
+store or a file could not be read or written: run again), 3 some report was rejected (named in
+the table and the log; the good ones were ingested).";
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = EXAMPLES)]
 pub struct IngestArgs {
-    /// A reports file from `airlock-puller export-reports`, or a directory of the puller's
-    /// report-*.json files.
-    #[arg(long, value_name = "FILE|DIR")]
+    /// A reports file from `airlock-puller export-reports`, a directory of the puller's
+    /// report-*.json files, or the store the pullers send their reports to (oci://,
+    /// oci+http://, oci-layout:, git+…).
+    #[arg(long, value_name = "FILE|DIR|STORE")]
     pub from: String,
     /// Update DIR/<namespace>.<name>.sveltoscluster.yaml (as written by `register cluster
     /// --to-dir`) instead of the management cluster.
@@ -42,14 +54,12 @@ pub struct IngestArgs {
     pub to_dir: Option<PathBuf>,
     #[command(flatten)]
     pub kube: KubeArgs,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 pub async fn run(args: IngestArgs) -> anyhow::Result<u8> {
     let limits = Limits::SPEC;
-    let received = input::read(&args.from, &limits)?;
-    if received.is_empty() {
-        tracing::warn!(from = %args.from, "no reports found");
-    }
     let target = match &args.to_dir {
         Some(dir) => {
             anyhow::ensure!(dir.is_dir(), "--to-dir {}: not a directory", dir.display());
@@ -57,8 +67,56 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<u8> {
         }
         None => Target::Live(args.kube.client().await.context("connecting to the management cluster")?),
     };
+    if input::is_store(&args.from) {
+        let store = args.store.open(&args.from).await?;
+        let reports = store.reports().with_context(|| format!("--from {}: this kind of store keeps no reports", args.from))?;
+        let clusters = target.list().await?;
+        let pass = online::pass(reports, &clusters, &mut online::Marks::default(), &target, Timestamp::now(), &limits).await;
+        return Ok(show_pass(&pass)?);
+    }
+    let received = input::read(&args.from, &limits)?;
+    if received.is_empty() {
+        tracing::warn!(from = %args.from, "no reports found");
+    }
     let rows = ingest::ingest(received, &target, &limits).await;
-    for r in &rows {
+    show(&rows)?;
+    Ok(exit_code(&rows))
+}
+
+/// Logs and prints what a pass over the store did; its exit code.
+fn show_pass(pass: &online::Pass) -> std::io::Result<u8> {
+    let code = log_pass(pass);
+    if !pass.rows.is_empty() {
+        write_table(&pass.rows)?;
+    }
+    Ok(code)
+}
+
+/// Logs what a pass over the store did; the exit code it makes.
+pub fn log_pass(pass: &online::Pass) -> u8 {
+    log_rows(&pass.rows);
+    for (cluster, update, written) in &pass.missed {
+        let missed = &update.status["connectionFailures"];
+        match written {
+            Ok(()) => tracing::warn!(%cluster, missed = %missed, status = %update.status["connectionStatus"], "report intervals missed"),
+            Err(e) => tracing::error!(%cluster, "{e}"),
+        }
+    }
+    for (cluster, e) in &pass.unread {
+        tracing::error!(%cluster, "reports not read: {e}");
+    }
+    let failed = pass.unread.len() + pass.missed.iter().filter(|(_, _, w)| w.is_err()).count();
+    if failed > 0 { exit::ERROR } else { exit_code(&pass.rows) }
+}
+
+/// Logs each row and prints the table.
+fn show(rows: &[Row]) -> std::io::Result<()> {
+    log_rows(rows);
+    write_table(rows)
+}
+
+fn log_rows(rows: &[Row]) {
+    for r in rows {
         let cluster = r.cluster.as_ref().map(ToString::to_string).unwrap_or_default();
         match &r.outcome {
             Outcome::Rejected(e) => tracing::error!(report = %r.origin, cluster, "report rejected: {e}"),
@@ -67,8 +125,6 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<u8> {
             _ => {}
         }
     }
-    write_table(&rows)?;
-    Ok(exit_code(&rows))
 }
 
 fn write_table(rows: &[Row]) -> std::io::Result<()> {

@@ -10,13 +10,14 @@ pub mod publish;
 pub mod status;
 pub mod watch;
 
+pub use crate::duration::parse_duration;
+
 use std::path::PathBuf;
 
 use airlock_cli::KubeArgs;
 use airlock_store::{OciStore, RegistryCredentials, Store, StoreRef};
 use anyhow::Context;
 use clap::Args;
-use jiff::SignedDuration;
 
 use crate::sveltos::Source;
 use crate::sveltos::dir::DirSource;
@@ -77,41 +78,6 @@ impl StoreArgs {
             password: self.registry_password.clone(),
             token: self.registry_token.clone(),
             docker_config: self.docker_config.clone(),
-        }
-    }
-}
-
-/// Parses `30d`, `12h`, `90m` or `3600s`.
-pub fn parse_duration(text: &str) -> Result<SignedDuration, String> {
-    let bad = || format!("{text:?} is not a duration like 30d, 12h, 90m or 3600s");
-    let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-    let (number, unit) = text.split_at(split);
-    let n: i64 = number.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "s" => Some(n),
-        "m" => n.checked_mul(60),
-        "h" => n.checked_mul(3_600),
-        "d" => n.checked_mul(86_400),
-        _ => None,
-    }
-    .ok_or_else(bad)?;
-    if secs <= 0 {
-        return Err(format!("{text:?} must be longer than zero"));
-    }
-    Ok(SignedDuration::from_secs(secs))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("30d"), Ok(SignedDuration::from_hours(720)));
-        assert_eq!(parse_duration("90m"), Ok(SignedDuration::from_mins(90)));
-        assert_eq!(parse_duration("2s"), Ok(SignedDuration::from_secs(2)));
-        for bad in ["", "d", "30", "1w", "-1d", "0s", "1.5h", "99999999999999999999d"] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }
 }

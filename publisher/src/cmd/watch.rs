@@ -1,30 +1,39 @@
-//! `airlock-publisher watch`: publish again whenever what the bundles are made of changes.
+//! `airlock-publisher watch`: publish again whenever what the bundles are made of changes,
+//! and bring the pullers' reports in as they arrive.
 //!
 //! Watches SveltosClusters, ClusterProfiles, Profiles, ConfigMaps and Secrets of the
 //! management cluster (metadata only: a change of any kind bumps the resourceVersion),
 //! coalesces a burst of changes into one run after a quiet period, and re-runs the whole
 //! publish: it is idempotent, so clusters whose content did not change keep their
-//! version. A periodic run refreshes bundles before they expire. The Lease
-//! (`airlock_cli::lease`) keeps a second replica standing by.
+//! version. A periodic run refreshes bundles before they expire. Beside it, every
+//! `--reports-every`, one pass of `ingest::online` reads the reports the pullers sent to the
+//! same store (a conditional read per cluster), over a cache of the SveltosClusters that a
+//! watch keeps current. The Lease (`airlock_cli::lease`) keeps a second replica standing by.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use airlock_bundle::Limits;
 use airlock_cli::exit;
 use airlock_cli::lease::{self, LeaseConfig};
+use airlock_store::Store;
 use anyhow::{Context, bail};
 use clap::Args;
 use futures::StreamExt;
 use jiff::SignedDuration;
+use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DynamicObject, PartialObjectMeta};
-use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event, watcher};
+use kube::runtime::{WatchStreamExt, reflector};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::ingest::log_pass;
 use super::parse_duration;
 use super::publish::{PublishArgs, report};
+use crate::ingest::online;
+use crate::ingest::target::Target;
 use crate::publish;
 use crate::sveltos::Source;
 use crate::sveltos::live::{LiveSource, sveltos_kinds};
@@ -62,6 +71,12 @@ pub struct WatchArgs {
     /// Who holds the Lease (default: $POD_NAME, else host name and process id).
     #[arg(long, env = "POD_NAME", value_name = "NAME")]
     pub identity: Option<String>,
+    /// How often to read the reports the pullers send to the store (bundles-format.md 14.7).
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    pub reports_every: SignedDuration,
+    /// Read no reports from the store (they are carried as files, or another watch reads them).
+    #[arg(long)]
+    pub no_reports: bool,
 }
 
 pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
@@ -88,7 +103,11 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
     };
     let mut lost = held.lost();
     let changes = Arc::new(Notify::new());
-    let watchers = spawn_watchers(&client, &changes);
+    let mut watchers = spawn_watchers(&client, &changes);
+    if !args.no_reports {
+        let store = args.publish.store.open(&args.publish.to).await?;
+        watchers.push(tokio::spawn(read_reports(store, client.clone(), args.reports_every.unsigned_abs())));
+    }
     let (debounce, resync) = (args.debounce.unsigned_abs(), args.resync.unsigned_abs());
     let mut next_run = Instant::now() + resync;
     let lost_lease = || anyhow::anyhow!("lost the lease; stopping so another replica publishes");
@@ -116,6 +135,33 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
     }
     held.release().await;
     outcome
+}
+
+/// Reads the pullers' reports from `store` every `every`, over a cache of the
+/// SveltosClusters that a watch keeps current (one pass: a conditional read per cluster).
+async fn read_reports(store: Box<dyn Store>, client: kube::Client, every: Duration) {
+    let Some(reports) = store.reports() else {
+        return tracing::warn!(store = %store.describe(), "this kind of store keeps no reports: none are read");
+    };
+    let [(resource, _), ..] = sveltos_kinds();
+    let writer = reflector::store::Writer::new(resource.clone());
+    let cache = writer.as_reader();
+    let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+    let feed =
+        tokio::spawn(watch(reflector(writer, watcher(api, watcher::Config::default())), "SveltosCluster".into(), Arc::new(Notify::new())));
+    if cache.wait_until_ready().await.is_err() {
+        return;
+    }
+    let (target, mut marks) = (Target::Live(client), online::Marks::default());
+    loop {
+        let clusters: Vec<serde_json::Value> = cache.state().iter().filter_map(|o| serde_json::to_value(&**o).ok()).collect();
+        let pass = online::pass(reports, &clusters, &mut marks, &target, Timestamp::now(), &Limits::SPEC).await;
+        log_pass(&pass);
+        tokio::time::sleep(every).await;
+        if feed.is_finished() {
+            break tracing::error!("the SveltosCluster watch ended; reports are no longer read");
+        }
+    }
 }
 
 /// Waits until no change arrived for `quiet`, or [`MAX_COALESCE`] passed: a controller

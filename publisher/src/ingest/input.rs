@@ -1,7 +1,8 @@
-//! Where `ingest` reads reports from (spec 14.6): a reports file made by
+//! Where `ingest` reads carried reports from (spec 14.6): a reports file made by
 //! `airlock-puller export-reports` (a JSON array of report envelopes), or a directory of the
 //! puller's `report-*.json` files. Every read is capped; each envelope keeps its exact bytes
 //! and a name for messages (the file, or `FILE[index]`). Nothing here checks a signature.
+//! Reports in a store (spec 14.7) are `online`'s.
 
 use std::io::Read;
 use std::path::Path;
@@ -13,7 +14,7 @@ use serde_json::value::RawValue;
 /// what one carried file may make the publisher read into memory.
 pub const REPORTS_FILE_BYTES: u64 = 256 * 1024 * 1024;
 
-/// Store references that `--from` does not take (yet): no store carries reports.
+/// Store references, which `online` reads instead.
 const STORE_PREFIXES: [&str; 5] = ["oci://", "oci+http://", "oci-layout:", "oci-archive:", "git+"];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -25,26 +26,26 @@ pub enum InputError {
     TooLarge { path: String, limit: u64 },
     #[error("{path}: not a reports file (a JSON array of report envelopes, from `airlock-puller export-reports`): {message}")]
     NotReports { path: String, message: String },
-    #[error(
-        "--from {0}: reports are read from a file made by `airlock-puller export-reports` or a directory of \
-         report-*.json files; stores do not carry reports"
-    )]
-    Store(String),
 }
 
 /// One report envelope as received.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Received {
-    /// The file it came from, or `FILE[index]` inside a reports file.
+    /// The file it came from, `FILE[index]` inside a reports file, or the store and cluster.
     pub origin: String,
     pub bytes: Vec<u8>,
+    /// The cluster whose place in a store it was read from (spec 14.4 step 5); `None` for
+    /// carried files, which have no place.
+    pub place: Option<airlock_bundle::ClusterId>,
 }
 
-/// Reads every report envelope under `from`.
+/// Whether `from` names a store rather than a file or directory.
+pub fn is_store(from: &str) -> bool {
+    STORE_PREFIXES.iter().any(|p| from.starts_with(p))
+}
+
+/// Reads every report envelope under `from`, a file or directory.
 pub fn read(from: &str, limits: &Limits) -> Result<Vec<Received>, InputError> {
-    if STORE_PREFIXES.iter().any(|p| from.starts_with(p)) {
-        return Err(InputError::Store(from.to_string()));
-    }
     let path = Path::new(from);
     if path.is_dir() { read_dir(path, limits) } else { read_file(path) }
 }
@@ -72,7 +73,7 @@ fn read_file(path: &Path) -> Result<Vec<Received>, InputError> {
     Ok(items
         .into_iter()
         .enumerate()
-        .map(|(i, raw)| Received { origin: format!("{}[{i}]", path.display()), bytes: raw.get().as_bytes().to_vec() })
+        .map(|(i, raw)| Received { origin: format!("{}[{i}]", path.display()), bytes: raw.get().as_bytes().to_vec(), place: None })
         .collect())
 }
 
@@ -92,7 +93,7 @@ fn read_dir(dir: &Path, limits: &Limits) -> Result<Vec<Received>, InputError> {
         .map(|path| {
             // One byte over the envelope limit is enough for decoding to refuse it as too large.
             let bytes = read_at_most(&path, limits.envelope_bytes + 1)?;
-            Ok(Received { origin: path.display().to_string(), bytes })
+            Ok(Received { origin: path.display().to_string(), bytes, place: None })
         })
         .collect()
 }

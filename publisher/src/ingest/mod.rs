@@ -3,14 +3,18 @@
 //! `kubectl get sveltoscluster` shows READY and VERSION for clusters the management side
 //! never reaches.
 //!
-//! The data path is `input` (a reports file or directory) → `report` (each envelope checked
-//! against the key `register cluster` recorded for its cluster) → [`ingest`] (the newest
-//! verified report per cluster, if newer than what was ingested) → `status` (what changes)
-//! → `target` (the management cluster, or the register `--to-dir` files). A bad report is
-//! refused and named; it never stops the good ones. The annotations and condition written
-//! are named in `crate::annotations`. Nothing here talks to managed clusters.
+//! The data path is `input` (a reports file or directory) or `online` (the store, spec 14.7)
+//! → `report` (each envelope checked against the key `register cluster` recorded for its
+//! cluster) → [`ingest`] (the newest verified report per cluster, if newer than what was
+//! ingested) → `status` (what changes) → `target` (the management cluster, or the register
+//! `--to-dir` files). Clusters whose reports stopped coming are `liveness`' (spec 14.9). A
+//! bad report is refused and named; it never stops the good ones. The annotations and
+//! condition written are named in `crate::annotations`. Nothing here talks to managed
+//! clusters.
 
 pub mod input;
+pub mod liveness;
+pub mod online;
 pub mod report;
 pub mod status;
 pub mod target;
@@ -60,6 +64,10 @@ pub async fn ingest(received: Vec<Received>, target: &Target, limits: &Limits) -
     let mut by_cluster: BTreeMap<ClusterId, Vec<(usize, Opened)>> = BTreeMap::new();
     for (i, r) in received.into_iter().enumerate() {
         let (cluster, outcome) = match report::open(&r.bytes, limits) {
+            Ok(opened) if r.place.as_ref().is_some_and(|place| *place != opened.cluster) => {
+                let place = r.place.clone().expect("checked above");
+                (Some(opened.cluster.clone()), Outcome::Rejected(ReportError::Misplaced { place, claimed: opened.cluster }))
+            }
             Ok(opened) => {
                 let cluster = opened.cluster.clone();
                 by_cluster.entry(cluster.clone()).or_default().push((i, opened));

@@ -34,6 +34,9 @@ pub enum ReportError {
     BadKey { cluster: ClusterId, message: String },
     #[error("signature does not verify with the report key registered for {0}")]
     Signature(ClusterId),
+    /// Read from one cluster's place in the store, it names another (spec 14.4 step 5).
+    #[error("found among the reports of {place}, but it is a report of {claimed}")]
+    Misplaced { place: ClusterId, claimed: ClusterId },
 }
 
 /// The fields of a verified report (spec 14.3); the per-object results are the puller's

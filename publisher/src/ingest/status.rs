@@ -1,6 +1,7 @@
 //! What an ingested report changes on its SveltosCluster (spec 14.5), and reading that back
 //! for `airlock-publisher status`. Pure functions over JSON values: writing them to the
-//! management cluster or to files is `target`'s job.
+//! management cluster or to files is `target`'s job, what missing reports change
+//! `liveness`'.
 
 use std::collections::BTreeMap;
 
@@ -18,11 +19,15 @@ use crate::table;
 /// error message is cut well below that (on a character boundary).
 const MAX_ERROR_CHARS: usize = 1024;
 
+/// The status fields ingest owns. A status written leaves out only those that are to go
+/// (a server-side apply drops what its manager no longer sets).
+pub const OWNED_STATUS: [&str; 7] =
+    ["ready", "version", "agentLastReportTime", "conditions", "connectionStatus", "connectionFailures", "failureMessage"];
+
 /// The change one report makes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Update {
-    /// The status fields ingest owns: `ready`, `version`, `agentLastReportTime` and
-    /// `conditions`. Every one is always set, so a server-side apply never drops one.
+    /// The status fields of [`OWNED_STATUS`] that are to be there, with their values.
     pub status: Map<String, Value>,
     /// Annotations to set, or to remove (`None`).
     pub annotations: BTreeMap<&'static str, Option<String>>,
@@ -56,6 +61,13 @@ pub fn update(report: &PullReport, object: &Value) -> Update {
             "lastTransitionTime": since,
         }]),
     );
+    // What Sveltos's cluster manager keeps for a cluster it reaches: a report is the puller
+    // reaching the management side (spec 14.5).
+    status.insert("connectionStatus".into(), "Healthy".into());
+    status.insert("connectionFailures".into(), 0.into());
+    if let Some(error) = &report.error {
+        status.insert("failureMessage".into(), error.chars().take(MAX_ERROR_CHARS).collect::<String>().into());
+    }
     let annotations = BTreeMap::from([
         (APPLIED_VERSION_ANNOTATION, report.applied_version.map(|v| v.to_string())),
         // Full precision, unlike the status times: two runs in one second must still order.

@@ -14,7 +14,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, TypeMeta};
 use kube::discovery::ApiResource;
 use serde_json::{Map, Value, json};
 
-use super::status::Update;
+use super::status::{OWNED_STATUS, Update};
 use crate::annotations::FIELD_MANAGER;
 use crate::sveltos::live::sveltos_kinds;
 use crate::yaml;
@@ -26,6 +26,8 @@ pub enum TargetError {
     Kube { cluster: ClusterId, message: String },
     #[error("{path}: {message}")]
     File { path: String, message: String },
+    #[error("management cluster: listing SveltosClusters: {message}")]
+    List { message: String },
 }
 
 /// The SveltosClusters' home.
@@ -50,6 +52,39 @@ impl Target {
         }
     }
 
+    /// Every SveltosCluster, as JSON: of the management cluster (one list), or of the
+    /// directory's `*.sveltoscluster.yaml` files.
+    pub async fn list(&self) -> Result<Vec<Value>, TargetError> {
+        match self {
+            Target::Live(client) => {
+                let [(resource, _), ..] = sveltos_kinds();
+                let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
+                let all = api.list(&Default::default()).await.map_err(|e| TargetError::List { message: e.to_string() })?;
+                Ok(all
+                    .items
+                    .into_iter()
+                    .map(|mut o| {
+                        o.types = Some(TypeMeta { api_version: resource.api_version.clone(), kind: resource.kind.clone() });
+                        serde_json::to_value(o).expect("a Kubernetes object serialises")
+                    })
+                    .collect())
+            }
+            Target::Dir(dir) => {
+                let err = |e: std::io::Error| TargetError::File { path: dir.display().to_string(), message: e.to_string() };
+                let mut objects = Vec::new();
+                for entry in std::fs::read_dir(dir).map_err(err)? {
+                    let name = entry.map_err(err)?.file_name().to_string_lossy().into_owned();
+                    let Some((namespace, name)) = name.strip_suffix(".sveltoscluster.yaml").and_then(|n| n.split_once('.')) else {
+                        continue;
+                    };
+                    let Ok(cluster) = ClusterId::new(namespace, name) else { continue };
+                    objects.extend(read_file(&file_of(dir, &cluster), &cluster)?);
+                }
+                Ok(objects)
+            }
+        }
+    }
+
     /// Writes `update` to `cluster`, whose current object is `object`.
     pub async fn write(&self, cluster: &ClusterId, object: &Value, update: &Update) -> Result<(), TargetError> {
         match self {
@@ -58,6 +93,9 @@ impl Target {
                 let status = json!({"apiVersion": resource.api_version, "kind": resource.kind, "status": update.status});
                 let apply = PatchParams::apply(FIELD_MANAGER).force();
                 api.patch_status(cluster.name(), &apply, &Patch::Apply(&status)).await.map_err(|e| kube_error(cluster, e))?;
+                if update.annotations.is_empty() {
+                    return Ok(());
+                }
                 // The report time goes last, with the other annotations: if the status write
                 // failed, the next ingest still finds this report new and tries again.
                 let annotations: Map<String, Value> =
@@ -111,8 +149,12 @@ pub fn updated(object: &Value, update: &Update) -> Value {
     if !object["status"].is_object() {
         object["status"] = json!({});
     }
+    let status = object["status"].as_object_mut().expect("made an object above");
+    for owned in OWNED_STATUS {
+        status.remove(owned);
+    }
     for (k, v) in &update.status {
-        object["status"][k] = v.clone();
+        status.insert(k.clone(), v.clone());
     }
     if !object["metadata"]["annotations"].is_object() {
         object["metadata"]["annotations"] = json!({});

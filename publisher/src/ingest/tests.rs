@@ -44,7 +44,7 @@ fn signed(report: &Value, key: &SigningKey) -> Vec<u8> {
 }
 
 fn received(items: &[Vec<u8>]) -> Vec<Received> {
-    items.iter().enumerate().map(|(i, b)| Received { origin: format!("report-{i}.json"), bytes: b.clone() }).collect()
+    items.iter().enumerate().map(|(i, b)| Received { origin: format!("report-{i}.json"), bytes: b.clone(), place: None }).collect()
 }
 
 /// A `--to-dir` directory holding `fleet/a` registered with key 1 and `fleet/nokey` without one.
@@ -242,7 +242,8 @@ fn reads_reports_files_and_directories() {
     assert!(
         matches!(input::read(file.to_str().unwrap(), &Limits::SPEC), Err(InputError::NotReports { path, .. }) if path.ends_with("reports.json"))
     );
-    assert!(matches!(input::read("oci://registry.example/reports", &Limits::SPEC), Err(InputError::Store(_))));
+    assert!(input::is_store("oci://registry.example/reports") && input::is_store("git+http://h/r.git"));
+    assert!(!input::is_store(dir.path().to_str().unwrap()));
     assert!(matches!(input::read("/nonexistent/reports.json", &Limits::SPEC), Err(InputError::Io { .. })));
 }
 

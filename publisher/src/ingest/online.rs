@@ -1,0 +1,195 @@
+//! Reports read from the store, with no file carried (spec 14.7): one [`pass`] over the
+//! SveltosClusters that carry a report key reads each one's newest report unless it is the
+//! one read last ([`Marks`], which `watch` keeps between passes), ingests what is new like
+//! carried reports (each from its cluster's place, spec 14.4 step 5), and counts the
+//! intervals missed by the clusters that sent nothing new (`liveness`, spec 14.9).
+//!
+//! `ingest --from STORE` makes one pass with no marks; `watch` one every `--reports-every`.
+//! Reading is the store's (`airlock_store::ReportStore`), checking and writing `ingest`'s.
+
+use std::collections::HashMap;
+
+use airlock_bundle::{ClusterId, Limits};
+use airlock_store::{Latest, ReportStore, StoreError};
+use jiff::Timestamp;
+use serde_json::Value;
+
+use super::input::Received;
+use super::status::Update;
+use super::target::{Target, TargetError};
+use super::{Outcome, Row, ingest, liveness};
+use crate::annotations::REPORT_KEY_ANNOTATION;
+
+/// Per cluster, the mark of the newest report read from the store.
+#[derive(Debug, Clone, Default)]
+pub struct Marks(HashMap<ClusterId, String>);
+
+/// What one pass did.
+#[derive(Debug, Default)]
+pub struct Pass {
+    /// The reports read, and their fate, as `ingest` tells it.
+    pub rows: Vec<Row>,
+    /// Clusters whose missed intervals changed, and whether that was written.
+    pub missed: Vec<(ClusterId, Update, Result<(), TargetError>)>,
+    /// Clusters whose reports the store could not hand over; judged next pass.
+    pub unread: Vec<(ClusterId, StoreError)>,
+}
+
+/// One pass over `clusters` (SveltosClusters as JSON) at time `now`.
+pub async fn pass(
+    store: &dyn ReportStore,
+    clusters: &[Value],
+    marks: &mut Marks,
+    target: &Target,
+    now: Timestamp,
+    limits: &Limits,
+) -> Pass {
+    let keyed: Vec<(ClusterId, &Value)> = clusters
+        .iter()
+        .filter(|o| o["metadata"]["annotations"][REPORT_KEY_ANNOTATION].is_string())
+        .filter_map(|o| Some((ClusterId::new(o["metadata"]["namespace"].as_str()?, o["metadata"]["name"].as_str()?).ok()?, o)))
+        .collect();
+    let wanted: Vec<(ClusterId, Option<String>)> = keyed.iter().map(|(c, _)| (c.clone(), marks.0.get(c).cloned())).collect();
+    let found = store.latest_reports(&wanted, limits).await;
+    let mut pass = Pass::default();
+    let (mut received, mut read) = (Vec::new(), Vec::new());
+    for ((cluster, object), found) in keyed.into_iter().zip(found) {
+        match found {
+            Ok(Latest::Report { envelope, mark }) => {
+                let origin = format!("{} {cluster}", store.describe_reports());
+                received.push(Received { origin, bytes: envelope, place: Some(cluster.clone()) });
+                read.push((cluster, mark));
+            }
+            Ok(Latest::Unchanged | Latest::None) => {
+                if let Some(update) = liveness::missed(object, now) {
+                    let written = target.write(&cluster, object, &update).await;
+                    pass.missed.push((cluster, update, written));
+                }
+            }
+            Err(e) => pass.unread.push((cluster, e)),
+        }
+    }
+    pass.rows = ingest(received, target, limits).await;
+    for (row, (cluster, mark)) in pass.rows.iter().zip(read) {
+        // A report that could not be written is read again next pass; any other, never.
+        if !matches!(row.outcome, Outcome::Failed(_)) {
+            marks.0.insert(cluster, mark);
+        }
+    }
+    pass
+}
+
+#[cfg(test)]
+mod tests {
+    use airlock_bundle::SigningKey;
+    use airlock_bundle::envelope::{self, REPORT_PAYLOAD_TYPE};
+    use airlock_store::{ReportPush, Store, StoreRef};
+    use serde_json::json;
+
+    use super::*;
+    use crate::annotations::{REPORT_INTERVAL_ANNOTATION, REPORT_TIME_ANNOTATION};
+    use crate::ingest::report::ReportError;
+    use crate::ingest::target::file_of;
+    use crate::yaml;
+
+    fn key(seed: u8) -> SigningKey {
+        SigningKey::from_seed([seed; 32])
+    }
+
+    /// `--to-dir` files of fleet/a and fleet/b, each with its own key, and a layout store.
+    async fn setup() -> (tempfile::TempDir, Target, Box<dyn Store>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("clusters")).unwrap();
+        for (name, seed) in [("a", 1), ("b", 2)] {
+            let id: ClusterId = format!("fleet/{name}").parse().unwrap();
+            let annotations =
+                json!({REPORT_KEY_ANNOTATION: key(seed).public().to_openssh(&id.to_string()), REPORT_INTERVAL_ANNOTATION: "5m"});
+            let object = json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
+                "metadata": {"name": name, "namespace": "fleet", "annotations": annotations}, "spec": {"pullMode": true}});
+            std::fs::write(file_of(&dir.path().join("clusters"), &id), yaml::emit(&[object])).unwrap();
+        }
+        let store = airlock_store::open(&StoreRef::OciLayout(dir.path().join("layout")), &Default::default()).await.unwrap();
+        let target = Target::Dir(dir.path().join("clusters"));
+        (dir, target, store)
+    }
+
+    async fn push(store: &dyn Store, cluster: &str, finished: &str, signer: u8) {
+        let report = json!({"apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": cluster, "finishedAt": finished,
+            "result": "up-to-date", "appliedVersion": 2, "appliedDigest": null, "bundle": null, "kubernetesVersion": "v1.20.2", "error": null});
+        let envelope = envelope::sign(REPORT_PAYLOAD_TYPE, &serde_json::to_vec(&report).unwrap(), &[key(signer)]);
+        let push =
+            ReportPush { cluster: cluster.parse().unwrap(), finished_at: finished.parse().unwrap(), result: "up-to-date".into(), envelope };
+        store.reports().unwrap().push_report(&push).await.unwrap();
+    }
+
+    async fn run(store: &dyn Store, target: &Target, marks: &mut Marks, now: &str) -> Pass {
+        let clusters = target.list().await.unwrap();
+        pass(store.reports().unwrap(), &clusters, marks, target, now.parse().unwrap(), &Limits::SPEC).await
+    }
+
+    #[tokio::test]
+    async fn ingests_what_is_new_once_and_the_same_report_again_changes_nothing() {
+        let (_dir, target, store) = setup().await;
+        push(&*store, "fleet/a", "2026-03-01T10:00:00Z", 1).await;
+        let mut marks = Marks::default();
+        let first = run(&*store, &target, &mut marks, "2026-03-01T10:01:00Z").await;
+        assert_eq!(first.rows.iter().map(|r| r.outcome.clone()).collect::<Vec<_>>(), [Outcome::Ingested]);
+        let object = target.get(&"fleet/a".parse().unwrap()).await.unwrap().unwrap();
+        assert_eq!((object["status"]["ready"].clone(), object["status"]["connectionStatus"].clone()), (json!(true), json!("Healthy")));
+        assert_eq!(object["metadata"]["annotations"][REPORT_TIME_ANNOTATION], "2026-03-01T10:00:00Z");
+        let again = run(&*store, &target, &mut marks, "2026-03-01T10:02:00Z").await;
+        assert!(again.rows.is_empty() && again.missed.is_empty(), "marked: not read again");
+        let unmarked = run(&*store, &target, &mut Marks::default(), "2026-03-01T10:02:00Z").await;
+        assert_eq!(unmarked.rows[0].outcome, Outcome::AlreadyIngested, "read again, it changes nothing");
+    }
+
+    #[tokio::test]
+    async fn an_older_report_after_a_newer_one_changes_nothing() {
+        let (_dir, target, store) = setup().await;
+        push(&*store, "fleet/a", "2026-03-01T10:05:00Z", 1).await;
+        run(&*store, &target, &mut Marks::default(), "2026-03-01T10:06:00Z").await;
+        push(&*store, "fleet/a", "2026-03-01T10:00:00Z", 1).await;
+        let late = run(&*store, &target, &mut Marks::default(), "2026-03-01T10:07:00Z").await;
+        assert!(matches!(late.rows[0].outcome, Outcome::Older { .. }), "{:?}", late.rows[0].outcome);
+        let object = target.get(&"fleet/a".parse().unwrap()).await.unwrap().unwrap();
+        assert_eq!(object["metadata"]["annotations"][REPORT_TIME_ANNOTATION], "2026-03-01T10:05:00Z");
+    }
+
+    #[tokio::test]
+    async fn a_report_in_another_clusters_place_is_refused_even_well_signed() {
+        let (_dir, target, store) = setup().await;
+        // b's own report, signed by b, written where a's reports go.
+        let report = json!({"apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": "fleet/b", "finishedAt": "2026-03-01T10:00:00Z",
+            "result": "up-to-date", "appliedVersion": 2, "appliedDigest": null, "bundle": null, "kubernetesVersion": null, "error": null});
+        let envelope = envelope::sign(REPORT_PAYLOAD_TYPE, &serde_json::to_vec(&report).unwrap(), &[key(2)]);
+        let push = ReportPush {
+            cluster: "fleet/a".parse().unwrap(),
+            finished_at: "2026-03-01T10:00:00Z".parse().unwrap(),
+            result: "up-to-date".into(),
+            envelope,
+        };
+        store.reports().unwrap().push_report(&push).await.unwrap();
+        let pass = run(&*store, &target, &mut Marks::default(), "2026-03-01T10:01:00Z").await;
+        let misplaced = ReportError::Misplaced { place: "fleet/a".parse().unwrap(), claimed: "fleet/b".parse().unwrap() };
+        assert_eq!(pass.rows[0].outcome, Outcome::Rejected(misplaced));
+        assert!(target.get(&"fleet/b".parse().unwrap()).await.unwrap().unwrap()["status"].is_null(), "b is untouched");
+    }
+
+    #[tokio::test]
+    async fn a_cluster_gone_quiet_is_not_ready_after_the_missed_intervals() {
+        let (_dir, target, store) = setup().await;
+        push(&*store, "fleet/a", "2026-03-01T10:00:00Z", 1).await;
+        let mut marks = Marks::default();
+        run(&*store, &target, &mut marks, "2026-03-01T10:01:00Z").await;
+        let quiet = run(&*store, &target, &mut marks, "2026-03-01T10:20:00Z").await;
+        let [(cluster, update, Ok(()))] = quiet.missed.as_slice() else { panic!("{:?}", quiet.missed) };
+        assert_eq!((cluster.to_string(), update.status["connectionStatus"].clone()), ("fleet/a".to_string(), json!("Down")));
+        let object = target.get(&"fleet/a".parse().unwrap()).await.unwrap().unwrap();
+        assert_eq!((object["status"]["ready"].clone(), object["status"]["connectionFailures"].clone()), (json!(false), json!(3)));
+        push(&*store, "fleet/a", "2026-03-01T10:21:00Z", 1).await;
+        run(&*store, &target, &mut marks, "2026-03-01T10:21:30Z").await;
+        let object = target.get(&"fleet/a".parse().unwrap()).await.unwrap().unwrap();
+        assert_eq!((object["status"]["ready"].clone(), object["status"]["connectionStatus"].clone()), (json!(true), json!("Healthy")));
+        assert!(object["status"].get("failureMessage").is_none(), "{object}");
+    }
+}
