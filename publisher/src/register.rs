@@ -9,6 +9,8 @@
 
 mod manifests;
 mod objects;
+#[cfg(test)]
+mod pod_tests;
 mod rbac;
 mod settings;
 #[cfg(test)]
@@ -28,7 +30,7 @@ use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-use crate::annotations::{FIELD_MANAGER, REPORT_KEY_ANNOTATION};
+use crate::annotations::{FIELD_MANAGER, REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION};
 use crate::sveltos::model::WATCH_NAMESPACES_ANNOTATION;
 use settings::{ClusterFlags, Registration};
 
@@ -70,6 +72,13 @@ the Secret airlock-report-key with the report key (mounted at
 /etc/airlock/report-key/report.key), a metrics Service, and the CronJob that runs
 `airlock-puller sync`. Apply it there with `kubectl apply -f`. The YAML holds a private key:
 keep it like a Secret.
+
+The puller also sends its signed reports to the store (not to an oci-archive:), beside its
+bundles, whenever they are news and at least every --report-every; `airlock-publisher watch`
+(or `ingest --from STORE`) reads them there. Give it store credentials that read its own
+bundles and write its own reports only (bundles-format.md 14.7). A local --source
+(oci-layout:, oci-archive:, git+file://) reaches the pod with --mount-host-path; a node
+without a pod network (hack/node.sh) needs --host-network.
 
 Without --watch-namespaces the puller gets a ClusterRole with every verb on every resource, as
 Sveltos's agents do. With it, namespaced kinds are granted only by Roles in the listed
@@ -131,8 +140,8 @@ pub async fn run(cmd: RegisterCommand) -> anyhow::Result<u8> {
         StoreRef::Git { url, .. } if url.starts_with("file://") => Some(url.clone()),
         _ => None,
     };
-    if let Some(path) = local {
-        tracing::warn!(%path, "the source is a local path: mount it into the CronJob's pod yourself");
+    if let Some(path) = local.filter(|_| reg.host_path.is_none()) {
+        tracing::warn!(%path, "the source is a local path: mount it into the CronJob's pod yourself, or give --mount-host-path");
     }
     let objects = management_objects(&reg);
     match &args.flags.to_dir {
@@ -156,7 +165,10 @@ fn management_objects(reg: &Registration) -> Vec<Value> {
 
 fn sveltos_cluster(reg: &Registration) -> Value {
     // The comment names the cluster for whoever copies the key out of the annotation.
-    let mut annotations = json!({ REPORT_KEY_ANNOTATION: reg.report_key.public.to_openssh(&reg.cluster.to_string()) });
+    let mut annotations = json!({
+        REPORT_KEY_ANNOTATION: reg.report_key.public.to_openssh(&reg.cluster.to_string()),
+        REPORT_INTERVAL_ANNOTATION: reg.report_every,
+    });
     if let Some(watched) = &reg.watch_namespaces {
         annotations[WATCH_NAMESPACES_ANNOTATION] = watched.join(",").into();
     }

@@ -6,12 +6,14 @@
 
 use std::collections::BTreeMap;
 
+use airlock_store::StoreRef;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::batch::v1::{CronJob, CronJobSpec, JobSpec, JobTemplateSpec};
 use k8s_openapi::api::core::v1::{
-    Capabilities, ConfigMap, ConfigMapProjection, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, KeyToPath, Namespace,
-    PodSecurityContext, PodSpec, PodTemplateSpec, ProjectedVolumeSource, ResourceRequirements, SeccompProfile, Secret, SecretProjection,
-    SecretVolumeSource, SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount, VolumeProjection,
+    Capabilities, ConfigMap, ConfigMapProjection, Container, ContainerPort, EmptyDirVolumeSource, EnvVar, HostPathVolumeSource, KeyToPath,
+    Namespace, PodDNSConfig, PodSecurityContext, PodSpec, PodTemplateSpec, ProjectedVolumeSource, ResourceRequirements, SeccompProfile,
+    Secret, SecretProjection, SecretVolumeSource, SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
+    VolumeProjection,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -36,6 +38,11 @@ const DOCKER_CONFIG_DIR: &str = "/var/lib/airlock/docker";
 /// Where the Git logins appear; `$AIRLOCK_GIT_CREDENTIALS` names the file in it.
 const GIT_CREDENTIALS_DIR: &str = "/var/lib/airlock/git";
 const METRICS_PORT: i32 = 9090;
+/// `$AIRLOCK_CACHE` of a Git store's puller: its bare clone of the repository.
+const GIT_CACHE_DIR: &str = "/var/lib/airlock/cache";
+/// A bare clone holds every cluster's bundles of the branch, which the puller cannot
+/// bound; this bounds what a runaway repository costs the node.
+const GIT_CACHE_SIZE: &str = "1Gi";
 /// The `nonroot` user of distroless-style images; any non-zero id would do.
 const PULLER_UID: i64 = 65532;
 
@@ -53,6 +60,9 @@ struct PullerConfig<'a> {
     state_namespace: &'a str,
     report_to: &'a str,
     report_key: String,
+    /// Every store kind but a carried archive keeps reports (spec 14.7).
+    push_reports: bool,
+    report_every: &'a str,
 }
 
 /// The registration YAML: documents separated by `---`, in an order `kubectl apply -f`
@@ -118,6 +128,8 @@ fn config_map(reg: &Registration) -> Result<ConfigMap, serde_json::Error> {
         state_namespace: &reg.puller_namespace,
         report_to: REPORT_DIR,
         report_key: format!("{CONFIG_DIR}/{REPORT_KEY_DIR}/{REPORT_KEY_FILE}"),
+        push_reports: !matches!(reg.source, StoreRef::OciArchive(_)),
+        report_every: &reg.report_every,
     };
     let config = serde_json::to_string_pretty(&config)? + "\n";
     Ok(ConfigMap {
@@ -228,6 +240,28 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
     ];
     let mut mounts = vec![mount("config", CONFIG_DIR, true), mount("tmp", "/tmp", false), mount("reports", REPORT_DIR, false)];
     let mut env = vec![EnvVar { name: "AIRLOCK_LOG_FORMAT".into(), value: Some("json".into()), ..Default::default() }];
+    if let Some(path) = &reg.host_path {
+        // The same path inside the pod as on the node, so the settings' --source is right in both.
+        let archive = matches!(reg.source, StoreRef::OciArchive(_));
+        let kind = if archive { "File" } else { "Directory" };
+        let path = path.display().to_string();
+        volumes.push(Volume {
+            name: "store".into(),
+            host_path: Some(HostPathVolumeSource { path: path.clone(), type_: Some(kind.into()) }),
+            ..Default::default()
+        });
+        mounts.push(mount("store", &path, archive));
+    }
+    if let StoreRef::Git { .. } = reg.source {
+        // The Git store's bare cache (`$AIRLOCK_CACHE`), outside the read-only root.
+        volumes.push(Volume {
+            name: "git-cache".into(),
+            empty_dir: Some(EmptyDirVolumeSource { size_limit: Some(Quantity(GIT_CACHE_SIZE.into())), ..Default::default() }),
+            ..Default::default()
+        });
+        mounts.push(mount("git-cache", GIT_CACHE_DIR, false));
+        env.push(EnvVar { name: "AIRLOCK_CACHE".into(), value: Some(GIT_CACHE_DIR.into()), ..Default::default() });
+    }
     if let Some(login) = &reg.login {
         // The store client finds registry logins as `$DOCKER_CONFIG/config.json`, the
         // puller Git logins in the file `$AIRLOCK_GIT_CREDENTIALS`; `expires-at` sits beside.
@@ -268,12 +302,16 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
         command: Some(vec![PULLER.into()]),
         args: Some(["sync", "--config", &format!("{CONFIG_DIR}/config.json")].map(String::from).to_vec()),
         env: Some(env),
-        ports: Some(vec![ContainerPort {
-            name: Some("metrics".into()),
-            container_port: METRICS_PORT,
-            protocol: Some("TCP".into()),
-            ..Default::default()
-        }]),
+        // On the host network a container port is a host port, which two pullers on one
+        // node (two fleets) cannot share; `sync` serves no metrics anyway.
+        ports: (!reg.host_network).then(|| {
+            vec![ContainerPort {
+                name: Some("metrics".into()),
+                container_port: METRICS_PORT,
+                protocol: Some("TCP".into()),
+                ..Default::default()
+            }]
+        }),
         // Bundles hold up to 256 MiB of manifests (spec 10); typical ones need far less.
         resources: Some(ResourceRequirements {
             requests: quantities("50m", "64Mi"),
@@ -304,6 +342,10 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
             }),
             containers: vec![container],
             volumes: Some(volumes),
+            host_network: reg.host_network.then_some(true),
+            // A node without a pod network has no cluster DNS either: its own resolver.
+            dns_policy: reg.host_network.then(|| "None".into()),
+            dns_config: reg.host_network.then(|| PodDNSConfig { nameservers: Some(vec!["127.0.0.1".into()]), ..Default::default() }),
             ..Default::default()
         }),
     }

@@ -14,9 +14,10 @@ use airlock_store::{GitCredentials, StoreRef};
 use anyhow::{Context, bail, ensure};
 use base64::Engine;
 use clap::{Args, ValueEnum};
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
 use super::token::{Token, TokenFlags};
+use crate::duration::{format_duration, parse_duration};
 use crate::render::credentials::Login;
 
 /// A keyring holds at most 64 keys of under 200 bytes each; a docker config a few auths.
@@ -104,6 +105,21 @@ pub struct ClusterFlags {
     /// generating a new one: re-registering without it changes the key.
     #[arg(long, value_name = "FILE")]
     pub report_key_file: Option<PathBuf>,
+    /// How often the puller sends a report to the store at least, even when nothing
+    /// changed; recorded on the SveltosCluster (airlock.dev/report-interval): a cluster
+    /// silent for spec.consecutiveFailureThreshold (default 3) intervals is not ready.
+    #[arg(long, default_value = "30m", value_name = "DURATION", value_parser = parse_duration)]
+    pub report_every: SignedDuration,
+    /// Run the puller's pod on the node's network (hostNetwork, dnsPolicy None with the
+    /// resolver 127.0.0.1, no container port): for single-node clusters without a pod
+    /// network, such as hack/node.sh's.
+    #[arg(long)]
+    pub host_network: bool,
+    /// Mount a local --source (oci-layout:, oci-archive:, git+file://) from the node's own
+    /// disk into the puller's pod at the same path (hostPath; a layout read-write, for the
+    /// reports). The path must be there on every node the pod may run on.
+    #[arg(long)]
+    pub mount_host_path: bool,
     #[command(flatten)]
     pub token: TokenFlags,
 }
@@ -149,6 +165,11 @@ pub struct Registration {
     /// `--token`: the credentials are renewed through a management Secret.
     pub token: Option<Token>,
     pub report_key: ReportKey,
+    /// The report interval, as `parse_duration` writes it (`30m`).
+    pub report_every: String,
+    pub host_network: bool,
+    /// The local path of the source, to mount from the node (`--mount-host-path`).
+    pub host_path: Option<PathBuf>,
 }
 
 impl ClusterFlags {
@@ -161,6 +182,13 @@ impl ClusterFlags {
         ensure!(!self.image.is_empty() && !self.image.contains(char::is_whitespace), "--image {:?} is not an image reference", self.image);
         check_schedule(&self.schedule)?;
         let login = self.login(&source)?;
+        let host_path = match (&source, self.mount_host_path) {
+            (_, false) => None,
+            (StoreRef::OciLayout(path) | StoreRef::OciArchive(path), true) => Some(path.clone()),
+            (StoreRef::Git { url, .. }, true) if url.starts_with("file://") => Some(PathBuf::from(&url["file://".len()..])),
+            (_, true) => bail!("--mount-host-path needs a local --source (oci-layout:, oci-archive:, git+file://)"),
+        };
+        ensure!(host_path.as_ref().is_none_or(|p| p.is_absolute()), "--mount-host-path: the --source path must be absolute");
         Ok(Registration {
             labels: parse_labels(&self.labels)?,
             watch_namespaces: parse_watch_namespaces(&self.watch_namespaces)?,
@@ -174,6 +202,9 @@ impl ClusterFlags {
             cronjob_api: self.cronjob_api,
             puller_namespace: self.puller_namespace.clone(),
             report_key: self.report_key()?,
+            report_every: format_duration(self.report_every),
+            host_network: self.host_network,
+            host_path,
         })
     }
 

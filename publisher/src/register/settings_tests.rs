@@ -24,8 +24,9 @@ struct Cli {
 pub fn flags(keyring: &Path, args: &[&str]) -> ClusterFlags {
     let keyring = keyring.to_str().expect("UTF-8 temp path");
     let base = ["register", "--namespace", "fleet", "--cluster", "edge-1", "--pullmode", "--keyring", keyring];
-    let source = ["--source", "oci+http://127.0.0.1:5000/airlock"];
-    let argv = base.iter().chain(&source).chain(args);
+    // The default store, unless `args` name one.
+    let source: &[&str] = if args.contains(&"--source") { &[] } else { &["--source", "oci+http://127.0.0.1:5000/airlock"] };
+    let argv = base.iter().chain(source).chain(args);
     Cli::try_parse_from(argv).expect("flags parse").flags
 }
 

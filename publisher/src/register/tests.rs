@@ -11,7 +11,7 @@ use super::settings::tests::{flags, keyring_file};
 use super::{management_objects, sveltos_cluster, write_to_dir};
 
 /// The registration YAML for `args`, and its documents parsed back.
-fn render(args: &[&str]) -> (String, Vec<Value>) {
+pub(super) fn render(args: &[&str]) -> (String, Vec<Value>) {
     let (_dir, keyring) = keyring_file();
     let reg = flags(&keyring, args).check().expect("valid flags");
     let yaml = registration_yaml(&reg).expect("renders");
@@ -23,7 +23,7 @@ fn find<'a>(docs: &'a [Value], kind: &str, namespace: Option<&str>, name: &str) 
     docs.iter().find(|d| d["kind"] == kind && d["metadata"]["name"] == name && d["metadata"]["namespace"].as_str() == namespace)
 }
 
-fn get<'a>(docs: &'a [Value], kind: &str, namespace: Option<&str>, name: &str) -> &'a Value {
+pub(super) fn get<'a>(docs: &'a [Value], kind: &str, namespace: Option<&str>, name: &str) -> &'a Value {
     find(docs, kind, namespace, name).unwrap_or_else(|| panic!("no {kind} {namespace:?}/{name}"))
 }
 
@@ -157,7 +157,7 @@ fn config_map_holds_the_keyring_and_exactly_the_puller_settings() {
         json!({"source": "oci+http://127.0.0.1:5000/airlock", "cluster": "fleet/edge-1",
                "keyring": "/etc/airlock/keyring.json", "watchNamespaces": ["web"], "namespacePolicy": "reject",
                "stateNamespace": "airlock-system", "reportTo": "/var/lib/airlock/reports",
-               "reportKey": "/etc/airlock/report-key/report.key"})
+               "reportKey": "/etc/airlock/report-key/report.key", "pushReports": true, "reportEvery": "30m"})
     );
     let (_, docs) = render(&[]);
     let data = &get(&docs, "ConfigMap", Some("airlock-system"), "airlock-puller")["data"];
@@ -214,7 +214,7 @@ fn sveltos_cluster_carries_pull_mode_labels_and_annotation() {
         json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
                "metadata": {"name": "edge-1", "namespace": "fleet", "labels": {"region": "eu", "tier": "prod"},
                             "annotations": {"agent.projectsveltos.io/watch-namespaces": "web,monitoring",
-                                            "airlock.dev/report-key": public}},
+                                            "airlock.dev/report-key": public, "airlock.dev/report-interval": "30m"}},
                "spec": {"pullMode": true}})
     );
     let out = dir.path().join("clusters");
@@ -224,7 +224,9 @@ fn sveltos_cluster_carries_pull_mode_labels_and_annotation() {
 
     let plain = flags(&keyring, &[]).check().unwrap();
     let annotations = sveltos_cluster(&plain)["metadata"]["annotations"].as_object().unwrap().clone();
-    assert_eq!(annotations.keys().collect::<Vec<_>>(), ["airlock.dev/report-key"]);
+    assert_eq!(annotations.keys().collect::<Vec<_>>(), ["airlock.dev/report-interval", "airlock.dev/report-key"]);
+    let hourly = flags(&keyring, &["--report-every", "60m"]).check().unwrap();
+    assert_eq!(sveltos_cluster(&hourly)["metadata"]["annotations"]["airlock.dev/report-interval"], "1h");
 }
 
 /// A PKCS#8 key file with a fixed key and `mode`; its path.
