@@ -53,27 +53,35 @@ pub async fn pass(
     let found = store.latest_reports(&wanted, limits).await;
     let mut pass = Pass::default();
     let (mut received, mut read) = (Vec::new(), Vec::new());
+    // Clusters the store holds nothing new of. One it holds no report of at all may send
+    // its reports elsewhere (another store, files): its silence here says nothing.
+    let mut quiet = Vec::new();
     for ((cluster, object), found) in keyed.into_iter().zip(found) {
         match found {
             Ok(Latest::Report { envelope, mark }) => {
                 let origin = format!("{} {cluster}", store.describe_reports());
                 received.push(Received { origin, bytes: envelope, place: Some(cluster.clone()) });
-                read.push((cluster, mark));
+                read.push((cluster, object, mark));
             }
-            Ok(Latest::Unchanged | Latest::None) => {
-                if let Some(update) = liveness::missed(object, now) {
-                    let written = target.write(&cluster, object, &update).await;
-                    pass.missed.push((cluster, update, written));
-                }
-            }
+            Ok(Latest::Unchanged) => quiet.push((cluster, object)),
+            Ok(Latest::None) => {}
             Err(e) => pass.unread.push((cluster, e)),
         }
     }
     pass.rows = ingest(received, target, limits).await;
-    for (row, (cluster, mark)) in pass.rows.iter().zip(read) {
-        // A report that could not be written is read again next pass; any other, never.
-        if !matches!(row.outcome, Outcome::Failed(_)) {
-            marks.0.insert(cluster, mark);
+    for (row, (cluster, object, mark)) in pass.rows.iter().zip(read) {
+        match row.outcome {
+            // Read again next pass.
+            Outcome::Failed(_) => continue,
+            Outcome::AlreadyIngested | Outcome::Older { .. } => quiet.push((cluster.clone(), object)),
+            _ => {}
+        }
+        marks.0.insert(cluster, mark);
+    }
+    for (cluster, object) in quiet {
+        if let Some(update) = liveness::missed(object, now) {
+            let written = target.write(&cluster, object, &update).await;
+            pass.missed.push((cluster, update, written));
         }
     }
     pass
@@ -191,5 +199,17 @@ mod tests {
         let object = target.get(&"fleet/a".parse().unwrap()).await.unwrap().unwrap();
         assert_eq!((object["status"]["ready"].clone(), object["status"]["connectionStatus"].clone()), (json!(true), json!("Healthy")));
         assert!(object["status"].get("failureMessage").is_none(), "{object}");
+        let b = target.get(&"fleet/b".parse().unwrap()).await.unwrap().unwrap();
+        assert!(b["status"].is_null(), "a cluster with no report in this store is not judged by it: {b}");
+    }
+
+    #[tokio::test]
+    async fn an_old_report_read_again_still_counts_the_missed_intervals() {
+        let (_dir, target, store) = setup().await;
+        push(&*store, "fleet/a", "2026-03-01T10:00:00Z", 1).await;
+        run(&*store, &target, &mut Marks::default(), "2026-03-01T10:01:00Z").await;
+        let later = run(&*store, &target, &mut Marks::default(), "2026-03-01T10:30:00Z").await;
+        assert_eq!(later.rows[0].outcome, Outcome::AlreadyIngested);
+        assert_eq!(later.missed.len(), 1, "{:?}", later.missed);
     }
 }
