@@ -3,7 +3,11 @@
 # binaries plus the few shared libraries they link, a non-root user, nothing else. umoci
 # assembles the image from a root filesystem; skopeo pushes it to the local registry.
 #
-# Usage: hack/image.sh [--push REGISTRY]     (e.g. --push 127.0.0.1:5000)
+# Usage: hack/image.sh [--debug] [--push REGISTRY | --push-to REF]     (e.g. --push 127.0.0.1:5000)
+#   --debug  the debug binaries of target/debug instead of a release build: what the
+#            quickstart and the end-to-end tests run, which build those anyway
+#   --push REGISTRY  pushes REGISTRY/airlock/puller:<version>
+#   --push-to REF    pushes to REF itself (tests push a tag of their own)
 #   Prints the image reference (for `register cluster --image`) on stdout.
 #   The image layout stays in target/image (oci:target/image:<version>).
 #
@@ -14,18 +18,25 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cd "$HACK_DIR/.."
 
-push=""
+push="" profile=release
 while [ $# -gt 0 ]; do
   case "$1" in
-    --push) push="$2"; shift 2 ;;
-    *) die "unknown argument $1 (usage: $0 [--push REGISTRY])" ;;
+    --push) push="$2/airlock/puller:"; shift 2 ;;
+    --push-to) push="$2"; shift 2 ;;
+    --debug) profile=debug; shift ;;
+    *) die "unknown argument $1 (usage: $0 [--debug] [--push REGISTRY | --push-to REF])" ;;
   esac
 done
 
 ensure_pkgs umoci skopeo ca-certificates
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-log "building release binaries"
-cargo build --release --locked -p airlock-puller -p airlock-publisher >&2
+bin_dir="${CARGO_TARGET_DIR:-target}/$profile"
+log "building $profile binaries"
+if [ "$profile" = release ]; then
+  cargo build --release --locked -p airlock-puller -p airlock-publisher >&2
+else
+  cargo build --locked -p airlock-puller -p airlock-publisher >&2
+fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -37,9 +48,9 @@ umoci unpack --rootless --image "$layout:$version" "$work/bundle" >&2
 root="$work/bundle/rootfs"
 mkdir -p "$root/usr/local/bin" "$root/etc/ssl/certs" "$root/tmp" "$root/var/lib/airlock"
 for bin in airlock-puller airlock-publisher; do
-  install -m 0755 "target/release/$bin" "$root/usr/local/bin/$bin"
+  install -m 0755 "$bin_dir/$bin" "$root/usr/local/bin/$bin"
   # The shared libraries the binary links (glibc and friends) and the loader.
-  ldd "target/release/$bin" | grep -o '/[^ ]*' | while read -r lib; do
+  ldd "$bin_dir/$bin" | grep -o '/[^ ]*' | while read -r lib; do
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
   done
@@ -61,7 +72,8 @@ size=$(du -sh "$layout" | cut -f1)
 log "image oci:$layout:$version ($size)"
 
 if [ -n "$push" ]; then
-  ref="$push/airlock/puller:$version"
+  ref="$push"
+  case "$ref" in *:) ref="$ref$version" ;; esac
   skopeo copy --quiet --dest-tls-verify=false "oci:$layout:$version" "docker://$ref" >&2
   log "pushed $ref"
   echo "$ref"
