@@ -44,8 +44,11 @@ write_configs() {
 {"cniVersion": "0.4.0", "name": "airlock-loopback", "plugins": [{"type": "loopback"}]}
 JSON
   # The local registry over plain HTTP, under both its names (`register`'s default image
-  # is localhost:5000/...).
-  for name in "$REGISTRY" "localhost:${REGISTRY#*:}"; do
+  # is localhost:5000/...), and in place of every other registry (`_default`, which
+  # containerd takes for a host without a directory of its own): an image named for
+  # docker.io or quay.io, as a bundle's Deployment may name it, is then looked for in the
+  # local registry and not found, instead of being fetched from the internet.
+  for name in "$REGISTRY" "localhost:${REGISTRY#*:}" _default; do
     mkdir -p "$DIR/containerd/certs.d/$name"
     cat >"$DIR/containerd/certs.d/$name/hosts.toml" <<TOML
 server = "http://$REGISTRY"
