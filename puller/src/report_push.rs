@@ -20,6 +20,11 @@ use crate::kept::meta::Names;
 use crate::report::Report;
 use crate::source;
 
+/// How much sooner than the report interval a report counts as due: runs of a CronJob start
+/// a few seconds apart from one period to the next, and an interval equal to the period
+/// must not skip every other run.
+const HEARTBEAT_SLACK: SignedDuration = SignedDuration::from_secs(10);
+
 /// Which reports a run sends, in this order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Due {
@@ -36,7 +41,7 @@ pub fn due(own: &Report, kept: Option<&KeptNow>, every: Duration) -> Due {
     let sent = |finished: Timestamp| kept.pushed.is_some_and(|pushed| pushed >= finished);
     let unsent = !kept.written && kept.found.as_ref().is_some_and(|found| !sent(found.finished_at));
     let every = SignedDuration::try_from(every).unwrap_or(SignedDuration::MAX);
-    let heartbeat = kept.pushed.is_none_or(|pushed| own.finished_at.duration_since(pushed) >= every);
+    let heartbeat = kept.pushed.is_none_or(|pushed| own.finished_at.duration_since(pushed) + HEARTBEAT_SLACK >= every);
     Due { kept: unsent, own: kept.written || unsent || heartbeat }
 }
 
@@ -122,6 +127,10 @@ mod tests {
         assert_eq!(due(&own, Some(&quiet), EVERY), Due { kept: false, own: false });
         let late = report("2026-03-01T10:30:00Z");
         assert_eq!(due(&late, Some(&quiet), EVERY), Due { kept: false, own: true }, "the heartbeat");
+        let minute = Duration::from_secs(60);
+        let next = report("2026-03-01T10:00:57Z");
+        assert_eq!(due(&next, Some(&quiet), minute), Due { kept: false, own: true }, "the next run of a CronJob, a little early");
+        assert_eq!(due(&report("2026-03-01T10:00:45Z"), Some(&quiet), minute), Due { kept: false, own: false });
     }
 
     #[test]
