@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# The whole pull-mode loop on this machine, with no manual step:
-#   build the tools; start a management and a managed Kubernetes API server; install the
-#   Sveltos CRDs and examples/ in the management one; generate keys; register a pull-mode
-#   cluster and apply its registration YAML to the managed one; publish; sync; carry the
-#   report back and ingest it; print `kubectl get sveltoscluster -A`.
+# The whole pull-mode loop on this machine, as an operator runs it, with nothing done by
+# hand after `kubectl apply`:
+#   build the tools and the puller's image (pushed to the local registry); start a
+#   management Kubernetes API server and a single-node cluster whose pods really run
+#   (hack/node.sh); install the Sveltos CRDs and examples/ in the management one; generate
+#   keys; register a pull-mode cluster and `kubectl apply -f` its registration YAML on the
+#   node; publish. The registration's CronJob then runs the puller every minute: it syncs
+#   and sends its signed report to the store, where `airlock-publisher watch` picks it up,
+#   until `kubectl get sveltoscluster -A` shows READY true and the node's VERSION.
 #
 # Usage: hack/quickstart.sh [--store layout|oci|git] [--keep]
-#   --store layout  bundles go to an OCI layout directory (default; no registry needed)
+#   --store layout  bundles go to an OCI layout directory (default), which the puller's
+#                   pod mounts from this machine's disk (register --mount-host-path)
 #   --store oci     bundles go to the local registry (Distribution 2.8 on 127.0.0.1:5000)
 #   --store git     bundles go to the local Git server (git http-backend on 127.0.0.1:8418)
 #   --keep          leave the services running at the end (default: stop what it started)
 #
-# Safe to run twice: keys and registration are reused, publish and sync are idempotent.
-# The test API servers run no nodes, so the CronJob the registration creates never gets a
-# pod; this script runs the same `airlock-puller sync` the CronJob would, with the same
-# settings (the registration's ConfigMap and Secret), from this machine.
+# Safe to run twice: keys (the report key too) and registration are reused, publish and
+# sync are idempotent. Whatever this run started is stopped when it ends, also when it fails.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -25,46 +28,74 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --store) store_kind="$2"; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
 done
+case "$store_kind" in layout | oci | git) ;; *) die "--store must be layout, oci or git" ;; esac
 
 n=0
 step() { n=$((n + 1)); printf '\n\033[1m==> %d. %s\033[0m\n' "$n" "$*" >&2; }
 
 qs="${AIRLOCK_QUICKSTART_DIR:-$AIRLOCK_STATE/quickstart}"
 mkdir -p "$qs"
-cluster_ns=fleet cluster_name=edge-quickstart
+cluster_ns=fleet cluster_name=edge-quickstart puller_ns=airlock-system
+registry="127.0.0.1:${AIRLOCK_REGISTRY_PORT:-5000}"
+# The UID and GID the puller's image runs as (hack/image.sh, register's pod template).
+puller_uid=65532
 
-step "Build airlock-publisher and airlock-puller"
+# What this run started, stopped on exit unless --keep; a run that fails stops it too, so
+# the next run never finds half of it running.
+started=() watch_pid=""
+finish() {
+  local rc=$?
+  if [ -n "$watch_pid" ]; then kill "$watch_pid" 2>/dev/null || true; wait "$watch_pid" 2>/dev/null || true; fi
+  if [ "${#started[@]}" -gt 0 ] && { [ -z "$keep" ] || [ "$rc" -ne 0 ]; }; then
+    log "stopping what this run started: ${started[*]}"
+    for s in "${started[@]}"; do
+      case "$s" in
+        kube:*) "$HACK_DIR/kube.sh" stop "${s#kube:}" >&2 || true ;;
+        node) "$HACK_DIR/node.sh" stop >&2 || true ;;
+        registry) "$HACK_DIR/registry.sh" stop >&2 || true ;;
+        git) "$HACK_DIR/git-server.sh" stop >&2 || true ;;
+      esac
+    done
+  fi
+  exit "$rc"
+}
+trap finish EXIT
+# start NAME SCRIPT ARGS... — starts a service unless it runs, remembering that this run did.
+start() {
+  local name="$1" script="$2"
+  shift 2
+  if ! "$script" status "$@" >/dev/null 2>&1; then started+=("$name"); fi
+  "$script" start "$@" >&2
+}
+
+step "Build airlock-publisher and airlock-puller, and the puller's image"
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
 cargo build --locked -p airlock-publisher -p airlock-puller >&2
 bin="${CARGO_TARGET_DIR:-target}/debug"
-publisher="$bin/airlock-publisher" puller="$bin/airlock-puller"
+publisher="$bin/airlock-publisher"
+"$HACK_DIR/kube.sh" build kube-apiserver kube-controller-manager kubectl kube-scheduler kubelet >&2
+start registry "$HACK_DIR/registry.sh"
+image=$("$HACK_DIR/image.sh" --debug --push "$registry")
 
-step "Start the management and the managed Kubernetes API servers (and the $store_kind store)"
-started=()
-# Remember what was not running before, to stop only that at the end.
-for inst in management managed; do
-  if ! "$HACK_DIR/kube.sh" status "$inst" >/dev/null 2>&1; then started+=("kube:$inst"); fi
-  "$HACK_DIR/kube.sh" start "$inst" >&2
-done
+step "Start the management API server and the single-node cluster (and the $store_kind store)"
+start kube:management "$HACK_DIR/kube.sh" management
+start node "$HACK_DIR/node.sh"
 case "$store_kind" in
-  layout) store="oci-layout:$qs/bundles" ;;
-  oci)
-    if ! "$HACK_DIR/registry.sh" status >/dev/null 2>&1; then started+=(registry); fi
-    "$HACK_DIR/registry.sh" start >&2
-    store="oci+http://127.0.0.1:${AIRLOCK_REGISTRY_PORT:-5000}/quickstart" ;;
+  layout) store="oci-layout:$qs/bundles" mount=(--mount-host-path) ;;
+  oci) store="oci+http://$registry/quickstart" mount=() ;;
   git)
-    if ! "$HACK_DIR/git-server.sh" status >/dev/null 2>&1; then started+=(git); fi
-    "$HACK_DIR/git-server.sh" start >&2
+    start git "$HACK_DIR/git-server.sh"
     [ -d "$AIRLOCK_STATE/git/repos/quickstart.git" ] || "$HACK_DIR/git-server.sh" new-repo quickstart >&2
-    store="git+http://127.0.0.1:${AIRLOCK_GIT_HTTP_PORT:-8418}/quickstart.git" ;;
-  *) die "--store must be layout, oci or git" ;;
+    store="git+http://127.0.0.1:${AIRLOCK_GIT_HTTP_PORT:-8418}/quickstart.git" mount=() ;;
 esac
-kubectl="$("$HACK_DIR/kube.sh" env managed | sed -n 's/^export AIRLOCK_KUBECTL=//p')"
+kubectl="$("$HACK_DIR/kube.sh" env management | sed -n 's/^export AIRLOCK_KUBECTL=//p')"
 mgmt="$AIRLOCK_STATE/kube-management/kubeconfig"
-managed="$AIRLOCK_STATE/kube-managed/kubeconfig"
+node="$AIRLOCK_STATE/kube-node/kubeconfig"
+on_node() { "$kubectl" --kubeconfig "$node" --cache-dir "$AIRLOCK_STATE/kube-node/kubectl-cache" "$@"; }
 log "store: $store"
 
 step "Install the Sveltos CRDs and apply examples/ to the management cluster"
@@ -72,56 +103,71 @@ step "Install the Sveltos CRDs and apply examples/ to the management cluster"
 "$kubectl" --kubeconfig "$mgmt" wait --for condition=established --timeout=60s -f hack/crds/ >&2
 "$kubectl" --kubeconfig "$mgmt" apply --server-side -f examples/ >&2
 
-step "Generate the publisher's signing key and the pullers' keyring"
+step "Generate the publisher's signing key, the pullers' keyring and the cluster's report key"
 if [ ! -f "$qs/keys/airlock.key" ]; then
   "$publisher" keygen --out-dir "$qs/keys" --name airlock >&2
-else
-  log "reusing $qs/keys"
 fi
-
-step "Register the pull-mode cluster $cluster_ns/$cluster_name and apply its registration to the managed cluster"
-"$publisher" register cluster --kubeconfig "$mgmt" \
-  --namespace "$cluster_ns" --cluster "$cluster_name" --pullmode \
-  --labels region=eu,tier=prod --watch-namespaces web,monitoring \
-  --source "$store" --keyring "$qs/keys/keyring.json" \
-  --image "127.0.0.1:${AIRLOCK_REGISTRY_PORT:-5000}/airlock/puller:$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)" \
-  --cronjob-api batch/v1beta1 >"$qs/registration.yaml"
-"$kubectl" --kubeconfig "$managed" apply -f "$qs/registration.yaml" >&2
+# Kept across runs: registering with a new report key would turn away the reports signed
+# with the old one.
+if [ ! -f "$qs/keys/report.key" ]; then
+  "$publisher" keygen --out-dir "$qs/keys/report" --name report >&2
+  mv "$qs/keys/report/report.key" "$qs/keys/report.key"
+  rm -rf "$qs/keys/report"
+fi
 
 step "Publish every pull-mode cluster's bundle from the management cluster to $store"
+register() {
+  "$publisher" register cluster --kubeconfig "$mgmt" \
+    --namespace "$cluster_ns" --cluster "$cluster_name" --pullmode \
+    --labels region=eu,tier=prod --watch-namespaces web,monitoring \
+    --source "$store" --keyring "$qs/keys/keyring.json" --report-key-file "$qs/keys/report.key" \
+    --image "$image" --cronjob-api batch/v1beta1 --schedule '*/1 * * * *' --report-every 1m \
+    --host-network "${mount[@]}" --puller-namespace "$puller_ns"
+}
+# The SveltosCluster first, so that the publish sees the cluster.
+register >"$qs/registration.yaml"
 "$publisher" publish --kubeconfig "$mgmt" --to "$store" --key "$qs/keys/airlock.key" --keyring "$qs/keys/keyring.json" >&2
-
-step "Sync the managed cluster (what the puller's CronJob runs), with the registration's settings"
-mkdir -p "$qs/etc" "$qs/reports"
-"$kubectl" --kubeconfig "$managed" -n airlock-system get configmap airlock-puller -o jsonpath='{.data.config\.json}' >"$qs/etc/config.json"
-"$kubectl" --kubeconfig "$managed" -n airlock-system get configmap airlock-puller -o jsonpath='{.data.keyring\.json}' >"$qs/etc/keyring.json"
-report_key=()
-if "$kubectl" --kubeconfig "$managed" -n airlock-system get secret airlock-report-key >/dev/null 2>&1; then
-  "$kubectl" --kubeconfig "$managed" -n airlock-system get secret airlock-report-key -o jsonpath='{.data.report\.key}' | base64 -d >"$qs/etc/report.key"
-  chmod 0600 "$qs/etc/report.key"
-  report_key=(--report-key "$qs/etc/report.key")
+if [ "$store_kind" = layout ]; then
+  # The puller writes its reports into the layout as its image's user: the layout's
+  # directories are that group's to write, and stay so for what the publisher adds.
+  chgrp -R "$puller_uid" "$qs/bundles"
+  chmod -R g+rwX "$qs/bundles"
+  find "$qs/bundles" -type d -exec chmod g+s {} +
 fi
-"$puller" sync --config "$qs/etc/config.json" --keyring "$qs/etc/keyring.json" \
-  --kubeconfig "$managed" --report-to "$qs/reports" "${report_key[@]}" >&2
 
-step "Carry the report back across the gap and ingest it"
-"$puller" export-reports --from "$qs/reports" --to "$qs/reports.json" >&2
-"$publisher" ingest --from "$qs/reports.json" --kubeconfig "$mgmt" >&2
+step "Apply the registration YAML on the managed cluster: nothing else is done there by hand"
+since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+on_node apply -f "$qs/registration.yaml" >&2
 
-step "Result: the management cluster sees the puller, and the objects are live in the managed cluster"
-"$kubectl" --kubeconfig "$managed" get namespaces,configmaps,services,deployments,networkpolicies -A -l "airlock.dev/cluster=$cluster_ns.$cluster_name" >&2
-if [ -z "$keep" ] && [ "${#started[@]}" -gt 0 ]; then
-  log "stopping what this run started: ${started[*]} (use --keep to leave them running)"
-  final=$("$kubectl" --kubeconfig "$mgmt" get sveltoscluster -A)
-  for s in "${started[@]}"; do
-    case "$s" in
-      kube:*) "$HACK_DIR/kube.sh" stop "${s#kube:}" >&2 ;;
-      registry) "$HACK_DIR/registry.sh" stop >&2 ;;
-      git) "$HACK_DIR/git-server.sh" stop >&2 ;;
-    esac
-  done
-  echo "$final"
-else
-  log "services left running; stop them with: hack/services.sh stop"
-  "$kubectl" --kubeconfig "$mgmt" get sveltoscluster -A
-fi
+step "Follow the reports online: airlock-publisher watch publishes and ingests what pullers send"
+"$publisher" watch --kubeconfig "$mgmt" --to "$store" --key "$qs/keys/airlock.key" --keyring "$qs/keys/keyring.json" \
+  --lease-namespace "$cluster_ns" --reports-every 5s >"$qs/watch.log" 2>&1 &
+watch_pid=$!
+
+step "Wait for the CronJob's first run and for the cluster's report (about a minute)"
+# A Job of this run, succeeded: the CronJob fires on the minute.
+deadline=$((SECONDS + 180))
+until on_node -n "$puller_ns" get jobs -o jsonpath='{range .items[?(@.status.succeeded==1)]}{.status.startTime}{"\n"}{end}' |
+  awk -v since="$since" '$1 >= since { found = 1 } END { exit !found }'; do
+  [ "$SECONDS" -lt "$deadline" ] || { on_node -n "$puller_ns" get cronjob,jobs,pods >&2; die "no puller run succeeded within 3 minutes"; }
+  sleep 3
+done
+# A report of this run (every run reports: --report-every 1m), and the cluster ready.
+reported() {
+  "$kubectl" --kubeconfig "$mgmt" -n "$cluster_ns" get sveltoscluster "$cluster_name" \
+    -o jsonpath='{.metadata.annotations.airlock\.dev/report-time} {.status.ready}' |
+    awk -v since="$since" '$1 >= since && $2 == "true" { ok = 1 } END { exit !ok }'
+}
+until reported; do
+  [ "$SECONDS" -lt "$deadline" ] || { tail -20 "$qs/watch.log" >&2; die "the cluster did not report ready within 3 minutes"; }
+  sleep 2
+done
+
+step "Result: the puller runs on the node, the objects are live there, the management cluster sees it"
+on_node -n "$puller_ns" get cronjob,jobs,pods -l app.kubernetes.io/name=airlock-puller >&2
+pod=$(on_node -n "$puller_ns" get pods -l app.kubernetes.io/name=airlock-puller --sort-by=.metadata.creationTimestamp -o name | tail -n 1)
+log "the last run, in $pod:"
+on_node -n "$puller_ns" logs "$pod" | tail -n 3 >&2
+on_node get namespaces,configmaps,services,deployments,networkpolicies -A -l "airlock.dev/cluster=$cluster_ns.$cluster_name" >&2
+if [ -n "$keep" ]; then log "services left running; stop them with: hack/services.sh stop"; fi
+"$kubectl" --kubeconfig "$mgmt" get sveltoscluster -A
