@@ -10,7 +10,9 @@ GIT_HTTP_EXPORT_ALL=1, so http://HOST:PORT/NAME.git is the bare repo PROJECT_ROO
 
 With --users, every request needs HTTP basic auth as one of the FILE's `user:password`
 lines (plain text: test users only). The file is read again on each request, so a test
-revokes a user by rewriting it; a missing file lets nobody in.
+revokes a user by rewriting it; a missing file lets nobody in. The user is handed to
+http-backend as REMOTE_USER, which its hooks see (hack/git-reports-hook scopes pushes
+with it).
 """
 
 import argparse
@@ -57,9 +59,10 @@ class Handler(BaseHTTPRequestHandler):
         sys.stderr.write("%s %s\n" % (self.address_string(), fmt % args))
 
     def authorized(self):
-        """Whether the request may go on; answers 401 itself when not."""
+        """The user the request may go on as ("" without --users); None after answering
+        401 itself."""
         if self.server.users_file is None:
-            return True
+            return ""
         try:
             with open(self.server.users_file, encoding="utf-8") as f:
                 users = [line.rstrip("\r\n") for line in f if ":" in line]
@@ -77,17 +80,18 @@ class Handler(BaseHTTPRequestHandler):
         for line in users:
             ok |= bool(given) and hmac.compare_digest(line.encode(), given.encode())
         if ok:
-            return True
+            return given.split(":", 1)[0]
         self.send_response(401, "Unauthorized")
         self.send_header("WWW-Authenticate", 'Basic realm="airlock-test-git"')
         self.send_header("Content-Length", "0")
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        return False
+        return None
 
     def run_backend(self):
-        if not self.authorized():
+        user = self.authorized()
+        if user is None:
             return
         url = urllib.parse.urlsplit(self.path)
         env = {
@@ -104,6 +108,8 @@ class Handler(BaseHTTPRequestHandler):
             "QUERY_STRING": url.query,
             "REMOTE_ADDR": self.client_address[0],
         }
+        if user:
+            env["REMOTE_USER"] = user
         for key in ("HOME", "GIT_TRACE", "GIT_TRACE_PACKET"):
             if key in os.environ:
                 env[key] = os.environ[key]
