@@ -63,6 +63,8 @@ struct PullerConfig<'a> {
     /// Every store kind but a carried archive keeps reports (spec 14.7).
     push_reports: bool,
     report_every: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lease_duration: Option<&'a str>,
 }
 
 /// The registration YAML: documents separated by `---`, in an order `kubectl apply -f`
@@ -130,6 +132,7 @@ fn config_map(reg: &Registration) -> Result<ConfigMap, serde_json::Error> {
         report_key: format!("{CONFIG_DIR}/{REPORT_KEY_DIR}/{REPORT_KEY_FILE}"),
         push_reports: !matches!(reg.source, StoreRef::OciArchive(_)),
         report_every: &reg.report_every,
+        lease_duration: reg.lease_duration.as_deref(),
     };
     let config = serde_json::to_string_pretty(&config)? + "\n";
     Ok(ConfigMap {

@@ -61,3 +61,14 @@ fn a_git_store_gets_a_cache_outside_the_read_only_root() {
     assert!(env.contains(&json!({"name": "AIRLOCK_CACHE", "value": "/var/lib/airlock/cache"})), "{env:?}");
     assert!(pod["volumes"].as_array().unwrap().iter().any(|v| v["name"] == "git-cache" && v["emptyDir"]["sizeLimit"] == "1Gi"));
 }
+
+#[test]
+fn the_lease_duration_goes_into_the_settings_only_when_given() {
+    let config = |args: &[&str]| -> Value {
+        let (_, docs) = render(args);
+        serde_json::from_str(get(&docs, "ConfigMap", Some("airlock-system"), "airlock-puller")["data"]["config.json"].as_str().unwrap())
+            .unwrap()
+    };
+    assert!(config(&[]).get("leaseDuration").is_none());
+    assert_eq!(config(&["--lease-duration", "30s"])["leaseDuration"], "30s");
+}

@@ -110,6 +110,11 @@ pub struct ClusterFlags {
     /// silent for spec.consecutiveFailureThreshold (default 3) intervals is not ready.
     #[arg(long, default_value = "30m", value_name = "DURATION", value_parser = parse_duration)]
     pub report_every: SignedDuration,
+    /// How long the puller's sync Lease holds without renewal (the puller's default: 2m):
+    /// a puller killed mid-apply keeps the next runs off for this long, so keep it below
+    /// the schedule's period for the next scheduled run to take over.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub lease_duration: Option<SignedDuration>,
     /// Run the puller's pod on the node's network (hostNetwork, dnsPolicy None with the
     /// resolver 127.0.0.1, no container port): for single-node clusters without a pod
     /// network, such as hack/node.sh's.
@@ -167,6 +172,8 @@ pub struct Registration {
     pub report_key: ReportKey,
     /// The report interval, as `parse_duration` writes it (`30m`).
     pub report_every: String,
+    /// The sync Lease's duration, likewise, when given.
+    pub lease_duration: Option<String>,
     pub host_network: bool,
     /// The local path of the source, to mount from the node (`--mount-host-path`).
     pub host_path: Option<PathBuf>,
@@ -203,6 +210,7 @@ impl ClusterFlags {
             puller_namespace: self.puller_namespace.clone(),
             report_key: self.report_key()?,
             report_every: format_duration(self.report_every),
+            lease_duration: self.lease_duration.map(format_duration),
             host_network: self.host_network,
             host_path,
         })

@@ -14,7 +14,7 @@ use airlock_store::StoreRef;
 use anyhow::{Context, bail};
 
 use super::file::{SettingsFile, read_capped, read_keyring, read_settings_file};
-use super::flags::{SourceArgs, SyncArgs};
+use super::flags::{SourceArgs, SyncArgs, parse_interval};
 use super::reporting::{self, Reporting};
 use crate::engine::{self, NamespacePolicy};
 
@@ -24,6 +24,8 @@ const KEY_FILE_BYTES: u64 = 16 * 1024;
 pub const DEFAULT_STATE_NAMESPACE: &str = "airlock-system";
 /// The shortest Lease duration accepted.
 const MIN_LEASE: Duration = Duration::from_secs(3);
+/// The Lease duration when neither flag nor settings file gives one.
+const DEFAULT_LEASE: Duration = Duration::from_secs(120);
 /// Requests the engine keeps in flight: enough to hide round trips, few enough not to
 /// crowd a small control plane.
 const CONCURRENCY: usize = 8;
@@ -117,6 +119,11 @@ impl SyncArgs {
             None => None,
         };
         let reporting = reporting::check(self, file, &source.store, report_key.is_some())?;
+        let lease_duration = match (self.lease_duration, &file.lease_duration) {
+            (Some(d), _) => d,
+            (None, Some(text)) => parse_interval(text).map_err(|e| anyhow::anyhow!("leaseDuration: {e}"))?,
+            (None, None) => DEFAULT_LEASE,
+        };
         Ok(SyncSettings {
             reporting,
             source,
@@ -129,7 +136,7 @@ impl SyncArgs {
             report_to,
             report_key,
             // Renewal runs every third of it, so it needs a few seconds to work with.
-            lease_duration: self.lease_duration.max(MIN_LEASE),
+            lease_duration: lease_duration.max(MIN_LEASE),
             kube: kube.clone(),
         })
     }
@@ -242,6 +249,9 @@ mod tests {
         assert_eq!(s.state_namespace, "airlock-x");
         assert_eq!(s.keyring, Fixture::new(1).keyring);
         assert!(s.report_to.is_none() && s.report_key.is_none() && !s.dry_run);
+        assert_eq!(s.lease_duration, DEFAULT_LEASE);
+        let short = args(files.settings_file(r#", "leaseDuration": "30s""#)).check(&KubeArgs::default()).unwrap();
+        assert_eq!(short.lease_duration, Duration::from_secs(30));
     }
 
     #[test]

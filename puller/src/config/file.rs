@@ -30,6 +30,8 @@ pub(super) struct SettingsFile {
     pub push_reports: Option<bool>,
     /// A duration such as `30m` (`parse_interval`).
     pub report_every: Option<String>,
+    /// The sync Lease's duration, as `reportEvery`.
+    pub lease_duration: Option<String>,
 }
 
 /// The settings file at `path`, if a flag names one; empty otherwise.

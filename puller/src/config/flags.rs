@@ -29,7 +29,7 @@ pub struct SourceArgs {
     pub git_credentials: Option<PathBuf>,
     /// Settings file written by registration: JSON with source, cluster, keyring,
     /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey, pushReports,
-    /// reportEvery. Flags override its fields.
+    /// reportEvery, leaseDuration. Flags override its fields.
     #[arg(long)]
     pub config: Option<PathBuf>,
 }
@@ -70,9 +70,10 @@ pub struct SyncArgs {
     #[arg(long, value_parser = parse_interval, value_name = "DURATION")]
     pub report_every: Option<Duration>,
     /// How long the sync Lease holds without renewal, which is how long a killed puller
-    /// keeps the next one waiting.
-    #[arg(long, default_value = "2m", value_parser = parse_interval)]
-    pub lease_duration: Duration,
+    /// keeps the next one waiting: shorter than the schedule's period lets the next
+    /// scheduled run take over (default 2m).
+    #[arg(long, value_parser = parse_interval, value_name = "DURATION")]
+    pub lease_duration: Option<Duration>,
 }
 
 /// Parses an interval such as `90s`, `5m` or `1h`.
