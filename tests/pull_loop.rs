@@ -55,7 +55,6 @@ async fn the_registration_applied_as_is_reports_ready_and_a_profile_change_arriv
     assert_eq!(site.app_config_map("c0002").await.unwrap().data.unwrap()["value"], "two");
     let object = site.sveltos_cluster().await;
     assert_eq!(object["status"]["connectionStatus"], "Healthy");
-    site.clean_up();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -103,7 +102,13 @@ async fn a_store_refusing_reports_leaves_the_cluster_converged_and_the_report_co
     site.start_watch();
     let deadline = Instant::now() + TWO_PERIODS;
     while !site.jobs().await.iter().any(|(_, succeeded, _)| *succeeded == 1) {
-        assert!(Instant::now() < deadline, "no puller run succeeded: {:?}\n{}", site.jobs().await, site.watch_log());
+        assert!(
+            Instant::now() < deadline,
+            "no puller run succeeded: {:?} {:?}\n{}",
+            site.jobs().await,
+            site.pod_phases().await,
+            site.watch_log()
+        );
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     assert!(site.app_config_map("c0004").await.is_some(), "converged though the report was refused");
@@ -123,7 +128,6 @@ async fn a_store_refusing_reports_leaves_the_cluster_converged_and_the_report_co
     assert!(kept.metadata.annotations.unwrap_or_default().contains_key("airlock.dev/report-pushed"));
     let row = site.get_sveltoscluster_row();
     assert_eq!((row[2].as_str(), row[3].as_str()), ("true", NODE_VERSION), "{row:?}");
-    site.clean_up();
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -145,7 +149,13 @@ async fn a_puller_killed_mid_apply_converges_on_the_next_scheduled_run() {
             let job = pod.metadata.labels.as_ref().and_then(|l| l.get("job-name").cloned()).expect("a Job's pod");
             break (pod, job);
         }
-        assert!(Instant::now() < deadline, "the first run never started applying: {:?}\n{}", site.jobs().await, site.watch_log());
+        assert!(
+            Instant::now() < deadline,
+            "the first run never started applying: {:?} {:?}\n{}",
+            site.jobs().await,
+            site.pod_phases().await,
+            site.watch_log()
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     kill_puller(pod.metadata.uid.as_deref().expect("a uid"));
@@ -163,7 +173,6 @@ async fn a_puller_killed_mid_apply_converges_on_the_next_scheduled_run() {
     let after = jobs.iter().skip_while(|(name, _, _)| *name != job).skip(1).collect::<Vec<_>>();
     assert!(after.first().is_some_and(|(_, succeeded, _)| *succeeded == 1), "the next scheduled run converged: {jobs:?}");
     assert!(site.app_config_map("c1499").await.is_some());
-    site.clean_up();
 }
 
 /// SIGKILLs the puller of the pod `uid`, as the OOM killer would: its container's process
@@ -214,5 +223,4 @@ async fn a_git_store_takes_each_clusters_reports_on_its_own_branch_only() {
     };
     let err = airlock_store::Store::reports(&as_cluster).unwrap().push_report(&other).await.unwrap_err();
     assert!(err.to_string().contains("declined"), "{err}");
-    site.clean_up();
 }

@@ -180,9 +180,10 @@ impl Site {
             }
             assert!(
                 Instant::now() < deadline,
-                "{} did not report version {applied} ready within {timeout:?}:\n{object:#}\njobs: {:?}\nwatch:\n{}",
+                "{} did not report version {applied} ready within {timeout:?}:\n{object:#}\njobs: {:?}\npods: {:?}\nwatch:\n{}",
                 self.cluster,
                 self.jobs().await,
+                self.pod_phases().await,
                 self.watch_log()
             );
             tokio::time::sleep(Duration::from_secs(1)).await;
@@ -215,6 +216,18 @@ impl Site {
         pods.list(&ListParams::default()).await.map(|l| l.items).unwrap_or_default()
     }
 
+    /// Each puller pod's phase and, while it is not scheduled, why (a node under disk
+    /// pressure takes no pods): for failure messages.
+    pub async fn pod_phases(&self) -> Vec<String> {
+        let pods = self.pods().await.into_iter().filter_map(|p| p.status);
+        pods.map(|status| {
+            let unscheduled = status.conditions.unwrap_or_default().into_iter().find(|c| c.type_ == "PodScheduled" && c.status == "False");
+            let why = unscheduled.and_then(|c| c.message).map_or(String::new(), |m| format!(" ({m})"));
+            format!("{}{why}", status.phase.unwrap_or_default())
+        })
+        .collect()
+    }
+
     /// A ConfigMap of the namespace the bundles write to, on the node.
     pub async fn app_config_map(&self, name: &str) -> Option<ConfigMap> {
         Api::<ConfigMap>::namespaced(client(NODE).await, &self.app_ns).get_opt(name).await.expect("ConfigMaps readable")
@@ -227,7 +240,7 @@ impl Site {
     }
 
     /// Removes what the test made on both clusters.
-    pub fn clean_up(&mut self) {
+    fn clean_up(&mut self) {
         self.stop_watch();
         for ns in [&self.puller_ns, &self.app_ns] {
             kubectl(NODE, &["delete", "namespace", ns, "--wait=false", "--ignore-not-found"], b"");
@@ -247,9 +260,10 @@ impl Site {
     }
 }
 
+// Also when a test fails: its CronJob would run on the shared node every minute, for good.
 impl Drop for Site {
     fn drop(&mut self) {
-        self.stop_watch();
+        self.clean_up();
     }
 }
 
