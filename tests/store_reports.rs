@@ -2,7 +2,9 @@
 //! `hack/registry.sh` behind a proxy that logs every request (`faults/proxy.rs`): a
 //! cluster's reports go to `<prefix>/<namespace>/<name>/reports` with a history tag each
 //! (bundles-format.md 14.7), and an unchanged bundle or report costs one conditional GET
-//! that the registry answers 304 (spec 8, its last paragraph; 14.7.2).
+//! that the registry answers 304 (spec 8, its last paragraph; 14.7.2). An idle scheduled
+//! run of a puller that pushes its reports costs the registry that one request and the API
+//! server two reads.
 
 mod common;
 // Shared with the fault suite, which also uses its TCP flavour and its stops.
@@ -10,9 +12,13 @@ mod common;
 #[path = "faults/proxy.rs"]
 mod proxy;
 
-use airlock_bundle::Limits;
+use std::time::{Duration, Instant};
+
 use airlock_bundle::testkit::Fixture;
+use airlock_bundle::{Limits, SigningKey};
 use airlock_store::{Latest, ReportPush, Store, StoreRef};
+use common::assert_exit;
+use common::puller::{Site, publish_to};
 use jiff::{SignedDuration, Timestamp};
 use proxy::Proxy;
 
@@ -24,8 +30,15 @@ async fn store(proxy: &Proxy, test: &str) -> (String, Box<dyn Store>) {
     (prefix, airlock_store::open(&reference, &Default::default()).await.unwrap())
 }
 
-/// The requests the proxy passed since `from`.
-fn requests_since(proxy: &Proxy, from: usize) -> Vec<String> {
+/// The requests the proxy passed since `from`, once there are `expected` of them or a
+/// second has passed, and a moment later: the proxy logs a request when the response has
+/// passed, which may be after the client has read it.
+async fn requests_since(proxy: &Proxy, from: usize, expected: usize) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while proxy.events().len() < from + expected && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
     proxy.events()[from..].to_vec()
 }
 
@@ -42,7 +55,7 @@ async fn an_unchanged_bundle_costs_the_registry_one_conditional_request() {
     let (_, puller) = store(&proxy, "unchanged").await;
     let before = proxy.events().len();
     assert!(puller.fetch_envelope_unless(&fixture.cluster, &known, &Limits::SPEC).await.unwrap().is_none());
-    let requests = requests_since(&proxy, before);
+    let requests = requests_since(&proxy, before, 1).await;
     assert_eq!(requests.len(), 1, "one request: {requests:?}");
     assert!(requests[0].starts_with("GET ") && requests[0].contains("/manifests/latest"), "{requests:?}");
 
@@ -77,7 +90,7 @@ async fn reports_go_to_the_clusters_reports_repository_with_their_history() {
 
     let before = proxy.events().len();
     assert_eq!(reports.latest_report(&cluster, Some(&mark), &Limits::SPEC).await.unwrap(), Latest::Unchanged);
-    let requests = requests_since(&proxy, before);
+    let requests = requests_since(&proxy, before, 1).await;
     assert_eq!(requests.len(), 1, "one conditional request: {requests:?}");
 
     let url = format!("http://{}/v2/{prefix}/fleet/edge-1/reports/tags/list", common::service_env("AIRLOCK_REGISTRY"));
@@ -86,4 +99,40 @@ async fn reports_go_to_the_clusters_reports_repository_with_their_history() {
     tags.sort();
     assert_eq!(tags, ["latest", "r20260301T100000.250Z", "r20260301T100100.250Z"]);
     assert!(store.clusters(&Limits::SPEC).await.unwrap().is_empty(), "a reports repository is no cluster's bundles");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_run_pushing_reports_costs_the_registry_one_request_and_the_api_server_two() {
+    let proxy = Proxy::http(&common::service_env("AIRLOCK_REGISTRY")).await;
+    let site = Site::new("idle").await;
+    let source = format!("oci+http://{}/airlock-e2e-reports/idle-{}", proxy.addr(), site.cluster.name());
+    publish_to(&source.parse().unwrap(), &[site.signed(1, site.files(3, "one"), |_| {})]).await;
+    let key = site.dir.path().join("report.key");
+    std::fs::write(&key, SigningKey::from_seed([7; 32]).to_pkcs8_pem()).unwrap();
+    let push = ["--push-reports", "--report-key", key.to_str().unwrap()];
+
+    // Applied, then up to date: each a new outcome, kept and sent.
+    for expected in ["applied version 1", "up to date at version 1"] {
+        let (run, _) = site.counted_sync_from(&source, &push).await;
+        assert_exit(&run, 0);
+        assert!(run.stdout.contains(expected), "{run:?}");
+    }
+    let reports = airlock_store::open(&source.parse().unwrap(), &Default::default()).await.unwrap();
+    let Latest::Report { mark, .. } = reports.reports().unwrap().latest_report(&site.cluster, None, &Limits::SPEC).await.unwrap() else {
+        panic!("the pushed reports")
+    };
+
+    // The idle run: nothing new to apply, to keep or to send.
+    let before = proxy.events().len();
+    let (run, requests) = site.counted_sync_from(&source, &push).await;
+    assert_exit(&run, 0);
+    assert!(run.stdout.contains("up to date at version 1"), "{run:?}");
+    let store = requests_since(&proxy, before, 1).await;
+    assert_eq!(store.len(), 1, "one conditional manifest read: {store:?}");
+    assert!(store[0].starts_with("GET ") && store[0].contains("/manifests/latest"), "{store:?}");
+    let state = format!("GET /api/v1/namespaces/{}/secrets/airlock-state-{}", site.state_ns, site.cluster.name());
+    let report = format!("GET /api/v1/namespaces/{}/configmaps/airlock-report-{}", site.state_ns, site.cluster.name());
+    assert_eq!(requests, [state, report], "{run:?}");
+    let latest = reports.reports().unwrap().latest_report(&site.cluster, Some(&mark), &Limits::SPEC).await.unwrap();
+    assert_eq!(latest, Latest::Unchanged, "no report sent");
 }

@@ -95,10 +95,14 @@ impl Site {
 
     /// `airlock-puller <command>` for this site reading `layout`, not yet started.
     pub fn command(&self, command: &str, layout: &str, extra: &[&str]) -> Command {
+        self.command_from(&format!("oci-layout:{}", self.layout(layout).display()), command, extra)
+    }
+
+    /// `airlock-puller <command>` for this site reading the store `source`, not yet started.
+    pub fn command_from(&self, source: &str, command: &str, extra: &[&str]) -> Command {
         let mut cmd = Command::new(puller_bin());
         cmd.arg(command)
-            .arg("--source")
-            .arg(format!("oci-layout:{}", self.layout(layout).display()))
+            .args(["--source", source])
             .args(["--cluster", &self.cluster.to_string()])
             .arg("--keyring")
             .arg(self.dir.path().join("keyring.json"))
@@ -124,7 +128,14 @@ impl Site {
     /// A sync that logs every API request it makes (the kube client's own trace), and
     /// those requests as `METHOD /path`, query left out.
     pub async fn counted_sync(&self, layout: &str) -> (Run, Vec<String>) {
-        let run = self.run("sync", layout, &["--log-format", "json", "--log", "warn,kube_client=debug"]).await;
+        let source = format!("oci-layout:{}", self.layout(layout).display());
+        self.counted_sync_from(&source, &[]).await
+    }
+
+    /// [`Site::counted_sync`] from the store `source`, with `extra` arguments.
+    pub async fn counted_sync_from(&self, source: &str, extra: &[&str]) -> (Run, Vec<String>) {
+        let log = ["--log-format", "json", "--log", "warn,kube_client=debug"];
+        let run: Run = self.command_from(source, "sync", &[&log[..], extra].concat()).output().await.expect("airlock-puller runs").into();
         let requests = run
             .stderr
             .lines()
