@@ -121,10 +121,15 @@ mod tests {
         (dir, target, store)
     }
 
-    async fn push(store: &dyn Store, cluster: &str, finished: &str, signer: u8) {
+    /// The signed report of `cluster`'s run that finished at `finished`.
+    fn signed(cluster: &str, finished: &str, signer: u8) -> Vec<u8> {
         let report = json!({"apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": cluster, "finishedAt": finished,
             "result": "up-to-date", "appliedVersion": 2, "appliedDigest": null, "bundle": null, "kubernetesVersion": "v1.20.2", "error": null});
-        let envelope = envelope::sign(REPORT_PAYLOAD_TYPE, &serde_json::to_vec(&report).unwrap(), &[key(signer)]);
+        envelope::sign(REPORT_PAYLOAD_TYPE, &serde_json::to_vec(&report).unwrap(), &[key(signer)])
+    }
+
+    async fn push(store: &dyn Store, cluster: &str, finished: &str, signer: u8) {
+        let envelope = signed(cluster, finished, signer);
         let push =
             ReportPush { cluster: cluster.parse().unwrap(), finished_at: finished.parse().unwrap(), result: "up-to-date".into(), envelope };
         store.reports().unwrap().push_report(&push).await.unwrap();
@@ -161,6 +166,33 @@ mod tests {
         assert!(matches!(late.rows[0].outcome, Outcome::Older { .. }), "{:?}", late.rows[0].outcome);
         let object = target.get(&"fleet/a".parse().unwrap()).await.unwrap().unwrap();
         assert_eq!(object["metadata"]["annotations"][REPORT_TIME_ANNOTATION], "2026-03-01T10:05:00Z");
+    }
+
+    /// The report carried as a file (`ingest FILE`), as `export-reports` brings it.
+    async fn carry(target: &Target, cluster: &str, finished: &str) -> Outcome {
+        let received = Received { origin: "carried.json".into(), bytes: signed(cluster, finished, 1), place: None };
+        ingest(vec![received], target, &Limits::SPEC).await.remove(0).outcome
+    }
+
+    #[tokio::test]
+    async fn a_carried_report_and_the_same_one_pushed_agree_whichever_comes_first() {
+        let (_dir, target, store) = setup().await;
+        let a: ClusterId = "fleet/a".parse().unwrap();
+        assert_eq!(carry(&target, "fleet/a", "2026-03-01T10:00:00Z").await, Outcome::Ingested);
+        let carried = target.get(&a).await.unwrap().unwrap();
+        push(&*store, "fleet/a", "2026-03-01T10:00:00Z", 1).await;
+        let pushed = run(&*store, &target, &mut Marks::default(), "2026-03-01T10:01:00Z").await;
+        assert_eq!(pushed.rows[0].outcome, Outcome::AlreadyIngested);
+        assert_eq!(target.get(&a).await.unwrap().unwrap(), carried, "the same report by the other path changes nothing");
+
+        // Newer through the store, then an older one carried: the newer stands.
+        push(&*store, "fleet/a", "2026-03-01T10:05:00Z", 1).await;
+        assert_eq!(run(&*store, &target, &mut Marks::default(), "2026-03-01T10:06:00Z").await.rows[0].outcome, Outcome::Ingested);
+        let newer = target.get(&a).await.unwrap().unwrap();
+        let older = carry(&target, "fleet/a", "2026-03-01T10:02:00Z").await;
+        assert_eq!(older, Outcome::Older { ingested: "2026-03-01T10:05:00Z".parse().unwrap() });
+        assert_eq!(carry(&target, "fleet/a", "2026-03-01T10:05:00Z").await, Outcome::AlreadyIngested);
+        assert_eq!(target.get(&a).await.unwrap().unwrap(), newer);
     }
 
     #[tokio::test]
