@@ -295,7 +295,15 @@ async fn ingest_marks_the_cluster_ready_and_refuses_a_report_signed_with_another
     assert_eq!(annotation(&ns, "report-key"), key.public().to_openssh(&cluster), "register's fields stay");
     let reason = kubectl_ok(
         MANAGEMENT,
-        &["get", "sveltoscluster", "-n", &ns, "edge-1", "-o", "jsonpath={.status.conditions[0].reason} {.metadata.labels.site}"],
+        &[
+            "get",
+            "sveltoscluster",
+            "-n",
+            &ns,
+            "edge-1",
+            "-o",
+            "jsonpath={.metadata.annotations.airlock\\.dev/result} {.metadata.labels.site}",
+        ],
         b"",
     );
     assert_eq!(reason, "Applied a");

@@ -1,7 +1,7 @@
 //! What the publisher writes on a management cluster's SveltosClusters, named once for
 //! `register`, which creates them, and `ingest`, which records the pullers' reports on them:
-//! the field manager of those writes, the annotations and the status condition. Sveltos's
-//! own annotations are `sveltos::model`'s.
+//! the field manager of those writes and the annotations. Sveltos's own annotations are
+//! `sveltos::model`'s.
 
 /// Field manager of the SveltosClusters `register` applies and `ingest` updates.
 pub const FIELD_MANAGER: &str = "airlock-publisher";
@@ -18,5 +18,10 @@ pub const LAST_ERROR_ANNOTATION: &str = "airlock.dev/last-error";
 /// How often the cluster's puller sends a report at least (a duration such as `30m`), set
 /// by `register cluster`; ingest counts the intervals missed (spec 14.9).
 pub const REPORT_INTERVAL_ANNOTATION: &str = "airlock.dev/report-interval";
-/// The status condition ingest maintains.
-pub const CONDITION_TYPE: &str = "BundleApplied";
+/// The last reported run's result as a reason word (`Applied`, `UpToDate`, `DryRun`,
+/// `Deferred`, `Rejected`, `Error`): an annotation, since the SveltosCluster's status has no
+/// conditions and a server-side apply of a field its schema lacks is refused.
+pub const RESULT_ANNOTATION: &str = "airlock.dev/result";
+/// What the last reported run did, in words: the bundle version the cluster runs and the
+/// error if any.
+pub const RESULT_MESSAGE_ANNOTATION: &str = "airlock.dev/result-message";

@@ -8,17 +8,17 @@
 
 use airlock_bundle::statement::rfc3339;
 use jiff::{SignedDuration, Timestamp};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::status::{OWNED_STATUS, Update};
-use crate::annotations::{CONDITION_TYPE, REPORT_INTERVAL_ANNOTATION};
+use crate::annotations::REPORT_INTERVAL_ANNOTATION;
 use crate::duration::{format_duration, parse_duration};
 
 /// The report interval of a SveltosCluster without the annotation: the puller's default.
 pub const DEFAULT_INTERVAL: SignedDuration = SignedDuration::from_mins(30);
 /// `spec.consecutiveFailureThreshold` when unset, as in Sveltos's CRD.
 pub const DEFAULT_THRESHOLD: i64 = 3;
-/// The condition reason of a cluster gone quiet.
+/// Why a cluster gone quiet is not ready: the first word of its `failureMessage`.
 pub const REASON: &str = "ReportsMissing";
 
 /// What `now` changes on `object`, a SveltosCluster of which no new report came: its
@@ -43,24 +43,21 @@ pub fn missed(object: &Value, now: Timestamp) -> Option<Update> {
     new.insert("connectionFailures".into(), missed.into());
     new.insert("connectionStatus".into(), if down { "Down" } else { "Healthy" }.into());
     if down {
-        let message =
-            format!("no report since {}: {missed} report intervals of {} missed", rfc3339::format(&last), format_duration(interval));
-        let already = status.get("conditions").and_then(Value::as_array).and_then(|all| {
-            all.iter().find(|c| c["type"] == CONDITION_TYPE && c["status"] == "Unknown")?["lastTransitionTime"].as_str().map(str::to_string)
-        });
-        let since = already.unwrap_or_else(|| rfc3339::format(&now));
-        new.insert("ready".into(), false.into());
-        new.insert("failureMessage".into(), message.clone().into());
-        new.insert(
-            "conditions".into(),
-            json!([{"type": CONDITION_TYPE, "status": "Unknown", "reason": REASON, "message": message, "lastTransitionTime": since}]),
+        let message = format!(
+            "{REASON}: no report since {}: {missed} report intervals of {} missed",
+            rfc3339::format(&last),
+            format_duration(interval)
         );
+        new.insert("ready".into(), false.into());
+        new.insert("failureMessage".into(), message.into());
     }
     Some(Update { status: new, annotations: Default::default() })
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     const LAST: &str = "2026-03-01T10:00:00Z";
@@ -72,8 +69,7 @@ mod tests {
     }
 
     fn healthy() -> Value {
-        json!({"ready": true, "version": "v1.20.2", "agentLastReportTime": LAST, "connectionStatus": "Healthy", "connectionFailures": 0,
-               "conditions": [{"type": CONDITION_TYPE, "status": "True", "reason": "UpToDate", "message": "m", "lastTransitionTime": LAST}]})
+        json!({"ready": true, "version": "v1.20.2", "agentLastReportTime": LAST, "connectionStatus": "Healthy", "connectionFailures": 0})
     }
 
     fn at(minutes: i64) -> Timestamp {
@@ -94,9 +90,8 @@ mod tests {
         let down = missed(&object, at(20)).expect("three missed");
         assert_eq!(down.status["ready"], false);
         assert_eq!(down.status["connectionStatus"], "Down");
-        assert_eq!(down.status["failureMessage"], "no report since 2026-03-01T10:00:00Z: 3 report intervals of 5m missed");
-        assert_eq!(down.status["conditions"][0]["status"], "Unknown");
-        assert_eq!(down.status["conditions"][0]["reason"], REASON);
+        let message = "ReportsMissing: no report since 2026-03-01T10:00:00Z: 3 report intervals of 5m missed";
+        assert_eq!(down.status["failureMessage"], message);
         assert_eq!(down.status["version"], "v1.20.2", "the rest of the status stays");
         assert!(down.annotations.is_empty());
     }
@@ -112,7 +107,7 @@ mod tests {
     }
 
     #[test]
-    fn writes_only_what_changed_and_keeps_the_transition_time() {
+    fn writes_only_what_changed() {
         let object = cluster(Some("5m"), None, healthy());
         let down = missed(&object, at(20)).unwrap();
         let mut status = healthy();
@@ -123,7 +118,7 @@ mod tests {
         assert_eq!(missed(&later, at(21)), None, "the same count: nothing to write");
         let more = missed(&later, at(25)).expect("four missed");
         assert_eq!(more.status["connectionFailures"], 4);
-        assert_eq!(more.status["conditions"][0]["lastTransitionTime"], down.status["conditions"][0]["lastTransitionTime"]);
+        assert!(more.status["failureMessage"].as_str().unwrap().contains(": 4 report intervals of 5m missed"), "{:?}", more.status);
     }
 
     #[test]

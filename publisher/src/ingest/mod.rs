@@ -8,8 +8,8 @@
 //! cluster) → [`ingest`] (the newest verified report per cluster, if newer than what was
 //! ingested) → `status` (what changes) → `target` (the management cluster, or the register
 //! `--to-dir` files). Clusters whose reports stopped coming are `liveness`' (spec 14.9). A
-//! bad report is refused and named; it never stops the good ones. The annotations and
-//! condition written are named in `crate::annotations`. Nothing here talks to managed
+//! bad report is refused and named; it never stops the good ones. The annotations
+//! written are named in `crate::annotations`. Nothing here talks to managed
 //! clusters.
 
 pub mod input;

@@ -7,22 +7,26 @@ use std::collections::BTreeMap;
 
 use airlock_bundle::statement::rfc3339;
 use jiff::Timestamp;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::report::{PullReport, RunResult};
 use crate::annotations::{
-    APPLIED_VERSION_ANNOTATION, CONDITION_TYPE, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION, REPORT_TIME_ANNOTATION,
+    APPLIED_VERSION_ANNOTATION, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION, REPORT_TIME_ANNOTATION, RESULT_ANNOTATION,
+    RESULT_MESSAGE_ANNOTATION,
 };
 use crate::table;
 
 /// Annotation values are limited to 256 KiB for all of an object's annotations together; an
 /// error message is cut well below that (on a character boundary).
 const MAX_ERROR_CHARS: usize = 1024;
+/// The result message holds the error and a few words more.
+const MAX_MESSAGE_CHARS: usize = MAX_ERROR_CHARS + 256;
 
-/// The status fields ingest owns. A status written leaves out only those that are to go
-/// (a server-side apply drops what its manager no longer sets).
-pub const OWNED_STATUS: [&str; 7] =
-    ["ready", "version", "agentLastReportTime", "conditions", "connectionStatus", "connectionFailures", "failureMessage"];
+/// The status fields ingest owns, all of them fields of Sveltos's own SveltosCluster CRD:
+/// its schema declares no others, and a server-side apply of an undeclared field is refused
+/// whole. A status written leaves out only those that are to go (a server-side apply drops
+/// what its manager no longer sets).
+pub const OWNED_STATUS: [&str; 6] = ["ready", "version", "agentLastReportTime", "connectionStatus", "connectionFailures", "failureMessage"];
 
 /// The change one report makes.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,12 +41,6 @@ pub struct Update {
 pub fn update(report: &PullReport, object: &Value) -> Update {
     let existing = &object["status"];
     let finished = rfc3339::format(&report.finished_at);
-    let condition_status = if report.result.ready() { "True" } else { "False" };
-    // A condition's transition time moves only when its status changes (API conventions).
-    let previous = existing["conditions"]
-        .as_array()
-        .and_then(|all| all.iter().find(|c| c["type"] == CONDITION_TYPE && c["status"] == condition_status));
-    let since = previous.and_then(|c| c["lastTransitionTime"].as_str()).map_or(finished.clone(), str::to_string);
     // An error run may not have reached the API server; the version last reported stays.
     let version = report.kubernetes_version.clone().or_else(|| existing["version"].as_str().map(str::to_string));
     let mut status = Map::new();
@@ -51,16 +49,6 @@ pub fn update(report: &PullReport, object: &Value) -> Update {
         status.insert("version".into(), v.into());
     }
     status.insert("agentLastReportTime".into(), finished.into());
-    status.insert(
-        "conditions".into(),
-        json!([{
-            "type": CONDITION_TYPE,
-            "status": condition_status,
-            "reason": report.result.reason(),
-            "message": message(report),
-            "lastTransitionTime": since,
-        }]),
-    );
     // What Sveltos's cluster manager keeps for a cluster it reaches: a report is the puller
     // reaching the management side (spec 14.5).
     status.insert("connectionStatus".into(), "Healthy".into());
@@ -74,11 +62,13 @@ pub fn update(report: &PullReport, object: &Value) -> Update {
         (REPORT_TIME_ANNOTATION, Some(report.finished_at.to_string())),
         (DRIFT_CORRECTED_ANNOTATION, Some(report.drift.corrected.to_string())),
         (LAST_ERROR_ANNOTATION, report.error.as_deref().map(|e| e.chars().take(MAX_ERROR_CHARS).collect())),
+        (RESULT_ANNOTATION, Some(report.result.reason().to_string())),
+        (RESULT_MESSAGE_ANNOTATION, Some(message(report).chars().take(MAX_MESSAGE_CHARS).collect())),
     ]);
     Update { status, annotations }
 }
 
-/// The condition message: what the cluster runs, and what went wrong if anything did.
+/// The result message: what the cluster runs, and what went wrong if anything did.
 fn message(report: &PullReport) -> String {
     let runs = match (report.applied_version, &report.applied_digest) {
         (Some(v), Some(d)) => format!("bundle v{v} ({})", table::short(d)),
@@ -128,7 +118,36 @@ impl Ingested {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    /// The status fields of Sveltos's SveltosCluster CRD (`lib.projectsveltos.io`, v1beta1).
+    const SVELTOS_STATUS: [&str; 10] = [
+        "activeWindowHash",
+        "agentLastReportTime",
+        "connectionFailures",
+        "connectionStatus",
+        "failureMessage",
+        "lastReconciledTokenRequestAt",
+        "nextPause",
+        "nextUnpause",
+        "ready",
+        "version",
+    ];
+
+    #[test]
+    fn writes_only_status_fields_sveltos_declares() {
+        assert!(OWNED_STATUS.iter().all(|f| SVELTOS_STATUS.contains(f)), "{OWNED_STATUS:?}");
+        let report: PullReport = serde_json::from_value(json!({
+            "apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": "fleet/a",
+            "finishedAt": "2026-03-01T10:00:00Z", "result": "error", "appliedVersion": null, "appliedDigest": null,
+            "bundle": null, "kubernetesVersion": "v1.20.2", "error": "forbidden",
+        }))
+        .unwrap();
+        let written = update(&report, &json!({})).status;
+        assert!(written.keys().all(|k| OWNED_STATUS.contains(&k.as_str())), "{written:?}");
+    }
 
     #[test]
     fn a_deferred_run_is_ready_and_says_why() {
@@ -139,10 +158,10 @@ mod tests {
             "bundle": {"version": 4, "digest": airlock_bundle::Digest::of(b"v4")},
         }))
         .unwrap();
-        let status = update(&report, &json!({})).status;
-        assert_eq!((&status["ready"], &status["conditions"][0]["status"]), (&json!(true), &json!("True")));
-        assert_eq!(status["conditions"][0]["reason"], "Deferred");
-        let message = status["conditions"][0]["message"].as_str().unwrap();
+        let changed = update(&report, &json!({}));
+        assert_eq!(changed.status["ready"], true);
+        assert_eq!(changed.annotations[RESULT_ANNOTATION].as_deref(), Some("Deferred"));
+        let message = changed.annotations[RESULT_MESSAGE_ANNOTATION].as_deref().unwrap();
         assert!(message.starts_with("bundle v4 deferred: the active window is closed; the cluster runs bundle v3"), "{message}");
     }
 }
