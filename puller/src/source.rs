@@ -298,6 +298,17 @@ mod tests {
         open(&Source { store: StoreRef::OciLayout(dir.path().to_path_buf()), git_credentials: None }).await.unwrap()
     }
 
+    /// Version 1 published into a layout in `dir` and fetched once: the record of it.
+    async fn first_fetch(dir: &tempfile::TempDir) -> (Fixture, Box<dyn Store>, Verified) {
+        let fixture = Fixture::new(1);
+        let store = layout_store(dir).await;
+        store.publish(&[signer(&fixture)(1, Fixture::files())], &Default::default()).await.unwrap();
+        let Found::New(_, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap() else {
+            panic!("a first fetch is new")
+        };
+        (fixture, store, record)
+    }
+
     #[tokio::test]
     async fn fetches_an_applied_bundle_again_only_if_unchanged() {
         let dir = tempfile::tempdir().unwrap();
@@ -329,12 +340,7 @@ mod tests {
     #[tokio::test]
     async fn a_record_stands_in_only_for_the_same_bytes() {
         let dir = tempfile::tempdir().unwrap();
-        let fixture = Fixture::new(1);
-        let store = layout_store(&dir).await;
-        store.publish(&[signer(&fixture)(1, Fixture::files())], &Default::default()).await.unwrap();
-        let Found::New(_, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap() else {
-            panic!("a first fetch is new")
-        };
+        let (fixture, store, record) = first_fetch(&dir).await;
         let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
         // A marker only the record carries shows it was taken rather than verified again.
         let mut marked = record.clone();
@@ -362,12 +368,7 @@ mod tests {
     #[tokio::test]
     async fn an_unchanged_manifest_stands_for_the_envelope_under_the_same_keyring_only() {
         let dir = tempfile::tempdir().unwrap();
-        let fixture = Fixture::new(1);
-        let store = layout_store(&dir).await;
-        store.publish(&[signer(&fixture)(1, Fixture::files())], &Default::default()).await.unwrap();
-        let Found::New(_, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap() else {
-            panic!("a first fetch is new")
-        };
+        let (fixture, store, record) = first_fetch(&dir).await;
         assert!(record.unchanged_manifest(&fixture.keyring).is_some(), "read through the layout's manifest");
         let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
         // The envelope's blob is named by its digest; gone, only an answer without it works.
