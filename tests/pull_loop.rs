@@ -102,13 +102,7 @@ async fn a_store_refusing_reports_leaves_the_cluster_converged_and_the_report_co
     site.start_watch();
     let deadline = Instant::now() + TWO_PERIODS;
     while !site.jobs().await.iter().any(|(_, succeeded, _)| *succeeded == 1) {
-        assert!(
-            Instant::now() < deadline,
-            "no puller run succeeded: {:?} {:?}\n{}",
-            site.jobs().await,
-            site.pod_phases().await,
-            site.watch_log()
-        );
+        assert!(Instant::now() < deadline, "no puller run succeeded:\n{}", site.progress().await);
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     assert!(site.app_config_map("c0004").await.is_some(), "converged though the report was refused");
@@ -149,13 +143,7 @@ async fn a_puller_killed_mid_apply_converges_on_the_next_scheduled_run() {
             let job = pod.metadata.labels.as_ref().and_then(|l| l.get("job-name").cloned()).expect("a Job's pod");
             break (pod, job);
         }
-        assert!(
-            Instant::now() < deadline,
-            "the first run never started applying: {:?} {:?}\n{}",
-            site.jobs().await,
-            site.pod_phases().await,
-            site.watch_log()
-        );
+        assert!(Instant::now() < deadline, "the first run never started applying:\n{}", site.progress().await);
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     kill_puller(pod.metadata.uid.as_deref().expect("a uid"));

@@ -145,10 +145,12 @@ impl Site {
         self.watch = Some(child);
     }
 
-    /// The last lines `watch` logged, for failure messages.
-    pub fn watch_log(&self) -> String {
+    /// Where the loop is, for failure messages: the puller's Jobs and pods on the node and
+    /// the last lines `watch` logged.
+    pub async fn progress(&self) -> String {
         let text = std::fs::read_to_string(self.path("watch.log")).unwrap_or_default();
-        text.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
+        let watch = text.lines().rev().take(15).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+        format!("jobs: {:?}\npods: {:?}\nwatch:\n{watch}", self.jobs().await, self.pod_phases().await)
     }
 
     /// The SveltosCluster as the management cluster has it.
@@ -180,11 +182,9 @@ impl Site {
             }
             assert!(
                 Instant::now() < deadline,
-                "{} did not report version {applied} ready within {timeout:?}:\n{object:#}\njobs: {:?}\npods: {:?}\nwatch:\n{}",
+                "{} did not report version {applied} ready within {timeout:?}:\n{object:#}\n{}",
                 self.cluster,
-                self.jobs().await,
-                self.pod_phases().await,
-                self.watch_log()
+                self.progress().await
             );
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
@@ -217,8 +217,8 @@ impl Site {
     }
 
     /// Each puller pod's phase and, while it is not scheduled, why (a node under disk
-    /// pressure takes no pods): for failure messages.
-    pub async fn pod_phases(&self) -> Vec<String> {
+    /// pressure takes no pods).
+    async fn pod_phases(&self) -> Vec<String> {
         let pods = self.pods().await.into_iter().filter_map(|p| p.status);
         pods.map(|status| {
             let unscheduled = status.conditions.unwrap_or_default().into_iter().find(|c| c.type_ == "PodScheduled" && c.status == "False");
