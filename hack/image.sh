@@ -8,7 +8,8 @@
 #            quickstart and the end-to-end tests run, which build those anyway
 #   --push REGISTRY  pushes REGISTRY/airlock/puller:<version>
 #   --push-to REF    pushes to REF itself (tests push a tag of their own)
-#   Prints the image reference (for `register cluster --image`) on stdout.
+#   Prints the image reference (for `register cluster --image`) on stdout, pinned to the
+#   pushed manifest's digest when pushed (REF@sha256:...).
 #   The image layout stays in target/image (oci:target/image:<version>).
 #
 # The image runs as UID 65532 with no shell, and writes nowhere but the volumes the
@@ -74,7 +75,10 @@ log "image oci:$layout:$version ($size)"
 if [ -n "$push" ]; then
   ref="$push"
   case "$ref" in *:) ref="$ref$version" ;; esac
-  skopeo copy --quiet --dest-tls-verify=false "oci:$layout:$version" "docker://$ref" >&2
+  skopeo copy --quiet --dest-tls-verify=false --digestfile "$work/digest" "oci:$layout:$version" "docker://$ref" >&2
+  # Pinned to the digest: a node that pulled an earlier build under the same tag runs this
+  # one, not the image it has cached (a tag other than latest is pulled only if absent).
+  ref="$ref@$(cat "$work/digest")"
   log "pushed $ref"
   echo "$ref"
 else

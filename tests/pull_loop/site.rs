@@ -37,8 +37,11 @@ pub fn image() -> String {
     let to = format!("{}/airlock-e2e-loop/puller:{}", common::service_env("AIRLOCK_REGISTRY"), std::process::id());
     let out = Command::new(common::root().join("hack/image.sh")).args(["--debug", "--push-to", &to]).output().expect("image.sh runs");
     assert!(out.status.success(), "hack/image.sh: {}", String::from_utf8_lossy(&out.stderr));
-    *image = Some(to.clone());
-    to
+    // What image.sh prints, as the quickstart registers it: the tag pinned to its digest.
+    let pinned = String::from_utf8(out.stdout).expect("UTF-8").trim().to_string();
+    assert!(pinned.starts_with(&format!("{to}@sha256:")), "{pinned}");
+    *image = Some(pinned.clone());
+    pinned
 }
 
 /// A cluster of one test: its names, keys and the management set that selects it.
