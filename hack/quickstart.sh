@@ -64,11 +64,16 @@ finish() {
   exit "$rc"
 }
 trap finish EXIT
-# start NAME SCRIPT ARGS... — starts a service unless it runs, remembering that this run did.
+# start NAME SCRIPT ARGS... — starts a service unless it runs, remembering that this run did;
+# one that runs already (another run's --keep, hack/services.sh) is reused, and said so.
 start() {
   local name="$1" script="$2"
   shift 2
-  if ! "$script" status "$@" >/dev/null 2>&1; then started+=("$name"); fi
+  if "$script" status "$@" >/dev/null 2>&1; then
+    log "$name runs already: reused, and left running at the end"
+  else
+    started+=("$name")
+  fi
   "$script" start "$@" >&2
 }
 

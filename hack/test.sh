@@ -47,6 +47,10 @@ fi
 cargo test --workspace --locked "$@"
 
 log "smoke test: hack/quickstart.sh"
-AIRLOCK_QUICKSTART_DIR="$(mktemp -d)" "$HACK_DIR/quickstart.sh" --keep
+quickstart_dir="$(mktemp -d)"
+AIRLOCK_QUICKSTART_DIR="$quickstart_dir" "$HACK_DIR/quickstart.sh" --keep
+# A second run on what the first left (its keys, its registration, its reports) must pass too.
+log "smoke test: hack/quickstart.sh again"
+AIRLOCK_QUICKSTART_DIR="$quickstart_dir" "$HACK_DIR/quickstart.sh" --keep
 log "benchmark harness: hack/bench.sh --quick (figures only; targets are not asserted)"
 "$HACK_DIR/bench.sh" --quick
