@@ -157,9 +157,17 @@ async fn a_puller_killed_mid_apply_converges_on_the_next_scheduled_run() {
 
     site.wait_reported(None, 1, TWO_PERIODS).await;
     println!("converged {:?} after the kill", killed.elapsed());
-    let jobs = site.jobs().await;
-    let after = jobs.iter().skip_while(|(name, _, _)| *name != job).skip(1).collect::<Vec<_>>();
-    assert!(after.first().is_some_and(|(_, succeeded, _)| *succeeded == 1), "the next scheduled run converged: {jobs:?}");
+    // The report is in before the Job controller has seen the pod end.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let jobs = site.jobs().await;
+        let next = jobs.iter().skip_while(|(name, _, _)| *name != job).nth(1);
+        if next.is_some_and(|(_, succeeded, _)| *succeeded == 1) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the next scheduled run converged: {jobs:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
     assert!(site.app_config_map("c1499").await.is_some());
 }
 
