@@ -42,6 +42,20 @@ async fn requests_since(proxy: &Proxy, from: usize, expected: usize) -> Vec<Stri
     proxy.events()[from..].to_vec()
 }
 
+/// The number of requests the proxy has logged once no more arrive for a moment: what
+/// an earlier call sent is counted before a measurement starts, not inside it.
+async fn settled(proxy: &Proxy) -> usize {
+    let mut seen = proxy.events().len();
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = proxy.events().len();
+        if now == seen {
+            return now;
+        }
+        seen = now;
+    }
+}
+
 #[tokio::test]
 async fn an_unchanged_bundle_costs_the_registry_one_conditional_request() {
     let proxy = Proxy::http(&common::service_env("AIRLOCK_REGISTRY")).await;
@@ -53,7 +67,7 @@ async fn an_unchanged_bundle_costs_the_registry_one_conditional_request() {
 
     // A new store, as a puller's next run opens one: it knows nothing of tokens yet.
     let (_, puller) = store(&proxy, "unchanged").await;
-    let before = proxy.events().len();
+    let before = settled(&proxy).await;
     assert!(puller.fetch_envelope_unless(&fixture.cluster, &known, &Limits::SPEC).await.unwrap().is_none());
     let requests = requests_since(&proxy, before, 1).await;
     assert_eq!(requests.len(), 1, "one request: {requests:?}");
@@ -88,7 +102,7 @@ async fn reports_go_to_the_clusters_reports_repository_with_their_history() {
     };
     assert_eq!(envelope, b"{\"second\":2}");
 
-    let before = proxy.events().len();
+    let before = settled(&proxy).await;
     assert_eq!(reports.latest_report(&cluster, Some(&mark), &Limits::SPEC).await.unwrap(), Latest::Unchanged);
     let requests = requests_since(&proxy, before, 1).await;
     assert_eq!(requests.len(), 1, "one conditional request: {requests:?}");
@@ -123,7 +137,7 @@ async fn an_idle_run_pushing_reports_costs_the_registry_one_request_and_the_api_
     };
 
     // The idle run: nothing new to apply, to keep or to send.
-    let before = proxy.events().len();
+    let before = settled(&proxy).await;
     let (run, requests) = site.counted_sync_from(&source, &push).await;
     assert_exit(&run, 0);
     assert!(run.stdout.contains("up to date at version 1"), "{run:?}");
