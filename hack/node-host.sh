@@ -32,9 +32,8 @@ service_pid() {
   is_running "$P-$1" || return 1
   pid="$(cat "$(pid_file "$P-$1")")"
   [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = strace ] || return 1
-  # One line without a newline: read fails at its end but fills the variable.
-  read -r child _ <"/proc/$pid/task/$pid/children" || true
-  [ -n "${child:-}" ] && echo "$child"
+  child="$(pgrep -P "$pid" | head -n 1)"
+  [ -n "$child" ] && echo "$child"
 }
 
 # wait_service NAME — until strace runs NAME's process.
@@ -45,7 +44,24 @@ wait_service() {
     is_running "$P-$1" || break
     sleep 0.1
   done
+  log "$1 did not start: $(service_state "$1")"
+  tail -n 5 "$(log_file "$P-$1")" | sed "s/^/[$(basename "$0")]   $1 log: /" >&2
   die "$1 did not start; see $(log_file "$P-$1")"
+}
+
+# service_state NAME — what wait_service saw, for the error that says why it gave up.
+service_state() {
+  local pf pid
+  pf="$(pid_file "$P-$1")"
+  [ -s "$pf" ] || { echo "no pid file $pf"; return; }
+  pid="$(cat "$pf")"
+  if ! kill -0 "$pid" 2>/dev/null; then
+    echo "pid $pid exited"
+  elif ! grep -qzxF "AIRLOCK_SERVICE_NAME=$P-$1" "/proc/$pid/environ" 2>/dev/null; then
+    echo "pid $pid ($(cat "/proc/$pid/comm" 2>/dev/null)) lacks AIRLOCK_SERVICE_NAME=$P-$1 in /proc/$pid/environ"
+  else
+    echo "pid $pid runs $(cat "/proc/$pid/comm" 2>/dev/null) with children [$(pgrep -P "$pid" | tr '\n' ' ')]"
+  fi
 }
 
 # start_in_namespace NAME CMD... — CMD in the namespace of whichever of containerd and the

@@ -42,6 +42,15 @@ ALL_PKGS=(
 # Every Kubernetes binary in one go build: the packages they share compile once.
 KUBE_BINARIES=(kube-apiserver kube-controller-manager kubectl kube-scheduler kubelet)
 
+# start_node — once more after a stop when the first start fails: a machine whose previous
+# node was killed mid-run (its pods outlive the kubelet) may still be tearing it down.
+start_node() {
+  "$HACK_DIR/node.sh" start && return 0
+  log "warning: the node did not start; stopping what it left and starting it once more"
+  "$HACK_DIR/node.sh" stop
+  "$HACK_DIR/node.sh" start
+}
+
 start() {
   local t0=$SECONDS inst node_pid
   ensure_pkgs "${ALL_PKGS[@]}"
@@ -50,7 +59,7 @@ start() {
   "$HACK_DIR/git-server.sh" start
   # The node takes longest (its kubelet waits for the runtime, then for Ready): it starts
   # beside the control planes rather than after them.
-  "$HACK_DIR/node.sh" start &
+  start_node &
   node_pid=$!
   for inst in "${KUBE_INSTANCES[@]}"; do
     "$HACK_DIR/kube.sh" start "$inst"
