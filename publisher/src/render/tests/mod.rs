@@ -90,6 +90,11 @@ fn profile(name: &str, tier: u32, selector: &str, refs: &str) -> String {
     )
 }
 
+/// A profile NAME in region eu deploying the ConfigMap `defs/web`, and that ConfigMap.
+fn web_profile(name: &str) -> String {
+    format!("{}---\n{}", profile(name, 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"), config_map("web", "defs", WEB))
+}
+
 fn config_map(name: &str, namespace: &str, body: &str) -> String {
     format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: {namespace}}}\ndata:\n  objects.yaml: |\n{}",
@@ -131,11 +136,7 @@ fn renders_parts_paths_labels_and_settings() {
 
 #[test]
 fn same_inputs_render_the_same_digest() {
-    let text = format!(
-        "{}---\n{}",
-        profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"),
-        config_map("web", "defs", WEB)
-    );
+    let text = web_profile("web");
     let (a, b) = (render_for(&world(&text), "fleet/eu-1").unwrap(), render_for(&world(&text), "fleet/eu-1").unwrap());
     assert_eq!(a.bundle.digest(), b.bundle.digest());
     let changed = text.replace("color: blue", "color: red");
@@ -324,9 +325,8 @@ fn relayed_world(secret_annotations: &str, user: &str) -> (Inventory, Resources)
          metadata: {{name: tok-1, namespace: fleet, labels: {{region: eu}}, annotations: {{airlock.dev/store-credentials: tok-1-creds, airlock.dev/puller-namespace: ops}}}}\n\
          spec: {{pullMode: true}}\n---\n\
          apiVersion: v1\nkind: Secret\nmetadata: {{name: tok-1-creds, namespace: fleet{secret_annotations}}}\n\
-         type: kubernetes.io/dockerconfigjson\ndata: {{.dockerconfigjson: {config}}}\n---\n{}---\n{}",
-        profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"),
-        config_map("web", "defs", WEB),
+         type: kubernetes.io/dockerconfigjson\ndata: {{.dockerconfigjson: {config}}}\n---\n{}",
+        web_profile("web"),
     ))
 }
 
@@ -356,15 +356,7 @@ fn relays_the_management_secret_into_the_system_part() {
     let renewed = render_for(&relayed_world(EXPIRES, "puller-b"), "fleet/tok-1").unwrap();
     assert_ne!(renewed.bundle.digest(), r.bundle.digest());
     // Without the annotation (no --token), no system part.
-    let plain = render_for(
-        &world(&format!(
-            "{}---\n{}",
-            profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"),
-            config_map("web", "defs", WEB)
-        )),
-        "fleet/eu-1",
-    )
-    .unwrap();
+    let plain = render_for(&world(&web_profile("web")), "fleet/eu-1").unwrap();
     assert!(plain.bundle.parts().all(|(n, _)| n != "Airlock.system"));
 }
 

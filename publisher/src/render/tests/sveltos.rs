@@ -169,15 +169,7 @@ fn implicit_namespaces_are_create_only_unless_skipped_or_deployed() {
     let ns = file(&r, "ClusterProfile.a/Namespace.cluster.apps.yaml");
     assert_eq!(ns, "apiVersion: v1\nkind: Namespace\nmetadata:\n  annotations:\n    airlock.dev/create-only: \"true\"\n  name: apps\n");
     assert!(!r.bundle.files().any(|(p, _)| p.contains("Namespace.cluster.team")), "skipNamespaceCreation");
-    let web = render_for(
-        &world(&format!(
-            "{}---\n{}",
-            profile("w", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: web}"),
-            config_map("web", "defs", WEB)
-        )),
-        "fleet/eu-1",
-    )
-    .unwrap();
+    let web = render_for(&world(&web_profile("w")), "fleet/eu-1").unwrap();
     assert!(!file(&web, "ClusterProfile.w/Namespace.cluster.web.yaml").contains("create-only"), "the profile deploys it");
 }
 
