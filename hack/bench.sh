@@ -10,8 +10,8 @@
 #
 # It builds the release binaries, starts the services (hack/services.sh), generates its
 # data with a fixed seed, runs hack/bench/{puller,mirror,verify,publisher}.sh (the
-# publisher's rows in a section of their own) and the criterion micro-benchmarks
-# (hack/bench/micro.sh), prints one table and
+# publisher's rows in a section of their own), the criterion micro-benchmarks
+# (hack/bench/micro.sh) and the reports' ingest (hack/bench/reports.sh), prints one table and
 # writes the document. It fails only when a command fails: figures are reported, targets
 # are judged in the document and never make the run fail. Data, logs and profiles stay in
 # target/bench/.
@@ -48,7 +48,7 @@ cargo build --release --locked -p airlock-puller -p airlock-publisher >&2
 t0=$SECONDS
 
 # This run's files only: publisher.sh keeps its own under target/bench/ too.
-rm -rf "$BENCH_OUT"/{results.tsv,logs,profiles,puller,mirror,verify,criterion,machine.txt,load.txt}
+rm -rf "$BENCH_OUT"/{results.tsv,logs,profiles,puller,mirror,verify,reports,criterion,machine.txt,load.txt}
 mkdir -p "$BENCH_OUT"
 
 # The machine is shared: sample its load while the benchmark runs, to say so if it was busy.
@@ -78,6 +78,8 @@ trap 'kill "$sampler" 2>/dev/null || true' EXIT
 "$HACK_DIR/bench/verify.sh"
 "$HACK_DIR/bench/publisher.sh" ${quick:+--quick}
 "$HACK_DIR/bench/micro.sh"
+# After micro.sh: its generator is built with the profile and features micro.sh builds.
+"$HACK_DIR/bench/reports.sh"
 
 kill "$sampler" 2>/dev/null || true
 awk '{ n++; s += $1; if ($1 > m) m = $1; if ($2 > 0) busy++ }

@@ -1,4 +1,4 @@
-"""The benchmark rows hack/bench/puller.sh, mirror.sh and verify.sh measure: how
+"""The benchmark rows hack/bench/puller.sh, mirror.sh, verify.sh and reports.sh measure: how
 each is computed from the samples, its target, and, for a miss, where the time goes and
 what would close it. Imported by report.py; it reads figures, it runs nothing.
 
@@ -142,9 +142,42 @@ def verify(r, show):
                  target="reported", met="—")]
 
 
+def reports(r, show):
+    if not r.has("reports.new.airlock.wall", "reports.again.airlock.wall", "reports.curl.wall", "reports.clusters",
+                 "reports.cores"):
+        return []
+    n = int(r.median("reports.clusters"))
+    ours, peer = r.median("reports.new.airlock.wall"), r.median("reports.curl.wall")
+
+    def per_cluster(key):
+        return f"{1000 * r.median(key) / n:.2f} ms per cluster"
+
+    cores = r.median("reports.cores")
+    # What the registry alone spends on the pass, spread over every core: no client can
+    # read the reports faster from this registry on this machine.
+    floor = r.median("reports.new.airlock.server") / cores
+
+    return [dict(row="11", key="reports", what=f"ingest {n:,} clusters' reports from one registry, all new",
+                 ours=f"{show(r, 'reports.new.airlock.wall')}, {per_cluster('reports.new.airlock.wall')}",
+                 peer=f"curl+jq loop, no verifying or writing: {show(r, 'reports.curl.wall')}, "
+                      f"{per_cluster('reports.curl.wall')}",
+                 ratio=f"{peer / ours:.2f}× faster; the registry's CPU alone: {seconds(floor)} on {cores:.0f} cores",
+                 target="figure reported", met="—"),
+            dict(row="11", key="reports-requests", what="ingest from one registry: requests per cluster",
+                 ours=f"{r.median('reports.new.airlock.requests_per_cluster'):.2f}",
+                 peer=f"curl+jq loop: {r.median('reports.curl.requests_per_cluster'):.2f}",
+                 ratio=f"registry CPU per request: ours {r.median('reports.new.airlock.server_ms_per_request'):.3f} ms, "
+                       f"loop {r.median('reports.curl.server_ms_per_request'):.3f} ms",
+                 target="≤ 2 (spec 14.7.2)", met=yes(r.median("reports.new.airlock.requests_per_cluster") <= 2)),
+            dict(row="11", key="reports-again", what=f"ingest {n:,} clusters' reports again, nothing new",
+                 ours=f"{show(r, 'reports.again.airlock.wall')}, {per_cluster('reports.again.airlock.wall')}",
+                 peer="—", ratio=f"{r.median('reports.again.airlock.wall') / ours:.2f}× the first pass",
+                 target="figure reported", met="—")]
+
+
 def rows(results, show):
     out = []
-    for make in (first_sync, second_sync, drift, rss, export, verify):
+    for make in (first_sync, second_sync, drift, rss, export, verify, reports):
         out += make(results, show)
     return out
 
@@ -283,7 +316,8 @@ def size(v, unit):
         return f"{v / 1024:.1f} MiB"
     if unit == "bytes":
         return f"{v / 1e6:.2f} MB" if v >= 1e5 else f"{v / 1e3:.1f} kB"
-    return f"{v:.0f}"
+    # Fractions (requests per cluster, milliseconds per request) keep three digits.
+    return f"{v:.0f}" if v == int(v) or v >= 100 else f"{v:.3g}"
 
 
 def show_bytes(r, key):

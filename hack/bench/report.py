@@ -22,8 +22,9 @@ import statistics
 
 from bench_rows import MISS_NOTES, rows, seconds, size
 
-# The rows hack/bench/{puller,mirror,verify}.sh measure; publisher.sh reports 5-7 itself.
-EXPECTED_ROWS = ("1", "2", "3", "4", "8", "9", "10")
+# The rows hack/bench/{puller,mirror,verify,reports}.sh measure; publisher.sh reports 5-7
+# itself.
+EXPECTED_ROWS = ("1", "2", "3", "4", "8", "9", "10", "11")
 
 
 class Results:
@@ -90,7 +91,7 @@ def details_section(results):
     out = ["## Every figure", "",
            "Median (min–max) of the runs. *client CPU* is the user+system time of the measured "
            "command and its children; *server CPU* the time the kube-apiserver and etcd (rows 1–4) "
-           "or the registry (rows 8–9) spent meanwhile.", ""]
+           "or the registry (rows 8–9, 11) spent meanwhile.", ""]
     lines = []
     for key in sorted(results.values):
         lines.append((f"`{key}`", show(results, key)))
@@ -108,8 +109,8 @@ def commands_section(results):
            "`hack/bench.sh` runs everything: it builds the release binaries, starts the services "
            "with `hack/services.sh start`, generates the data with a fixed seed "
            "(`hack/bench/gen-objects.py`, `hack/bench/gen-fleet.py`) and runs "
-           "`hack/bench/puller.sh`, `hack/bench/mirror.sh`, `hack/bench/verify.sh` and "
-           "`hack/bench/publisher.sh`. Paths are relative to the repository; `kubectl` is "
+           "`hack/bench/puller.sh`, `hack/bench/mirror.sh`, `hack/bench/verify.sh`, "
+           "`hack/bench/publisher.sh` and `hack/bench/reports.sh`. Paths are relative to the repository; `kubectl` is "
            "`$AIRLOCK_KUBECTL --kubeconfig $AIRLOCK_KUBECONFIG_MANAGED` (kubectl 1.20.2).", ""]
     for key in sorted(k for k in results.texts if k.endswith(".cmd")):
         out += [f"- `{key[:-4]}`:", "", f"  ```sh\n  {results.text(key)}\n  ```", ""]
