@@ -5,7 +5,7 @@
 //! [`Inventory`] of clusters, profiles and sets, with what it could not read (`broken`),
 //! then [`Source::fetch`]es exactly the ConfigMaps, Secrets and template resources that
 //! rendering asks for (`inventory` has those types, `model` and `parse` the Sveltos
-//! objects, `fields` how far each field is honoured, `select` and `selector` which
+//! objects, `fields` how far each field is honoured, `max_update` the rollout window, `select` and `selector` which
 //! profiles match which cluster). Neither source renders or publishes anything.
 
 pub mod broken;
@@ -14,6 +14,7 @@ pub mod fields;
 mod inventory;
 mod key;
 pub mod live;
+pub mod max_update;
 pub mod model;
 pub mod parse;
 pub mod select;

@@ -177,6 +177,8 @@ pub struct Profile {
     pub continue_on_conflict: bool,
     pub continue_on_error: bool,
     pub max_consecutive_failures: Option<u32>,
+    /// `spec.maxUpdate`; `None` when unset.
+    pub max_update: Option<crate::sveltos::max_update::MaxUpdate>,
     pub drift_exclusions: Vec<DriftExclusion>,
     pub extra_labels: BTreeMap<String, String>,
     pub extra_annotations: BTreeMap<String, String>,

@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::reader::{Fields, Metadata, check_version};
 use super::refs;
 use crate::sveltos::fields;
+use crate::sveltos::max_update::MaxUpdate;
 use crate::sveltos::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileKind};
 use crate::sveltos::selector::Selector;
 
@@ -58,6 +59,7 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
         Some(0) => return Err(spec.error("maxConsecutiveFailures", "is 0; it counts failures from 1".into())),
         other => other,
     };
+    let max_update = MaxUpdate::parse(spec.raw("maxUpdate")).map_err(|m| spec.error("maxUpdate", m))?;
     let cluster_refs = refs::cluster_refs(&spec, own, &mut notes)?;
     let policy_refs = refs::policy_refs(&spec, own, &mut notes)?;
     notes.sort();
@@ -78,6 +80,7 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
         continue_on_conflict: spec.or_default("continueOnConflict")?,
         continue_on_error: spec.or_default("continueOnError")?,
         max_consecutive_failures,
+        max_update,
         drift_exclusions: refs::drift_exclusions(&spec)?,
         extra_labels: spec.or_default("extraLabels")?,
         extra_annotations: spec.or_default("extraAnnotations")?,
