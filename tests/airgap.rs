@@ -16,14 +16,12 @@ use std::path::Path;
 use std::process::Command;
 
 use airlock_bundle::SigningKey;
-use airlock_bundle::envelope;
-use airlock_bundle::envelope::REPORT_PAYLOAD_TYPE;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_cli::KubeArgs;
 use airlock_store::mirror::ExportIndex;
 use airlock_store::{OciStore, StoreRef, open_oci};
 use base64::Engine;
-use serde_json::{Value, json};
+use support::reports::{report_key_of, signed_report};
 use support::{Fixture, Keys, file, has_part, install_crds, kubectl_ok, read_back, run, run_expect, summary, unique};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
@@ -216,28 +214,6 @@ async fn export_carries_only_what_changed_and_import_refuses_damaged_archives() 
     assert!(!archive("never.tar").exists());
 }
 
-/// A report of `cluster` as the puller writes it (spec 14.3), signed with `key`.
-fn signed_report(cluster: &str, finished: &str, result: &str, kubernetes: &str, key: &SigningKey) -> Vec<u8> {
-    let report = json!({
-        "apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": cluster,
-        "startedAt": finished, "finishedAt": finished, "durationMs": 1500, "result": result,
-        "appliedVersion": 4, "appliedDigest": format!("sha256:{}", "ab".repeat(32)),
-        "bundle": {"version": 4, "digest": format!("sha256:{}", "ab".repeat(32)), "issuedAt": "2026-03-01T09:00:00Z",
-                   "expires": "2026-04-01T09:00:00Z", "keyringVersion": 1, "signers": []},
-        "kubernetesVersion": kubernetes, "objects": [], "drift": {"found": 1, "corrected": 1}, "refused": [],
-        "error": if result == "error" { Value::from("apiserver unreachable") } else { Value::Null }, "apiRequests": 12,
-    });
-    envelope::sign(REPORT_PAYLOAD_TYPE, &serde_json::to_vec(&report).expect("JSON"), std::slice::from_ref(key))
-}
-
-/// The report key `register cluster` put into its YAML.
-fn report_key_of(yaml: &[u8]) -> SigningKey {
-    let docs: Vec<Value> = serde_saphyr::from_multiple(std::str::from_utf8(yaml).expect("UTF-8 YAML")).expect("YAML");
-    let secret = docs.iter().find(|d| d["kind"] == "Secret" && d["metadata"]["name"] == "airlock-report-key").expect("report key Secret");
-    let pem = base64::engine::general_purpose::STANDARD.decode(secret["data"]["report.key"].as_str().expect("data")).expect("base64");
-    SigningKey::from_pkcs8_pem(std::str::from_utf8(&pem).expect("PEM")).expect("PKCS#8 key")
-}
-
 /// The managed apiserver's `gitVersion`, which its puller would report.
 async fn managed_version() -> String {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -279,7 +255,7 @@ async fn ingest_marks_the_cluster_ready_and_refuses_a_report_signed_with_another
     let write = |name: &str, bytes: Vec<u8>| std::fs::write(reports.path().join(name), bytes).expect("write report");
     write(
         &format!("report-{ns}.edge-1-2026-03-01T10:00:00.000Z.json"),
-        signed_report(&cluster, "2026-03-01T10:00:00Z", "applied", &version, &key),
+        signed_report(&cluster, "2026-03-01T10:00:00Z", "applied", &version, 4, &key),
     );
     let ingest = |from: &str, code: i32| {
         let out = run(&["ingest", "--from", from, "--kubeconfig", &mgmt]);
@@ -313,7 +289,7 @@ async fn ingest_marks_the_cluster_ready_and_refuses_a_report_signed_with_another
     let site = tempfile::tempdir().expect("tempdir");
     let stranger = SigningKey::from_seed([42; 32]);
     for (time, key) in [("2026-02-01T00:00:00", &key), ("2026-03-02T00:00:00", &stranger)] {
-        let bytes = signed_report(&cluster, &format!("{time}Z"), "error", &version, key);
+        let bytes = signed_report(&cluster, &format!("{time}Z"), "error", &version, 4, key);
         std::fs::write(site.path().join(format!("report-{ns}.edge-1-{time}.000Z.json")), bytes).expect("write report");
     }
     let bundle = reports.path().join("reports.json");
@@ -334,7 +310,7 @@ async fn ingest_marks_the_cluster_ready_and_refuses_a_report_signed_with_another
     register(&["--report-key-file", key_file.to_str().expect("UTF-8 path")]);
     assert_eq!(kubectl_row(&ns)[2], "true");
     assert_eq!(annotation(&ns, "report-time"), "2026-03-01T10:00:00Z");
-    write("report-later.json", signed_report(&cluster, "2026-03-03T00:00:00Z", "error", &version, &key));
+    write("report-later.json", signed_report(&cluster, "2026-03-03T00:00:00Z", "error", &version, 4, &key));
     ingest(reports.path().to_str().expect("UTF-8 path"), 0);
     assert_eq!(kubectl_row(&ns)[2], "false");
     assert_eq!(annotation(&ns, "last-error"), "apiserver unreachable");
@@ -369,7 +345,7 @@ async fn ingest_to_dir_updates_the_file_that_status_then_shows() {
     run_expect(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &keys.key], 0);
     let cluster = fx.cluster("edge-9").to_string();
     let reports = carried.path().join("reports.json");
-    let report = signed_report(&cluster, "2026-03-01T10:00:00Z", "up-to-date", "v1.20.2", &key);
+    let report = signed_report(&cluster, "2026-03-01T10:00:00Z", "up-to-date", "v1.20.2", 4, &key);
     std::fs::write(&reports, format!("[{}]", String::from_utf8(report).expect("JSON"))).expect("write");
     let out = run_expect(&["ingest", "--from", reports.to_str().expect("UTF-8 path"), "--to-dir", fx.path()], 0);
     assert!(out.contains("ingested"), "{out}");

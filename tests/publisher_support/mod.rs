@@ -4,6 +4,8 @@
 // Each test binary uses its own subset.
 #![allow(dead_code)]
 
+pub mod reports;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
