@@ -7,23 +7,22 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use airlock_bundle::{ClusterId, Keyring};
-use jiff::Timestamp;
 
-use super::Publisher;
+use super::Run;
 use super::kept;
-use crate::render::hold::{self, Unplanned};
+use crate::render::hold;
 use crate::render::{Assembly, ClusterPlan, KeptContent, PreparedCluster, RenderError, Rendered, Renderer};
 
-/// The bundle of `prepared` given what the store holds for its cluster.
+/// The bundle of `prepared` given what the store holds for its cluster, with the parts
+/// `held_back` names (part → why) kept as the store has them.
 pub async fn complete(
-    p: &Publisher,
-    renderer: &Renderer<'_>,
+    run: &Run<'_>,
     keyring: &Keyring,
     plan: &ClusterPlan<'_>,
     mut prepared: PreparedCluster,
-    unplanned: &Unplanned,
-    now: Timestamp,
+    held_back: &BTreeMap<String, String>,
 ) -> Result<(Rendered, PreparedCluster), RenderError> {
+    let (p, renderer, unplanned, now) = (run.publisher, &run.renderer, &run.unplanned, run.times.now);
     let cluster: &ClusterId = &plan.cluster.id;
     let stored = kept::read(&*p.store, cluster, keyring, now, &p.limits).await;
     let statement = stored.as_ref().map(kept::Stored::statement);
@@ -33,7 +32,7 @@ pub async fn complete(
     let mut unavailable = BTreeSet::new();
     let mut kept: BTreeMap<String, KeptContent> = BTreeMap::new();
     let decided = loop {
-        let decided = hold::plan(&prepared, statement, unplanned, &unavailable);
+        let decided = hold::plan(&prepared, statement, unplanned, &unavailable, held_back);
         let mut failed = false;
         if let Some(stored) = &stored {
             for entry in decided.to_fetch() {

@@ -1,7 +1,10 @@
 //! A cluster on its way through a chunk of the pipeline: rendered (or recalled from the
 //! memo), read against the store, rendered after all when the memo's outline must be
 //! published, completed from the store when its bundle depends on it. Entry points, in
-//! order: [`draft`], [`after_read`], [`complete_all`]; `settle` takes it from there.
+//! order: [`draft`], [`after_read`], [`complete_all`], then `rollout::hold_back`; `settle`
+//! takes it from there.
+
+use std::collections::BTreeMap;
 
 use airlock_bundle::sign;
 use airlock_bundle::statement::Statement;
@@ -165,18 +168,29 @@ pub async fn complete_all<'a>(run: &Run<'_>, drafts: Vec<Draft<'a>>) -> Vec<Draf
             return d;
         }
         let Stage::Pending(prepared) = std::mem::replace(&mut d.stage, Stage::Failed(String::new())) else { unreachable!() };
-        let plan = d.plan.as_ref().expect("a pending cluster was planned");
-        let Some(keyring) = &run.keyring else {
-            d.stage = Stage::Failed("the signing keys make no keyring to read the stored bundle back with".into());
-            return d;
-        };
-        d.stage = match complete::complete(run.publisher, &run.renderer, keyring, plan, prepared, &run.unplanned, run.times.now).await {
-            Ok((rendered, prepared)) => Stage::Full(Box::new(full(run, rendered, prepared))),
-            Err(e) => Stage::Failed(e.to_string()),
-        };
-        d
+        complete_from_store(run, d, prepared, &BTreeMap::new()).await
     }))
     .buffered(STORE_READS)
     .collect()
     .await
+}
+
+/// Completes `prepared` from the store as `d`'s bundle, with the parts `held_back` names
+/// (part → why) kept as the store has them.
+pub async fn complete_from_store<'a>(
+    run: &Run<'_>,
+    mut d: Draft<'a>,
+    prepared: PreparedCluster,
+    held_back: &BTreeMap<String, String>,
+) -> Draft<'a> {
+    let plan = d.plan.as_ref().expect("a completed cluster was planned");
+    let Some(keyring) = &run.keyring else {
+        d.stage = Stage::Failed("the signing keys make no keyring to read the stored bundle back with".into());
+        return d;
+    };
+    d.stage = match complete::complete(run, keyring, plan, prepared, held_back).await {
+        Ok((rendered, prepared)) => Stage::Full(Box::new(full(run, rendered, prepared))),
+        Err(e) => Stage::Failed(e.to_string()),
+    };
+    d
 }

@@ -12,15 +12,18 @@
 //!
 //! The stages of a chunk (`draft`): render every cluster (or recall its outline from the
 //! `memo`), read the store, render the recalled clusters that must be published after all,
-//! complete those whose bundle depends on what the store holds (`complete`, `kept`), and
-//! settle each (`settle`: decide the version, sign). Rendering and signing run on every
-//! core, and the rows come out in cluster order whatever the threads did. `compare` reads
-//! the store and decides each version.
+//! complete those whose bundle depends on what the store holds (`complete`, `kept`), hold
+//! back the parts whose `maxUpdate` window is full (`rollout`, which reads every windowed
+//! cluster's stored bundle before the first chunk), and settle each (`settle`: decide the
+//! version, sign). Rendering and signing run on every core, and the rows come out in
+//! cluster order whatever the threads did. `compare` reads the store and decides each
+//! version.
 
 mod compare;
 mod complete;
 mod draft;
 mod kept;
+mod rollout;
 mod settle;
 
 use std::collections::{BTreeSet, HashSet};
@@ -214,6 +217,8 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         times,
         keyring: publisher.signer.own_keyring(&publisher.limits),
     };
+    let mut rollout = rollout::Rollout::read(&run, &plans).await;
+    phases.add("read the rollouts", &mut since);
     let mut batch = (!publisher.dry_run).then(|| publisher.store.batch(&publisher.meta));
     let mut plans = plans.into_iter();
     loop {
@@ -228,6 +233,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         let drafts: Vec<Draft> = drafts.into_par_iter().zip(reads).map(|(d, read)| draft::after_read(&run, d, read)).collect();
         phases.add("render what must be published", &mut since);
         let drafts = draft::complete_all(&run, drafts).await;
+        let drafts = rollout::hold_back(&run, drafts, &mut rollout).await;
         phases.add("complete from the store", &mut since);
         let settled: Vec<(Row, Option<(SignedBundle, Digest)>)> = drafts.into_par_iter().map(|d| settle::settle(&run, d)).collect();
         let (chunk_rows, changed): (Vec<Row>, Vec<_>) = settled.into_iter().unzip();

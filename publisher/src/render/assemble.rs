@@ -77,9 +77,13 @@ pub fn assemble(
             kept_keys.extend(content.keys.iter().map(|key| KeptKey { part: part.clone(), tier: held.settings.tier, key: key.clone() }));
         }
         let mut s = held.settings.clone();
-        if let Reason::Failed(message) = &held.reason {
+        if let Reason::Failed(message) | Reason::HeldBack(message) = &held.reason {
             s.failure = Some(RenderFailure { message: message.clone(), kept_from: content.map(|c| c.kept_from) });
-            failures.push(Failure { part: name.clone(), message: message.clone() });
+            // A part held back is the rollout working: a warning for the run, not a failure.
+            match held.reason {
+                Reason::Failed(_) => failures.push(Failure { part: name.clone(), message: message.clone() }),
+                _ => warnings.push(format!("{name}: {message}")),
+            }
         }
         settings.insert(name.clone(), s);
     }

@@ -11,7 +11,9 @@
 //!   not exist or never rendered): Sveltos holds the dependent back;
 //! - cannot be read at all, or sits where the source could not be read: every cluster
 //!   keeps what it holds of it, with the failure;
-//! - is paused: every cluster keeps what it holds, as it is, and no other gets it.
+//! - is paused: every cluster keeps what it holds, as it is, and no other gets it;
+//! - is held back by its `maxUpdate` for this cluster (`publish::rollout` decides): the
+//!   part carries why, like a failure, but the run does not count it as one.
 //!
 //! A tie is won by the part whose stored bundle holds the object (Sveltos lets the first
 //! deployer keep it), else by the first part by name; a loser with `continueOnConflict`
@@ -75,6 +77,8 @@ pub enum Reason {
     /// The failure the part carries; `None` for a paused profile, kept as it was.
     Failed(String),
     Paused,
+    /// The new version waits for other clusters' updates (`maxUpdate`): why.
+    HeldBack(String),
 }
 
 /// A held part: why, and the settings its entry starts from.
@@ -124,9 +128,15 @@ fn has_content(entry: &ProfileEntry) -> bool {
 }
 
 /// Decides the held parts and tie losers of `prepared`, given the store's current
-/// statement (`None` when it holds nothing usable) and the parts whose content could not
-/// be fetched (`unavailable`).
-pub fn plan(prepared: &PreparedCluster, stored: Option<&Statement>, unplanned: &Unplanned, unavailable: &BTreeSet<String>) -> Plan {
+/// statement (`None` when it holds nothing usable), the parts whose content could not
+/// be fetched (`unavailable`) and those `maxUpdate` holds back (part → why).
+pub fn plan(
+    prepared: &PreparedCluster,
+    stored: Option<&Statement>,
+    unplanned: &Unplanned,
+    unavailable: &BTreeSet<String>,
+    held_back: &BTreeMap<String, String>,
+) -> Plan {
     let entry = |part: &str| {
         stored
             .and_then(|s| s.predicate.profiles.iter().find(|p| p.name == part))
@@ -138,8 +148,13 @@ pub fn plan(prepared: &PreparedCluster, stored: Option<&Statement>, unplanned: &
         plan.held.insert(draft.name.to_string(), Held { reason: Reason::Failed(failure), settings, stored: entry(&draft.name).cloned() });
     };
     for draft in &prepared.parts {
-        if let Err(failure) = &draft.outcome {
-            hold(&mut plan, draft, failure.clone());
+        match (&draft.outcome, held_back.get(&*draft.name)) {
+            (Err(failure), _) => hold(&mut plan, draft, failure.clone()),
+            (Ok(_), Some(why)) => {
+                let (reason, settings, stored) = (Reason::HeldBack(why.clone()), draft.settings.clone(), entry(&draft.name).cloned());
+                plan.held.insert(draft.name.to_string(), Held { reason, settings, stored });
+            }
+            (Ok(_), None) => {}
         }
     }
     let planned: BTreeSet<&str> = prepared.parts.iter().map(|d| &*d.name).collect();

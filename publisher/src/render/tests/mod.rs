@@ -51,13 +51,24 @@ fn render_stored(
     cluster: &str,
     stored: Option<(&Statement, &BTreeMap<String, KeptContent>)>,
 ) -> Result<Rendered, RenderError> {
+    render_held_back(renderer, world, cluster, stored, &BTreeMap::new())
+}
+
+/// As [`render_stored`], with the parts `held_back` names held back by `maxUpdate`.
+fn render_held_back(
+    renderer: &Renderer<'_>,
+    world: &(Inventory, Resources),
+    cluster: &str,
+    stored: Option<(&Statement, &BTreeMap<String, KeptContent>)>,
+    held_back: &BTreeMap<String, String>,
+) -> Result<Rendered, RenderError> {
     let (inv, _) = world;
     let c = inv.clusters.iter().find(|c| c.id.to_string() == cluster).unwrap();
     let p = plan(c, select::profiles_for(c, inv), inv)?;
     let prepared = renderer.prepare(&p)?;
     let empty = BTreeMap::new();
     let (statement, kept) = stored.map_or((None, &empty), |(s, k)| (Some(s), k));
-    let decided = hold::plan(&prepared, statement, &hold::Unplanned::of(inv), &BTreeSet::new());
+    let decided = hold::plan(&prepared, statement, &hold::Unplanned::of(inv), &BTreeSet::new(), held_back);
     match renderer.assemble(&prepared, &decided, kept, true)? {
         Assembly::Done(rendered) => Ok(*rendered),
         Assembly::Ties => unreachable!(),

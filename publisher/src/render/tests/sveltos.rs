@@ -216,6 +216,30 @@ fn prerequisites_are_deployed_where_dependents_match_and_first() {
 }
 
 #[test]
+fn a_part_held_back_keeps_its_stored_content_as_a_warning_not_a_failure() {
+    let text = |m: &str| {
+        format!("{}---\n{}", profile("web", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: m}"), config_map("m", "defs", m))
+    };
+    let first = render_for(&world(&text(CM)), "fleet/eu-1").unwrap();
+    let (statement, kept) = stored(&first, 3);
+    let changed = world(&text(&CM.replace("name: app", "name: app-2")));
+    let why = BTreeMap::from([("ClusterProfile.web".to_string(), "held back by spec.maxUpdate".to_string())]);
+    let r = render_held_back(&renderer(&changed.1), &changed, "fleet/eu-1", Some((&statement, &kept)), &why).unwrap();
+    assert_eq!(r.bundle.part("ClusterProfile.web").unwrap().tar(), first.bundle.part("ClusterProfile.web").unwrap().tar());
+    let f = failure(&r, "ClusterProfile.web").unwrap();
+    assert_eq!((f.kept_from, f.message.as_str()), (Some(3), "held back by spec.maxUpdate"));
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert_eq!(r.warnings, ["ClusterProfile.web: held back by spec.maxUpdate"]);
+
+    // Never deployed there yet: held back, the part is empty.
+    let r = render_held_back(&renderer(&changed.1), &changed, "fleet/eu-1", None, &why).unwrap();
+    assert_eq!(
+        (failure(&r, "ClusterProfile.web").unwrap().kept_from, r.bundle.part("ClusterProfile.web").unwrap().files().count()),
+        (None, 0)
+    );
+}
+
+#[test]
 fn a_failed_profile_keeps_its_last_good_part_and_the_others_proceed() {
     let text = |m: &str| {
         format!(

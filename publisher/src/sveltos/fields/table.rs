@@ -116,7 +116,11 @@ pub static PROFILE_FIELDS: &[Field] = &[
     ),
     f("spec.continueOnError", Supported, "relayed to the puller (bundles-format.md 5.7)"),
     f("spec.maxConsecutiveFailures", Supported, "relayed to the puller (bundles-format.md 5.7)"),
-    f("spec.maxUpdate", NotSupported, "not honoured: every matching cluster gets the new version in the same publish"),
+    f(
+        "spec.maxUpdate",
+        Differs,
+        "honoured across publishes: of the matching clusters, at most this many (a percentage rounds up; 0 means all) take a new version of the profile at once, in namespace/name order; the others keep the part they hold, marked held back, until the updating clusters' ingested reports show their bundle applied (docs/rollout.md)",
+    ),
     f("spec.reloader", NotSupported, "not honoured: the puller does not restart workloads whose mounted ConfigMaps or Secrets changed"),
     all("spec.extraLabels", Supported, "set on every object the profile deploys, after patches, as Sveltos does in push mode"),
     all("spec.extraAnnotations", Supported, "set on every object the profile deploys, after patches, as Sveltos does in push mode"),
