@@ -143,3 +143,58 @@ async fn max_update_rolls_a_change_out_half_the_fleet_at_a_time() {
     assert_eq!(fleet.revisions().await, vec!["revision: \"2\""; 4]);
     assert!(fleet.bundle("site-d").await.predicate().profiles.iter().all(|e| e.failure.is_none()));
 }
+
+/// The blob path of the profile's part in `site`'s latest manifest in the layout.
+fn part_blob(fleet: &Fleet, site: &str) -> std::path::PathBuf {
+    let layout = fleet.dir.path().join("layout");
+    let blob = |digest: &str| layout.join("blobs/sha256").join(digest.trim_start_matches("sha256:"));
+    let index: serde_json::Value = serde_json::from_slice(&std::fs::read(layout.join("index.json")).expect("index.json")).expect("JSON");
+    let wanted = format!("fleet/{site}:latest");
+    let manifest = index["manifests"]
+        .as_array()
+        .expect("manifests")
+        .iter()
+        .find(|m| m["annotations"]["org.opencontainers.image.ref.name"] == wanted.as_str())
+        .expect("the site's latest manifest");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(blob(manifest["digest"].as_str().expect("digest"))).expect("manifest blob")).expect("JSON");
+    let title = format!("{PART}.tar.gz");
+    let layer = manifest["layers"]
+        .as_array()
+        .expect("layers")
+        .iter()
+        .find(|l| l["annotations"]["org.opencontainers.image.title"] == title.as_str())
+        .expect("the part's layer");
+    blob(layer["digest"].as_str().expect("layer digest"))
+}
+
+#[tokio::test]
+async fn a_held_back_cluster_whose_stored_bundle_cannot_be_read_is_not_published() {
+    let fleet = Fleet::new();
+    fleet.set_profile(1, None);
+    fleet.publish();
+    fleet.report_applied(&SITES, "2026-03-01T10:00:00Z").await;
+    fleet.set_profile(2, Some("50%"));
+    fleet.publish();
+    let before = fleet.revisions().await;
+    assert_eq!(before[3], "revision: \"1\"", "site-d is held back");
+
+    // The store cannot read the part site-d keeps (an I/O error, not "not found"):
+    // publishing without it would empty that part and prune its objects.
+    let path = part_blob(&fleet, "site-d");
+    let saved = std::fs::read(&path).expect("part blob");
+    std::fs::remove_file(&path).expect("remove blob");
+    std::fs::create_dir(&path).expect("a directory in its place");
+    fleet.set_profile(3, Some("50%"));
+    let out = run(&["publish", "--from-dir", &fleet.mgmt(), "--to", &fleet.store, "--key", &fleet.keys.key]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let row = summary(&stdout).into_iter().find(|(c, _, _)| c == "fleet/site-d").expect("site-d's row");
+    assert_ne!(row.2, "published", "{stdout}");
+
+    std::fs::remove_dir(&path).expect("remove the directory");
+    std::fs::write(&path, saved).expect("restore blob");
+    let b = fleet.bundle("site-d").await;
+    assert_eq!(b.predicate().version, 2, "nothing was published for site-d");
+    assert_eq!(fleet.revisions().await[3], "revision: \"1\"", "its kept part still holds its objects");
+}

@@ -24,7 +24,8 @@ pub async fn complete(
 ) -> Result<(Rendered, PreparedCluster), RenderError> {
     let (p, renderer, unplanned, now) = (run.publisher, &run.renderer, &run.unplanned, run.times.now);
     let cluster: &ClusterId = &plan.cluster.id;
-    let stored = kept::read(&*p.store, cluster, keyring, now, &p.limits).await;
+    let unreadable = |e: airlock_store::StoreError| RenderError::StoredBundle { cluster: cluster.to_string(), message: e.to_string() };
+    let stored = kept::read(&*p.store, cluster, keyring, now, &p.limits).await.map_err(unreadable)?;
     let statement = stored.as_ref().map(kept::Stored::statement);
     if let Some(statement) = statement {
         pin_clocks(renderer, plan, &mut prepared, statement);
@@ -43,7 +44,8 @@ pub async fn complete(
                     Ok(content) => {
                         kept.insert(entry.name.clone(), content);
                     }
-                    Err(e) => {
+                    Err(kept::PartError::Store(e)) => return Err(unreadable(e)),
+                    Err(kept::PartError::Unusable(e)) => {
                         tracing::warn!(%cluster, part = entry.name, "cannot keep the stored part, so it counts as never rendered: {e}");
                         unavailable.insert(entry.name.clone());
                         failed = true;

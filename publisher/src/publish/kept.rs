@@ -6,11 +6,13 @@
 //! verified first, with the publisher's own keys as the keyring: a store cannot slip
 //! content into the next bundle. A bundle those keys did not sign (keys rotated since) or
 //! that no longer verifies counts as nothing stored, logged: the profiles it held count as
-//! never rendered. Only the parts named are fetched, each checked against its signed digest.
+//! never rendered. A store that cannot be read is an error, never "nothing stored": the
+//! parts kept from it would otherwise be published empty, and pruned from the cluster.
+//! Only the parts named are fetched, each checked against its signed digest.
 
 use airlock_bundle::statement::{ProfileEntry, Statement};
 use airlock_bundle::{ClusterId, Expectation, Floor, Keyring, Limits, Part, VerifiedEnvelope, verify};
-use airlock_store::{Fetched, Store, StoreError};
+use airlock_store::{Fetched, PartCopy, Store, StoreError};
 use jiff::Timestamp;
 
 use crate::render::KeptContent;
@@ -24,25 +26,38 @@ pub struct Stored {
 }
 
 /// The verified bundle `store` holds for `cluster`; `None` when it holds none this
-/// publisher's keys verify.
-pub async fn read(store: &dyn Store, cluster: &ClusterId, keyring: &Keyring, now: Timestamp, limits: &Limits) -> Option<Stored> {
+/// publisher's keys verify. Any other failure to read it is the store's error.
+pub async fn read(
+    store: &dyn Store,
+    cluster: &ClusterId,
+    keyring: &Keyring,
+    now: Timestamp,
+    limits: &Limits,
+) -> Result<Option<Stored>, StoreError> {
     let fetched = match store.fetch_envelope(cluster, limits).await {
         Ok(fetched) => fetched,
-        Err(StoreError::NotFound { .. }) => return None,
-        Err(e) => {
-            tracing::warn!(%cluster, "cannot read the stored bundle to keep parts of it: {e}");
-            return None;
-        }
+        Err(StoreError::NotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e),
     };
     let floor = Floor::default();
     let expect = Expectation { cluster, keyring, floor: &floor, now };
     match verify::verify_envelope(&fetched.envelope, None, &expect, limits) {
-        Ok(envelope) => Some(Stored { envelope, fetched }),
+        Ok(envelope) => Ok(Some(Stored { envelope, fetched })),
         Err(e) => {
             tracing::warn!(%cluster, "the stored bundle does not verify with the signing keys, so nothing of it is kept: {e}");
-            None
+            Ok(None)
         }
     }
+}
+
+/// Why a stored part cannot be kept.
+#[derive(Debug)]
+pub enum PartError {
+    /// The store did not answer: the caller cannot tell what the part holds.
+    Store(StoreError),
+    /// The store answered with bytes that are missing, do not match the signed digest, or
+    /// do not parse: there is nothing to keep.
+    Unusable(String),
 }
 
 impl Stored {
@@ -51,8 +66,22 @@ impl Stored {
     }
 
     /// The content of the part `entry` names, with the objects its files hold.
-    pub async fn part(&self, store: &dyn Store, cluster: &ClusterId, entry: &ProfileEntry, limits: &Limits) -> Result<KeptContent, String> {
-        let copy = store.fetch_part(cluster, &self.fetched, entry, limits).await.map_err(|e| e.to_string())?;
+    pub async fn part(
+        &self,
+        store: &dyn Store,
+        cluster: &ClusterId,
+        entry: &ProfileEntry,
+        limits: &Limits,
+    ) -> Result<KeptContent, PartError> {
+        let copy = match store.fetch_part(cluster, &self.fetched, entry, limits).await {
+            Ok(copy) => copy,
+            Err(e @ StoreError::NotFound { .. }) => return Err(PartError::Unusable(e.to_string())),
+            Err(e) => return Err(PartError::Store(e)),
+        };
+        self.keep(entry, &copy, limits).map_err(PartError::Unusable)
+    }
+
+    fn keep(&self, entry: &ProfileEntry, copy: &PartCopy, limits: &Limits) -> Result<KeptContent, String> {
         let verified = self.envelope.verify_part(&entry.name, copy.transport(), limits).map_err(|e| e.to_string())?;
         let mut keys = Vec::new();
         let mut files = Vec::new();

@@ -82,7 +82,13 @@ impl Rollout {
         let Some(keyring) = &run.keyring else { return rollout };
         let p = run.publisher;
         let reads = futures::stream::iter(windowed.into_iter().map(|(cluster, parts)| async move {
-            let stored = kept::read(&*p.store, &cluster.id, keyring, run.times.now, &p.limits).await;
+            let stored = match kept::read(&*p.store, &cluster.id, keyring, run.times.now, &p.limits).await {
+                Ok(stored) => stored,
+                Err(e) => {
+                    tracing::warn!(cluster = %cluster.id, "the stored bundle cannot be read, so its windowed parts count as updating: {e}");
+                    return (cluster.id.clone(), Err(parts));
+                }
+            };
             let applied = applied_version(cluster);
             let parts: BTreeMap<String, StoredPart> = stored
                 .iter()
@@ -96,18 +102,28 @@ impl Rollout {
                         .map(move |e| (e.name.clone(), StoredPart { digest: e.digest, updating: behind && e.failure.is_none() }))
                 })
                 .collect();
-            (cluster.id.clone(), parts)
+            (cluster.id.clone(), Ok(parts))
         }))
         .buffered(STORE_READS)
         .collect::<Vec<_>>()
         .await;
         for (cluster, parts) in reads {
-            for (part, stored) in &parts {
-                if stored.updating {
-                    rollout.windows.get_mut(part).expect("a windowed part").busy += 1;
+            match parts {
+                Ok(parts) => {
+                    for (part, stored) in &parts {
+                        if stored.updating {
+                            rollout.windows.get_mut(part).expect("a windowed part").busy += 1;
+                        }
+                    }
+                    rollout.stored.insert(cluster, parts);
+                }
+                // Unknown is counted as taken: the window never admits more than its size.
+                Err(unknown) => {
+                    for part in &unknown {
+                        rollout.windows.get_mut(part).expect("a windowed part").busy += 1;
+                    }
                 }
             }
-            rollout.stored.insert(cluster, parts);
         }
         rollout
     }

@@ -40,6 +40,10 @@ pub enum RenderError {
     Credentials { object: String, message: String },
     #[error("dependsOn has a cycle through {part}")]
     DependencyCycle { part: String },
+    /// The store's bundle, whose parts this one keeps, could not be read: publishing
+    /// without them would empty those parts.
+    #[error("{cluster}: the stored bundle cannot be read to keep parts of it, so the cluster is not published: {message}")]
+    StoredBundle { cluster: String, message: String },
     #[error("bundle: {0}")]
     Content(#[from] ContentError),
 }
