@@ -5,9 +5,12 @@
 //!
 //! Every test works in namespaces of its own and labels objects with a cluster id of its
 //! own, so tests run in parallel and reruns never collide. What the optional part settings
-//! and create-only objects change (spec 2.5.1, 5.7, 5.8) is in `engine/settings.rs`.
+//! and create-only objects change (spec 2.5.1, 5.7, 5.8) is in `engine/settings.rs`, and
+//! objects recreated when an update is refused (spec 2.5.2) in `engine/recreate.rs`.
 
 mod common;
+#[path = "engine/recreate.rs"]
+mod recreate;
 #[path = "engine/scenario.rs"]
 mod scenario;
 #[path = "engine/settings.rs"]

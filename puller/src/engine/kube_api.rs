@@ -17,9 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::TryStreamExt;
-use kube::api::{
-    ApiResource, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, PropagationPolicy, WatchEvent, WatchParams,
-};
+pub(super) use kube::api::PropagationPolicy;
+use kube::api::{ApiResource, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions, WatchEvent, WatchParams};
 use kube::core::{DynamicObject, GroupVersion, Request, Resource, Status};
 use kube::discovery::Scope;
 use serde_json::Value;
@@ -186,10 +185,18 @@ impl Api {
     }
 
     /// Deletes the object with this uid (so a re-created namesake survives); an object
-    /// already gone is not an error. Dependents are collected in the background.
-    pub(super) async fn delete(&self, served: &Served, namespace: Option<&str>, name: &str, uid: &str) -> Result<(), ApiError> {
+    /// already gone is not an error. `propagation` says when its dependents go: in the
+    /// background, or before the object itself (foreground).
+    pub(super) async fn delete(
+        &self,
+        served: &Served,
+        namespace: Option<&str>,
+        name: &str,
+        uid: &str,
+        propagation: PropagationPolicy,
+    ) -> Result<(), ApiError> {
         let params = DeleteParams {
-            propagation_policy: Some(PropagationPolicy::Background),
+            propagation_policy: Some(propagation),
             preconditions: Some(Preconditions { uid: Some(uid.to_string()), resource_version: None }),
             ..DeleteParams::default()
         };

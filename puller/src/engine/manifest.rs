@@ -1,6 +1,6 @@
 //! Bundle files → desired objects: strict YAML parsing (spec 2.5), the checks every
-//! document must pass (a create-only annotation other than `"true"` among them, spec
-//! 2.5.1), Airlock's labels and annotations, each part's rules (`part`, whose drift
+//! document must pass (a create-only or force-recreate annotation other than `"true"`
+//! among them, spec 2.5.1 and 2.5.2), Airlock's labels and annotations, each part's rules (`part`, whose drift
 //! exclusions are checked here too), and the hash that tells an unchanged object apart.
 //! No API calls; scopes and namespaces are settled later (`scope`).
 
@@ -30,6 +30,11 @@ pub const ANNOTATION_VERSION: &str = "airlock.dev/version";
 pub const ANNOTATION_BUNDLE_DIGEST: &str = "airlock.dev/bundle-digest";
 /// `"true"`: create the object when absent, never touch it otherwise (spec 2.5.1).
 pub const ANNOTATION_CREATE_ONLY: &str = "airlock.dev/create-only";
+/// `"true"`: delete and create the object again when its update is refused in a way only
+/// that resolves; the publisher sets it for a policyRef's `force` (spec 2.5.2).
+pub const ANNOTATION_FORCE_RECREATE: &str = "airlock.dev/force-recreate";
+/// Sveltos's own annotation for the same, on one resource; any value sets it (spec 2.5.2).
+pub const SVELTOS_FORCE_RECREATE: &str = "projectsveltos.io/forceRecreate";
 /// Annotations that change with every bundle version even when the object did not: left
 /// out of hashes, drift checks and diffs, or every object would be re-applied each version.
 pub(super) const VOLATILE_ANNOTATIONS: [&str; 2] = [ANNOTATION_VERSION, ANNOTATION_BUNDLE_DIGEST];
@@ -129,11 +134,9 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
     labels.insert(LABEL_CLUSTER.into(), stamp.cluster.clone().into());
     labels.insert(LABEL_PROFILE.into(), label_value(&profile.name).into());
     let annotations = string_map(metadata, "annotations")?;
-    let create_only = match annotations.get(ANNOTATION_CREATE_ONLY).and_then(Value::as_str) {
-        None => false,
-        Some("true") => true,
-        Some(other) => return Err(format!("annotation {ANNOTATION_CREATE_ONLY} is {other:?}; the only value it may have is \"true\"")),
-    };
+    let create_only = flag(annotations, ANNOTATION_CREATE_ONLY)?;
+    // Sveltos counts its annotation as set whatever its value, even empty.
+    let force_recreate = flag(annotations, ANNOTATION_FORCE_RECREATE)? || annotations.contains_key(SVELTOS_FORCE_RECREATE);
     for key in VOLATILE_ANNOTATIONS {
         annotations.remove(key);
     }
@@ -155,11 +158,22 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
         wave: part.wave,
         rules: part.rules.clone(),
         create_only,
+        force_recreate,
         source,
         id,
         hash,
         manifest: Manifest::from(manifest),
     })
+}
+
+/// Whether the Airlock annotation `key` is set: absent is false, `"true"` true, any other
+/// value an error.
+fn flag(annotations: &Map<String, Value>, key: &str) -> Result<bool, String> {
+    match annotations.get(key).and_then(Value::as_str) {
+        None => Ok(false),
+        Some("true") => Ok(true),
+        Some(other) => Err(format!("annotation {key} is {other:?}; the only value it may have is \"true\"")),
+    }
 }
 
 fn metadata_mut(manifest: &mut Value) -> Result<&mut Map<String, Value>, String> {

@@ -268,16 +268,33 @@ fn create_only_is_read_from_its_annotation() {
 }
 
 #[test]
-fn rejects_a_create_only_annotation_other_than_true() {
-    for value in ["\"false\"", "\"True\"", "\"yes\"", "\"\""] {
-        let yaml =
-            format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n  annotations:\n    airlock.dev/create-only: {value}\n");
-        let (path, message) = manifest_error(&[file("ClusterProfile.web/ns.yaml", &yaml)]);
-        assert_eq!(path, "ClusterProfile.web/ns.yaml");
-        assert!(
-            message.contains("annotation airlock.dev/create-only is") && message.contains("only value it may have is \"true\""),
-            "{message}"
-        );
+fn force_recreate_is_read_from_either_annotation() {
+    let annotated =
+        |annotation: &str| CONFIG_MAP.replace("  namespace: web\n", &format!("  namespace: web\n  annotations:\n    {annotation}\n"));
+    let files = [
+        file("ClusterProfile.web/a.yaml", &annotated("airlock.dev/force-recreate: \"true\"")),
+        file("ClusterProfile.web/b.yaml", &annotated("projectsveltos.io/forceRecreate: \"\"").replace("name: a", "name: b")),
+        file("ClusterProfile.web/c.yaml", &CONFIG_MAP.replace("name: a", "name: c")),
+    ];
+    let objects = parse(1, &files).unwrap();
+    assert_eq!(
+        objects.iter().map(|o| (o.id.name.as_str(), o.force_recreate)).collect::<Vec<_>>(),
+        [("a", true), ("b", true), ("c", false)]
+    );
+}
+
+#[test]
+fn rejects_an_airlock_flag_annotation_other_than_true() {
+    for key in ["airlock.dev/create-only", "airlock.dev/force-recreate"] {
+        for value in ["\"false\"", "\"True\"", "\"yes\"", "\"\""] {
+            let yaml = format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n  annotations:\n    {key}: {value}\n");
+            let (path, message) = manifest_error(&[file("ClusterProfile.web/ns.yaml", &yaml)]);
+            assert_eq!(path, "ClusterProfile.web/ns.yaml");
+            assert!(
+                message.contains(&format!("annotation {key} is")) && message.contains("only value it may have is \"true\""),
+                "{message}"
+            );
+        }
     }
 }
 

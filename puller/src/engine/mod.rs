@@ -35,6 +35,7 @@ mod part;
 mod policy;
 mod preview;
 mod prune;
+mod recreate;
 mod scope;
 mod send;
 mod settings;

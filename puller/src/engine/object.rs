@@ -31,6 +31,9 @@ pub struct DesiredObject {
     /// Annotated `airlock.dev/create-only: "true"` (spec 2.5.1): created when absent,
     /// otherwise never written, and never in the inventory.
     pub create_only: bool,
+    /// Deleted and created again when its update is refused in a way only that resolves
+    /// (spec 2.5.2): its policyRef says `force`, or it carries Sveltos's annotation.
+    pub force_recreate: bool,
     /// Where it came from in the bundle: file path and document index.
     pub source: String,
     pub id: ObjectId,

@@ -26,6 +26,9 @@ pub enum Action {
     /// Released from the inventory and left in place (LeavePolicies, or not Airlock's).
     Left,
     DriftCorrected,
+    /// Deleted and created again: its update was refused in a way only that resolves, and
+    /// it is marked for recreation (spec 2.5.2). The detail says what was refused.
+    Recreated,
     /// DryRun profiles and --dry-run: what would change.
     WouldCreate,
     WouldConfigure,

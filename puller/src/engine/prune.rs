@@ -15,7 +15,7 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use super::gate::Held;
-use super::kube_api::Api;
+use super::kube_api::{Api, PropagationPolicy};
 use super::manifest::{LABEL_CLUSTER, cluster_label};
 use super::object::{InventoryEntry, ObjectKey};
 use super::order::Class;
@@ -137,7 +137,7 @@ async fn one(
     if preview {
         return Ok((Action::WouldPrune, "no longer in the bundle".into()));
     }
-    api.delete(&served, namespace, &entry.id.name, uid).await.map_err(|e| e.to_string())?;
+    api.delete(&served, namespace, &entry.id.name, uid, PropagationPolicy::Background).await.map_err(|e| e.to_string())?;
     tracing::info!(object = %entry.id, "pruned");
     Ok((Action::Pruned, "no longer in the bundle".into()))
 }

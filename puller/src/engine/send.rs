@@ -5,8 +5,10 @@
 //! An object with drift exclusions that exists already is sent without the excluded
 //! fields, so the values the cluster holds stay; the first create sends it whole (spec
 //! 5.8). A create-only object is read first and created only when absent, with a plain
-//! create, which the API server refuses rather than update an object made meanwhile. The
-//! order of the steps and what stops them is `apply`'s business.
+//! create, which the API server refuses rather than update an object made meanwhile. An
+//! object marked for recreation whose update is refused so is deleted and applied anew
+//! (`recreate`, spec 2.5.2). The order of the steps and what stops them is `apply`'s
+//! business.
 
 use std::collections::HashSet;
 
@@ -19,6 +21,7 @@ use super::kube_api::{Api, Served};
 use super::object::{DesiredObject, InventoryEntry, Manifest};
 use super::order::Class;
 use super::outcome::{Action, ObjectResult};
+use super::recreate;
 use super::scope::Target;
 use super::settings::Settings;
 
@@ -132,20 +135,33 @@ pub(super) async fn one(
         let detail = format!("{} {} is not served, although its CRD was applied", object.id.api_version(), object.id.kind);
         return Done::not_applied(result(Action::Failed, Some(detail)), kept);
     };
-    let sent = if step == Step::CreateOnly { create(api, served, object).await } else { apply(api, served, object, force).await };
+    let mut sent = if step == Step::CreateOnly { create(api, served, object).await } else { apply(api, served, object, force).await };
+    let mut recreated = None;
+    if let Err(e) = &sent
+        && object.force_recreate
+        && recreate::needed(e)
+    {
+        recreated = Some(format!("recreated: the update was refused: {e}"));
+        sent = recreate::run(api, served, object, force, e.clone()).await.map(Some);
+    }
     match sent {
         Ok(None) => Done::not_applied(result(Action::Unchanged, Some(CREATE_ONLY_EXISTS.into())), None),
         Ok(Some((created, live))) => {
-            let action = match (&drift, created) {
-                (Some(_), _) => Action::DriftCorrected,
-                (None, true) => Action::Created,
-                (None, false) => Action::Configured,
+            let action = match (&drift, &recreated, created) {
+                (Some(_), _, _) => Action::DriftCorrected,
+                (None, Some(_), _) => Action::Recreated,
+                (None, None, true) => Action::Created,
+                (None, None, false) => Action::Configured,
+            };
+            let detail = match (drift, recreated) {
+                (Some(how), Some(why)) => Some(format!("drifted: {how}\n{why}")),
+                (how, why) => how.or(why),
             };
             let uid = live.pointer("/metadata/uid").and_then(Value::as_str).map(String::from);
             tracing::info!(object = %object.id, action = ?action, "applied");
             let crd = (target.stage.class == Class::Crd).then(|| (served.clone(), object.id.name.clone(), live));
             let entry = (!object.create_only).then_some(fresh);
-            Done { result: result(action, drift), entry, uid, crd }
+            Done { result: result(action, detail), entry, uid, crd }
         }
         Err(e) => {
             tracing::warn!(object = %object.id, error = %e, "apply failed");
@@ -212,6 +228,9 @@ async fn dry_run(
             }
             _ => (Action::WouldCreate, None),
         }),
+        Err(e) if object.force_recreate && live.is_some() && recreate::needed(&e) => {
+            Ok((Action::WouldConfigure, Some(format!("would be deleted and re-created: the update is refused: {e}"))))
+        }
         Err(e) if e.code == 404 && namespace.is_some_and(|ns| created_namespaces.contains(ns)) => {
             Ok((Action::WouldCreate, Some(format!("namespace {} is created by this bundle first", namespace.unwrap_or_default()))))
         }

@@ -43,6 +43,7 @@ pub fn object(api_version: &str, kind: &str, namespace: Option<&str>, name: &str
         wave: 0,
         rules: Default::default(),
         create_only: false,
+        force_recreate: false,
         source: format!("ClusterProfile.p/{kind}.yaml document 1"),
         id: ObjectId {
             group: group.into(),

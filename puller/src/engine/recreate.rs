@@ -1,0 +1,105 @@
+//! Deleting and creating again an object whose update the API server refused in a way
+//! only that resolves (Sveltos `policyRefs[].force` and `projectsveltos.io/forceRecreate`,
+//! spec 2.5.2): which refusals count, and doing it. Whether an object may be recreated is
+//! read when the bundle is parsed (`manifest`); when to try is `send`'s.
+//!
+//! The old object is deleted in the foreground, so its dependents (a Job's Pods, a
+//! Deployment's ReplicaSets) are gone before the new one is made: nothing of the old one
+//! runs beside the new one or waits to be adopted by it. The wait is bounded; an object
+//! still there after it fails this run, and the next run creates it once it is gone.
+//! Entry points: [`needed`], [`run`].
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::error::ApiError;
+use super::kube_api::{Api, PropagationPolicy, Served};
+use super::object::DesiredObject;
+
+/// How long the deleted object may take to disappear, dependents included.
+const GONE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The first pause between two reads while waiting; it doubles up to `MAX_POLL`, so a
+/// quick deletion is seen quickly and a slow one is not asked about many times a second.
+const FIRST_POLL: Duration = Duration::from_millis(100);
+const MAX_POLL: Duration = Duration::from_secs(2);
+
+/// Whether `error` refuses an update that deleting and creating the object could let
+/// through: the update is invalid (422, reason Invalid: a field combination the object
+/// cannot move to) or the server says a field is immutable, as Sveltos decides it.
+pub(super) fn needed(error: &ApiError) -> bool {
+    error.code == 422 || error.message.to_ascii_lowercase().contains("immutable")
+}
+
+/// Deletes the live copy of `object`, waits until it is gone, and applies `object` anew:
+/// whether it was created, and the object the server answered. `refused` is the error
+/// that asked for it, returned as it is when there is no live copy to delete (the object
+/// was refused as a create, which deleting cannot change).
+pub(super) async fn run(
+    api: &Api,
+    served: &Served,
+    object: &DesiredObject,
+    force: bool,
+    refused: ApiError,
+) -> Result<(bool, Value), ApiError> {
+    let namespace = object.id.namespace.as_deref();
+    let live = api.get(served, namespace, &object.id.name).await?;
+    let Some(uid) = live.as_ref().and_then(uid) else {
+        return Err(refused);
+    };
+    api.delete(served, namespace, &object.id.name, &uid, PropagationPolicy::Foreground).await?;
+    wait_gone(api, served, object, &uid).await?;
+    tracing::info!(object = %object.id, error = %refused, "deleted to be re-created");
+    api.apply(served, &object.id, object.manifest.json(), force, false).await
+}
+
+/// Waits until no object of `object`'s name with `uid` exists.
+async fn wait_gone(api: &Api, served: &Served, object: &DesiredObject, uid: &str) -> Result<(), ApiError> {
+    let deadline = tokio::time::Instant::now() + GONE_TIMEOUT;
+    let mut pause = FIRST_POLL;
+    loop {
+        let live = api.get(served, object.id.namespace.as_deref(), &object.id.name).await?;
+        if live.as_ref().and_then(self::uid).as_deref() != Some(uid) {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() + pause > deadline {
+            let message = format!("deleted to be re-created, but still there after {}s", GONE_TIMEOUT.as_secs());
+            return Err(ApiError { code: 0, message });
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(MAX_POLL);
+    }
+}
+
+fn uid(live: &Value) -> Option<String> {
+    live.pointer("/metadata/uid").and_then(Value::as_str).map(String::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(code: u16, message: &str) -> ApiError {
+        ApiError { code, message: message.into() }
+    }
+
+    #[test]
+    fn invalid_and_immutable_refusals_need_a_recreate() {
+        let immutable = r#"Service "web" is invalid: spec.clusterIP: Invalid value: "10.0.0.9": field is immutable"#;
+        assert!(needed(&error(422, immutable)));
+        assert!(needed(&error(422, "Deployment.apps \"web\" is invalid: spec.strategy.rollingUpdate: Forbidden")));
+        assert!(needed(&error(400, "update rejected: Immutable field detected")));
+    }
+
+    #[test]
+    fn other_refusals_do_not() {
+        let others = [
+            error(409, "Apply failed with 1 conflict: conflict with \"kubectl\": .data.a"),
+            error(403, "configmaps \"a\" is forbidden"),
+            error(404, "namespaces \"gone\" not found"),
+            error(0, "connection refused"),
+            error(500, "etcdserver: request timed out"),
+        ];
+        assert!(!others.iter().any(needed), "{others:?}");
+    }
+}
