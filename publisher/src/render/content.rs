@@ -2,7 +2,9 @@
 //! (addon-controller's `collectContent`): each data key on its own, in key order, as a
 //! template when the object carries `projectsveltos.io/template`, else as a Lua program
 //! when it carries `projectsveltos.io/lua` (the template wins when both are there), else
-//! as it is; then split into documents and parsed like any manifest. Entry points:
+//! as it is; then split into documents and parsed like any manifest. A reference with
+//! `force` marks each of its objects `airlock.dev/force-recreate: "true"`, so the puller
+//! may delete and create one again (bundles-format.md 2.5.2). Entry points:
 //! [`manifests`], and [`data_texts`] for patchesFrom objects, which are read the same way.
 
 use std::collections::BTreeMap;
@@ -12,10 +14,14 @@ use serde_json::Value;
 
 use super::data::Context;
 use super::error::RenderError;
-use super::manifest::{Manifest, documents};
+use super::manifest::{Manifest, add_metadata, documents};
 use super::resolve::{Resolution, has_annotation, is_template};
 use crate::sveltos::model::{LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
 use crate::sveltos::typed;
+
+/// The annotation that marks each object of a reference with `force` (bundles-format.md
+/// 2.5.2).
+pub const FORCE_RECREATE_ANNOTATION: &str = "airlock.dev/force-recreate";
 
 /// One object a reference rendered, with what decides between copies and whether its
 /// namespace must exist.
@@ -37,6 +43,7 @@ pub fn manifests(
     let object = plan.reference.key.to_string();
     let templated = is_template(value);
     let lua = !templated && has_annotation(value, LUA_ANNOTATION);
+    let force = plan.spec.force.then(|| BTreeMap::from([(FORCE_RECREATE_ANNOTATION.to_string(), "true".to_string())]));
     let mut out = Vec::new();
     for (key, text) in data_texts(value, plan.spec.kind, &object, warnings)? {
         let text = if templated {
@@ -47,10 +54,11 @@ pub fn manifests(
             text
         };
         let origin = format!("{}: {object} key {key}", ctx.profile);
-        out.extend(documents(&text, &origin)?.into_iter().map(|manifest| Rendered {
-            manifest,
-            tier: plan.spec.tier,
-            create_namespace: !plan.spec.skip_namespace_creation,
+        out.extend(documents(&text, &origin)?.into_iter().map(|mut manifest| {
+            if let Some(force) = &force {
+                add_metadata(&mut manifest.value, "annotations", force);
+            }
+            Rendered { manifest, tier: plan.spec.tier, create_namespace: !plan.spec.skip_namespace_creation }
         }));
     }
     Ok(out)

@@ -132,7 +132,6 @@ mod tests {
             [
                 ("spec.frobnicate", Support::NotSupported),
                 ("spec.helmCharts", Support::NotSupported),
-                ("spec.policyRefs[].force", Support::NotSupported),
                 ("spec.policyRefs[].newThing", Support::NotSupported),
             ]
         );

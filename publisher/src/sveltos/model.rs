@@ -118,6 +118,9 @@ pub struct PolicyRef {
     /// Decides between two references of the profile deploying one object.
     pub tier: u32,
     pub skip_namespace_creation: bool,
+    /// Its objects are deleted and created again when an update of one is refused in a
+    /// way only that resolves (bundles-format.md 2.5.2).
+    pub force: bool,
 }
 
 /// A `spec.patchesFrom` entry.

@@ -5,7 +5,8 @@
 //! `exclusion`); then [`sync`], [`check_drift`] and [`plan`] resolve kinds by
 //! discovery (`scope`), check the watch-namespaces policy on the whole bundle before any
 //! write (`policy`), apply with server-side apply in a safe order (`order`, `apply`, one
-//! object at a time in `send`), skipping what a refusal or a held-back part stops
+//! object at a time in `send`, deleting and re-creating a marked object whose update is
+//! refused in `recreate`), skipping what a refusal or a held-back part stops
 //! (`gate`), compare with live objects (`drift`, `compare`), prune by inventory (`prune`)
 //! or, for a plan, preview all of it with server-side dry-run (`preview`). Every API
 //! request goes through one counting wrapper (`kube_api`). The data they share is in

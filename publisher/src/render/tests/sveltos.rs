@@ -174,6 +174,28 @@ fn implicit_namespaces_are_create_only_unless_skipped_or_deployed() {
 }
 
 #[test]
+fn a_forced_reference_marks_its_objects_for_recreation() {
+    let w = world(&format!(
+        "{}---\n{}---\n{}",
+        profile(
+            "p",
+            100,
+            "region: eu",
+            "{kind: ConfigMap, namespace: defs, name: a, force: true}, {kind: ConfigMap, namespace: defs, name: b}"
+        ),
+        config_map("a", "defs", CM),
+        config_map("b", "defs", &CM.replace("name: app", "name: other")),
+    ));
+    let r = render_for(&w, "fleet/eu-1").unwrap();
+    assert!(file(&r, "ClusterProfile.p/ConfigMap.apps.app.yaml").contains("airlock.dev/force-recreate: \"true\""));
+    assert!(!file(&r, "ClusterProfile.p/ConfigMap.apps.other.yaml").contains("force-recreate"));
+    assert!(
+        !file(&r, "ClusterProfile.p/Namespace.cluster.apps.yaml").contains("force-recreate"),
+        "the implicit Namespace is not the reference's"
+    );
+}
+
+#[test]
 fn the_reference_tier_decides_within_a_profile() {
     let text = |tier_b: u32| {
         format!(

@@ -188,8 +188,8 @@ pub static PROFILE_FIELDS: &[Field] = &[
     ),
     f(
         "spec.policyRefs[].force",
-        NotSupported,
-        "not honoured: the puller does not delete and re-create an object whose update the API server refuses",
+        Differs,
+        "each object of the reference carries airlock.dev/force-recreate: \"true\"; an update the API server refuses as Invalid (422) or for an immutable field makes the puller delete the object in the foreground, wait up to 60s for it to go, and apply it again (reported recreated); projectsveltos.io/forceRecreate, any value, does the same for one object",
     ),
     all(
         "spec.policyRefs[].remoteURL",

@@ -85,6 +85,7 @@ pub fn policy_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
             optional: r.or_default("optional")?,
             tier,
             skip_namespace_creation: r.or_default("skipNamespaceCreation")?,
+            force: r.or_default("force")?,
         });
     }
     Ok(out)

@@ -74,7 +74,7 @@ fn notes_unsupported_fields_and_references() {
                     {"kind": "ConfigMap", "namespace": "default", "name": "local", "deploymentType": "Local"},
                     {"kind": "GitRepository", "namespace": "flux", "name": "repo"},
                     {"remoteURL": {"url": "https://example.com/x.yaml"}},
-                    {"kind": "Secret", "namespace": "", "name": "s", "deploymentType": "Remote", "tier": 5, "skipNamespaceCreation": true}
+                    {"kind": "Secret", "namespace": "", "name": "s", "deploymentType": "Remote", "tier": 5, "skipNamespaceCreation": true, "force": true}
                 ]
             }),
         ),
@@ -105,7 +105,8 @@ fn notes_unsupported_fields_and_references() {
             name: "s".into(),
             optional: false,
             tier: 5,
-            skip_namespace_creation: true
+            skip_namespace_creation: true,
+            force: true
         }]
     );
     assert!(p.cluster_refs.is_empty());
