@@ -1,6 +1,7 @@
 //! One part's entry in the predicate (spec 5.3): its identity, and how the puller treats
 //! its objects. Besides the settings every entry carries, the optional ones Sveltos
-//! profiles may set (`continueOnError`, `maxConsecutiveFailures`, `driftExclusions`), and
+//! profiles may set (`continueOnError`, `maxConsecutiveFailures`, `driftExclusions`,
+//! `reloader`), and
 //! what the publisher must tell the site about the profile: fields it did not honour
 //! (`notes`), a render that failed (`failure`) and when a clock-reading render ran
 //! (`rendered`).
@@ -29,6 +30,10 @@ pub struct ProfileEntry {
     pub max_consecutive_failures: Option<u32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drift_exclusions: Vec<DriftExclusion>,
+    /// Sveltos `reloader`: restart the part's workloads when a ConfigMap or Secret they
+    /// mount as a volume changes (spec 5.10).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub reloader: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<FieldNote>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,6 +142,7 @@ mod tests {
             continue_on_error: false,
             max_consecutive_failures: None,
             drift_exclusions: vec![],
+            reloader: false,
             notes: vec![],
             failure: None,
             rendered: None,
@@ -159,7 +165,8 @@ mod tests {
                 paths: vec!["/spec/replicas".into()],
                 target: Some(Target { kind: Some("Deployment".into()), ..Target::default() }),
             }],
-            notes: vec![FieldNote { field: "spec.reloader".into(), support: Support::NotSupported, detail: "no reloader".into() }],
+            reloader: true,
+            notes: vec![FieldNote { field: "spec.helmCharts".into(), support: Support::NotSupported, detail: "no charts".into() }],
             failure: Some(RenderFailure { message: "template: missing key".into(), kept_from: Some(4) }),
             rendered: Some(Rendering { inputs: Digest::of(b"x"), at: "2026-12-01T00:00:00Z".parse().unwrap() }),
             ..entry()

@@ -116,6 +116,7 @@ pub fn stored_settings(entry: &ProfileEntry) -> PartSettings {
         continue_on_error: entry.continue_on_error,
         max_consecutive_failures: entry.max_consecutive_failures,
         drift_exclusions: entry.drift_exclusions.clone(),
+        reloader: entry.reloader,
         notes: entry.notes.clone(),
         failure: entry.failure.clone(),
         rendered: entry.rendered.clone(),

@@ -214,6 +214,7 @@ fn settings_of(p: &Profile) -> PartSettings {
         continue_on_error: p.continue_on_error,
         max_consecutive_failures: p.max_consecutive_failures,
         drift_exclusions: p.drift_exclusions.clone(),
+        reloader: p.reloader,
         notes: p.notes.clone(),
         failure: None,
         rendered: None,

@@ -183,6 +183,8 @@ pub struct Profile {
     /// `spec.maxUpdate`; `None` when unset.
     pub max_update: Option<crate::sveltos::max_update::MaxUpdate>,
     pub drift_exclusions: Vec<DriftExclusion>,
+    /// Restart the profile's workloads when a ConfigMap or Secret they mount changes.
+    pub reloader: bool,
     pub extra_labels: BTreeMap<String, String>,
     pub extra_annotations: BTreeMap<String, String>,
     /// Fields set that the publisher does not honour as Sveltos would, for every cluster

@@ -118,6 +118,9 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
         if let Some(limit) = profile.max_consecutive_failures {
             let _ = write!(out, " maxConsecutiveFailures={limit}");
         }
+        if profile.reloader {
+            out.push_str(" reloader");
+        }
         if !profile.drift_exclusions.is_empty() {
             let _ = write!(out, " driftExclusions={}", profile.drift_exclusions.len());
         }

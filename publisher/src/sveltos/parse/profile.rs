@@ -82,6 +82,7 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
         max_consecutive_failures,
         max_update,
         drift_exclusions: refs::drift_exclusions(&spec)?,
+        reloader: spec.or_default("reloader")?,
         extra_labels: spec.or_default("extraLabels")?,
         extra_annotations: spec.or_default("extraAnnotations")?,
         notes,
