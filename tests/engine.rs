@@ -6,11 +6,14 @@
 //! Every test works in namespaces of its own and labels objects with a cluster id of its
 //! own, so tests run in parallel and reruns never collide. What the optional part settings
 //! and create-only objects change (spec 2.5.1, 5.7, 5.8) is in `engine/settings.rs`, and
-//! objects recreated when an update is refused (spec 2.5.2) in `engine/recreate.rs`.
+//! objects recreated when an update is refused (spec 2.5.2) in `engine/recreate.rs`, the
+//! reloader (spec 5.10) in `engine/reload.rs`.
 
 mod common;
 #[path = "engine/recreate.rs"]
 mod recreate;
+#[path = "engine/reload.rs"]
+mod reload;
 #[path = "engine/scenario.rs"]
 mod scenario;
 #[path = "engine/settings.rs"]

@@ -52,6 +52,9 @@ pub enum Failure {
     /// As [`Failure::StateChangedBeforeApply`], for a drift correction.
     #[error("the state changed during the drift check (another puller?); nothing was corrected, the next run checks again")]
     StateChangedDuringDriftCheck,
+    /// As [`Failure::StateChangedBeforeApply`], for the reloader's restarts (spec 5.10).
+    #[error("the state changed during the reload check (another puller?); nothing was restarted, the next run checks again")]
+    StateChangedDuringReloadCheck,
     /// The Lease expired before the apply was recorded.
     #[error("lost the lease during the apply; nothing was recorded")]
     LeaseLost,

@@ -15,6 +15,11 @@
 //! only when both are gone does it start from an empty floor. That read of the kept
 //! report is the one the report is kept against at the end of the run.
 //!
+//! The reloader (spec 5.10) runs after the apply or the drift check: it reads what the
+//! workloads of reloader parts mount, restarts those whose digest moved, and records the
+//! digests in the state; an unchanged run of a reloader bundle fetches its content for
+//! that, as a drift check does, and takes the Lease only when a digest moved.
+//!
 //! While the bundle's active window is closed (spec 5.6) a run verifies and stops there:
 //! no Lease, no apply, no prune, no drift correction, result `deferred`.
 //!
@@ -139,7 +144,7 @@ struct Writer {
 enum Taken {
     /// The applied version the run first read; the state as read again, which the
     /// state's write then compares with.
-    Unchanged(Option<State>),
+    Unchanged(Box<Option<State>>),
     /// Another writer recorded this applied version and digest in between.
     Changed(Option<(u64, Digest)>),
 }
@@ -164,7 +169,7 @@ impl Writer {
         }
         let fresh = state_store.read().await?;
         Ok(match applied(fresh.as_ref()) {
-            same if same == applied(read) => Taken::Unchanged(fresh),
+            same if same == applied(read) => Taken::Unchanged(Box::new(fresh)),
             other => Taken::Changed(other),
         })
     }
@@ -217,7 +222,7 @@ async fn run(
             if deferred(applied.active_window.as_ref(), &floor) {
                 return Ok(RunResult::Deferred);
             }
-            if !applied.drift_detection {
+            if !applied.drift_detection && !applied.reloader {
                 return Ok(RunResult::UpToDate);
             }
             let (bundle, _) = source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &applied).await?;
@@ -225,19 +230,41 @@ async fn run(
             engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
             let desired = engine::desired(&bundle, &engine_settings)?;
             drop(bundle);
-            let known = state.as_ref().map_or(&[][..], |s| &s.kinds[..]);
-            let check = writer.stopped(&stop).guard(engine::check_drift(client, desired, known, &engine_settings)).await??;
-            if check.found() > 0
-                && !settings.dry_run
-                && let Taken::Changed(_) = writer.take(settings, client, &mut state_store, state.as_ref()).await?
-            {
-                return Err(Failure::StateChangedDuringDriftCheck);
+            let workloads = engine::workloads(&desired, &engine_settings.held_back);
+            let mut state = state;
+            if applied.drift_detection {
+                let known = state.as_ref().map_or(&[][..], |s| &s.kinds[..]);
+                let check = writer.stopped(&stop).guard(engine::check_drift(client, desired, known, &engine_settings)).await??;
+                if check.found() > 0 && !settings.dry_run {
+                    match writer.take(settings, client, &mut state_store, state.as_ref()).await? {
+                        Taken::Unchanged(fresh) => state = *fresh,
+                        Taken::Changed(_) => return Err(Failure::StateChangedDuringDriftCheck),
+                    }
+                }
+                // The state stays as it is: drift correction re-applies the manifests of
+                // the version already recorded, so the inventory it would record is the
+                // same, and the one stored need not be read for it.
+                let outcome = writer.stopped(&stop).guard(check.correct(&[], &engine_settings)).await??;
+                report.record(&outcome, true);
+                check_outcome(&outcome)?;
             }
-            // The state stays as it is: drift correction re-applies the manifests of the
-            // version already recorded, so the inventory it would record is the same, and
-            // the one stored need not be read for it.
-            let outcome = writer.stopped(&stop).guard(check.correct(&[], &engine_settings)).await??;
-            report.record(&outcome, true);
+            let recorded = state.as_ref().map(|s| s.mounted.clone()).unwrap_or_default();
+            let check = writer.stopped(&stop).guard(engine::check_reload(client, workloads, &recorded)).await??;
+            let moved = check.mounted() != recorded;
+            if moved && !settings.dry_run && writer.held.is_none() {
+                match writer.take(settings, client, &mut state_store, state.as_ref()).await? {
+                    Taken::Unchanged(fresh) => state = *fresh,
+                    Taken::Changed(_) => return Err(Failure::StateChangedDuringReloadCheck),
+                }
+            }
+            let (outcome, mounted) = writer.stopped(&stop).guard(check.restart(settings.dry_run)).await?;
+            report.record(&outcome, false);
+            if moved
+                && !settings.dry_run
+                && let Some(state) = state
+            {
+                state_store.record(&State { mounted, ..state }).await?;
+            }
             check_outcome(&outcome)?;
             Ok(if settings.dry_run { RunResult::DryRun } else { RunResult::UpToDate })
         }
@@ -257,7 +284,7 @@ async fn run(
             let bundle = Some((envelope.predicate().version, envelope.digest()));
             if !settings.dry_run {
                 state = match writer.take(settings, client, &mut state_store, state.as_ref()).await? {
-                    Taken::Unchanged(fresh) => fresh,
+                    Taken::Unchanged(fresh) => *fresh,
                     Taken::Changed(applied) if applied == bundle => {
                         tracing::info!("another puller applied this bundle meanwhile");
                         (report.applied_version, report.applied_digest) = applied.unzip();
@@ -272,6 +299,8 @@ async fn run(
             let counts = state.as_ref().map(|s| s.failures.clone()).unwrap_or_default();
             engine_settings.held_back = failures::held_back(&counts, profiles);
             let previous = state_store.inventory(state.as_ref()).await?;
+            let workloads = engine::workloads(&desired, &engine_settings.held_back);
+            let recorded = state.as_ref().map(|s| s.mounted.clone()).unwrap_or_default();
             let outcome = writer.stopped(&stop).guard(engine::sync(client, desired, &previous, &engine_settings)).await??;
             report.record(&outcome, false);
             let counts = failures::counted(&counts, profiles, &outcome.results);
@@ -285,9 +314,14 @@ async fn run(
             if !writer.held.as_ref().is_some_and(HeldLease::held) {
                 return Err(Failure::LeaseLost);
             }
+            let check = writer.stopped(&stop).guard(engine::check_reload(client, workloads, &recorded)).await??;
+            let (restarted, mounted) = writer.stopped(&stop).guard(check.restart(false)).await?;
+            report.record(&restarted, false);
             let applied = applied_state(settings, &envelope, record, &floor, outcome.kinds);
-            state_store.save(State { failures: counts, ..applied }, outcome.inventory).await?;
+            state_store.save(State { failures: counts, mounted, ..applied }, outcome.inventory).await?;
             (report.applied_version, report.applied_digest) = bundle.unzip();
+            // A restart that failed keeps its recorded digest, so the next run tries again.
+            check_outcome(&restarted)?;
             Ok(RunResult::Applied)
         }
     }
@@ -307,7 +341,7 @@ fn deferred(window: Option<&airlock_bundle::statement::ActiveWindow>, floor: &Fl
 /// recorded apply. Not recording them fails nothing; the run has failed already.
 async fn record_failures(store: &mut StateStore, state: Option<State>, counts: Vec<PartFailures>) {
     let Some(state) = state.filter(|s| s.failures != counts) else { return };
-    if let Err(e) = store.record_failures(&State { failures: counts, ..state }).await {
+    if let Err(e) = store.record(&State { failures: counts, ..state }).await {
         tracing::warn!("the failure counts were not recorded: {e}");
     }
 }
@@ -359,6 +393,7 @@ fn applied_state(settings: &SyncSettings, envelope: &VerifiedEnvelope, verified:
         kinds,
         verified: Some(Box::new(verified)),
         failures: Vec::new(),
+        mounted: Vec::new(),
         applied_at: Timestamp::now(),
     }
 }

@@ -32,6 +32,10 @@ pub enum EngineError {
     /// Discovery of a group-version failed or was refused.
     #[error("discovery of {api_version}: {message}")]
     Discovery { api_version: String, message: String },
+    /// Reading an object a reload check digests (a ConfigMap or Secret a workload mounts)
+    /// failed or was refused.
+    #[error("reading {object}: {error}")]
+    Read { object: String, error: ApiError },
     /// The list of a kind that a drift check compares with failed or was refused.
     #[error("listing {api_version} {kind}: {error}")]
     List { api_version: String, kind: String, error: ApiError },

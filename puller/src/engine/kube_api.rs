@@ -1,5 +1,5 @@
 //! The one place the engine talks to the API server: discovery per group-version, apply,
-//! create, get, list and delete, each request counted (`Outcome::api_requests`).
+//! create, get, list, delete and merge patch, each request counted (`Outcome::api_requests`).
 //!
 //! Discovery asks only for the group-versions the bundle and the inventory use, one
 //! request each, and caches the answer for the run: a full discovery costs dozens of
@@ -141,6 +141,15 @@ impl Api {
         let request = self.request(served, id.namespace.as_deref()).patch(&id.name, &params, &Patch::Apply(manifest));
         let (status, body) = self.send(request).await?;
         Ok((status == 201, parse(&body)?))
+    }
+
+    /// A JSON merge patch of the object under `manager`, for fields the manifests never
+    /// name (a restart's pod-template annotation).
+    pub(super) async fn merge(&self, served: &Served, id: &ObjectId, patch: &Value, manager: &str) -> Result<Value, ApiError> {
+        let params = PatchParams { field_manager: Some(manager.into()), ..PatchParams::default() };
+        let request = self.request(served, id.namespace.as_deref()).patch(&id.name, &params, &Patch::Merge(patch));
+        let (_, body) = self.send(request).await?;
+        parse(&body)
     }
 
     /// Creates the object, which server-side apply would update if it existed: the object

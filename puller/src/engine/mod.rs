@@ -16,8 +16,9 @@
 //! previous inventory and the kinds it learnt (`KnownKind`) in, and persists the new ones,
 //! and only when `Outcome::failed()` is false. A drift check runs in two steps
 //! ([`check_drift`], then [`DriftCheck::correct`]) so that the caller can take its Lease
-//! only when there is something to correct. Entry points: [`desired`], [`sync`],
-//! [`check_drift`], [`plan`].
+//! only when there is something to correct. The reloader (`reload`) runs in two steps
+//! alike: [`check_reload`] reads, [`ReloadCheck::restart`] writes. Entry points:
+//! [`desired`], [`sync`], [`check_drift`], [`plan`], [`workloads`] and [`check_reload`].
 
 mod apply;
 mod compare;
@@ -37,6 +38,7 @@ mod policy;
 mod preview;
 mod prune;
 mod recreate;
+mod reload;
 mod scope;
 mod send;
 mod settings;
@@ -55,6 +57,7 @@ pub use object::{DesiredObject, InventoryEntry, KnownKind, Manifest, ObjectId};
 use outcome::Finished;
 pub use outcome::{Action, ObjectResult, Outcome};
 pub use part::PartRules;
+pub use reload::{ANNOTATION_RESTARTED_AT, Mounted, ReloadCheck, Workload, check_reload, workloads};
 use scope::Target;
 pub use settings::{NamespacePolicy, Settings};
 

@@ -29,6 +29,9 @@ pub enum Action {
     /// Deleted and created again: its update was refused in a way only that resolves, and
     /// it is marked for recreation (spec 2.5.2). The detail says what was refused.
     Recreated,
+    /// Rolled out again: a ConfigMap or Secret it mounts changed since the last run, and
+    /// its part asks for the reloader (spec 5.10).
+    Restarted,
     /// DryRun profiles and --dry-run: what would change.
     WouldCreate,
     WouldConfigure,

@@ -20,6 +20,8 @@ pub struct PartRules {
     /// Every part this one depends on, directly or through others.
     pub requires: BTreeSet<String>,
     pub exclusions: Exclusions,
+    /// `reloader`: its workloads restart when what they mount changes (spec 5.10).
+    pub reloader: bool,
 }
 
 /// The rules of every part of `profiles`, checked in full: a drift exclusion that cannot
@@ -33,6 +35,7 @@ pub(super) fn rules(profiles: &[ProfileEntry]) -> Result<HashMap<String, Arc<Par
                 continue_on_error: p.continue_on_error,
                 requires: requires.get(p.name.as_str()).cloned().unwrap_or_default(),
                 exclusions: exclusion::compile(p)?,
+                reloader: p.reloader,
             };
             Ok((p.name.clone(), Arc::new(rules)))
         })

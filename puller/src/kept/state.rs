@@ -1,7 +1,8 @@
 //! The puller's memory between runs: the applied version and digest, the anti-rollback
 //! floor, the keyring adopted by rotation, how the inventory's kinds are served (so a
-//! drift check needs no discovery) and the failed runs of parts with a
-//! `maxConsecutiveFailures` (`failures`), kept in the Secret `airlock-state-<cluster name>` of
+//! drift check needs no discovery), the failed runs of parts with a
+//! `maxConsecutiveFailures` (`failures`) and what the workloads of reloader parts mount,
+//! digested, kept in the Secret `airlock-state-<cluster name>` of
 //! the state namespace as gzip'd JSON under `state.json.gz`. The inventory, which grows
 //! with the bundle, has a Secret of its own (`inventory`), so a run that finds nothing to
 //! do reads this small value alone.
@@ -26,7 +27,7 @@ use super::error::Unreadable;
 use super::failures::PartFailures;
 use super::gz_secret::{Role, SecretValue};
 use super::verified::Verified;
-use crate::engine::{InventoryEntry, KnownKind};
+use crate::engine::{InventoryEntry, KnownKind, Mounted};
 
 /// The data key of the state Secret.
 pub const STATE_KEY: &str = "state.json.gz";
@@ -66,6 +67,10 @@ pub struct State {
     /// counted. A failed run writes them back, and nothing else.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failures: Vec<PartFailures>,
+    /// Per workload of a reloader part, the digest of the ConfigMaps and Secrets it
+    /// mounts as a run last saw them (spec 5.10); absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mounted: Vec<Mounted>,
     #[serde(with = "rfc3339")]
     pub applied_at: Timestamp,
 }
@@ -139,6 +144,7 @@ pub(crate) mod tests {
             kinds: vec![KnownKind { api_version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into(), namespaced: true }],
             verified: None,
             failures: Vec::new(),
+            mounted: Vec::new(),
             applied_at: Fixture::now(),
         }
     }

@@ -60,11 +60,12 @@ impl StateStore {
         Ok(objects)
     }
 
-    /// Records the failure counts of a run that failed: `state` as read last with new
-    /// `failures`, the inventory it names left as it is, only if the Secret is as it was
-    /// read. A state of the earlier layout keeps its inventory inline, which only `save`
-    /// moves out; it is left as it is, and the counts with it.
-    pub async fn record_failures(&mut self, state: &State) -> Result<(), StateError> {
+    /// Records a state whose applied version and inventory stay: `state` as read last with
+    /// new `failures` (of a run that failed) or new `mounted` digests (the reloader's), the
+    /// inventory it names left as it is, only if the Secret is as it was read. A state of
+    /// the earlier layout keeps its inventory inline, which only `save` moves out; it is
+    /// left as it is, and the new values with it.
+    pub async fn record(&mut self, state: &State) -> Result<(), StateError> {
         if !state.inventory.is_empty() {
             return Ok(());
         }

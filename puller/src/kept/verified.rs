@@ -37,6 +37,9 @@ pub struct Verified {
     pub seen: BundleSeen,
     /// Whether a profile asks for drift detection, whose run fetches the content.
     pub drift_detection: bool,
+    /// Whether a profile asks for the reloader, whose run fetches the content too.
+    #[serde(default)]
+    pub reloader: bool,
     /// When the bundle lets the cluster change; absent when always.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_window: Option<ActiveWindow>,
@@ -60,8 +63,8 @@ pub struct ReadThrough {
 }
 
 /// What a record holds besides the claims, in the fingerprint: a record made before it
-/// held the window and the notes must not stand in for a verification that reads them.
-const RECORD_HOLDS: &str = "activeWindow profiles";
+/// held the window, the notes and the reloader flag must not stand in for a verification that reads them.
+const RECORD_HOLDS: &str = "activeWindow profiles reloader";
 
 /// What makes a signature check come out the same: the keyring's version (step 6 compares
 /// it with `keyringVersion`), threshold and keys, all in its canonical JSON. The release
@@ -82,6 +85,7 @@ impl Verified {
             cluster: p.cluster.clone(),
             seen: BundleSeen::of(verified),
             drift_detection: p.profiles.iter().any(|p| p.sync_mode == SyncMode::ContinuousWithDriftDetection),
+            reloader: p.profiles.iter().any(|p| p.reloader),
             active_window: p.active_window.clone(),
             profiles: ProfileNotes::of(p),
             read: None,

@@ -326,10 +326,10 @@ fn profile_settings_and_notes_are_relayed() {
         profile("p", 100, "region: eu", "{kind: ConfigMap, namespace: defs, name: l, deploymentType: Local}")
     ));
     let s: &PartSettings = &render_for(&w, "fleet/eu-1").unwrap().settings["ClusterProfile.p"];
-    assert!(s.continue_on_error && s.max_consecutive_failures == Some(4));
+    assert!(s.continue_on_error && s.max_consecutive_failures == Some(4) && s.reloader);
     assert_eq!(s.drift_exclusions[0].paths, ["/spec/replicas"]);
     let notes: Vec<(&str, Support)> = s.notes.iter().map(|n| (n.field.as_str(), n.support)).collect();
-    assert_eq!(notes, [("spec.policyRefs[0].deploymentType", Support::NotApplicable), ("spec.reloader", Support::NotSupported)]);
+    assert_eq!(notes, [("spec.policyRefs[0].deploymentType", Support::NotApplicable)]);
 }
 
 #[test]

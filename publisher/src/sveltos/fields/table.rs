@@ -121,7 +121,11 @@ pub static PROFILE_FIELDS: &[Field] = &[
         Differs,
         "honoured across publishes: of the matching clusters, at most this many (a percentage rounds up; 0 means all) take a new version of the profile at once, in namespace/name order; the others keep the part they hold, marked held back, until the updating clusters' ingested reports show their bundle applied (docs/rollout.md)",
     ),
-    f("spec.reloader", NotSupported, "not honoured: the puller does not restart workloads whose mounted ConfigMaps or Secrets changed"),
+    f(
+        "spec.reloader",
+        Differs,
+        "the puller digests, each run, the ConfigMaps and Secrets each Deployment, StatefulSet and DaemonSet of the profile mounts as a volume, and restarts one whose digest moved with the pod-template annotation airlock.dev/restarted-at, as kubectl rollout restart does: a change is found at the puller's next run, not when it happens",
+    ),
     all("spec.extraLabels", Supported, "set on every object the profile deploys, after patches, as Sveltos does in push mode"),
     all("spec.extraAnnotations", Supported, "set on every object the profile deploys, after patches, as Sveltos does in push mode"),
     f("spec.templateResourceRefs", Supported, "management-cluster objects templates and Lua see by identifier"),
