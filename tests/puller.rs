@@ -11,7 +11,7 @@
 //! (`puller/refused.rs`), the commands that write nothing (`puller/offline.rs`), the state
 //! and Lease under stress (`puller/recovery.rs`), reports (`puller/reports.rs`), the
 //! active window and the publisher's notes (`puller/window.rs`), failures counted across
-//! runs (`puller/failures.rs`).
+//! runs (`puller/failures.rs`), the reloader across runs (`puller/reloader.rs`).
 
 mod common;
 #[path = "puller/failures.rs"]
@@ -22,6 +22,8 @@ mod offline;
 mod recovery;
 #[path = "puller/refused.rs"]
 mod refused;
+#[path = "puller/reloader.rs"]
+mod reloader;
 #[path = "puller/reports.rs"]
 mod reports;
 #[path = "puller/window.rs"]

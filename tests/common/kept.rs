@@ -38,6 +38,9 @@ pub struct State {
     /// Runs in a row that failed a part with a `maxConsecutiveFailures`.
     #[serde(default)]
     pub failures: Vec<PartFailures>,
+    /// Per workload of a reloader part, the digest of what it mounts.
+    #[serde(default)]
+    pub mounted: Vec<serde_json::Value>,
 }
 
 /// Of a part, the runs in a row that failed to apply it at one digest.
