@@ -230,7 +230,7 @@ async fn run(
             engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
             let desired = engine::desired(&bundle, &engine_settings)?;
             drop(bundle);
-            let workloads = engine::workloads(&desired, &engine_settings.held_back);
+            let workloads = engine::workloads(&desired, &engine_settings);
             let mut state = state;
             if applied.drift_detection {
                 let known = state.as_ref().map_or(&[][..], |s| &s.kinds[..]);
@@ -299,7 +299,7 @@ async fn run(
             let counts = state.as_ref().map(|s| s.failures.clone()).unwrap_or_default();
             engine_settings.held_back = failures::held_back(&counts, profiles);
             let previous = state_store.inventory(state.as_ref()).await?;
-            let workloads = engine::workloads(&desired, &engine_settings.held_back);
+            let workloads = engine::workloads(&desired, &engine_settings);
             let recorded = state.as_ref().map(|s| s.mounted.clone()).unwrap_or_default();
             let outcome = writer.stopped(&stop).guard(engine::sync(client, desired, &previous, &engine_settings)).await??;
             report.record(&outcome, false);

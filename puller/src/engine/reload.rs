@@ -22,6 +22,7 @@ use super::error::{ApiError, EngineError};
 use super::kube_api::Api;
 use super::object::{DesiredObject, KnownKind, ObjectId};
 use super::outcome::{Action, ObjectResult, Outcome};
+use super::settings::Settings;
 
 /// The pod-template annotation whose new value rolls a workload out again.
 pub const ANNOTATION_RESTARTED_AT: &str = "airlock.dev/restarted-at";
@@ -47,11 +48,17 @@ pub struct Mounted {
 }
 
 /// The workloads of reloader parts among `desired`, with what they mount (no API calls).
-/// Parts held back, and DryRun parts, which deploy nothing, have none.
-pub fn workloads(desired: &[DesiredObject], held_back: &std::collections::BTreeMap<String, String>) -> Vec<Workload> {
+/// Parts held back, DryRun parts, which deploy nothing, and objects outside the
+/// watch-namespaces, which the policy drops, have none.
+pub fn workloads(desired: &[DesiredObject], settings: &Settings) -> Vec<Workload> {
+    let watched = |ns: &Option<String>| match (&settings.watch_namespaces, ns) {
+        (Some(list), Some(ns)) => list.contains(ns),
+        _ => true,
+    };
     desired
         .iter()
-        .filter(|o| o.rules.reloader && o.sync_mode != SyncMode::DryRun && !held_back.contains_key(&o.profile))
+        .filter(|o| o.rules.reloader && o.sync_mode != SyncMode::DryRun && !settings.held_back.contains_key(&o.profile))
+        .filter(|o| watched(&o.id.namespace))
         .filter(|o| o.id.group == "apps" && KINDS.iter().any(|(k, _)| *k == o.id.kind))
         .map(|o| {
             let manifest = o.manifest.value();

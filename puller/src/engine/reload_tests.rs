@@ -4,8 +4,22 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::*;
-use crate::engine::PartRules;
 use crate::engine::testing;
+use crate::engine::{NamespacePolicy, PartRules};
+
+/// Engine settings with the watch-namespaces `watched` and the part `ClusterProfile.held`
+/// held back.
+fn settings(watched: Option<&[&str]>) -> Settings {
+    Settings {
+        cluster: "fleet/edge-1".into(),
+        watch_namespaces: watched.map(|w| w.iter().map(|n| n.to_string()).collect()),
+        namespace_policy: NamespacePolicy::Filter,
+        own_namespace: None,
+        dry_run: false,
+        concurrency: 4,
+        held_back: BTreeMap::from([("ClusterProfile.held".to_string(), "held back".to_string())]),
+    }
+}
 
 fn workload(kind: &str, reloader: bool, volumes: Value) -> DesiredObject {
     let api_version = if kind == "ConfigMap" { "v1" } else { "apps/v1" };
@@ -26,7 +40,7 @@ fn mounts() -> Value {
 
 #[test]
 fn a_workload_mounts_configmaps_and_secrets_directly_or_projected() {
-    let found = workloads(&[workload("Deployment", true, mounts())], &BTreeMap::new());
+    let found = workloads(&[workload("Deployment", true, mounts())], &settings(None));
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].config_maps.iter().collect::<Vec<_>>(), ["extra", "settings"]);
     assert_eq!(found[0].secrets.iter().collect::<Vec<_>>(), ["ca", "token"]);
@@ -35,7 +49,6 @@ fn a_workload_mounts_configmaps_and_secrets_directly_or_projected() {
 
 #[test]
 fn only_workloads_of_reloader_parts_that_mount_something_are_watched() {
-    let held = BTreeMap::from([("ClusterProfile.held".to_string(), "held back".to_string())]);
     let mut held_back = workload("StatefulSet", true, mounts());
     held_back.profile = "ClusterProfile.held".into();
     let mut dry_run = workload("DaemonSet", true, mounts());
@@ -47,10 +60,13 @@ fn only_workloads_of_reloader_parts_that_mount_something_are_watched() {
         held_back,
         dry_run,
     ];
-    assert!(workloads(&cases, &held).is_empty());
+    assert!(workloads(&cases, &settings(None)).is_empty());
+    let outside = [workload("Deployment", true, mounts())];
+    assert!(workloads(&outside, &settings(Some(&["other"]))).is_empty(), "dropped by the policy");
+    assert_eq!(workloads(&outside, &settings(Some(&["web"]))).len(), 1);
     let kinds: Vec<String> = ["Deployment", "StatefulSet", "DaemonSet"]
         .iter()
-        .flat_map(|k| workloads(&[workload(k, true, mounts())], &held).into_iter().map(|w| w.id.kind))
+        .flat_map(|k| workloads(&[workload(k, true, mounts())], &settings(None)).into_iter().map(|w| w.id.kind))
         .collect();
     assert_eq!(kinds, ["Deployment", "StatefulSet", "DaemonSet"]);
 }
