@@ -24,6 +24,33 @@ pub fn parse_duration(text: &str) -> Result<SignedDuration, String> {
     Ok(SignedDuration::from_secs(secs))
 }
 
+/// Parses a Go duration as Kubernetes writes `metav1.Duration`: `5m0s`, `1h30m`, `90s`,
+/// `500ms`. Zero and negative durations are refused: they would mean fetching all the time.
+pub fn parse_go_duration(text: &str) -> Result<std::time::Duration, String> {
+    let bad = || format!("{text:?} is not a duration like 5m0s, 1h30m or 90s");
+    let mut rest = text;
+    let mut total = std::time::Duration::ZERO;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+        let n: u64 = rest[..digits].parse().map_err(|_| bad())?;
+        rest = &rest[digits..];
+        let unit = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let part = match &rest[..unit] {
+            "ms" => std::time::Duration::from_millis(n),
+            "s" => std::time::Duration::from_secs(n),
+            "m" => std::time::Duration::from_secs(n.checked_mul(60).ok_or_else(bad)?),
+            "h" => std::time::Duration::from_secs(n.checked_mul(3_600).ok_or_else(bad)?),
+            _ => return Err(bad()),
+        };
+        total = total.checked_add(part).ok_or_else(bad)?;
+        rest = &rest[unit..];
+    }
+    if total.is_zero() {
+        return Err(format!("{text:?} must be longer than zero"));
+    }
+    Ok(total)
+}
+
 /// `d` as [`parse_duration`] reads it, in its largest whole unit: `30m`, `1h`, `90s`.
 pub fn format_duration(d: SignedDuration) -> String {
     match d.as_secs() {
@@ -37,6 +64,16 @@ pub fn format_duration(d: SignedDuration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_go_durations_and_rejects_others() {
+        assert_eq!(parse_go_duration("5m0s"), Ok(std::time::Duration::from_secs(300)));
+        assert_eq!(parse_go_duration("1h30m"), Ok(std::time::Duration::from_secs(5_400)));
+        assert_eq!(parse_go_duration("1500ms"), Ok(std::time::Duration::from_millis(1_500)));
+        for bad in ["", "0s", "5", "m", "5x", "-5m", "1.5h"] {
+            assert!(parse_go_duration(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn durations() {

@@ -25,6 +25,7 @@ pub mod patch;
 mod process;
 mod publish;
 pub mod register;
+mod remote;
 mod render;
 mod sveltos;
 mod table;

@@ -96,6 +96,7 @@ impl PublishArgs {
             limits: Limits::SPEC,
             memo: self.memo(),
             renew_before: self.renew_before,
+            remote: Default::default(),
         })
     }
 

@@ -5,7 +5,8 @@
 //! management cluster (metadata only: a change of any kind bumps the resourceVersion),
 //! coalesces a burst of changes into one run after a quiet period, and re-runs the whole
 //! publish: it is idempotent, so clusters whose content did not change keep their
-//! version. A periodic run refreshes bundles before they expire. Beside it, every
+//! version. A periodic run refreshes bundles before they expire, and a run comes as soon as a
+//! `remoteURL`'s interval passed, to fetch it again. Beside it, every
 //! `--reports-every`, one pass of `ingest::online` reads the reports the pullers sent to the
 //! same store (a conditional read per cluster), over a cache of the SveltosClusters that a
 //! watch keeps current. The Lease (`airlock_cli::lease`) keeps a second replica standing by.
@@ -123,7 +124,13 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
         }
         next_run = Instant::now() + resync;
         match publish::run(&source, &publisher).await {
-            Ok(published) => report(&published),
+            Ok(published) => {
+                report(&published);
+                // A remoteURL is fetched again once its interval passed, changed or not.
+                if let Some(due) = publisher.remote.next_due() {
+                    next_run = next_run.min(Instant::from_std(due));
+                }
+            }
             Err(e) => {
                 tracing::error!("publish failed: {e:#}; retrying in {}s", RETRY.as_secs());
                 next_run = Instant::now() + RETRY.min(resync);

@@ -26,7 +26,7 @@ mod kept;
 mod rollout;
 mod settle;
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use airlock_bundle::sign::PartDigests;
@@ -38,6 +38,7 @@ use rayon::prelude::*;
 use ring::hmac;
 
 use crate::memo::Memo;
+use crate::remote::Fetcher;
 use crate::render::hold::Unplanned;
 use crate::render::inputs::Fingerprints;
 use crate::render::{self, ClusterPlan, Entropy, Failure, Renderer};
@@ -89,6 +90,8 @@ pub struct Publisher {
     pub memo: Memo,
     /// Relayed store credentials expiring sooner than this get a warning.
     pub renew_before: SignedDuration,
+    /// The `remoteURL`s fetched, kept between the runs of one process.
+    pub remote: Fetcher,
 }
 
 /// What happened to one cluster.
@@ -195,8 +198,11 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
     // Every cluster names its profiles' references again: told apart by hash rather than
     // by sorting them all, which weighs on an unchanged re-publish of a large fleet.
     let wanted: HashSet<_> = plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::references).collect();
-    let wanted: BTreeSet<_> = wanted.into_iter().cloned().collect();
-    let resources = source.fetch(&wanted).await?;
+    let remotes: BTreeMap<_, _> =
+        plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::remotes).map(|(k, u)| (k.clone(), u.clone())).collect();
+    let wanted: BTreeSet<_> = wanted.into_iter().filter(|r| !remotes.contains_key(&r.key)).cloned().collect();
+    let mut resources = source.fetch(&wanted).await?;
+    publisher.remote.fetch_into(&remotes, &mut resources).await;
     phases.add("plan and fetch", &mut since);
     let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");
     let mut rows: Vec<Row> = broken_clusters.into_iter().map(|(id, why)| settle::failed(id, why, Vec::new())).collect();

@@ -2,9 +2,11 @@
 //! (addon-controller's `collectContent`): each data key on its own, in key order, as a
 //! template when the object carries `projectsveltos.io/template`, else as a Lua program
 //! when it carries `projectsveltos.io/lua` (the template wins when both are there), else
-//! as it is; then split into documents and parsed like any manifest. A reference with
-//! `force` marks each of its objects `airlock.dev/force-recreate: "true"`, so the puller
-//! may delete and create one again (bundles-format.md 2.5.2). Entry points:
+//! as it is; then split into documents and parsed like any manifest. A `remoteURL`'s
+//! files arrive as the data keys of such a ConfigMap (`remote`), templated when its
+//! `template` is set. A reference with `force` marks each of its objects
+//! `airlock.dev/force-recreate: "true"`, so the puller may delete and create one again
+//! (bundles-format.md 2.5.2). Entry points:
 //! [`manifests`], and [`data_texts`] for patchesFrom objects, which are read the same way.
 
 use std::collections::BTreeMap;
@@ -15,7 +17,7 @@ use serde_json::Value;
 use super::data::Context;
 use super::error::RenderError;
 use super::manifest::{Manifest, add_metadata, documents};
-use super::resolve::{Resolution, has_annotation, is_template};
+use super::resolve::{Resolution, has_annotation};
 use crate::sveltos::model::{LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
 use crate::sveltos::typed;
 
@@ -40,8 +42,8 @@ pub fn manifests(
     value: &Value,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Rendered>, RenderError> {
-    let object = plan.reference.key.to_string();
-    let templated = is_template(value);
+    let object = if plan.spec.remote.is_some() { plan.describe() } else { plan.reference.key.to_string() };
+    let templated = plan.templated(value);
     let lua = !templated && has_annotation(value, LUA_ANNOTATION);
     let force = plan.spec.force.then(|| BTreeMap::from([(FORCE_RECREATE_ANNOTATION.to_string(), "true".to_string())]));
     let mut out = Vec::new();

@@ -19,6 +19,9 @@ pub enum RenderError {
     NotManifests { object: String, actual: String },
     #[error("{object}: {message}")]
     Unreadable { object: String, message: String },
+    /// A `remoteURL` that could not be fetched; the message names the URL.
+    #[error("{profile}: {field}: remoteURL {message}")]
+    Remote { profile: String, field: String, message: String },
     /// The template engine's message, which names the profile, resource, key and line.
     #[error("{0}")]
     Template(String),

@@ -10,7 +10,7 @@
 use super::credentials::{self, Relay};
 use super::error::RenderError;
 use super::names::{self, Resolved};
-use crate::sveltos::model::{PatchesFromRef, PolicyRef, Profile, SveltosCluster, TEMPLATE_ANNOTATION, TemplateRef};
+use crate::sveltos::model::{PatchesFromRef, PolicyRef, Profile, RemoteUrl, SveltosCluster, TEMPLATE_ANNOTATION, TemplateRef};
 use crate::sveltos::{Inventory, ObjectKey, Reference, Resources, Touches, select};
 
 /// What one cluster needs fetched, profile by profile.
@@ -31,14 +31,43 @@ pub struct Resolution<'a, R> {
     templates: Option<String>,
 }
 
-impl<R> Resolution<'_, R> {
-    /// How messages name it: `ConfigMap fleet/nginx-edge-1 (from the template "...")`.
+impl<R: Described> Resolution<'_, R> {
+    /// How messages name it: `ConfigMap fleet/nginx-edge-1 (from the template "...")`,
+    /// `remoteURL https://example.com/x.yaml`.
     pub fn describe(&self) -> String {
+        if let Some(shown) = self.spec.remote_shown() {
+            return format!("remoteURL {shown}");
+        }
         let key = &self.reference.key;
         match &self.templates {
             None => format!("{} {}/{}", key.kind, key.namespace, key.name),
             Some(t) => format!("{} {}/{} (from the template {t})", key.kind, key.namespace, key.name),
         }
+    }
+}
+
+/// What a reference is named by in messages when it is no object of the cluster.
+pub trait Described {
+    /// The URL of a `remoteURL` reference, as messages show it.
+    fn remote_shown(&self) -> Option<String> {
+        None
+    }
+}
+
+impl Described for PolicyRef {
+    fn remote_shown(&self) -> Option<String> {
+        self.remote.as_ref().map(RemoteUrl::shown)
+    }
+}
+
+impl Described for TemplateRef {}
+impl Described for PatchesFromRef {}
+
+impl Resolution<'_, PolicyRef> {
+    /// Whether its content renders as a template: a ConfigMap or Secret with the template
+    /// annotation, or a `remoteURL` with `template: true`.
+    pub fn templated(&self, value: &serde_json::Value) -> bool {
+        self.spec.remote.as_ref().map_or_else(|| is_template(value), |r| r.template)
     }
 }
 
@@ -48,6 +77,8 @@ pub struct ProfilePlan<'a> {
     pub policies: Vec<Resolution<'a, PolicyRef>>,
     pub templates: Vec<Resolution<'a, TemplateRef>>,
     pub patches_from: Vec<Resolution<'a, PatchesFromRef>>,
+    /// The Secrets of its `remoteURL`s' `secretRef`s.
+    pub remote_secrets: Vec<Reference>,
     /// Why the profile cannot render for this cluster, found before anything is read.
     pub problem: Option<String>,
 }
@@ -61,9 +92,14 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, invento
         .into_iter()
         .map(|profile| match profile_plan(profile, cluster, &data, inventory) {
             Ok(plan) => plan,
-            Err(problem) => {
-                ProfilePlan { profile, policies: Vec::new(), templates: Vec::new(), patches_from: Vec::new(), problem: Some(problem) }
-            }
+            Err(problem) => ProfilePlan {
+                profile,
+                policies: Vec::new(),
+                templates: Vec::new(),
+                patches_from: Vec::new(),
+                remote_secrets: Vec::new(),
+                problem: Some(problem),
+            },
         })
         .collect();
     Ok(ClusterPlan { cluster, profiles, credentials: credentials::relay_of(cluster)? })
@@ -110,7 +146,17 @@ fn profile_plan<'a>(
         _ => Ok(()),
     };
     let mut policies = Vec::with_capacity(profile.policy_refs.len());
+    let mut remote_secrets = Vec::new();
     for r in &profile.policy_refs {
+        if let Some(remote) = &r.remote {
+            if let Some(s) = &remote.secret {
+                let secret = Reference { key: ObjectKey::new("v1", "Secret", &s.namespace, &s.name), api_version: "v1".into() };
+                confined(&|| format!("spec.policyRefs[{}].remoteURL.secretRef", r.index), &secret)?;
+                remote_secrets.push(secret);
+            }
+            policies.push(Resolution { spec: r, reference: remote.reference(), templates: None });
+            continue;
+        }
         let (reference, templates) = resolve_ref(&|| format!("spec.policyRefs[{}]", r.index), "v1", r.kind.kind(), &r.namespace, &r.name)?;
         policies.push(Resolution { spec: r, reference, templates });
     }
@@ -128,7 +174,7 @@ fn profile_plan<'a>(
         confined(&field, &reference)?;
         patches_from.push(Resolution { spec: r, reference, templates: written });
     }
-    Ok(ProfilePlan { profile, policies, templates, patches_from, problem: None })
+    Ok(ProfilePlan { profile, policies, templates, patches_from, remote_secrets, problem: None })
 }
 
 /// The templates a namespace and name came from, quoted, when either was one.
@@ -142,6 +188,11 @@ impl ClusterPlan<'_> {
     /// Every object this cluster's rendering reads.
     pub fn references(&self) -> impl Iterator<Item = &Reference> {
         self.profiles.iter().flat_map(ProfilePlan::references).chain(self.credentials.iter().map(|r| &r.source))
+    }
+
+    /// The `remoteURL`s this cluster's rendering reads, by the key each is kept under.
+    pub fn remotes(&self) -> impl Iterator<Item = (&ObjectKey, &RemoteUrl)> {
+        self.profiles.iter().flat_map(|p| &p.policies).filter_map(|r| r.spec.remote.as_ref().map(|u| (&r.reference.key, u)))
     }
 }
 
@@ -157,7 +208,10 @@ impl ProfilePlan<'_> {
     /// Every object this profile's rendering reads, for one cluster.
     pub fn references(&self) -> impl Iterator<Item = &Reference> {
         let policies = self.policies.iter().map(|r| &r.reference);
-        policies.chain(self.templates.iter().map(|r| &r.reference)).chain(self.patches_from.iter().map(|r| &r.reference))
+        policies
+            .chain(self.templates.iter().map(|r| &r.reference))
+            .chain(self.patches_from.iter().map(|r| &r.reference))
+            .chain(&self.remote_secrets)
     }
 
     /// The key this profile renders the same under for every cluster, unless something it
@@ -165,7 +219,7 @@ impl ProfilePlan<'_> {
     /// `spec.patches` entry with an action, a templated patchesFrom object.
     pub fn shared_key(&self, resources: &Resources) -> Option<SharedKey> {
         let templated = |r: &Reference| resources.get(&r.key).is_some_and(is_template);
-        let any_templated = self.policies.iter().any(|r| templated(&r.reference))
+        let any_templated = self.policies.iter().any(|r| resources.get(&r.reference.key).is_some_and(|v| r.templated(v)))
             || self.patches_from.iter().any(|r| templated(&r.reference))
             || self.profile.patches.iter().any(|p| p.patch.contains("{{"));
         (!any_templated && self.problem.is_none())

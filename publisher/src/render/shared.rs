@@ -117,6 +117,9 @@ pub fn prepare(
     let mut rendered = Vec::new();
     for r in &plan.policies {
         let what = || (format!("spec.policyRefs[{}]", r.spec.index), r.describe());
+        if let (Some(_), Lookup::Failed(why)) = (&r.spec.remote, resources.lookup(&r.reference.key)) {
+            return Err(RenderError::Remote { profile: display, field: what().0, message: why.to_string() });
+        }
         if let Some(value) = lookup(resources, &r.reference.key, r.spec.optional, &display, &what, &mut warnings)? {
             rendered.extend(content::manifests(&ctx, r, value, &mut warnings)?);
         }

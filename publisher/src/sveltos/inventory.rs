@@ -154,6 +154,22 @@ impl Resources {
         self.found.iter().map(|(k, v)| (k, Ok(v))).chain(self.failed.iter().map(|(k, why)| (k, Err(why.as_str()))))
     }
 
+    /// Records what was read for `key` outside the source: found, not found, or why it
+    /// could not be read.
+    pub fn record(&mut self, key: ObjectKey, outcome: Result<Option<Value>, String>) {
+        self.found.remove(&key);
+        self.failed.remove(&key);
+        match outcome {
+            Ok(Some(value)) => {
+                self.found.insert(key, value);
+            }
+            Ok(None) => {}
+            Err(why) => {
+                self.failed.insert(key, why);
+            }
+        }
+    }
+
     #[cfg(test)]
     pub fn insert(&mut self, key: ObjectKey, value: Value) {
         self.found.insert(key, value);

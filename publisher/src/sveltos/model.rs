@@ -13,6 +13,7 @@ use airlock_bundle::statement::{ActiveWindow, DriftExclusion, FieldNote};
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
+use super::key::{ObjectKey, Reference};
 use super::selector::Selector;
 use crate::patch::Target;
 
@@ -121,6 +122,71 @@ pub struct PolicyRef {
     /// Its objects are deleted and created again when an update of one is refused in a
     /// way only that resolves (bundles-format.md 2.5.2).
     pub force: bool,
+    /// `remoteURL`: the content is fetched from there, and kind, name and namespace are
+    /// not read.
+    pub remote: Option<RemoteUrl>,
+}
+
+/// A `spec.policyRefs[].remoteURL`: where its content is fetched from, and how.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RemoteUrl {
+    /// `http://`, `https://` or `oci://`.
+    pub url: String,
+    /// `oci://` only: the registry is spoken to over plain HTTP.
+    pub plain_http: bool,
+    pub insecure_skip_tls_verify: bool,
+    /// The management-cluster Secret with `token`, `username` and `password`, `caFile`.
+    pub secret: Option<SecretName>,
+    /// The content is a template, as if its ConfigMap had `projectsveltos.io/template`.
+    pub template: bool,
+    /// How often a long-running publisher fetches it again.
+    pub interval: std::time::Duration,
+}
+
+/// What Sveltos fetches a `remoteURL` as often as, unless `interval` says.
+pub const DEFAULT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(300);
+/// The kind of the key a fetched `remoteURL` is kept under among the fetched resources:
+/// no API server has it, so no source is asked for it.
+pub const REMOTE_KIND: &str = "RemoteURL";
+const REMOTE_API_VERSION: &str = "airlock.dev/v1";
+
+impl RemoteUrl {
+    /// How messages name it: the URL without user, query or fragment.
+    pub fn shown(&self) -> String {
+        redact(&self.url)
+    }
+
+    /// The key its content is kept under: one per URL and way of fetching it, so two
+    /// profiles that fetch alike fetch once.
+    pub fn key(&self) -> ObjectKey {
+        let secret = self.secret.as_ref().map_or_else(String::new, |s| format!("{}/{}", s.namespace, s.name));
+        let name = format!("{} plainHTTP={} insecure={} secret={secret}", self.url, self.plain_http, self.insecure_skip_tls_verify);
+        ObjectKey::new(REMOTE_API_VERSION, REMOTE_KIND, "", &name)
+    }
+
+    /// The reference a plan carries for it.
+    pub fn reference(&self) -> Reference {
+        Reference { key: self.key(), api_version: REMOTE_API_VERSION.into() }
+    }
+}
+
+/// `url` without what may hold a secret: user information, query and fragment.
+pub fn redact(url: &str) -> String {
+    let end = url.find(['?', '#']).unwrap_or(url.len());
+    let url = &url[..end];
+    match (url.find("://"), url.find('@')) {
+        (Some(scheme), Some(at)) if at > scheme && !url[scheme + 3..at].contains('/') => {
+            format!("{}{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// A Secret by namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SecretName {
+    pub namespace: String,
+    pub name: String,
 }
 
 /// A `spec.patchesFrom` entry.

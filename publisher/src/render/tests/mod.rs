@@ -2,6 +2,7 @@
 //! the Sveltos features (templated references, Lua, patches, implicit namespaces,
 //! dependsOn, failure isolation, clocks and random values).
 
+mod remote;
 mod sveltos;
 
 use std::collections::{BTreeMap, BTreeSet};

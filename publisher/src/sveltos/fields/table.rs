@@ -195,10 +195,30 @@ pub static PROFILE_FIELDS: &[Field] = &[
         Differs,
         "each object of the reference carries airlock.dev/force-recreate: \"true\"; an update the API server refuses as Invalid (422) or for an immutable field makes the puller delete the object in the foreground, wait up to 60s for it to go, and apply it again (reported recreated); projectsveltos.io/forceRecreate, any value, does the same for one object",
     ),
-    all(
+    f(
         "spec.policyRefs[].remoteURL",
-        NotSupported,
-        "not read: manifests fetched from a URL are not supported yet; the reference is skipped",
+        Supported,
+        "fetched by the publisher and read as a ConfigMap's data: a YAML or JSON document, gzip, tar or tar.gz of .yaml/.yml/.json files (docs/remote-url.md)",
+    ),
+    f(
+        "spec.policyRefs[].remoteURL.url",
+        Supported,
+        "http://, https:// or oci://; bodies over 16 MiB, or inflating past 64 MiB, fail the profile",
+    ),
+    f("spec.policyRefs[].remoteURL.plainHTTP", Supported, "oci:// only: the registry is spoken to over http"),
+    f("spec.policyRefs[].remoteURL.insecureSkipTLSVerify", Supported, "ignored when the Secret has caFile"),
+    f(
+        "spec.policyRefs[].remoteURL.secretRef",
+        Supported,
+        "token (bearer), username and password (basic, and for a registry's token service), caFile; a Profile reads only a Secret of its namespace",
+    ),
+    f("spec.policyRefs[].remoteURL.secretRef.name", Supported, "as spec.policyRefs[].remoteURL.secretRef"),
+    f("spec.policyRefs[].remoteURL.secretRef.namespace", Supported, "as spec.policyRefs[].remoteURL.secretRef"),
+    f("spec.policyRefs[].remoteURL.template", Supported, "the content is templated as a ConfigMap with projectsveltos.io/template is"),
+    f(
+        "spec.policyRefs[].remoteURL.interval",
+        Differs,
+        "watch fetches again once it passed (default 5m0s); a publish run fetches once, so the interval is how often it is run",
     ),
     all(
         "spec.patches",

@@ -8,8 +8,11 @@ use airlock_bundle::statement::{DEFAULT_TIER, DriftExclusion, FieldNote, Support
 use airlock_bundle::verify::{MAX_DRIFT_PATHS, is_json_pointer};
 
 use super::reader::Fields;
+use crate::duration::parse_go_duration;
 use crate::patch::Target;
-use crate::sveltos::model::{ModelError, PatchesFromRef, PolicyKind, PolicyRef, ProfilePatch, TemplateRef};
+use crate::sveltos::model::{
+    DEFAULT_INTERVAL, ModelError, PatchesFromRef, PolicyKind, PolicyRef, ProfilePatch, RemoteUrl, SecretName, TemplateRef, redact,
+};
 
 /// `clusterRefs`: SveltosClusters only; a Profile's namespace replaces theirs, as Sveltos's
 /// `limitReferencesToNamespace` does.
@@ -35,18 +38,20 @@ pub fn cluster_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldN
     Ok(out)
 }
 
-/// `policyRefs` the publisher deploys: Remote ConfigMaps and Secrets.
+/// `policyRefs` the publisher deploys: Remote ConfigMaps, Secrets and remote URLs.
 pub fn policy_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNote>) -> Result<Vec<PolicyRef>, ModelError> {
     let mut out = Vec::new();
     for (index, r) in spec.items("policyRefs")? {
         let kind: String = r.or_default("kind")?;
         let name: String = r.or_default("name")?;
         let namespace: String = r.or_default("namespace")?;
-        if !r.raw("remoteURL").is_null() {
-            // Noted by `fields` as a whole; nothing to deploy here.
-            continue;
-        }
+        let remote = match r.raw("remoteURL") {
+            serde_json::Value::Null => None,
+            _ => Some(remote_url(&r.nested("remoteURL")?)?),
+        };
         let kind = match kind.as_str() {
+            // Remote content is read as a ConfigMap's data would be.
+            _ if remote.is_some() => PolicyKind::ConfigMap,
             "ConfigMap" => PolicyKind::ConfigMap,
             "Secret" => PolicyKind::Secret,
             other => {
@@ -73,7 +78,7 @@ pub fn policy_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
             }
             Some(other) => return Err(r.error("deploymentType", format!("{other:?} is neither Remote nor Local"))),
         }
-        if name.is_empty() {
+        if name.is_empty() && remote.is_none() {
             return Err(r.error("name", "is empty".into()));
         }
         let tier = r.get::<u32>("tier")?.unwrap_or(DEFAULT_TIER);
@@ -86,9 +91,41 @@ pub fn policy_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
             tier,
             skip_namespace_creation: r.or_default("skipNamespaceCreation")?,
             force: r.or_default("force")?,
+            remote,
         });
     }
     Ok(out)
+}
+
+/// A `remoteURL`: the CRD's URL pattern, and `secretRef` with both name and namespace.
+fn remote_url(r: &Fields<'_>) -> Result<RemoteUrl, ModelError> {
+    let url: String = r.or_default("url")?;
+    if !["http://", "https://", "oci://"].iter().any(|scheme| url.starts_with(scheme)) {
+        return Err(r.error("url", format!("{:?} does not start with http://, https:// or oci://", redact(&url))));
+    }
+    let secret = match r.raw("secretRef") {
+        serde_json::Value::Null => None,
+        _ => {
+            let s = r.nested("secretRef")?;
+            let (namespace, name): (String, String) = (s.or_default("namespace")?, s.or_default("name")?);
+            if namespace.is_empty() || name.is_empty() {
+                return Err(r.error("secretRef", "needs both name and namespace".into()));
+            }
+            Some(SecretName { namespace, name })
+        }
+    };
+    let interval = match r.get::<String>("interval")? {
+        None => DEFAULT_INTERVAL,
+        Some(text) => parse_go_duration(&text).map_err(|message| r.error("interval", message))?,
+    };
+    Ok(RemoteUrl {
+        url,
+        plain_http: r.or_default("plainHTTP")?,
+        insecure_skip_tls_verify: r.or_default("insecureSkipTLSVerify")?,
+        secret,
+        template: r.or_default("template")?,
+        interval,
+    })
 }
 
 /// `templateResourceRefs`. A Profile's confinement to its namespace is checked once the

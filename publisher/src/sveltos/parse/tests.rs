@@ -3,7 +3,9 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::sveltos::model::{ModelError, PolicyKind, PolicyRef, ProfileKind, WATCH_NAMESPACES_ANNOTATION};
+use crate::sveltos::model::{
+    DEFAULT_INTERVAL, ModelError, PolicyKind, PolicyRef, ProfileKind, RemoteUrl, SecretName, WATCH_NAMESPACES_ANNOTATION,
+};
 
 fn profile(metadata: Value, spec: Value) -> Value {
     json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "ClusterProfile", "metadata": metadata, "spec": spec})
@@ -73,7 +75,6 @@ fn notes_unsupported_fields_and_references() {
                 "policyRefs": [
                     {"kind": "ConfigMap", "namespace": "default", "name": "local", "deploymentType": "Local"},
                     {"kind": "GitRepository", "namespace": "flux", "name": "repo"},
-                    {"remoteURL": {"url": "https://example.com/x.yaml"}},
                     {"kind": "Secret", "namespace": "", "name": "s", "deploymentType": "Remote", "tier": 5, "skipNamespaceCreation": true, "force": true}
                 ]
             }),
@@ -90,7 +91,6 @@ fn notes_unsupported_fields_and_references() {
             ("spec.kustomizationRefs", Support::NotSupported),
             ("spec.policyRefs[0].deploymentType", Support::NotApplicable),
             ("spec.policyRefs[1].kind", Support::NotSupported),
-            ("spec.policyRefs[].remoteURL", Support::NotSupported),
             ("spec.validateHealths", Support::NotSupported),
         ]
     );
@@ -99,19 +99,72 @@ fn notes_unsupported_fields_and_references() {
     assert_eq!(
         p.policy_refs,
         vec![PolicyRef {
-            index: 3,
+            index: 2,
             kind: PolicyKind::Secret,
             namespace: String::new(),
             name: "s".into(),
             optional: false,
             tier: 5,
             skip_namespace_creation: true,
-            force: true
+            force: true,
+            remote: None,
         }]
     );
     assert!(p.cluster_refs.is_empty());
     assert_eq!((p.tier, p.sync_mode, p.stop_matching_behavior), (100, SyncMode::Continuous, StopMatchingBehavior::WithdrawPolicies));
     assert_eq!(p.part_name(), "ClusterProfile.web");
+}
+
+#[test]
+fn reads_a_remote_url_reference_without_kind_or_name() {
+    let refs = |remote: serde_json::Value| {
+        parse_profile(&profile(json!({"name": "web"}), json!({"policyRefs": [{"remoteURL": remote, "tier": 7}]})), false)
+            .map(|p| p.policy_refs)
+    };
+    let r = refs(json!({"url": "oci://127.0.0.1:5000/x:v1", "plainHTTP": true, "template": true, "interval": "1m30s",
+                        "secretRef": {"namespace": "ops", "name": "creds"}}))
+    .unwrap();
+    assert_eq!((r[0].index, r[0].kind, r[0].tier, r[0].name.as_str()), (0, PolicyKind::ConfigMap, 7, ""));
+    assert_eq!(
+        r[0].remote,
+        Some(RemoteUrl {
+            url: "oci://127.0.0.1:5000/x:v1".into(),
+            plain_http: true,
+            insecure_skip_tls_verify: false,
+            secret: Some(SecretName { namespace: "ops".into(), name: "creds".into() }),
+            template: true,
+            interval: std::time::Duration::from_secs(90),
+        })
+    );
+    let r = refs(json!({"url": "https://example.com/x.yaml"})).unwrap();
+    assert_eq!(r[0].remote.as_ref().map(|u| u.interval), Some(DEFAULT_INTERVAL));
+}
+
+#[test]
+fn a_remote_url_is_shown_without_user_query_or_fragment() {
+    for (url, shown) in [
+        ("https://u:p@example.com/a/x.yaml?sig=1#f", "https://example.com/a/x.yaml"),
+        ("oci://127.0.0.1:5000/app:v1", "oci://127.0.0.1:5000/app:v1"),
+        ("https://example.com/a@b", "https://example.com/a@b"),
+    ] {
+        assert_eq!(crate::sveltos::model::redact(url), shown);
+    }
+}
+
+#[test]
+fn rejects_a_remote_url_that_is_malformed() {
+    for (remote, field, says) in [
+        (json!({"url": "ftp://example.com/x"}), "url", "does not start with http://, https:// or oci://"),
+        (json!({"url": "ftp://u:p@example.com/x?token=t"}), "url", "\"ftp://example.com/x\""),
+        (json!({"url": "https://example.com/x", "secretRef": {"name": "s"}}), "secretRef", "needs both name and namespace"),
+        (json!({"url": "https://example.com/x", "interval": "5"}), "interval", "is not a duration"),
+    ] {
+        let e = parse_profile(&profile(json!({"name": "web"}), json!({"policyRefs": [{"remoteURL": remote}]})), false).unwrap_err();
+        let ModelError::Field { field: f, message, .. } = &e else { panic!("{e}") };
+        assert_eq!(f, &format!("spec.policyRefs[0].remoteURL.{field}"), "{e}");
+        assert!(message.contains(says), "{e}");
+        assert!(!message.contains("token=t") && !message.contains("u:p"), "{e}");
+    }
 }
 
 #[test]

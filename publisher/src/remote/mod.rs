@@ -1,0 +1,163 @@
+//! Fetching `spec.policyRefs[].remoteURL` content, so it renders exactly as a ConfigMap's
+//! data would: each file the URL serves becomes one data key of a ConfigMap kept among
+//! the run's fetched resources (under [`RemoteUrl::key`]), and `render` reads that like
+//! any other referenced ConfigMap, templated when `template` is set.
+//!
+//! `http(s)://` is one GET (`http`), `oci://` a manifest and its layers (`oci`); the body's
+//! shape is `shapes`' business, the Secret's credentials `credentials`', the caps
+//! `limits`'. A URL that cannot be fetched is kept as unreadable (a 404 as missing), so
+//! only the profiles referencing it fail, each keeping its last good part. Nothing here
+//! writes to disk or follows a path a body names.
+//!
+//! Entry point: [`Fetcher::fetch_into`]. A fetcher remembers what it fetched: a
+//! long-running publisher (`watch`) fetches a URL again only once its `interval` passed
+//! or its Secret changed, and asks [`Fetcher::next_due`] when to run next for it.
+
+mod credentials;
+mod error;
+mod http;
+mod limits;
+mod oci;
+mod shapes;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use crate::sveltos::model::RemoteUrl;
+use crate::sveltos::{Lookup, ObjectKey, Resources};
+use credentials::Credentials;
+pub use error::RemoteError;
+use http::Http;
+
+/// What was fetched for one key, and when.
+struct Entry {
+    at: Instant,
+    interval: std::time::Duration,
+    /// The Secret it was fetched with, as read, so new credentials fetch again.
+    secret: Option<Value>,
+    content: Value,
+}
+
+/// Fetches remote URLs, remembering each until its interval passed.
+#[derive(Default)]
+pub struct Fetcher {
+    entries: Mutex<HashMap<ObjectKey, Entry>>,
+}
+
+impl Fetcher {
+    /// Fetches every URL of `wanted` (by the key a plan refers to it by) into
+    /// `resources`, where `resources` already holds their Secrets: the content as a
+    /// ConfigMap, a failure as unreadable, a 404 as nothing (missing).
+    pub async fn fetch_into(&self, wanted: &BTreeMap<ObjectKey, RemoteUrl>, resources: &mut Resources) {
+        let now = Instant::now();
+        let mut due = Vec::new();
+        for (key, remote) in wanted {
+            let secret = match &remote.secret {
+                None => None,
+                Some(s) => match resources.lookup(&ObjectKey::new("v1", "Secret", &s.namespace, &s.name)) {
+                    Lookup::Found(value) => Some(value.clone()),
+                    Lookup::Missing => {
+                        resources.record(key.clone(), Err(secret_error(remote, "not found".into()).to_string()));
+                        continue;
+                    }
+                    Lookup::Failed(why) => {
+                        resources.record(key.clone(), Err(secret_error(remote, why.to_string()).to_string()));
+                        continue;
+                    }
+                },
+            };
+            let kept = self
+                .entries
+                .lock()
+                .expect("not poisoned")
+                .get(key)
+                .and_then(|e| (now.duration_since(e.at) < remote.interval && e.secret == secret).then(|| e.content.clone()));
+            match kept {
+                Some(content) => resources.record(key.clone(), Ok(Some(content))),
+                None => due.push((key, remote, secret)),
+            }
+        }
+        let fetched: Vec<_> = futures::stream::iter(due)
+            .map(|(key, remote, secret)| async move { (key, remote, fetch(remote, secret.as_ref()).await, secret) })
+            .buffer_unordered(limits::CONCURRENT)
+            .collect()
+            .await;
+        let mut entries = self.entries.lock().expect("not poisoned");
+        for (key, remote, outcome, secret) in fetched {
+            match outcome {
+                Ok(content) => {
+                    entries.insert(key.clone(), Entry { at: now, interval: remote.interval, secret, content: content.clone() });
+                    resources.record(key.clone(), Ok(Some(content)));
+                }
+                Err(RemoteError::NotFound { .. }) => {
+                    entries.remove(key);
+                    resources.record(key.clone(), Ok(None));
+                }
+                Err(e) => {
+                    entries.remove(key);
+                    resources.record(key.clone(), Err(e.to_string()));
+                }
+            }
+        }
+        // A URL no profile references any more is not kept.
+        entries.retain(|key, _| wanted.contains_key(key));
+    }
+
+    /// When the first remembered URL is due to be fetched again.
+    pub fn next_due(&self) -> Option<Instant> {
+        self.entries.lock().expect("not poisoned").values().map(|e| e.at + e.interval).min()
+    }
+}
+
+fn secret_error(remote: &RemoteUrl, message: String) -> RemoteError {
+    let s = remote.secret.as_ref().expect("only asked with a secretRef");
+    RemoteError::Credentials { url: remote.shown(), secret: format!("{}/{}", s.namespace, s.name), message }
+}
+
+/// Fetches `remote` with the credentials of `secret`, as a ConfigMap of its files.
+async fn fetch(remote: &RemoteUrl, secret: Option<&Value>) -> Result<Value, RemoteError> {
+    let shown = remote.shown();
+    let credentials = match secret {
+        Some(value) => Credentials::read(value, &|message| secret_error(remote, message))?,
+        None => Credentials::default(),
+    };
+    let http = Http::new(&shown, &credentials, remote.insecure_skip_tls_verify)?;
+    let files = if remote.url.starts_with("oci://") {
+        oci::fetch(&http, &remote.url, remote.plain_http, &credentials).await?
+    } else {
+        let body = http.get_body(credentials.authorize(http.client.get(&remote.url)), limits::MAX_BODY, "the body").await?;
+        shapes::files(&body, &file_name(&shown), &shown)?
+    };
+    let data: BTreeMap<String, String> = files.into_iter().collect();
+    Ok(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "remote-url"}, "data": data}))
+}
+
+/// The last segment of a URL's path, which names a single document in messages.
+fn file_name(shown: &str) -> String {
+    let path = shown.split_once("://").map_or(shown, |(_, rest)| rest);
+    match path.split_once('/') {
+        Some((_, path)) if !path.is_empty() => path.rsplit('/').find(|s| !s.is_empty()).unwrap_or("content").to_string(),
+        _ => "content".to_string(),
+    }
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+
+    /// reqwest's clients need a process-wide rustls provider.
+    pub fn provider() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+
+    #[test]
+    fn names_a_document_by_the_last_segment_of_its_path() {
+        assert_eq!(file_name("https://h/a/b/x.yaml"), "x.yaml");
+        assert_eq!(file_name("https://h/a/"), "a");
+        assert_eq!(file_name("https://h"), "content");
+    }
+}
