@@ -1,0 +1,218 @@
+//! `airlock-publisher publish --from-dir` with profiles whose `policyRefs` name a
+//! `remoteURL`: a tar.gz and a plain YAML behind a bearer token served by an HTTP server
+//! this test runs on 127.0.0.1, and an `oci://` artifact pushed to the real registry of
+//! `hack/services.sh` (plain HTTP, templated). One URL answers 404: that profile alone
+//! fails, naming itself, its policyRef and the URL, and the others publish.
+
+mod common;
+#[path = "publisher_support/mod.rs"]
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use airlock_bundle::Digest;
+use support::{Keys, file, read_back, run};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const TOKEN: &str = "s3cret-token";
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(bytes).expect("gzip writes");
+    e.finish().expect("gzip finishes")
+}
+
+/// A tar of regular files, in the order given.
+fn tar_of(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (name, text) in files {
+        let mut h = tar::Header::new_ustar();
+        h.set_size(text.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        b.append_data(&mut h, name, text.as_bytes()).expect("tar entry");
+    }
+    b.into_inner().expect("tar finishes")
+}
+
+/// Serves `routes` on 127.0.0.1 (anything else is 404), `/plain.yaml` only with the bearer
+/// token; records each request's path and Authorization header.
+async fn serve(routes: BTreeMap<&'static str, Vec<u8>>) -> (u16, Arc<Mutex<Vec<(String, String)>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("binds");
+    let port = listener.local_addr().expect("an address").port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (routes, log) = (Arc::new(routes), seen.clone());
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let (routes, log) = (routes.clone(), log.clone());
+            tokio::spawn(async move {
+                let mut request = Vec::new();
+                let mut buf = [0; 4096];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let text = String::from_utf8_lossy(&request).into_owned();
+                let path = text.split_whitespace().nth(1).unwrap_or_default().to_string();
+                let auth = text
+                    .lines()
+                    .find_map(|l| {
+                        l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("authorization")).map(|(_, v)| v.trim().to_string())
+                    })
+                    .unwrap_or_default();
+                log.lock().expect("not poisoned").push((path.clone(), auth.clone()));
+                let (status, body) = match routes.get(path.as_str()) {
+                    Some(_) if path == "/plain.yaml" && auth != format!("Bearer {TOKEN}") => ("401 Unauthorized", Vec::new()),
+                    Some(body) => ("200 OK", body.clone()),
+                    None => ("404 Not Found", Vec::new()),
+                };
+                let head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                let _ = conn.write_all(head.as_bytes()).await;
+                let _ = conn.write_all(&body).await;
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// Pushes an artifact of one gzip-compressed tar layer to `registry`, as `repository:tag`.
+async fn push_artifact(registry: &str, repository: &str, tag: &str, layer: &[u8]) {
+    let http = reqwest::Client::new();
+    let base = format!("http://{registry}/v2/{repository}");
+    let push = |bytes: Vec<u8>| {
+        let (http, base) = (http.clone(), base.clone());
+        async move {
+            let digest = Digest::of(&bytes).to_string();
+            let started = http.post(format!("{base}/blobs/uploads/")).send().await.expect("upload starts");
+            assert_eq!(started.status().as_u16(), 202, "upload starts");
+            let location = started.headers()["location"].to_str().expect("a location").to_string();
+            let location = if location.starts_with('/') { format!("http://{registry}{location}") } else { location };
+            let sep = if location.contains('?') { '&' } else { '?' };
+            let put = http.put(format!("{location}{sep}digest={digest}")).body(bytes.clone()).send().await.expect("blob pushed");
+            assert_eq!(put.status().as_u16(), 201, "blob pushed");
+            (digest, bytes.len())
+        }
+    };
+    let (config, config_size) = push(b"{}".to_vec()).await;
+    let (layer, layer_size) = push(layer.to_vec()).await;
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "artifactType": "application/vnd.airlock.test.manifests",
+        "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": config, "size": config_size},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layer, "size": layer_size}],
+    });
+    let put = http
+        .put(format!("{base}/manifests/{tag}"))
+        .header("content-type", "application/vnd.oci.image.manifest.v1+json")
+        .body(serde_json::to_vec(&manifest).expect("JSON"))
+        .send()
+        .await
+        .expect("manifest pushed");
+    assert_eq!(put.status().as_u16(), 201, "manifest pushed");
+}
+
+const NAMESPACE: &str = "apiVersion: v1\nkind: Namespace\nmetadata: {name: remote-app}\n";
+const SETTINGS: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: remote-app}\ndata: {color: blue}\n";
+const PLAIN: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, namespace: team}\ndata: {from: token}\n";
+const TEMPLATED: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 'oci-{{ .Cluster.metadata.name }}', namespace: team}\ndata: {from: oci}\n";
+
+fn management(port: u16, oci: &str) -> String {
+    let http = format!("http://127.0.0.1:{port}");
+    format!(
+        "apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {{name: edge, namespace: fleet, labels: {{env: remote}}}}
+spec: {{pullMode: true}}
+---
+apiVersion: v1
+kind: Secret
+metadata: {{name: fetch-token, namespace: ops}}
+stringData: {{token: {TOKEN}}}
+---
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {{name: remote-http}}
+spec:
+  clusterSelector: {{matchLabels: {{env: remote}}}}
+  policyRefs:
+  - remoteURL: {{url: '{http}/bundle.tar.gz'}}
+  - remoteURL: {{url: '{http}/plain.yaml', secretRef: {{namespace: ops, name: fetch-token}}}}
+---
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {{name: remote-oci}}
+spec:
+  clusterSelector: {{matchLabels: {{env: remote}}}}
+  policyRefs:
+  - remoteURL: {{url: '{oci}', plainHTTP: true, template: true}}
+---
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {{name: remote-gone}}
+spec:
+  clusterSelector: {{matchLabels: {{env: remote}}}}
+  policyRefs:
+  - remoteURL: {{url: '{http}/gone.yaml?sig=hidden'}}
+"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn remote_urls_publish_and_a_404_fails_only_its_profile() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let routes = BTreeMap::from([
+        (
+            "/bundle.tar.gz",
+            gzip(&tar_of(&[("z/settings.yaml", SETTINGS), ("README.md", "not a manifest"), ("a/namespace.yml", NAMESPACE)])),
+        ),
+        ("/plain.yaml", PLAIN.as_bytes().to_vec()),
+    ]);
+    let (port, seen) = serve(routes).await;
+    let registry = common::service_env("AIRLOCK_REGISTRY");
+    let repository = format!("airlock-remote/{}", support::unique("remote"));
+    push_artifact(&registry, &repository, "v1", &gzip(&tar_of(&[("cm.yaml", TEMPLATED)]))).await;
+    let oci = format!("oci://{registry}/{repository}:v1");
+
+    let (keys, tmp) = (Keys::new("remote"), tempfile::tempdir().expect("tempdir"));
+    let dir = tmp.path().join("management");
+    std::fs::create_dir(&dir).expect("mkdir");
+    std::fs::write(dir.join("all.yaml"), management(port, &oci)).expect("writes");
+    let store = format!("oci-layout:{}", tmp.path().join("layout").display());
+    let args = ["publish", "--from-dir", dir.to_str().expect("UTF-8"), "--to", &store, "--key", &keys.key, "--no-cache"];
+    let out = run(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a failed profile is a partial run\nstderr:\n{stderr}");
+    let gone = format!("ClusterProfile/remote-gone: spec.policyRefs[0]: remoteURL http://127.0.0.1:{port}/gone.yaml not found");
+    assert!(stderr.contains(&gone), "{stderr}");
+    assert!(!stderr.contains("hidden") && !stderr.contains(TOKEN), "no query string or token in messages: {stderr}");
+
+    let bundle = read_back(&store, &"fleet/edge".parse().expect("an id"), &keys.keyring).await;
+    let paths: Vec<&str> = bundle.bundle().files().map(|(p, _)| p).collect();
+    assert_eq!(
+        paths,
+        [
+            "ClusterProfile.remote-http/ConfigMap.remote-app.settings.yaml",
+            "ClusterProfile.remote-http/ConfigMap.team.plain.yaml",
+            "ClusterProfile.remote-http/Namespace.cluster.remote-app.yaml",
+            "ClusterProfile.remote-http/Namespace.cluster.team.yaml",
+            // The implicit Namespace team goes once, with the part that sorts first.
+            "ClusterProfile.remote-oci/ConfigMap.team.oci-edge.yaml",
+        ]
+    );
+    assert!(file(&bundle, "ClusterProfile.remote-http/ConfigMap.remote-app.settings.yaml").contains("color: blue"));
+    assert!(file(&bundle, "ClusterProfile.remote-http/ConfigMap.team.plain.yaml").contains("from: token"));
+    assert!(file(&bundle, "ClusterProfile.remote-oci/ConfigMap.team.oci-edge.yaml").contains("from: oci"));
+    let failed = bundle.predicate().profiles.iter().find(|p| p.name == "ClusterProfile.remote-gone").and_then(|p| p.failure.clone());
+    assert!(failed.is_some_and(|f| f.message.contains(&gone)), "the failed part says why");
+
+    let seen = seen.lock().expect("not poisoned").clone();
+    let plain: Vec<&String> = seen.iter().filter(|(p, _)| p == "/plain.yaml").map(|(_, a)| a).collect();
+    assert_eq!(plain, [&format!("Bearer {TOKEN}")], "one request, with the Secret's token: {seen:?}");
+    assert!(seen.iter().filter(|(p, _)| p != "/plain.yaml").all(|(_, a)| a.is_empty()), "no credentials elsewhere: {seen:?}");
+}
