@@ -122,45 +122,33 @@ const PLAIN: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, na
 const TEMPLATED: &str =
     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 'oci-{{ .Cluster.metadata.name }}', namespace: team}\ndata: {from: oci}\n";
 
+/// A ClusterProfile selecting the test's cluster, with `refs` as its policyRefs.
+fn profile(name: &str, refs: &[String]) -> String {
+    let refs: String = refs.iter().map(|r| format!("  - remoteURL: {r}\n")).collect();
+    format!(
+        "apiVersion: config.projectsveltos.io/v1beta1\nkind: ClusterProfile\nmetadata: {{name: {name}}}\n\
+         spec:\n  clusterSelector: {{matchLabels: {{env: remote}}}}\n  policyRefs:\n{refs}"
+    )
+}
+
 fn management(port: u16, oci: &str) -> String {
     let http = format!("http://127.0.0.1:{port}");
-    format!(
-        "apiVersion: lib.projectsveltos.io/v1beta1
-kind: SveltosCluster
-metadata: {{name: edge, namespace: fleet, labels: {{env: remote}}}}
-spec: {{pullMode: true}}
----
-apiVersion: v1
-kind: Secret
-metadata: {{name: fetch-token, namespace: ops}}
-stringData: {{token: {TOKEN}}}
----
-apiVersion: config.projectsveltos.io/v1beta1
-kind: ClusterProfile
-metadata: {{name: remote-http}}
-spec:
-  clusterSelector: {{matchLabels: {{env: remote}}}}
-  policyRefs:
-  - remoteURL: {{url: '{http}/bundle.tar.gz'}}
-  - remoteURL: {{url: '{http}/plain.yaml', secretRef: {{namespace: ops, name: fetch-token}}}}
----
-apiVersion: config.projectsveltos.io/v1beta1
-kind: ClusterProfile
-metadata: {{name: remote-oci}}
-spec:
-  clusterSelector: {{matchLabels: {{env: remote}}}}
-  policyRefs:
-  - remoteURL: {{url: '{oci}', plainHTTP: true, template: true}}
----
-apiVersion: config.projectsveltos.io/v1beta1
-kind: ClusterProfile
-metadata: {{name: remote-gone}}
-spec:
-  clusterSelector: {{matchLabels: {{env: remote}}}}
-  policyRefs:
-  - remoteURL: {{url: '{http}/gone.yaml?sig=hidden'}}
-"
-    )
+    let objects = [
+        "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\n\
+         metadata: {name: edge, namespace: fleet, labels: {env: remote}}\nspec: {pullMode: true}\n"
+            .to_string(),
+        format!("apiVersion: v1\nkind: Secret\nmetadata: {{name: fetch-token, namespace: ops}}\nstringData: {{token: {TOKEN}}}\n"),
+        profile(
+            "remote-http",
+            &[
+                format!("{{url: '{http}/bundle.tar.gz'}}"),
+                format!("{{url: '{http}/plain.yaml', secretRef: {{namespace: ops, name: fetch-token}}}}"),
+            ],
+        ),
+        profile("remote-oci", &[format!("{{url: '{oci}', plainHTTP: true, template: true}}")]),
+        profile("remote-gone", &[format!("{{url: '{http}/gone.yaml?sig=hidden'}}")]),
+    ];
+    objects.join("---\n")
 }
 
 #[tokio::test(flavor = "multi_thread")]

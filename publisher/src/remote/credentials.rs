@@ -64,7 +64,7 @@ mod tests {
     }
 
     fn header(c: &Credentials) -> Option<String> {
-        crate::remote::tests::provider();
+        crate::remote::provider();
         let request = c.authorize(reqwest::Client::new().get("http://127.0.0.1/")).build().unwrap();
         request.headers().get("authorization").map(|v| v.to_str().unwrap().to_string())
     }

@@ -145,19 +145,11 @@ fn file_name(shown: &str) -> String {
     }
 }
 
+/// reqwest's clients need a process-wide rustls provider.
 #[cfg(test)]
-pub mod tests {
-    use super::*;
-
-    /// reqwest's clients need a process-wide rustls provider.
-    pub fn provider() {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-
-    #[test]
-    fn names_a_document_by_the_last_segment_of_its_path() {
-        assert_eq!(file_name("https://h/a/b/x.yaml"), "x.yaml");
-        assert_eq!(file_name("https://h/a/"), "a");
-        assert_eq!(file_name("https://h"), "content");
-    }
+pub fn provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
+
+#[cfg(test)]
+mod tests;

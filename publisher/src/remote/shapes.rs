@@ -87,17 +87,29 @@ pub mod tests {
         e.finish().unwrap()
     }
 
-    /// A tar of regular files, in the order given.
-    pub fn tar_of(files: &[(&str, &str)]) -> Vec<u8> {
+    /// A tar of `(type, name, text)` entries in the order given: a regular file holds
+    /// the text, a link points to it.
+    pub fn tar_of(entries: &[(tar::EntryType, &str, &str)]) -> Vec<u8> {
         let mut b = tar::Builder::new(Vec::new());
-        for (name, text) in files {
+        for &(kind, name, text) in entries {
             let mut h = tar::Header::new_ustar();
-            h.set_size(text.len() as u64);
+            h.set_entry_type(kind);
             h.set_mode(0o644);
-            h.set_cksum();
-            b.append_data(&mut h, name, text.as_bytes()).unwrap();
+            if kind.is_file() {
+                h.set_size(text.len() as u64);
+                h.set_cksum();
+                b.append_data(&mut h, name, text.as_bytes()).unwrap();
+            } else {
+                h.set_size(0);
+                h.set_cksum();
+                b.append_link(&mut h, name, text).unwrap();
+            }
         }
         b.into_inner().unwrap()
+    }
+
+    fn files_of(names: &[(&str, &str)]) -> Vec<u8> {
+        tar_of(&names.iter().map(|&(n, t)| (tar::EntryType::Regular, n, t)).collect::<Vec<_>>())
     }
 
     const DOC: &str = "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n";
@@ -113,7 +125,7 @@ pub mod tests {
 
     #[test]
     fn reads_a_tar_or_tar_gz_sorted_by_entry_name_skipping_other_files() {
-        let tar = tar_of(&[("z/b.yml", "b: 1\n"), ("README.md", "# no"), ("a.json", "{}"), ("c.YAML", "c: 1\n")]);
+        let tar = files_of(&[("z/b.yml", "b: 1\n"), ("README.md", "# no"), ("a.json", "{}"), ("c.YAML", "c: 1\n")]);
         let want: Vec<(String, String)> =
             [("a.json", "{}"), ("c.YAML", "c: 1\n"), ("z/b.yml", "b: 1\n")].iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
         assert_eq!(files(&tar, "x.tar", "u").unwrap(), want);
@@ -122,19 +134,14 @@ pub mod tests {
 
     #[test]
     fn skips_links_and_directories_in_a_tar() {
-        let mut b = tar::Builder::new(Vec::new());
-        for (kind, name) in [(tar::EntryType::Directory, "d/"), (tar::EntryType::Symlink, "l.yaml"), (tar::EntryType::Link, "h.yaml")] {
-            let mut h = tar::Header::new_ustar();
-            h.set_entry_type(kind);
-            h.set_size(0);
-            h.set_cksum();
-            b.append_link(&mut h, name, "/etc/passwd").unwrap();
-        }
-        let mut h = tar::Header::new_ustar();
-        h.set_size(3);
-        h.set_cksum();
-        b.append_data(&mut h, "ok.yaml", &b"a: 1"[..3]).unwrap();
-        assert_eq!(files(&b.into_inner().unwrap(), "x", "u").unwrap(), vec![("ok.yaml".to_string(), "a: ".to_string())]);
+        use tar::EntryType::{Directory, Link, Regular, Symlink};
+        let tar = tar_of(&[
+            (Directory, "d/", "d"),
+            (Symlink, "l.yaml", "/etc/passwd"),
+            (Link, "h.yaml", "ok.yaml"),
+            (Regular, "ok.yaml", "a: 1"),
+        ]);
+        assert_eq!(files(&tar, "x", "u").unwrap(), vec![("ok.yaml".to_string(), "a: 1".to_string())]);
     }
 
     #[test]

@@ -207,13 +207,11 @@ pub static PROFILE_FIELDS: &[Field] = &[
     ),
     f("spec.policyRefs[].remoteURL.plainHTTP", Supported, "oci:// only: the registry is spoken to over http"),
     f("spec.policyRefs[].remoteURL.insecureSkipTLSVerify", Supported, "ignored when the Secret has caFile"),
-    f(
+    all(
         "spec.policyRefs[].remoteURL.secretRef",
-        Supported,
-        "token (bearer), username and password (basic, and for a registry's token service), caFile; a Profile reads only a Secret of its namespace",
+        Differs,
+        "token (bearer), username and password (basic, and for a registry's token service), caFile; a Profile reads only a Secret of its own namespace",
     ),
-    f("spec.policyRefs[].remoteURL.secretRef.name", Supported, "as spec.policyRefs[].remoteURL.secretRef"),
-    f("spec.policyRefs[].remoteURL.secretRef.namespace", Supported, "as spec.policyRefs[].remoteURL.secretRef"),
     f("spec.policyRefs[].remoteURL.template", Supported, "the content is templated as a ConfigMap with projectsveltos.io/template is"),
     f(
         "spec.policyRefs[].remoteURL.interval",
