@@ -42,7 +42,8 @@ use crate::remote::Fetcher;
 use crate::render::hold::Unplanned;
 use crate::render::inputs::Fingerprints;
 use crate::render::{self, ClusterPlan, Entropy, Failure, Renderer};
-use crate::sveltos::{Broken, Source, Touches, select};
+use crate::sveltos::model::RemoteUrl;
+use crate::sveltos::{Broken, ObjectKey, Source, Touches, select};
 use compare::{Held, read_held};
 use draft::Draft;
 
@@ -198,8 +199,12 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
     // Every cluster names its profiles' references again: told apart by hash rather than
     // by sorting them all, which weighs on an unchanged re-publish of a large fleet.
     let wanted: HashSet<_> = plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::references).collect();
-    let remotes: BTreeMap<_, _> =
-        plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::remotes).map(|(k, u)| (k.clone(), u.clone())).collect();
+    // One fetch per key; profiles naming it alike with other intervals get the shortest.
+    let mut remotes: BTreeMap<ObjectKey, RemoteUrl> = BTreeMap::new();
+    for (key, url) in plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::remotes) {
+        let kept = remotes.entry(key.clone()).or_insert_with(|| url.clone());
+        kept.interval = kept.interval.min(url.interval);
+    }
     let wanted: BTreeSet<_> = wanted.into_iter().filter(|r| !remotes.contains_key(&r.key)).cloned().collect();
     let mut resources = source.fetch(&wanted).await?;
     publisher.remote.fetch_into(&remotes, &mut resources).await;

@@ -39,7 +39,9 @@ struct Entry {
     interval: std::time::Duration,
     /// The Secret it was fetched with, as read, so new credentials fetch again.
     secret: Option<Value>,
-    content: Value,
+    /// `None` when the fetch failed: fetched again on every run, and due for one after
+    /// the interval even when nothing else asks for a run.
+    content: Option<Value>,
 }
 
 /// Fetches remote URLs, remembering each until its interval passed.
@@ -75,7 +77,7 @@ impl Fetcher {
                 .lock()
                 .expect("not poisoned")
                 .get(key)
-                .and_then(|e| (now.duration_since(e.at) < remote.interval && e.secret == secret).then(|| e.content.clone()));
+                .and_then(|e| (now.duration_since(e.at) < remote.interval && e.secret == secret).then(|| e.content.clone()).flatten());
             match kept {
                 Some(content) => resources.record(key.clone(), Ok(Some(content))),
                 None => due.push((key, remote, secret)),
@@ -88,26 +90,19 @@ impl Fetcher {
             .await;
         let mut entries = self.entries.lock().expect("not poisoned");
         for (key, remote, outcome, secret) in fetched {
+            let content = outcome.as_ref().ok().cloned();
+            entries.insert(key.clone(), Entry { at: now, interval: remote.interval, secret, content });
             match outcome {
-                Ok(content) => {
-                    entries.insert(key.clone(), Entry { at: now, interval: remote.interval, secret, content: content.clone() });
-                    resources.record(key.clone(), Ok(Some(content)));
-                }
-                Err(RemoteError::NotFound { .. }) => {
-                    entries.remove(key);
-                    resources.record(key.clone(), Ok(None));
-                }
-                Err(e) => {
-                    entries.remove(key);
-                    resources.record(key.clone(), Err(e.to_string()));
-                }
+                Ok(content) => resources.record(key.clone(), Ok(Some(content))),
+                Err(RemoteError::NotFound { .. }) => resources.record(key.clone(), Ok(None)),
+                Err(e) => resources.record(key.clone(), Err(e.to_string())),
             }
         }
         // A URL no profile references any more is not kept.
         entries.retain(|key, _| wanted.contains_key(key));
     }
 
-    /// When the first remembered URL is due to be fetched again.
+    /// When the first remembered URL is due to be fetched again (a failed one too).
     pub fn next_due(&self) -> Option<Instant> {
         self.entries.lock().expect("not poisoned").values().map(|e| e.at + e.interval).min()
     }
