@@ -1,7 +1,7 @@
 //! `airlock-publisher publish --from-dir` with profiles whose `policyRefs` name a
 //! `remoteURL`: a tar.gz and a plain YAML behind a bearer token served by an HTTP server
-//! this test runs on 127.0.0.1, and an `oci://` artifact pushed to the real registry of
-//! `hack/services.sh` (plain HTTP, templated). One URL answers 404: that profile alone
+//! this test runs on 127.0.0.1, and `oci://` artifacts pushed to the real registries of
+//! `hack/services.sh` (plain HTTP; one templated, one behind basic auth from a Secret). One URL answers 404: that profile alone
 //! fails, naming itself, its policyRef and the URL, and the others publish.
 
 mod common;
@@ -79,9 +79,15 @@ async fn serve(routes: BTreeMap<&'static str, Vec<u8>>) -> (u16, Arc<Mutex<Vec<(
     (port, seen)
 }
 
-/// Pushes an artifact of one gzip-compressed tar layer to `registry`, as `repository:tag`.
-async fn push_artifact(registry: &str, repository: &str, tag: &str, layer: &[u8]) {
-    let http = reqwest::Client::new();
+/// Pushes an artifact of one gzip-compressed tar layer to `registry`, as `repository:tag`,
+/// with basic auth when `login` is given.
+async fn push_artifact(registry: &str, repository: &str, tag: &str, layer: &[u8], login: Option<(&str, &str)>) {
+    let mut headers = reqwest::header::HeaderMap::new();
+    if let Some((user, password)) = login {
+        let basic = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, format!("{user}:{password}"));
+        headers.insert("authorization", format!("Basic {basic}").parse().expect("a header value"));
+    }
+    let http = reqwest::Client::builder().default_headers(headers).build().expect("a client");
     let base = format!("http://{registry}/v2/{repository}");
     let push = |bytes: Vec<u8>| {
         let (http, base) = (http.clone(), base.clone());
@@ -119,6 +125,7 @@ async fn push_artifact(registry: &str, repository: &str, tag: &str, layer: &[u8]
 const NAMESPACE: &str = "apiVersion: v1\nkind: Namespace\nmetadata: {name: remote-app}\n";
 const SETTINGS: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: remote-app}\ndata: {color: blue}\n";
 const PLAIN: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, namespace: team}\ndata: {from: token}\n";
+const BASIC: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: oci-basic, namespace: team}\ndata: {from: basic}\n";
 const TEMPLATED: &str =
     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: 'oci-{{ .Cluster.metadata.name }}', namespace: team}\ndata: {from: oci}\n";
 
@@ -131,13 +138,17 @@ fn profile(name: &str, refs: &[String]) -> String {
     )
 }
 
-fn management(port: u16, oci: &str) -> String {
+fn management(port: u16, oci: &str, oci_auth: &str, (user, password): (&str, &str)) -> String {
     let http = format!("http://127.0.0.1:{port}");
     let objects = [
         "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\n\
          metadata: {name: edge, namespace: fleet, labels: {env: remote}}\nspec: {pullMode: true}\n"
             .to_string(),
         format!("apiVersion: v1\nkind: Secret\nmetadata: {{name: fetch-token, namespace: ops}}\nstringData: {{token: {TOKEN}}}\n"),
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: registry-login, namespace: ops}}\n\
+             stringData: {{username: {user}, password: {password}}}\n"
+        ),
         profile(
             "remote-http",
             &[
@@ -145,7 +156,13 @@ fn management(port: u16, oci: &str) -> String {
                 format!("{{url: '{http}/plain.yaml', secretRef: {{namespace: ops, name: fetch-token}}}}"),
             ],
         ),
-        profile("remote-oci", &[format!("{{url: '{oci}', plainHTTP: true, template: true}}")]),
+        profile(
+            "remote-oci",
+            &[
+                format!("{{url: '{oci}', plainHTTP: true, template: true}}"),
+                format!("{{url: '{oci_auth}', plainHTTP: true, secretRef: {{namespace: ops, name: registry-login}}}}"),
+            ],
+        ),
         profile("remote-gone", &[format!("{{url: '{http}/gone.yaml?sig=hidden'}}")]),
     ];
     objects.join("---\n")
@@ -164,13 +181,18 @@ async fn remote_urls_publish_and_a_404_fails_only_its_profile() {
     let (port, seen) = serve(routes).await;
     let registry = common::service_env("AIRLOCK_REGISTRY");
     let repository = format!("airlock-remote/{}", support::unique("remote"));
-    push_artifact(&registry, &repository, "v1", &gzip(&tar_of(&[("cm.yaml", TEMPLATED)]))).await;
+    push_artifact(&registry, &repository, "v1", &gzip(&tar_of(&[("cm.yaml", TEMPLATED)])), None).await;
     let oci = format!("oci://{registry}/{repository}:v1");
+    let [authed, user, password] =
+        ["AIRLOCK_REGISTRY_AUTH", "AIRLOCK_REGISTRY_AUTH_USER", "AIRLOCK_REGISTRY_AUTH_PASSWORD"].map(common::service_env);
+    // A layer that is one gzip-compressed document rather than a tar.
+    push_artifact(&authed, &repository, "v2", &gzip(BASIC.as_bytes()), Some((&user, &password))).await;
+    let oci_auth = format!("oci://{authed}/{repository}:v2");
 
     let (keys, tmp) = (Keys::new("remote"), tempfile::tempdir().expect("tempdir"));
     let dir = tmp.path().join("management");
     std::fs::create_dir(&dir).expect("mkdir");
-    std::fs::write(dir.join("all.yaml"), management(port, &oci)).expect("writes");
+    std::fs::write(dir.join("all.yaml"), management(port, &oci, &oci_auth, (&user, &password))).expect("writes");
     let store = format!("oci-layout:{}", tmp.path().join("layout").display());
     let args = ["publish", "--from-dir", dir.to_str().expect("UTF-8"), "--to", &store, "--key", &keys.key, "--no-cache"];
     let out = run(&args);
@@ -178,7 +200,8 @@ async fn remote_urls_publish_and_a_404_fails_only_its_profile() {
     assert_eq!(out.status.code(), Some(2), "a failed profile is a partial run\nstderr:\n{stderr}");
     let gone = format!("ClusterProfile/remote-gone: spec.policyRefs[0]: remoteURL http://127.0.0.1:{port}/gone.yaml not found");
     assert!(stderr.contains(&gone), "{stderr}");
-    assert!(!stderr.contains("hidden") && !stderr.contains(TOKEN), "no query string or token in messages: {stderr}");
+    let leaks = ["hidden", TOKEN, password.as_str()];
+    assert!(!leaks.iter().any(|l| stderr.contains(l)), "no query string or credential in messages: {stderr}");
 
     let bundle = read_back(&store, &"fleet/edge".parse().expect("an id"), &keys.keyring).await;
     let paths: Vec<&str> = bundle.bundle().files().map(|(p, _)| p).collect();
@@ -190,12 +213,14 @@ async fn remote_urls_publish_and_a_404_fails_only_its_profile() {
             "ClusterProfile.remote-http/Namespace.cluster.remote-app.yaml",
             "ClusterProfile.remote-http/Namespace.cluster.team.yaml",
             // The implicit Namespace team goes once, with the part that sorts first.
+            "ClusterProfile.remote-oci/ConfigMap.team.oci-basic.yaml",
             "ClusterProfile.remote-oci/ConfigMap.team.oci-edge.yaml",
         ]
     );
     assert!(file(&bundle, "ClusterProfile.remote-http/ConfigMap.remote-app.settings.yaml").contains("color: blue"));
     assert!(file(&bundle, "ClusterProfile.remote-http/ConfigMap.team.plain.yaml").contains("from: token"));
     assert!(file(&bundle, "ClusterProfile.remote-oci/ConfigMap.team.oci-edge.yaml").contains("from: oci"));
+    assert!(file(&bundle, "ClusterProfile.remote-oci/ConfigMap.team.oci-basic.yaml").contains("from: basic"));
     let failed = bundle.predicate().profiles.iter().find(|p| p.name == "ClusterProfile.remote-gone").and_then(|p| p.failure.clone());
     assert!(failed.is_some_and(|f| f.message.contains(&gone)), "the failed part says why");
 
