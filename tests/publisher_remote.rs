@@ -2,7 +2,8 @@
 //! `remoteURL`: a tar.gz and a plain YAML behind a bearer token served by an HTTP server
 //! this test runs on 127.0.0.1, and `oci://` artifacts pushed to the real registries of
 //! `hack/services.sh` (plain HTTP; one templated, one behind basic auth from a Secret). One URL answers 404: that profile alone
-//! fails, naming itself, its policyRef and the URL, and the others publish.
+//! fails, naming itself, its policyRef and the URL, and the others publish; once the
+//! tarball is gone too, its profile keeps the part it had.
 
 mod common;
 #[path = "publisher_support/mod.rs"]
@@ -37,13 +38,16 @@ fn tar_of(files: &[(&str, &str)]) -> Vec<u8> {
     b.into_inner().expect("tar finishes")
 }
 
+/// What the test's server serves, by path; the test may change it between runs.
+type Routes = Arc<Mutex<BTreeMap<&'static str, Vec<u8>>>>;
+
 /// Serves `routes` on 127.0.0.1 (anything else is 404), `/plain.yaml` only with the bearer
 /// token; records each request's path and Authorization header.
-async fn serve(routes: BTreeMap<&'static str, Vec<u8>>) -> (u16, Arc<Mutex<Vec<(String, String)>>>) {
+async fn serve(routes: Routes) -> (u16, Arc<Mutex<Vec<(String, String)>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("binds");
     let port = listener.local_addr().expect("an address").port();
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let (routes, log) = (Arc::new(routes), seen.clone());
+    let log = seen.clone();
     tokio::spawn(async move {
         while let Ok((mut conn, _)) = listener.accept().await {
             let (routes, log) = (routes.clone(), log.clone());
@@ -65,9 +69,10 @@ async fn serve(routes: BTreeMap<&'static str, Vec<u8>>) -> (u16, Arc<Mutex<Vec<(
                     })
                     .unwrap_or_default();
                 log.lock().expect("not poisoned").push((path.clone(), auth.clone()));
-                let (status, body) = match routes.get(path.as_str()) {
+                let body = routes.lock().expect("not poisoned").get(path.as_str()).cloned();
+                let (status, body) = match body {
                     Some(_) if path == "/plain.yaml" && auth != format!("Bearer {TOKEN}") => ("401 Unauthorized", Vec::new()),
-                    Some(body) => ("200 OK", body.clone()),
+                    Some(body) => ("200 OK", body),
                     None => ("404 Not Found", Vec::new()),
                 };
                 let head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
@@ -169,16 +174,16 @@ fn management(port: u16, oci: &str, oci_auth: &str, (user, password): (&str, &st
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn remote_urls_publish_and_a_404_fails_only_its_profile() {
+async fn remote_urls_publish_and_a_404_fails_only_its_profile_keeping_its_part() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let routes = BTreeMap::from([
+    let routes: Routes = Arc::new(Mutex::new(BTreeMap::from([
         (
             "/bundle.tar.gz",
             gzip(&tar_of(&[("z/settings.yaml", SETTINGS), ("README.md", "not a manifest"), ("a/namespace.yml", NAMESPACE)])),
         ),
         ("/plain.yaml", PLAIN.as_bytes().to_vec()),
-    ]);
-    let (port, seen) = serve(routes).await;
+    ])));
+    let (port, seen) = serve(routes.clone()).await;
     let registry = common::service_env("AIRLOCK_REGISTRY");
     let repository = format!("airlock-remote/{}", support::unique("remote"));
     push_artifact(&registry, &repository, "v1", &gzip(&tar_of(&[("cm.yaml", TEMPLATED)])), None).await;
@@ -228,4 +233,15 @@ async fn remote_urls_publish_and_a_404_fails_only_its_profile() {
     let plain: Vec<&String> = seen.iter().filter(|(p, _)| p == "/plain.yaml").map(|(_, a)| a).collect();
     assert_eq!(plain, [&format!("Bearer {TOKEN}")], "one request, with the Secret's token: {seen:?}");
     assert!(seen.iter().filter(|(p, _)| p != "/plain.yaml").all(|(_, a)| a.is_empty()), "no credentials elsewhere: {seen:?}");
+
+    // The tarball gone, its profile keeps the part it had; the OCI profile is unchanged.
+    routes.lock().expect("not poisoned").remove("/bundle.tar.gz");
+    let again = run(&args);
+    assert_eq!(again.status.code(), Some(2), "{}", String::from_utf8_lossy(&again.stderr));
+    let kept = read_back(&store, &"fleet/edge".parse().expect("an id"), &keys.keyring).await;
+    let http_part = |b: &airlock_bundle::VerifiedBundle| b.bundle().part("ClusterProfile.remote-http").map(|p| p.tar());
+    assert_eq!(http_part(&kept), http_part(&bundle), "the last good part is kept");
+    let failure = kept.predicate().profiles.iter().find(|p| p.name == "ClusterProfile.remote-http").and_then(|p| p.failure.clone());
+    let why = format!("ClusterProfile/remote-http: spec.policyRefs[0]: remoteURL http://127.0.0.1:{port}/bundle.tar.gz not found");
+    assert!(failure.is_some_and(|f| f.message.contains(&why)), "the kept part says why");
 }
