@@ -2,7 +2,8 @@
 //! (`main.rs`) only parses the command line and calls in.
 //!
 //! The data path is `sveltos` (sources, model, selection) → `render` (resolve, templates,
-//! manifests, tiers) → `publish` (compare with the store, sign, one write). Across an air
+//! manifests, tiers) → `publish` (compare with the store, sign, one write); `remote`
+//! fetches the `remoteURL` content a run's profiles name, beside the source's objects. Across an air
 //! gap, `export` carries bundles out and `ingest` brings the pullers' reports back. `cmd`
 //! holds the subcommands' flags and entry points.
 //!

@@ -5,8 +5,9 @@
 //! [`Inventory`] of clusters, profiles and sets, with what it could not read (`broken`),
 //! then [`Source::fetch`]es exactly the ConfigMaps, Secrets and template resources that
 //! rendering asks for (`inventory` has those types, `model` and `parse` the Sveltos
-//! objects, `fields` how far each field is honoured, `max_update` the rollout window, `select` and `selector` which
-//! profiles match which cluster). Neither source renders or publishes anything.
+//! objects, `fields` how far each field is honoured, `max_update` the rollout window,
+//! `select` and `selector` which profiles match which cluster). Neither source renders or
+//! publishes anything, nor fetches what a `remoteURL` serves: that is `remote`'s.
 
 pub mod broken;
 pub mod dir;
