@@ -3,7 +3,8 @@
 //! this test runs on 127.0.0.1, and `oci://` artifacts pushed to the real registries of
 //! `hack/services.sh` (plain HTTP; one templated, one behind basic auth from a Secret). One URL answers 404: that profile alone
 //! fails, naming itself, its policyRef and the URL, and the others publish; once the
-//! tarball is gone too, its profile keeps the part it had.
+//! tarball is gone too, its profile keeps the part it had. Read from the live management
+//! apiserver, a Profile fetches with a Secret of its own namespace.
 
 mod common;
 #[path = "publisher_support/mod.rs"]
@@ -14,7 +15,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use airlock_bundle::Digest;
-use support::{Keys, file, read_back, run};
+use support::{Keys, file, kubectl, kubectl_ok, read_back, run, run_expect};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TOKEN: &str = "s3cret-token";
@@ -244,4 +245,54 @@ async fn remote_urls_publish_and_a_404_fails_only_its_profile_keeping_its_part()
     let failure = kept.predicate().profiles.iter().find(|p| p.name == "ClusterProfile.remote-http").and_then(|p| p.failure.clone());
     let why = format!("ClusterProfile/remote-http: spec.policyRefs[0]: remoteURL http://127.0.0.1:{port}/bundle.tar.gz not found");
     assert!(failure.is_some_and(|f| f.message.contains(&why)), "the kept part says why");
+}
+
+const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
+
+/// Removes the run's namespace (and so its objects) from the management apiserver.
+struct Namespace(String);
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        let _ = std::panic::catch_unwind(|| kubectl_ok(MANAGEMENT, &["delete", "namespace", &self.0, "--wait=false"], b""));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_profile_fetches_with_a_secret_of_its_namespace() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let (port, seen) = serve(Arc::new(Mutex::new(BTreeMap::from([("/plain.yaml", PLAIN.as_bytes().to_vec())])))).await;
+    support::install_crds();
+    let run_id = support::unique("remote-live");
+    kubectl_ok(MANAGEMENT, &["create", "namespace", &run_id], b"");
+    let _cleanup = Namespace(run_id.clone());
+    let objects = format!(
+        "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\n\
+         metadata: {{name: edge, namespace: {run_id}, labels: {{env: remote}}}}\nspec: {{pullMode: true}}\n---\n\
+         apiVersion: v1\nkind: Secret\nmetadata: {{name: fetch-token, namespace: {run_id}}}\nstringData: {{token: {TOKEN}}}\n---\n\
+         apiVersion: config.projectsveltos.io/v1beta1\nkind: Profile\nmetadata: {{name: web, namespace: {run_id}}}\n\
+         spec:\n  clusterSelector: {{matchLabels: {{env: remote}}}}\n  policyRefs:\n  \
+         - remoteURL: {{url: 'http://127.0.0.1:{port}/plain.yaml', secretRef: {{namespace: {run_id}, name: fetch-token}}}}\n"
+    );
+    // kubectl validates against the OpenAPI the apiserver publishes, which lags a CRD
+    // update by a few seconds: the old schema's complaints are retried meanwhile.
+    for attempt in 0..30 {
+        let out = kubectl(MANAGEMENT, &["apply", "--server-side", "-f", "-"], objects.as_bytes());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            break;
+        }
+        assert!(attempt < 29 && (stderr.contains("unknown field") || stderr.contains("missing required field")), "{stderr}");
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+    let (keys, tmp) = (Keys::new("remote-live"), tempfile::tempdir().expect("tempdir"));
+    let store = format!("oci-layout:{}", tmp.path().join("layout").display());
+    let (kc, cluster) = (common::service_env(MANAGEMENT), format!("{run_id}/edge"));
+    run_expect(&["publish", "--kubeconfig", &kc, "--to", &store, "--key", &keys.key, "--no-cache", "--cluster", &cluster], 0);
+    let bundle = read_back(&store, &cluster.parse().expect("an id"), &keys.keyring).await;
+    let part = format!("Profile.{run_id}.web");
+    let paths: Vec<&str> = bundle.bundle().files().map(|(p, _)| p).collect();
+    assert_eq!(paths, [format!("{part}/ConfigMap.team.plain.yaml"), format!("{part}/Namespace.cluster.team.yaml")]);
+    let seen = seen.lock().expect("not poisoned").clone();
+    assert_eq!(seen, [("/plain.yaml".to_string(), format!("Bearer {TOKEN}"))]);
 }

@@ -49,6 +49,10 @@ pub fn policy_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
             serde_json::Value::Null => None,
             _ => Some(remote_url(&r.nested("remoteURL")?)?),
         };
+        if remote.is_some() && !r.raw("kind").is_null() {
+            // As the CRD's rule has it: one of remoteURL and kind.
+            return Err(r.error("kind", "must be omitted when remoteURL is set".into()));
+        }
         let kind = match kind.as_str() {
             // Remote content is read as a ConfigMap's data would be.
             _ if remote.is_some() => PolicyKind::ConfigMap,

@@ -165,6 +165,9 @@ fn rejects_a_remote_url_that_is_malformed() {
         assert!(message.contains(says), "{e}");
         assert!(!message.contains("token=t") && !message.contains("u:p"), "{e}");
     }
+    let both = json!({"policyRefs": [{"kind": "ConfigMap", "name": "x", "remoteURL": {"url": "https://example.com/x"}}]});
+    let e = parse_profile(&profile(json!({"name": "web"}), both), false).unwrap_err();
+    assert_eq!(field_of(&e), "spec.policyRefs[0].kind", "{e}");
 }
 
 #[test]
