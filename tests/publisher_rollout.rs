@@ -144,27 +144,23 @@ async fn max_update_rolls_a_change_out_half_the_fleet_at_a_time() {
     assert!(fleet.bundle("site-d").await.predicate().profiles.iter().all(|e| e.failure.is_none()));
 }
 
+/// The descriptor of `descriptors` whose annotation `key` is `value`.
+fn annotated<'a>(descriptors: &'a serde_json::Value, key: &str, value: &str) -> &'a serde_json::Value {
+    let all = descriptors.as_array().expect("an array of descriptors");
+    all.iter().find(|d| d["annotations"][key] == value).unwrap_or_else(|| panic!("no descriptor with {key}={value}: {all:?}"))
+}
+
 /// The blob path of the profile's part in `site`'s latest manifest in the layout.
 fn part_blob(fleet: &Fleet, site: &str) -> std::path::PathBuf {
     let layout = fleet.dir.path().join("layout");
     let blob = |digest: &str| layout.join("blobs/sha256").join(digest.trim_start_matches("sha256:"));
     let index: serde_json::Value = serde_json::from_slice(&std::fs::read(layout.join("index.json")).expect("index.json")).expect("JSON");
     let wanted = format!("fleet/{site}:latest");
-    let manifest = index["manifests"]
-        .as_array()
-        .expect("manifests")
-        .iter()
-        .find(|m| m["annotations"]["org.opencontainers.image.ref.name"] == wanted.as_str())
-        .expect("the site's latest manifest");
+    let manifest = annotated(&index["manifests"], "org.opencontainers.image.ref.name", &wanted);
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(blob(manifest["digest"].as_str().expect("digest"))).expect("manifest blob")).expect("JSON");
     let title = format!("{PART}.tar.gz");
-    let layer = manifest["layers"]
-        .as_array()
-        .expect("layers")
-        .iter()
-        .find(|l| l["annotations"]["org.opencontainers.image.title"] == title.as_str())
-        .expect("the part's layer");
+    let layer = annotated(&manifest["layers"], "org.opencontainers.image.title", &title);
     blob(layer["digest"].as_str().expect("layer digest"))
 }
 
