@@ -1,6 +1,6 @@
 //! Another writer records a state while a run is between its first read of the state and
 //! the Lease: the run must notice when it reads the state again under the Lease, and act
-//! on nothing (`cmd/sync.rs`, `Writer::take`). The window is held open without timing: the
+//! on nothing (`cmd/sync/writer.rs`, `Writer::take`). The window is held open without timing: the
 //! part blob of the OCI layout is replaced by a named pipe, so the puller, once past its
 //! first state read, waits in the fetch until the test has written the state and lets the
 //! blob through.

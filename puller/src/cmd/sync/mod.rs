@@ -34,8 +34,10 @@
 //! then on, until its content changes (`kept::failures`). This module does not parse
 //! manifests or talk to stores itself.
 
-use airlock_bundle::{Digest, Floor, VerifiedEnvelope};
-use airlock_cli::lease::{self, HeldLease, LeaseConfig, LeaseError};
+mod writer;
+
+use airlock_bundle::{Floor, VerifiedEnvelope};
+use airlock_cli::lease::HeldLease;
 use airlock_cli::{KubeArgs, exit};
 use jiff::Timestamp;
 use tokio::sync::watch;
@@ -45,7 +47,7 @@ use crate::engine::{self, KnownKind, Outcome};
 use crate::failure::Failure;
 use crate::kept::failures::{self, PartFailures};
 use crate::kept::last_report::{self, KeptRead};
-use crate::kept::meta::{ANNOTATION_CLUSTER, MANAGER, Names};
+use crate::kept::meta::Names;
 use crate::kept::state::State;
 use crate::kept::state_store::StateStore;
 use crate::kept::verified::Verified;
@@ -53,6 +55,7 @@ use crate::report::{Report, RunReport, RunResult, summary};
 use crate::source::{self, Found};
 use crate::window::WindowState;
 use crate::{report_push, report_writer};
+use writer::{Taken, Writer, applied};
 
 /// What `sync` leaves for the terminal: the line for stdout (only after a success: a
 /// failure was logged) and the exit code.
@@ -119,72 +122,6 @@ pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::R
         report_push::send(settings, client, &names, &report, found).await;
     }
     report
-}
-
-/// The Lease `airlock-puller-<cluster name>` in the state namespace, which keeps two
-/// pullers of one cluster from writing at once.
-fn lease_config(settings: &SyncSettings) -> LeaseConfig {
-    LeaseConfig {
-        namespace: settings.state_namespace.clone(),
-        name: names(settings).lease,
-        identity: lease::identity(),
-        duration: settings.lease_duration,
-        manager: MANAGER,
-        annotations: [(ANNOTATION_CLUSTER.to_string(), settings.cluster.to_string())].into(),
-    }
-}
-
-/// Whether this run holds the Lease, or was turned away by another holder.
-struct Writer {
-    held: Option<HeldLease>,
-    turned_away: bool,
-}
-
-/// What a run that took the Lease finds in the state Secret.
-enum Taken {
-    /// The applied version the run first read; the state as read again, which the
-    /// state's write then compares with.
-    Unchanged(Box<Option<State>>),
-    /// Another writer recorded this applied version and digest in between.
-    Changed(Option<(u64, Digest)>),
-}
-
-impl Writer {
-    /// Takes the Lease (failing at once when another puller holds it: the next scheduled
-    /// run tries again), then reads the state again and compares it with `read`, the
-    /// state this run decided on: only an unchanged one may be acted on.
-    async fn take(
-        &mut self,
-        settings: &SyncSettings,
-        client: &kube::Client,
-        state_store: &mut StateStore,
-        read: Option<&State>,
-    ) -> Result<Taken, Failure> {
-        match lease_config(settings).try_acquire(client).await {
-            Ok(held) => self.held = Some(held),
-            Err(e) => {
-                self.turned_away = matches!(e, LeaseError::Held { .. });
-                return Err(e.into());
-            }
-        }
-        let fresh = state_store.read().await?;
-        Ok(match applied(fresh.as_ref()) {
-            same if same == applied(read) => Taken::Unchanged(Box::new(fresh)),
-            other => Taken::Changed(other),
-        })
-    }
-
-    /// What abandons the work from now on: `stop`, and losing the Lease if one is held.
-    fn stopped(&self, stop: &watch::Receiver<bool>) -> Stopped {
-        // Without a Lease there is none to lose: a receiver whose sender is gone never fires.
-        let lost = self.held.as_ref().map_or_else(|| watch::channel(false).1, HeldLease::lost);
-        Stopped { stop: stop.clone(), lost }
-    }
-}
-
-/// The applied version and digest a state records.
-fn applied(state: Option<&State>) -> Option<(u64, Digest)> {
-    state.map(|s| (s.version, s.digest))
 }
 
 /// `kept`: the kept report, when this run read it for its floor.
@@ -405,30 +342,4 @@ fn check_outcome(outcome: &Outcome) -> Result<(), Failure> {
     }
     let objects = outcome.results.iter().filter(|r| r.action == engine::Action::Failed).map(|r| r.id.clone()).collect();
     Err(Failure::ObjectsFailed { objects })
-}
-
-/// The two reasons to abandon a run: asked to stop, or the Lease was lost.
-struct Stopped {
-    stop: watch::Receiver<bool>,
-    lost: watch::Receiver<bool>,
-}
-
-impl Stopped {
-    /// Runs `work` unless a reason to stop comes first. Dropping the engine's future
-    /// mid-apply is safe for the same reason a crash is: no state gets written.
-    async fn guard<T>(&self, work: impl Future<Output = T>) -> Result<T, Failure> {
-        let (mut stop, mut lost) = (self.stop.clone(), self.lost.clone());
-        tokio::select! {
-            out = work => Ok(out),
-            _ = became_true(&mut stop) => Err(Failure::Stopped),
-            _ = became_true(&mut lost) => Err(Failure::LeaseLost),
-        }
-    }
-}
-
-/// Resolves once the flag is true; never, if its sender went away without setting it.
-async fn became_true(flag: &mut watch::Receiver<bool>) {
-    if flag.wait_for(|v| *v).await.is_err() {
-        std::future::pending::<()>().await;
-    }
 }
