@@ -74,18 +74,7 @@ stop() {
   stop_pid git-daemon
 }
 
-status() {
-  local n rc=0
-  for n in git-http git-daemon; do
-    if is_running "$n"; then
-      echo "$n: running, pid $(cat "$(pid_file "$n")")"
-    else
-      echo "$n: stopped"
-      rc=1
-    fi
-  done
-  return "$rc"
-}
+status() { print_status git-http git-daemon; }
 
 env_lines() {
   cat <<EOF
