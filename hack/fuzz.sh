@@ -30,8 +30,10 @@ for target in $targets; do
   [ -f "dict/$target.dict" ] && options+=(-dict="dict/$target.dict")
   if cargo fuzz run "$target" "corpus/$target" "${extra[@]}" -- "${options[@]}" >"/tmp/fuzz-$target.log" 2>&1; then
     findings=0
+  elif grep -q '^error: could not compile' "/tmp/fuzz-$target.log"; then
+    die "$target does not build; see /tmp/fuzz-$target.log"
   else
-    findings=$(find "artifacts/$target" -type f 2>/dev/null | wc -l)
+    findings=$(find "artifacts/$target" -type f 2>/dev/null | wc -l || true)
   fi
   execs=$(grep -Eo 'Done [0-9]+ runs' "/tmp/fuzz-$target.log" | grep -Eo '[0-9]+' || echo "?")
   printf '%-14s %12s %8s %s\n' "$target" "$execs" "$((SECONDS - start))" "$findings"

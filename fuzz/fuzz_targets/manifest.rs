@@ -21,6 +21,7 @@ fuzz_target!(|data: &[u8]| {
         own_namespace: None,
         dry_run: false,
         concurrency: 1,
+        held_back: Default::default(),
     };
     let Ok(objects) = desired(&bundle, &settings) else { return };
     for object in objects {
