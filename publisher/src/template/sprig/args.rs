@@ -51,9 +51,16 @@ pub(crate) fn str_arg<'a>(name: &str, args: &'a [Value], count: usize, index: us
     string_at(name, args, index)
 }
 
-/// Argument `index`, which must be a string; the count is checked by the caller.
+/// Argument `index`, or an argument-count error when the call has fewer: a call's
+/// arguments may be read before its count is checked.
+pub(crate) fn arg<'a>(name: &str, args: &'a [Value], index: usize) -> gotmpl::Result<&'a Value> {
+    args.get(index).ok_or_else(|| TemplateError::ArgCount { name: name.to_string(), expected: index + 1, got: args.len() })
+}
+
+/// Argument `index`, which must be a string.
 pub(crate) fn string_at<'a>(name: &str, args: &'a [Value], index: usize) -> gotmpl::Result<&'a str> {
-    args[index].as_str().ok_or_else(|| wrong_type(name, index, "a string", &args[index]))
+    let value = arg(name, args, index)?;
+    value.as_str().ok_or_else(|| wrong_type(name, index, "a string", value))
 }
 
 /// Argument `index` of a call taking exactly `count` arguments, which must be an integer.
@@ -64,7 +71,7 @@ pub(crate) fn int_arg(name: &str, args: &[Value], count: usize, index: usize) ->
 
 /// Argument `index`, which must be an integer (Go's `int`).
 pub(crate) fn int_at(name: &str, args: &[Value], index: usize) -> gotmpl::Result<i64> {
-    match &args[index] {
+    match arg(name, args, index)? {
         Value::Int(n) => Ok(*n),
         Value::Uint(n) => i64::try_from(*n).map_err(|_| failure(name, format!("argument {} is out of range: {n}", index + 1))),
         other => Err(wrong_type(name, index, "an integer", other)),
@@ -79,7 +86,7 @@ pub(crate) fn count_at(name: &str, args: &[Value], index: usize) -> gotmpl::Resu
 
 /// Argument `index`, which must be a list.
 pub(crate) fn list_at<'a>(name: &str, args: &'a [Value], index: usize) -> gotmpl::Result<&'a [Value]> {
-    match &args[index] {
+    match arg(name, args, index)? {
         Value::List(items) => Ok(items),
         other => Err(wrong_type(name, index, "a list", other)),
     }
@@ -87,7 +94,7 @@ pub(crate) fn list_at<'a>(name: &str, args: &'a [Value], index: usize) -> gotmpl
 
 /// Argument `index`, which must be a map (Go's `map[string]interface{}`).
 pub(crate) fn map_at<'a>(name: &str, args: &'a [Value], index: usize) -> gotmpl::Result<&'a Map> {
-    match &args[index] {
+    match arg(name, args, index)? {
         Value::Map(entries) => Ok(entries),
         other => Err(wrong_type(name, index, "a map", other)),
     }

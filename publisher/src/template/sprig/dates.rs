@@ -17,7 +17,7 @@ use gotmpl::{Value, ValueFunc};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
-use super::args::{Call, failure, str_arg, string_at, text, want, wrong_type};
+use super::args::{Call, arg, failure, str_arg, string_at, text, want, wrong_type};
 use super::duration;
 use super::layout::{GoTime, carrier, format, from_carrier};
 use super::timeparse::parse;
@@ -134,7 +134,8 @@ fn since(then: Timestamp, now: Timestamp) -> i64 {
 
 /// Argument `index`, which must be a time (what Go's `time.Time` parameters take).
 fn time_arg(name: &str, args: &[Value], index: usize) -> gotmpl::Result<GoTime> {
-    args[index].as_str().and_then(from_carrier).ok_or_else(|| wrong_type(name, index, "a time", &args[index]))
+    let value = arg(name, args, index)?;
+    value.as_str().and_then(from_carrier).ok_or_else(|| wrong_type(name, index, "a time", value))
 }
 
 /// `t` in `zone` (UTC for "Local" and for a zone the time zone database lacks, as Go

@@ -129,6 +129,14 @@ fn rejects_bad_string_arguments() {
 }
 
 #[test]
+fn a_call_with_too_few_arguments_is_an_argument_error() {
+    for text in [r#"{{ indent }}"#, r#"{{ indent 2 }}"#, r#"{{ abbrev }}"#, r#"{{ regexSplit "z" }}"#, r#"{{ date }}"#] {
+        let message = error_message(text);
+        assert!(message.contains("wrong number of arguments"), "{text}: {message}");
+    }
+}
+
+#[test]
 fn rejects_oversized_string_results() {
     for (text, function) in [
         (r#"{{ repeat 99999999999 "ab" }}"#, "repeat"),
