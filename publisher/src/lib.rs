@@ -19,7 +19,6 @@ pub mod helm;
 mod ingest;
 mod keys;
 pub mod kustomize;
-mod lua;
 mod memo;
 mod once;
 pub mod patch;

@@ -22,9 +22,9 @@ use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use super::error::RenderError;
-use crate::lua::{self, LuaBudget, LuaSource};
 use crate::sveltos::model::SveltosCluster;
 use crate::template::{self, RenderEntropy, RenderEnv, TemplateSource};
+use airlock_lua::{self as lua, LuaBudget, LuaSource};
 
 /// What every render of a run shares: the secret random values come from.
 #[derive(Clone)]

@@ -23,8 +23,9 @@ pub(super) fn resources(lua: &Lua, resources: &BTreeMap<String, Json>) -> mlua::
     Ok(table)
 }
 
-/// A value held by an object's field: `nil` for `null`.
-fn entry(lua: &Lua, value: &Json) -> mlua::Result<Value> {
+/// A value held by an object's field: `nil` for `null`. A health check's object arrives
+/// as this too, as libsveltos's `MapToTable` converts it.
+pub(super) fn entry(lua: &Lua, value: &Json) -> mlua::Result<Value> {
     Ok(match value {
         Json::Null => Value::Nil,
         Json::Bool(b) => Value::Boolean(*b),

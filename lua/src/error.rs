@@ -59,6 +59,12 @@ pub enum LuaError {
     ResultIsArray { at: Location },
     #[error("lua script {at}: field {field:?} of the returned table is a {found}, not a string of manifests")]
     ResourcesNotString { at: Location, field: String, found: &'static str },
+    #[error("lua script {at}: evaluate returned an array, not a table with a healthy field")]
+    HealthIsArray { at: Location },
+    #[error("lua script {at}: field {field:?} of the returned table is a {found}, not a boolean")]
+    HealthyNotBool { at: Location, field: String, found: &'static str },
+    #[error("lua script {at}: field {field:?} of the returned table is a {found}, not a string")]
+    MessageNotString { at: Location, field: String, found: &'static str },
     #[error("lua script {at}: instruction budget exceeded: more than {limit} instructions")]
     InstructionBudget { at: Location, limit: u64 },
     #[error("lua script {at}: memory budget exceeded: more than {limit_bytes} bytes")]

@@ -3,6 +3,7 @@
 
 mod examples;
 mod globals;
+mod health;
 mod json;
 mod quirks;
 mod rejects;

@@ -1,7 +1,9 @@
-//! Sveltos's Lua instantiation: one data value of a ConfigMap or Secret annotated
-//! `projectsveltos.io/lua`, run as a Lua program that returns manifests. Entry point:
-//! [`evaluate`], a pure function of the script, the `templateResourceRefs` objects and a
-//! [`LuaBudget`]; a new Lua state per call, so it runs on any thread.
+//! Sveltos's Lua, for both of its uses. The publisher's: one data value of a ConfigMap or
+//! Secret annotated `projectsveltos.io/lua`, run as a Lua program that returns manifests
+//! ([`evaluate`], a pure function of the script, the `templateResourceRefs` objects and a
+//! [`LuaBudget`]). The puller's: a health check's script, which judges one object of the
+//! managed cluster ([`evaluate_health`], module `health`). A new Lua state per call, so
+//! either runs on any thread; the rest of this page is about instantiation.
 //!
 //! It does not decide which resources are Lua (nor that a `projectsveltos.io/template`
 //! annotation wins over this one), gather the objects, or split and parse the text it
@@ -41,6 +43,7 @@ mod convert;
 mod error;
 mod globals;
 mod go_runes;
+mod health;
 mod json;
 mod result;
 mod runes;
@@ -56,6 +59,7 @@ use mlua::chunk::ChunkMode;
 
 pub use budget::LuaBudget;
 pub use error::{LuaError, LuaSource};
+pub use health::{Health, evaluate_health};
 use result::Rejection;
 
 /// Runs `script` with `resources` (`identifier → object`) and returns the manifest text of
@@ -87,7 +91,9 @@ pub fn evaluate(
     let text = result::manifests(&returned).map_err(fail)?.map_err(|rejection| match rejection {
         Rejection::NotATable { found } => LuaError::NotATable { at: source.at(None), found },
         Rejection::Array => LuaError::ResultIsArray { at: source.at(None) },
-        Rejection::NotAString { field, found } => LuaError::ResourcesNotString { at: source.at(None), field, found },
+        Rejection::NotAString { field, found } | Rejection::NotABool { field, found } => {
+            LuaError::ResourcesNotString { at: source.at(None), field, found }
+        }
     })?;
     if text.len() > budget.output_bytes {
         return Err(LuaError::OutputTooLarge { at: source.at(None), actual_bytes: text.len(), limit_bytes: budget.output_bytes });

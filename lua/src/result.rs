@@ -17,27 +17,27 @@ use super::go_runes;
 /// Why the returned value holds no manifests.
 #[derive(Debug)]
 pub(super) enum Rejection {
-    NotATable { found: &'static str },
+    NotATable {
+        found: &'static str,
+    },
     Array,
-    NotAString { field: String, found: &'static str },
+    NotAString {
+        field: String,
+        found: &'static str,
+    },
+    /// A health script's `healthy` that is not a boolean.
+    NotABool {
+        field: String,
+        found: &'static str,
+    },
 }
 
 /// The manifest text in `returned`.
 pub(super) fn manifests(returned: &Value) -> mlua::Result<Result<String, Rejection>> {
-    let Value::Table(table) = returned else { return Ok(Err(Rejection::NotATable { found: type_name(returned) })) };
-    if table.raw_len() > 0 {
-        return Ok(Err(Rejection::Array));
-    }
-    let mut fields = Vec::new();
-    table.for_each(|key: Value, value: Value| {
-        if let Value::String(name) = &key
-            && name.as_bytes().eq_ignore_ascii_case(b"resources")
-        {
-            fields.push((name.as_bytes().to_vec(), value));
-        }
-        Ok(())
-    })?;
-    fields.sort_by(|a, b| a.0.cmp(&b.0));
+    let fields = match fields(returned, "resources")? {
+        Ok(fields) => fields,
+        Err(rejection) => return Ok(Err(rejection)),
+    };
     let mut text = String::new();
     for (name, value) in &fields {
         match value {
@@ -46,4 +46,27 @@ pub(super) fn manifests(returned: &Value) -> mlua::Result<Result<String, Rejecti
         }
     }
     Ok(Ok(text))
+}
+
+/// Fields of a returned table: each name as written, and its value.
+pub(super) type Fields = Vec<(Vec<u8>, Value)>;
+
+/// The fields of the table `returned` whose names match `name` as Go's JSON decoder
+/// matches a struct field (ASCII case folded), in byte order: Go keeps the last.
+pub(super) fn fields(returned: &Value, name: &str) -> mlua::Result<Result<Fields, Rejection>> {
+    let Value::Table(table) = returned else { return Ok(Err(Rejection::NotATable { found: type_name(returned) })) };
+    if table.raw_len() > 0 {
+        return Ok(Err(Rejection::Array));
+    }
+    let mut fields = Vec::new();
+    table.for_each(|key: Value, value: Value| {
+        if let Value::String(key) = &key
+            && key.as_bytes().eq_ignore_ascii_case(name.as_bytes())
+        {
+            fields.push((key.as_bytes().to_vec(), value));
+        }
+        Ok(())
+    })?;
+    fields.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(Ok(fields))
 }
