@@ -1,7 +1,7 @@
 //! One part's entry in the predicate (spec 5.3): its identity, and how the puller treats
 //! its objects. Besides the settings every entry carries, the optional ones Sveltos
 //! profiles may set (`continueOnError`, `maxConsecutiveFailures`, `driftExclusions`,
-//! `reloader`), and
+//! `reloader`, the checks), and
 //! what the publisher must tell the site about the profile: fields it did not honour
 //! (`notes`), a render that failed (`failure`) and when a clock-reading render ran
 //! (`rendered`).
@@ -9,7 +9,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{StopMatchingBehavior, SyncMode, rfc3339};
+use super::{Checks, StopMatchingBehavior, SyncMode, rfc3339};
 use crate::digest::Digest;
 
 /// One part and how the puller treats its objects (spec 5.3).
@@ -34,6 +34,9 @@ pub struct ProfileEntry {
     /// mount as a volume changes (spec 5.10).
     #[serde(default, skip_serializing_if = "is_false")]
     pub reloader: bool,
+    /// Checks the puller runs against its cluster (spec 5.11).
+    #[serde(default, skip_serializing_if = "Checks::is_empty")]
+    pub checks: Checks,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<FieldNote>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -143,6 +146,7 @@ mod tests {
             max_consecutive_failures: None,
             drift_exclusions: vec![],
             reloader: false,
+            checks: Checks::default(),
             notes: vec![],
             failure: None,
             rendered: None,

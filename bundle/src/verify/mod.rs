@@ -21,7 +21,7 @@ pub use claims::{Claims, check_claims};
 pub use error::VerifyError;
 pub use expectation::{Expectation, Floor};
 pub use part::Transport;
-pub use settings::{MAX_DRIFT_PATHS, is_json_pointer};
+pub use settings::{MAX_DRIFT_PATHS, is_json_pointer, runnable};
 
 use crate::content::Bundle;
 use crate::digest::Digest;
