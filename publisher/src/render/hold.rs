@@ -117,6 +117,7 @@ pub fn stored_settings(entry: &ProfileEntry) -> PartSettings {
         max_consecutive_failures: entry.max_consecutive_failures,
         drift_exclusions: entry.drift_exclusions.clone(),
         reloader: entry.reloader,
+        checks: entry.checks.clone(),
         notes: entry.notes.clone(),
         failure: entry.failure.clone(),
         rendered: entry.rendered.clone(),

@@ -3,7 +3,7 @@
 //!
 //! [`plan`] (`resolve`, `names`) resolves what each profile references; the source fetches
 //! it; [`Renderer::prepare`] renders every profile (`shared`: `content` with `data` for
-//! templates and Lua, `patches`, `namespaces`) and [`Renderer::assemble`] builds the
+//! templates and Lua, `patches`, `namespaces`; `checks` for the part's checks) and [`Renderer::assemble`] builds the
 //! bundle (`assemble`, `tier`), each part with its settings. A cluster whose bundle depends
 //! on what the store holds (a profile that failed and keeps its last good part, a tie
 //! between profiles, a clock-reading template to render with its recorded time) is
@@ -14,6 +14,7 @@
 //! a cluster fails.
 
 pub mod assemble;
+mod checks;
 mod content;
 pub mod credentials;
 pub mod data;
@@ -140,12 +141,18 @@ impl<'r> Renderer<'r> {
                 for note in &profile.notes {
                     warnings.push(format!("{}: {} ({:?}): {}", profile.display(), note.field, note.support, note.detail));
                 }
+                let mut settings = settings_of(profile);
+                // A profile whose references did not resolve fails in prepare_part, first.
+                let outcome = self.prepare_part(pp, plan, self.now).and_then(|prepared| {
+                    settings.checks = checks::checks_of(pp, self.resources, &mut warnings)?;
+                    Ok(prepared)
+                });
                 PartDraft {
                     name: profile.part_name().into(),
                     display: profile.display(),
-                    settings: settings_of(profile),
+                    settings,
                     continue_on_conflict: profile.continue_on_conflict,
-                    outcome: self.prepare_part(pp, plan, self.now),
+                    outcome,
                 }
             })
             .collect();
@@ -215,6 +222,7 @@ fn settings_of(p: &Profile) -> PartSettings {
         max_consecutive_failures: p.max_consecutive_failures,
         drift_exclusions: p.drift_exclusions.clone(),
         reloader: p.reloader,
+        checks: airlock_bundle::statement::Checks::default(),
         notes: p.notes.clone(),
         failure: None,
         rendered: None,

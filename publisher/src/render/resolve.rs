@@ -7,6 +7,8 @@
 //! profile that fails any of that fails alone, for this cluster: its plan carries the
 //! problem and renders nothing. Reading what was fetched is `content`'s, and `shared`'s.
 
+use std::collections::BTreeMap;
+
 use super::credentials::{self, Relay};
 use super::error::RenderError;
 use super::names::{self, Resolved};
@@ -79,6 +81,8 @@ pub struct ProfilePlan<'a> {
     pub patches_from: Vec<Resolution<'a, PatchesFromRef>>,
     /// The Secrets of its `remoteURL`s' `secretRef`s.
     pub remote_secrets: Vec<Reference>,
+    /// The ConfigMaps and Secrets holding its Job checks' Jobs, by `JobRef::field`.
+    pub jobs: BTreeMap<String, Reference>,
     /// Why the profile cannot render for this cluster, found before anything is read.
     pub problem: Option<String>,
 }
@@ -98,6 +102,7 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, invento
                 templates: Vec::new(),
                 patches_from: Vec::new(),
                 remote_secrets: Vec::new(),
+                jobs: BTreeMap::new(),
                 problem: Some(problem),
             },
         })
@@ -174,7 +179,14 @@ fn profile_plan<'a>(
         confined(&field, &reference)?;
         patches_from.push(Resolution { spec: r, reference, templates: written });
     }
-    Ok(ProfilePlan { profile, policies, templates, patches_from, remote_secrets, problem: None })
+    let mut jobs = BTreeMap::new();
+    for job in profile.checks.jobs() {
+        let field = || job.field.clone();
+        let (reference, _) = resolve_ref(&field, "v1", job.kind.kind(), &job.namespace, &job.name)?;
+        confined(&field, &reference)?;
+        jobs.insert(job.field.clone(), reference);
+    }
+    Ok(ProfilePlan { profile, policies, templates, patches_from, remote_secrets, jobs, problem: None })
 }
 
 /// The templates a namespace and name came from, quoted, when either was one.
@@ -212,6 +224,7 @@ impl ProfilePlan<'_> {
             .chain(self.templates.iter().map(|r| &r.reference))
             .chain(self.patches_from.iter().map(|r| &r.reference))
             .chain(&self.remote_secrets)
+            .chain(self.jobs.values())
     }
 
     /// The key this profile renders the same under for every cluster, unless something it

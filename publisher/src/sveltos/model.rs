@@ -105,6 +105,52 @@ impl PolicyKind {
     }
 }
 
+/// A profile's checks, by when the puller runs them (bundles-format.md 5.11).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfileChecks {
+    pub validate_healths: Vec<CheckSpec>,
+    pub pre_deploy: Vec<CheckSpec>,
+    pub pre_delete: Vec<CheckSpec>,
+    pub post_delete: Vec<CheckSpec>,
+}
+
+impl ProfileChecks {
+    /// The references of its Job checks.
+    pub fn jobs(&self) -> impl Iterator<Item = &JobRef> {
+        self.lists().flat_map(|(_, list)| list.iter().filter_map(|c| c.job.as_ref()))
+    }
+
+    /// Each list, by the name the bundle statement gives it.
+    pub fn lists(&self) -> impl Iterator<Item = (&'static str, &Vec<CheckSpec>)> {
+        [
+            ("validateHealths", &self.validate_healths),
+            ("preDeployChecks", &self.pre_deploy),
+            ("preDeleteChecks", &self.pre_delete),
+            ("postDeleteChecks", &self.post_delete),
+        ]
+        .into_iter()
+    }
+}
+
+/// One check as the profile writes it: all but a `jobCheck`'s Job, read per cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckSpec {
+    pub check: airlock_bundle::statement::Check,
+    pub job: Option<JobRef>,
+}
+
+/// The ConfigMap or Secret holding a `jobCheck`'s Job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRef {
+    /// Its path in the profile, for messages: `spec.validateHealths[0].jobCheck.jobRef`.
+    pub field: String,
+    pub kind: PolicyKind,
+    /// Empty means the matched cluster's namespace.
+    pub namespace: String,
+    pub name: String,
+    pub timeout_seconds: u64,
+}
+
 /// A `spec.policyRefs` entry the publisher deploys (Remote, ConfigMap or Secret).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyRef {
@@ -251,6 +297,7 @@ pub struct Profile {
     pub drift_exclusions: Vec<DriftExclusion>,
     /// Restart the profile's workloads when a ConfigMap or Secret they mount changes.
     pub reloader: bool,
+    pub checks: ProfileChecks,
     pub extra_labels: BTreeMap<String, String>,
     pub extra_annotations: BTreeMap<String, String>,
     /// Fields set that the publisher does not honour as Sveltos would, for every cluster

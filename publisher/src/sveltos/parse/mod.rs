@@ -7,6 +7,7 @@
 //! Fields are read one at a time (`reader`), so a value of the wrong type is named by its
 //! path (`spec.policyRefs[2].tier`) rather than by serde's position in the object.
 
+mod checks;
 mod cluster;
 mod profile;
 mod reader;

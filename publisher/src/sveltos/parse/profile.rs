@@ -7,7 +7,7 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version};
-use super::refs;
+use super::{checks, refs};
 use crate::sveltos::fields;
 use crate::sveltos::max_update::MaxUpdate;
 use crate::sveltos::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileKind};
@@ -83,6 +83,7 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
         max_update,
         drift_exclusions: refs::drift_exclusions(&spec)?,
         reloader: spec.or_default("reloader")?,
+        checks: checks::checks(&spec)?,
         extra_labels: spec.or_default("extraLabels")?,
         extra_annotations: spec.or_default("extraAnnotations")?,
         notes,
