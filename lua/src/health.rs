@@ -62,6 +62,18 @@ pub fn evaluate_health(
     })
 }
 
+/// Whether `script` parses as Lua, without running it: a check whose script cannot run
+/// refuses its bundle before anything is applied.
+pub fn check_health_syntax(source: &LuaSource<'_>, script: &str, budget: &LuaBudget) -> Result<(), LuaError> {
+    let (lua, _) = sandbox::new_state(budget, source.to_string()).map_err(|err| source.error(&err, None, budget))?;
+    lua.load(script)
+        .set_name(format!("={}", sandbox::SCRIPT_CHUNK))
+        .set_mode(ChunkMode::Text)
+        .into_function()
+        .map_err(|err| source.error(&err, None, budget))?;
+    Ok(())
+}
+
 fn health(returned: &Value) -> mlua::Result<Result<Health, Rejection>> {
     let mut health = Health { healthy: false, message: String::new() };
     let healthy = match fields(returned, "healthy")? {

@@ -59,7 +59,7 @@ use mlua::chunk::ChunkMode;
 
 pub use budget::LuaBudget;
 pub use error::{LuaError, LuaSource};
-pub use health::{Health, evaluate_health};
+pub use health::{Health, check_health_syntax, evaluate_health};
 use result::Rejection;
 
 /// Runs `script` with `resources` (`identifier → object`) and returns the manifest text of

@@ -64,6 +64,10 @@ pub enum Failure {
     /// Objects the API server refused, or could not be reached for; nothing was recorded.
     #[error("{} object(s) failed to apply: {}", objects.len(), list(objects))]
     ObjectsFailed { objects: Vec<ObjectId> },
+    /// Checks of parts that did not pass (spec 5.11): what applied stays, nothing was
+    /// recorded, and the next run applies and checks again.
+    #[error("{} check(s) did not pass: {}", checks.len(), checks.join("; "))]
+    ChecksFailed { checks: Vec<String> },
     /// `verify --state`: the file is not a state.
     #[error("state file {}: {reason}", path.display())]
     StateFile { path: PathBuf, reason: Unreadable },

@@ -15,6 +15,7 @@
 //! documented exit codes.
 #![forbid(unsafe_code)]
 
+mod checks;
 pub mod cmd;
 pub mod config;
 pub mod engine;

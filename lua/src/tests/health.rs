@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use crate::{Health, LuaBudget, LuaError, LuaSource, evaluate_health};
+use crate::{Health, LuaBudget, LuaError, LuaSource, check_health_syntax, evaluate_health};
 
 const SOURCE: LuaSource<'static> = LuaSource { profile: "web", resource: "validateHealths \"ready\"", key: "script" };
 
@@ -74,4 +74,11 @@ fn refuses_results_that_are_not_a_health_table() {
         let message = check(script, Some(json!({})), &[]).unwrap_err().to_string();
         assert!(message.contains(needle) && message.contains(r#"validateHealths "ready""#), "{script}: {message}");
     }
+}
+
+#[test]
+fn syntax_is_checked_without_running_the_script() {
+    assert_eq!(check_health_syntax(&SOURCE, "error('never run')", &LuaBudget::DEFAULT), Ok(()));
+    let err = check_health_syntax(&SOURCE, "function evaluate(", &LuaBudget::DEFAULT).unwrap_err().to_string();
+    assert!(err.contains("syntax error") && err.contains("line 1"), "{err}");
 }

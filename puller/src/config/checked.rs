@@ -26,6 +26,8 @@ pub const DEFAULT_STATE_NAMESPACE: &str = "airlock-system";
 const MIN_LEASE: Duration = Duration::from_secs(3);
 /// The Lease duration when neither flag nor settings file gives one.
 const DEFAULT_LEASE: Duration = Duration::from_secs(120);
+/// How long validateHealths may take to pass, by default.
+const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(120);
 /// Requests the engine keeps in flight: enough to hide round trips, few enough not to
 /// crowd a small control plane.
 const CONCURRENCY: usize = 8;
@@ -61,6 +63,7 @@ pub struct SyncSettings {
     pub report_key: Option<SigningKey>,
     pub reporting: Reporting,
     pub lease_duration: Duration,
+    pub check_timeout: Duration,
     pub kube: KubeArgs,
 }
 
@@ -119,13 +122,11 @@ impl SyncArgs {
             None => None,
         };
         let reporting = reporting::check(self, file, &source.store, report_key.is_some())?;
-        let lease_duration = match (self.lease_duration, &file.lease_duration) {
-            (Some(d), _) => d,
-            (None, Some(text)) => parse_interval(text).map_err(|e| anyhow::anyhow!("leaseDuration: {e}"))?,
-            (None, None) => DEFAULT_LEASE,
-        };
+        let lease_duration = duration(self.lease_duration, file.lease_duration.as_deref(), "leaseDuration", DEFAULT_LEASE)?;
+        let check_timeout = duration(self.check_timeout, file.check_timeout.as_deref(), "checkTimeout", DEFAULT_CHECK_TIMEOUT)?;
         Ok(SyncSettings {
             reporting,
+            check_timeout,
             source,
             cluster,
             keyring,
@@ -139,6 +140,15 @@ impl SyncArgs {
             lease_duration: lease_duration.max(MIN_LEASE),
             kube: kube.clone(),
         })
+    }
+}
+
+/// A duration setting: the flag, else the settings file's `key`, else `default`.
+fn duration(flag: Option<Duration>, file: Option<&str>, key: &str, default: Duration) -> anyhow::Result<Duration> {
+    match (flag, file) {
+        (Some(d), _) => Ok(d),
+        (None, Some(text)) => parse_interval(text).map_err(|e| anyhow::anyhow!("{key}: {e}")),
+        (None, None) => Ok(default),
     }
 }
 

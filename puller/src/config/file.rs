@@ -32,6 +32,8 @@ pub(super) struct SettingsFile {
     pub report_every: Option<String>,
     /// The sync Lease's duration, as `reportEvery`.
     pub lease_duration: Option<String>,
+    /// How long validateHealths may take to pass, as `reportEvery`.
+    pub check_timeout: Option<String>,
 }
 
 /// The settings file at `path`, if a flag names one; empty otherwise.

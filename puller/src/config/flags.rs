@@ -74,6 +74,10 @@ pub struct SyncArgs {
     /// scheduled run take over (default 2m).
     #[arg(long, value_parser = parse_interval, value_name = "DURATION")]
     pub lease_duration: Option<Duration>,
+    /// How long a run waits for a part's validateHealths to pass after applying it, and
+    /// for a Job check without a timeout of its own (default 2m).
+    #[arg(long, value_parser = parse_interval, value_name = "DURATION")]
+    pub check_timeout: Option<Duration>,
 }
 
 /// Parses an interval such as `90s`, `5m` or `1h`.

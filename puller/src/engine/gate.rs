@@ -37,6 +37,10 @@ impl Held {
                 parts.insert(object.profile.clone(), reason);
             }
         }
+        // A part with nothing desired is one leaving the bundle: held, its objects stay.
+        for (part, reason) in held_back {
+            parts.entry(part.clone()).or_insert_with(|| reason.clone());
+        }
         Held(parts)
     }
 
@@ -112,5 +116,7 @@ mod tests {
         assert_eq!(held.reason(&objects[1]), Some("not applied: it depends on part a, which is held back (3 runs failed)"));
         assert_eq!(held.reason(&objects[2]), None);
         assert!(held.holds("a") && held.holds("b") && !held.holds("c"));
+        let leaving = BTreeMap::from([("gone".to_string(), "a pre-delete check failed".to_string())]);
+        assert!(Held::new(&leaving, objects.iter()).holds("gone"), "a part with no objects left is held too");
     }
 }

@@ -25,12 +25,13 @@ pub struct PartRules {
 }
 
 /// The rules of every part of `profiles`, checked in full: a drift exclusion that cannot
-/// be used refuses the bundle.
+/// be used, or a check whose CEL or Lua does not parse, refuses the bundle.
 pub(super) fn rules(profiles: &[ProfileEntry]) -> Result<HashMap<String, Arc<PartRules>>, EngineError> {
     let requires = requirements(profiles);
     profiles
         .iter()
         .map(|p| {
+            crate::checks::validate(p).map_err(|(field, message)| EngineError::Setting { part: p.name.clone(), field, message })?;
             let rules = PartRules {
                 continue_on_error: p.continue_on_error,
                 requires: requires.get(p.name.as_str()).cloned().unwrap_or_default(),

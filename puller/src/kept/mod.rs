@@ -9,6 +9,7 @@
 //! be used. Nothing here decides what to apply or fetches a bundle; the sync command
 //! (`cmd::sync`) decides when each is read and written.
 
+pub mod delete_checks;
 pub mod error;
 pub mod failures;
 pub mod gz_secret;

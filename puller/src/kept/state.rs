@@ -23,6 +23,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
+use super::delete_checks::DeleteChecks;
 use super::error::Unreadable;
 use super::failures::PartFailures;
 use super::gz_secret::{Role, SecretValue};
@@ -71,6 +72,10 @@ pub struct State {
     /// mounts as a run last saw them (spec 5.10); absent when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub mounted: Vec<Mounted>,
+    /// Per part with `preDeleteChecks` or `postDeleteChecks`, those checks, to run when
+    /// the part leaves the bundle (spec 5.11); absent when no part has them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delete_checks: Vec<DeleteChecks>,
     #[serde(with = "rfc3339")]
     pub applied_at: Timestamp,
 }
@@ -145,6 +150,7 @@ pub(crate) mod tests {
             verified: None,
             failures: Vec::new(),
             mounted: Vec::new(),
+            delete_checks: Vec::new(),
             applied_at: Fixture::now(),
         }
     }

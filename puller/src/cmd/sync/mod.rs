@@ -34,6 +34,7 @@
 //! then on, until its content changes (`kept::failures`). This module does not parse
 //! manifests or talk to stores itself.
 
+mod checks;
 mod writer;
 
 use airlock_bundle::{Floor, VerifiedEnvelope};
@@ -42,9 +43,11 @@ use airlock_cli::{KubeArgs, exit};
 use jiff::Timestamp;
 use tokio::sync::watch;
 
+use crate::checks::Checker;
 use crate::config::{SyncArgs, SyncSettings};
 use crate::engine::{self, KnownKind, Outcome};
 use crate::failure::Failure;
+use crate::kept::delete_checks;
 use crate::kept::failures::{self, PartFailures};
 use crate::kept::last_report::{self, KeptRead};
 use crate::kept::meta::Names;
@@ -235,6 +238,13 @@ async fn run(
             let profiles = &envelope.predicate().profiles;
             let counts = state.as_ref().map(|s| s.failures.clone()).unwrap_or_default();
             engine_settings.held_back = failures::held_back(&counts, profiles);
+            let checker = Checker { client, timeout: settings.check_timeout };
+            let recorded_checks = state.as_ref().map(|s| s.delete_checks.clone()).unwrap_or_default();
+            let leaving = delete_checks::leaving(&recorded_checks, profiles);
+            let mut failed = Vec::new();
+            if !settings.dry_run {
+                failed = writer.stopped(&stop).guard(checks::before(&checker, profiles, &leaving, &mut engine_settings.held_back)).await?;
+            }
             let previous = state_store.inventory(state.as_ref()).await?;
             let workloads = engine::workloads(&desired, &engine_settings);
             let recorded = state.as_ref().map(|s| s.mounted.clone()).unwrap_or_default();
@@ -247,6 +257,11 @@ async fn run(
             check_outcome(&outcome)?;
             if settings.dry_run {
                 return Ok(RunResult::DryRun);
+            }
+            let held_back = &engine_settings.held_back;
+            failed.extend(writer.stopped(&stop).guard(checks::after(&checker, profiles, &leaving, held_back, &outcome)).await?);
+            if !failed.is_empty() {
+                return Err(Failure::ChecksFailed { checks: failed.iter().map(ToString::to_string).collect() });
             }
             if !writer.held.as_ref().is_some_and(HeldLease::held) {
                 return Err(Failure::LeaseLost);
@@ -331,6 +346,7 @@ fn applied_state(settings: &SyncSettings, envelope: &VerifiedEnvelope, verified:
         verified: Some(Box::new(verified)),
         failures: Vec::new(),
         mounted: Vec::new(),
+        delete_checks: delete_checks::of(&p.profiles),
         applied_at: Timestamp::now(),
     }
 }

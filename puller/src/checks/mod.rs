@@ -1,0 +1,148 @@
+//! The checks of a part (spec 5.11), run against this cluster: `preDeployChecks` before
+//! a part is applied, `validateHealths` after, `preDeleteChecks` and `postDeleteChecks`
+//! around the pruning of a part that left the bundle. The caller decides what a failure
+//! holds back; this module runs checks and says which failed and why.
+//!
+//! One check lists its objects (`objects`) and judges each: its Lua script (the
+//! `airlock-lua` sandbox) must call it healthy and one of its CEL rules (`cel`) must be
+//! true, when it has them. Before deploying, a check that lists no object fails (there is
+//! nothing healthy); around a delete it passes, since those checks usually wait for
+//! objects to be gone. A check without objects runs its script once on the metrics alone
+//! (`metrics`); a Job check runs its Job (`job`). The checks of a list run in order and
+//! the first failure ends the list, as in Sveltos.
+
+mod cel;
+mod job;
+mod metrics;
+mod objects;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use airlock_bundle::statement::{Check, ProfileEntry};
+use airlock_lua::{LuaBudget, LuaSource, check_health_syntax, evaluate_health};
+
+/// When a list of checks runs, which decides whether an empty list of objects passes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    PreDeploy,
+    ValidateHealths,
+    PreDelete,
+    PostDelete,
+}
+
+impl Stage {
+    /// The list's name in the statement and the profile.
+    pub fn list(self) -> &'static str {
+        match self {
+            Stage::PreDeploy => "preDeployChecks",
+            Stage::ValidateHealths => "validateHealths",
+            Stage::PreDelete => "preDeleteChecks",
+            Stage::PostDelete => "postDeleteChecks",
+        }
+    }
+
+    fn around_delete(self) -> bool {
+        matches!(self, Stage::PreDelete | Stage::PostDelete)
+    }
+}
+
+/// A check that did not pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub part: String,
+    pub stage: Stage,
+    pub check: String,
+    pub why: String,
+}
+
+impl fmt::Display for Failed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "part {}: {} {:?}: {}", self.part, self.stage.list(), self.check, self.why)
+    }
+}
+
+/// Compiles every check of `profile`'s part: a CEL rule or a script that does not parse
+/// refuses the bundle. Returns the field and why.
+pub fn validate(profile: &ProfileEntry) -> Result<(), (String, String)> {
+    for (list, check) in profile.checks.all() {
+        let field = format!("{list} {:?}", check.name);
+        cel::Rules::compile(&check.cel).map_err(|why| (field.clone(), why))?;
+        if let Some(script) = &check.script {
+            let source = LuaSource { profile: &profile.name, resource: &field, key: "script" };
+            check_health_syntax(&source, script, &LuaBudget::DEFAULT).map_err(|e| (field.clone(), e.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs checks against one cluster.
+pub struct Checker<'a> {
+    pub client: &'a kube::Client,
+    /// How long `validateHealths` may take to pass.
+    pub timeout: Duration,
+}
+
+/// How often failing `validateHealths` are tried again.
+const RETRY: Duration = Duration::from_secs(2);
+
+impl Checker<'_> {
+    /// Runs `checks` of `part` once, in order, up to the first that fails.
+    pub async fn run(&self, part: &str, stage: Stage, checks: &[Check]) -> Option<Failed> {
+        for check in checks {
+            if let Err(why) = self.one(part, stage, check).await {
+                return Some(Failed { part: part.to_string(), stage, check: check.name.clone(), why });
+            }
+        }
+        None
+    }
+
+    /// Runs `part`'s `validateHealths` until they all pass or the timeout passes; the
+    /// failure of the last try, if it failed.
+    pub async fn until_healthy(&self, part: &str, checks: &[Check]) -> Option<Failed> {
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        loop {
+            let failed = self.run(part, Stage::ValidateHealths, checks).await?;
+            if tokio::time::Instant::now() + RETRY > deadline {
+                return Some(failed);
+            }
+            tracing::debug!("{failed}; trying again");
+            tokio::time::sleep(RETRY).await;
+        }
+    }
+
+    async fn one(&self, part: &str, stage: Stage, check: &Check) -> Result<(), String> {
+        if let Some(job) = &check.job {
+            return job::run(self.client, job).await;
+        }
+        let values = match &check.metrics {
+            Some(m) => metrics::fetch(self.client, m).await?,
+            None => BTreeMap::new(),
+        };
+        let resource = format!("{} {:?}", stage.list(), check.name);
+        let source = LuaSource { profile: part, resource: &resource, key: "script" };
+        let judge = |object: Option<&serde_json::Value>| -> Result<(), String> {
+            let Some(script) = &check.script else { return Ok(()) };
+            let health = evaluate_health(&source, script, object, &values, &LuaBudget::DEFAULT).map_err(|e| e.to_string())?;
+            match (health.healthy, object) {
+                (true, _) => Ok(()),
+                (false, Some(o)) => Err(format!("{} is not healthy: {}", objects::name_of(o), health.message)),
+                (false, None) => Err(format!("not healthy: {}", health.message)),
+            }
+        };
+        let Some(selection) = &check.objects else { return judge(None) };
+        let rules = cel::Rules::compile(&check.cel)?;
+        let Some(listed) = objects::list(self.client, selection).await? else { return Ok(()) };
+        if listed.is_empty() && !stage.around_delete() {
+            return Err(format!("found no {}", objects::describe(selection)));
+        }
+        for object in &listed {
+            judge(Some(object))?;
+            if !check.cel.is_empty() && rules.matched(object).is_none() {
+                return Err(format!("{} is not healthy: none of its CEL rules is true", objects::name_of(object)));
+            }
+        }
+        Ok(())
+    }
+}
