@@ -7,11 +7,14 @@
 //! CronJob fires and its Job's pod, locked down like the puller's, completes; and while a
 //! pod pulls its image and calls the API server, every connect containerd, the kubelet and
 //! their children make goes to 127.0.0.0/8 or a unix socket (`node/connects.rs` reads the
-//! strace files). A missing node fails these tests, as every service does here.
+//! strace files). The puller's Job checks run here too (`node/job_check.rs`). A missing
+//! node fails these tests, as every service does here.
 
 mod common;
 #[path = "node/connects.rs"]
 mod connects;
+#[path = "node/job_check.rs"]
+mod job_check;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -11,8 +11,11 @@
 //! (`puller/refused.rs`), the commands that write nothing (`puller/offline.rs`), the state
 //! and Lease under stress (`puller/recovery.rs`), reports (`puller/reports.rs`), the
 //! active window and the publisher's notes (`puller/window.rs`), failures counted across
-//! runs (`puller/failures.rs`), the reloader across runs (`puller/reloader.rs`).
+//! runs (`puller/failures.rs`), the reloader across runs (`puller/reloader.rs`), a part's
+//! checks around the apply (`puller/checks.rs`).
 
+#[path = "puller/checks.rs"]
+mod checks;
 mod common;
 #[path = "puller/failures.rs"]
 mod failures;

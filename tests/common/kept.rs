@@ -41,6 +41,9 @@ pub struct State {
     /// Per workload of a reloader part, the digest of what it mounts.
     #[serde(default)]
     pub mounted: Vec<serde_json::Value>,
+    /// Per part, the delete checks to run when it leaves the bundle.
+    #[serde(default)]
+    pub delete_checks: Vec<serde_json::Value>,
 }
 
 /// Of a part, the runs in a row that failed to apply it at one digest.

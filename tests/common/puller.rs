@@ -30,6 +30,8 @@ pub struct Signing {
     pub sync_mode: SyncMode,
     /// Every part's settings, `sync_mode` included, when given.
     pub settings: Option<PartSettings>,
+    /// The settings of the parts named here, over `settings`.
+    pub parts: BTreeMap<String, PartSettings>,
 }
 
 /// One test's cluster: its id, keys, namespaces, a layout to publish into, a client.
@@ -44,10 +46,17 @@ pub struct Site {
     pub client: kube::Client,
     /// What the puller keeps in the state namespace for this cluster.
     pub kept: Kept,
+    /// The API server's kubeconfig: the managed cluster's, or the node's.
+    pub kubeconfig: String,
 }
 
 impl Site {
     pub async fn new(test: &str) -> Site {
+        Site::on(test, managed_kubeconfig()).await
+    }
+
+    /// A site on the API server of `kubeconfig`.
+    pub async fn on(test: &str, kubeconfig: String) -> Site {
         install_crypto_provider();
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
@@ -57,10 +66,10 @@ impl Site {
         fixture.cluster = cluster.clone();
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("keyring.json"), fixture.keyring.to_json()).expect("keyring written");
-        let client = kube_client(&managed_kubeconfig()).await;
+        let client = kube_client(&kubeconfig).await;
         let state_ns = format!("airlock-{id}");
         let kept = Kept::new(&client, &state_ns, &cluster);
-        let site = Site { dir, fixture, cluster, state_ns, app_ns: format!("app-{id}"), client, kept };
+        let site = Site { dir, fixture, cluster, state_ns, app_ns: format!("app-{id}"), client, kept, kubeconfig };
         create_namespace(&site.client, &site.state_ns).await;
         site
     }
@@ -84,7 +93,10 @@ impl Site {
         let now = Timestamp::from_second(Timestamp::now().as_second()).expect("valid time");
         let mut r = Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..self.fixture.release(version) };
         release(&mut r);
-        let settings = |_: &str| how.settings.clone().unwrap_or(PartSettings { sync_mode: how.sync_mode, ..PartSettings::default() });
+        let settings = |part: &str| {
+            let all = || how.settings.clone().unwrap_or(PartSettings { sync_mode: how.sync_mode, ..PartSettings::default() });
+            how.parts.get(part).cloned().unwrap_or_else(all)
+        };
         let keys = how.keys.as_deref().unwrap_or(&self.fixture.keys);
         sign::sign(Fixture::bundle(files), &r, &settings, keys, how.keyring_chain)
     }
@@ -107,7 +119,7 @@ impl Site {
             .arg("--keyring")
             .arg(self.dir.path().join("keyring.json"))
             .args(extra)
-            .env("KUBECONFIG", managed_kubeconfig())
+            .env("KUBECONFIG", &self.kubeconfig)
             .env("AIRLOCK_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -199,7 +211,7 @@ impl Site {
 impl Drop for Site {
     fn drop(&mut self) {
         let _ = std::process::Command::new(service_env("AIRLOCK_KUBECTL"))
-            .args(["--kubeconfig", &managed_kubeconfig(), "delete", "namespace", "--ignore-not-found", "--wait=false"])
+            .args(["--kubeconfig", &self.kubeconfig, "delete", "namespace", "--ignore-not-found", "--wait=false"])
             .args([&self.state_ns, &self.app_ns, &format!("{}-x", self.app_ns)])
             .output();
     }

@@ -151,7 +151,7 @@ pub fn cluster(suite: &Suite, cluster: &str, bundle: &VerifiedBundle, live: bool
 /// The defaults of a part entry's settings, which the bundle leaves out (spec 5.2).
 fn settings_defaults() -> serde_json::Map<String, Value> {
     let v = json!({"syncMode": "Continuous", "tier": 100, "dependsOn": [], "stopMatchingBehavior": "WithdrawPolicies",
-                   "continueOnError": false, "maxConsecutiveFailures": null, "driftExclusions": []});
+                   "continueOnError": false, "maxConsecutiveFailures": null, "driftExclusions": [], "checks": {}});
     v.as_object().expect("an object").clone()
 }
 

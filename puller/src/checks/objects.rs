@@ -4,7 +4,7 @@
 
 use airlock_bundle::statement::Selection;
 use kube::api::{Api, DynamicObject, ListParams};
-use kube::core::GroupVersionKind;
+use kube::core::{GroupVersionKind, TypeMeta};
 use kube::discovery::{self, Scope};
 
 /// The objects `selection` names, as JSON; `None` when the kind is not served.
@@ -25,7 +25,13 @@ pub async fn list(client: &kube::Client, selection: &Selection) -> Result<Option
         params = params.labels(&selection.label_selector);
     }
     let listed = api.list(&params).await.map_err(|e| format!("listing {}: {e}", describe(selection)))?;
-    let objects = listed.items.into_iter().map(|o| serde_json::to_value(o).expect("a listed object is JSON")).collect();
+    // The items of a list carry no kind of their own; the scripts read it, as Sveltos's get it.
+    let types = TypeMeta { api_version: resource.api_version.clone(), kind: resource.kind.clone() };
+    let objects = listed
+        .items
+        .into_iter()
+        .map(|o| serde_json::to_value(DynamicObject { types: Some(types.clone()), ..o }).expect("a listed object is JSON"))
+        .collect();
     Ok(Some(objects))
 }
 

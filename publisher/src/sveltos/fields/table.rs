@@ -65,7 +65,6 @@ const fn all(path: &'static str, class: Class, detail: &'static str) -> Field {
 const IGNORED: &str = "ignored, as Sveltos ignores it";
 const STATUS: &str = "written by Sveltos's controllers on the management cluster; the publisher reads none of it";
 const PUSH: &str = "how Sveltos reaches a cluster it pushes to; a pulling cluster is never reached";
-const CHECKS: &str = "Sveltos runs these checks around a deployment; the puller runs none, and deploys as if they passed";
 
 /// ClusterProfile and Profile.
 pub static PROFILE_FIELDS: &[Field] = &[
@@ -230,10 +229,26 @@ pub static PROFILE_FIELDS: &[Field] = &[
     ),
     all("spec.helmCharts", NotSupported, "not rendered: Helm charts are not supported yet; nothing of them is deployed"),
     all("spec.kustomizationRefs", NotSupported, "not rendered: Kustomize is not supported yet; nothing of it is deployed"),
-    all("spec.validateHealths", NotSupported, CHECKS),
-    all("spec.preDeployChecks", NotSupported, CHECKS),
-    all("spec.preDeleteChecks", NotSupported, CHECKS),
-    all("spec.postDeleteChecks", NotSupported, CHECKS),
+    all(
+        "spec.validateHealths",
+        Differs,
+        "run by the puller after the part is applied, tried again for up to --check-timeout (default 2m); a failure fails the run, which records nothing, so the next run applies and checks again. Every check runs after the whole part, whatever its featureID: the puller applies a part at once (bundles-format.md 5.11)",
+    ),
+    all(
+        "spec.preDeployChecks",
+        Differs,
+        "run by the puller before the part is applied; while one fails, the part and the parts that depend on it are held back and the run fails. Every check runs before the whole part, whatever its featureID",
+    ),
+    all(
+        "spec.preDeleteChecks",
+        Differs,
+        "kept in the puller's state when the part is applied and run once the part leaves the bundle, before its objects are pruned; while one fails they stay and the run fails",
+    ),
+    all(
+        "spec.postDeleteChecks",
+        Differs,
+        "kept as preDeleteChecks are, run after the leaving part's objects are pruned; a failure fails the run, and the next run checks again",
+    ),
     all(
         "spec.driftExclusions",
         Supported,

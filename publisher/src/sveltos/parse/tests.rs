@@ -70,7 +70,7 @@ fn notes_unsupported_fields_and_references() {
             json!({"name": "web"}),
             json!({
                 "helmCharts": [{"chartName": "x"}], "kustomizationRefs": [{"name": "k"}],
-                "validateHealths": [{"name": "h"}], "reloader": false, "continueOnConflict": false,
+                "reloader": false, "continueOnConflict": false,
                 "clusterRefs": [{"kind": "Cluster", "namespace": "capi", "name": "c"}],
                 "policyRefs": [
                     {"kind": "ConfigMap", "namespace": "default", "name": "local", "deploymentType": "Local"},
@@ -91,7 +91,6 @@ fn notes_unsupported_fields_and_references() {
             ("spec.kustomizationRefs", Support::NotSupported),
             ("spec.policyRefs[0].deploymentType", Support::NotApplicable),
             ("spec.policyRefs[1].kind", Support::NotSupported),
-            ("spec.validateHealths", Support::NotSupported),
         ]
     );
     let local: &FieldNote = &p.notes[3];
@@ -238,6 +237,31 @@ fn rejects_bad_values_naming_the_object_and_field() {
         (json!({"driftExclusions": [{"paths": ["spec.replicas"]}]}), "spec.driftExclusions[0].paths"),
         (json!({"clusterSelector": {"matchLabels": {"a": 1}}}), "spec.clusterSelector"),
         (json!({"patches": [{"patch": 3}]}), "spec.patches[0].patch"),
+        (json!({"validateHealths": [{"name": "a", "featureID": "Resources"}]}), "spec.validateHealths[0]"),
+        (json!({"preDeployChecks": [{"name": "a", "featureID": "Flux", "version": "v1", "kind": "Pod"}]}), "spec.preDeployChecks[0]"),
+        (
+            json!({"validateHealths": [{"name": "a", "featureID": "Resources", "version": "v1", "kind": "Pod",
+                                        "labelFilters": [{"key": "x", "operation": "Like"}]}]}),
+            "spec.validateHealths[0].labelFilters[0].operation",
+        ),
+        (
+            json!({"preDeleteChecks": [{"name": "a", "featureID": "Resources", "script": "x",
+                                        "jobCheck": {"jobRef": {"kind": "ConfigMap", "name": "j", "namespace": ""}}}]}),
+            "spec.preDeleteChecks[0]",
+        ),
+        (
+            json!({"postDeleteChecks": [{"name": "a", "featureID": "Resources", "jobCheck": {"jobRef": {"kind": "Pod", "name": "j"}}}]}),
+            "spec.postDeleteChecks[0].jobCheck.jobRef.kind",
+        ),
+        (
+            json!({"validateHealths": [{"name": "a", "featureID": "Resources", "script": "x", "metricSource": {"url": "http://p"}}]}),
+            "spec.validateHealths[0].metricQueries",
+        ),
+        (
+            json!({"validateHealths": [{"name": "a", "featureID": "Resources",
+                                        "jobCheck": {"jobRef": {"kind": "ConfigMap", "name": "j"}, "timeout": "soon"}}]}),
+            "spec.validateHealths[0].jobCheck.timeout",
+        ),
     ];
     for (spec, field) in cases {
         let err = parse_profile(&profile(json!({"name": "web"}), spec.clone()), false).unwrap_err();
@@ -247,6 +271,31 @@ fn rejects_bad_values_naming_the_object_and_field() {
     let err = parse_profile(&json!({"apiVersion": "config.projectsveltos.io/v1beta1", "metadata": {"name": "db"}, "spec": {}}), true)
         .unwrap_err();
     assert!(err.to_string().contains("metadata.namespace"), "{err}");
+}
+
+#[test]
+fn reads_checks_with_label_filters_and_a_job_reference() {
+    let p = parse_profile(
+        &profile(
+            json!({"name": "web"}),
+            json!({
+                "validateHealths": [{"name": "ready", "featureID": "Resources", "group": "apps", "version": "v1", "kind": "Deployment",
+                                     "namespace": "web", "labelFilters": [{"key": "app", "operation": "Different", "value": "db"},
+                                                                           {"key": "tier", "operation": "Has"}],
+                                     "evaluateCEL": [{"name": "r", "rule": "true"}]}],
+                "postDeleteChecks": [{"name": "smoke", "featureID": "Resources",
+                                      "jobCheck": {"jobRef": {"kind": "Secret", "name": "job", "namespace": ""}, "timeout": "90s"}}]
+            }),
+        ),
+        false,
+    )
+    .unwrap();
+    let ready = &p.checks.validate_healths[0].check;
+    let objects = ready.objects.as_ref().unwrap();
+    assert_eq!((objects.kind.as_str(), objects.label_selector.as_str()), ("Deployment", "app!=db,tier"));
+    let job = p.checks.post_delete[0].job.as_ref().unwrap();
+    assert_eq!((job.field.as_str(), job.name.as_str(), job.timeout_seconds), ("spec.postDeleteChecks[0].jobCheck.jobRef", "job", 90));
+    assert!(p.notes.is_empty(), "checks are supported: {:?}", p.notes);
 }
 
 #[test]
