@@ -100,7 +100,8 @@ pub struct Metrics {
     pub queries: Vec<MetricQuery>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A Secret by namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SecretName {
     pub namespace: String,

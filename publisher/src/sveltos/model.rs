@@ -228,12 +228,7 @@ pub fn redact(url: &str) -> String {
     }
 }
 
-/// A Secret by namespace and name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SecretName {
-    pub namespace: String,
-    pub name: String,
-}
+pub use airlock_bundle::statement::SecretName;
 
 /// A `spec.patchesFrom` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]

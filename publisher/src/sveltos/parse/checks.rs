@@ -4,11 +4,12 @@
 //! here, naming its field. A `jobCheck`'s Job is read per cluster (`render`), since an
 //! empty `jobRef.namespace` means the cluster's own.
 
-use airlock_bundle::statement::{CelRule, Check, MetricQuery, Metrics, SecretName, Selection};
+use airlock_bundle::statement::{CelRule, Check, MetricQuery, Metrics, Selection};
 
 use airlock_bundle::verify::runnable;
 
 use super::reader::Fields;
+use super::refs::secret_ref;
 use crate::duration::parse_go_duration;
 use crate::sveltos::model::{CheckSpec, JobRef, ModelError, PolicyKind, ProfileChecks};
 
@@ -97,17 +98,7 @@ fn label_selector(c: &Fields<'_>) -> Result<String, ModelError> {
 fn metrics(c: &Fields<'_>) -> Result<Metrics, ModelError> {
     let source = c.nested("metricSource")?;
     let path: String = source.or_default("path")?;
-    let secret = match source.raw("secretRef") {
-        serde_json::Value::Null => None,
-        _ => {
-            let s = source.nested("secretRef")?;
-            let (namespace, name): (String, String) = (s.or_default("namespace")?, s.or_default("name")?);
-            if namespace.is_empty() || name.is_empty() {
-                return Err(source.error("secretRef", "must name both a namespace and a name".into()));
-            }
-            Some(SecretName { namespace, name })
-        }
-    };
+    let secret = secret_ref(&source)?;
     let queries: Vec<MetricQuery> = c
         .items("metricQueries")?
         .iter()

@@ -107,17 +107,7 @@ fn remote_url(r: &Fields<'_>) -> Result<RemoteUrl, ModelError> {
     if !["http://", "https://", "oci://"].iter().any(|scheme| url.starts_with(scheme)) {
         return Err(r.error("url", format!("{:?} does not start with http://, https:// or oci://", redact(&url))));
     }
-    let secret = match r.raw("secretRef") {
-        serde_json::Value::Null => None,
-        _ => {
-            let s = r.nested("secretRef")?;
-            let (namespace, name): (String, String) = (s.or_default("namespace")?, s.or_default("name")?);
-            if namespace.is_empty() || name.is_empty() {
-                return Err(r.error("secretRef", "needs both name and namespace".into()));
-            }
-            Some(SecretName { namespace, name })
-        }
-    };
+    let secret = secret_ref(r)?;
     let interval = match r.get::<String>("interval")? {
         None => DEFAULT_INTERVAL,
         Some(text) => parse_go_duration(&text).map_err(|message| r.error("interval", message))?,
@@ -231,4 +221,17 @@ pub fn drift_exclusions(spec: &Fields<'_>) -> Result<Vec<DriftExclusion>, ModelE
         out.push(DriftExclusion { paths, target });
     }
     Ok(out)
+}
+
+/// The `secretRef` of `fields`, which must name both a namespace and a name.
+pub fn secret_ref(fields: &Fields<'_>) -> Result<Option<SecretName>, ModelError> {
+    if fields.raw("secretRef").is_null() {
+        return Ok(None);
+    }
+    let s = fields.nested("secretRef")?;
+    let (namespace, name): (String, String) = (s.or_default("namespace")?, s.or_default("name")?);
+    if namespace.is_empty() || name.is_empty() {
+        return Err(fields.error("secretRef", "needs both name and namespace".into()));
+    }
+    Ok(Some(SecretName { namespace, name }))
 }
