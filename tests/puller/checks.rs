@@ -79,6 +79,8 @@ async fn validate_healths_fail_the_run_until_the_part_is_healthy() {
         files
     };
     site.publish("store", &[site.signed_as(1, files("bad"), with_checks(&[("ClusterProfile.app", lua_only)]), |_| {})]).await;
+    let verified = site.run("verify", "store", &[]).await;
+    assert!(verified.stdout.contains(r#"check: validateHealths "lua-ok""#), "verify lists the checks: {verified:?}");
     let unhealthy = site.run("sync", "store", &TIMEOUT).await;
     assert_exit(&unhealthy, 1);
     assert!(

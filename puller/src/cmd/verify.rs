@@ -125,6 +125,9 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
             let _ = write!(out, " driftExclusions={}", profile.drift_exclusions.len());
         }
         out.push('\n');
+        for (list, check) in profile.checks.all() {
+            let _ = writeln!(out, "      check: {list} {:?}", check.name);
+        }
         for note in &profile.notes {
             let support = serde_json::to_value(note.support).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
             let _ = writeln!(out, "      note: {} {support}: {}", note.field, note.detail);
