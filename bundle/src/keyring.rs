@@ -141,11 +141,11 @@ impl Keyring {
         let message = envelope::pae(&envelope.payload_type, &envelope.payload);
         let mut signers = BTreeSet::new();
         for (keyid, sig) in &envelope.signatures {
-            // The key id is only a hint: a signature under an unknown id is tried against
-            // every key, and the set counts keys, so one key never counts twice.
-            let known: Vec<&PublicKey> = self.keys.iter().filter(|k| &k.key_id() == keyid).collect();
-            let candidates = if known.is_empty() { self.keys.iter().collect() } else { known };
-            if let Some(k) = candidates.into_iter().find(|k| k.verifies(&message, sig)) {
+            // Only the key the id names is tried (spec 6.4): a signature that names no key
+            // of the keyring does not count. The set counts keys, so one never counts twice.
+            if let Some(k) = self.keys.iter().find(|k| &k.key_id() == keyid)
+                && k.verifies(&message, sig)
+            {
                 signers.insert(k.key_id());
             }
         }

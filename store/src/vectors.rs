@@ -64,8 +64,11 @@ fn rejects(fx: &Fixture) -> Vec<(&'static str, Vec<u8>)> {
         let e = base64::engine::general_purpose::STANDARD;
         e.encode(payload.replacen("\"version\":1", "\"version\":2", 1))
     };
+    let mut renamed: envelope::Envelope = serde_json::from_slice(&good.envelope).expect("our envelope parses");
+    renamed.signatures[0].keyid = "0".repeat(64);
     vec![
         ("tampered-payload", serde_json::to_vec(&tampered).expect("serialises")),
+        ("key-id-names-no-key", serde_json::to_vec(&renamed).expect("serialises")),
         ("unknown-key", Fixture::new(2).signed(1, Fixture::files()).envelope),
         ("duplicate-field", sign_json(&payload.replacen("\"version\":1", "\"version\":1,\"version\":9", 1))),
         (

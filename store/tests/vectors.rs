@@ -46,5 +46,5 @@ fn every_reject_vector_fails_with_its_expected_error() {
         assert_eq!(format!("{err}\n"), expected, "{}", case.display());
         cases += 1;
     }
-    assert_eq!(cases, 8);
+    assert_eq!(cases, 9);
 }

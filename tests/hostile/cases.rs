@@ -90,6 +90,7 @@ async fn envelope_cases(site: &Site, out: &mut Vec<Case>) {
         ("payload-byte-flipped", REJECTED, threshold(0), edited(&|e| e.payload = flip_base64(&e.payload, 40))),
         ("signature-byte-flipped", REJECTED, threshold(1), edited(&|e| e.signatures[0].sig = flip_base64(&e.signatures[0].sig, 10))),
         ("signed-by-unknown-keys", REJECTED, threshold(0), sign_payload(&statement, &strangers)),
+        ("valid-signature-under-a-key-id-naming-no-key", REJECTED, threshold(1), edited(&|e| e.signatures[0].keyid = "0".repeat(64))),
         ("one-signature-short-of-threshold", REJECTED, threshold(1), sign_payload(&statement, &keys[..1])),
         ("same-key-under-two-key-ids", REJECTED, threshold(1), twice(keys[1].public().key_id())),
         ("same-signature-twice", REJECTED, threshold(1), twice(keys[0].public().key_id())),
