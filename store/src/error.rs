@@ -20,6 +20,10 @@ pub enum StoreError {
     /// reading it; [`fetch_verified`](crate::fetch_verified) turns it into the verification rejection it is.
     #[error("{store}: envelope of {cluster} is {size} bytes, over the limit of {limit}")]
     EnvelopeTooLarge { store: String, cluster: String, size: u64, limit: u64 },
+    /// The store holds a keyring chain over its cap (spec 10), found from its size before
+    /// reading it; a verification rejection (spec 8.3) as an oversized envelope is.
+    #[error("{store}: keyring chain of {cluster} is {size} bytes, over the limit of {limit}")]
+    KeyringChainTooLarge { store: String, cluster: String, size: u64, limit: u64 },
     /// A store reference that cannot be parsed, or a store that cannot be opened or
     /// written (permissions, credentials).
     #[error("{store}: {message}")]

@@ -9,6 +9,7 @@ use crate::fetched::Fetched;
 use crate::store::Store;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::envelope::EnvelopeError;
+use airlock_bundle::keyring::TrustError;
 use airlock_bundle::limits::Limits;
 use airlock_bundle::verify::{Expectation, VerifiedBundle, VerifyError, verify_envelope};
 
@@ -39,11 +40,18 @@ pub async fn fetch_verified(store: &dyn Store, expect: &Expectation<'_>, limits:
 
 /// The newest envelope for `cluster`, not yet verified.
 pub async fn fetch_envelope(store: &dyn Store, cluster: &ClusterId, limits: &Limits) -> Result<Fetched, FetchError> {
-    match store.fetch_envelope(cluster, limits).await {
-        // spec 8.1: an oversized envelope is refused, like any other bad envelope.
-        Err(StoreError::EnvelopeTooLarge { limit, .. }) => Err(too_large(store, cluster, limit)),
-        other => Ok(other?),
-    }
+    // spec 8.1 and 8.3: an oversized envelope or chain is refused, like any other bad one.
+    store.fetch_envelope(cluster, limits).await.map_err(|e| oversized(store, cluster, e))
+}
+
+/// A store error, or the rejection an envelope or keyring chain over its cap is.
+fn oversized(store: &dyn Store, cluster: &ClusterId, error: StoreError) -> FetchError {
+    let source = match error {
+        StoreError::EnvelopeTooLarge { limit, .. } => VerifyError::Envelope(EnvelopeError::TooLarge { limit }),
+        StoreError::KeyringChainTooLarge { limit, .. } => VerifyError::KeyringChain(TrustError::Chain(format!("over {limit} bytes"))),
+        other => return other.into(),
+    };
+    FetchError::Rejected { store: store.describe(), cluster: cluster.to_string(), source }
 }
 
 /// [`fetch_envelope`], unless the store says the manifest `known` still names the newest
@@ -54,18 +62,7 @@ pub async fn fetch_envelope_unless(
     known: &airlock_bundle::Digest,
     limits: &Limits,
 ) -> Result<Option<Fetched>, FetchError> {
-    match store.fetch_envelope_unless(cluster, known, limits).await {
-        Err(StoreError::EnvelopeTooLarge { limit, .. }) => Err(too_large(store, cluster, limit)),
-        other => Ok(other?),
-    }
-}
-
-fn too_large(store: &dyn Store, cluster: &ClusterId, limit: u64) -> FetchError {
-    FetchError::Rejected {
-        store: store.describe(),
-        cluster: cluster.to_string(),
-        source: VerifyError::Envelope(EnvelopeError::TooLarge { limit }),
-    }
+    store.fetch_envelope_unless(cluster, known, limits).await.map_err(|e| oversized(store, cluster, e))
 }
 
 /// [`fetch_verified`] from steps 2 on, for an envelope [`fetch_envelope`] returned.

@@ -113,6 +113,10 @@ impl Fetched {
         };
         let envelope = read_blob(envelope_layer, limits.envelope_bytes).await.map_err(named)?;
         let keyring_chain = match manifest.layer(KEYRINGS_MEDIA_TYPE).cloned() {
+            Some(d) if d.size > limits.keyring_chain_bytes => {
+                let (store, cluster) = (store.to_string(), cluster.to_string());
+                return Err(StoreError::KeyringChainTooLarge { store, cluster, size: d.size, limit: limits.keyring_chain_bytes });
+            }
             Some(d) => Some(read_blob(d, limits.keyring_chain_bytes).await.map_err(named)?),
             None => None,
         };

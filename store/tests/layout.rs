@@ -326,3 +326,17 @@ async fn a_layout_tells_an_unchanged_manifest_from_its_index_alone() {
     assert_ne!(second.manifest(), Some(known));
     assert_ne!(second.envelope, first.envelope);
 }
+
+#[tokio::test]
+async fn a_keyring_chain_over_its_cap_is_a_rejection_found_before_it_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = store(&format!("oci-layout:{}", tmp.path().join("layout").display())).await;
+    let fx = Fixture::new(1);
+    let mut signed = fx.signed(1, Fixture::files());
+    signed.keyring_chain = Some(vec![b' '; 200]);
+    s.publish(&[signed], &PublishMeta::default()).await.unwrap();
+    let small = Limits { keyring_chain_bytes: 100, ..L };
+    let err = fetch_verified(s.as_ref(), &fx.expect(&Floor::default()), &small).await.unwrap_err();
+    assert!(matches!(&err, FetchError::Rejected { .. }), "a rejection (exit 3), not a store error: {err:?}");
+    assert!(err.to_string().contains("keyring chain") && err.to_string().contains("over 100 bytes"), "{err}");
+}

@@ -27,7 +27,7 @@ pub fn check_claims(claims: &Claims<'_>, expect: &Expectation<'_>, limits: &Limi
     // spec 8.7
     let own = expect.cluster.to_string();
     if claims.cluster != own {
-        return Err(VerifyError::WrongCluster { expected: own, actual: claims.cluster.to_string() });
+        return Err(VerifyError::WrongCluster { field: "predicate.cluster", expected: own, actual: claims.cluster.to_string() });
     }
     // spec 8.8
     let mut already_applied = false;

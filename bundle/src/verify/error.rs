@@ -45,8 +45,10 @@ pub enum VerifyError {
     BadField(String),
     #[error("bundle is signed for keyring version {signed}, verified with version {actual}")]
     KeyringVersion { signed: u64, actual: u64 },
-    #[error("bundle is for cluster {actual}, this is {expected}")]
-    WrongCluster { expected: String, actual: String },
+    /// `field` is the claim that names another cluster: `subject[0].name` or
+    /// `predicate.cluster`.
+    #[error("bundle is for cluster {actual}, this is {expected} ({field})")]
+    WrongCluster { field: &'static str, expected: String, actual: String },
     #[error("rollback: version {version} is older than the applied version {floor}")]
     Rollback { version: u64, floor: u64 },
     #[error("version {version} was already applied with digest {applied}, this bundle has {actual}")]

@@ -74,7 +74,7 @@ pub fn verify_envelope(
     // spec 8.7: the subject's half; the predicate's is in `check_claims`, with the same error.
     let own = expect.cluster.to_string();
     if statement.subject[0].name != own {
-        return Err(VerifyError::WrongCluster { expected: own, actual: p.cluster.clone() });
+        return Err(VerifyError::WrongCluster { field: "subject[0].name", expected: own, actual: statement.subject[0].name.clone() });
     }
     let mut verified = VerifiedEnvelope { statement, keyring, signers, digest, already_applied: false };
     verified.already_applied = check_claims(&verified.claims(), expect, limits)?;

@@ -304,7 +304,14 @@ fn rejects_a_bundle_signed_for_another_cluster() {
         s.predicate.cluster = "fleet/edge-2".into();
         s.subject[0].name = "fleet/edge-2".into();
     });
-    assert_eq!(check(&fx, &env).unwrap_err(), VerifyError::WrongCluster { expected: "fleet/edge-1".into(), actual: "fleet/edge-2".into() });
+    let wrong = |field| VerifyError::WrongCluster { field, expected: "fleet/edge-1".into(), actual: "fleet/edge-2".into() };
+    assert_eq!(check(&fx, &env).unwrap_err(), wrong("subject[0].name"));
+    let predicate_only = resigned(&fx, |s| s.predicate.cluster = "fleet/edge-2".into());
+    assert_eq!(check(&fx, &predicate_only).unwrap_err(), wrong("predicate.cluster"));
+    let subject_only = resigned(&fx, |s| s.subject[0].name = "fleet/edge-2".into());
+    let err = check(&fx, &subject_only).unwrap_err();
+    assert_eq!(err, wrong("subject[0].name"));
+    assert_eq!(err.to_string(), "bundle is for cluster fleet/edge-2, this is fleet/edge-1 (subject[0].name)");
 }
 
 #[test]

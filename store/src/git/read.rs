@@ -41,7 +41,14 @@ pub(super) fn fetch_envelope(target: &Target, cluster: &ClusterId, limits: &Limi
                 }
                 envelope = Some(read_blob(target, &odb, entry.id(), limits.envelope_bytes, &what)?)
             }
-            (KEYRINGS, BLOB) => keyring_chain = Some(read_blob(target, &odb, entry.id(), limits.keyring_chain_bytes, &what)?),
+            (KEYRINGS, BLOB) => {
+                let (size, _) = odb.read_header(entry.id()).map_err(err)?;
+                if size as u64 > limits.keyring_chain_bytes {
+                    let (store, cluster) = (target.shown.clone(), cluster.to_string());
+                    return Err(StoreError::KeyringChainTooLarge { store, cluster, size: size as u64, limit: limits.keyring_chain_bytes });
+                }
+                keyring_chain = Some(read_blob(target, &odb, entry.id(), limits.keyring_chain_bytes, &what)?)
+            }
             (part, TREE) if check_part_name(part).is_ok() => {}
             _ => {
                 return Err(target.malformed(what, "not envelope.json, keyrings.json or a part directory (spec 9.5)"));

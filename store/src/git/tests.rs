@@ -161,6 +161,12 @@ async fn stray_entries_are_malformed_and_oversized_envelopes_too_large() {
     let small = Limits { envelope_bytes: 100, ..Limits::SPEC };
     let err = store.fetch_envelope(&fx.cluster, &small).await.unwrap_err();
     assert!(matches!(&err, StoreError::EnvelopeTooLarge { limit: 100, .. }), "{err}");
+    let mut chained = fx.signed(2, Fixture::files());
+    chained.keyring_chain = Some(vec![b' '; 200]);
+    store.publish(&[chained], &PublishMeta::default()).await.unwrap();
+    let small_chain = Limits { keyring_chain_bytes: 100, ..Limits::SPEC };
+    let err = store.fetch_envelope(&fx.cluster, &small_chain).await.unwrap_err();
+    assert!(matches!(&err, StoreError::KeyringChainTooLarge { size: 200, limit: 100, .. }), "{err}");
     tamper(&repo, "README.md", repo.blob(b"hello").unwrap(), BLOB);
     let err = store.fetch_envelope(&fx.cluster, &Limits::SPEC).await.unwrap_err();
     assert!(matches!(&err, StoreError::Malformed { what, .. } if what == "clusters/fleet/edge-1/README.md"), "{err}");
