@@ -6,7 +6,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
 use ed25519_dalek::pkcs8::spki::{DecodePublicKey, EncodePublicKey};
-use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey};
+use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey, KeypairBytes};
 use ed25519_dalek::{Signature, VerifyingKey};
 
 use crate::digest::Digest;
@@ -111,8 +111,12 @@ impl SigningKey {
         ed25519_dalek::SigningKey::from_pkcs8_pem(pem).map(SigningKey).map_err(|e| KeyError::BadPrivateKey(e.to_string()))
     }
 
+    /// PKCS#8 v1 in RFC 8410's form, the seed alone: what OpenSSL 3.0 and Python's
+    /// `cryptography` read (the v2 form, with the public key inside, they refuse).
+    /// [`from_pkcs8_pem`](Self::from_pkcs8_pem) reads both.
     pub fn to_pkcs8_pem(&self) -> String {
-        self.0.to_pkcs8_pem(LineEnding::LF).expect("PKCS#8 encodes").to_string()
+        let seed_only = KeypairBytes { secret_key: self.0.to_bytes(), public_key: None };
+        seed_only.to_pkcs8_pem(LineEnding::LF).expect("PKCS#8 encodes").to_string()
     }
 
     pub fn public(&self) -> PublicKey {
@@ -121,5 +125,24 @@ impl SigningKey {
 
     pub(crate) fn inner(&self) -> &ed25519_dalek::SigningKey {
         &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_keys_are_written_as_pkcs8_v1_and_read_in_either_form() {
+        let key = SigningKey::from_seed([1; 32]);
+        let pem = key.to_pkcs8_pem();
+        let base64: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+        let der = STANDARD.decode(base64).unwrap();
+        assert_eq!(der.len(), 48, "the version, the algorithm and the seed: no public key");
+        assert_eq!(der[..5], [0x30, 0x2e, 0x02, 0x01, 0x00], "a SEQUENCE of 46 bytes opening with version 0 (v1)");
+        let v2 = key.0.to_pkcs8_pem(LineEnding::LF).unwrap();
+        for form in [pem.as_str(), v2.as_str()] {
+            assert_eq!(SigningKey::from_pkcs8_pem(form).unwrap().public().key_id(), key.public().key_id());
+        }
     }
 }

@@ -76,3 +76,11 @@ fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn openssl_reads_the_private_key_as_keygen_writes_it() {
+    let vectors = root().join("testdata/vectors");
+    let out = Command::new("openssl").args(["pkey", "-pubout", "-in"]).arg(vectors.join("key.pem")).output().unwrap();
+    assert!(out.status.success(), "openssl pkey refused key.pem: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), std::fs::read_to_string(vectors.join("key.pub.pem")).unwrap());
+}

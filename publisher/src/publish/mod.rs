@@ -32,6 +32,8 @@ use std::sync::Arc;
 use airlock_bundle::sign::PartDigests;
 use airlock_bundle::{ClusterId, Digest, Keyring, Limits, SignedBundle, SigningKey};
 use airlock_store::{PublishMeta, Store};
+use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
+use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey};
 use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;
@@ -65,7 +67,12 @@ impl Signer {
     /// The secret templates' random values come from: derived from the first signing key,
     /// so it needs no file of its own, and a new key renews every generated secret.
     fn entropy(&self) -> Entropy {
-        let key = hmac::Key::new(hmac::HMAC_SHA256, self.keys[0].to_pkcs8_pem().as_bytes());
+        // Keyed by the key's PKCS#8 v2 PEM (seed and public key), as it always was: any
+        // other encoding would change every random value a template has rendered.
+        let seed_only = self.keys[0].to_pkcs8_pem();
+        let inner = ed25519_dalek::SigningKey::from_pkcs8_pem(&seed_only).expect("a PEM of our own");
+        let v2 = inner.to_pkcs8_pem(LineEnding::LF).expect("PKCS#8 encodes");
+        let key = hmac::Key::new(hmac::HMAC_SHA256, v2.as_bytes());
         let mut secret = [0; 32];
         secret.copy_from_slice(hmac::sign(&key, ENTROPY_LABEL).as_ref());
         Entropy(secret)
