@@ -30,12 +30,25 @@ pub struct Manifest {
 }
 
 /// Parses the documents of one data key. `origin` names the profile, resource and key.
+/// A `v1` `List` document (what `kubectl get -o yaml` writes) stands for its items, each
+/// an object of its own, as `kubectl apply` reads it.
 pub fn documents(text: &str, origin: &str) -> Result<Vec<Manifest>, RenderError> {
     let docs = parse_documents(text).map_err(|message| RenderError::Manifest { origin: origin.to_string(), message })?;
-    docs.into_iter()
-        .enumerate()
-        .map(|(i, value)| {
-            let origin = format!("{origin} document {}", i + 1);
+    let mut objects = Vec::with_capacity(docs.len());
+    for (i, value) in docs.into_iter().enumerate() {
+        let origin = format!("{origin} document {}", i + 1);
+        if !is_list(&value) {
+            objects.push((origin, value));
+            continue;
+        }
+        let Some(Value::Array(items)) = value.get("items").cloned() else {
+            return Err(RenderError::Manifest { origin, message: "a List whose items is not a list".into() });
+        };
+        objects.extend(items.into_iter().enumerate().map(|(j, item)| (format!("{origin} item {}", j + 1), item)));
+    }
+    objects
+        .into_iter()
+        .map(|(origin, value)| {
             let key = ObjectKey::of(&value).filter(|k| !k.name.is_empty() && value["metadata"].is_object()).ok_or_else(|| {
                 RenderError::Manifest {
                     origin: origin.clone(),
@@ -45,6 +58,10 @@ pub fn documents(text: &str, origin: &str) -> Result<Vec<Manifest>, RenderError>
             Ok(Manifest { key, value, origin })
         })
         .collect()
+}
+
+fn is_list(value: &Value) -> bool {
+    value.get("apiVersion").and_then(Value::as_str) == Some("v1") && value.get("kind").and_then(Value::as_str) == Some("List")
 }
 
 /// Sets `extra` entries in the object's `metadata.<field>` map, creating it when absent.
@@ -104,6 +121,18 @@ mod tests {
             let err = documents(bad, "p: cm key k").unwrap_err();
             assert!(matches!(&err, RenderError::Manifest { origin, .. } if origin.starts_with("p: cm key k")), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn a_list_document_stands_for_its_items() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: apps}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: apps}}\n";
+        let docs = documents(text, "p: cm key k").unwrap();
+        assert_eq!(docs.iter().map(|d| d.key.name.as_str()).collect::<Vec<_>>(), ["a", "apps"]);
+        assert_eq!(docs[1].origin, "p: cm key k document 1 item 2");
+        let err = documents("apiVersion: v1\nkind: List\nitems: {}\n", "p").unwrap_err();
+        assert!(err.to_string().contains("a List whose items is not a list"), "{err}");
+        let err = documents("apiVersion: v1\nkind: List\nitems:\n- {kind: ConfigMap}\n", "p").unwrap_err();
+        assert!(matches!(&err, RenderError::Manifest { origin, .. } if origin == "p document 1 item 1"), "{err}");
     }
 
     #[test]

@@ -192,6 +192,10 @@ fn identify(manifest: &Value) -> Result<ObjectId, String> {
     };
     let api_version = text(root.get("apiVersion"), "apiVersion")?;
     let kind = text(root.get("kind"), "kind")?;
+    if api_version == "v1" && kind == "List" {
+        // No API serves a List: applying one would fail on every run.
+        return Err("a v1 List, which no API serves: its items must be documents of their own (spec 2.5)".into());
+    }
     let metadata = root.get("metadata").ok_or("no metadata")?;
     let metadata = metadata.as_object().ok_or("metadata is not a mapping")?;
     let name = text(metadata.get("name"), "metadata.name")?;
@@ -253,13 +257,20 @@ pub fn label_value(s: &str) -> String {
 }
 
 /// One object may come from one document only. Across profiles the lower tier wins, as
-/// in Sveltos; within a tier, or within one profile, two copies are a broken bundle.
+/// in Sveltos; within a tier, or within one profile, two copies are a broken bundle. A
+/// document without a namespace is the object of that name in `default`, where the API
+/// server puts it (no document of a cluster-scoped kind has one, so none is joined).
 fn resolve_duplicates(objects: Vec<DesiredObject>) -> Result<Vec<DesiredObject>, EngineError> {
+    let deployed = |id: &ObjectId| {
+        let mut key = id.key();
+        key.2 = Some(key.2.filter(|ns| !ns.is_empty()).unwrap_or_else(|| "default".into()));
+        key
+    };
     let mut winners: BTreeMap<_, usize> = BTreeMap::new();
     let mut keep = vec![true; objects.len()];
     for (i, object) in objects.iter().enumerate() {
-        let Some(&j) = winners.get(&object.id.key()) else {
-            winners.insert(object.id.key(), i);
+        let Some(&j) = winners.get(&deployed(&object.id)) else {
+            winners.insert(deployed(&object.id), i);
             continue;
         };
         let other = &objects[j];
@@ -277,7 +288,7 @@ fn resolve_duplicates(objects: Vec<DesiredObject>) -> Result<Vec<DesiredObject>,
             "object defined by two profiles: the lower tier wins"
         );
         keep[loser] = false;
-        winners.insert(object.id.key(), winner);
+        winners.insert(deployed(&object.id), winner);
     }
     Ok(objects.into_iter().zip(keep).filter_map(|(o, k)| k.then_some(o)).collect())
 }

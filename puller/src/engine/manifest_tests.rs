@@ -122,6 +122,7 @@ fn rejects_documents_that_are_not_objects() {
         ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ''\n", "metadata.name is not a non-empty string"),
         ("apiVersion: a/b/c\nkind: ConfigMap\nmetadata:\n  name: a\n", "is not VERSION or GROUP/VERSION"),
         ("apiVersion: v1\nkind: 5\nmetadata:\n  name: a\n", "kind is not a non-empty string"),
+        ("apiVersion: v1\nkind: List\nmetadata:\n  name: a\nitems: []\n", "a v1 List, which no API serves"),
         ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: [x]\n", "metadata.labels is not a mapping"),
         ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    n: 1\n", "metadata.annotations.n is not a string"),
     ];
@@ -242,6 +243,15 @@ fn the_lower_tier_wins_a_duplicate_and_equal_tiers_are_rejected() {
     let (path, message) = manifest_error(&files);
     assert_eq!(path, "ClusterProfile.b/x.yaml document 1");
     assert!(message.contains("also defined in ClusterProfile.a/x.yaml document 1"), "{message}");
+}
+
+#[test]
+fn a_document_without_a_namespace_is_the_same_object_as_one_in_default() {
+    let bare = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k: v\n";
+    let in_default = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: default\ndata:\n  k: d\n";
+    let (path, message) = manifest_error(&[file("ClusterProfile.a/x.yaml", bare), file("ClusterProfile.b/x.yaml", in_default)]);
+    assert_eq!(path, "ClusterProfile.b/x.yaml document 1");
+    assert!(message.contains("also defined in ClusterProfile.a/x.yaml document 1 (same tier 100)"), "{message}");
 }
 
 #[test]
