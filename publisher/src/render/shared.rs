@@ -135,7 +135,9 @@ pub fn prepare(
         r.manifest.value = value;
         add_metadata(&mut r.manifest.value, "labels", &profile.extra_labels);
         add_metadata(&mut r.manifest.value, "annotations", &profile.extra_annotations);
-        match kept.get(&r.manifest.key) {
+        // Keyed as deployed: a ConfigMap written without a namespace is the one in default.
+        let deployed = r.manifest.key.deployed();
+        match kept.get(&deployed) {
             Some(other) if other.tier == r.tier => {
                 return Err(RenderError::Conflict {
                     object: r.manifest.key.to_string(),
@@ -145,7 +147,7 @@ pub fn prepare(
             }
             Some(other) if other.tier < r.tier => {}
             _ => {
-                kept.insert(r.manifest.key.clone(), r);
+                kept.insert(deployed, r);
             }
         }
     }

@@ -55,17 +55,20 @@ pub struct Resolution {
 /// with all its objects, and a map cloned each object's key.
 pub fn resolve(mut candidates: Vec<Candidate>, kept: &[KeptKey]) -> Resolution {
     candidates.sort_by(|a, b| {
-        a.object.key.cmp(&b.object.key).then_with(|| (a.object.implicit, a.tier, &a.part).cmp(&(b.object.implicit, b.tier, &b.part)))
+        a.object
+            .key
+            .cmp_deployed(&b.object.key)
+            .then_with(|| (a.object.implicit, a.tier, &a.part).cmp(&(b.object.implicit, b.tier, &b.part)))
     });
     let mut out = Resolution { kept: Vec::with_capacity(candidates.len()), ..Resolution::default() };
     let mut copies = candidates.into_iter().peekable();
     while let Some(first) = copies.next() {
         let key = first.object.key.clone();
         let mut group = vec![first];
-        while let Some(next) = copies.next_if(|c| c.object.key == key) {
+        while let Some(next) = copies.next_if(|c| c.object.key.same_deployed(&key)) {
             group.push(next);
         }
-        let held = kept.iter().filter(|k| k.key == key).min_by_key(|k| k.tier);
+        let held = kept.iter().filter(|k| k.key.same_deployed(&key)).min_by_key(|k| k.tier);
         decide(group, held, &mut out);
     }
     out
@@ -159,6 +162,23 @@ mod tests {
         let [tie] = &r.ties[..] else { panic!("{:?}", r.ties) };
         assert_eq!((tie.key.name.as_str(), tie.tier), ("shared", 100));
         assert_eq!(tie.copies.iter().map(|c| &*c.part).collect::<Vec<_>>(), ["ClusterProfile.a", "ClusterProfile.b"]);
+    }
+
+    #[test]
+    fn a_namespace_left_out_is_default_for_the_tier_check() {
+        let in_ns = |part: &str, tier: u32, namespace: &str| {
+            let key = ObjectKey::new("v1", "ConfigMap", namespace, "shared");
+            let object = Object { key, origin: format!("{part} key k"), yaml: "name: shared\n".into(), implicit: false };
+            Candidate { part: part.into(), tier, object: Arc::new(object) }
+        };
+        let r = resolve(
+            vec![in_ns("ClusterProfile.a", 100, ""), in_ns("ClusterProfile.b", 50, "default"), in_ns("ClusterProfile.c", 100, "apps")],
+            &[],
+        );
+        assert_eq!(names(&r), [("ClusterProfile.c", "shared"), ("ClusterProfile.b", "shared")], "apps is another object");
+        assert!(r.warnings[0].contains("ClusterProfile.b (tier 50) wins"), "{:?}", r.warnings);
+        let r = resolve(vec![in_ns("ClusterProfile.a", 100, ""), in_ns("ClusterProfile.b", 100, "default")], &[]);
+        assert_eq!(r.ties.len(), 1, "the same object at the same tier is a tie");
     }
 
     #[test]

@@ -30,6 +30,32 @@ impl ObjectKey {
             meta["name"].as_str()?,
         ))
     }
+
+    /// Orders keys as the objects they deploy: a namespace left out is `default`, where
+    /// the API server puts a namespaced object written without one. A cluster-scoped kind
+    /// has no namespace in any of its objects, so this never joins two of them.
+    pub fn cmp_deployed(&self, other: &ObjectKey) -> std::cmp::Ordering {
+        (&self.group, &self.kind, self.deployed_namespace(), &self.name).cmp(&(
+            &other.group,
+            &other.kind,
+            other.deployed_namespace(),
+            &other.name,
+        ))
+    }
+
+    /// Whether two keys name the object one deploys ([`cmp_deployed`](Self::cmp_deployed)).
+    pub fn same_deployed(&self, other: &ObjectKey) -> bool {
+        self.cmp_deployed(other).is_eq()
+    }
+
+    /// This key with the namespace it deploys to ([`cmp_deployed`](Self::cmp_deployed)).
+    pub fn deployed(&self) -> ObjectKey {
+        ObjectKey { namespace: self.deployed_namespace().to_string(), ..self.clone() }
+    }
+
+    fn deployed_namespace(&self) -> &str {
+        if self.namespace.is_empty() { "default" } else { &self.namespace }
+    }
 }
 
 impl fmt::Display for ObjectKey {
