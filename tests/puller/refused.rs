@@ -132,3 +132,17 @@ async fn rejects_a_create_only_annotation_other_than_true_before_writing_anythin
     assert_refused(&run, "annotation airlock.dev/create-only is \"yes\"");
     site.assert_untouched("nothing written").await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_list_document_is_refused_and_nothing_is_applied() {
+    let site = Site::new("list").await;
+    let mut files = site.files(1, "x");
+    let list = format!(
+        "apiVersion: v1\nkind: List\nmetadata:\n  name: several\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: inside\n    namespace: {}\n",
+        site.app_ns
+    );
+    files.push(("ClusterProfile.app/List.cluster.several.yaml".into(), list.into_bytes()));
+    site.publish("store", &[site.signed(1, files, |_| {})]).await;
+    assert_refused(&site.sync("store").await, "a v1 List, which no API serves");
+    site.assert_untouched("nothing of the bundle applied").await;
+}
