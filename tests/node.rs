@@ -49,12 +49,18 @@ async fn client() -> kube::Client {
 async fn namespace(client: &kube::Client, test: &str) -> String {
     let name = format!("airlock-node-{test}-{}", std::process::id());
     common::create_namespace(client, &name).await;
-    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &name);
+    wait_for_token(client, &name).await;
+    name
+}
+
+/// Waits until the default ServiceAccount of `name` has its token.
+async fn wait_for_token(client: &kube::Client, name: &str) {
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), name);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let account = accounts.get_opt("default").await.expect("ServiceAccounts readable");
         if account.is_some_and(|a| !a.secrets.unwrap_or_default().is_empty()) {
-            return name;
+            return;
         }
         assert!(Instant::now() < deadline, "no token for the default ServiceAccount of {name} after 30s");
         tokio::time::sleep(Duration::from_millis(200)).await;

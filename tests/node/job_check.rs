@@ -8,7 +8,7 @@ use k8s_openapi::api::batch::v1::Job;
 use kube::api::Api;
 use serde_json::json;
 
-use super::host_network;
+use super::{host_network, wait_for_token};
 use crate::common::puller::{Signing, Site};
 use crate::common::{assert_exit, service_env};
 
@@ -39,6 +39,8 @@ fn job_check(site: &Site, code: u8) -> Signing {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_check_passes_when_its_job_completes_and_fails_with_the_jobs_reason() {
     let site = Site::on("jobcheck", service_env("AIRLOCK_KUBECONFIG_NODE")).await;
+    // Until then the Job's pods are refused, and the Job controller backs off.
+    wait_for_token(&site.client, &site.state_ns).await;
     site.publish("store", &[site.signed_as(1, site.files(1, "x"), job_check(&site, 0), |_| {})]).await;
     let passed = site.sync("store").await;
     assert_exit(&passed, 0);
