@@ -167,7 +167,8 @@ fn single_archive(dir: &std::path::Path) -> Result<std::path::PathBuf, String> {
 const NOT_FOUND_MARKERS: &[&str] = &["not found", "no chart version found", "no chart name found", "manifest unknown", "no matching"];
 /// Helm's words for a repository it could not reach or that refused the login; checked
 /// first, since some contain "not found" too ("... cannot be reached: ... 404 Not Found",
-/// helm v4's "basic credential not found").
+/// helm v4's "basic credential not found"). Status codes are matched as words, since a
+/// repository's port may hold the same digits.
 const UNAVAILABLE_MARKERS: &[&str] = &[
     "cannot be reached",
     "connection refused",
@@ -178,8 +179,10 @@ const UNAVAILABLE_MARKERS: &[&str] = &[
     "credential",
     "authoriz",
     "denied",
-    "401",
-    "403",
+    "unauthorized",
+    "forbidden",
+    " 401 ",
+    " 403 ",
 ];
 
 fn pull_error(err: ProcessError, chart: &ChartLabel, verb: &str) -> HelmError {
@@ -244,6 +247,14 @@ mod tests {
             failed(
                 "Error: failed to perform \"FetchReference\" on source: GET \"http://r/v2/web/manifests/1\": basic credential not found"
             ),
+            HelmError::SourceUnavailable { .. }
+        ));
+        assert!(matches!(
+            failed("Error: chart \"web\" version \"9.9.9\" not found in http://127.0.0.1:40143 repository"),
+            HelmError::ChartNotFound { .. }
+        ));
+        assert!(matches!(
+            failed("Error: failed to fetch http://127.0.0.1:8080/index.yaml : 401 Unauthorized"),
             HelmError::SourceUnavailable { .. }
         ));
     }
