@@ -104,7 +104,9 @@ impl Checker<'_> {
         let deadline = tokio::time::Instant::now() + self.timeout;
         loop {
             let failed = self.run(part, Stage::ValidateHealths, checks).await?;
-            if tokio::time::Instant::now() + RETRY > deadline {
+            // A Job that failed ran to its end; running it again would only repeat it.
+            let by_job = checks.iter().any(|c| c.name == failed.check && c.job.is_some());
+            if by_job || tokio::time::Instant::now() + RETRY > deadline {
                 return Some(failed);
             }
             tracing::debug!("{failed}; trying again");
