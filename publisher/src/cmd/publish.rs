@@ -78,6 +78,10 @@ pub struct PublishArgs {
     /// within this time; expired ones fail their cluster.
     #[arg(long, value_name = "DURATION", default_value = "7d", value_parser = parse_duration)]
     pub renew_before: SignedDuration,
+    /// The kubectl whose built-in kustomize builds kustomizationRefs. Default: kubectl
+    /// on PATH.
+    #[arg(long, value_name = "PATH")]
+    pub kubectl: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -97,6 +101,7 @@ impl PublishArgs {
             memo: self.memo(),
             renew_before: self.renew_before,
             remote: Default::default(),
+            kubectl: self.kubectl.clone(),
         })
     }
 

@@ -46,6 +46,25 @@ pub struct KustomizeRequest<'a> {
 
 type BuildKey = (KustomizeSource, String, Vec<String>);
 
+/// A [`Kustomizer`] located when a profile first needs one, so a publisher without
+/// kubectl fails only the profiles that build kustomizations.
+#[derive(Debug, Default)]
+pub struct LazyKustomizer {
+    flag: Option<PathBuf>,
+    located: std::sync::OnceLock<Result<Kustomizer, KustomizeError>>,
+}
+
+impl LazyKustomizer {
+    /// Will locate the kubectl at `flag`, else on `PATH`.
+    pub fn new(flag: Option<PathBuf>) -> LazyKustomizer {
+        LazyKustomizer { flag, located: std::sync::OnceLock::new() }
+    }
+
+    pub fn get(&self) -> Result<&Kustomizer, KustomizeError> {
+        self.located.get_or_init(|| Kustomizer::locate(self.flag.as_deref())).as_ref().map_err(Clone::clone)
+    }
+}
+
 /// Builds kustomizations for one publish.
 #[derive(Debug)]
 pub struct Kustomizer {

@@ -4,26 +4,29 @@
 //! load restrictor, then Sveltos's substitution values and `targetNamespace` per cluster.
 //! Output: the objects, as JSON values.
 //!
-//! Entry points: [`KustomizeSource`] reads a referenced object, [`Kustomizer::locate`]
-//! finds kubectl, [`Kustomizer::build`] builds a [`KustomizeRequest`].
+//! Entry points: [`KustomizeSource`] reads a referenced object, [`resolve_revisions`]
+//! looks up the commits of a run's GitRepositories, [`Kustomizer::locate`] finds kubectl,
+//! [`Kustomizer::build`] builds a [`KustomizeRequest`].
 //!
 //! Not here: templating `path`, `components` and `values` with the cluster's data, reading
-//! `valuesFrom` objects, fetching the referenced objects (the caller does), OCIRepository
-//! and Bucket sources, `remoteURL`, and Git credentials.
+//! `valuesFrom` objects, fetching the referenced objects (`render` and the sources do),
+//! OCIRepository and Bucket sources, `remoteURL`, and Git credentials.
 //!
-//! Layout: `source` (what a reference names), `tree` (the unpacked source tree, capped),
-//! `git` (a commit's tree), `confine` (references stay in the tree), `build` (kubectl),
-//! `substitute` (values and namespace).
+//! Layout: `source` (what a reference names), `revision` (a ref's commit), `tree` (the
+//! unpacked source tree, capped), `git` (a commit's tree), `confine` (references stay in
+//! the tree), `build` (kubectl), `substitute` (values and namespace).
 
 mod build;
 mod confine;
 mod error;
 mod git;
+mod revision;
 mod source;
 mod substitute;
 mod tree;
 
-pub use build::{KustomizeRequest, Kustomizer};
+pub use build::{KustomizeRequest, Kustomizer, LazyKustomizer};
 pub use error::KustomizeError;
+pub use revision::{commit_of, resolve_into as resolve_revisions};
 pub use source::{GitRef, KustomizeSource, SECRET_TYPE, TARBALL_KEY};
 pub use tree::{MAX_ENTRIES, MAX_FILE_BYTES, MAX_TREE_BYTES};

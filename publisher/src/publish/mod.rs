@@ -39,11 +39,13 @@ use jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;
 use ring::hmac;
 
+use crate::kustomize;
 use crate::memo::Memo;
 use crate::remote::Fetcher;
 use crate::render::hold::Unplanned;
 use crate::render::inputs::Fingerprints;
 use crate::render::{self, ClusterPlan, Entropy, Failure, Renderer};
+use crate::sveltos::kustomization::is_git_revision;
 use crate::sveltos::model::RemoteUrl;
 use crate::sveltos::{Broken, ObjectKey, Source, Touches, select};
 use compare::{Held, read_held};
@@ -100,6 +102,8 @@ pub struct Publisher {
     pub renew_before: SignedDuration,
     /// The `remoteURL`s fetched, kept between the runs of one process.
     pub remote: Fetcher,
+    /// The kubectl that builds kustomizations; `None` for the one on `PATH`.
+    pub kubectl: Option<std::path::PathBuf>,
 }
 
 /// What happened to one cluster.
@@ -212,9 +216,17 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         let kept = remotes.entry(key.clone()).or_insert_with(|| url.clone());
         kept.interval = kept.interval.min(url.interval);
     }
-    let wanted: BTreeSet<_> = wanted.into_iter().filter(|r| !remotes.contains_key(&r.key)).cloned().collect();
+    let repositories: BTreeSet<ObjectKey> =
+        plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::git_repositories).cloned().collect();
+    let wanted: BTreeSet<_> = wanted.into_iter().filter(|r| !remotes.contains_key(&r.key) && !is_git_revision(&r.key)).cloned().collect();
     let mut resources = source.fetch(&wanted).await?;
     publisher.remote.fetch_into(&remotes, &mut resources).await;
+    let resources = tokio::task::spawn_blocking(move || {
+        kustomize::resolve_revisions(&repositories, &mut resources);
+        resources
+    })
+    .await
+    .expect("looking up Git revisions panicked");
     phases.add("plan and fetch", &mut since);
     let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");
     let mut rows: Vec<Row> = broken_clusters.into_iter().map(|(id, why)| settle::failed(id, why, Vec::new())).collect();
@@ -228,7 +240,8 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
     let unplanned = Unplanned::of(&inventory);
     let run = Run {
         publisher,
-        renderer: Renderer::new(&resources, &publisher.limits, Some(publisher.signer.entropy()), now),
+        renderer: Renderer::new(&resources, &publisher.limits, Some(publisher.signer.entropy()), now)
+            .with_kubectl(publisher.kubectl.clone()),
         fingerprints: Fingerprints::new(&resources, &inventory.profiles, &unplanned, &publisher.limits),
         unplanned,
         parts: PartDigests::default(),

@@ -4,6 +4,7 @@
 
 use airlock_bundle::content::ContentError;
 
+use crate::kustomize::KustomizeError;
 use crate::sveltos::model::MANIFEST_SECRET_TYPE;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -47,6 +48,9 @@ pub enum RenderError {
     /// without them would empty those parts.
     #[error("{cluster}: the stored bundle cannot be read to keep parts of it, so the cluster is not published: {message}")]
     StoredBundle { cluster: String, message: String },
+    /// The kustomize module's message, which names the profile, reference and source.
+    #[error("{0}")]
+    Kustomize(#[from] KustomizeError),
     #[error("bundle: {0}")]
     Content(#[from] ContentError),
 }

@@ -3,7 +3,7 @@
 //!
 //! [`plan`] (`resolve`, `names`) resolves what each profile references; the source fetches
 //! it; [`Renderer::prepare`] renders every profile (`shared`: `content` with `data` for
-//! templates and Lua, `patches`, `namespaces`; `checks` for the part's checks) and [`Renderer::assemble`] builds the
+//! templates and Lua, `kustomize` for kustomizationRefs, `patches`, `namespaces`; `checks` for the part's checks) and [`Renderer::assemble`] builds the
 //! bundle (`assemble`, `tier`), each part with its settings. A cluster whose bundle depends
 //! on what the store holds (a profile that failed and keeps its last good part, a tie
 //! between profiles, a clock-reading template to render with its recorded time) is
@@ -21,6 +21,7 @@ pub mod data;
 mod error;
 pub mod hold;
 pub mod inputs;
+mod kustomize;
 pub mod manifest;
 mod names;
 mod namespaces;
@@ -37,6 +38,7 @@ use airlock_bundle::statement::ActiveWindow;
 use airlock_bundle::{Bundle, ClusterId, Limits, PartSettings};
 use jiff::{SignedDuration, Timestamp};
 
+use crate::kustomize::LazyKustomizer;
 use crate::sveltos::Resources;
 use crate::sveltos::model::Profile;
 pub use assemble::{Assembly, KeptContent};
@@ -116,12 +118,18 @@ pub struct Renderer<'r> {
     entropy: Option<Entropy>,
     /// What `now` returns, unless a part's recorded time is given.
     now: Timestamp,
+    kustomizer: LazyKustomizer,
 }
 
 impl<'r> Renderer<'r> {
     /// `entropy` keys random functions (without it they fail); `now` is the run's clock.
     pub fn new(resources: &'r Resources, limits: &'r Limits, entropy: Option<Entropy>, now: Timestamp) -> Renderer<'r> {
-        Renderer { resources, limits, shared: SharedProfiles::default(), entropy, now }
+        Renderer { resources, limits, shared: SharedProfiles::default(), entropy, now, kustomizer: LazyKustomizer::default() }
+    }
+
+    /// Builds kustomizations with the kubectl at `kubectl`, instead of the one on `PATH`.
+    pub fn with_kubectl(self, kubectl: Option<std::path::PathBuf>) -> Renderer<'r> {
+        Renderer { kustomizer: LazyKustomizer::new(kubectl), ..self }
     }
 
     /// Renders every profile of a planned cluster. Only relayed credentials that cannot
@@ -172,7 +180,7 @@ impl<'r> Renderer<'r> {
 
     /// Renders one profile of a planned cluster with `now` as the clock.
     pub fn prepare_part(&self, pp: &ProfilePlan<'_>, plan: &ClusterPlan<'_>, now: Timestamp) -> Result<Arc<Prepared>, String> {
-        let env = Env { entropy: self.entropy.as_ref(), now };
+        let env = Env { entropy: self.entropy.as_ref(), kustomizer: &self.kustomizer, now };
         self.shared.get(pp, plan.cluster, self.resources, env).map_err(|e| e.to_string())
     }
 

@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use super::credentials::{self, Relay};
 use super::error::RenderError;
 use super::names::{self, Resolved};
+use crate::sveltos::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef, git_revision_reference};
 use crate::sveltos::model::{PatchesFromRef, PolicyRef, Profile, RemoteUrl, SveltosCluster, TEMPLATE_ANNOTATION, TemplateRef};
 use crate::sveltos::{Inventory, ObjectKey, Reference, Resources, Touches, select};
 
@@ -63,6 +64,7 @@ impl Described for PolicyRef {
 }
 
 impl Described for TemplateRef {}
+impl Described for KustomizationRef {}
 impl Described for PatchesFromRef {}
 
 impl Resolution<'_, PolicyRef> {
@@ -73,12 +75,30 @@ impl Resolution<'_, PolicyRef> {
     }
 }
 
+/// A `kustomizationRefs` entry resolved for a cluster.
+#[derive(Debug, Clone)]
+pub struct KustomizePlan<'a> {
+    pub source: Resolution<'a, KustomizationRef>,
+    /// Where the commit of a GitRepository's ref is kept once looked up.
+    pub revision: Option<Reference>,
+    /// The objects of its `valuesFrom`, in order.
+    pub values_from: Vec<(&'a ValuesFromRef, Reference)>,
+}
+
+impl KustomizePlan<'_> {
+    /// Every object building it reads.
+    pub fn references(&self) -> impl Iterator<Item = &Reference> {
+        std::iter::once(&self.source.reference).chain(&self.revision).chain(self.values_from.iter().map(|(_, r)| r))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ProfilePlan<'a> {
     pub profile: &'a Profile,
     pub policies: Vec<Resolution<'a, PolicyRef>>,
     pub templates: Vec<Resolution<'a, TemplateRef>>,
     pub patches_from: Vec<Resolution<'a, PatchesFromRef>>,
+    pub kustomizations: Vec<KustomizePlan<'a>>,
     /// The Secrets of its `remoteURL`s' `secretRef`s.
     pub remote_secrets: Vec<Reference>,
     /// The ConfigMaps and Secrets holding its Job checks' Jobs, by `JobRef::field`.
@@ -101,6 +121,7 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, invento
                 policies: Vec::new(),
                 templates: Vec::new(),
                 patches_from: Vec::new(),
+                kustomizations: Vec::new(),
                 remote_secrets: Vec::new(),
                 jobs: BTreeMap::new(),
                 problem: Some(problem),
@@ -179,6 +200,21 @@ fn profile_plan<'a>(
         confined(&field, &reference)?;
         patches_from.push(Resolution { spec: r, reference, templates: written });
     }
+    let mut kustomizations = Vec::with_capacity(profile.kustomization_refs.len());
+    for k in &profile.kustomization_refs {
+        let field = || format!("spec.kustomizationRefs[{}]", k.index);
+        let (reference, written) = resolve_ref(&field, k.kind.api_version(), k.kind.kind(), &k.namespace, &k.name)?;
+        confined(&field, &reference)?;
+        let revision = (k.kind == KustomizeKind::GitRepository).then(|| git_revision_reference(&reference.key));
+        let mut values_from = Vec::with_capacity(k.values_from.len());
+        for v in &k.values_from {
+            let field = || v.field.clone();
+            let (from, _) = resolve_ref(&field, "v1", v.kind.kind(), &v.namespace, &v.name)?;
+            confined(&field, &from)?;
+            values_from.push((v, from));
+        }
+        kustomizations.push(KustomizePlan { source: Resolution { spec: k, reference, templates: written }, revision, values_from });
+    }
     let mut jobs = BTreeMap::new();
     for job in profile.checks.jobs() {
         let field = || job.field.clone();
@@ -186,7 +222,7 @@ fn profile_plan<'a>(
         confined(&field, &reference)?;
         jobs.insert(job.field.clone(), reference);
     }
-    Ok(ProfilePlan { profile, policies, templates, patches_from, remote_secrets, jobs, problem: None })
+    Ok(ProfilePlan { profile, policies, templates, patches_from, kustomizations, remote_secrets, jobs, problem: None })
 }
 
 /// The templates a namespace and name came from, quoted, when either was one.
@@ -200,6 +236,11 @@ impl ClusterPlan<'_> {
     /// Every object this cluster's rendering reads.
     pub fn references(&self) -> impl Iterator<Item = &Reference> {
         self.profiles.iter().flat_map(ProfilePlan::references).chain(self.credentials.iter().map(|r| &r.source))
+    }
+
+    /// The Flux GitRepositories whose commit this cluster's rendering reads.
+    pub fn git_repositories(&self) -> impl Iterator<Item = &ObjectKey> {
+        self.profiles.iter().flat_map(|p| &p.kustomizations).filter(|k| k.revision.is_some()).map(|k| &k.source.reference.key)
     }
 
     /// The `remoteURL`s this cluster's rendering reads, by the key each is kept under.
@@ -223,18 +264,21 @@ impl ProfilePlan<'_> {
         policies
             .chain(self.templates.iter().map(|r| &r.reference))
             .chain(self.patches_from.iter().map(|r| &r.reference))
+            .chain(self.kustomizations.iter().flat_map(KustomizePlan::references))
             .chain(&self.remote_secrets)
             .chain(self.jobs.values())
     }
 
     /// The key this profile renders the same under for every cluster, unless something it
     /// renders is a template (which sees the cluster): a templated ConfigMap or Secret, a
-    /// `spec.patches` entry with an action, a templated patchesFrom object.
+    /// `spec.patches` entry with an action, a templated patchesFrom object, a
+    /// kustomizationRef with values or templated fields.
     pub fn shared_key(&self, resources: &Resources) -> Option<SharedKey> {
         let templated = |r: &Reference| resources.get(&r.key).is_some_and(is_template);
         let any_templated = self.policies.iter().any(|r| resources.get(&r.reference.key).is_some_and(|v| r.templated(v)))
             || self.patches_from.iter().any(|r| templated(&r.reference))
-            || self.profile.patches.iter().any(|p| p.patch.contains("{{"));
+            || self.profile.patches.iter().any(|p| p.patch.contains("{{"))
+            || self.kustomizations.iter().any(|k| k.source.spec.templated());
         (!any_templated && self.problem.is_none())
             .then(|| SharedKey { part: self.profile.part_name(), references: self.references().map(|r| r.key.clone()).collect() })
     }

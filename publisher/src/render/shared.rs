@@ -2,7 +2,7 @@
 //! render a profile once for every cluster it renders the same for ([`SharedProfiles`]).
 //!
 //! Preparing one profile for one cluster: gather its `templateResourceRefs` objects, read
-//! each policyRef's manifests (`content`), apply the profile's patches to every object
+//! each policyRef's manifests (`content`), build each kustomizationRef (`kustomize`), apply the profile's patches to every object
 //! (`patches`), set extraLabels and extraAnnotations, keep one copy of each object (the
 //! lower reference tier wins; a tie fails the profile), add the implicit Namespaces
 //! (`namespaces`) and write each object as YAML.
@@ -24,11 +24,13 @@ use serde_json::Value;
 use super::content::{self, Rendered};
 use super::data::{Context, Entropy};
 use super::error::RenderError;
+use super::kustomize;
 use super::manifest::{add_metadata, checked_path};
 use super::namespaces;
 use super::object::Object;
 use super::patches;
 use super::resolve::{ProfilePlan, SharedKey};
+use crate::kustomize::LazyKustomizer;
 use crate::patch::{ParsedPatch, Patch};
 use crate::sveltos::model::SveltosCluster;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
@@ -75,6 +77,8 @@ pub fn part_of<'o>(name: &str, objects: impl IntoIterator<Item = &'o Object>, li
 #[derive(Debug, Clone, Copy)]
 pub struct Env<'e> {
     pub entropy: Option<&'e Entropy>,
+    /// Builds `kustomizationRefs`.
+    pub kustomizer: &'e LazyKustomizer,
     /// What `now` returns.
     pub now: Timestamp,
 }
@@ -124,6 +128,9 @@ pub fn prepare(
             rendered.extend(content::manifests(&ctx, r, value, &mut warnings)?);
         }
     }
+    for k in &plan.kustomizations {
+        rendered.extend(kustomize::manifests(&ctx, k, resources, env.kustomizer, &mut warnings)?);
+    }
     let patches = cache.parsed(patches::collect(&ctx, plan, resources, &mut warnings)?);
     let mut kept: BTreeMap<ObjectKey, Rendered> = BTreeMap::new();
     for mut r in rendered {
@@ -163,7 +170,7 @@ pub fn prepare(
 
 /// The object at `key`: `None` for an optional one that is missing (with a warning).
 /// `what` names the field and the object, for messages only.
-fn lookup<'r>(
+pub(super) fn lookup<'r>(
     resources: &'r Resources,
     key: &ObjectKey,
     optional: bool,

@@ -14,6 +14,7 @@ pub mod dir;
 pub mod fields;
 mod inventory;
 mod key;
+pub mod kustomization;
 pub mod live;
 pub mod max_update;
 pub mod model;

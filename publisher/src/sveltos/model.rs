@@ -14,6 +14,7 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
 use super::key::{ObjectKey, Reference};
+pub use super::kustomization::KustomizationRef;
 use super::selector::Selector;
 use crate::patch::Target;
 
@@ -277,6 +278,7 @@ pub struct Profile {
     /// ClusterSet names (ClusterProfile) or Set names of the Profile's namespace.
     pub set_refs: Vec<String>,
     pub policy_refs: Vec<PolicyRef>,
+    pub kustomization_refs: Vec<KustomizationRef>,
     pub template_refs: Vec<TemplateRef>,
     pub patches: Vec<ProfilePatch>,
     pub patches_from: Vec<PatchesFromRef>,

@@ -9,6 +9,7 @@
 
 mod checks;
 mod cluster;
+mod kustomization;
 mod profile;
 mod reader;
 mod refs;

@@ -7,7 +7,7 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version};
-use super::{checks, refs};
+use super::{checks, kustomization, refs};
 use crate::sveltos::fields;
 use crate::sveltos::max_update::MaxUpdate;
 use crate::sveltos::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileKind};
@@ -62,6 +62,7 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
     let max_update = MaxUpdate::parse(spec.raw("maxUpdate")).map_err(|m| spec.error("maxUpdate", m))?;
     let cluster_refs = refs::cluster_refs(&spec, own, &mut notes)?;
     let policy_refs = refs::policy_refs(&spec, own, &mut notes)?;
+    let kustomization_refs = kustomization::kustomization_refs(&spec, own, &mut notes)?;
     notes.sort();
     notes.dedup();
     Ok(Profile {
@@ -70,6 +71,7 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
         cluster_refs,
         set_refs: spec.or_default("setRefs")?,
         policy_refs,
+        kustomization_refs,
         template_refs: refs::template_refs(&spec)?,
         patches: refs::patches(&spec)?,
         patches_from: refs::patches_from(&spec)?,

@@ -67,20 +67,8 @@ pub fn policy_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
                 continue;
             }
         };
-        match r.get::<String>("deploymentType")?.as_deref() {
-            None | Some("Remote") => {}
-            Some("Local") => {
-                notes.push(FieldNote {
-                    field: r.path("deploymentType"),
-                    support: Support::NotApplicable,
-                    detail: format!(
-                        "Local: {} {namespace}/{name} is deployed to the management cluster by Sveltos; Airlock publishes only what the managed cluster applies",
-                        kind.kind()
-                    ),
-                });
-                continue;
-            }
-            Some(other) => return Err(r.error("deploymentType", format!("{other:?} is neither Remote nor Local"))),
+        if !deployed_remotely(&r, &format!("{} {namespace}/{name}", kind.kind()), notes)? {
+            continue;
         }
         if name.is_empty() && remote.is_none() {
             return Err(r.error("name", "is empty".into()));
@@ -99,6 +87,25 @@ pub fn policy_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
         });
     }
     Ok(out)
+}
+
+/// Whether a reference's `deploymentType` sends it to the managed cluster; a `Local` one
+/// (`what` names it) gets a not-applicable note instead.
+pub fn deployed_remotely(r: &Fields<'_>, what: &str, notes: &mut Vec<FieldNote>) -> Result<bool, ModelError> {
+    match r.get::<String>("deploymentType")?.as_deref() {
+        None | Some("Remote") => Ok(true),
+        Some("Local") => {
+            notes.push(FieldNote {
+                field: r.path("deploymentType"),
+                support: Support::NotApplicable,
+                detail: format!(
+                    "Local: {what} is deployed to the management cluster by Sveltos; Airlock publishes only what the managed cluster applies"
+                ),
+            });
+            Ok(false)
+        }
+        Some(other) => Err(r.error("deploymentType", format!("{other:?} is neither Remote nor Local"))),
+    }
 }
 
 /// A `remoteURL`: the CRD's URL pattern, and `secretRef` with both name and namespace.

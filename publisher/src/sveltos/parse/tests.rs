@@ -3,8 +3,9 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::{Value, json};
 
 use super::*;
+use crate::sveltos::kustomization::{KustomizeKind, ValuesFromRef};
 use crate::sveltos::model::{
-    DEFAULT_INTERVAL, ModelError, PolicyKind, PolicyRef, ProfileKind, RemoteUrl, SecretName, WATCH_NAMESPACES_ANNOTATION,
+    DEFAULT_INTERVAL, KustomizationRef, ModelError, PolicyKind, PolicyRef, ProfileKind, RemoteUrl, SecretName, WATCH_NAMESPACES_ANNOTATION,
 };
 
 fn profile(metadata: Value, spec: Value) -> Value {
@@ -69,7 +70,12 @@ fn notes_unsupported_fields_and_references() {
         &profile(
             json!({"name": "web"}),
             json!({
-                "helmCharts": [{"chartName": "x"}], "kustomizationRefs": [{"name": "k"}],
+                "helmCharts": [{"chartName": "x"}],
+                "kustomizationRefs": [
+                    {"kind": "OCIRepository", "namespace": "flux", "name": "k"},
+                    {"remoteURL": {"url": "https://example.com/k.tar.gz"}},
+                    {"kind": "ConfigMap", "namespace": "defs", "name": "local", "deploymentType": "Local"}
+                ],
                 "reloader": false, "continueOnConflict": false,
                 "clusterRefs": [{"kind": "Cluster", "namespace": "capi", "name": "c"}],
                 "policyRefs": [
@@ -88,12 +94,15 @@ fn notes_unsupported_fields_and_references() {
         [
             ("spec.clusterRefs[0].kind", Support::NotApplicable),
             ("spec.helmCharts", Support::NotSupported),
-            ("spec.kustomizationRefs", Support::NotSupported),
+            ("spec.kustomizationRefs[0].kind", Support::NotSupported),
+            ("spec.kustomizationRefs[2].deploymentType", Support::NotApplicable),
+            ("spec.kustomizationRefs[].remoteURL", Support::NotSupported),
             ("spec.policyRefs[0].deploymentType", Support::NotApplicable),
             ("spec.policyRefs[1].kind", Support::NotSupported),
         ]
     );
-    let local: &FieldNote = &p.notes[3];
+    assert!(p.kustomization_refs.is_empty(), "none of them is built");
+    let local: &FieldNote = &p.notes[5];
     assert!(local.detail.contains("Airlock publishes only what the managed cluster applies"), "{}", local.detail);
     assert_eq!(
         p.policy_refs,
@@ -315,4 +324,56 @@ fn reads_the_clusters_a_set_selected() {
     let set = parse_set(&set, true).unwrap();
     assert_eq!((set.namespace.as_deref(), set.name.as_str()), (Some("fleet"), "s"));
     assert_eq!(set.selected, vec!["fleet/a".parse().unwrap(), "fleet/c".parse().unwrap()]);
+}
+
+#[test]
+fn reads_kustomization_refs() {
+    let spec = json!({"kustomizationRefs": [
+        {"kind": "GitRepository", "namespace": "flux-system", "name": "{{ .ClusterName }}-repo", "path": "./overlays/{{ .ClusterName }}",
+         "components": ["../../components/replicas"], "targetNamespace": "production", "tier": 20,
+         "values": {"Region": "{{ index .Cluster.metadata.labels \"region\" }}"},
+         "valuesFrom": [{"kind": "Secret", "name": "v", "optional": true}], "skipNamespaceCreation": true, "force": true},
+        {"kind": "ConfigMap", "name": "tarball"}
+    ]});
+    let refs = parse_profile(&profile(json!({"name": "k"}), spec), false).unwrap().kustomization_refs;
+    assert_eq!(
+        refs[0],
+        KustomizationRef {
+            index: 0,
+            kind: KustomizeKind::GitRepository,
+            namespace: "flux-system".into(),
+            name: "{{ .ClusterName }}-repo".into(),
+            path: "./overlays/{{ .ClusterName }}".into(),
+            components: vec!["../../components/replicas".into()],
+            target_namespace: "production".into(),
+            values: [("Region".to_string(), "{{ index .Cluster.metadata.labels \"region\" }}".to_string())].into(),
+            values_from: vec![ValuesFromRef {
+                field: "spec.kustomizationRefs[0].valuesFrom[0]".into(),
+                kind: PolicyKind::Secret,
+                namespace: String::new(),
+                name: "v".into(),
+                optional: true,
+            }],
+            optional: false,
+            tier: 20,
+            skip_namespace_creation: true,
+            force: true,
+        }
+    );
+    assert!(refs[0].templated());
+    assert_eq!((refs[1].kind, refs[1].tier, refs[1].path.as_str(), refs[1].templated()), (KustomizeKind::ConfigMap, 100, "", false));
+
+    let bad = |r: Value| parse_profile(&profile(json!({"name": "k"}), json!({"kustomizationRefs": [r]})), false).unwrap_err();
+    assert_eq!(field_of(&bad(json!({"kind": "Helm", "name": "x"}))), "spec.kustomizationRefs[0].kind");
+    assert_eq!(field_of(&bad(json!({"kind": "ConfigMap"}))), "spec.kustomizationRefs[0].name");
+    assert_eq!(
+        field_of(&bad(json!({"kind": "ConfigMap", "name": "x", "valuesFrom": [{"kind": "Pod", "name": "p"}]}))),
+        "spec.kustomizationRefs[0].valuesFrom[0].kind"
+    );
+    assert_eq!(field_of(&bad(json!({"kind": "ConfigMap", "name": "x", "values": {"a": 1}}))), "spec.kustomizationRefs[0].values");
+
+    let own = json!({"apiVersion": "config.projectsveltos.io/v1beta1", "kind": "Profile", "metadata": {"name": "k", "namespace": "team"},
+                     "spec": {"kustomizationRefs": [{"kind": "Secret", "namespace": "other", "name": "x", "valuesFrom": [{"kind": "ConfigMap", "namespace": "else", "name": "v"}]}]}});
+    let refs = parse_profile(&own, true).unwrap().kustomization_refs;
+    assert_eq!((refs[0].namespace.as_str(), refs[0].values_from[0].namespace.as_str()), ("team", "team"));
 }

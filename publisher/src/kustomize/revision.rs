@@ -1,0 +1,60 @@
+//! Which commit a Flux GitRepository's ref names now, asked of the remote the way `git
+//! ls-remote` asks (no objects fetched), once per repository and run. The commit is kept
+//! among the run's fetched resources under the repository's revision key, so rendering
+//! builds exactly that commit and a cluster's fingerprint changes when the branch moves.
+
+use std::collections::BTreeSet;
+
+use git2::{Direction, Repository};
+use serde_json::json;
+
+use super::error::{KustomizeError, io_error};
+use super::source::{GitRef, KustomizeSource};
+use crate::sveltos::kustomization::git_revision_key;
+use crate::sveltos::{Lookup, ObjectKey, Resources};
+
+/// Looks up the commit of every GitRepository in `repositories` that `resources` holds,
+/// and records it (or why it could not be found) under its revision key. A repository
+/// that is missing gets no revision: the reference is missing, and `optional` decides.
+pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, resources: &mut Resources) {
+    for repository in repositories {
+        let outcome = match resources.lookup(repository) {
+            Lookup::Missing => continue,
+            Lookup::Failed(why) => Err(why.to_string()),
+            Lookup::Found(value) => {
+                let origin = repository.to_string();
+                KustomizeSource::from_flux_git_repository(value, &origin)
+                    .and_then(|source| match source {
+                        KustomizeSource::Git { url, reference } => {
+                            commit_of(&origin, &url, &reference).map(|commit| json!({"url": url, "commit": commit}))
+                        }
+                        KustomizeSource::Tarball(_) => unreachable!("a GitRepository is a Git source"),
+                    })
+                    .map_err(|e| e.to_string())
+            }
+        };
+        resources.record(git_revision_key(repository), outcome.map(Some));
+    }
+}
+
+/// The commit `reference` of `url` names. A commit names itself; it is checked to exist
+/// when the tree is fetched.
+pub fn commit_of(origin: &str, url: &str, reference: &GitRef) -> Result<String, KustomizeError> {
+    let wanted = match reference {
+        GitRef::Commit(id) => return Ok(id.clone()),
+        GitRef::Default => "HEAD".to_string(),
+        GitRef::Branch(b) => format!("refs/heads/{b}"),
+        GitRef::Tag(t) => format!("refs/tags/{t}"),
+        GitRef::Name(n) => n.clone(),
+    };
+    let fetch_err = |message: String| KustomizeError::Fetch { origin: origin.into(), url: url.into(), message };
+    let scratch = tempfile::tempdir().map_err(|e| io_error(&std::env::temp_dir(), e))?;
+    let repo = Repository::init_bare(scratch.path()).map_err(|e| fetch_err(e.message().into()))?;
+    let mut remote = repo.remote_anonymous(url).map_err(|e| fetch_err(e.message().into()))?;
+    let connection = remote.connect_auth(Direction::Fetch, None, None).map_err(|e| fetch_err(e.message().into()))?;
+    let heads = connection.list().map_err(|e| fetch_err(e.message().into()))?;
+    // An annotated tag is listed twice: the tag object, then `^{}` with its commit.
+    let peeled = format!("{wanted}^{{}}");
+    let found = heads.iter().find(|h| h.name() == peeled).or_else(|| heads.iter().find(|h| h.name() == wanted));
+    found.map(|h| h.oid().to_string()).ok_or_else(|| fetch_err(format!("the remote has no {wanted}")))
+}

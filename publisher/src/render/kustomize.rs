@@ -1,0 +1,103 @@
+//! One `kustomizationRefs` entry's objects for one cluster, as Sveltos deploys them: the
+//! source read from its ConfigMap, Secret or GitRepository (at the commit looked up for
+//! this run), `path`, `components` and `targetNamespace` templated with the cluster's
+//! data, the substitution values (`values`, then each `valuesFrom` object's data, later
+//! keys winning) templated the same way, then the build (`crate::kustomize`). The objects
+//! go on through the profile's pipeline like a policyRef's: patches, extra metadata,
+//! tiers, implicit namespaces.
+
+use std::collections::BTreeMap;
+
+use super::content::{FORCE_RECREATE_ANNOTATION, Rendered, data_texts};
+use super::data::Context;
+use super::error::RenderError;
+use super::manifest::{Manifest, add_metadata};
+use super::resolve::KustomizePlan;
+use super::shared::lookup;
+use crate::kustomize::{GitRef, KustomizeRequest, KustomizeSource, LazyKustomizer};
+use crate::sveltos::kustomization::KustomizeKind;
+use crate::sveltos::{Lookup, ObjectKey, Resources};
+
+/// The objects `plan` builds for the cluster of `ctx`; none when its source is optional
+/// and missing.
+pub fn manifests(
+    ctx: &Context<'_>,
+    plan: &KustomizePlan<'_>,
+    resources: &Resources,
+    kustomizer: &LazyKustomizer,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Rendered>, RenderError> {
+    let spec = plan.source.spec;
+    let field = format!("spec.kustomizationRefs[{}]", spec.index);
+    let described = plan.source.describe();
+    let what = || (field.clone(), described.clone());
+    let Some(value) = lookup(resources, &plan.source.reference.key, spec.optional, ctx.profile, &what, warnings)? else {
+        return Ok(Vec::new());
+    };
+    let origin = format!("{}: {field}: {described}", ctx.profile);
+    let source = match spec.kind {
+        KustomizeKind::ConfigMap => KustomizeSource::from_config_map(value, &origin)?,
+        KustomizeKind::Secret => KustomizeSource::from_secret(value, &origin)?,
+        KustomizeKind::GitRepository => git_source(plan, resources, &origin)?,
+    };
+    let instantiate = |key: &str, text: &str| -> Result<String, RenderError> {
+        if text.contains("{{") { ctx.template(&described, &format!("{field}.{key}"), text) } else { Ok(text.to_string()) }
+    };
+    let path = instantiate("path", &spec.path)?;
+    let components =
+        spec.components.iter().enumerate().map(|(i, c)| instantiate(&format!("components[{i}]"), c)).collect::<Result<Vec<_>, _>>()?;
+    let target_namespace = instantiate("targetNamespace", &spec.target_namespace)?;
+    let mut values = BTreeMap::new();
+    for (key, text) in &spec.values {
+        values.insert(key.clone(), instantiate(&format!("values.{key}"), text)?);
+    }
+    for (from, reference) in &plan.values_from {
+        let object = reference.key.to_string();
+        let what = || (from.field.clone(), object.clone());
+        let Some(value) = lookup(resources, &reference.key, from.optional, ctx.profile, &what, warnings)? else { continue };
+        for (key, text) in data_texts(value, from.kind, &object, warnings)? {
+            let text = if text.contains("{{") { ctx.template(&object, &key, &text)? } else { text };
+            values.insert(key, text);
+        }
+    }
+    let request = KustomizeRequest {
+        origin: &origin,
+        source: &source,
+        path: path.trim_start_matches("./"),
+        components: &components,
+        target_namespace: Some(target_namespace.as_str()).filter(|ns| !ns.is_empty()),
+        values: &values,
+    };
+    let objects = kustomizer.get()?.build(&request)?;
+    let force = spec.force.then(|| BTreeMap::from([(FORCE_RECREATE_ANNOTATION.to_string(), "true".to_string())]));
+    objects
+        .into_iter()
+        .map(|mut value| {
+            let key = ObjectKey::of(&value).filter(|k| !k.name.is_empty() && value["metadata"].is_object()).ok_or_else(|| {
+                RenderError::Manifest {
+                    origin: origin.clone(),
+                    message: "kustomize built something that is not a Kubernetes object".into(),
+                }
+            })?;
+            if let Some(force) = &force {
+                add_metadata(&mut value, "annotations", force);
+            }
+            let origin = format!("{origin}: {key}");
+            Ok(Rendered { manifest: Manifest { key, value, origin }, tier: spec.tier, create_namespace: !spec.skip_namespace_creation })
+        })
+        .collect()
+}
+
+/// The repository at the commit its ref named when this run looked it up.
+fn git_source(plan: &KustomizePlan<'_>, resources: &Resources, origin: &str) -> Result<KustomizeSource, RenderError> {
+    let revision = plan.revision.as_ref().expect("a GitRepository plan has a revision reference");
+    let unreadable = |message: String| RenderError::Unreadable { object: origin.to_string(), message };
+    match resources.lookup(&revision.key) {
+        Lookup::Found(found) => match (found["url"].as_str(), found["commit"].as_str()) {
+            (Some(url), Some(commit)) => Ok(KustomizeSource::Git { url: url.into(), reference: GitRef::Commit(commit.into()) }),
+            _ => Err(unreadable("the looked-up revision has no url and commit".into())),
+        },
+        Lookup::Missing => Err(unreadable("its commit was not looked up".into())),
+        Lookup::Failed(why) => Err(unreadable(why.to_string())),
+    }
+}

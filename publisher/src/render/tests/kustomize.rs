@@ -1,0 +1,168 @@
+//! `kustomizationRefs` through the render pipeline, with a stand-in kubectl whose
+//! "build" prints the directory's YAML files as they are: what is under test here is
+//! what rendering does around the build (sources, revisions, values, namespaces, tiers,
+//! patches, failures). Real kustomize builds are the end-to-end suite's.
+
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+
+use super::*;
+use crate::sveltos::kustomization::git_revision_key;
+
+const FAKE_KUBECTL: &str = r#"#!/bin/sh
+case "$1" in
+version) echo '{"kustomizeVersion": "v5.5.0"}' ;;
+kustomize) for f in "$4"/*.yaml; do [ "${f##*/}" = kustomization.yaml ] || { echo ---; cat "$f"; }; done ;;
+esac
+"#;
+
+fn fake_kubectl() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("kubectl");
+    std::fs::write(&path, FAKE_KUBECTL).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (dir, path)
+}
+
+/// A gzip'ed tar of `files`, base64, as a ConfigMap's binaryData holds it.
+fn tarball(files: &[(&str, &str)]) -> String {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
+    for (path, text) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, path, text.as_bytes()).unwrap();
+    }
+    let mut gz = builder.into_inner().unwrap();
+    gz.flush().unwrap();
+    STANDARD.encode(gz.finish().unwrap())
+}
+
+const APP: &[(&str, &str)] = &[
+    ("app/kustomization.yaml", "resources: [deploy.yaml]\n"),
+    (
+        "app/deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {region: '{{ .Region }}', size: '{{ .Size }}'}\nspec: {replicas: 1}\n",
+    ),
+];
+
+fn kustomize_world(refs: &str, extra: &str) -> (Inventory, Resources) {
+    world(&format!(
+        "apiVersion: config.projectsveltos.io/v1beta1\nkind: ClusterProfile\nmetadata: {{name: k}}\n\
+         spec:\n  clusterSelector: {{matchLabels: {{region: eu}}}}\n  kustomizationRefs: [{refs}]\n\
+         ---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: app, namespace: defs}}\nbinaryData: {{kustomize.tar.gz: {}}}\n{extra}",
+        tarball(APP)
+    ))
+}
+
+fn render_with_kubectl(world: &(Inventory, Resources), kubectl: &std::path::Path) -> Rendered {
+    let renderer = renderer(&world.1).with_kubectl(Some(kubectl.to_path_buf()));
+    render_stored(&renderer, world, "fleet/eu-1", None).unwrap()
+}
+
+#[test]
+fn builds_a_config_map_tarball_with_templated_values_into_the_target_namespace() {
+    let (_dir, kubectl) = fake_kubectl();
+    let w = kustomize_world(
+        "{kind: ConfigMap, namespace: defs, name: app, path: ./app, targetNamespace: 'apps-{{ .ClusterName }}',
+          values: {Region: '{{ index .Cluster.metadata.labels \"region\" }}', Size: small},
+          valuesFrom: [{kind: ConfigMap, namespace: defs, name: sizes}]}",
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: sizes, namespace: defs}\ndata: {Size: '{{ .ClusterName }}-large'}\n",
+    );
+    let r = render_with_kubectl(&w, &kubectl);
+    let deploy = file(&r, "ClusterProfile.k/Deployment.apps-eu-1.web.yaml");
+    assert!(deploy.contains("region: eu"), "{deploy}");
+    assert!(deploy.contains("size: eu-1-large"), "valuesFrom wins over values: {deploy}");
+    assert!(deploy.contains("namespace: apps-eu-1"), "{deploy}");
+    assert_eq!(
+        file(&r, "ClusterProfile.k/Namespace.cluster.apps-eu-1.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  annotations:\n    airlock.dev/create-only: \"true\"\n  name: apps-eu-1\n"
+    );
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+}
+
+#[test]
+fn kustomized_objects_take_the_profile_patches_and_the_reference_tier() {
+    let (_dir, kubectl) = fake_kubectl();
+    let w = kustomize_world(
+        "{kind: ConfigMap, namespace: defs, name: app, path: app, tier: 10, skipNamespaceCreation: true, values: {Region: a, Size: b}},
+         {kind: ConfigMap, namespace: defs, name: app, path: app, tier: 20, values: {Region: lost, Size: lost}}]
+  patches: [{target: {kind: Deployment}, patch: '[{\"op\": \"replace\", \"path\": \"/spec/replicas\", \"value\": 3}]'}",
+        "",
+    );
+    let r = render_with_kubectl(&w, &kubectl);
+    let deploy = file(&r, "ClusterProfile.k/Deployment.cluster.web.yaml");
+    assert!(deploy.contains("replicas: 3") && deploy.contains("region: a"), "{deploy}");
+    assert_eq!(r.objects, 1, "the tier-20 copy lost, and no namespace was asked for");
+}
+
+#[test]
+fn a_git_repository_builds_the_commit_looked_up_and_fails_alone_when_none_was() {
+    let (_dir, kubectl) = fake_kubectl();
+    let mut w = kustomize_world(
+        "{kind: GitRepository, namespace: flux-system, name: repo, path: app}]
+---
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {name: other}
+spec:
+  clusterSelector: {matchLabels: {region: eu}}
+  policyRefs: [{kind: ConfigMap, namespace: defs, name: web}",
+        &format!(
+            "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: repo, namespace: flux-system}}\n\
+             spec: {{url: 'http://127.0.0.1:1/none.git', ref: {{branch: main}}}}\n---\n{}",
+            config_map("web", "defs", WEB)
+        ),
+    );
+    let repo = ObjectKey::new("source.toolkit.fluxcd.io/v1", "GitRepository", "flux-system", "repo");
+    w.1.record(git_revision_key(&repo), Err("git fetch of http://127.0.0.1:1/none.git: connection refused".into()));
+    let r = render_with_kubectl(&w, &kubectl);
+    let message = &failure(&r, "ClusterProfile.k").expect("the kustomize profile fails").message;
+    assert!(message.contains("spec.kustomizationRefs[0]") && message.contains("connection refused"), "{message}");
+    assert!(failure(&r, "ClusterProfile.other").is_none(), "the other profile renders");
+    assert!(file(&r, "ClusterProfile.other/ConfigMap.web.settings.yaml").contains("color: blue"));
+}
+
+#[test]
+fn a_missing_source_fails_unless_optional_and_a_missing_kubectl_fails_the_profile() {
+    let (_dir, kubectl) = fake_kubectl();
+    let w = kustomize_world("{kind: Secret, namespace: defs, name: absent, optional: true}", "");
+    let r = render_with_kubectl(&w, &kubectl);
+    assert!(r.failures.is_empty() && r.objects == 0, "{:?}", r.failures);
+    assert!(r.warnings.iter().any(|w| w.contains("optional Secret defs/absent not found")), "{:?}", r.warnings);
+
+    let w = kustomize_world("{kind: Secret, namespace: defs, name: absent}", "");
+    let r = render_with_kubectl(&w, &kubectl);
+    let message = &failure(&r, "ClusterProfile.k").unwrap().message;
+    assert!(message.contains("spec.kustomizationRefs[0]: Secret defs/absent not found"), "{message}");
+
+    let w = kustomize_world("{kind: ConfigMap, namespace: defs, name: app, path: app}", "");
+    let r = render_with_kubectl(&w, std::path::Path::new("/nonexistent/kubectl"));
+    let message = &failure(&r, "ClusterProfile.k").unwrap().message;
+    assert!(message.contains("kubectl not found") && message.contains("--kubectl"), "{message}");
+}
+
+#[test]
+fn plans_name_the_source_its_revision_and_the_values_objects() {
+    let w = kustomize_world(
+        "{kind: GitRepository, namespace: flux-system, name: '{{ .ClusterName }}', valuesFrom: [{kind: Secret, name: v}]}",
+        "",
+    );
+    let c = w.0.clusters.iter().find(|c| c.id.to_string() == "fleet/eu-1").unwrap();
+    let p = plan(c, select::profiles_for(c, &w.0), &w.0).unwrap();
+    let keys: Vec<String> = p.references().map(|r| format!("{} {}", r.api_version, r.key)).collect();
+    assert_eq!(
+        keys,
+        [
+            "source.toolkit.fluxcd.io/v1 GitRepository.source.toolkit.fluxcd.io flux-system/eu-1",
+            "airlock.dev/v1 GitRevision.airlock.dev flux-system/eu-1",
+            "v1 Secret fleet/v",
+        ]
+    );
+    assert_eq!(
+        p.git_repositories().map(ToString::to_string).collect::<Vec<_>>(),
+        ["GitRepository.source.toolkit.fluxcd.io flux-system/eu-1"]
+    );
+    assert!(p.profiles[0].shared_key(&w.1).is_none(), "valuesFrom makes it per cluster");
+}

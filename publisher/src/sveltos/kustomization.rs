@@ -1,0 +1,115 @@
+//! A profile's `spec.kustomizationRefs` as the publisher builds them: where the source
+//! tree comes from, which directory of it, and the values substituted per cluster.
+//!
+//! A Flux GitRepository names a repository and a branch, tag or commit; which commit that
+//! is today is looked up once per run and kept among the fetched resources under
+//! [`git_revision_key`], so a branch that moved changes what a cluster's rendering reads
+//! (and so its fingerprint) even though no management object changed.
+
+use std::collections::BTreeMap;
+
+use super::key::{ObjectKey, Reference};
+use super::model::PolicyKind;
+
+/// The API version the publisher asks a Flux GitRepository in.
+pub const FLUX_SOURCE_API_VERSION: &str = "source.toolkit.fluxcd.io/v1";
+/// The kind of the key a GitRepository's resolved commit is kept under: no API server
+/// has it, so no source is asked for it.
+pub const GIT_REVISION_KIND: &str = "GitRevision";
+const GIT_REVISION_API_VERSION: &str = "airlock.dev/v1";
+
+/// What a `kustomizationRefs` entry's files are read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KustomizeKind {
+    /// `binaryData["kustomize.tar.gz"]`.
+    ConfigMap,
+    /// `data["kustomize.tar.gz"]` of a Secret of Sveltos's manifest type.
+    Secret,
+    /// A Flux GitRepository the publisher fetches itself.
+    GitRepository,
+}
+
+impl KustomizeKind {
+    pub fn kind(self) -> &'static str {
+        match self {
+            KustomizeKind::ConfigMap => "ConfigMap",
+            KustomizeKind::Secret => "Secret",
+            KustomizeKind::GitRepository => "GitRepository",
+        }
+    }
+
+    pub fn api_version(self) -> &'static str {
+        match self {
+            KustomizeKind::ConfigMap | KustomizeKind::Secret => "v1",
+            KustomizeKind::GitRepository => FLUX_SOURCE_API_VERSION,
+        }
+    }
+}
+
+/// A `spec.kustomizationRefs` entry the publisher builds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KustomizationRef {
+    /// Its index in `spec.kustomizationRefs`, for messages.
+    pub index: usize,
+    pub kind: KustomizeKind,
+    /// A template; empty means the matched cluster's namespace.
+    pub namespace: String,
+    /// A template.
+    pub name: String,
+    /// The directory of the tree holding `kustomization.yaml`; a template; empty for the
+    /// root.
+    pub path: String,
+    /// Component paths relative to `path`, each a template.
+    pub components: Vec<String>,
+    /// Set on every object built, when not empty.
+    pub target_namespace: String,
+    /// The substitution values, each a template over the cluster's data.
+    pub values: BTreeMap<String, String>,
+    /// ConfigMaps and Secrets whose data adds substitution values, in order.
+    pub values_from: Vec<ValuesFromRef>,
+    pub optional: bool,
+    /// Decides between two references of the profile deploying one object.
+    pub tier: u32,
+    pub skip_namespace_creation: bool,
+    /// Its objects carry the force-recreate annotation, as a policyRef's with `force`.
+    pub force: bool,
+}
+
+impl KustomizationRef {
+    /// Whether anything of it changes from cluster to cluster.
+    pub fn templated(&self) -> bool {
+        let t = |s: &String| s.contains("{{");
+        !self.values_from.is_empty()
+            || self.values.values().any(t)
+            || t(&self.path)
+            || t(&self.target_namespace)
+            || self.components.iter().any(t)
+    }
+}
+
+/// A `valuesFrom` entry of a kustomizationRef.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValuesFromRef {
+    /// Its path in the profile, for messages: `spec.kustomizationRefs[0].valuesFrom[1]`.
+    pub field: String,
+    pub kind: PolicyKind,
+    /// A template; empty means the matched cluster's namespace.
+    pub namespace: String,
+    pub name: String,
+    pub optional: bool,
+}
+
+/// The key the commit a GitRepository's ref points at is kept under.
+pub fn git_revision_key(repository: &ObjectKey) -> ObjectKey {
+    ObjectKey::new(GIT_REVISION_API_VERSION, GIT_REVISION_KIND, &repository.namespace, &repository.name)
+}
+
+/// Whether `key` is where a GitRepository's commit is kept, which no source holds.
+pub fn is_git_revision(key: &ObjectKey) -> bool {
+    key.kind == GIT_REVISION_KIND && key.group == "airlock.dev"
+}
+
+/// The reference a plan carries for a GitRepository's commit.
+pub fn git_revision_reference(repository: &ObjectKey) -> Reference {
+    Reference { key: git_revision_key(repository), api_version: GIT_REVISION_API_VERSION.into() }
+}

@@ -1,0 +1,88 @@
+//! `kustomizationRefs`: the ConfigMap, Secret and Flux GitRepository sources the
+//! publisher builds. A reference it cannot build (an OCIRepository or Bucket, a
+//! `remoteURL`, a `Local` one) is left out with a note saying why; one that is malformed
+//! is an error naming the field.
+
+use airlock_bundle::statement::{DEFAULT_TIER, FieldNote, Support};
+
+use super::reader::Fields;
+use super::refs::deployed_remotely;
+use crate::sveltos::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef};
+use crate::sveltos::model::{ModelError, PolicyKind};
+
+/// `kustomizationRefs` the publisher builds; a Profile's own namespace replaces theirs.
+pub fn kustomization_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNote>) -> Result<Vec<KustomizationRef>, ModelError> {
+    let mut out = Vec::new();
+    for (index, r) in spec.items("kustomizationRefs")? {
+        if !r.raw("remoteURL").is_null() {
+            if !r.raw("kind").is_null() {
+                return Err(r.error("kind", "must be omitted when remoteURL is set".into()));
+            }
+            // The field table notes remoteURL itself; without a source there is nothing to build.
+            continue;
+        }
+        let kind: String = r.or_default("kind")?;
+        let name: String = r.or_default("name")?;
+        let namespace: String = r.or_default("namespace")?;
+        let kind = match kind.as_str() {
+            "ConfigMap" => KustomizeKind::ConfigMap,
+            "Secret" => KustomizeKind::Secret,
+            "GitRepository" => KustomizeKind::GitRepository,
+            "OCIRepository" | "Bucket" => {
+                notes.push(FieldNote {
+                    field: r.path("kind"),
+                    support: Support::NotSupported,
+                    detail: format!("{kind} {namespace}/{name} is not built: only ConfigMap, Secret and GitRepository sources are"),
+                });
+                continue;
+            }
+            other => return Err(r.error("kind", format!("{other:?} is not ConfigMap, Secret, GitRepository, OCIRepository or Bucket"))),
+        };
+        if !deployed_remotely(&r, &format!("the kustomization of {} {namespace}/{name}", kind.kind()), notes)? {
+            continue;
+        }
+        if name.is_empty() {
+            return Err(r.error("name", "is empty".into()));
+        }
+        out.push(KustomizationRef {
+            index,
+            kind,
+            namespace: own.map_or(namespace, str::to_string),
+            name,
+            path: r.or_default("path")?,
+            components: r.or_default("components")?,
+            target_namespace: r.or_default("targetNamespace")?,
+            values: r.or_default("values")?,
+            values_from: values_from(&r, own)?,
+            optional: r.or_default("optional")?,
+            tier: r.get::<u32>("tier")?.unwrap_or(DEFAULT_TIER),
+            skip_namespace_creation: r.or_default("skipNamespaceCreation")?,
+            force: r.or_default("force")?,
+        });
+    }
+    Ok(out)
+}
+
+fn values_from(r: &Fields<'_>, own: Option<&str>) -> Result<Vec<ValuesFromRef>, ModelError> {
+    let mut out = Vec::new();
+    for (i, v) in r.items("valuesFrom")? {
+        let kind = match v.or_default::<String>("kind")?.as_str() {
+            "ConfigMap" => PolicyKind::ConfigMap,
+            "Secret" => PolicyKind::Secret,
+            other => return Err(v.error("kind", format!("{other:?} is neither ConfigMap nor Secret"))),
+        };
+        let name: String = v.or_default("name")?;
+        if name.is_empty() {
+            return Err(v.error("name", "is empty".into()));
+        }
+        let namespace: String = v.or_default("namespace")?;
+        out.push(ValuesFromRef {
+            field: format!("{}[{i}]", r.path("valuesFrom")),
+            kind,
+            namespace: own.map_or(namespace, str::to_string),
+            name,
+            optional: v.or_default("optional")?,
+        });
+    }
+    Ok(out)
+}
