@@ -6,24 +6,12 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use airlock_publisher::kustomize::{KustomizeError, KustomizeRequest, KustomizeSource, Kustomizer};
 use base64::Engine;
 use serde_json::{Value, json};
-
-/// `$AIRLOCK_KUSTOMIZE_KUBECTL`, else the kubectl hack/helm.sh installs.
-fn kubectl() -> PathBuf {
-    let path = std::env::var_os("AIRLOCK_KUSTOMIZE_KUBECTL").map(PathBuf::from).unwrap_or_else(|| {
-        let cache = std::env::var_os("AIRLOCK_CACHE")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/airlock"));
-        cache.join("kubectl/v1.32.3/kubectl")
-    });
-    assert!(path.is_file(), "no kubectl at {}: run hack/helm.sh", path.display());
-    path
-}
 
 const BASE: &[(&str, &str)] = &[
     ("base/kustomization.yaml", "resources: [deployment.yaml, service.yaml, configmap.yaml]\n"),
@@ -88,7 +76,7 @@ fn request<'a>(source: &'a KustomizeSource, path: &'a str, values: &'a BTreeMap<
 
 #[test]
 fn builds_an_overlay_from_a_config_map_tarball() {
-    let kustomizer = Kustomizer::locate(Some(&kubectl())).expect("kubectl runs");
+    let kustomizer = Kustomizer::locate(Some(&common::kustomize_kubectl())).expect("kubectl runs");
     assert_eq!(kustomizer.kustomize_version(), "v5.5.0");
     let source = KustomizeSource::from_config_map(&config_map(BASE), "ClusterProfile/kustomize").expect("a tarball");
     let values = BTreeMap::from([("Region".to_string(), "east".to_string()), ("Version".to_string(), "v1.2.0".to_string())]);
@@ -123,7 +111,7 @@ fn builds_an_overlay_from_a_config_map_tarball() {
 
 #[test]
 fn refuses_a_kustomization_that_reads_outside_its_tree() {
-    let kustomizer = Kustomizer::locate(Some(&kubectl())).expect("kubectl runs");
+    let kustomizer = Kustomizer::locate(Some(&common::kustomize_kubectl())).expect("kubectl runs");
     let none = BTreeMap::new();
     for text in [
         "configMapGenerator: [{name: keys, files: [/etc/hostname]}]\n",
@@ -173,7 +161,7 @@ fn builds_from_a_flux_git_repository_on_the_git_server() {
     git(work.path(), &["commit", "-q", "-am", "evening"]);
     git(work.path(), &["push", "-q", &url, "main", "v1"]);
 
-    let kustomizer = Kustomizer::locate(Some(&kubectl())).expect("kubectl runs");
+    let kustomizer = Kustomizer::locate(Some(&common::kustomize_kubectl())).expect("kubectl runs");
     let none = BTreeMap::new();
     let greeting = |reference: Value| {
         let repo = json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository", "spec": {"url": url, "ref": reference}});

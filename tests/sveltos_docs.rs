@@ -146,7 +146,11 @@ async fn sveltos_documentation_examples_publish_as_sveltos_deploys() {
 
     let dir_store = format!("oci-layout:{}", tmp.path().join("from-dir").display());
     let dir = suite.root.display().to_string();
-    let from_dir = Published::run(Source::Dir, &["publish", "--from-dir", &dir, "--to", &dir_store, "--key", &keys.key, "--no-cache"]);
+    let kubectl = common::kustomize_kubectl().display().to_string();
+    let from_dir = Published::run(
+        Source::Dir,
+        &["publish", "--from-dir", &dir, "--to", &dir_store, "--key", &keys.key, "--no-cache", "--kubectl", &kubectl],
+    );
     check_store(&suite, &dir_store, &keys, &from_dir, &mut report).await;
     runs.push(from_dir);
 
@@ -155,7 +159,8 @@ async fn sveltos_documentation_examples_publish_as_sveltos_deploys() {
         Ok(_applied) => {
             let live_store = format!("oci-layout:{}", tmp.path().join("live").display());
             let kubeconfig = management::kubeconfig();
-            let mut args = vec!["publish", "--kubeconfig", &kubeconfig, "--to", &live_store, "--key", &keys.key, "--no-cache"];
+            let mut args =
+                vec!["publish", "--kubeconfig", &kubeconfig, "--to", &live_store, "--key", &keys.key, "--no-cache", "--kubectl", &kubectl];
             for c in &suite.pull {
                 args.extend(["--cluster", c]);
             }

@@ -91,6 +91,19 @@ pub fn publisher_bin() -> PathBuf {
     binary("airlock-publisher", "airlock-publisher")
 }
 
+/// The kubectl kustomizations are built with: `$AIRLOCK_KUSTOMIZE_KUBECTL`, else the one
+/// hack/helm.sh installs, so the builds do not depend on a kubectl the machine may lack.
+pub fn kustomize_kubectl() -> PathBuf {
+    let path = std::env::var_os("AIRLOCK_KUSTOMIZE_KUBECTL").map(PathBuf::from).unwrap_or_else(|| {
+        let cache = std::env::var_os("AIRLOCK_CACHE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/airlock"));
+        cache.join("kubectl/v1.32.3/kubectl")
+    });
+    assert!(path.is_file(), "no kubectl at {}: run hack/helm.sh", path.display());
+    path
+}
+
 /// A new empty repository `name` on the test Git server (`hack/git-server.sh new-repo`);
 /// its http URL.
 pub fn new_git_repo(name: &str) -> String {

@@ -255,7 +255,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     ),
     all("spec.kustomizationRefs[].components", Supported, "templates, appended to the kustomization's components before the build"),
     f("spec.kustomizationRefs[].targetNamespace", Supported, "set on every object built (the puller leaves it off cluster-scoped kinds)"),
-    f(
+    all(
         "spec.kustomizationRefs[].values",
         Supported,
         "each value a template over the cluster's data; with any value set, every object built is then a template with the values as its data",
