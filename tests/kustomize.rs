@@ -1,15 +1,18 @@
 //! Kustomizations built with kubectl's kustomize (kubectl 1.32 from hack/helm.sh) from the
 //! sources Sveltos reads: a ConfigMap holding `kustomize.tar.gz`, and a Flux GitRepository
-//! on the test services' Git server (`$AIRLOCK_GIT_HTTP`). The trees are the Sveltos
+//! on the test services' Git server (`$AIRLOCK_GIT_HTTP`), built by the library and by
+//! `airlock-publisher publish` following a branch. The trees are the Sveltos
 //! documentation's hello-world with a production overlay.
 
 mod common;
+#[path = "publisher_support/mod.rs"]
+mod support;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use airlock_publisher::kustomize::{KustomizeError, KustomizeRequest, KustomizeSource, Kustomizer};
+use airlock_publisher::kustomize::{GitRef, KustomizeError, KustomizeRequest, KustomizeSource, Kustomizer, commit_of};
 use base64::Engine;
 use serde_json::{Value, json};
 
@@ -159,7 +162,18 @@ fn builds_from_a_flux_git_repository_on_the_git_server() {
     )
     .unwrap();
     git(work.path(), &["commit", "-q", "-am", "evening"]);
-    git(work.path(), &["push", "-q", &url, "main", "v1"]);
+    git(work.path(), &["tag", "-a", "-m", "annotated", "v2"]);
+    git(work.path(), &["push", "-q", &url, "main", "v1", "v2"]);
+    let rev_parse = |rev: &str| {
+        let out = Command::new("git").arg("-C").arg(work.path()).args(["rev-parse", rev]).output().expect("git runs");
+        String::from_utf8(out.stdout).expect("UTF-8").trim().to_string()
+    };
+    for (reference, rev) in
+        [(GitRef::Branch("main".into()), "main"), (GitRef::Tag("v1".into()), "v1"), (GitRef::Tag("v2".into()), "v2^{commit}")]
+    {
+        assert_eq!(commit_of("o", &url, &reference).expect("the remote lists it"), rev_parse(rev), "{reference:?}");
+    }
+    assert!(matches!(commit_of("o", &url, &GitRef::Branch("none".into())), Err(KustomizeError::Fetch { .. })));
 
     let kustomizer = Kustomizer::locate(Some(&common::kustomize_kubectl())).expect("kubectl runs");
     let none = BTreeMap::new();
@@ -180,4 +194,98 @@ fn builds_from_a_flux_git_repository_on_the_git_server() {
     let source = KustomizeSource::from_flux_git_repository(&missing, "o").expect("supported");
     let err = kustomizer.build(&request(&source, "", &none)).unwrap_err();
     assert!(matches!(err, KustomizeError::Fetch { .. }), "{err}");
+}
+
+fn profile_dir(dir: &Path, run: &str, url: &str) {
+    let text = format!(
+        "apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {{name: edge, namespace: {run}, labels: {{site: north}}}}
+spec: {{pullMode: true}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {{name: hello, namespace: {run}}}
+spec: {{url: '{url}', ref: {{branch: main}}, interval: 1m}}
+---
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {{name: {run}-git}}
+spec:
+  clusterSelector: {{matchLabels: {{site: north}}}}
+  kustomizationRefs:
+  - {{kind: GitRepository, name: hello, path: ./base/, targetNamespace: '{{{{ .ClusterName }}}}-apps',
+      values: {{Region: '{{{{ index .Cluster.metadata.labels \"site\" }}}}', Version: v1.2.0}}}}
+"
+    );
+    std::fs::write(dir.join("fleet.yaml"), text).expect("writes the fleet");
+}
+
+/// `publish --from-dir` with a profile building a GitRepository of the test Git server: the
+/// branch's commit is built; an unchanged branch publishes nothing; a new commit publishes
+/// a new version; an unreachable repository fails that profile alone, naming it, and the
+/// cluster keeps what the profile last rendered.
+#[tokio::test]
+async fn publishes_what_a_git_branch_holds_and_follows_it() {
+    let run = support::unique("kustomize-git");
+    let url = common::new_git_repo(&run);
+    let work = tempfile::tempdir().expect("tempdir");
+    write_tree(work.path(), BASE);
+    git(work.path(), &["init", "-q", "-b", "main"]);
+    git(work.path(), &["add", "."]);
+    git(work.path(), &["commit", "-q", "-m", "hello world"]);
+    git(work.path(), &["push", "-q", &url, "main"]);
+
+    let (fleet, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    profile_dir(fleet.path(), &run, &url);
+    let keys = support::Keys::new("kustomize");
+    let store = format!("oci-layout:{}", out.path().join("layout").display());
+    let kubectl = common::kustomize_kubectl().display().to_string();
+    let fleet_dir = fleet.path().display().to_string();
+    let cache = out.path().join("cache").display().to_string();
+    let publish = |code| {
+        support::run_expect(
+            &["publish", "--from-dir", &fleet_dir, "--to", &store, "--key", &keys.key, "--kubectl", &kubectl, "--cache-dir", &cache],
+            code,
+        )
+    };
+    let cluster: airlock_bundle::ClusterId = format!("{run}/edge").parse().expect("a cluster id");
+    let part = format!("ClusterProfile.{run}-git");
+    let greeting = |bundle: &airlock_bundle::VerifiedBundle| {
+        let map = support::file(bundle, &format!("{part}/ConfigMap.edge-apps.the-map.yaml"));
+        map.lines().find_map(|l| l.trim().strip_prefix("altGreeting: ").map(str::to_string)).expect("a greeting")
+    };
+
+    let first = publish(0);
+    assert_eq!(support::summary(&first)[0].2, "published", "{first}");
+    let bundle = support::read_back(&store, &cluster, &keys.keyring).await;
+    assert_eq!(greeting(&bundle), "Good Morning!");
+    let deployment = support::file(&bundle, &format!("{part}/Deployment.edge-apps.the-deployment.yaml"));
+    assert!(deployment.contains("region: north") && deployment.contains("image: nginx:v1.2.0"), "{deployment}");
+    assert!(
+        bundle.bundle().files().any(|(p, _)| p == format!("{part}/Namespace.cluster.edge-apps.yaml")),
+        "the target namespace is created"
+    );
+
+    let again = publish(0);
+    assert_eq!(support::summary(&again)[0].2, "unchanged", "the branch did not move: {again}");
+
+    std::fs::write(
+        work.path().join("base/configmap.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: the-map\ndata:\n  altGreeting: Good Evening!\n",
+    )
+    .unwrap();
+    git(work.path(), &["commit", "-q", "-am", "evening"]);
+    git(work.path(), &["push", "-q", &url, "main"]);
+    let moved = publish(0);
+    assert_eq!(support::summary(&moved)[0].1, "2", "a new commit is a new version: {moved}");
+    assert_eq!(greeting(&support::read_back(&store, &cluster, &keys.keyring).await), "Good Evening!");
+
+    let gone = url.replace(&run, &format!("{run}-gone"));
+    std::fs::write(fleet.path().join("fleet.yaml"), std::fs::read_to_string(fleet.path().join("fleet.yaml")).unwrap().replace(&url, &gone))
+        .unwrap();
+    let failed = publish(2);
+    assert!(failed.contains(&format!("ClusterProfile/{run}-git")) && failed.contains(&gone), "names the profile and the URL: {failed}");
+    let kept = support::read_back(&store, &cluster, &keys.keyring).await;
+    assert_eq!(greeting(&kept), "Good Evening!", "the failed profile keeps its last good part");
 }
