@@ -231,7 +231,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.kustomizationRefs",
         Differs,
-        "built on the management side with the kustomize inside kubectl (kubectl kustomize --load-restrictor LoadRestrictionsNone; plugins off), found on PATH or given by --kubectl; the objects go through patches, extra labels and tiers like a policyRef's (docs/kustomize.md)",
+        "built on the management side with the kustomize inside kubectl (kubectl kustomize --load-restrictor LoadRestrictionsNone; plugins off), found on PATH or given by --kubectl; the objects go through patches, extra labels and tiers like a policyRef's (docs/helm.md, Kustomize)",
     ),
     f(
         "spec.kustomizationRefs[].kind",
