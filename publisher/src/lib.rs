@@ -30,6 +30,8 @@ mod render;
 mod sveltos;
 mod table;
 mod template;
+#[cfg(test)]
+mod test_archive;
 mod yaml;
 
 /// Template rendering for the fuzz target `fuzz/fuzz_targets/template.rs`; not an API.

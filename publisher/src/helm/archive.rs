@@ -51,18 +51,7 @@ pub(super) fn chart_meta(archive: &[u8]) -> Result<ChartMeta, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn archive(files: &[(&str, &str)]) -> Vec<u8> {
-        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
-        for (path, text) in files {
-            let mut header = tar::Header::new_gnu();
-            header.set_size(text.len() as u64);
-            header.set_mode(0o644);
-            header.set_cksum();
-            builder.append_data(&mut header, path, text.as_bytes()).expect("append");
-        }
-        builder.into_inner().expect("tar").finish().expect("gzip")
-    }
+    use crate::test_archive::tar_gz as archive;
 
     #[test]
     fn reads_the_top_level_chart_yaml() {

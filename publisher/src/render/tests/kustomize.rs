@@ -3,7 +3,6 @@
 //! what rendering does around the build (sources, revisions, values, namespaces, tiers,
 //! patches, failures). Real kustomize builds are the end-to-end suite's.
 
-use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 
 use super::*;
@@ -26,17 +25,7 @@ fn fake_kubectl() -> (tempfile::TempDir, std::path::PathBuf) {
 
 /// A gzip'ed tar of `files`, base64, as a ConfigMap's binaryData holds it.
 fn tarball(files: &[(&str, &str)]) -> String {
-    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast()));
-    for (path, text) in files {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(text.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        builder.append_data(&mut header, path, text.as_bytes()).unwrap();
-    }
-    let mut gz = builder.into_inner().unwrap();
-    gz.flush().unwrap();
-    STANDARD.encode(gz.finish().unwrap())
+    STANDARD.encode(crate::test_archive::tar_gz(files))
 }
 
 const APP: &[(&str, &str)] = &[

@@ -6,9 +6,9 @@
 use airlock_bundle::statement::{DEFAULT_TIER, FieldNote, Support};
 
 use super::reader::Fields;
-use super::refs::deployed_remotely;
+use super::refs::{config_source, deployed_remotely};
 use crate::sveltos::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef};
-use crate::sveltos::model::{ModelError, PolicyKind};
+use crate::sveltos::model::ModelError;
 
 /// `kustomizationRefs` the publisher builds; a Profile's own namespace replaces theirs.
 pub fn kustomization_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNote>) -> Result<Vec<KustomizationRef>, ModelError> {
@@ -66,15 +66,7 @@ pub fn kustomization_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<
 fn values_from(r: &Fields<'_>, own: Option<&str>) -> Result<Vec<ValuesFromRef>, ModelError> {
     let mut out = Vec::new();
     for (i, v) in r.items("valuesFrom")? {
-        let kind = match v.or_default::<String>("kind")?.as_str() {
-            "ConfigMap" => PolicyKind::ConfigMap,
-            "Secret" => PolicyKind::Secret,
-            other => return Err(v.error("kind", format!("{other:?} is neither ConfigMap nor Secret"))),
-        };
-        let name: String = v.or_default("name")?;
-        if name.is_empty() {
-            return Err(v.error("name", "is empty".into()));
-        }
+        let (kind, name) = config_source(&v)?;
         let namespace: String = v.or_default("namespace")?;
         out.push(ValuesFromRef {
             field: format!("{}[{i}]", r.path("valuesFrom")),

@@ -160,18 +160,24 @@ pub fn template_refs(spec: &Fields<'_>) -> Result<Vec<TemplateRef>, ModelError> 
 pub fn patches_from(spec: &Fields<'_>) -> Result<Vec<PatchesFromRef>, ModelError> {
     let mut out = Vec::new();
     for (index, r) in spec.items("patchesFrom")? {
-        let kind = match r.or_default::<String>("kind")?.as_str() {
-            "ConfigMap" => PolicyKind::ConfigMap,
-            "Secret" => PolicyKind::Secret,
-            other => return Err(r.error("kind", format!("{other:?} is neither ConfigMap nor Secret"))),
-        };
-        let name: String = r.or_default("name")?;
-        if name.is_empty() {
-            return Err(r.error("name", "is empty".into()));
-        }
+        let (kind, name) = config_source(&r)?;
         out.push(PatchesFromRef { index, kind, namespace: r.or_default("namespace")?, name, optional: r.or_default("optional")? });
     }
     Ok(out)
+}
+
+/// The `kind` (ConfigMap or Secret) and non-empty `name` of a reference to data keys.
+pub fn config_source(r: &Fields<'_>) -> Result<(PolicyKind, String), ModelError> {
+    let kind = match r.or_default::<String>("kind")?.as_str() {
+        "ConfigMap" => PolicyKind::ConfigMap,
+        "Secret" => PolicyKind::Secret,
+        other => return Err(r.error("kind", format!("{other:?} is neither ConfigMap nor Secret"))),
+    };
+    let name: String = r.or_default("name")?;
+    if name.is_empty() {
+        return Err(r.error("name", "is empty".into()));
+    }
+    Ok((kind, name))
 }
 
 /// `patches`.
