@@ -107,7 +107,7 @@ mod tests {
             message: "bad".into(),
         }];
         let mut out = Vec::new();
-        write_summary(&mut out, &Published { rows, broken }).unwrap();
+        write_summary(&mut out, &Published { rows, broken, ..Default::default() }).unwrap();
         let text = String::from_utf8(out).unwrap();
         let want = format!(
             "CLUSTER             VERSION   DIGEST                OBJECTS   STATUS      WARNINGS\n\

@@ -204,7 +204,7 @@ mod tests {
     }
 
     fn code(rows: Vec<Row>, broken: Vec<Broken>) -> u8 {
-        exit_code(&Published { rows, broken })
+        exit_code(&Published { rows, broken, ..Default::default() })
     }
 
     #[test]

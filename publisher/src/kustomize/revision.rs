@@ -4,24 +4,37 @@
 //! builds exactly that commit and a cluster's fingerprint changes when the branch moves.
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use git2::{Direction, Repository};
 use serde_json::json;
 
 use super::error::{KustomizeError, io_error};
 use super::source::{GitRef, KustomizeSource};
+use crate::duration::parse_go_duration;
 use crate::sveltos::kustomization::git_revision_key;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
+
+/// A long-running publisher looks again no more often than this, whatever a
+/// GitRepository's `spec.interval` says.
+const MIN_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Looks up the commit of every GitRepository in `repositories` that `resources` holds,
 /// and records it (or why it could not be found) under its revision key. A repository
 /// that is missing gets no revision: the reference is missing, and `optional` decides.
-pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, resources: &mut Resources) {
+/// Returns the shortest `spec.interval` among them: how soon a long-running publisher
+/// should look again.
+pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, resources: &mut Resources) -> Option<Duration> {
+    let mut soonest: Option<Duration> = None;
     for repository in repositories {
         let outcome = match resources.lookup(repository) {
             Lookup::Missing => continue,
             Lookup::Failed(why) => Err(why.to_string()),
             Lookup::Found(value) => {
+                if let Some(interval) = value["spec"]["interval"].as_str().and_then(|t| parse_go_duration(t).ok()) {
+                    let interval = interval.max(MIN_INTERVAL);
+                    soonest = Some(soonest.map_or(interval, |s| s.min(interval)));
+                }
                 let origin = repository.to_string();
                 KustomizeSource::from_flux_git_repository(value, &origin)
                     .and_then(|source| match source {
@@ -35,6 +48,7 @@ pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, resources: &mut Resource
         };
         resources.record(git_revision_key(repository), outcome.map(Some));
     }
+    soonest
 }
 
 /// The commit `reference` of `url` names. A commit names itself; it is checked to exist
@@ -57,4 +71,44 @@ pub fn commit_of(origin: &str, url: &str, reference: &GitRef) -> Result<String, 
     let peeled = format!("{wanted}^{{}}");
     let found = heads.iter().find(|h| h.name() == peeled).or_else(|| heads.iter().find(|h| h.name() == wanted));
     found.map(|h| h.oid().to_string()).ok_or_else(|| fetch_err(format!("the remote has no {wanted}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn repository(name: &str, interval: &str) -> (ObjectKey, serde_json::Value) {
+        let key = ObjectKey::new("source.toolkit.fluxcd.io/v1", "GitRepository", "flux", name);
+        let commit = "0123456789abcdef0123456789abcdef01234567";
+        (key, json!({"spec": {"url": "http://127.0.0.1:1/x.git", "interval": interval, "ref": {"commit": commit}}}))
+    }
+
+    #[test]
+    fn a_commit_needs_no_lookup_and_the_soonest_interval_is_returned() {
+        let (a, b) = (repository("a", "5m"), repository("b", "2m30s"));
+        let mut resources = Resources::found(BTreeMap::from([a.clone(), b.clone()]));
+        let missing = ObjectKey::new("source.toolkit.fluxcd.io/v1", "GitRepository", "flux", "gone");
+        let wanted = BTreeSet::from([a.0.clone(), b.0.clone(), missing.clone()]);
+        assert_eq!(resolve_into(&wanted, &mut resources), Some(Duration::from_secs(150)));
+        let revision = resources.get(&git_revision_key(&a.0)).expect("recorded");
+        assert_eq!(revision["commit"], "0123456789abcdef0123456789abcdef01234567");
+        assert!(matches!(resources.lookup(&git_revision_key(&missing)), Lookup::Missing), "a missing repository has no revision");
+
+        let fast = repository("fast", "1s");
+        let mut resources = Resources::found(BTreeMap::from([fast.clone()]));
+        assert_eq!(resolve_into(&BTreeSet::from([fast.0]), &mut resources), Some(MIN_INTERVAL));
+    }
+
+    #[test]
+    fn an_unreachable_remote_is_recorded_as_unreadable() {
+        let key = ObjectKey::new("source.toolkit.fluxcd.io/v1", "GitRepository", "flux", "down");
+        let value = json!({"spec": {"url": "http://127.0.0.1:1/x.git", "ref": {"branch": "main"}}});
+        let mut resources = Resources::found(BTreeMap::from([(key.clone(), value)]));
+        assert_eq!(resolve_into(&BTreeSet::from([key.clone()]), &mut resources), None);
+        match resources.lookup(&git_revision_key(&key)) {
+            Lookup::Failed(why) => assert!(why.contains("http://127.0.0.1:1/x.git"), "{why}"),
+            _ => panic!("expected a failure"),
+        }
+    }
 }

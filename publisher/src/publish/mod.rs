@@ -136,6 +136,9 @@ pub struct Row {
 pub struct Published {
     pub rows: Vec<Row>,
     pub broken: Vec<Broken>,
+    /// The shortest `spec.interval` of the GitRepositories the run built from: when a
+    /// long-running publisher should look at their branches again.
+    pub git_interval: Option<std::time::Duration>,
 }
 
 impl Published {
@@ -221,9 +224,9 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
     let wanted: BTreeSet<_> = wanted.into_iter().filter(|r| !remotes.contains_key(&r.key) && !is_git_revision(&r.key)).cloned().collect();
     let mut resources = source.fetch(&wanted).await?;
     publisher.remote.fetch_into(&remotes, &mut resources).await;
-    let resources = tokio::task::spawn_blocking(move || {
-        kustomize::resolve_revisions(&repositories, &mut resources);
-        resources
+    let (resources, git_interval) = tokio::task::spawn_blocking(move || {
+        let interval = kustomize::resolve_revisions(&repositories, &mut resources);
+        (resources, interval)
     })
     .await
     .expect("looking up Git revisions panicked");
@@ -234,7 +237,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         Ok(expires) => Times { now, expires },
         Err(e) => {
             rows.extend(clusters.iter().map(|c| settle::failed(c.id.clone(), format!("--expires-in: {e}"), Vec::new())));
-            return Ok(Published { rows: sorted(rows), broken: inventory.broken });
+            return Ok(Published { rows: sorted(rows), broken: inventory.broken, git_interval });
         }
     };
     let unplanned = Unplanned::of(&inventory);
@@ -287,7 +290,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         phases.add("save the memo", &mut since);
     }
     phases.log();
-    Ok(Published { rows: sorted(rows), broken: inventory.broken })
+    Ok(Published { rows: sorted(rows), broken: inventory.broken, git_interval })
 }
 
 /// The rows in cluster order.
