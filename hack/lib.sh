@@ -91,14 +91,21 @@ log_file() { echo "$AIRLOCK_STATE/logs/$1.log"; }
 # is_running NAME — true when NAME.pid names a live process that we started as NAME.
 # start_bg tags each service with AIRLOCK_SERVICE_NAME in its environment, so a stale
 # pid file (machine rebooted, pid reused by something else) is never mistaken for
-# our service, and stop_pid never signals a stranger.
+# our service, and stop_pid never signals a stranger. A process in the middle of its
+# exec (start_bg's shell becoming the service) shows no environment for a moment, so a
+# live process without the tag is asked again before it counts as a stranger.
 is_running() {
-  local pf pid
+  local pf pid i
   pf="$(pid_file "$1")"
   [ -f "$pf" ] || return 1
   pid="$(cat "$pf")"
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 1
-  grep -qzxF "AIRLOCK_SERVICE_NAME=$1" "/proc/$pid/environ" 2>/dev/null
+  [ -n "$pid" ] || return 1
+  for i in 1 2 3; do
+    kill -0 "$pid" 2>/dev/null || return 1
+    grep -qzxF "AIRLOCK_SERVICE_NAME=$1" "/proc/$pid/environ" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
 }
 
 # start_bg NAME CMD... — start CMD detached (own session, so it outlives the caller
