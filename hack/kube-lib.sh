@@ -155,7 +155,7 @@ start_apiserver() {
   for ((i = 0; i < 240; i++)); do
     curl -fsS --max-time 3 --cacert "$pki/ca.crt" -H "Authorization: Bearer $(cat "$pki/admin.token")" \
       "https://$addr:$port/readyz" >/dev/null 2>&1 && return 0
-    is_running "$name" || die "$name exited; see $(log_file "$name")"
+    exited "$name" && die "$name exited; see $(log_file "$name")"
     sleep 0.5
   done
   die "$name not ready after 120s; see $(log_file "$name")"

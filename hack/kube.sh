@@ -243,7 +243,7 @@ start() {
   # The default ServiceAccount comes from the controller manager; wait briefly.
   for ((i = 0; i < 60; i++)); do
     "$AIRLOCK_KUBECTL" --kubeconfig "$KUBECONFIG_FILE" -n default get serviceaccount default >/dev/null 2>&1 && break
-    is_running "$P-controller-manager" || die "kube-controller-manager ($INSTANCE) exited; see $(log_file "$P-controller-manager")"
+    exited "$P-controller-manager" && die "kube-controller-manager ($INSTANCE) exited; see $(log_file "$P-controller-manager")"
     sleep 0.5
   done
   "$AIRLOCK_KUBECTL" --kubeconfig "$KUBECONFIG_FILE" -n default get serviceaccount default >/dev/null 2>&1 ||

@@ -108,6 +108,21 @@ is_running() {
   return 1
 }
 
+# exited NAME — true when the service NAME, started by this script moments ago, is gone
+# (its pid file names no live process). For the waits right after start_bg: the pid file
+# is our own there, so the environment tag is not needed, and a live process without it
+# is reported (it was seen in CI, once per run at most, and never reproduced) instead of
+# being taken for a dead service.
+exited() {
+  local pid
+  pid="$(cat "$(pid_file "$1")" 2>/dev/null)" || return 0
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+  if ! is_running "$1"; then
+    log "note: $1 (pid $pid) is alive without its tag; environ holds $(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | wc -l) entries"
+  fi
+  return 1
+}
+
 # start_bg NAME CMD... — start CMD detached (own session, so it outlives the caller
 # and ignores the caller's Ctrl-C), writing pids/NAME.pid and logs/NAME.log.
 # Does nothing when NAME is already running.
