@@ -289,3 +289,72 @@ async fn publishes_what_a_git_branch_holds_and_follows_it() {
     let kept = support::read_back(&store, &cluster, &keys.keyring).await;
     assert_eq!(greeting(&kept), "Good Evening!", "the failed profile keeps its last good part");
 }
+
+/// The media type of the layer `flux push artifact` writes.
+const FLUX_CONTENT: &str = "application/vnd.cncf.flux.content.v1.tar+gzip";
+
+/// `publish --from-dir` with a profile building a Flux OCIRepository of the test registry:
+/// the tag's artifact is built; an unmoved tag publishes nothing; the tag pushed again with
+/// other content publishes a new version.
+#[tokio::test]
+async fn publishes_what_an_oci_artifact_holds_and_follows_its_tag() {
+    let run = support::unique("kustomize-oci");
+    let registry = common::service_env("AIRLOCK_REGISTRY");
+    let repository = format!("airlock-e2e/{run}");
+    let tarball = |greeting: &str| {
+        let mut files: Vec<(&str, String)> = BASE.iter().map(|(p, t)| (*p, t.to_string())).collect();
+        let map = format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: the-map\ndata:\n  altGreeting: {greeting}\n");
+        files.iter_mut().find(|(p, _)| *p == "base/configmap.yaml").expect("the tree has a map").1 = map;
+        let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        let encoded = config_map(&files)["binaryData"]["kustomize.tar.gz"].as_str().expect("a tarball").to_string();
+        base64::engine::general_purpose::STANDARD.decode(encoded).expect("base64")
+    };
+    common::oci::push_artifact(&registry, &repository, "v1", FLUX_CONTENT, &tarball("Good Morning!"), None).await;
+
+    let (fleet, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let text = format!(
+        "apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {{name: edge, namespace: {run}, labels: {{site: south}}}}
+spec: {{pullMode: true}}
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {{name: hello, namespace: {run}}}
+spec: {{url: 'oci://{registry}/{repository}', ref: {{tag: v1}}, insecure: true, interval: 5m,
+        layerSelector: {{mediaType: {FLUX_CONTENT}, operation: extract}}}}
+---
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {{name: {run}-oci}}
+spec:
+  clusterSelector: {{matchLabels: {{site: south}}}}
+  kustomizationRefs:
+  - {{kind: OCIRepository, name: hello, path: base, targetNamespace: oci-apps, values: {{Region: south, Version: v1.2.0}}}}
+"
+    );
+    std::fs::write(fleet.path().join("fleet.yaml"), text).expect("writes the fleet");
+    let keys = support::Keys::new("kustomize");
+    let store = format!("oci-layout:{}", out.path().join("layout").display());
+    let kubectl = common::kustomize_kubectl().display().to_string();
+    let fleet_dir = fleet.path().display().to_string();
+    let cache = out.path().join("cache").display().to_string();
+    let publish = || {
+        support::run_expect(
+            &["publish", "--from-dir", &fleet_dir, "--to", &store, "--key", &keys.key, "--kubectl", &kubectl, "--cache-dir", &cache],
+            0,
+        )
+    };
+    let cluster: airlock_bundle::ClusterId = format!("{run}/edge").parse().expect("a cluster id");
+    let map = format!("ClusterProfile.{run}-oci/ConfigMap.oci-apps.the-map.yaml");
+
+    let first = publish();
+    assert_eq!(support::summary(&first)[0].2, "published", "{first}");
+    assert!(support::file(&support::read_back(&store, &cluster, &keys.keyring).await, &map).contains("Good Morning!"));
+    let again = publish();
+    assert_eq!(support::summary(&again)[0].2, "unchanged", "the tag did not move: {again}");
+    common::oci::push_artifact(&registry, &repository, "v1", FLUX_CONTENT, &tarball("Good Evening!"), None).await;
+    let moved = publish();
+    assert_eq!(support::summary(&moved)[0].1, "2", "the tag moved: {moved}");
+    assert!(support::file(&support::read_back(&store, &cluster, &keys.keyring).await, &map).contains("Good Evening!"));
+}

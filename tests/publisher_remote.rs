@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use airlock_bundle::Digest;
 use support::{Keys, file, kubectl, kubectl_ok, read_back, run, run_expect};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TOKEN: &str = "s3cret-token";
+const LAYER: &str = "application/vnd.oci.image.layer.v1.tar+gzip";
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -85,49 +85,6 @@ async fn serve(routes: Routes) -> (u16, Arc<Mutex<Vec<(String, String)>>>) {
     (port, seen)
 }
 
-/// Pushes an artifact of one gzip-compressed tar layer to `registry`, as `repository:tag`,
-/// with basic auth when `login` is given.
-async fn push_artifact(registry: &str, repository: &str, tag: &str, layer: &[u8], login: Option<(&str, &str)>) {
-    let mut headers = reqwest::header::HeaderMap::new();
-    if let Some((user, password)) = login {
-        let basic = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, format!("{user}:{password}"));
-        headers.insert("authorization", format!("Basic {basic}").parse().expect("a header value"));
-    }
-    let http = reqwest::Client::builder().default_headers(headers).build().expect("a client");
-    let base = format!("http://{registry}/v2/{repository}");
-    let push = |bytes: Vec<u8>| {
-        let (http, base) = (http.clone(), base.clone());
-        async move {
-            let digest = Digest::of(&bytes).to_string();
-            let started = http.post(format!("{base}/blobs/uploads/")).send().await.expect("upload starts");
-            assert_eq!(started.status().as_u16(), 202, "upload starts");
-            let location = started.headers()["location"].to_str().expect("a location").to_string();
-            let location = if location.starts_with('/') { format!("http://{registry}{location}") } else { location };
-            let sep = if location.contains('?') { '&' } else { '?' };
-            let put = http.put(format!("{location}{sep}digest={digest}")).body(bytes.clone()).send().await.expect("blob pushed");
-            assert_eq!(put.status().as_u16(), 201, "blob pushed");
-            (digest, bytes.len())
-        }
-    };
-    let (config, config_size) = push(b"{}".to_vec()).await;
-    let (layer, layer_size) = push(layer.to_vec()).await;
-    let manifest = serde_json::json!({
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "artifactType": "application/vnd.airlock.test.manifests",
-        "config": {"mediaType": "application/vnd.oci.empty.v1+json", "digest": config, "size": config_size},
-        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": layer, "size": layer_size}],
-    });
-    let put = http
-        .put(format!("{base}/manifests/{tag}"))
-        .header("content-type", "application/vnd.oci.image.manifest.v1+json")
-        .body(serde_json::to_vec(&manifest).expect("JSON"))
-        .send()
-        .await
-        .expect("manifest pushed");
-    assert_eq!(put.status().as_u16(), 201, "manifest pushed");
-}
-
 const NAMESPACE: &str = "apiVersion: v1\nkind: Namespace\nmetadata: {name: remote-app}\n";
 const SETTINGS: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: remote-app}\ndata: {color: blue}\n";
 const PLAIN: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, namespace: team}\ndata: {from: token}\n";
@@ -187,12 +144,12 @@ async fn remote_urls_publish_and_a_404_fails_only_its_profile_keeping_its_part()
     let (port, seen) = serve(routes.clone()).await;
     let registry = common::service_env("AIRLOCK_REGISTRY");
     let repository = format!("airlock-remote/{}", support::unique("remote"));
-    push_artifact(&registry, &repository, "v1", &gzip(&tar_of(&[("cm.yaml", TEMPLATED)])), None).await;
+    common::oci::push_artifact(&registry, &repository, "v1", LAYER, &gzip(&tar_of(&[("cm.yaml", TEMPLATED)])), None).await;
     let oci = format!("oci://{registry}/{repository}:v1");
     let [authed, user, password] =
         ["AIRLOCK_REGISTRY_AUTH", "AIRLOCK_REGISTRY_AUTH_USER", "AIRLOCK_REGISTRY_AUTH_PASSWORD"].map(common::service_env);
     // A layer that is one gzip-compressed document rather than a tar.
-    push_artifact(&authed, &repository, "v2", &gzip(BASIC.as_bytes()), Some((&user, &password))).await;
+    common::oci::push_artifact(&authed, &repository, "v2", LAYER, &gzip(BASIC.as_bytes()), Some((&user, &password))).await;
     let oci_auth = format!("oci://{authed}/{repository}:v2");
 
     let (keys, tmp) = (Keys::new("remote"), tempfile::tempdir().expect("tempdir"));

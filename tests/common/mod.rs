@@ -1,11 +1,13 @@
 //! Helpers shared by the end-to-end tests: where `hack/services.sh` started the services,
 //! clients of its API servers, the binaries under test (built once per test process), new
 //! Git repositories, and the output of a finished process. `kept` reads what the puller
-//! keeps in the cluster; `puller` is the harness of the puller's own suite.
+//! keeps in the cluster; `puller` is the harness of the puller's own suite; `oci` pushes
+//! artifacts.
 // Each test binary compiles this module and uses its own subset of it.
 #![allow(dead_code)]
 
 pub mod kept;
+pub mod oci;
 pub mod puller;
 
 use std::path::PathBuf;

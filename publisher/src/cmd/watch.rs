@@ -6,8 +6,8 @@
 //! coalesces a burst of changes into one run after a quiet period, and re-runs the whole
 //! publish: it is idempotent, so clusters whose content did not change keep their
 //! version. A periodic run refreshes bundles before they expire, and a run comes as soon as a
-//! `remoteURL`'s interval passed, to fetch it again, or a built GitRepository's, to look
-//! at its branch again. Beside it, every
+//! `remoteURL`'s interval passed, to fetch it again, or a built Flux source's, to look at
+//! its branch or tag again. Beside it, every
 //! `--reports-every`, one pass of `ingest::online` reads the reports the pullers sent to the
 //! same store (a conditional read per cluster), over a cache of the SveltosClusters that a
 //! watch keeps current. The Lease (`airlock_cli::lease`) keeps a second replica standing by.
@@ -131,8 +131,8 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
                 if let Some(due) = publisher.remote.next_due() {
                     next_run = next_run.min(Instant::from_std(due));
                 }
-                // A GitRepository's branch may move without any object changing.
-                if let Some(every) = published.git_interval {
+                // A Flux source's branch or tag may move without any object changing.
+                if let Some(every) = published.source_interval {
                     next_run = next_run.min(Instant::now() + every);
                 }
             }

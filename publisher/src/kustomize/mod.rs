@@ -9,8 +9,9 @@
 //! [`Kustomizer::build`] builds a [`KustomizeRequest`].
 //!
 //! Not here: templating `path`, `components` and `values` with the cluster's data, reading
-//! `valuesFrom` objects, fetching the referenced objects (`render` and the sources do),
-//! OCIRepository and Bucket sources, `remoteURL`, and Git credentials.
+//! `valuesFrom` objects, fetching the referenced objects (`render` and the sources do) and
+//! OCIRepository artifacts (`remote`, which hands over a tarball), Bucket sources,
+//! `remoteURL`, and Git credentials.
 //!
 //! Layout: `source` (what a reference names), `revision` (a ref's commit), `tree` (the
 //! unpacked source tree, capped), `git` (a commit's tree), `confine` (references stay in

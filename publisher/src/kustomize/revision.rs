@@ -12,7 +12,7 @@ use serde_json::json;
 use super::error::{KustomizeError, io_error};
 use super::source::{GitRef, KustomizeSource};
 use crate::duration::parse_go_duration;
-use crate::sveltos::kustomization::git_revision_key;
+use crate::sveltos::kustomization::revision_key;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
 
 /// A long-running publisher looks again no more often than this, whatever a
@@ -46,7 +46,7 @@ pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, resources: &mut Resource
                     .map_err(|e| e.to_string())
             }
         };
-        resources.record(git_revision_key(repository), outcome.map(Some));
+        resources.record(revision_key(repository), outcome.map(Some));
     }
     soonest
 }
@@ -91,9 +91,9 @@ mod tests {
         let missing = ObjectKey::new("source.toolkit.fluxcd.io/v1", "GitRepository", "flux", "gone");
         let wanted = BTreeSet::from([a.0.clone(), b.0.clone(), missing.clone()]);
         assert_eq!(resolve_into(&wanted, &mut resources), Some(Duration::from_secs(150)));
-        let revision = resources.get(&git_revision_key(&a.0)).expect("recorded");
+        let revision = resources.get(&revision_key(&a.0)).expect("recorded");
         assert_eq!(revision["commit"], "0123456789abcdef0123456789abcdef01234567");
-        assert!(matches!(resources.lookup(&git_revision_key(&missing)), Lookup::Missing), "a missing repository has no revision");
+        assert!(matches!(resources.lookup(&revision_key(&missing)), Lookup::Missing), "a missing repository has no revision");
 
         let fast = repository("fast", "1s");
         let mut resources = Resources::found(BTreeMap::from([fast.clone()]));
@@ -106,7 +106,7 @@ mod tests {
         let value = json!({"spec": {"url": "http://127.0.0.1:1/x.git", "ref": {"branch": "main"}}});
         let mut resources = Resources::found(BTreeMap::from([(key.clone(), value)]));
         assert_eq!(resolve_into(&BTreeSet::from([key.clone()]), &mut resources), None);
-        match resources.lookup(&git_revision_key(&key)) {
+        match resources.lookup(&revision_key(&key)) {
             Lookup::Failed(why) => assert!(why.contains("http://127.0.0.1:1/x.git"), "{why}"),
             _ => panic!("expected a failure"),
         }

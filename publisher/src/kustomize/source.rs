@@ -6,8 +6,8 @@
 //! Supported Flux GitRepository fields: `spec.url` (any URL libgit2 fetches anonymously:
 //! `http(s)://`, `git://`, `file://`) and `spec.ref` `branch`, `tag`, `commit` or `name`
 //! (a full ref), else the remote's HEAD. Refused: `secretRef` (no credentials for
-//! management-side fetches yet), `ref.semver`, `include`, `verify`. OCIRepository and
-//! Bucket sources and `remoteURL` are refused too.
+//! management-side fetches yet), `ref.semver`, `include`, `verify`. A Flux OCIRepository's
+//! artifact is fetched by `remote` and arrives here as a tarball.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;

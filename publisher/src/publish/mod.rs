@@ -41,11 +41,11 @@ use ring::hmac;
 
 use crate::kustomize;
 use crate::memo::Memo;
-use crate::remote::Fetcher;
+use crate::remote::{self, Fetcher};
 use crate::render::hold::Unplanned;
 use crate::render::inputs::Fingerprints;
 use crate::render::{self, ClusterPlan, Entropy, Failure, Renderer};
-use crate::sveltos::kustomization::is_git_revision;
+use crate::sveltos::kustomization::{KustomizeKind, is_source_revision};
 use crate::sveltos::model::RemoteUrl;
 use crate::sveltos::{Broken, ObjectKey, Source, Touches, select};
 use compare::{Held, read_held};
@@ -136,9 +136,9 @@ pub struct Row {
 pub struct Published {
     pub rows: Vec<Row>,
     pub broken: Vec<Broken>,
-    /// The shortest `spec.interval` of the GitRepositories the run built from: when a
-    /// long-running publisher should look at their branches again.
-    pub git_interval: Option<std::time::Duration>,
+    /// The shortest `spec.interval` of the Flux sources the run built from: when a
+    /// long-running publisher should look at their branches and tags again.
+    pub source_interval: Option<std::time::Duration>,
 }
 
 impl Published {
@@ -219,17 +219,22 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         let kept = remotes.entry(key.clone()).or_insert_with(|| url.clone());
         kept.interval = kept.interval.min(url.interval);
     }
-    let repositories: BTreeSet<ObjectKey> =
-        plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(ClusterPlan::git_repositories).cloned().collect();
-    let wanted: BTreeSet<_> = wanted.into_iter().filter(|r| !remotes.contains_key(&r.key) && !is_git_revision(&r.key)).cloned().collect();
+    let flux_sources = |kind| -> BTreeSet<ObjectKey> {
+        plans.iter().filter_map(|(_, p)| p.as_ref().ok()).flat_map(|p| p.flux_sources(kind)).cloned().collect()
+    };
+    let (repositories, artifacts) = (flux_sources(KustomizeKind::GitRepository), flux_sources(KustomizeKind::OCIRepository));
+    let wanted: BTreeSet<_> =
+        wanted.into_iter().filter(|r| !remotes.contains_key(&r.key) && !is_source_revision(&r.key)).cloned().collect();
     let mut resources = source.fetch(&wanted).await?;
     publisher.remote.fetch_into(&remotes, &mut resources).await;
+    let oci_interval = remote::fetch_oci_repositories(&artifacts, &mut resources).await;
     let (resources, git_interval) = tokio::task::spawn_blocking(move || {
         let interval = kustomize::resolve_revisions(&repositories, &mut resources);
         (resources, interval)
     })
     .await
     .expect("looking up Git revisions panicked");
+    let source_interval = [oci_interval, git_interval].into_iter().flatten().min();
     phases.add("plan and fetch", &mut since);
     let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");
     let mut rows: Vec<Row> = broken_clusters.into_iter().map(|(id, why)| settle::failed(id, why, Vec::new())).collect();
@@ -237,7 +242,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         Ok(expires) => Times { now, expires },
         Err(e) => {
             rows.extend(clusters.iter().map(|c| settle::failed(c.id.clone(), format!("--expires-in: {e}"), Vec::new())));
-            return Ok(Published { rows: sorted(rows), broken: inventory.broken, git_interval });
+            return Ok(Published { rows: sorted(rows), broken: inventory.broken, source_interval });
         }
     };
     let unplanned = Unplanned::of(&inventory);
@@ -290,7 +295,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         phases.add("save the memo", &mut since);
     }
     phases.log();
-    Ok(Published { rows: sorted(rows), broken: inventory.broken, git_interval })
+    Ok(Published { rows: sorted(rows), broken: inventory.broken, source_interval })
 }
 
 /// The rows in cluster order.

@@ -15,6 +15,7 @@
 
 mod credentials;
 mod error;
+mod flux;
 mod http;
 mod limits;
 mod oci;
@@ -31,6 +32,7 @@ use crate::sveltos::model::RemoteUrl;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
 use credentials::Credentials;
 pub use error::RemoteError;
+pub use flux::fetch_oci_repositories;
 use http::Http;
 
 /// What was fetched for one key, and when.

@@ -1,6 +1,7 @@
 //! An `oci://host/repository:tag` (or `@sha256:…`) artifact: its manifest, then each
 //! layer by digest, checked against it, every layer read in the shapes a URL body may
-//! take (`shapes`). Layers keep the manifest's order. Entry point: [`fetch`].
+//! take (`shapes`). Layers keep the manifest's order. Entry points: [`fetch`], and
+//! [`fetch_layer`] for one layer as stored (a Flux OCIRepository's tarball).
 //!
 //! Credentials as Sveltos takes them: a `token` is sent as the bearer token; otherwise a
 //! registry that answers with a bearer challenge gets its token from its token service,
@@ -59,33 +60,16 @@ struct Manifest {
 struct Layer {
     digest: String,
     size: u64,
+    #[serde(default, rename = "mediaType")]
+    media_type: String,
 }
 
 /// The texts of every layer of the artifact at `url`, named `layer-NNN/…` in layer order.
 pub async fn fetch(http: &Http, url: &str, plain_http: bool, credentials: &Credentials) -> Result<Vec<(String, String)>, RemoteError> {
-    let artifact = Artifact::parse(url, &http.shown)?;
-    let base = format!("{}://{}/v2/{}", if plain_http { "http" } else { "https" }, artifact.host, artifact.repository);
-    let mut session = Session { http, credentials, token: credentials.token.clone(), artifact: &artifact };
-    let manifest = session.get(&format!("{base}/manifests/{}", artifact.reference), MAX_MANIFEST, "the manifest").await?;
-    let malformed = |message: String| RemoteError::Malformed { url: http.shown.clone(), what: "the manifest".into(), message };
-    let manifest: Manifest = serde_json::from_slice(&manifest).map_err(|e| malformed(e.to_string()))?;
-    if manifest.manifests.is_some() {
-        return Err(malformed("is an image index; name one manifest of it by its digest".into()));
-    }
-    if manifest.layers.len() > MAX_LAYERS {
-        return Err(RemoteError::TooMany { url: http.shown.clone(), what: "layers".into(), limit: MAX_LAYERS });
-    }
+    let mut opened = Opened::open(http, url, plain_http, credentials).await?;
     let mut out = Vec::new();
-    for (i, layer) in manifest.layers.iter().enumerate() {
-        let what = format!("layer {} ({})", i + 1, layer.digest);
-        if layer.size > MAX_BODY {
-            return Err(RemoteError::TooLarge { url: http.shown.clone(), what, limit: MAX_BODY });
-        }
-        let blob = session.get(&format!("{base}/blobs/{}", layer.digest), MAX_BODY, &what).await?;
-        let actual = format!("sha256:{}", hex::encode(Sha256::digest(&blob)));
-        if actual != layer.digest {
-            return Err(RemoteError::DigestMismatch { url: http.shown.clone(), what, expected: layer.digest.clone(), actual });
-        }
+    for i in 0..opened.manifest.layers.len() {
+        let blob = opened.layer(i).await?;
         let name = format!("layer-{:03}", i + 1);
         for (entry, text) in shapes::files(&blob, &name, &http.shown)? {
             let entry = if entry == name { entry } else { format!("{name}/{entry}") };
@@ -95,12 +79,77 @@ pub async fn fetch(http: &Http, url: &str, plain_http: bool, credentials: &Crede
     Ok(out)
 }
 
+/// One layer of the artifact at `url` as it is stored: the first of `media_type`, or the
+/// first of all without one; with the manifest's digest, which names the artifact's
+/// content whatever tag was asked for.
+pub async fn fetch_layer(
+    http: &Http,
+    url: &str,
+    plain_http: bool,
+    credentials: &Credentials,
+    media_type: Option<&str>,
+) -> Result<(String, Vec<u8>), RemoteError> {
+    let mut opened = Opened::open(http, url, plain_http, credentials).await?;
+    let index =
+        opened.manifest.layers.iter().position(|l| media_type.is_none_or(|m| l.media_type == m)).ok_or_else(|| RemoteError::Malformed {
+            url: http.shown.clone(),
+            what: "the manifest".into(),
+            message: format!("has no layer of media type {}", media_type.unwrap_or("any")),
+        })?;
+    let blob = opened.layer(index).await?;
+    Ok((opened.digest.clone(), blob))
+}
+
+/// An artifact's manifest, read and checked, and the session to fetch its layers in.
+struct Opened<'s> {
+    session: Session<'s>,
+    base: String,
+    manifest: Manifest,
+    /// `sha256:…` of the manifest's bytes.
+    digest: String,
+}
+
+impl<'s> Opened<'s> {
+    async fn open(http: &'s Http, url: &str, plain_http: bool, credentials: &'s Credentials) -> Result<Opened<'s>, RemoteError> {
+        let artifact = Artifact::parse(url, &http.shown)?;
+        let base = format!("{}://{}/v2/{}", if plain_http { "http" } else { "https" }, artifact.host, artifact.repository);
+        let mut session = Session { http, credentials, token: credentials.token.clone(), repository: artifact.repository.clone() };
+        let bytes = session.get(&format!("{base}/manifests/{}", artifact.reference), MAX_MANIFEST, "the manifest").await?;
+        let malformed = |message: String| RemoteError::Malformed { url: http.shown.clone(), what: "the manifest".into(), message };
+        let manifest: Manifest = serde_json::from_slice(&bytes).map_err(|e| malformed(e.to_string()))?;
+        if manifest.manifests.is_some() {
+            return Err(malformed("is an image index; name one manifest of it by its digest".into()));
+        }
+        if manifest.layers.len() > MAX_LAYERS {
+            return Err(RemoteError::TooMany { url: http.shown.clone(), what: "layers".into(), limit: MAX_LAYERS });
+        }
+        let digest = format!("sha256:{}", hex::encode(Sha256::digest(&bytes)));
+        Ok(Opened { session, base, manifest, digest })
+    }
+
+    /// Layer `i`, checked against its digest.
+    async fn layer(&mut self, i: usize) -> Result<Vec<u8>, RemoteError> {
+        let layer = &self.manifest.layers[i];
+        let shown = self.session.http.shown.clone();
+        let what = format!("layer {} ({})", i + 1, layer.digest);
+        if layer.size > MAX_BODY {
+            return Err(RemoteError::TooLarge { url: shown, what, limit: MAX_BODY });
+        }
+        let blob = self.session.get(&format!("{}/blobs/{}", self.base, layer.digest), MAX_BODY, &what).await?;
+        let actual = format!("sha256:{}", hex::encode(Sha256::digest(&blob)));
+        if actual != layer.digest {
+            return Err(RemoteError::DigestMismatch { url: shown, what, expected: layer.digest.clone(), actual });
+        }
+        Ok(blob)
+    }
+}
+
 /// Requests to one repository, with the token once one was needed.
 struct Session<'s> {
     http: &'s Http,
     credentials: &'s Credentials,
     token: Option<String>,
-    artifact: &'s Artifact,
+    repository: String,
 }
 
 impl Session<'_> {
@@ -132,7 +181,7 @@ impl Session<'_> {
         if let Some(service) = params.iter().find(|(k, _)| k == "service") {
             query.push(("service", service.1.clone()));
         }
-        let scope = format!("repository:{}:pull", self.artifact.repository);
+        let scope = format!("repository:{}:pull", self.repository);
         query.push(("scope", params.iter().find(|(k, _)| k == "scope").map_or(scope, |s| s.1.clone())));
         let realm = &params.iter().find(|(k, _)| k == "realm").expect("checked by challenge_params").1;
         let body =

@@ -1,12 +1,15 @@
 //! One `kustomizationRefs` entry's objects for one cluster, as Sveltos deploys them: the
-//! source read from its ConfigMap, Secret or GitRepository (at the commit looked up for
-//! this run), `path`, `components` and `targetNamespace` templated with the cluster's
+//! source read from its ConfigMap, Secret, GitRepository (at the commit looked up for
+//! this run) or OCIRepository (the artifact fetched for this run), `path`, `components` and `targetNamespace` templated with the cluster's
 //! data, the substitution values (`values`, then each `valuesFrom` object's data, later
 //! keys winning) templated the same way, then the build (`crate::kustomize`). The objects
 //! go on through the profile's pipeline like a policyRef's: patches, extra metadata,
 //! tiers, implicit namespaces.
 
 use std::collections::BTreeMap;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 
 use super::content::{FORCE_RECREATE_ANNOTATION, Rendered, data_texts};
 use super::data::Context;
@@ -38,7 +41,7 @@ pub fn manifests(
     let source = match spec.kind {
         KustomizeKind::ConfigMap => KustomizeSource::from_config_map(value, &origin)?,
         KustomizeKind::Secret => KustomizeSource::from_secret(value, &origin)?,
-        KustomizeKind::GitRepository => git_source(plan, resources, &origin)?,
+        KustomizeKind::GitRepository | KustomizeKind::OCIRepository => flux_source(plan, resources, &origin)?,
     };
     let instantiate = |key: &str, text: &str| -> Result<String, RenderError> {
         if text.contains("{{") { ctx.template(&described, &format!("{field}.{key}"), text) } else { Ok(text.to_string()) }
@@ -88,16 +91,22 @@ pub fn manifests(
         .collect()
 }
 
-/// The repository at the commit its ref named when this run looked it up.
-fn git_source(plan: &KustomizePlan<'_>, resources: &Resources, origin: &str) -> Result<KustomizeSource, RenderError> {
-    let revision = plan.revision.as_ref().expect("a GitRepository plan has a revision reference");
+/// The repository at the commit its ref named when this run looked it up, or the
+/// artifact's tarball as this run fetched it.
+fn flux_source(plan: &KustomizePlan<'_>, resources: &Resources, origin: &str) -> Result<KustomizeSource, RenderError> {
+    let revision = plan.revision.as_ref().expect("a Flux source's plan has a revision reference");
     let unreadable = |message: String| RenderError::Unreadable { object: origin.to_string(), message };
-    match resources.lookup(&revision.key) {
-        Lookup::Found(found) => match (found["url"].as_str(), found["commit"].as_str()) {
-            (Some(url), Some(commit)) => Ok(KustomizeSource::Git { url: url.into(), reference: GitRef::Commit(commit.into()) }),
-            _ => Err(unreadable("the looked-up revision has no url and commit".into())),
-        },
-        Lookup::Missing => Err(unreadable("its commit was not looked up".into())),
-        Lookup::Failed(why) => Err(unreadable(why.to_string())),
+    let found = match resources.lookup(&revision.key) {
+        Lookup::Found(found) => found,
+        Lookup::Missing => return Err(unreadable("its revision was not looked up".into())),
+        Lookup::Failed(why) => return Err(unreadable(why.to_string())),
+    };
+    match (found["url"].as_str(), found["commit"].as_str(), found["tarball"].as_str()) {
+        (Some(url), Some(commit), _) => Ok(KustomizeSource::Git { url: url.into(), reference: GitRef::Commit(commit.into()) }),
+        (_, _, Some(tarball)) => STANDARD
+            .decode(tarball)
+            .map(KustomizeSource::Tarball)
+            .map_err(|e| unreadable(format!("the fetched artifact is not base64: {e}"))),
+        _ => Err(unreadable("the looked-up revision has neither a commit nor a tarball".into())),
     }
 }

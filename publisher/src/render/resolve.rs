@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use super::credentials::{self, Relay};
 use super::error::RenderError;
 use super::names::{self, Resolved};
-use crate::sveltos::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef, git_revision_reference};
+use crate::sveltos::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef, revision_reference};
 use crate::sveltos::model::{PatchesFromRef, PolicyRef, Profile, RemoteUrl, SveltosCluster, TEMPLATE_ANNOTATION, TemplateRef};
 use crate::sveltos::{Inventory, ObjectKey, Reference, Resources, Touches, select};
 
@@ -79,7 +79,7 @@ impl Resolution<'_, PolicyRef> {
 #[derive(Debug, Clone)]
 pub struct KustomizePlan<'a> {
     pub source: Resolution<'a, KustomizationRef>,
-    /// Where the commit of a GitRepository's ref is kept once looked up.
+    /// Where the commit or artifact of a Flux source's ref is kept once looked up.
     pub revision: Option<Reference>,
     /// The objects of its `valuesFrom`, in order.
     pub values_from: Vec<(&'a ValuesFromRef, Reference)>,
@@ -205,7 +205,8 @@ fn profile_plan<'a>(
         let field = || format!("spec.kustomizationRefs[{}]", k.index);
         let (reference, written) = resolve_ref(&field, k.kind.api_version(), k.kind.kind(), &k.namespace, &k.name)?;
         confined(&field, &reference)?;
-        let revision = (k.kind == KustomizeKind::GitRepository).then(|| git_revision_reference(&reference.key));
+        let flux = matches!(k.kind, KustomizeKind::GitRepository | KustomizeKind::OCIRepository);
+        let revision = flux.then(|| revision_reference(&reference.key));
         let mut values_from = Vec::with_capacity(k.values_from.len());
         for v in &k.values_from {
             let field = || v.field.clone();
@@ -238,9 +239,9 @@ impl ClusterPlan<'_> {
         self.profiles.iter().flat_map(ProfilePlan::references).chain(self.credentials.iter().map(|r| &r.source))
     }
 
-    /// The Flux GitRepositories whose commit this cluster's rendering reads.
-    pub fn git_repositories(&self) -> impl Iterator<Item = &ObjectKey> {
-        self.profiles.iter().flat_map(|p| &p.kustomizations).filter(|k| k.revision.is_some()).map(|k| &k.source.reference.key)
+    /// The Flux sources of `kind` whose revision this cluster's rendering reads.
+    pub fn flux_sources(&self, kind: KustomizeKind) -> impl Iterator<Item = &ObjectKey> {
+        self.profiles.iter().flat_map(|p| &p.kustomizations).filter(move |k| k.source.spec.kind == kind).map(|k| &k.source.reference.key)
     }
 
     /// The `remoteURL`s this cluster's rendering reads, by the key each is kept under.

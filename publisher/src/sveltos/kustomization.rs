@@ -1,10 +1,11 @@
 //! A profile's `spec.kustomizationRefs` as the publisher builds them: where the source
 //! tree comes from, which directory of it, and the values substituted per cluster.
 //!
-//! A Flux GitRepository names a repository and a branch, tag or commit; which commit that
-//! is today is looked up once per run and kept among the fetched resources under
-//! [`git_revision_key`], so a branch that moved changes what a cluster's rendering reads
-//! (and so its fingerprint) even though no management object changed.
+//! A Flux GitRepository names a repository and a branch, tag or commit, an OCIRepository
+//! an artifact and a tag or digest; which commit or artifact that is today is looked up
+//! once per run and kept among the fetched resources under [`revision_key`], so a branch
+//! or tag that moved changes what a cluster's rendering reads (and so its fingerprint)
+//! even though no management object changed.
 
 use std::collections::BTreeMap;
 
@@ -13,10 +14,10 @@ use super::model::PolicyKind;
 
 /// The API version the publisher asks a Flux GitRepository in.
 pub const FLUX_SOURCE_API_VERSION: &str = "source.toolkit.fluxcd.io/v1";
-/// The kind of the key a GitRepository's resolved commit is kept under: no API server
-/// has it, so no source is asked for it.
-pub const GIT_REVISION_KIND: &str = "GitRevision";
-const GIT_REVISION_API_VERSION: &str = "airlock.dev/v1";
+/// The kind of the key a Flux source's resolved commit or artifact is kept under: no API
+/// server has it, so no source is asked for it.
+pub const SOURCE_REVISION_KIND: &str = "SourceRevision";
+const SOURCE_REVISION_API_VERSION: &str = "airlock.dev/v1";
 
 /// What a `kustomizationRefs` entry's files are read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub enum KustomizeKind {
     Secret,
     /// A Flux GitRepository the publisher fetches itself.
     GitRepository,
+    /// A Flux OCIRepository: an artifact whose layer is a gzip'ed tar of the tree.
+    OCIRepository,
 }
 
 impl KustomizeKind {
@@ -35,13 +38,14 @@ impl KustomizeKind {
             KustomizeKind::ConfigMap => "ConfigMap",
             KustomizeKind::Secret => "Secret",
             KustomizeKind::GitRepository => "GitRepository",
+            KustomizeKind::OCIRepository => "OCIRepository",
         }
     }
 
     pub fn api_version(self) -> &'static str {
         match self {
             KustomizeKind::ConfigMap | KustomizeKind::Secret => "v1",
-            KustomizeKind::GitRepository => FLUX_SOURCE_API_VERSION,
+            KustomizeKind::GitRepository | KustomizeKind::OCIRepository => FLUX_SOURCE_API_VERSION,
         }
     }
 }
@@ -99,17 +103,18 @@ pub struct ValuesFromRef {
     pub optional: bool,
 }
 
-/// The key the commit a GitRepository's ref points at is kept under.
-pub fn git_revision_key(repository: &ObjectKey) -> ObjectKey {
-    ObjectKey::new(GIT_REVISION_API_VERSION, GIT_REVISION_KIND, &repository.namespace, &repository.name)
+/// The key the commit a GitRepository's ref points at, or the artifact an OCIRepository's
+/// does, is kept under.
+pub fn revision_key(repository: &ObjectKey) -> ObjectKey {
+    ObjectKey::new(SOURCE_REVISION_API_VERSION, SOURCE_REVISION_KIND, &repository.namespace, &repository.name)
 }
 
-/// Whether `key` is where a GitRepository's commit is kept, which no source holds.
-pub fn is_git_revision(key: &ObjectKey) -> bool {
-    key.kind == GIT_REVISION_KIND && key.group == "airlock.dev"
+/// Whether `key` is where a Flux source's revision is kept, which no source holds.
+pub fn is_source_revision(key: &ObjectKey) -> bool {
+    key.kind == SOURCE_REVISION_KIND && key.group == "airlock.dev"
 }
 
-/// The reference a plan carries for a GitRepository's commit.
-pub fn git_revision_reference(repository: &ObjectKey) -> Reference {
-    Reference { key: git_revision_key(repository), api_version: GIT_REVISION_API_VERSION.into() }
+/// The reference a plan carries for a Flux source's revision.
+pub fn revision_reference(repository: &ObjectKey) -> Reference {
+    Reference { key: revision_key(repository), api_version: SOURCE_REVISION_API_VERSION.into() }
 }

@@ -6,7 +6,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use super::*;
-use crate::sveltos::kustomization::git_revision_key;
+use crate::sveltos::kustomization::{KustomizeKind, revision_key};
 
 const FAKE_KUBECTL: &str = r#"#!/bin/sh
 case "$1" in
@@ -105,7 +105,7 @@ spec:
         ),
     );
     let repo = ObjectKey::new("source.toolkit.fluxcd.io/v1", "GitRepository", "flux-system", "repo");
-    w.1.record(git_revision_key(&repo), Err("git fetch of http://127.0.0.1:1/none.git: connection refused".into()));
+    w.1.record(revision_key(&repo), Err("git fetch of http://127.0.0.1:1/none.git: connection refused".into()));
     let r = render_with_kubectl(&w, &kubectl);
     let message = &failure(&r, "ClusterProfile.k").expect("the kustomize profile fails").message;
     assert!(message.contains("spec.kustomizationRefs[0]") && message.contains("connection refused"), "{message}");
@@ -145,13 +145,28 @@ fn plans_name_the_source_its_revision_and_the_values_objects() {
         keys,
         [
             "source.toolkit.fluxcd.io/v1 GitRepository.source.toolkit.fluxcd.io flux-system/eu-1",
-            "airlock.dev/v1 GitRevision.airlock.dev flux-system/eu-1",
+            "airlock.dev/v1 SourceRevision.airlock.dev flux-system/eu-1",
             "v1 Secret fleet/v",
         ]
     );
     assert_eq!(
-        p.git_repositories().map(ToString::to_string).collect::<Vec<_>>(),
+        p.flux_sources(KustomizeKind::GitRepository).map(ToString::to_string).collect::<Vec<_>>(),
         ["GitRepository.source.toolkit.fluxcd.io flux-system/eu-1"]
     );
     assert!(p.profiles[0].shared_key(&w.1).is_none(), "valuesFrom makes it per cluster");
+}
+
+#[test]
+fn an_oci_repository_builds_the_artifact_fetched_for_the_run() {
+    let (_dir, kubectl) = fake_kubectl();
+    let mut w = kustomize_world(
+        "{kind: OCIRepository, namespace: flux-system, name: app, path: app, values: {Region: oci, Size: s}}",
+        "---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: app, namespace: flux-system}\n\
+         spec: {url: 'oci://127.0.0.1:5000/app', ref: {tag: v1}}\n",
+    );
+    let repo = ObjectKey::new("source.toolkit.fluxcd.io/v1", "OCIRepository", "flux-system", "app");
+    let fetched = serde_json::json!({"url": "oci://127.0.0.1:5000/app:v1", "digest": "sha256:00", "tarball": tarball(APP)});
+    w.1.record(revision_key(&repo), Ok(Some(fetched)));
+    let r = render_with_kubectl(&w, &kubectl);
+    assert!(file(&r, "ClusterProfile.k/Deployment.cluster.web.yaml").contains("region: oci"));
 }

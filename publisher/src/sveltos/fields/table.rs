@@ -236,7 +236,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.kustomizationRefs[].kind",
         Differs,
-        "ConfigMap (binaryData kustomize.tar.gz), Secret of type addons.projectsveltos.io/cluster-profile (data kustomize.tar.gz), and a Flux GitRepository the publisher fetches itself (url, ref branch/tag/commit/name; anonymous); OCIRepository and Bucket get a not-supported note and are skipped",
+        "ConfigMap (binaryData kustomize.tar.gz), Secret of type addons.projectsveltos.io/cluster-profile (data kustomize.tar.gz), a Flux GitRepository (url, ref branch/tag/commit/name) and a Flux OCIRepository (url, ref tag/digest, layerSelector, insecure) the publisher fetches itself, anonymously; a Bucket gets a not-supported note and is skipped",
     ),
     f(
         "spec.kustomizationRefs[].name",

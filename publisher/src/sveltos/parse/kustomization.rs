@@ -1,5 +1,5 @@
-//! `kustomizationRefs`: the ConfigMap, Secret and Flux GitRepository sources the
-//! publisher builds. A reference it cannot build (an OCIRepository or Bucket, a
+//! `kustomizationRefs`: the ConfigMap, Secret and Flux GitRepository and
+//! OCIRepository sources the publisher builds. A reference it cannot build (a Bucket, a
 //! `remoteURL`, a `Local` one) is left out with a note saying why; one that is malformed
 //! is an error naming the field.
 
@@ -28,11 +28,14 @@ pub fn kustomization_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<
             "ConfigMap" => KustomizeKind::ConfigMap,
             "Secret" => KustomizeKind::Secret,
             "GitRepository" => KustomizeKind::GitRepository,
-            "OCIRepository" | "Bucket" => {
+            "OCIRepository" => KustomizeKind::OCIRepository,
+            "Bucket" => {
                 notes.push(FieldNote {
                     field: r.path("kind"),
                     support: Support::NotSupported,
-                    detail: format!("{kind} {namespace}/{name} is not built: only ConfigMap, Secret and GitRepository sources are"),
+                    detail: format!(
+                        "{kind} {namespace}/{name} is not built: only ConfigMap, Secret, GitRepository and OCIRepository sources are"
+                    ),
                 });
                 continue;
             }

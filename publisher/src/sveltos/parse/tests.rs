@@ -72,7 +72,7 @@ fn notes_unsupported_fields_and_references() {
             json!({
                 "helmCharts": [{"chartName": "x"}],
                 "kustomizationRefs": [
-                    {"kind": "OCIRepository", "namespace": "flux", "name": "k"},
+                    {"kind": "Bucket", "namespace": "flux", "name": "k"},
                     {"remoteURL": {"url": "https://example.com/k.tar.gz"}},
                     {"kind": "ConfigMap", "namespace": "defs", "name": "local", "deploymentType": "Local"}
                 ],
