@@ -331,6 +331,8 @@ spec:
   clusterSelector: {{matchLabels: {{site: south}}}}
   kustomizationRefs:
   - {{kind: OCIRepository, name: hello, path: base, targetNamespace: oci-apps, values: {{Region: south, Version: v1.2.0}}}}
+  - {{remoteURL: {{url: 'oci://{registry}/{repository}:v1', plainHTTP: true}}, path: base, targetNamespace: oci-remote,
+      values: {{Region: south, Version: v1.2.0}}}}
 "
     );
     std::fs::write(fleet.path().join("fleet.yaml"), text).expect("writes the fleet");
@@ -347,10 +349,13 @@ spec:
     };
     let cluster: airlock_bundle::ClusterId = format!("{run}/edge").parse().expect("a cluster id");
     let map = format!("ClusterProfile.{run}-oci/ConfigMap.oci-apps.the-map.yaml");
+    let remote_map = format!("ClusterProfile.{run}-oci/ConfigMap.oci-remote.the-map.yaml");
 
     let first = publish();
     assert_eq!(support::summary(&first)[0].2, "published", "{first}");
-    assert!(support::file(&support::read_back(&store, &cluster, &keys.keyring).await, &map).contains("Good Morning!"));
+    let bundle = support::read_back(&store, &cluster, &keys.keyring).await;
+    assert!(support::file(&bundle, &map).contains("Good Morning!"));
+    assert!(support::file(&bundle, &remote_map).contains("Good Morning!"), "the remoteURL of the same artifact");
     let again = publish();
     assert_eq!(support::summary(&again)[0].2, "unchanged", "the tag did not move: {again}");
     common::oci::push_artifact(&registry, &repository, "v1", FLUX_CONTENT, &tarball("Good Evening!"), None).await;

@@ -10,8 +10,8 @@
 //!
 //! Not here: templating `path`, `components` and `values` with the cluster's data, reading
 //! `valuesFrom` objects, fetching the referenced objects (`render` and the sources do) and
-//! OCIRepository artifacts (`remote`, which hands over a tarball), Bucket sources,
-//! `remoteURL`, and Git credentials.
+//! OCIRepository artifacts and `remoteURL`s (`remote`, which hands over a tarball),
+//! Bucket sources, and Git credentials.
 //!
 //! Layout: `source` (what a reference names), `revision` (a ref's commit), `tree` (the
 //! unpacked source tree, capped), `git` (a commit's tree), `confine` (references stay in

@@ -115,7 +115,8 @@ fn secret_error(remote: &RemoteUrl, message: String) -> RemoteError {
     RemoteError::Credentials { url: remote.shown(), secret: format!("{}/{}", s.namespace, s.name), message }
 }
 
-/// Fetches `remote` with the credentials of `secret`, as a ConfigMap of its files.
+/// Fetches `remote` with the credentials of `secret`, as a ConfigMap of its files, or for
+/// a tree as `{"tarball": base64}`.
 async fn fetch(remote: &RemoteUrl, secret: Option<&Value>) -> Result<Value, RemoteError> {
     let shown = remote.shown();
     let credentials = match secret {
@@ -123,6 +124,14 @@ async fn fetch(remote: &RemoteUrl, secret: Option<&Value>) -> Result<Value, Remo
         None => Credentials::default(),
     };
     let http = Http::new(&shown, &credentials, remote.insecure_skip_tls_verify)?;
+    if remote.tree {
+        let tarball = if remote.url.starts_with("oci://") {
+            oci::fetch_layer(&http, &remote.url, remote.plain_http, &credentials, None).await?.1
+        } else {
+            http.get_body(credentials.authorize(http.client.get(&remote.url)), limits::MAX_BODY, "the body").await?
+        };
+        return Ok(json!({"tarball": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, tarball)}));
+    }
     let files = if remote.url.starts_with("oci://") {
         oci::fetch(&http, &remote.url, remote.plain_http, &credentials).await?
     } else {

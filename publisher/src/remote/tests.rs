@@ -61,6 +61,7 @@ fn remote(url: String) -> RemoteUrl {
         secret: None,
         template: false,
         interval: std::time::Duration::from_secs(3_600),
+        tree: false,
     }
 }
 
@@ -204,4 +205,27 @@ fn names_a_document_by_the_last_segment_of_its_path() {
     assert_eq!(file_name("https://h/a/b/x.yaml"), "x.yaml");
     assert_eq!(file_name("https://h/a/"), "a");
     assert_eq!(file_name("https://h"), "content");
+}
+
+#[tokio::test]
+async fn a_tree_is_kept_as_the_tarball_served_or_the_first_layer() {
+    provider();
+    let tarball = shapes::tests::gzip(&shapes::tests::tar_of(&[(tar::EntryType::Regular, "k/kustomization.yaml", "resources: []\n")]));
+    let served = tarball.clone();
+    let (port, _) = serve(move |_, _, _| (200, vec![], served.clone())).await;
+    let tree = |url: String| RemoteUrl { tree: true, ..remote(url) };
+    let encoded = json!(base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &tarball));
+    let Ok(Some(value)) = fetch_with(&Fetcher::default(), &tree(format!("http://127.0.0.1:{port}/k.tar.gz")), None).await else {
+        panic!("fetched")
+    };
+    assert_eq!(value, json!({"tarball": encoded}));
+
+    let port = registry(vec![tarball.clone(), DOC.as_bytes().to_vec()], false).await;
+    let mut r = tree(format!("oci://127.0.0.1:{port}/team/app:v1"));
+    r.secret = Some(SecretName { namespace: "ops".into(), name: "creds".into() });
+    let Ok(Some(value)) = fetch_with(&Fetcher::default(), &r, Some(secret(json!({"username": "u", "password": "p"})))).await else {
+        panic!("fetched")
+    };
+    assert_eq!(value, json!({"tarball": encoded}), "the first layer, as stored");
+    assert_ne!(r.key(), RemoteUrl { tree: false, ..r.clone() }.key(), "a tree and manifests of one URL are kept apart");
 }

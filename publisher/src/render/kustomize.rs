@@ -1,6 +1,6 @@
 //! One `kustomizationRefs` entry's objects for one cluster, as Sveltos deploys them: the
 //! source read from its ConfigMap, Secret, GitRepository (at the commit looked up for
-//! this run) or OCIRepository (the artifact fetched for this run), `path`, `components` and `targetNamespace` templated with the cluster's
+//! this run) OCIRepository or `remoteURL` (the tarball fetched for this run), `path`, `components` and `targetNamespace` templated with the cluster's
 //! data, the substitution values (`values`, then each `valuesFrom` object's data, later
 //! keys winning) templated the same way, then the build (`crate::kustomize`). The objects
 //! go on through the profile's pipeline like a policyRef's: patches, extra metadata,
@@ -42,6 +42,7 @@ pub fn manifests(
         KustomizeKind::ConfigMap => KustomizeSource::from_config_map(value, &origin)?,
         KustomizeKind::Secret => KustomizeSource::from_secret(value, &origin)?,
         KustomizeKind::GitRepository | KustomizeKind::OCIRepository => flux_source(plan, resources, &origin)?,
+        KustomizeKind::Remote => fetched_tarball(value, &origin)?,
     };
     let instantiate = |key: &str, text: &str| -> Result<String, RenderError> {
         if text.contains("{{") { ctx.template(&described, &format!("{field}.{key}"), text) } else { Ok(text.to_string()) }
@@ -101,12 +102,15 @@ fn flux_source(plan: &KustomizePlan<'_>, resources: &Resources, origin: &str) ->
         Lookup::Missing => return Err(unreadable("its revision was not looked up".into())),
         Lookup::Failed(why) => return Err(unreadable(why.to_string())),
     };
-    match (found["url"].as_str(), found["commit"].as_str(), found["tarball"].as_str()) {
-        (Some(url), Some(commit), _) => Ok(KustomizeSource::Git { url: url.into(), reference: GitRef::Commit(commit.into()) }),
-        (_, _, Some(tarball)) => STANDARD
-            .decode(tarball)
-            .map(KustomizeSource::Tarball)
-            .map_err(|e| unreadable(format!("the fetched artifact is not base64: {e}"))),
-        _ => Err(unreadable("the looked-up revision has neither a commit nor a tarball".into())),
+    match (found["url"].as_str(), found["commit"].as_str()) {
+        (Some(url), Some(commit)) => Ok(KustomizeSource::Git { url: url.into(), reference: GitRef::Commit(commit.into()) }),
+        _ => fetched_tarball(found, origin),
     }
+}
+
+/// A tarball the publisher fetched this run (an OCIRepository's artifact, a `remoteURL`).
+fn fetched_tarball(found: &serde_json::Value, origin: &str) -> Result<KustomizeSource, RenderError> {
+    let unreadable = |message: String| RenderError::Unreadable { object: origin.to_string(), message };
+    let tarball = found["tarball"].as_str().ok_or_else(|| unreadable("what was fetched has neither a commit nor a tarball".into()))?;
+    STANDARD.decode(tarball).map(KustomizeSource::Tarball).map_err(|e| unreadable(format!("the fetched tarball is not base64: {e}")))
 }

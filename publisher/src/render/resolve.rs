@@ -64,7 +64,11 @@ impl Described for PolicyRef {
 }
 
 impl Described for TemplateRef {}
-impl Described for KustomizationRef {}
+impl Described for KustomizationRef {
+    fn remote_shown(&self) -> Option<String> {
+        self.remote.as_ref().map(RemoteUrl::shown)
+    }
+}
 impl Described for PatchesFromRef {}
 
 impl Resolution<'_, PolicyRef> {
@@ -203,8 +207,21 @@ fn profile_plan<'a>(
     let mut kustomizations = Vec::with_capacity(profile.kustomization_refs.len());
     for k in &profile.kustomization_refs {
         let field = || format!("spec.kustomizationRefs[{}]", k.index);
-        let (reference, written) = resolve_ref(&field, k.kind.api_version(), k.kind.kind(), &k.namespace, &k.name)?;
-        confined(&field, &reference)?;
+        let (reference, written) = match &k.remote {
+            Some(remote) => {
+                if let Some(s) = &remote.secret {
+                    let secret = Reference { key: ObjectKey::new("v1", "Secret", &s.namespace, &s.name), api_version: "v1".into() };
+                    confined(&|| format!("{}.remoteURL.secretRef", field()), &secret)?;
+                    remote_secrets.push(secret);
+                }
+                (remote.reference(), None)
+            }
+            None => {
+                let resolved = resolve_ref(&field, k.kind.api_version(), k.kind.kind(), &k.namespace, &k.name)?;
+                confined(&field, &resolved.0)?;
+                resolved
+            }
+        };
         let flux = matches!(k.kind, KustomizeKind::GitRepository | KustomizeKind::OCIRepository);
         let revision = flux.then(|| revision_reference(&reference.key));
         let mut values_from = Vec::with_capacity(k.values_from.len());
@@ -246,7 +263,12 @@ impl ClusterPlan<'_> {
 
     /// The `remoteURL`s this cluster's rendering reads, by the key each is kept under.
     pub fn remotes(&self) -> impl Iterator<Item = (&ObjectKey, &RemoteUrl)> {
-        self.profiles.iter().flat_map(|p| &p.policies).filter_map(|r| r.spec.remote.as_ref().map(|u| (&r.reference.key, u)))
+        let policies = self.profiles.iter().flat_map(|p| &p.policies).filter_map(|r| r.spec.remote.as_ref().map(|u| (&r.reference.key, u)));
+        let trees = self.profiles.iter().flat_map(|p| &p.kustomizations).filter_map(|k| {
+            let resolved = &k.source;
+            resolved.spec.remote.as_ref().map(|u| (&resolved.reference.key, u))
+        });
+        policies.chain(trees)
     }
 }
 

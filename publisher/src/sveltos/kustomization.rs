@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use super::key::{ObjectKey, Reference};
-use super::model::PolicyKind;
+use super::model::{PolicyKind, RemoteUrl};
 
 /// The API version the publisher asks a Flux GitRepository in.
 pub const FLUX_SOURCE_API_VERSION: &str = "source.toolkit.fluxcd.io/v1";
@@ -30,6 +30,8 @@ pub enum KustomizeKind {
     GitRepository,
     /// A Flux OCIRepository: an artifact whose layer is a gzip'ed tar of the tree.
     OCIRepository,
+    /// `remoteURL`: a gzip'ed tar served over HTTP, or an OCI artifact's first layer.
+    Remote,
 }
 
 impl KustomizeKind {
@@ -39,6 +41,7 @@ impl KustomizeKind {
             KustomizeKind::Secret => "Secret",
             KustomizeKind::GitRepository => "GitRepository",
             KustomizeKind::OCIRepository => "OCIRepository",
+            KustomizeKind::Remote => "remoteURL",
         }
     }
 
@@ -46,6 +49,7 @@ impl KustomizeKind {
         match self {
             KustomizeKind::ConfigMap | KustomizeKind::Secret => "v1",
             KustomizeKind::GitRepository | KustomizeKind::OCIRepository => FLUX_SOURCE_API_VERSION,
+            KustomizeKind::Remote => "airlock.dev/v1",
         }
     }
 }
@@ -77,6 +81,9 @@ pub struct KustomizationRef {
     pub skip_namespace_creation: bool,
     /// Its objects carry the force-recreate annotation, as a policyRef's with `force`.
     pub force: bool,
+    /// Where a `remoteURL` reference fetches its tree; kind, name and namespace are then
+    /// not read.
+    pub remote: Option<RemoteUrl>,
 }
 
 impl KustomizationRef {

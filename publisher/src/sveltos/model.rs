@@ -188,6 +188,9 @@ pub struct RemoteUrl {
     pub template: bool,
     /// How often a long-running publisher fetches it again.
     pub interval: std::time::Duration,
+    /// A kustomizationRef's tree: the body, or an artifact's first layer, is kept as the
+    /// gzip'ed tar it is instead of being read as manifests.
+    pub tree: bool,
 }
 
 /// What Sveltos fetches a `remoteURL` as often as, unless `interval` says.
@@ -207,7 +210,8 @@ impl RemoteUrl {
     /// profiles that fetch alike fetch once.
     pub fn key(&self) -> ObjectKey {
         let secret = self.secret.as_ref().map_or_else(String::new, |s| format!("{}/{}", s.namespace, s.name));
-        let name = format!("{} plainHTTP={} insecure={} secret={secret}", self.url, self.plain_http, self.insecure_skip_tls_verify);
+        let tree = if self.tree { " tree" } else { "" };
+        let name = format!("{} plainHTTP={} insecure={} secret={secret}{tree}", self.url, self.plain_http, self.insecure_skip_tls_verify);
         ObjectKey::new(REMOTE_API_VERSION, REMOTE_KIND, "", &name)
     }
 

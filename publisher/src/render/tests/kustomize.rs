@@ -170,3 +170,16 @@ fn an_oci_repository_builds_the_artifact_fetched_for_the_run() {
     let r = render_with_kubectl(&w, &kubectl);
     assert!(file(&r, "ClusterProfile.k/Deployment.cluster.web.yaml").contains("region: oci"));
 }
+
+#[test]
+fn a_remote_url_builds_the_tarball_fetched_for_the_run() {
+    let (_dir, kubectl) = fake_kubectl();
+    let mut w = kustomize_world("{remoteURL: {url: 'https://example.com/app.tar.gz'}, path: app, values: {Region: far, Size: m}}", "");
+    let c = w.0.clusters.iter().find(|c| c.id.to_string() == "fleet/eu-1").unwrap();
+    let p = plan(c, select::profiles_for(c, &w.0), &w.0).unwrap();
+    let (key, remote) = p.remotes().next().map(|(k, r)| (k.clone(), r.clone())).expect("the remoteURL is fetched");
+    assert!(remote.tree);
+    w.1.record(key, Ok(Some(serde_json::json!({"tarball": tarball(APP)}))));
+    let r = render_with_kubectl(&w, &kubectl);
+    assert!(file(&r, "ClusterProfile.k/Deployment.cluster.web.yaml").contains("region: far"));
+}

@@ -286,10 +286,23 @@ pub static PROFILE_FIELDS: &[Field] = &[
         "Remote is deployed; Local is deployed by Sveltos to the management cluster, so it is not sent and gets a not-applicable note",
     ),
     f("spec.kustomizationRefs[].force", Supported, "each object built carries airlock.dev/force-recreate, as a policyRef's with force"),
-    all(
+    f(
         "spec.kustomizationRefs[].remoteURL",
-        NotSupported,
-        "not fetched yet: a kustomizationRef with remoteURL gets this note and nothing of it is deployed",
+        Supported,
+        "fetched by the publisher: an http(s) body that is a gzip'ed tar of the tree, or an oci:// artifact's first layer; built like a ConfigMap's tarball",
+    ),
+    f("spec.kustomizationRefs[].remoteURL.url", Supported, "http://, https:// or oci://; bodies over 16 MiB fail the profile"),
+    f("spec.kustomizationRefs[].remoteURL.plainHTTP", Supported, "oci:// only: the registry is spoken to over http"),
+    f("spec.kustomizationRefs[].remoteURL.insecureSkipTLSVerify", Supported, "ignored when the Secret has caFile"),
+    all(
+        "spec.kustomizationRefs[].remoteURL.secretRef",
+        Differs,
+        "token (bearer), username and password (basic, and for a registry's token service), caFile; a Profile reads only a Secret of its own namespace",
+    ),
+    f(
+        "spec.kustomizationRefs[].remoteURL.interval",
+        Differs,
+        "watch fetches again once it passed (default 5m0s); a publish run fetches once, so the interval is how often it is run",
     ),
     all(
         "spec.validateHealths",

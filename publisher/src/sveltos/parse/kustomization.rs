@@ -1,30 +1,29 @@
 //! `kustomizationRefs`: the ConfigMap, Secret and Flux GitRepository and
-//! OCIRepository sources the publisher builds. A reference it cannot build (a Bucket, a
-//! `remoteURL`, a `Local` one) is left out with a note saying why; one that is malformed
+//! OCIRepository sources and the `remoteURL`s the publisher builds. A reference it cannot
+//! build (a Bucket, a `Local` one) is left out with a note saying why; one that is malformed
 //! is an error naming the field.
 
 use airlock_bundle::statement::{DEFAULT_TIER, FieldNote, Support};
 
 use super::reader::Fields;
-use super::refs::{config_source, deployed_remotely};
+use super::refs::{config_source, deployed_remotely, remote_url};
 use crate::sveltos::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef};
-use crate::sveltos::model::ModelError;
+use crate::sveltos::model::{ModelError, RemoteUrl};
 
 /// `kustomizationRefs` the publisher builds; a Profile's own namespace replaces theirs.
 pub fn kustomization_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNote>) -> Result<Vec<KustomizationRef>, ModelError> {
     let mut out = Vec::new();
     for (index, r) in spec.items("kustomizationRefs")? {
-        if !r.raw("remoteURL").is_null() {
-            if !r.raw("kind").is_null() {
-                return Err(r.error("kind", "must be omitted when remoteURL is set".into()));
-            }
-            // The field table notes remoteURL itself; without a source there is nothing to build.
-            continue;
-        }
+        let remote = match r.raw("remoteURL") {
+            serde_json::Value::Null => None,
+            _ if !r.raw("kind").is_null() => return Err(r.error("kind", "must be omitted when remoteURL is set".into())),
+            _ => Some(RemoteUrl { tree: true, ..remote_url(&r.nested("remoteURL")?)? }),
+        };
         let kind: String = r.or_default("kind")?;
         let name: String = r.or_default("name")?;
         let namespace: String = r.or_default("namespace")?;
         let kind = match kind.as_str() {
+            _ if remote.is_some() => KustomizeKind::Remote,
             "ConfigMap" => KustomizeKind::ConfigMap,
             "Secret" => KustomizeKind::Secret,
             "GitRepository" => KustomizeKind::GitRepository,
@@ -44,7 +43,7 @@ pub fn kustomization_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<
         if !deployed_remotely(&r, &format!("the kustomization of {} {namespace}/{name}", kind.kind()), notes)? {
             continue;
         }
-        if name.is_empty() {
+        if name.is_empty() && remote.is_none() {
             return Err(r.error("name", "is empty".into()));
         }
         out.push(KustomizationRef {
@@ -61,6 +60,7 @@ pub fn kustomization_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<
             tier: r.get::<u32>("tier")?.unwrap_or(DEFAULT_TIER),
             skip_namespace_creation: r.or_default("skipNamespaceCreation")?,
             force: r.or_default("force")?,
+            remote,
         });
     }
     Ok(out)

@@ -109,7 +109,7 @@ pub fn deployed_remotely(r: &Fields<'_>, what: &str, notes: &mut Vec<FieldNote>)
 }
 
 /// A `remoteURL`: the CRD's URL pattern, and `secretRef` with both name and namespace.
-fn remote_url(r: &Fields<'_>) -> Result<RemoteUrl, ModelError> {
+pub fn remote_url(r: &Fields<'_>) -> Result<RemoteUrl, ModelError> {
     let url: String = r.or_default("url")?;
     if !["http://", "https://", "oci://"].iter().any(|scheme| url.starts_with(scheme)) {
         return Err(r.error("url", format!("{:?} does not start with http://, https:// or oci://", redact(&url))));
@@ -126,6 +126,7 @@ fn remote_url(r: &Fields<'_>) -> Result<RemoteUrl, ModelError> {
         secret,
         template: r.or_default("template")?,
         interval,
+        tree: false,
     })
 }
 

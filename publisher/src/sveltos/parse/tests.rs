@@ -96,13 +96,14 @@ fn notes_unsupported_fields_and_references() {
             ("spec.helmCharts", Support::NotSupported),
             ("spec.kustomizationRefs[0].kind", Support::NotSupported),
             ("spec.kustomizationRefs[2].deploymentType", Support::NotApplicable),
-            ("spec.kustomizationRefs[].remoteURL", Support::NotSupported),
             ("spec.policyRefs[0].deploymentType", Support::NotApplicable),
             ("spec.policyRefs[1].kind", Support::NotSupported),
         ]
     );
-    assert!(p.kustomization_refs.is_empty(), "none of them is built");
-    let local: &FieldNote = &p.notes[5];
+    let built: Vec<_> =
+        p.kustomization_refs.iter().map(|k| (k.index, k.kind, k.remote.as_ref().map(|r| (r.url.as_str(), r.tree)))).collect();
+    assert_eq!(built, [(1, KustomizeKind::Remote, Some(("https://example.com/k.tar.gz", true)))], "only the remoteURL is built");
+    let local: &FieldNote = &p.notes[4];
     assert!(local.detail.contains("Airlock publishes only what the managed cluster applies"), "{}", local.detail);
     assert_eq!(
         p.policy_refs,
@@ -142,6 +143,7 @@ fn reads_a_remote_url_reference_without_kind_or_name() {
             secret: Some(SecretName { namespace: "ops".into(), name: "creds".into() }),
             template: true,
             interval: std::time::Duration::from_secs(90),
+            tree: false,
         })
     );
     let r = refs(json!({"url": "https://example.com/x.yaml"})).unwrap();
@@ -358,6 +360,7 @@ fn reads_kustomization_refs() {
             tier: 20,
             skip_namespace_creation: true,
             force: true,
+            remote: None,
         }
     );
     assert!(refs[0].templated());
