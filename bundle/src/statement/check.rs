@@ -6,6 +6,14 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The name of each list of checks, in the statement as in Sveltos's profile spec.
+pub mod list {
+    pub const VALIDATE_HEALTHS: &str = "validateHealths";
+    pub const PRE_DEPLOY: &str = "preDeployChecks";
+    pub const PRE_DELETE: &str = "preDeleteChecks";
+    pub const POST_DELETE: &str = "postDeleteChecks";
+}
+
 /// A part's checks, by when they run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -32,10 +40,10 @@ impl Checks {
     /// Every check, each with the name of its list in the statement.
     pub fn all(&self) -> impl Iterator<Item = (&'static str, &Check)> {
         let lists = [
-            ("validateHealths", &self.validate_healths),
-            ("preDeployChecks", &self.pre_deploy),
-            ("preDeleteChecks", &self.pre_delete),
-            ("postDeleteChecks", &self.post_delete),
+            (list::VALIDATE_HEALTHS, &self.validate_healths),
+            (list::PRE_DEPLOY, &self.pre_deploy),
+            (list::PRE_DELETE, &self.pre_delete),
+            (list::POST_DELETE, &self.post_delete),
         ];
         lists.into_iter().flat_map(|(list, checks)| checks.iter().map(move |c| (list, c)))
     }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 mod check;
 mod profile;
 
-pub use check::{CelRule, Check, Checks, JobCheck, MetricQuery, Metrics, SecretName, Selection};
+pub use check::{CelRule, Check, Checks, JobCheck, MetricQuery, Metrics, SecretName, Selection, list as check_list};
 pub use profile::{DriftExclusion, FieldNote, ProfileEntry, RenderFailure, Rendering, Support, Target};
 
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use airlock_bundle::ClusterId;
-use airlock_bundle::statement::{ActiveWindow, DriftExclusion, FieldNote};
+use airlock_bundle::statement::{ActiveWindow, DriftExclusion, FieldNote, check_list};
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
@@ -124,10 +124,10 @@ impl ProfileChecks {
     /// Each list, by the name the bundle statement gives it.
     pub fn lists(&self) -> impl Iterator<Item = (&'static str, &Vec<CheckSpec>)> {
         [
-            ("validateHealths", &self.validate_healths),
-            ("preDeployChecks", &self.pre_deploy),
-            ("preDeleteChecks", &self.pre_delete),
-            ("postDeleteChecks", &self.post_delete),
+            (check_list::VALIDATE_HEALTHS, &self.validate_healths),
+            (check_list::PRE_DEPLOY, &self.pre_deploy),
+            (check_list::PRE_DELETE, &self.pre_delete),
+            (check_list::POST_DELETE, &self.post_delete),
         ]
         .into_iter()
     }

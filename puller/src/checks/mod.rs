@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use airlock_bundle::statement::{Check, ProfileEntry};
+use airlock_bundle::statement::{Check, ProfileEntry, check_list};
 use airlock_lua::{LuaBudget, LuaSource, check_health_syntax, evaluate_health};
 
 /// When a list of checks runs, which decides whether an empty list of objects passes.
@@ -36,10 +36,10 @@ impl Stage {
     /// The list's name in the statement and the profile.
     pub fn list(self) -> &'static str {
         match self {
-            Stage::PreDeploy => "preDeployChecks",
-            Stage::ValidateHealths => "validateHealths",
-            Stage::PreDelete => "preDeleteChecks",
-            Stage::PostDelete => "postDeleteChecks",
+            Stage::PreDeploy => check_list::PRE_DEPLOY,
+            Stage::ValidateHealths => check_list::VALIDATE_HEALTHS,
+            Stage::PreDelete => check_list::PRE_DELETE,
+            Stage::PostDelete => check_list::POST_DELETE,
         }
     }
 

@@ -4,7 +4,7 @@
 //! here, naming its field. A `jobCheck`'s Job is read per cluster (`render`), since an
 //! empty `jobRef.namespace` means the cluster's own.
 
-use airlock_bundle::statement::{CelRule, Check, MetricQuery, Metrics, Selection};
+use airlock_bundle::statement::{CelRule, Check, MetricQuery, Metrics, Selection, check_list};
 
 use airlock_bundle::verify::runnable;
 
@@ -21,10 +21,10 @@ const DEFAULT_QUERY_PATH: &str = "api/v1/query";
 
 pub fn checks(spec: &Fields<'_>) -> Result<ProfileChecks, ModelError> {
     Ok(ProfileChecks {
-        validate_healths: list(spec, "validateHealths")?,
-        pre_deploy: list(spec, "preDeployChecks")?,
-        pre_delete: list(spec, "preDeleteChecks")?,
-        post_delete: list(spec, "postDeleteChecks")?,
+        validate_healths: list(spec, check_list::VALIDATE_HEALTHS)?,
+        pre_deploy: list(spec, check_list::PRE_DEPLOY)?,
+        pre_delete: list(spec, check_list::PRE_DELETE)?,
+        post_delete: list(spec, check_list::POST_DELETE)?,
     })
 }
 
