@@ -11,13 +11,8 @@ use serde_json::json;
 
 use super::error::{KustomizeError, io_error};
 use super::source::{GitRef, KustomizeSource};
-use crate::duration::parse_go_duration;
-use crate::sveltos::kustomization::revision_key;
+use crate::sveltos::kustomization::{revision_key, source_interval};
 use crate::sveltos::{Lookup, ObjectKey, Resources};
-
-/// A long-running publisher looks again no more often than this, whatever a
-/// GitRepository's `spec.interval` says.
-const MIN_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Looks up the commit of every GitRepository in `repositories` that `resources` holds,
 /// and records it (or why it could not be found) under its revision key. A repository
@@ -31,10 +26,7 @@ pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, resources: &mut Resource
             Lookup::Missing => continue,
             Lookup::Failed(why) => Err(why.to_string()),
             Lookup::Found(value) => {
-                if let Some(interval) = value["spec"]["interval"].as_str().and_then(|t| parse_go_duration(t).ok()) {
-                    let interval = interval.max(MIN_INTERVAL);
-                    soonest = Some(soonest.map_or(interval, |s| s.min(interval)));
-                }
+                soonest = soonest.into_iter().chain(source_interval(value)).min();
                 let origin = repository.to_string();
                 KustomizeSource::from_flux_git_repository(value, &origin)
                     .and_then(|source| match source {
@@ -97,7 +89,7 @@ mod tests {
 
         let fast = repository("fast", "1s");
         let mut resources = Resources::found(BTreeMap::from([fast.clone()]));
-        assert_eq!(resolve_into(&BTreeSet::from([fast.0]), &mut resources), Some(MIN_INTERVAL));
+        assert_eq!(resolve_into(&BTreeSet::from([fast.0]), &mut resources), Some(crate::sveltos::kustomization::MIN_SOURCE_INTERVAL));
     }
 
     #[test]

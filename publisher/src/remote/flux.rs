@@ -21,13 +21,8 @@ use serde_json::{Value, json};
 use super::credentials::Credentials;
 use super::http::Http;
 use super::oci;
-use crate::duration::parse_go_duration;
-use crate::sveltos::kustomization::revision_key;
+use crate::sveltos::kustomization::{revision_key, source_interval};
 use crate::sveltos::{Lookup, ObjectKey, Resources};
-
-/// A long-running publisher looks again no more often than this, whatever the
-/// OCIRepository's `spec.interval` says.
-const MIN_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Fetches the artifact of every OCIRepository in `repositories` that `resources` holds
 /// and records it (or why it could not be fetched) under its revision key. Returns the
@@ -39,10 +34,7 @@ pub async fn fetch_oci_repositories(repositories: &BTreeSet<ObjectKey>, resource
             Lookup::Missing => continue,
             Lookup::Failed(why) => Err(why.to_string()),
             Lookup::Found(value) => {
-                if let Some(interval) = value["spec"]["interval"].as_str().and_then(|t| parse_go_duration(t).ok()) {
-                    let interval = interval.max(MIN_INTERVAL);
-                    soonest = Some(soonest.map_or(interval, |s| s.min(interval)));
-                }
+                soonest = soonest.into_iter().chain(source_interval(value)).min();
                 artifact(value, &repository.to_string()).await
             }
         };

@@ -8,9 +8,13 @@
 //! even though no management object changed.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::Value;
 
 use super::key::{ObjectKey, Reference};
 use super::model::{PolicyKind, RemoteUrl};
+use crate::duration::parse_go_duration;
 
 /// The API version the publisher asks a Flux GitRepository in.
 pub const FLUX_SOURCE_API_VERSION: &str = "source.toolkit.fluxcd.io/v1";
@@ -114,6 +118,17 @@ pub struct ValuesFromRef {
 /// does, is kept under.
 pub fn revision_key(repository: &ObjectKey) -> ObjectKey {
     ObjectKey::new(SOURCE_REVISION_API_VERSION, SOURCE_REVISION_KIND, &repository.namespace, &repository.name)
+}
+
+/// A long-running publisher looks at a Flux source again no more often than this,
+/// whatever its `spec.interval` says.
+pub const MIN_SOURCE_INTERVAL: Duration = Duration::from_secs(10);
+
+/// How soon a long-running publisher should look at the Flux source `object` again: its
+/// `spec.interval`, at least [`MIN_SOURCE_INTERVAL`].
+pub fn source_interval(object: &Value) -> Option<Duration> {
+    let interval = parse_go_duration(object["spec"]["interval"].as_str()?).ok()?;
+    Some(interval.max(MIN_SOURCE_INTERVAL))
 }
 
 /// Whether `key` is where a Flux source's revision is kept, which no source holds.
