@@ -13,6 +13,7 @@ pub async fn push_artifact(
     layer: &[u8],
     login: Option<(&str, &str)>,
 ) -> String {
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let mut headers = reqwest::header::HeaderMap::new();
     if let Some((user, password)) = login {
         let basic = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, format!("{user}:{password}"));
