@@ -126,7 +126,7 @@ async fn publishes_what_sveltos_would_deploy() {
     assert!(file(&b1, &format!("{base}/ConfigMap.apps.base-info.yaml")).contains("revision: \"1\""), "base has no selector of its own");
     assert_eq!(entry(&b1, &web).depends_on, std::slice::from_ref(&base));
     let notes: Vec<&str> = entry(&b1, &web).notes.iter().map(|n| n.field.as_str()).collect();
-    assert_eq!(notes, ["spec.helmCharts"]);
+    assert_eq!(notes, ["spec.kustomizationRefs[0].kind"]);
     assert!(!b1.predicate().profiles.iter().any(|p| p.name == fx.part("idle")), "a paused profile goes nowhere");
     let window = b1.predicate().active_window.clone().expect("edge-1's window travels in its bundle");
     assert_eq!((window.from.as_str(), window.to.as_str()), ("0 20 * * 5", "0 7 * * 1"));

@@ -82,6 +82,9 @@ pub struct PublishArgs {
     /// on PATH.
     #[arg(long, value_name = "PATH")]
     pub kubectl: Option<PathBuf>,
+    /// The helm (v3 or v4) that renders helmCharts. Default: helm on PATH.
+    #[arg(long, value_name = "PATH")]
+    pub helm: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -102,23 +105,30 @@ impl PublishArgs {
             renew_before: self.renew_before,
             remote: Default::default(),
             kubectl: self.kubectl.clone(),
+            helm: self.helm.clone(),
+            helm_cache: self.cache_root().map(|d| d.join("helm")),
         })
     }
 
     /// The render memo of this source: one file per source directory or management
     /// cluster, so publishing two fleets from one machine keeps both.
     fn memo(&self) -> Memo {
-        let home = || std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
-        let dir = self
-            .cache_dir
-            .clone()
-            .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(home).map(|d| d.join("airlock-publisher")));
-        let Some(dir) = dir.filter(|_| !self.no_cache) else { return Memo::disabled() };
+        let Some(dir) = self.cache_root() else { return Memo::disabled() };
         let source = match &self.source.from_dir {
             Some(d) => format!("dir {}", std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()).display()),
             None => format!("cluster {:?} {:?}", self.source.kube.kubeconfig, self.source.kube.context),
         };
         Memo::open(&dir.join(memo::file_name(&source)))
+    }
+
+    /// Where what is remembered across runs is kept; `None` with `--no-cache`.
+    fn cache_root(&self) -> Option<PathBuf> {
+        let home = || std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
+        let dir = self
+            .cache_dir
+            .clone()
+            .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(home).map(|d| d.join("airlock-publisher")));
+        dir.filter(|_| !self.no_cache)
     }
 
     fn signer(&self) -> anyhow::Result<Signer> {

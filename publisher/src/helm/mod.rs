@@ -14,7 +14,7 @@
 //! Layout: `binary` (locate, version, run with a budget), `scratch` (throw-away helm
 //! homes), `source` (repository kinds, versions, access), `fetch` + `cache` + `archive`
 //! (`helm pull` into a digest-keyed cache), `template` (`helm template`), `release` +
-//! `hooks` (splitting and ordering), `memo` (render memoization), `renderer`.
+//! `hooks` (splitting and ordering), `memo` (render memoization), `renderer`, `lazy` (made when first needed).
 
 mod archive;
 mod binary;
@@ -22,6 +22,7 @@ mod cache;
 mod error;
 mod fetch;
 mod hooks;
+mod lazy;
 mod memo;
 pub mod options;
 mod release;
@@ -34,6 +35,7 @@ pub use binary::{Helm, HelmVersion};
 pub use cache::FetchedChart;
 pub use error::{ChartLabel, Class, HelmError};
 pub use hooks::{DELETE_POLICY_ANNOTATION, DeletePolicy, HOOK_ANNOTATION, HookEvent, HookSpec, WEIGHT_ANNOTATION};
+pub use lazy::LazyRenderer;
 pub use release::{CHART_LABEL, ChartId, Hook, Manifest, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, Release};
 pub use renderer::{Rendered, Renderer, RendererSettings};
 pub use source::{Access, ChartRef, Credentials, Repository, VersionSpec};

@@ -16,6 +16,8 @@ pub struct ChartOptions {
     pub template: TemplateOptions,
     /// `passCredentialsAll`, for the chart's [`Access`](super::Access).
     pub pass_credentials_all: bool,
+    /// `installOptions.createNamespace`: the release namespace is created when missing.
+    pub create_namespace: bool,
     pub notes: Vec<FieldNote>,
 }
 
@@ -34,7 +36,7 @@ const APPLY_SIDE: &str = "the puller applies the release's objects and hooks in 
 fn treatment(path: &str) -> Option<Treatment> {
     use Treatment::*;
     Some(match path {
-        "skipCRDs" | "disableHooks" | "skipSchemaValidation" | "passCredentialsAll" => Render,
+        "skipCRDs" | "disableHooks" | "skipSchemaValidation" | "passCredentialsAll" | "installOptions.createNamespace" => Render,
         "disableOpenAPIValidation" => {
             NotApplicable("a client-only render validates nothing against a cluster; the API server validates on apply")
         }
@@ -42,7 +44,6 @@ fn treatment(path: &str) -> Option<Treatment> {
         "dependencyUpdate" => NotApplicable("repository chart archives carry their dependencies"),
         "labels" | "description" => NotApplicable(NO_RELEASE),
         "wait" | "waitForJobs" | "timeout" | "atomic" | "runTests" | "postRenderStrategy" => NotSupported(APPLY_SIDE),
-        "installOptions.createNamespace" => NotSupported("the release namespace is not created; deploy it in the profile"),
         "installOptions.replace" | "installOptions.recoverAfterConsecutiveFailures" => NotApplicable(NO_RELEASE),
         "installOptions.takeOwnership" | "upgradeOptions.takeOwnership" => {
             NotApplicable("no Helm ownership annotations are written or checked; server-side apply owns the fields")
@@ -65,7 +66,7 @@ fn treatment(path: &str) -> Option<Treatment> {
 fn is_default(path: &str, value: &Value) -> bool {
     match (path, value) {
         (_, Value::Null) => true,
-        ("installOptions.createNamespace" | "installOptions.replace", Value::Bool(b)) => *b,
+        ("installOptions.replace", Value::Bool(b)) => *b,
         (_, Value::Bool(b)) => !b,
         (_, Value::String(s)) => s.is_empty(),
         (_, Value::Object(m)) => m.is_empty(),
@@ -76,7 +77,7 @@ fn is_default(path: &str, value: &Value) -> bool {
 /// Reads `options` (absent: Sveltos's defaults). `field` is the entry's path in the
 /// profile, `spec.helmCharts[0]`, for the notes.
 pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String> {
-    let mut out = ChartOptions { template: TemplateOptions::default(), pass_credentials_all: false, notes: vec![] };
+    let mut out = ChartOptions { template: TemplateOptions::default(), pass_credentials_all: false, create_namespace: true, notes: vec![] };
     let Some(options) = options.filter(|o| !o.is_null()) else { return Ok(out) };
     let top = options.as_object().ok_or("options is not an object")?;
     let mut leaves = Vec::new();
@@ -95,6 +96,7 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
                 "skipCRDs" => out.template.include_crds = !flag()?,
                 "disableHooks" => out.template.hooks = !flag()?,
                 "skipSchemaValidation" => out.template.skip_schema_validation = flag()?,
+                "installOptions.createNamespace" => out.create_namespace = flag()?,
                 _ => out.pass_credentials_all = flag()?,
             },
             _ if is_default(&path, value) => {}
@@ -128,10 +130,11 @@ mod tests {
     #[test]
     fn notes_only_options_set_away_from_their_default() {
         let o = read(
-            Some(&json!({"wait": true, "atomic": false, "timeout": "10m", "labels": {}, "installOptions": {"createNamespace": true, "replace": false}, "bogus": 1})),
+            Some(&json!({"wait": true, "atomic": false, "timeout": "10m", "labels": {}, "installOptions": {"createNamespace": false, "replace": false}, "bogus": 1})),
             "spec.helmCharts[0]",
         )
         .expect("reads");
+        assert!(!o.create_namespace);
         let fields: Vec<_> = o.notes.iter().map(|n| (n.field.as_str(), n.support)).collect();
         assert_eq!(
             fields,

@@ -45,7 +45,7 @@ mod kustomize;
 mod merge_keys;
 mod missing_remove;
 mod parsed;
-mod schema;
+pub(crate) mod schema;
 mod schema_node;
 mod strategic;
 mod style;

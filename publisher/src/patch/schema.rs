@@ -57,7 +57,7 @@ impl Schema {
 }
 
 /// Whether kustomize's schema says the kind is cluster-scoped; unknown kinds are not.
-pub(super) fn is_cluster_scoped(api_version: &str, kind: &str) -> bool {
+pub(crate) fn is_cluster_scoped(api_version: &str, kind: &str) -> bool {
     lookup(CLUSTER_SCOPED, api_version).is_some_and(|kinds| kinds.binary_search(&kind).is_ok())
 }
 

@@ -19,6 +19,7 @@
 //! cluster order whatever the threads did. `compare` reads the store and decides each
 //! version.
 
+mod charts;
 mod compare;
 mod complete;
 mod draft;
@@ -39,6 +40,7 @@ use jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;
 use ring::hmac;
 
+use crate::helm::{LazyRenderer, RendererSettings};
 use crate::kustomize;
 use crate::memo::Memo;
 use crate::remote::{self, Fetcher};
@@ -104,6 +106,11 @@ pub struct Publisher {
     pub remote: Fetcher,
     /// The kubectl that builds kustomizations; `None` for the one on `PATH`.
     pub kubectl: Option<std::path::PathBuf>,
+    /// The helm that renders charts; `None` for the one on `PATH`.
+    pub helm: Option<std::path::PathBuf>,
+    /// Where chart archives and renders are kept across runs; `None` keeps them for one
+    /// run.
+    pub helm_cache: Option<std::path::PathBuf>,
 }
 
 /// What happened to one cluster.
@@ -225,15 +232,22 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
     let (repositories, artifacts) = (flux_sources(KustomizeKind::GitRepository), flux_sources(KustomizeKind::OCIRepository));
     let wanted: BTreeSet<_> =
         wanted.into_iter().filter(|r| !remotes.contains_key(&r.key) && !is_source_revision(&r.key)).cloned().collect();
+    let charts = charts::wanted(plans.iter().filter_map(|(_, p)| p.as_ref().ok()));
+    let helm = Arc::new(LazyRenderer::new(
+        publisher.helm.clone(),
+        RendererSettings { cache_dir: publisher.helm_cache.clone(), check_determinism: true },
+    ));
     let mut resources = source.fetch(&wanted).await?;
     publisher.remote.fetch_into(&remotes, &mut resources).await;
     let oci_interval = remote::fetch_oci_repositories(&artifacts, &mut resources).await;
+    let chart_renderer = Arc::clone(&helm);
     let (resources, git_interval) = tokio::task::spawn_blocking(move || {
         let interval = kustomize::resolve_revisions(&repositories, &mut resources);
+        charts::resolve_into(&charts, &mut resources, &chart_renderer);
         (resources, interval)
     })
     .await
-    .expect("looking up Git revisions panicked");
+    .expect("looking up Git revisions and charts panicked");
     let source_interval = [oci_interval, git_interval].into_iter().flatten().min();
     phases.add("plan and fetch", &mut since);
     let now = Timestamp::from_second(Timestamp::now().as_second()).expect("now is a valid time");
@@ -249,7 +263,8 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
     let run = Run {
         publisher,
         renderer: Renderer::new(&resources, &publisher.limits, Some(publisher.signer.entropy()), now)
-            .with_kubectl(publisher.kubectl.clone()),
+            .with_kubectl(publisher.kubectl.clone())
+            .with_helm(helm),
         fingerprints: Fingerprints::new(&resources, &inventory.profiles, &unplanned, &publisher.limits),
         unplanned,
         parts: PartDigests::default(),

@@ -48,6 +48,9 @@ pub enum RenderError {
     /// without them would empty those parts.
     #[error("{cluster}: the stored bundle cannot be read to keep parts of it, so the cluster is not published: {message}")]
     StoredBundle { cluster: String, message: String },
+    /// A `helmCharts` entry that could not be rendered; the message names the chart.
+    #[error("{profile}: {field}: {message}")]
+    Helm { profile: String, field: String, message: String },
     /// The kustomize module's message, which names the profile, reference and source.
     #[error("{0}")]
     Kustomize(#[from] KustomizeError),

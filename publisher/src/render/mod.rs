@@ -19,6 +19,7 @@ mod content;
 pub mod credentials;
 pub mod data;
 mod error;
+pub mod helm;
 pub mod hold;
 pub mod inputs;
 mod kustomize;
@@ -38,6 +39,7 @@ use airlock_bundle::statement::ActiveWindow;
 use airlock_bundle::{Bundle, ClusterId, Limits, PartSettings};
 use jiff::{SignedDuration, Timestamp};
 
+use crate::helm::LazyRenderer;
 use crate::kustomize::LazyKustomizer;
 use crate::sveltos::Resources;
 use crate::sveltos::model::Profile;
@@ -119,17 +121,31 @@ pub struct Renderer<'r> {
     /// What `now` returns, unless a part's recorded time is given.
     now: Timestamp,
     kustomizer: LazyKustomizer,
+    helm: Arc<LazyRenderer>,
 }
 
 impl<'r> Renderer<'r> {
     /// `entropy` keys random functions (without it they fail); `now` is the run's clock.
     pub fn new(resources: &'r Resources, limits: &'r Limits, entropy: Option<Entropy>, now: Timestamp) -> Renderer<'r> {
-        Renderer { resources, limits, shared: SharedProfiles::default(), entropy, now, kustomizer: LazyKustomizer::default() }
+        Renderer {
+            resources,
+            limits,
+            shared: SharedProfiles::default(),
+            entropy,
+            now,
+            kustomizer: LazyKustomizer::default(),
+            helm: Arc::default(),
+        }
     }
 
     /// Builds kustomizations with the kubectl at `kubectl`, instead of the one on `PATH`.
     pub fn with_kubectl(self, kubectl: Option<std::path::PathBuf>) -> Renderer<'r> {
         Renderer { kustomizer: LazyKustomizer::new(kubectl), ..self }
+    }
+
+    /// Renders Helm charts with `helm`, shared with whoever resolved the run's charts.
+    pub fn with_helm(self, helm: Arc<LazyRenderer>) -> Renderer<'r> {
+        Renderer { helm, ..self }
     }
 
     /// Renders every profile of a planned cluster. Only relayed credentials that cannot
@@ -180,7 +196,7 @@ impl<'r> Renderer<'r> {
 
     /// Renders one profile of a planned cluster with `now` as the clock.
     pub fn prepare_part(&self, pp: &ProfilePlan<'_>, plan: &ClusterPlan<'_>, now: Timestamp) -> Result<Arc<Prepared>, String> {
-        let env = Env { entropy: self.entropy.as_ref(), kustomizer: &self.kustomizer, now };
+        let env = Env { entropy: self.entropy.as_ref(), kustomizer: &self.kustomizer, helm: &self.helm, now };
         self.shared.get(pp, plan.cluster, self.resources, env).map_err(|e| e.to_string())
     }
 

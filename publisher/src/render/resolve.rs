@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use super::credentials::{self, Relay};
 use super::error::RenderError;
 use super::names::{self, Resolved};
+use crate::sveltos::helm_chart::{HelmChartRef, chart_revision_reference};
 use crate::sveltos::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef, revision_reference};
 use crate::sveltos::model::{PatchesFromRef, PolicyRef, Profile, RemoteUrl, SveltosCluster, TEMPLATE_ANNOTATION, TemplateRef};
 use crate::sveltos::{Inventory, ObjectKey, Reference, Resources, Touches, select};
@@ -96,6 +97,25 @@ impl KustomizePlan<'_> {
     }
 }
 
+/// A `helmCharts` entry resolved for a cluster.
+#[derive(Debug, Clone)]
+pub struct HelmPlan<'a> {
+    pub chart: &'a HelmChartRef,
+    /// Where the chart's resolved version and digest are kept once looked up.
+    pub revision: Reference,
+    /// The objects of its `valuesFrom`, in order.
+    pub values_from: Vec<(&'a ValuesFromRef, Reference)>,
+    /// Its `registryCredentialsConfig` Secrets: the login, then the CA.
+    pub secrets: Vec<Reference>,
+}
+
+impl HelmPlan<'_> {
+    /// Every object rendering it reads.
+    pub fn references(&self) -> impl Iterator<Item = &Reference> {
+        std::iter::once(&self.revision).chain(self.values_from.iter().map(|(_, r)| r)).chain(&self.secrets)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ProfilePlan<'a> {
     pub profile: &'a Profile,
@@ -103,6 +123,7 @@ pub struct ProfilePlan<'a> {
     pub templates: Vec<Resolution<'a, TemplateRef>>,
     pub patches_from: Vec<Resolution<'a, PatchesFromRef>>,
     pub kustomizations: Vec<KustomizePlan<'a>>,
+    pub helm_charts: Vec<HelmPlan<'a>>,
     /// The Secrets of its `remoteURL`s' `secretRef`s.
     pub remote_secrets: Vec<Reference>,
     /// The ConfigMaps and Secrets holding its Job checks' Jobs, by `JobRef::field`.
@@ -126,6 +147,7 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, invento
                 templates: Vec::new(),
                 patches_from: Vec::new(),
                 kustomizations: Vec::new(),
+                helm_charts: Vec::new(),
                 remote_secrets: Vec::new(),
                 jobs: BTreeMap::new(),
                 problem: Some(problem),
@@ -204,6 +226,16 @@ fn profile_plan<'a>(
         confined(&field, &reference)?;
         patches_from.push(Resolution { spec: r, reference, templates: written });
     }
+    let resolve_values_from = |list: &'a [ValuesFromRef]| -> Result<Vec<(&'a ValuesFromRef, Reference)>, String> {
+        let mut values_from = Vec::with_capacity(list.len());
+        for v in list {
+            let field = || v.field.clone();
+            let (from, _) = resolve_ref(&field, "v1", v.kind.kind(), &v.namespace, &v.name)?;
+            confined(&field, &from)?;
+            values_from.push((v, from));
+        }
+        Ok(values_from)
+    };
     let mut kustomizations = Vec::with_capacity(profile.kustomization_refs.len());
     for k in &profile.kustomization_refs {
         let field = || format!("spec.kustomizationRefs[{}]", k.index);
@@ -224,14 +256,18 @@ fn profile_plan<'a>(
         };
         let flux = matches!(k.kind, KustomizeKind::GitRepository | KustomizeKind::OCIRepository);
         let revision = flux.then(|| revision_reference(&reference.key));
-        let mut values_from = Vec::with_capacity(k.values_from.len());
-        for v in &k.values_from {
-            let field = || v.field.clone();
-            let (from, _) = resolve_ref(&field, "v1", v.kind.kind(), &v.namespace, &v.name)?;
-            confined(&field, &from)?;
-            values_from.push((v, from));
-        }
+        let values_from = resolve_values_from(&k.values_from)?;
         kustomizations.push(KustomizePlan { source: Resolution { spec: k, reference, templates: written }, revision, values_from });
+    }
+    let mut helm_charts = Vec::with_capacity(profile.helm_charts.len());
+    for h in &profile.helm_charts {
+        let values_from = resolve_values_from(&h.values_from)?;
+        let secrets = [&h.access.credentials, &h.access.ca]
+            .into_iter()
+            .flatten()
+            .map(|s| Reference { key: ObjectKey::new("v1", "Secret", &s.namespace, &s.name), api_version: "v1".into() })
+            .collect();
+        helm_charts.push(HelmPlan { chart: h, revision: chart_revision_reference(h), values_from, secrets });
     }
     let mut jobs = BTreeMap::new();
     for job in profile.checks.jobs() {
@@ -240,7 +276,7 @@ fn profile_plan<'a>(
         confined(&field, &reference)?;
         jobs.insert(job.field.clone(), reference);
     }
-    Ok(ProfilePlan { profile, policies, templates, patches_from, kustomizations, remote_secrets, jobs, problem: None })
+    Ok(ProfilePlan { profile, policies, templates, patches_from, kustomizations, helm_charts, remote_secrets, jobs, problem: None })
 }
 
 /// The templates a namespace and name came from, quoted, when either was one.
@@ -261,6 +297,12 @@ impl ClusterPlan<'_> {
         self.profiles.iter().flat_map(|p| &p.kustomizations).filter(move |k| k.source.spec.kind == kind).map(|k| &k.source.reference.key)
     }
 
+    /// The charts this cluster's rendering reads, each with the key its revision is kept
+    /// under.
+    pub fn charts(&self) -> impl Iterator<Item = &HelmPlan<'_>> {
+        self.profiles.iter().flat_map(|p| &p.helm_charts)
+    }
+
     /// The `remoteURL`s this cluster's rendering reads, by the key each is kept under.
     pub fn remotes(&self) -> impl Iterator<Item = (&ObjectKey, &RemoteUrl)> {
         let policies = self.profiles.iter().flat_map(|p| &p.policies).filter_map(|r| r.spec.remote.as_ref().map(|u| (&r.reference.key, u)));
@@ -278,6 +320,9 @@ impl ClusterPlan<'_> {
 pub struct SharedKey {
     part: String,
     references: Vec<ObjectKey>,
+    /// The cluster's Kubernetes version, for a profile with Helm charts: charts render
+    /// against it.
+    kube_version: Option<String>,
 }
 
 impl ProfilePlan<'_> {
@@ -288,6 +333,7 @@ impl ProfilePlan<'_> {
             .chain(self.templates.iter().map(|r| &r.reference))
             .chain(self.patches_from.iter().map(|r| &r.reference))
             .chain(self.kustomizations.iter().flat_map(KustomizePlan::references))
+            .chain(self.helm_charts.iter().flat_map(HelmPlan::references))
             .chain(&self.remote_secrets)
             .chain(self.jobs.values())
     }
@@ -295,15 +341,20 @@ impl ProfilePlan<'_> {
     /// The key this profile renders the same under for every cluster, unless something it
     /// renders is a template (which sees the cluster): a templated ConfigMap or Secret, a
     /// `spec.patches` entry with an action, a templated patchesFrom object, a
-    /// kustomizationRef with values or templated fields.
-    pub fn shared_key(&self, resources: &Resources) -> Option<SharedKey> {
+    /// kustomizationRef with values or templated fields, a helmCharts entry with templated
+    /// values or valuesFrom.
+    pub fn shared_key(&self, resources: &Resources, cluster: &SveltosCluster) -> Option<SharedKey> {
         let templated = |r: &Reference| resources.get(&r.key).is_some_and(is_template);
         let any_templated = self.policies.iter().any(|r| resources.get(&r.reference.key).is_some_and(|v| r.templated(v)))
             || self.patches_from.iter().any(|r| templated(&r.reference))
             || self.profile.patches.iter().any(|p| p.patch.contains("{{"))
-            || self.kustomizations.iter().any(|k| k.source.spec.templated());
-        (!any_templated && self.problem.is_none())
-            .then(|| SharedKey { part: self.profile.part_name(), references: self.references().map(|r| r.key.clone()).collect() })
+            || self.kustomizations.iter().any(|k| k.source.spec.templated())
+            || self.helm_charts.iter().any(|h| h.chart.templated());
+        (!any_templated && self.problem.is_none()).then(|| SharedKey {
+            part: self.profile.part_name(),
+            references: self.references().map(|r| r.key.clone()).collect(),
+            kube_version: (!self.helm_charts.is_empty()).then(|| cluster.kube_version().unwrap_or_default().to_string()),
+        })
     }
 }
 

@@ -2,7 +2,8 @@
 //! render a profile once for every cluster it renders the same for ([`SharedProfiles`]).
 //!
 //! Preparing one profile for one cluster: gather its `templateResourceRefs` objects, read
-//! each policyRef's manifests (`content`), build each kustomizationRef (`kustomize`), apply the profile's patches to every object
+//! each policyRef's manifests (`content`), build each kustomizationRef (`kustomize`), render each
+//! helmCharts entry (`helm`), apply the profile's patches to every object
 //! (`patches`), set extraLabels and extraAnnotations, keep one copy of each object (the
 //! lower reference tier wins; a tie fails the profile), add the implicit Namespaces
 //! (`namespaces`) and write each object as YAML.
@@ -24,12 +25,13 @@ use serde_json::Value;
 use super::content::{self, Rendered};
 use super::data::{Context, Entropy};
 use super::error::RenderError;
-use super::kustomize;
 use super::manifest::{add_metadata, checked_path};
 use super::namespaces;
 use super::object::Object;
 use super::patches;
 use super::resolve::{ProfilePlan, SharedKey};
+use super::{helm, kustomize};
+use crate::helm::LazyRenderer;
 use crate::kustomize::LazyKustomizer;
 use crate::patch::{ParsedPatch, Patch};
 use crate::sveltos::model::SveltosCluster;
@@ -79,6 +81,8 @@ pub struct Env<'e> {
     pub entropy: Option<&'e Entropy>,
     /// Builds `kustomizationRefs`.
     pub kustomizer: &'e LazyKustomizer,
+    /// Renders `helmCharts`.
+    pub helm: &'e LazyRenderer,
     /// What `now` returns.
     pub now: Timestamp,
 }
@@ -130,6 +134,9 @@ pub fn prepare(
     }
     for k in &plan.kustomizations {
         rendered.extend(kustomize::manifests(&ctx, k, resources, env.kustomizer, &mut warnings)?);
+    }
+    for h in &plan.helm_charts {
+        rendered.extend(helm::manifests(&ctx, h, resources, env.helm, &mut warnings)?);
     }
     let patches = cache.parsed(patches::collect(&ctx, plan, resources, &mut warnings)?);
     let mut kept: BTreeMap<ObjectKey, Rendered> = BTreeMap::new();
@@ -244,7 +251,7 @@ impl SharedProfiles {
         resources: &Resources,
         env: Env<'_>,
     ) -> Result<Arc<Prepared>, RenderError> {
-        let Some(key) = plan.shared_key(resources) else {
+        let Some(key) = plan.shared_key(resources, cluster) else {
             return prepare(plan, cluster, resources, env, &self.patches).map(Arc::new);
         };
         let slot = self.profiles.lock().expect("not poisoned").entry(key).or_default().clone();

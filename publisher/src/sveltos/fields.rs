@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn subtrees_cover_their_fields_and_others_only_themselves() {
-        assert_eq!(lookup(PROFILE_FIELDS, "spec.helmCharts[].options.wait").map(|f| f.path), Some("spec.helmCharts"));
+        assert_eq!(lookup(PROFILE_FIELDS, "spec.helmCharts[].options.wait").map(|f| f.path), Some("spec.helmCharts[].options"));
         assert_eq!(lookup(PROFILE_FIELDS, "spec.policyRefs[].tier").map(|f| f.class), Some(table::Class::Supported));
         assert!(lookup(PROFILE_FIELDS, "spec.policyRefs[].newThing").is_none(), "a supported entry covers itself only");
         assert!(lookup(PROFILE_FIELDS, "spec.helmChartsX").is_none());
@@ -121,7 +121,7 @@ mod tests {
     #[test]
     fn notes_name_unsupported_unknown_and_not_applicable_fields_once() {
         let notes = profile_notes(&json!({
-            "helmCharts": [{"chartName": "a"}, {"chartName": "b"}],
+            "helmCharts": [{"chartName": "a", "signatureVerification": {"provider": "Keyless"}}, {"chartName": "b", "provenanceVerification": {}}],
             "reloader": false, "continueOnError": true,
             "policyRefs": [{"kind": "ConfigMap", "name": "x", "force": true, "newThing": 1}],
             "validateHealths": [], "frobnicate": "yes",
@@ -131,7 +131,7 @@ mod tests {
             fields,
             [
                 ("spec.frobnicate", Support::NotSupported),
-                ("spec.helmCharts", Support::NotSupported),
+                ("spec.helmCharts[].signatureVerification", Support::NotSupported),
                 ("spec.policyRefs[].newThing", Support::NotSupported),
             ]
         );

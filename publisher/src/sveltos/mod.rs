@@ -12,6 +12,7 @@
 pub mod broken;
 pub mod dir;
 pub mod fields;
+pub mod helm_chart;
 mod inventory;
 mod key;
 pub mod kustomization;

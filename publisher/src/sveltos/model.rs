@@ -62,6 +62,13 @@ pub struct SveltosCluster {
     pub object: Value,
 }
 
+impl SveltosCluster {
+    /// The Kubernetes version the cluster last reported (`status.version`, `v1.20.2`).
+    pub fn kube_version(&self) -> Option<&str> {
+        self.object.pointer("/status/version").and_then(serde_json::Value::as_str).filter(|v| !v.is_empty())
+    }
+}
+
 /// Which kind of profile, and so which part name and scope it has.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ProfileKind {
@@ -283,6 +290,7 @@ pub struct Profile {
     pub set_refs: Vec<String>,
     pub policy_refs: Vec<PolicyRef>,
     pub kustomization_refs: Vec<KustomizationRef>,
+    pub helm_charts: Vec<crate::sveltos::helm_chart::HelmChartRef>,
     pub template_refs: Vec<TemplateRef>,
     pub patches: Vec<ProfilePatch>,
     pub patches_from: Vec<PatchesFromRef>,

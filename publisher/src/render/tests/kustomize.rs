@@ -153,7 +153,7 @@ fn plans_name_the_source_its_revision_and_the_values_objects() {
         p.flux_sources(KustomizeKind::GitRepository).map(ToString::to_string).collect::<Vec<_>>(),
         ["GitRepository.source.toolkit.fluxcd.io flux-system/eu-1"]
     );
-    assert!(p.profiles[0].shared_key(&w.1).is_none(), "valuesFrom makes it per cluster");
+    assert!(p.profiles[0].shared_key(&w.1, c).is_none(), "valuesFrom makes it per cluster");
 }
 
 #[test]

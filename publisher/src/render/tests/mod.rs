@@ -216,11 +216,15 @@ fn missing_references_fail_unless_optional() {
 
 #[test]
 fn unsupported_fields_are_reported_for_every_matched_cluster() {
-    let cp = format!("{}  helmCharts: [{{chartName: nginx}}]\n", profile("web", 100, "region: eu", ""));
+    let chart = "{repositoryURL: 'http://127.0.0.1:1', chartName: nginx, releaseName: web, releaseNamespace: web, signatureVerification: {provider: PublicKey}}";
+    let cp = format!("{}  helmCharts: [{chart}]\n", profile("web", 100, "region: eu", ""));
     let r = render_for(&world(&cp), "fleet/eu-1").unwrap();
-    assert!(r.warnings.iter().any(|w| w.starts_with("ClusterProfile/web: spec.helmCharts (NotSupported): ")), "{:?}", r.warnings);
+    let field = "spec.helmCharts[].signatureVerification";
+    assert!(r.warnings.iter().any(|w| w.starts_with(&format!("ClusterProfile/web: {field} (NotSupported): "))), "{:?}", r.warnings);
     let notes = &r.settings["ClusterProfile.web"].notes;
-    assert_eq!(notes.iter().map(|n| n.field.as_str()).collect::<Vec<_>>(), ["spec.helmCharts"]);
+    assert_eq!(notes.iter().map(|n| n.field.as_str()).collect::<Vec<_>>(), [field]);
+    let message = &failure(&r, "ClusterProfile.web").unwrap().message;
+    assert!(message.contains("spec.helmCharts[0]: spec.helmCharts[0].signatureVerification is set"), "{message}");
 }
 
 #[test]

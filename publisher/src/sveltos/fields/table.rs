@@ -227,7 +227,60 @@ pub static PROFILE_FIELDS: &[Field] = &[
         Supported,
         "each data value a {patch, target} entry, templated when the object has projectsveltos.io/template; applied after spec.patches, templated entries first",
     ),
-    all("spec.helmCharts", NotSupported, "not rendered: Helm charts are not supported yet; nothing of them is deployed"),
+    f(
+        "spec.helmCharts",
+        Differs,
+        "rendered on the management side by the helm binary (v3 or v4; --helm, else PATH), as helm template renders an install against the cluster's reported Kubernetes version; the release's CRDs, objects and install and upgrade hooks are published as the profile's objects, and no Helm release record is written on the cluster (docs/helm.md)",
+    ),
+    f(
+        "spec.helmCharts[].repositoryURL",
+        Supported,
+        "http(s) repositories serving index.yaml, and oci:// registries; Flux source URLs fail the profile",
+    ),
+    f("spec.helmCharts[].repositoryName", Supported, "the prefix of an HTTP repository's chartName"),
+    f("spec.helmCharts[].chartName", Supported, "repositoryName/chart for an HTTP repository, the bare chart name for OCI"),
+    f(
+        "spec.helmCharts[].chartVersion",
+        Differs,
+        "an exact version or a semver range, resolved once per publish run; the exact version and the archive's digest are part of what a cluster's rendering reads",
+    ),
+    f("spec.helmCharts[].releaseName", Supported, "the release name the chart renders with"),
+    f(
+        "spec.helmCharts[].releaseNamespace",
+        Supported,
+        "the release namespace; objects the chart leaves without a namespace are put there (cluster-scoped kinds drop it at the puller)",
+    ),
+    f(
+        "spec.helmCharts[].helmChartAction",
+        Differs,
+        "Uninstall publishes nothing of the release, so the puller prunes what it deployed; delete hooks are not run",
+    ),
+    f("spec.helmCharts[].values", Supported, "a template over the cluster's data, then a YAML map of values"),
+    all(
+        "spec.helmCharts[].valuesFrom",
+        Supported,
+        "each data value a YAML map merged over values in order (maps key by key), templated when the object has projectsveltos.io/template; a Profile reads only its own namespace",
+    ),
+    all(
+        "spec.helmCharts[].registryCredentialsConfig",
+        Supported,
+        "credentials (a Secret holding a Docker config JSON; key names its data key), ca (the Secret's ca.crt), plainHTTP, insecureSkipTLSVerify",
+    ),
+    all(
+        "spec.helmCharts[].options",
+        Differs,
+        "skipCRDs, disableHooks, skipSchemaValidation, passCredentialsAll and installOptions.createNamespace change the render; every other option set away from its default gets a note of its own (docs/helm.md)",
+    ),
+    all(
+        "spec.helmCharts[].provenanceVerification",
+        NotSupported,
+        "chart provenance is not verified, so a chart that asks for it is not rendered and fails the profile",
+    ),
+    all(
+        "spec.helmCharts[].signatureVerification",
+        NotSupported,
+        "chart signatures are not verified, so a chart that asks for it is not rendered and fails the profile",
+    ),
     f(
         "spec.kustomizationRefs",
         Differs,

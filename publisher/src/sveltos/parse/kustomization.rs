@@ -66,7 +66,7 @@ pub fn kustomization_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<
     Ok(out)
 }
 
-fn values_from(r: &Fields<'_>, own: Option<&str>) -> Result<Vec<ValuesFromRef>, ModelError> {
+pub fn values_from(r: &Fields<'_>, own: Option<&str>) -> Result<Vec<ValuesFromRef>, ModelError> {
     let mut out = Vec::new();
     for (i, v) in r.items("valuesFrom")? {
         let (kind, name) = config_source(&v)?;

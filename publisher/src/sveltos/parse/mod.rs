@@ -9,6 +9,7 @@
 
 mod checks;
 mod cluster;
+mod helm_chart;
 mod kustomization;
 mod profile;
 mod reader;

@@ -7,7 +7,7 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version};
-use super::{checks, kustomization, refs};
+use super::{checks, helm_chart, kustomization, refs};
 use crate::sveltos::fields;
 use crate::sveltos::max_update::MaxUpdate;
 use crate::sveltos::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileKind};
@@ -63,6 +63,7 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
     let cluster_refs = refs::cluster_refs(&spec, own, &mut notes)?;
     let policy_refs = refs::policy_refs(&spec, own, &mut notes)?;
     let kustomization_refs = kustomization::kustomization_refs(&spec, own, &mut notes)?;
+    let helm_charts = helm_chart::helm_charts(&spec, own, &mut notes)?;
     notes.sort();
     notes.dedup();
     Ok(Profile {
@@ -72,6 +73,7 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
         set_refs: spec.or_default("setRefs")?,
         policy_refs,
         kustomization_refs,
+        helm_charts,
         template_refs: refs::template_refs(&spec)?,
         patches: refs::patches(&spec)?,
         patches_from: refs::patches_from(&spec)?,

@@ -1,0 +1,243 @@
+//! One `helmCharts` entry's objects for one cluster, as Sveltos renders a release for a
+//! pull-mode cluster: `values` templated with the cluster's data, each `valuesFrom`
+//! object's data values merged over them in order (a value templated when its object
+//! carries the template annotation; maps merged key by key, anything else replaced), the
+//! chart at the version this run resolved, rendered by helm against the cluster's
+//! reported Kubernetes version. The release's CRDs, objects and install and upgrade
+//! hooks go on through the profile's pipeline like a policyRef's objects, each in the
+//! release namespace unless the chart names another or the kind is cluster-scoped (a
+//! built-in one, or one of the release's CRDs; for any other kind the puller drops it). An `Uninstall` entry renders nothing, so the puller prunes what
+//! the release deployed.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Map, Value};
+
+use super::content::{Rendered, data_texts};
+use super::data::Context;
+use super::error::RenderError;
+use super::manifest::Manifest;
+use super::resolve::{HelmPlan, is_template};
+use super::shared::lookup;
+use crate::helm::{self, Access, Capabilities, ChartRef, Credentials, HookEvent, LazyRenderer, ReleaseRequest};
+use crate::sveltos::helm_chart::{HelmAction, HelmChartRef};
+use crate::sveltos::model::PolicyKind;
+use crate::sveltos::{Lookup, ObjectKey, Resources};
+
+/// The hooks applied with the release's objects: those of an install or an upgrade.
+/// Delete, rollback and test hooks are left out.
+const APPLIED_EVENTS: [HookEvent; 4] = [HookEvent::PreInstall, HookEvent::PostInstall, HookEvent::PreUpgrade, HookEvent::PostUpgrade];
+
+/// The objects `plan` renders for the cluster of `ctx`.
+pub fn manifests(
+    ctx: &Context<'_>,
+    plan: &HelmPlan<'_>,
+    resources: &Resources,
+    renderer: &LazyRenderer,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Rendered>, RenderError> {
+    let spec = plan.chart;
+    if spec.action == HelmAction::Uninstall {
+        return Ok(Vec::new());
+    }
+    let field = spec.field();
+    let failed = |message: String| RenderError::Helm { profile: ctx.profile.to_string(), field: field.clone(), message };
+    if let Some(verification) = &spec.verification {
+        return Err(failed(format!("{verification} is set, and Airlock does not verify charts; the chart is not rendered")));
+    }
+    let revision = match resources.lookup(&plan.revision.key) {
+        Lookup::Found(found) => found,
+        Lookup::Missing => return Err(failed("the chart's version was not looked up".into())),
+        Lookup::Failed(why) => return Err(failed(why.to_string())),
+    };
+    let version = revision["version"].as_str().ok_or_else(|| failed("the chart's looked-up version is not a string".into()))?;
+    let chart = chart_ref(spec, resources, version).map_err(failed)?;
+    let options = helm::options::read(Some(&spec.options), &field).map_err(|m| failed(m.clone()))?;
+    let mut values = if spec.values.trim().is_empty() {
+        Value::Object(Map::new())
+    } else {
+        let text = if spec.values.contains("{{") { ctx.template(&field, "values", &spec.values)? } else { spec.values.clone() };
+        values_document(&text).map_err(|m| failed(format!("values: {m}")))?
+    };
+    for (from, reference) in &plan.values_from {
+        let object = reference.key.to_string();
+        let what = || (from.field.clone(), object.clone());
+        let Some(value) = lookup(resources, &reference.key, from.optional, ctx.profile, &what, warnings)? else { continue };
+        let templated = is_template(value);
+        let texts = match from.kind {
+            PolicyKind::ConfigMap => data_texts(value, from.kind, &object, warnings)?,
+            PolicyKind::Secret => secret_data(value)
+                .map_err(|m| RenderError::Unreadable { object: object.clone(), message: m })?
+                .into_iter()
+                .map(|(k, bytes)| String::from_utf8(bytes).map(|t| (k.clone(), t)).map_err(|_| format!("data key {k} is not UTF-8 text")))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|m| RenderError::Unreadable { object: object.clone(), message: m })?,
+        };
+        for (key, text) in texts {
+            let text = if templated { ctx.template(&object, &key, &text)? } else { text };
+            let document = values_document(&text)
+                .map_err(|m| RenderError::Unreadable { object: object.clone(), message: format!("key {key}: {m}") })?;
+            merge(&mut values, document);
+        }
+    }
+    let kube_version = ctx.cluster.kube_version().map(str::to_string);
+    if kube_version.is_none() {
+        warnings.push(format!(
+            "{}: {field}: the cluster has reported no Kubernetes version yet; rendered with helm's default (docs/helm.md)",
+            ctx.profile
+        ));
+    }
+    let request = ReleaseRequest {
+        chart,
+        release: spec.release_name.clone(),
+        namespace: spec.release_namespace.clone(),
+        values,
+        capabilities: Capabilities { kube_version, api_versions: Vec::new() },
+        options: options.template,
+    };
+    let rendered = renderer.get().and_then(|r| r.render(&request)).map_err(|e| failed(e.to_string()))?;
+    if rendered.nondeterministic {
+        warnings.push(format!(
+            "{}: {field}: the chart renders differently every time (random values); the first rendering is kept while its inputs stay the same",
+            ctx.profile
+        ));
+    }
+    let release = &rendered.release;
+    let hooks = release.hooks.iter().filter(|h| h.spec.events.iter().any(|e| APPLIED_EVENTS.contains(e))).map(|h| &h.manifest);
+    let create_namespace = options.create_namespace;
+    let cluster_scoped_crds: Vec<(&str, &str)> = release
+        .crds
+        .iter()
+        .chain(&release.objects)
+        .filter(|m| m.object["kind"] == "CustomResourceDefinition" && m.object["spec"]["scope"] == "Cluster")
+        .filter_map(|m| Some((m.object["spec"]["group"].as_str()?, m.object["spec"]["names"]["kind"].as_str()?)))
+        .collect();
+    let cluster_scoped = |object: &Value| {
+        let (api_version, kind) = (object["apiVersion"].as_str().unwrap_or(""), object["kind"].as_str().unwrap_or(""));
+        let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
+        crate::patch::schema::is_cluster_scoped(api_version, kind) || cluster_scoped_crds.contains(&(group, kind))
+    };
+    release
+        .crds
+        .iter()
+        .chain(&release.objects)
+        .chain(hooks)
+        .map(|m| {
+            let mut value = m.object.clone();
+            let metadata = value["metadata"].as_object_mut().expect("the split kept only objects with metadata");
+            if metadata.get("namespace").and_then(Value::as_str).is_none_or(str::is_empty) && !cluster_scoped(&m.object) {
+                metadata.insert("namespace".into(), Value::String(release.namespace.clone()));
+            }
+            let key = ObjectKey::of(&value).expect("the split kept only objects with apiVersion, kind and name");
+            let origin = format!("{}: {field}: release {}/{}: {}: {key}", ctx.profile, release.namespace, release.name, m.source);
+            Ok(Rendered { manifest: Manifest { key, value, origin }, tier: airlock_bundle::statement::DEFAULT_TIER, create_namespace })
+        })
+        .collect()
+}
+
+/// The chart `spec` names, at `version`, with its repository's login and CA read from
+/// their Secrets.
+pub fn chart_ref(spec: &HelmChartRef, resources: &Resources, version: &str) -> Result<ChartRef, String> {
+    let options = helm::options::read(Some(&spec.options), &spec.field())?;
+    let secret = |name: &crate::sveltos::model::SecretName| -> Result<BTreeMap<String, Vec<u8>>, String> {
+        let key = ObjectKey::new("v1", "Secret", &name.namespace, &name.name);
+        match resources.lookup(&key) {
+            Lookup::Found(value) => secret_data(value).map_err(|m| format!("{key}: {m}")),
+            Lookup::Missing => Err(format!("registryCredentialsConfig: {key} not found")),
+            Lookup::Failed(why) => Err(format!("registryCredentialsConfig: {key}: {why}")),
+        }
+    };
+    let credentials = match &spec.access.credentials {
+        Some(name) => {
+            let data = secret(name)?;
+            let key = Some(spec.access.key.as_str()).filter(|k| !k.is_empty());
+            Some(Credentials::from_secret_data(&data, key).map_err(|m| format!("registryCredentialsConfig.credentials: {m}"))?)
+        }
+        None => None,
+    };
+    let ca_pem = match &spec.access.ca {
+        Some(name) => Some(secret(name)?.remove("ca.crt").ok_or("registryCredentialsConfig.ca: the Secret has no ca.crt")?),
+        None => None,
+    };
+    let access = Access {
+        plain_http: spec.access.plain_http,
+        insecure_skip_tls_verify: spec.access.insecure_skip_tls_verify,
+        ca_pem,
+        credentials,
+        pass_credentials_all: options.pass_credentials_all,
+    };
+    ChartRef::new("", &spec.repository_url, &spec.repository_name, &spec.chart_name, version, access).map_err(|e| e.to_string())
+}
+
+/// A Secret's data, decoded; `stringData` wins, as the API server stores it.
+fn secret_data(value: &Value) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let mut out = BTreeMap::new();
+    for (key, encoded) in value["data"].as_object().into_iter().flatten() {
+        let text = encoded.as_str().ok_or_else(|| format!("data key {key} is not a string"))?;
+        out.insert(key.clone(), STANDARD.decode(text).map_err(|e| format!("data key {key} is not base64: {e}"))?);
+    }
+    for (key, text) in value["stringData"].as_object().into_iter().flatten() {
+        out.insert(key.clone(), text.as_str().ok_or_else(|| format!("stringData key {key} is not a string"))?.as_bytes().to_vec());
+    }
+    Ok(out)
+}
+
+/// A YAML document of values: a map, or nothing.
+fn values_document(text: &str) -> Result<Value, String> {
+    let mut documents = crate::yaml::parse_documents(text)?.into_iter().filter(|d| !d.is_null());
+    match (documents.next(), documents.next()) {
+        (None, _) => Ok(Value::Object(Map::new())),
+        (Some(map @ Value::Object(_)), None) => Ok(map),
+        (Some(_), None) => Err("is not a map of values".into()),
+        (Some(_), Some(_)) => Err("holds more than one YAML document".into()),
+    }
+}
+
+/// Merges `over` into `base`: maps key by key, any other value replaced.
+fn merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(base), Value::Object(over)) => {
+            for (key, value) in over {
+                match base.get_mut(&key) {
+                    Some(existing) if existing.is_object() && value.is_object() => merge(existing, value),
+                    _ => {
+                        base.insert(key, value);
+                    }
+                }
+            }
+        }
+        (base, over) => *base = over,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn merges_maps_deeply_and_replaces_the_rest() {
+        let mut base = json!({"a": {"b": 1, "c": [1, 2]}, "d": "x"});
+        merge(&mut base, json!({"a": {"c": [3], "e": true}, "d": {"f": 1}}));
+        assert_eq!(base, json!({"a": {"b": 1, "c": [3], "e": true}, "d": {"f": 1}}));
+    }
+
+    #[test]
+    fn reads_values_documents() {
+        assert_eq!(values_document("").unwrap(), json!({}));
+        assert_eq!(values_document("a: 1\n").unwrap(), json!({"a": 1}));
+        assert!(values_document("- 1\n").is_err());
+        assert!(values_document("a: 1\n---\nb: 2\n").is_err());
+    }
+
+    #[test]
+    fn decodes_secret_data_with_string_data_winning() {
+        let s = json!({"data": {"a": "eA==", "b": "eQ=="}, "stringData": {"b": "z"}});
+        let data = secret_data(&s).unwrap();
+        assert_eq!(data["a"], b"x");
+        assert_eq!(data["b"], b"z");
+        assert!(secret_data(&json!({"data": {"a": "!"}})).is_err());
+    }
+}
