@@ -1,6 +1,6 @@
 //! A Helm chart repository on 127.0.0.1 inside the test process: serves the files of one
 //! directory (`index.yaml` and the chart archives) over HTTP/1.1, optionally behind basic
-//! auth, and counts the requests it answered. Dropping it stops it. Also where the test
+//! auth, and counts the requests it answered and the archives it served. Dropping it stops it. Also where the test
 //! charts and the helm binaries are.
 // Each test binary compiles this module and uses its own subset of it.
 #![allow(dead_code)]
@@ -16,6 +16,7 @@ use base64::Engine;
 pub struct ChartRepo {
     pub url: String,
     requests: Arc<AtomicU64>,
+    archives: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     port: u16,
 }
@@ -26,9 +27,11 @@ impl ChartRepo {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
         let port = listener.local_addr().expect("local addr").port();
         let requests = Arc::new(AtomicU64::new(0));
+        let archives = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let expected = login.map(|(u, p)| format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))));
         let (dir, counter, stopping) = (dir.to_path_buf(), Arc::clone(&requests), Arc::clone(&stop));
+        let archive_counter = Arc::clone(&archives);
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 if stopping.load(Ordering::Relaxed) {
@@ -36,15 +39,20 @@ impl ChartRepo {
                 }
                 let Ok(stream) = stream else { continue };
                 counter.fetch_add(1, Ordering::Relaxed);
-                let (dir, expected) = (dir.clone(), expected.clone());
-                std::thread::spawn(move || answer(stream, &dir, expected.as_deref()));
+                let (dir, expected, archives) = (dir.clone(), expected.clone(), Arc::clone(&archive_counter));
+                std::thread::spawn(move || answer(stream, &dir, expected.as_deref(), &archives));
             }
         });
-        ChartRepo { url: format!("http://127.0.0.1:{port}"), requests, stop, port }
+        ChartRepo { url: format!("http://127.0.0.1:{port}"), requests, archives, stop, port }
     }
 
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::Relaxed)
+    }
+
+    /// How many chart archives (`.tgz`) it served.
+    pub fn archives(&self) -> u64 {
+        self.archives.load(Ordering::Relaxed)
     }
 }
 
@@ -56,7 +64,7 @@ impl Drop for ChartRepo {
     }
 }
 
-fn answer(stream: TcpStream, dir: &Path, expected: Option<&str>) {
+fn answer(stream: TcpStream, dir: &Path, expected: Option<&str>, archives: &AtomicU64) {
     let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).is_err() {
@@ -89,6 +97,9 @@ fn answer(stream: TcpStream, dir: &Path, expected: Option<&str>) {
     }
     match file.and_then(|f| std::fs::read(f).ok()) {
         Some(body) => {
+            if path.ends_with(".tgz") {
+                archives.fetch_add(1, Ordering::Relaxed);
+            }
             let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
             let _ = out.write_all(head.as_bytes()).and_then(|()| out.write_all(&body));
         }

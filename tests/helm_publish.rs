@@ -1,0 +1,144 @@
+//! `airlock-publisher publish` rendering Sveltos `helmCharts` with the real helm (v3.17.2
+//! from hack/helm.sh) from the test charts of `shared/charts`, served as a chart
+//! repository on 127.0.0.1 inside the test: per-cluster values and the cluster's reported
+//! Kubernetes version reach the render, install hooks ship with the release, an unchanged
+//! re-publish renders nothing and fetches only what a version range resolves to, a values change republishes only the cluster it
+//! touches, a repository that is down fails only its profile, and Uninstall withdraws the
+//! release.
+
+mod chart_repo;
+mod common;
+#[path = "publisher_support/mod.rs"]
+mod support;
+
+use airlock_bundle::{ClusterId, VerifiedBundle};
+use chart_repo::{ChartRepo, charts_dir, helm_paths};
+
+fn cluster(run: &str, name: &str) -> String {
+    format!(
+        "apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {{name: {name}, namespace: {run}, labels: {{site: north}}}}
+spec: {{pullMode: true}}
+status: {{version: v1.20.2}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {{name: {name}-values, namespace: {run}}}
+data:
+  values.yaml: |
+    replicas: 1
+"
+    )
+}
+
+fn profile(run: &str, name: &str, repository: &str, action: &str) -> String {
+    format!(
+        "apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {{name: {name}}}
+spec:
+  clusterSelector: {{matchLabels: {{site: north}}}}
+  helmCharts:
+  - repositoryURL: {repository}
+    repositoryName: airlock-test
+    chartName: airlock-test/kube-state-metrics
+    chartVersion: 4.0.x
+    releaseName: ksm
+    releaseNamespace: {run}-ksm
+    helmChartAction: {action}
+    values: |
+      podAnnotations:
+        site: '{{{{ index .Cluster.metadata.labels \"site\" }}}}'
+        cluster: '{{{{ .ClusterName }}}}'
+        kube: '{{{{ .Cluster.status.version }}}}'
+    valuesFrom:
+    - {{kind: ConfigMap, name: '{{{{ .ClusterName }}}}-values'}}
+  - repositoryURL: {repository}
+    repositoryName: airlock-test
+    chartName: airlock-test/ingress-nginx
+    chartVersion: 4.0.13
+    releaseName: ingress
+    releaseNamespace: {run}-ingress
+"
+    )
+}
+
+fn names(bundle: &VerifiedBundle, part: &str) -> Vec<String> {
+    bundle.bundle().files().filter_map(|(p, _)| p.strip_prefix(&format!("{part}/")).map(str::to_string)).collect()
+}
+
+#[tokio::test]
+async fn publishes_helm_charts_per_cluster_and_follows_their_inputs() {
+    let run = support::unique("helm");
+    let repo = ChartRepo::serve(&charts_dir(), None);
+    let helm = helm_paths()[0].display().to_string();
+    let (fleet, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let write = |files: &[(&str, String)]| {
+        for (name, text) in files {
+            std::fs::write(fleet.path().join(name), text).expect("writes the fleet");
+        }
+    };
+    write(&[
+        ("a.yaml", cluster(&run, "edge-a")),
+        ("b.yaml", cluster(&run, "edge-b")),
+        ("profile.yaml", profile(&run, &format!("{run}-helm"), &repo.url, "Install")),
+    ]);
+    let keys = support::Keys::new("helm");
+    let store = format!("oci-layout:{}", out.path().join("layout").display());
+    let fleet_dir = fleet.path().display().to_string();
+    let cache = out.path().join("cache").display().to_string();
+    let publish = |code| {
+        support::run_expect(
+            &["publish", "--from-dir", &fleet_dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--cache-dir", &cache],
+            code,
+        )
+    };
+    let (a, b): (ClusterId, ClusterId) = (format!("{run}/edge-a").parse().unwrap(), format!("{run}/edge-b").parse().unwrap());
+    let part = format!("ClusterProfile.{run}-helm");
+
+    let first = publish(0);
+    let rows = support::summary(&first);
+    assert!(rows.len() == 2 && rows.iter().all(|r| r.2 == "published"), "{first}");
+    let bundle = support::read_back(&store, &a, &keys.keyring).await;
+    let files = names(&bundle, &part);
+    let deployment = support::file(&bundle, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml"));
+    for expected in ["cluster: edge-a", "site: north", "kube: v1.20.2", "airlock.dev/helm-release: ksm", "replicas: 1"] {
+        assert!(deployment.contains(expected), "{expected} in {deployment}");
+    }
+    assert!(files.contains(&"ClusterRole.cluster.ksm-kube-state-metrics.yaml".to_string()), "cluster-scoped kinds stay so: {files:?}");
+    assert!(files.contains(&format!("Namespace.cluster.{run}-ksm.yaml")), "the release namespace is created: {files:?}");
+    let hook = support::file(&bundle, &format!("{part}/Job.{run}-ingress.ingress-ingress-nginx-admission-create.yaml"));
+    assert!(hook.contains("helm.sh/hook: pre-install,pre-upgrade"), "install hooks ship with the release: {hook}");
+    let other = support::read_back(&store, &b, &keys.keyring).await;
+    assert!(support::file(&other, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml")).contains("cluster: edge-b"));
+
+    assert_eq!(repo.archives(), 2, "each chart is fetched once for both clusters");
+    let asked = repo.requests();
+    let again = publish(0);
+    assert!(support::summary(&again).iter().all(|r| r.2 == "unchanged"), "{again}");
+    assert_eq!(repo.archives(), 3, "an exact version is not fetched again; the range is resolved again, once");
+    assert_eq!(repo.requests(), asked + 2, "the range's index.yaml and the archive it resolves to");
+
+    write(&[("b.yaml", cluster(&run, "edge-b").replace("replicas: 1", "replicas: 3"))]);
+    let touched = publish(0);
+    let rows = support::summary(&touched);
+    assert_eq!(rows.iter().map(|r| r.2.as_str()).collect::<Vec<_>>(), ["unchanged", "published"], "{touched}");
+    let other = support::read_back(&store, &b, &keys.keyring).await;
+    assert!(support::file(&other, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml")).contains("replicas: 3"));
+
+    write(&[("down.yaml", profile(&run, &format!("{run}-down"), "http://127.0.0.1:1", "Install"))]);
+    let down = publish(2);
+    assert!(down.contains(&format!("ClusterProfile/{run}-down")) && down.contains("127.0.0.1:1"), "names the profile and URL: {down}");
+    let kept = support::read_back(&store, &a, &keys.keyring).await;
+    assert!(names(&kept, &part).iter().any(|f| f.starts_with("Deployment.")), "the other profile keeps rendering");
+    std::fs::remove_file(fleet.path().join("down.yaml")).unwrap();
+
+    write(&[("profile.yaml", profile(&run, &format!("{run}-helm"), &repo.url, "Uninstall"))]);
+    let withdrawn = publish(0);
+    assert!(support::summary(&withdrawn).iter().all(|r| r.2 == "published"), "{withdrawn}");
+    let bundle = support::read_back(&store, &a, &keys.keyring).await;
+    let files = names(&bundle, &part);
+    assert!(!files.iter().any(|f| f.contains("kube-state-metrics")), "Uninstall withdraws the release: {files:?}");
+    assert!(files.iter().any(|f| f.contains("ingress-nginx-controller")), "the other release stays: {files:?}");
+}
