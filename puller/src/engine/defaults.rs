@@ -5,7 +5,10 @@
 //! list with keys has an element that omits key field" (`protocol` is part of the list's
 //! key and its default is applied only after the merge). It also rejects a quantity
 //! written as a YAML number (`cpu: 0.5`) with "expected string" where `kubectl apply`
-//! accepts it; such numbers become strings. `stringData` is write-only: it
+//! accepts it; such numbers become strings. A CRD's `status` (charts of that era ship
+//! CRDs with one) is the API server's to write; applied, 1.20 records its fields for the
+//! applier, and every later apply conflicts with the server's own status writes, so it is
+//! left out. `stringData` is write-only: it
 //! never appears on the live object, so a drift check would see it missing forever; it is
 //! folded into `data`, which is what the API server does with it anyway.
 //!
@@ -31,6 +34,11 @@ pub(super) fn fill(id: &ObjectId, manifest: &mut Value) {
                 for field in ["max", "min", "default", "defaultRequest", "maxLimitRequestRatio"] {
                     quantities(limit.get_mut(field));
                 }
+            }
+        }
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            if let Some(object) = manifest.as_object_mut() {
+                object.remove("status");
             }
         }
         ("apps", "StatefulSet") => {

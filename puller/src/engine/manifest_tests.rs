@@ -234,6 +234,15 @@ fn a_service_without_protocol_gets_tcp() {
 }
 
 #[test]
+fn a_crd_is_applied_without_its_status() {
+    let yaml = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: as.x.io\nspec:\n  group: x.io\nstatus:\n  acceptedNames: {kind: '', plural: ''}\n  conditions: []\n";
+    let objects = parse(1, &[file("ClusterProfile.web/crd.yaml", yaml)]).unwrap();
+    let value = objects[0].manifest.value();
+    assert!(value.get("status").is_none(), "{value}");
+    assert_eq!(value["spec"]["group"], "x.io");
+}
+
+#[test]
 fn the_lower_tier_wins_a_duplicate_and_equal_tiers_are_rejected() {
     let files = [file("ClusterProfile.a/x.yaml", CONFIG_MAP), file("ClusterProfile.b/x.yaml", &CONFIG_MAP.replace("k: v", "k: b"))];
     let tiered = |name: &str| PartSettings { tier: if name == "ClusterProfile.b" { 50 } else { 100 }, ..PartSettings::default() };
