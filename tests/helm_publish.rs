@@ -142,3 +142,126 @@ async fn publishes_helm_charts_per_cluster_and_follows_their_inputs() {
     assert!(!files.iter().any(|f| f.contains("kube-state-metrics")), "Uninstall withdraws the release: {files:?}");
     assert!(files.iter().any(|f| f.contains("ingress-nginx-controller")), "the other release stays: {files:?}");
 }
+
+fn sync(store: &str, cluster: &str, keyring: &str, state: &str) -> std::process::Output {
+    std::process::Command::new(common::puller_bin())
+        .args(["sync", "--source", store, "--cluster", cluster, "--state-namespace", state, "--keyring", keyring])
+        .env("KUBECONFIG", common::managed_kubeconfig())
+        .env("AIRLOCK_LOG", "warn")
+        .output()
+        .expect("airlock-puller runs")
+}
+
+fn assert_synced(out: &std::process::Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn live(args: &[&str]) -> bool {
+    let out = support::kubectl("AIRLOCK_KUBECONFIG_MANAGED", &[&["get", "--ignore-not-found", "-o", "name"], args].concat(), b"");
+    !String::from_utf8_lossy(&out.stdout).trim().is_empty()
+}
+
+/// Real charts of 2021, published and applied by `airlock-puller` to the 1.20.2 API server
+/// as they are: ingress-nginx's admission Service has a port without `protocol` and its
+/// install hooks are Jobs; kube-prometheus-stack's `crds/` CRDs carry a `status` block and
+/// 43 custom resources need them. A second sync changes nothing, an upgrade applies the
+/// release again and leaves the crds/ CRDs as they are (helm v3 never updates them), and
+/// Uninstall prunes the release but those CRDs.
+#[tokio::test]
+async fn applies_real_charts_to_a_1_20_api_server_and_uninstalls_them() {
+    let run = support::unique("helm-apply");
+    let short = format!("h{}", std::process::id() % 100_000);
+    let repo = ChartRepo::serve(&charts_dir(), None);
+    let helm = helm_paths()[0].display().to_string();
+    let (fleet, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let profile = |action: &str, edition: &str| {
+        format!(
+            "apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {{name: edge, namespace: {run}, labels: {{site: {short}}}}}
+spec: {{pullMode: true}}
+status: {{version: v1.20.2}}
+---
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {{name: {run}}}
+spec:
+  clusterSelector: {{matchLabels: {{site: {short}}}}}
+  helmCharts:
+  - repositoryURL: {url}
+    repositoryName: airlock-test
+    chartName: airlock-test/ingress-nginx
+    chartVersion: 4.0.13
+    releaseName: {short}-ing
+    releaseNamespace: {short}-ingress
+    helmChartAction: {action}
+  - repositoryURL: {url}
+    repositoryName: airlock-test
+    chartName: airlock-test/kube-prometheus-stack
+    chartVersion: 23.3.2
+    releaseName: {short}-kps
+    releaseNamespace: {short}-monitoring
+    helmChartAction: {action}
+    values: |
+      prometheusOperator:
+        admissionWebhooks: {{enabled: false}}
+      commonLabels: {{edition: '{edition}'}}
+  patches:
+  - target: {{kind: CustomResourceDefinition}}
+    patch: |
+      - {{op: add, path: /metadata/annotations/edition, value: '{edition}'}}
+",
+            url = repo.url
+        )
+    };
+    std::fs::write(fleet.path().join("fleet.yaml"), profile("Install", "1")).unwrap();
+    let keys = support::Keys::new("helm");
+    let store = format!("oci-layout:{}", out.path().join("layout").display());
+    let fleet_dir = fleet.path().display().to_string();
+    let publish = || {
+        support::run_expect(&["publish", "--from-dir", &fleet_dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--no-cache"], 0)
+    };
+    let cluster = format!("{run}/edge");
+    let state = format!("{short}-state");
+    support::kubectl_ok("AIRLOCK_KUBECONFIG_MANAGED", &["create", "namespace", &state], b"");
+
+    let published = publish();
+    assert_eq!(support::summary(&published)[0].2, "published", "{published}");
+    assert_synced(&sync(&store, &cluster, &keys.keyring_path, &state), "first sync");
+    let admission = format!("{short}-ing-ingress-nginx-controller-admission");
+    assert!(live(&["service", &admission, "-n", &format!("{short}-ingress")]), "the Service without protocol is applied");
+    assert!(live(&["job", &format!("{short}-ing-ingress-nginx-admission-create"), "-n", &format!("{short}-ingress")]), "the hook Job");
+    assert!(live(&["crd", "prometheuses.monitoring.coreos.com"]), "the chart's crds/ CRDs");
+    assert!(live(&["prometheus", "-n", &format!("{short}-monitoring"), &format!("{short}-kps-kube-prometheus-prometheus")]));
+    assert!(live(&["configmap", "-n", &format!("{short}-monitoring"), "-l", &format!("airlock.dev/helm-release={short}-kps")]));
+    assert_synced(&sync(&store, &cluster, &keys.keyring_path, &state), "a second sync of the same bundle");
+    std::fs::write(fleet.path().join("fleet.yaml"), profile("Install", "2")).unwrap();
+    assert_eq!(support::summary(&publish())[0].1, "2");
+    assert_synced(&sync(&store, &cluster, &keys.keyring_path, &state), "an upgrade, which applies the CRDs again");
+    assert!(live(&["configmap", "-n", &format!("{short}-monitoring"), "-l", "edition=2"]), "the upgrade is applied");
+    let crd = support::kubectl_ok(
+        "AIRLOCK_KUBECONFIG_MANAGED",
+        &["get", "crd", "prometheuses.monitoring.coreos.com", "-o", "jsonpath={.metadata.annotations.edition}"],
+        b"",
+    );
+    assert_eq!(crd, "1", "the crds/ CRDs are create-only, as helm v3 keeps them");
+
+    std::fs::write(fleet.path().join("fleet.yaml"), profile("Uninstall", "2")).unwrap();
+    let withdrawn = publish();
+    assert_eq!(support::summary(&withdrawn)[0].1, "3", "{withdrawn}");
+    assert_synced(&sync(&store, &cluster, &keys.keyring_path, &state), "the sync after Uninstall");
+    assert!(!live(&["service", &admission, "-n", &format!("{short}-ingress")]), "Uninstall prunes the release");
+    assert!(!live(&["clusterrole", &format!("{short}-ing-ingress-nginx")]), "and its cluster-scoped objects");
+    assert!(live(&["crd", "prometheuses.monitoring.coreos.com"]), "but not the crds/ CRDs, which helm never deletes");
+    let _ = support::kubectl(
+        "AIRLOCK_KUBECONFIG_MANAGED",
+        &["delete", "namespace", &state, &format!("{short}-ingress"), &format!("{short}-monitoring"), "--wait=false"],
+        b"",
+    );
+}

@@ -3,8 +3,9 @@
 //! object's data values merged over them in order (a value templated when its object
 //! carries the template annotation; maps merged key by key, anything else replaced), the
 //! chart at the version this run resolved, rendered by helm against the cluster's
-//! reported Kubernetes version. The release's CRDs, objects and install and upgrade
-//! hooks go on through the profile's pipeline like a policyRef's objects, each in the
+//! reported Kubernetes version. The CRDs of the charts' `crds/` directories are
+//! create-only, as helm v3 treats them (created when missing, never updated or deleted).
+//! The release's CRDs, objects and install and upgrade hooks go on through the profile's pipeline like a policyRef's objects, each in the
 //! release namespace unless the chart names another or the kind is cluster-scoped (a
 //! built-in one, or one of the release's CRDs; for any other kind the puller drops it). An `Uninstall` entry renders nothing, so the puller prunes what
 //! the release deployed.
@@ -18,7 +19,8 @@ use serde_json::{Map, Value};
 use super::content::{Rendered, data_texts};
 use super::data::Context;
 use super::error::RenderError;
-use super::manifest::Manifest;
+use super::manifest::{Manifest, add_metadata};
+use super::namespaces::CREATE_ONLY_ANNOTATION;
 use super::resolve::{HelmPlan, is_template};
 use super::shared::lookup;
 use crate::helm::{self, Access, Capabilities, ChartRef, Credentials, HookEvent, LazyRenderer, ReleaseRequest};
@@ -119,13 +121,13 @@ pub fn manifests(
         let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
         crate::patch::schema::is_cluster_scoped(api_version, kind) || cluster_scoped_crds.contains(&(group, kind))
     };
-    release
-        .crds
-        .iter()
-        .chain(&release.objects)
-        .chain(hooks)
-        .map(|m| {
+    let crds = release.crds.iter().map(|m| (m, true));
+    crds.chain(release.objects.iter().chain(hooks).map(|m| (m, false)))
+        .map(|(m, create_only)| {
             let mut value = m.object.clone();
+            if create_only {
+                add_metadata(&mut value, "annotations", &BTreeMap::from([(CREATE_ONLY_ANNOTATION.to_string(), "true".to_string())]));
+            }
             let metadata = value["metadata"].as_object_mut().expect("the split kept only objects with metadata");
             if metadata.get("namespace").and_then(Value::as_str).is_none_or(str::is_empty) && !cluster_scoped(&m.object) {
                 metadata.insert("namespace".into(), Value::String(release.namespace.clone()));
