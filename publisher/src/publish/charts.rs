@@ -46,3 +46,53 @@ pub fn resolve_into(charts: &BTreeMap<ObjectKey, HelmChartRef>, resources: &mut 
         resources.record(key, outcome);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::helm::RendererSettings;
+    use crate::sveltos::Lookup;
+    use crate::sveltos::helm_chart::{RegistryAccess, chart_revision_reference};
+    use crate::sveltos::model::SecretName;
+
+    fn chart(credentials: Option<SecretName>) -> HelmChartRef {
+        HelmChartRef {
+            index: 0,
+            repository_url: "http://127.0.0.1:1".into(),
+            repository_name: "r".into(),
+            chart_name: "r/web".into(),
+            chart_version: "1.0.0".into(),
+            release_name: "web".into(),
+            release_namespace: "web".into(),
+            action: HelmAction::Install,
+            values: String::new(),
+            values_from: Vec::new(),
+            access: RegistryAccess { credentials, ..RegistryAccess::default() },
+            options: serde_json::Value::Null,
+            verification: None,
+        }
+    }
+
+    fn looked_up(chart: HelmChartRef) -> String {
+        let key = chart_revision_reference(&chart).key;
+        let mut resources = Resources::found(BTreeMap::new());
+        let helm = LazyRenderer::new(Some("/nonexistent/helm".into()), RendererSettings::default());
+        resolve_into(&BTreeMap::from([(key.clone(), chart)]), &mut resources, &helm);
+        match resources.lookup(&key) {
+            Lookup::Failed(why) => why.to_string(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_publisher_without_helm_fails_the_chart_naming_the_flag() {
+        let why = looked_up(chart(None));
+        assert!(why.contains("helm not found") && why.contains("--helm"), "{why}");
+    }
+
+    #[test]
+    fn a_missing_credentials_secret_fails_the_chart_naming_it() {
+        let why = looked_up(chart(Some(SecretName { namespace: "mgmt".into(), name: "login".into() })));
+        assert!(why.contains("registryCredentialsConfig") && why.contains("mgmt/login") && why.contains("not found"), "{why}");
+    }
+}
