@@ -46,9 +46,10 @@ use crate::memo::Memo;
 use crate::remote::{self, Fetcher};
 use crate::render::hold::Unplanned;
 use crate::render::inputs::Fingerprints;
-use crate::render::{self, ClusterPlan, Entropy, Failure, Renderer};
+use crate::render::{self, ClusterPlan, Entropy, Failure, RenderError, Renderer};
 use crate::sveltos::kustomization::{KustomizeKind, is_source_revision};
 use crate::sveltos::model::RemoteUrl;
+use crate::sveltos::model::SveltosCluster;
 use crate::sveltos::{Broken, ObjectKey, Source, Touches, select};
 use compare::{Held, read_held};
 use draft::Draft;
@@ -280,7 +281,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         if chunk.is_empty() {
             break;
         }
-        let drafts: Vec<Draft> = chunk.into_par_iter().map(|(cluster, plan)| draft::draft(&run, cluster, plan)).collect();
+        let drafts = draft_spread(&run, chunk);
         phases.add("render", &mut since);
         let reads = read_stored(publisher, &drafts).await;
         phases.add("read the store", &mut since);
@@ -314,6 +315,19 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
 }
 
 /// The rows in cluster order.
+/// Drafts a chunk on every core, in an order hashed from the cluster names, and returns the
+/// drafts in the chunk's order. Rayon gives each thread a contiguous slice: clusters listed
+/// in fleet order often share their renders with the clusters a slice further on (groups
+/// labelled in turn), so two threads would ask for the same Helm render at the same moment
+/// and one would idle until the other's helm finished, all the way through.
+fn draft_spread<'a>(run: &Run<'_>, chunk: Vec<(&'a SveltosCluster, Result<ClusterPlan<'a>, RenderError>)>) -> Vec<Draft<'a>> {
+    let mut chunk: Vec<_> = chunk.into_iter().enumerate().collect();
+    chunk.sort_by_cached_key(|(_, (cluster, _))| Digest::of(cluster.id.to_string().as_bytes()));
+    let mut drafts: Vec<(usize, Draft)> = chunk.into_par_iter().map(|(i, (cluster, plan))| (i, draft::draft(run, cluster, plan))).collect();
+    drafts.sort_by_key(|(i, _)| *i);
+    drafts.into_iter().map(|(_, d)| d).collect()
+}
+
 fn sorted(mut rows: Vec<Row>) -> Vec<Row> {
     rows.sort_by(|a, b| a.cluster.cmp(&b.cluster));
     rows
