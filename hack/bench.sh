@@ -80,6 +80,7 @@ trap 'kill "$sampler" 2>/dev/null || true' EXIT
 "$HACK_DIR/bench/micro.sh"
 # After micro.sh: its generator is built with the profile and features micro.sh builds.
 "$HACK_DIR/bench/reports.sh"
+"$HACK_DIR/bench/helm.sh"
 
 kill "$sampler" 2>/dev/null || true
 awk '{ n++; s += $1; if ($1 > m) m = $1; if ($2 > 0) busy++ }
