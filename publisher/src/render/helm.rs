@@ -3,12 +3,15 @@
 //! object's data values merged over them in order (a value templated when its object
 //! carries the template annotation; maps merged key by key, anything else replaced), the
 //! chart at the version this run resolved, rendered by helm against the cluster's
-//! reported Kubernetes version. The CRDs of the charts' `crds/` directories are
-//! create-only, as helm v3 treats them (created when missing, never updated or deleted).
-//! The release's CRDs, objects and install and upgrade hooks go on through the profile's pipeline like a policyRef's objects, each in the
-//! release namespace unless the chart names another or the kind is cluster-scoped (a
-//! built-in one, or one of the release's CRDs; for any other kind the puller drops it). An `Uninstall` entry renders nothing, so the puller prunes what
-//! the release deployed.
+//! reported Kubernetes version.
+//!
+//! The CRDs of the charts' `crds/` directories are create-only, as helm v3 treats them
+//! (created when missing, never updated or deleted). They, the release's objects and its
+//! install and upgrade hooks go on through the profile's pipeline like a policyRef's
+//! objects, each in the release namespace unless the chart names another or the kind is
+//! cluster-scoped (a built-in one, or one of the release's CRDs; for any other kind the
+//! puller drops it). An `Uninstall` entry renders nothing, so the puller prunes what the
+//! release deployed.
 
 use std::collections::BTreeMap;
 

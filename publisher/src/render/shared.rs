@@ -2,8 +2,8 @@
 //! render a profile once for every cluster it renders the same for ([`SharedProfiles`]).
 //!
 //! Preparing one profile for one cluster: gather its `templateResourceRefs` objects, read
-//! each policyRef's manifests (`content`), build each kustomizationRef (`kustomize`), render each
-//! helmCharts entry (`helm`), apply the profile's patches to every object
+//! each policyRef's manifests (`content`), build each kustomizationRef (`kustomize`),
+//! render each helmCharts entry (`helm`), apply the profile's patches to every object
 //! (`patches`), set extraLabels and extraAnnotations, keep one copy of each object (the
 //! lower reference tier wins; a tie fails the profile), add the implicit Namespaces
 //! (`namespaces`) and write each object as YAML.
