@@ -27,9 +27,4 @@ impl LazyRenderer {
             .as_ref()
             .map_err(Clone::clone)
     }
-
-    /// The renderer, if one was made.
-    pub fn made(&self) -> Option<&Renderer> {
-        self.located.get().and_then(|r| r.as_ref().ok())
-    }
 }

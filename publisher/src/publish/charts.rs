@@ -36,8 +36,8 @@ pub fn resolve_into(charts: &BTreeMap<ObjectKey, HelmChartRef>, resources: &mut 
             let outcome = chart_ref(chart, resources, &chart.chart_version).and_then(|chart| {
                 let renderer = helm.get().map_err(|e| e.to_string())?;
                 let fetched = renderer.fetch(&chart).map_err(|e| e.to_string())?;
-                let helm = &renderer.helm().version().text;
-                Ok(Some(json!({"version": fetched.version, "digest": fetched.digest.hex(), "helm": helm})))
+                let helm_version = &renderer.helm().version().text;
+                Ok(Some(json!({"version": fetched.version, "digest": fetched.digest.hex(), "helm": helm_version})))
             });
             (key.clone(), outcome)
         })
@@ -68,7 +68,7 @@ mod tests {
             values: String::new(),
             values_from: Vec::new(),
             access: RegistryAccess { credentials, ..RegistryAccess::default() },
-            options: serde_json::Value::Null,
+            options: crate::helm::options::read(None, "spec.helmCharts[0]").expect("no options read"),
             verification: None,
         }
     }

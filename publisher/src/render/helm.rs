@@ -26,7 +26,7 @@ use super::manifest::{Manifest, add_metadata};
 use super::namespaces::CREATE_ONLY_ANNOTATION;
 use super::resolve::{HelmPlan, is_template};
 use super::shared::lookup;
-use crate::helm::{self, Access, Capabilities, ChartRef, Credentials, HookEvent, LazyRenderer, ReleaseRequest};
+use crate::helm::{Access, Capabilities, ChartRef, Credentials, HookEvent, LazyRenderer, ReleaseRequest};
 use crate::sveltos::helm_chart::{HelmAction, HelmChartRef};
 use crate::sveltos::model::PolicyKind;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
@@ -59,7 +59,6 @@ pub fn manifests(
     };
     let version = revision["version"].as_str().ok_or_else(|| failed("the chart's looked-up version is not a string".into()))?;
     let chart = chart_ref(spec, resources, version).map_err(failed)?;
-    let options = helm::options::read(Some(&spec.options), &field).map_err(|m| failed(m.clone()))?;
     let mut values = if spec.values.trim().is_empty() {
         Value::Object(Map::new())
     } else {
@@ -100,7 +99,7 @@ pub fn manifests(
         namespace: spec.release_namespace.clone(),
         values,
         capabilities: Capabilities { kube_version, api_versions: Vec::new() },
-        options: options.template,
+        options: spec.options.template,
     };
     let rendered = renderer.get().and_then(|r| r.render(&request)).map_err(|e| failed(e.to_string()))?;
     if rendered.nondeterministic {
@@ -111,7 +110,7 @@ pub fn manifests(
     }
     let release = &rendered.release;
     let hooks = release.hooks.iter().filter(|h| h.spec.events.iter().any(|e| APPLIED_EVENTS.contains(e))).map(|h| &h.manifest);
-    let create_namespace = options.create_namespace;
+    let create_namespace = spec.options.create_namespace;
     let cluster_scoped_crds: Vec<(&str, &str)> = release
         .crds
         .iter()
@@ -145,7 +144,6 @@ pub fn manifests(
 /// The chart `spec` names, at `version`, with its repository's login and CA read from
 /// their Secrets.
 pub fn chart_ref(spec: &HelmChartRef, resources: &Resources, version: &str) -> Result<ChartRef, String> {
-    let options = helm::options::read(Some(&spec.options), &spec.field())?;
     let secret = |name: &crate::sveltos::model::SecretName| -> Result<BTreeMap<String, Vec<u8>>, String> {
         let key = ObjectKey::new("v1", "Secret", &name.namespace, &name.name);
         match resources.lookup(&key) {
@@ -171,7 +169,7 @@ pub fn chart_ref(spec: &HelmChartRef, resources: &Resources, version: &str) -> R
         insecure_skip_tls_verify: spec.access.insecure_skip_tls_verify,
         ca_pem,
         credentials,
-        pass_credentials_all: options.pass_credentials_all,
+        pass_credentials_all: spec.options.pass_credentials_all,
     };
     ChartRef::new("", &spec.repository_url, &spec.repository_name, &spec.chart_name, version, access).map_err(|e| e.to_string())
 }

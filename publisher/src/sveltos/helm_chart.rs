@@ -3,16 +3,16 @@
 //! reached. Rendering is `crate::helm`'s; this is what the profile says.
 //!
 //! A chart's version, when a range, and its archive's digest are resolved once per run and
-//! kept among the fetched resources under [`chart_revision_key`], as a Flux source's
+//! kept among the fetched resources under [`chart_revision_reference`]'s key, as a Flux source's
 //! commit is: a new chart version in the repository changes what a cluster's rendering
 //! reads (and so its fingerprint) although no management object changed.
 
 use airlock_bundle::Digest;
-use serde_json::Value;
 
 use super::key::{ObjectKey, Reference};
 use super::kustomization::{ValuesFromRef, revision_reference};
 use super::model::SecretName;
+use crate::helm::options::ChartOptions;
 
 /// `helmChartAction`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +54,8 @@ pub struct HelmChartRef {
     /// merged over `values` in order.
     pub values_from: Vec<ValuesFromRef>,
     pub access: RegistryAccess,
-    /// `options` as written; `crate::helm::options` reads it.
-    pub options: Value,
+    /// `options`, read when the profile is parsed (its notes go to the profile's).
+    pub options: ChartOptions,
     /// The verification field set (`provenanceVerification`, `signatureVerification`):
     /// charts are not verified, so such an entry is not rendered.
     pub verification: Option<String>,
@@ -67,7 +67,7 @@ impl HelmChartRef {
         !self.values_from.is_empty() || self.values.contains("{{")
     }
 
-    /// The chart's place in messages and in the release labels: `spec.helmCharts[0]`.
+    /// The entry's place in messages: `spec.helmCharts[0]`.
     pub fn field(&self) -> String {
         format!("spec.helmCharts[{}]", self.index)
     }

@@ -37,9 +37,9 @@ pub fn helm_charts(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
                 }
             }
         };
-        let options =
+        let mut options =
             crate::helm::options::read(Some(h.raw("options")), h.path("").trim_end_matches('.')).map_err(|m| h.error("options", m))?;
-        notes.extend(options.notes);
+        notes.append(&mut options.notes);
         out.push(HelmChartRef {
             index,
             repository_url: required("repositoryURL")?,
@@ -52,7 +52,7 @@ pub fn helm_charts(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
             values: h.or_default("values")?,
             values_from: values_from(&h, own)?,
             access,
-            options: h.raw("options").clone(),
+            options,
             verification: ["provenanceVerification", "signatureVerification"].into_iter().find(|k| !h.raw(k).is_null()).map(|k| h.path(k)),
         });
     }
