@@ -14,6 +14,7 @@ use futures::StreamExt;
 
 use super::error::EngineError;
 use super::gate::{Failures, Held};
+use super::hook::{self, Operation};
 use super::kube_api::Api;
 use super::object::{DesiredObject, InventoryEntry, ObjectKey};
 use super::order::Class;
@@ -37,6 +38,28 @@ pub(super) fn decide(object: &DesiredObject, previous: Option<&InventoryEntry>) 
     }
 }
 
+/// What sync does with a hook (`None` for any other object): fire it when its release's
+/// operation is one of its events, in that event's slot, else record it as it is. A dry-run
+/// part previews it as any object.
+fn hook_step(target: &mut Target, operations: &HashMap<String, Operation>) -> Option<Step> {
+    let hook = target.object.hook.as_ref()?;
+    if target.object.sync_mode == SyncMode::DryRun {
+        return Some(Step::Preview);
+    }
+    let operation = target.object.release.as_ref().and_then(|r| operations.get(r));
+    Some(match operation.and_then(|&o| hook.fires(o)) {
+        Some((event, slot)) => {
+            target.stage = target.stage.fired(slot, hook.weight);
+            Step::Fire(event)
+        }
+        None => Step::Idle(match operation {
+            None => "hook: its release is unchanged",
+            Some(Operation::Install) => "hook: not an event of this install",
+            Some(Operation::Upgrade) => "hook: not an event of this upgrade",
+        }),
+    })
+}
+
 /// The previous inventory by object key.
 pub(super) fn index(previous: &[InventoryEntry]) -> HashMap<ObjectKey, &InventoryEntry> {
     previous.iter().map(|e| (e.id.key(), e)).collect()
@@ -51,12 +74,17 @@ pub(super) async fn sync(
 ) -> Result<Finished, EngineError> {
     let by_key = index(previous);
     let held = Held::new(&settings.held_back, targets.iter().map(|t| &t.object));
+    let operations = hook::operations(targets.iter().map(|t| &t.object).filter(|o| held.reason(o).is_none()), previous);
     let mut work = Vec::with_capacity(targets.len());
     let mut checks = Vec::new();
-    for target in targets {
+    for mut target in targets {
         if let Some(why) = held.reason(&target.object) {
             let why = why.to_string();
             work.push((target, Step::Skip(why)));
+            continue;
+        }
+        if let Some(step) = hook_step(&mut target, &operations) {
+            work.push((target, step));
             continue;
         }
         match decide(&target.object, by_key.get(&target.object.id.key()).copied()) {
@@ -72,7 +100,7 @@ pub(super) async fn sync(
     let mut inventory = run.inventory;
     if run.results.iter().any(|r| r.action == Action::Failed) {
         // No pruning after a failure; the inventory keeps what it had.
-        inventory.extend(selection.delete.into_iter().chain(selection.leave).chain(selection.keep).cloned());
+        inventory.extend(selection.delete.into_iter().chain(selection.leave).chain(selection.keep).chain(selection.hooks).cloned());
     } else {
         let pruned = prune::run(api, selection, settings, settings.dry_run, &run.applied_uids).await;
         run.results.extend(pruned.results);

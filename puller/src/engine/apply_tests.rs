@@ -13,6 +13,8 @@ fn entry(hash: &str) -> InventoryEntry {
         profile: "ClusterProfile.p".into(),
         applied_hash: hash.into(),
         leave_on_removal: false,
+        release: None,
+        hook: false,
     }
 }
 

@@ -18,7 +18,7 @@ use super::error::EngineError;
 use super::object::{DesiredObject, Manifest, ObjectId};
 use super::part::{self, PartRules};
 use super::settings::Settings;
-use super::{defaults, order};
+use super::{defaults, hook, order};
 
 /// Ties an object to the cluster it was applied for; prune and drift select by it.
 pub const LABEL_CLUSTER: &str = "airlock.dev/cluster";
@@ -133,8 +133,13 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
     let labels = string_map(metadata, "labels")?;
     labels.insert(LABEL_CLUSTER.into(), stamp.cluster.clone().into());
     labels.insert(LABEL_PROFILE.into(), label_value(&profile.name).into());
+    let release = hook::release(labels);
     let annotations = string_map(metadata, "annotations")?;
     let create_only = flag(annotations, ANNOTATION_CREATE_ONLY)?;
+    let hook = hook::read(annotations, release.is_some())?;
+    if hook.is_some() && create_only {
+        return Err(format!("a hook ({}) cannot be create-only ({ANNOTATION_CREATE_ONLY})", hook::ANNOTATION_HOOK));
+    }
     // Sveltos counts its annotation as set whatever its value, even empty.
     let force_recreate = flag(annotations, ANNOTATION_FORCE_RECREATE)? || annotations.contains_key(SVELTOS_FORCE_RECREATE);
     for key in VOLATILE_ANNOTATIONS {
@@ -159,6 +164,8 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
         rules: part.rules.clone(),
         create_only,
         force_recreate,
+        release,
+        hook,
         source,
         id,
         hash,

@@ -7,7 +7,8 @@
 //! write (`policy`), apply with server-side apply in a safe order (`order`, `apply`, one
 //! object at a time in `send`, deleting and re-creating a marked object whose update is
 //! refused in `recreate`), skipping what a refusal or a held-back part stops
-//! (`gate`), compare with live objects (`drift`, `compare`), prune by inventory (`prune`)
+//! (`gate`), fire Helm hooks around their release's objects (`hook`, `hook_run`), compare
+//! with live objects (`drift`, `compare`), prune by inventory (`prune`)
 //! or, for a plan, preview all of it with server-side dry-run (`preview`). Every API
 //! request goes through one counting wrapper (`kube_api`). The data they share is in
 //! `object` (`id` for identities), `settings`, `outcome` and `error`.
@@ -27,6 +28,8 @@ mod drift;
 mod error;
 mod exclusion;
 mod gate;
+mod hook;
+mod hook_run;
 mod id;
 mod kube_api;
 mod manifest;
@@ -52,6 +55,7 @@ use airlock_bundle::{SyncMode, VerifiedBundle};
 pub use error::{ApiError, EngineError};
 pub use exclusion::Exclusions;
 use gate::Held;
+pub use hook::{Hook, HookEvent};
 use kube_api::Api;
 pub use object::{DesiredObject, InventoryEntry, KnownKind, Manifest, ObjectId};
 use outcome::Finished;
@@ -98,7 +102,8 @@ pub async fn sync(
 
 /// The first step of a drift check for an unchanged bundle: for ContinuousWithDriftDetection
 /// profiles, list each kind once (kinds in `known` without discovery) and compare with what
-/// was applied. Create-only objects are never compared, and parts held back are skipped.
+/// was applied. Create-only objects and Helm hooks are never compared, and parts held back
+/// are skipped.
 /// Read-only.
 pub async fn check_drift(
     client: &kube::Client,
@@ -107,7 +112,10 @@ pub async fn check_drift(
     settings: &Settings,
 ) -> Result<DriftCheck, EngineError> {
     let api = Api::new(client, known);
-    let checked = desired.into_iter().filter(|o| o.sync_mode == SyncMode::ContinuousWithDriftDetection && !o.create_only).collect();
+    let checked = desired
+        .into_iter()
+        .filter(|o| o.sync_mode == SyncMode::ContinuousWithDriftDetection && !o.create_only && o.hook.is_none())
+        .collect();
     let (targets, mut decided) = admit(&api, checked, settings).await?;
     let held = Held::new(&settings.held_back, targets.iter().map(|t| &t.object));
     let (skipped, mut targets): (Vec<Target>, Vec<Target>) = targets.into_iter().partition(|t| held.reason(&t.object).is_some());

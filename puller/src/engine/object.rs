@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::hook::Hook;
 pub use super::id::ObjectId;
 pub(crate) use super::id::ObjectKey;
 use super::part::PartRules;
@@ -34,6 +35,12 @@ pub struct DesiredObject {
     /// Deleted and created again when its update is refused in a way only that resolves
     /// (spec 2.5.2): its policyRef says `force`, or it carries Sveltos's annotation.
     pub force_recreate: bool,
+    /// The Helm release it belongs to, `<namespace>/<name>`, from its release labels (spec
+    /// 2.5.3).
+    pub release: Option<String>,
+    /// Its hook annotations, when it is one of its release's hooks: fired only when the
+    /// release is installed or upgraded, never compared for drift, never pruned.
+    pub hook: Option<Hook>,
     /// Where it came from in the bundle: file path and document index.
     pub source: String,
     pub id: ObjectId,
@@ -100,6 +107,13 @@ pub struct InventoryEntry {
     /// bundle it is released, not deleted. Stored because the profile may be gone by then.
     #[serde(default)]
     pub leave_on_removal: bool,
+    /// The Helm release it belongs to, `<namespace>/<name>`: tells an install of the release
+    /// from an upgrade.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<String>,
+    /// A hook of that release: left in place when it leaves the bundle, as Helm leaves hooks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hook: bool,
 }
 
 /// How the API server serves a kind, as discovery said when it was last applied: kept by

@@ -1,7 +1,9 @@
 //! The safe order of a sync, as stages: CRDs first (the caller waits until they are
 //! Established and refreshes discovery), then Namespaces, then, profile wave by profile
 //! wave (from `dependsOn`, then `tier`), cluster-scoped kinds, then namespaced objects, then
-//! workloads (Pods and the controllers that make them). Objects of one stage are
+//! workloads (Pods and the controllers that make them). Within a wave and tier, the Helm
+//! hooks a run fires go around the other objects (`Slot`): pre- hooks first, by weight,
+//! then everything else, then post- hooks, then test hooks. Objects of one stage are
 //! independent and may be applied concurrently. Pruning runs the classes the other way
 //! round: workloads first, CRDs and Namespaces last.
 //!
@@ -57,6 +59,16 @@ impl Class {
     }
 }
 
+/// Where a Helm hook fired this run goes among the objects of its wave and tier; every
+/// other object, hooks not fired included, is `Main`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(super) enum Slot {
+    Pre,
+    Main,
+    Post,
+    Test,
+}
+
 /// A stage of a sync; stages run in ascending order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(super) struct Stage {
@@ -64,15 +76,23 @@ pub(super) struct Stage {
     phase: u8,
     wave: u32,
     tier: u32,
+    slot: Slot,
+    /// A fired hook's weight; 0 for the rest.
+    weight: i32,
     pub(super) class: Class,
 }
 
 impl Stage {
     pub(super) fn new(class: Class, wave: u32, tier: u32) -> Stage {
         match class {
-            Class::Crd | Class::Namespace => Stage { phase: 0, wave: 0, tier: 0, class },
-            _ => Stage { phase: 1, wave, tier, class },
+            Class::Crd | Class::Namespace => Stage { phase: 0, wave: 0, tier: 0, slot: Slot::Main, weight: 0, class },
+            _ => Stage { phase: 1, wave, tier, slot: Slot::Main, weight: 0, class },
         }
+    }
+
+    /// The stage of a hook fired in `slot` with `weight`.
+    pub(super) fn fired(self, slot: Slot, weight: i32) -> Stage {
+        Stage { slot, weight, ..self }
     }
 }
 
@@ -138,6 +158,20 @@ mod tests {
         assert!(dependency < dependent);
         // In one wave, a lower tier goes first.
         assert!(Stage::new(Class::Namespaced, 0, 10) < Stage::new(Class::ClusterScoped, 0, 100));
+    }
+
+    #[test]
+    fn fired_hooks_go_around_their_tier_by_weight() {
+        let main = Stage::new(Class::Namespaced, 0, 100);
+        let job = Stage::new(Class::Workload, 0, 100);
+        let (heavy, light) = (job.fired(Slot::Pre, 5), job.fired(Slot::Pre, -5));
+        let account = Stage::new(Class::Namespaced, 0, 100).fired(Slot::Pre, 5);
+        let (post, test) = (job.fired(Slot::Post, -10), job.fired(Slot::Test, 0));
+        let mut stages = vec![test, post, main, heavy, job, account, light];
+        stages.sort();
+        assert_eq!(stages, vec![light, account, heavy, main, job, post, test]);
+        // Hooks stay inside their wave: a later wave's pre- hook follows an earlier wave's objects.
+        assert!(Stage::new(Class::Workload, 0, 100).fired(Slot::Post, 0) < Stage::new(Class::Workload, 1, 100).fired(Slot::Pre, -9));
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub(super) struct Selection<'a> {
     pub leave: Vec<&'a InventoryEntry>,
     /// Outside watch-namespaces, or of a part held back: kept in the inventory, not looked at.
     pub keep: Vec<&'a InventoryEntry>,
+    /// Helm hooks: released and left in place, as Helm never deletes a hook with its
+    /// release (only its delete policy does, when it fires).
+    pub hooks: Vec<&'a InventoryEntry>,
 }
 
 /// Chooses among `previous` the entries absent from `desired`. `leave` gives the current
@@ -51,6 +54,8 @@ pub(super) fn select<'a>(
         let namespace = entry.id.namespace.as_deref().or((class(entry) == Class::Namespace).then_some(entry.id.name.as_str()));
         if namespace.is_some_and(|ns| !policy::watched(watch, ns)) || held.holds(&entry.profile) {
             selection.keep.push(entry);
+        } else if entry.hook {
+            selection.hooks.push(entry);
         } else if leave.get(&entry.profile).copied().unwrap_or(entry.leave_on_removal) {
             selection.leave.push(entry);
         } else {
@@ -91,7 +96,9 @@ pub(super) async fn run(api: &Api, selection: Selection<'_>, settings: &Settings
         detail: Some(detail.to_string()),
     };
     let mut pruned = Pruned {
-        results: selection.leave.iter().map(|e| result(e, Action::Left, "released: its profile has LeavePolicies")).collect(),
+        results: (selection.leave.iter().map(|e| result(e, Action::Left, "released: its profile has LeavePolicies")))
+            .chain(selection.hooks.iter().map(|e| result(e, Action::Left, "released: a Helm hook, which Helm leaves in place")))
+            .collect(),
         kept: selection.keep.into_iter().cloned().collect(),
     };
     let label = cluster_label(&settings.cluster);
@@ -173,6 +180,8 @@ mod tests {
             profile: profile.into(),
             applied_hash: "h".into(),
             leave_on_removal: leave,
+            release: None,
+            hook: false,
         }
     }
 

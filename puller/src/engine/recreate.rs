@@ -42,15 +42,29 @@ pub(super) async fn run(
     force: bool,
     refused: ApiError,
 ) -> Result<(bool, Value), ApiError> {
+    if !delete_and_wait(api, served, object, PropagationPolicy::Foreground).await? {
+        return Err(refused);
+    }
+    tracing::info!(object = %object.id, error = %refused, "deleted to be re-created");
+    api.apply(served, &object.id, object.manifest.json(), force, false).await
+}
+
+/// Deletes the live copy of `object`, if there is one, and waits until it is gone:
+/// whether there was one. A Helm hook's previous copy goes the same way.
+pub(super) async fn delete_and_wait(
+    api: &Api,
+    served: &Served,
+    object: &DesiredObject,
+    propagation: PropagationPolicy,
+) -> Result<bool, ApiError> {
     let namespace = object.id.namespace.as_deref();
     let live = api.get(served, namespace, &object.id.name).await?;
     let Some(uid) = live.as_ref().and_then(uid) else {
-        return Err(refused);
+        return Ok(false);
     };
-    api.delete(served, namespace, &object.id.name, &uid, PropagationPolicy::Foreground).await?;
+    api.delete(served, namespace, &object.id.name, &uid, propagation).await?;
     wait_gone(api, served, object, &uid).await?;
-    tracing::info!(object = %object.id, error = %refused, "deleted to be re-created");
-    api.apply(served, &object.id, object.manifest.json(), force, false).await
+    Ok(true)
 }
 
 /// Waits until no object of `object`'s name with `uid` exists.
@@ -63,7 +77,7 @@ async fn wait_gone(api: &Api, served: &Served, object: &DesiredObject, uid: &str
             return Ok(());
         }
         if tokio::time::Instant::now() + pause > deadline {
-            let message = format!("deleted to be re-created, but still there after {}s", GONE_TIMEOUT.as_secs());
+            let message = format!("deleted, but still there after {}s", GONE_TIMEOUT.as_secs());
             return Err(ApiError { code: 0, message });
         }
         tokio::time::sleep(pause).await;

@@ -17,6 +17,8 @@ use serde_json::Value;
 
 use super::compare::{diff, render_changes};
 use super::error::ApiError;
+use super::hook::HookEvent;
+use super::hook_run;
 use super::kube_api::{Api, Served};
 use super::object::{DesiredObject, InventoryEntry, Manifest};
 use super::order::Class;
@@ -45,12 +47,17 @@ pub(super) enum Step {
     CreateOnly,
     /// Not sent, with why (spec 5.7); the previous entry stays.
     Skip(String),
+    /// A Helm hook fired on this event: applied, waited for, deleted by its policy
+    /// (`hook_run`).
+    Fire(HookEvent),
+    /// A Helm hook that does not fire this run, with why: recorded, not sent.
+    Idle(&'static str),
 }
 
 impl Step {
     /// Whether the step sends the object, so that a refusal before it may stop it.
     pub(super) fn sends(&self) -> bool {
-        matches!(self, Step::Apply | Step::Correct(_) | Step::Preview | Step::CreateOnly)
+        matches!(self, Step::Apply | Step::Correct(_) | Step::Preview | Step::CreateOnly | Step::Fire(_))
     }
 }
 
@@ -100,6 +107,8 @@ pub(super) async fn one(
         profile: object.profile.clone(),
         applied_hash: object.hash.clone(),
         leave_on_removal: object.stop_matching_behavior == StopMatchingBehavior::LeavePolicies,
+        release: object.release.clone(),
+        hook: object.hook.is_some(),
     };
     let kept = previous.cloned();
     let (drift, preview) = match &step {
@@ -110,8 +119,9 @@ pub(super) async fn one(
             return Done::not_applied(result(Action::Unchanged, detail), Some(entry));
         }
         Step::Skip(why) => return Done::not_applied(result(Action::Skipped, Some(why.clone())), kept),
+        Step::Idle(why) => return Done::not_applied(result(Action::Unchanged, Some(why.to_string())), Some(fresh)),
         Step::Preview => (None, true),
-        Step::Apply | Step::CreateOnly => (None, settings.dry_run),
+        Step::Apply | Step::CreateOnly | Step::Fire(_) => (None, settings.dry_run),
         Step::Correct(how) => (Some(how.clone()), settings.dry_run),
     };
     // Correcting drift takes back fields another manager changed, which a plain apply
@@ -135,9 +145,18 @@ pub(super) async fn one(
         let detail = format!("{} {} is not served, although its CRD was applied", object.id.api_version(), object.id.kind);
         return Done::not_applied(result(Action::Failed, Some(detail)), kept);
     };
-    let mut sent = if step == Step::CreateOnly { create(api, served, object).await } else { apply(api, served, object, force).await };
+    let mut fired = None;
+    let mut sent = match (&step, &object.hook) {
+        (Step::CreateOnly, _) => create(api, served, object).await,
+        (Step::Fire(event), Some(hook)) => hook_run::fire(api, served, object, hook, force).await.map(|(created, live, ended)| {
+            fired = Some(format!("{} hook: {ended}", event.as_str()));
+            Some((created, live))
+        }),
+        _ => apply(api, served, object, force).await,
+    };
     let mut recreated = None;
     if let Err(e) = &sent
+        && !matches!(step, Step::Fire(_))
         && object.force_recreate
         && recreate::needed(e)
     {
@@ -155,7 +174,7 @@ pub(super) async fn one(
             };
             let detail = match (drift, recreated) {
                 (Some(how), Some(why)) => Some(format!("drifted: {how}\n{why}")),
-                (how, why) => how.or(why),
+                (how, why) => how.or(why).or(fired),
             };
             let uid = live.pointer("/metadata/uid").and_then(Value::as_str).map(String::from);
             tracing::info!(object = %object.id, action = ?action, "applied");

@@ -44,6 +44,8 @@ pub fn object(api_version: &str, kind: &str, namespace: Option<&str>, name: &str
         rules: Default::default(),
         create_only: false,
         force_recreate: false,
+        release: None,
+        hook: None,
         source: format!("ClusterProfile.p/{kind}.yaml document 1"),
         id: ObjectId {
             group: group.into(),

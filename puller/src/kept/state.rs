@@ -131,6 +131,8 @@ pub(crate) mod tests {
                 profile: "ClusterProfile.web".into(),
                 applied_hash: Digest::of(i.to_string().as_bytes()).hex(),
                 leave_on_removal: i % 2 == 0,
+                release: None,
+                hook: false,
             })
             .collect()
     }

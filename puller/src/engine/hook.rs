@@ -1,0 +1,195 @@
+//! Helm releases and their hooks (spec 2.5.3): the release labels and hook annotations the
+//! publisher writes, read and checked when the bundle is parsed, and which operation each
+//! release goes through in a run, which decides the hooks that fire.
+//!
+//! A release is installed when none of its objects (hooks aside) is in the previous
+//! inventory, and upgraded when some are and anything of it changed: an object, a hook, or
+//! an object it no longer has. A release with nothing changed fires no hook, as Sveltos
+//! upgrades a release only when its inputs change. Running a fired hook is `hook_run`'s.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use airlock_bundle::SyncMode;
+use serde_json::{Map, Value};
+
+use super::object::{DesiredObject, InventoryEntry, ObjectKey};
+use super::order::Slot;
+
+/// The release an object belongs to: its name and its namespace.
+pub const LABEL_RELEASE: &str = "airlock.dev/helm-release";
+pub const LABEL_RELEASE_NAMESPACE: &str = "airlock.dev/helm-release-namespace";
+/// The events a hook fires on, comma-separated.
+pub const ANNOTATION_HOOK: &str = "airlock.dev/hook";
+/// An integer; lower weights fire first. 0 when absent.
+pub const ANNOTATION_HOOK_WEIGHT: &str = "airlock.dev/hook-weight";
+/// When the hook's object is deleted, comma-separated; `before-hook-creation` when absent.
+pub const ANNOTATION_HOOK_DELETE_POLICY: &str = "airlock.dev/hook-delete-policy";
+/// How long a hook Job or Pod may take to finish, in seconds.
+pub const ANNOTATION_HOOK_TIMEOUT: &str = "airlock.dev/hook-timeout-seconds";
+
+/// Helm's default `--timeout`.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+const MAX_TIMEOUT_SECONDS: u64 = 86_400;
+
+/// An event a hook fires on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HookEvent {
+    PreInstall,
+    PostInstall,
+    PreUpgrade,
+    PostUpgrade,
+    Test,
+}
+
+impl HookEvent {
+    const ALL: [HookEvent; 5] =
+        [HookEvent::PreInstall, HookEvent::PostInstall, HookEvent::PreUpgrade, HookEvent::PostUpgrade, HookEvent::Test];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HookEvent::PreInstall => "pre-install",
+            HookEvent::PostInstall => "post-install",
+            HookEvent::PreUpgrade => "pre-upgrade",
+            HookEvent::PostUpgrade => "post-upgrade",
+            HookEvent::Test => "test",
+        }
+    }
+}
+
+/// A hook object's annotations, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hook {
+    pub events: Vec<HookEvent>,
+    pub weight: i32,
+    /// `before-hook-creation`: the previous copy is deleted, and gone, before it is created.
+    pub delete_before: bool,
+    /// `hook-succeeded`: deleted once it finished well.
+    pub delete_succeeded: bool,
+    /// `hook-failed`: deleted when it failed or timed out.
+    pub delete_failed: bool,
+    pub timeout: Duration,
+}
+
+/// What a release goes through in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Operation {
+    Install,
+    Upgrade,
+}
+
+impl Hook {
+    /// The event this hook fires on in `operation`, and where it goes, if it fires at all.
+    /// A hook of both a pre- and a post- event fires once, before.
+    pub(super) fn fires(&self, operation: Operation) -> Option<(HookEvent, Slot)> {
+        let (pre, post) = match operation {
+            Operation::Install => (HookEvent::PreInstall, HookEvent::PostInstall),
+            Operation::Upgrade => (HookEvent::PreUpgrade, HookEvent::PostUpgrade),
+        };
+        [(pre, Slot::Pre), (post, Slot::Post), (HookEvent::Test, Slot::Test)].into_iter().find(|(e, _)| self.events.contains(e))
+    }
+}
+
+/// The release key of an object, `<namespace>/<name>`, from its labels.
+pub(super) fn release(labels: &Map<String, Value>) -> Option<String> {
+    let name = labels.get(LABEL_RELEASE)?.as_str()?;
+    Some(format!("{}/{name}", labels.get(LABEL_RELEASE_NAMESPACE).and_then(Value::as_str).unwrap_or_default()))
+}
+
+/// The hook an object's annotations make it, if any; `in_release` says whether it has a
+/// release label. An error names the annotation that is wrong.
+pub(super) fn read(annotations: &Map<String, Value>, in_release: bool) -> Result<Option<Hook>, String> {
+    let text = |key: &str| annotations.get(key).and_then(Value::as_str).map(str::to_string);
+    let Some(events) = text(ANNOTATION_HOOK) else {
+        let stray = [ANNOTATION_HOOK_WEIGHT, ANNOTATION_HOOK_DELETE_POLICY, ANNOTATION_HOOK_TIMEOUT]
+            .into_iter()
+            .find(|k| annotations.contains_key(*k));
+        return match stray {
+            Some(key) => Err(format!("annotation {key} is set without {ANNOTATION_HOOK}")),
+            None => Ok(None),
+        };
+    };
+    if !in_release {
+        return Err(format!(
+            "annotation {ANNOTATION_HOOK} is set, but the object has no {LABEL_RELEASE} label: a hook belongs to a release"
+        ));
+    }
+    let events = list(&events, ANNOTATION_HOOK, |e| HookEvent::ALL.into_iter().find(|x| x.as_str() == e))?;
+    let weight = match text(ANNOTATION_HOOK_WEIGHT) {
+        None => 0,
+        Some(w) => w.parse().map_err(|_| format!("annotation {ANNOTATION_HOOK_WEIGHT} is {w:?}, not an integer"))?,
+    };
+    let policies = match text(ANNOTATION_HOOK_DELETE_POLICY) {
+        None => vec!["before-hook-creation"],
+        Some(p) => list(&p, ANNOTATION_HOOK_DELETE_POLICY, |p| {
+            ["before-hook-creation", "hook-succeeded", "hook-failed"].into_iter().find(|x| *x == p)
+        })?,
+    };
+    let timeout = match text(ANNOTATION_HOOK_TIMEOUT) {
+        None => DEFAULT_TIMEOUT,
+        Some(t) => match t.parse::<u64>() {
+            Ok(s @ 1..=MAX_TIMEOUT_SECONDS) => Duration::from_secs(s),
+            _ => {
+                return Err(format!(
+                    "annotation {ANNOTATION_HOOK_TIMEOUT} is {t:?}, not a whole number of seconds from 1 to {MAX_TIMEOUT_SECONDS}"
+                ));
+            }
+        },
+    };
+    let hook = Hook {
+        events,
+        weight,
+        delete_before: policies.contains(&"before-hook-creation"),
+        delete_succeeded: policies.contains(&"hook-succeeded"),
+        delete_failed: policies.contains(&"hook-failed"),
+        timeout,
+    };
+    Ok(Some(hook))
+}
+
+/// The comma-separated items of annotation `key`, each one `known` recognises; at least one.
+fn list<T: PartialEq>(text: &str, key: &str, known: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, String> {
+    let mut items = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let parsed = known(item).ok_or_else(|| format!("annotation {key} names {item:?}, which is not one it may name (spec 2.5.3)"))?;
+        if !items.contains(&parsed) {
+            items.push(parsed);
+        }
+    }
+    Ok(items)
+}
+
+/// The operation of every release with something to do in this run, given the objects a
+/// run applies (objects of parts held back left out by the caller) and the previous
+/// inventory. Create-only objects and dry-run parts change nothing; a OneTime object
+/// applied before never changes.
+pub(super) fn operations<'a>(objects: impl Iterator<Item = &'a DesiredObject>, previous: &[InventoryEntry]) -> HashMap<String, Operation> {
+    let by_key: HashMap<ObjectKey, &InventoryEntry> = previous.iter().map(|e| (e.id.key(), e)).collect();
+    let mut changed: HashSet<&str> = HashSet::new();
+    let mut desired: HashSet<ObjectKey> = HashSet::new();
+    for object in objects {
+        let Some(release) = &object.release else { continue };
+        desired.insert(object.id.key());
+        if object.create_only || object.sync_mode == SyncMode::DryRun {
+            continue;
+        }
+        let before = by_key.get(&object.id.key());
+        let kept = object.sync_mode == SyncMode::OneTime && before.is_some();
+        if !kept && before.is_none_or(|e| e.applied_hash != object.hash) {
+            changed.insert(release);
+        }
+    }
+    let mut installed: HashSet<&str> = HashSet::new();
+    for entry in previous.iter().filter(|e| !e.hook) {
+        let Some(release) = entry.release.as_deref() else { continue };
+        installed.insert(release);
+        if !desired.contains(&entry.id.key()) {
+            changed.insert(release);
+        }
+    }
+    changed.into_iter().map(|r| (r.to_string(), if installed.contains(r) { Operation::Upgrade } else { Operation::Install })).collect()
+}
+
+#[cfg(test)]
+#[path = "hook_tests.rs"]
+mod tests;

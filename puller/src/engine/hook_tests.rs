@@ -1,0 +1,121 @@
+use serde_json::json;
+
+use super::*;
+use crate::engine::testing;
+
+fn annotations(value: Value) -> Map<String, Value> {
+    value.as_object().expect("a map").clone()
+}
+
+fn hook(value: Value) -> Result<Option<Hook>, String> {
+    read(&annotations(value), true)
+}
+
+#[test]
+fn reads_events_weight_policies_and_timeout() {
+    let read = hook(json!({
+        ANNOTATION_HOOK: "pre-install, post-upgrade,pre-install",
+        ANNOTATION_HOOK_WEIGHT: "-5",
+        ANNOTATION_HOOK_DELETE_POLICY: "hook-succeeded,hook-failed",
+        ANNOTATION_HOOK_TIMEOUT: "90",
+    }))
+    .unwrap()
+    .expect("a hook");
+    assert_eq!(read.events, [HookEvent::PreInstall, HookEvent::PostUpgrade]);
+    assert_eq!(read.weight, -5);
+    assert!(!read.delete_before && read.delete_succeeded && read.delete_failed);
+    assert_eq!(read.timeout, Duration::from_secs(90));
+}
+
+#[test]
+fn defaults_as_helm_does() {
+    let read = hook(json!({ANNOTATION_HOOK: "test"})).unwrap().expect("a hook");
+    assert_eq!((read.weight, read.delete_before, read.delete_succeeded, read.delete_failed), (0, true, false, false));
+    assert_eq!(read.timeout, DEFAULT_TIMEOUT);
+    assert_eq!(hook(json!({"helm.sh/hook": "pre-install"})).unwrap(), None, "Helm's own annotations make no hook");
+}
+
+#[test]
+fn refuses_what_the_spec_does_not_allow_naming_the_annotation() {
+    let cases = [
+        (json!({ANNOTATION_HOOK: "pre-delete"}), "airlock.dev/hook names \"pre-delete\""),
+        (json!({ANNOTATION_HOOK: ""}), "airlock.dev/hook names \"\""),
+        (json!({ANNOTATION_HOOK: "pre-install", ANNOTATION_HOOK_WEIGHT: " 5"}), "airlock.dev/hook-weight is \" 5\", not an integer"),
+        (json!({ANNOTATION_HOOK: "pre-install", ANNOTATION_HOOK_DELETE_POLICY: "never"}), "airlock.dev/hook-delete-policy names \"never\""),
+        (json!({ANNOTATION_HOOK: "pre-install", ANNOTATION_HOOK_TIMEOUT: "0"}), "airlock.dev/hook-timeout-seconds is \"0\""),
+        (json!({ANNOTATION_HOOK: "pre-install", ANNOTATION_HOOK_TIMEOUT: "1m"}), "airlock.dev/hook-timeout-seconds is \"1m\""),
+        (json!({ANNOTATION_HOOK_WEIGHT: "1"}), "airlock.dev/hook-weight is set without airlock.dev/hook"),
+    ];
+    for (value, expected) in cases {
+        let error = hook(value.clone()).expect_err(&value.to_string());
+        assert!(error.contains(expected), "{value}: {error}");
+    }
+    let outside = read(&annotations(json!({ANNOTATION_HOOK: "pre-install"})), false).expect_err("no release");
+    assert!(outside.contains("no airlock.dev/helm-release label"), "{outside}");
+}
+
+#[test]
+fn the_release_is_its_namespace_and_name() {
+    let labels = annotations(json!({LABEL_RELEASE: "web", LABEL_RELEASE_NAMESPACE: "apps"}));
+    assert_eq!(release(&labels).as_deref(), Some("apps/web"));
+    assert_eq!(release(&annotations(json!({"app": "web"}))), None);
+}
+
+#[test]
+fn a_hook_fires_on_the_event_of_the_operation() {
+    let hook = |events: Value| read(&annotations(json!({ANNOTATION_HOOK: events})), true).unwrap().unwrap();
+    let both = hook(json!("pre-install,post-install,post-upgrade"));
+    assert_eq!(both.fires(Operation::Install), Some((HookEvent::PreInstall, Slot::Pre)));
+    assert_eq!(both.fires(Operation::Upgrade), Some((HookEvent::PostUpgrade, Slot::Post)));
+    assert_eq!(hook(json!("pre-upgrade")).fires(Operation::Install), None);
+    assert_eq!(hook(json!("test")).fires(Operation::Upgrade), Some((HookEvent::Test, Slot::Test)));
+}
+
+fn object(name: &str, release: &str, hash: &str) -> DesiredObject {
+    DesiredObject { release: Some(release.into()), hash: hash.into(), ..testing::object("v1", "ConfigMap", Some("a"), name) }
+}
+
+fn entry(object: &DesiredObject, hook: bool) -> InventoryEntry {
+    InventoryEntry {
+        id: object.id.clone(),
+        profile: object.profile.clone(),
+        applied_hash: object.hash.clone(),
+        leave_on_removal: false,
+        release: object.release.clone(),
+        hook,
+    }
+}
+
+#[test]
+fn a_release_is_installed_upgraded_or_left_alone() {
+    let a = object("a", "ns/r", "1");
+    let job = DesiredObject { hook: hook(json!({ANNOTATION_HOOK: "pre-install"})).unwrap(), ..object("job", "ns/r", "j") };
+    // Nothing of it applied before: an install, even when only its hooks were recorded.
+    let ops = operations([&a, &job].into_iter(), &[entry(&job, true)]);
+    assert_eq!(ops.get("ns/r"), Some(&Operation::Install));
+    // Everything as applied: nothing fires.
+    let same = [entry(&a, false), entry(&job, true)];
+    assert!(operations([&a, &job].into_iter(), &same).is_empty());
+    // An object changed, a hook changed, an object withdrawn: an upgrade.
+    let changed = object("a", "ns/r", "2");
+    assert_eq!(operations([&changed, &job].into_iter(), &same).get("ns/r"), Some(&Operation::Upgrade));
+    let new_job = DesiredObject { hash: "j2".into(), ..job.clone() };
+    assert_eq!(operations([&a, &new_job].into_iter(), &same).get("ns/r"), Some(&Operation::Upgrade));
+    let b = object("b", "ns/r", "1");
+    let with_b = [entry(&a, false), entry(&b, false), entry(&job, true)];
+    assert_eq!(operations([&a, &job].into_iter(), &with_b).get("ns/r"), Some(&Operation::Upgrade));
+}
+
+#[test]
+fn create_only_dry_run_and_one_time_objects_change_nothing() {
+    let a = object("a", "ns/r", "1");
+    let crd = DesiredObject { create_only: true, ..object("crd", "ns/r", "c") };
+    let applied = [entry(&a, false)];
+    assert!(operations([&a, &crd].into_iter(), &applied).is_empty());
+    let once = DesiredObject { sync_mode: SyncMode::OneTime, ..object("a", "ns/r", "2") };
+    assert!(operations([&once].into_iter(), &applied).is_empty());
+    let dry = DesiredObject { sync_mode: SyncMode::DryRun, ..object("a", "ns/r", "2") };
+    assert!(operations([&dry].into_iter(), &applied).is_empty());
+    let other = DesiredObject { release: None, ..object("x", "", "9") };
+    assert!(operations([&a, &other].into_iter(), &applied).is_empty());
+}
