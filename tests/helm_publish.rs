@@ -12,7 +12,7 @@ mod common;
 mod support;
 
 use airlock_bundle::{ClusterId, VerifiedBundle};
-use chart_repo::{ChartRepo, charts_dir, helm_paths};
+use chart_repo::{ChartRepo, charts_dir, edge_fleet, helm_paths};
 
 fn cluster(run: &str, name: &str) -> String {
     format!(
@@ -110,6 +110,9 @@ async fn publishes_helm_charts_per_cluster_and_follows_their_inputs() {
     assert!(files.contains(&format!("Namespace.cluster.{run}-ksm.yaml")), "the release namespace is created: {files:?}");
     let hook = support::file(&bundle, &format!("{part}/Job.{run}-ingress.ingress-ingress-nginx-admission-create.yaml"));
     assert!(hook.contains("helm.sh/hook: pre-install,pre-upgrade"), "install hooks ship with the release: {hook}");
+    for site in ["airlock.dev/hook: pre-install,pre-upgrade", "airlock.dev/hook-delete-policy: before-hook-creation,hook-succeeded"] {
+        assert!(hook.contains(site), "{site}: the site fires it: {hook}");
+    }
     let other = support::read_back(&store, &b, &keys.keyring).await;
     assert!(support::file(&other, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml")).contains("cluster: edge-b"));
 
@@ -168,8 +171,9 @@ fn live(args: &[&str]) -> bool {
 }
 
 /// Real charts of 2021, published and applied by `airlock-puller` to the 1.20.2 API server
-/// as they are: ingress-nginx's admission Service has a port without `protocol` and its
-/// install hooks are Jobs; kube-prometheus-stack's `crds/` CRDs carry a `status` block and
+/// as they are: ingress-nginx's admission Service has a port without `protocol` (its hook
+/// Jobs are disabled: this API server has no node, and their image is not here);
+/// kube-prometheus-stack's `crds/` CRDs carry a `status` block and
 /// 43 custom resources need them. A second sync changes nothing, an upgrade applies the
 /// release again and leaves the crds/ CRDs as they are (helm v3 never updates them), and
 /// Uninstall prunes the release but those CRDs.
@@ -181,19 +185,8 @@ async fn applies_real_charts_to_a_1_20_api_server_and_uninstalls_them() {
     let helm = helm_paths()[0].display().to_string();
     let (fleet, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     let profile = |action: &str, edition: &str| {
-        format!(
-            "apiVersion: lib.projectsveltos.io/v1beta1
-kind: SveltosCluster
-metadata: {{name: edge, namespace: {run}, labels: {{site: {short}}}}}
-spec: {{pullMode: true}}
-status: {{version: v1.20.2}}
----
-apiVersion: config.projectsveltos.io/v1beta1
-kind: ClusterProfile
-metadata: {{name: {run}}}
-spec:
-  clusterSelector: {{matchLabels: {{site: {short}}}}}
-  helmCharts:
+        let spec = format!(
+            "  helmCharts:
   - repositoryURL: {url}
     repositoryName: airlock-test
     chartName: airlock-test/ingress-nginx
@@ -201,6 +194,7 @@ spec:
     releaseName: {short}-ing
     releaseNamespace: {short}-ingress
     helmChartAction: {action}
+    options: {{disableHooks: true}}
   - repositoryURL: {url}
     repositoryName: airlock-test
     chartName: airlock-test/kube-prometheus-stack
@@ -218,7 +212,8 @@ spec:
       - {{op: add, path: /metadata/annotations/edition, value: '{edition}'}}
 ",
             url = repo.url
-        )
+        );
+        edge_fleet(&run, &short, &spec)
     };
     std::fs::write(fleet.path().join("fleet.yaml"), profile("Install", "1")).unwrap();
     let keys = support::Keys::new("helm");
@@ -236,7 +231,11 @@ spec:
     assert_synced(&sync(&store, &cluster, &keys.keyring_path, &state), "first sync");
     let admission = format!("{short}-ing-ingress-nginx-controller-admission");
     assert!(live(&["service", &admission, "-n", &format!("{short}-ingress")]), "the Service without protocol is applied");
-    assert!(live(&["job", &format!("{short}-ing-ingress-nginx-admission-create"), "-n", &format!("{short}-ingress")]), "the hook Job");
+    let hook_job = format!("{short}-ing-ingress-nginx-admission-create");
+    assert!(
+        !live(&["job", &hook_job, "-n", &format!("{short}-ingress")]),
+        "disableHooks: no hook, which needs a node (tests/helm_hooks.rs)"
+    );
     assert!(live(&["crd", "prometheuses.monitoring.coreos.com"]), "the chart's crds/ CRDs");
     assert!(live(&["prometheus", "-n", &format!("{short}-monitoring"), &format!("{short}-kps-kube-prometheus-prometheus")]));
     assert!(live(&["configmap", "-n", &format!("{short}-monitoring"), "-l", &format!("airlock.dev/helm-release={short}-kps")]));

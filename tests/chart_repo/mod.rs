@@ -109,6 +109,26 @@ fn answer(stream: TcpStream, dir: &Path, expected: Option<&str>, archives: &Atom
     }
 }
 
+/// A pull-mode SveltosCluster `<run>/edge` labelled `site: <site>` that reported Kubernetes
+/// v1.20.2, and a ClusterProfile `<run>` selecting it whose spec goes on with `spec` (its
+/// fields, indented two spaces).
+pub fn edge_fleet(run: &str, site: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: lib.projectsveltos.io/v1beta1
+kind: SveltosCluster
+metadata: {{name: edge, namespace: {run}, labels: {{site: {site}}}}}
+spec: {{pullMode: true}}
+status: {{version: v1.20.2}}
+---
+apiVersion: config.projectsveltos.io/v1beta1
+kind: ClusterProfile
+metadata: {{name: {run}}}
+spec:
+  clusterSelector: {{matchLabels: {{site: {site}}}}}
+{spec}"
+    )
+}
+
 /// The test charts: `$AIRLOCK_CHARTS`, else `shared/charts` beside the checkout.
 pub fn charts_dir() -> PathBuf {
     let dir = std::env::var_os("AIRLOCK_CHARTS")

@@ -16,8 +16,10 @@
 //!   `b` of the same weight. (A later change on helm's main branch sorts by kind before
 //!   name; neither pinned release does.)
 //!
-//! Running them (waiting for Jobs, deleting by policy) is the puller's business.
+//! Running them (waiting for Jobs, deleting by policy) is the puller's business: a hook
+//! tells it so with the Airlock annotations of spec 2.5.3 ([`HookSpec::site_annotations`]).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::Value;
@@ -25,6 +27,12 @@ use serde_json::Value;
 pub const HOOK_ANNOTATION: &str = "helm.sh/hook";
 pub const WEIGHT_ANNOTATION: &str = "helm.sh/hook-weight";
 pub const DELETE_POLICY_ANNOTATION: &str = "helm.sh/hook-delete-policy";
+/// What the site reads (spec 2.5.3): the events it fires the hook on, its weight, its
+/// delete policies, how long it waits for it.
+pub const SITE_HOOK_ANNOTATION: &str = "airlock.dev/hook";
+pub const SITE_WEIGHT_ANNOTATION: &str = "airlock.dev/hook-weight";
+pub const SITE_DELETE_POLICY_ANNOTATION: &str = "airlock.dev/hook-delete-policy";
+pub const SITE_TIMEOUT_ANNOTATION: &str = "airlock.dev/hook-timeout-seconds";
 
 /// When a hook runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -141,6 +149,26 @@ impl HookSpec {
         Some(HookSpec { events, weight, delete_policies })
     }
 
+    /// The annotations that make the site fire this hook on those of its events in `fired`,
+    /// waiting at most `timeout_seconds` for it (the site's default without): None when it
+    /// fires on none of them, and is not shipped.
+    pub fn site_annotations(&self, fired: &[HookEvent], timeout_seconds: Option<u64>) -> Option<BTreeMap<String, String>> {
+        let events: Vec<&str> = self.events.iter().filter(|e| fired.contains(e)).map(|e| e.as_str()).collect();
+        if events.is_empty() {
+            return None;
+        }
+        let policies: Vec<&str> = self.effective_delete_policies().into_iter().map(DeletePolicy::as_str).collect();
+        let mut out = BTreeMap::from([
+            (SITE_HOOK_ANNOTATION.to_string(), events.join(",")),
+            (SITE_WEIGHT_ANNOTATION.to_string(), self.weight.to_string()),
+            (SITE_DELETE_POLICY_ANNOTATION.to_string(), policies.join(",")),
+        ]);
+        if let Some(seconds) = timeout_seconds {
+            out.insert(SITE_TIMEOUT_ANNOTATION.to_string(), seconds.to_string());
+        }
+        Some(out)
+    }
+
     /// The policies Helm acts on: `before-hook-creation` when none is written.
     pub fn effective_delete_policies(&self) -> Vec<DeletePolicy> {
         if self.delete_policies.is_empty() { vec![DeletePolicy::BeforeHookCreation] } else { self.delete_policies.clone() }
@@ -187,6 +215,21 @@ mod tests {
         assert_eq!(spaced.weight, 0);
         assert_eq!(spec.effective_delete_policies(), [DeletePolicy::BeforeHookCreation]);
         assert_eq!(HookSpec::of(&object(json!({"other": "x"}))), None);
+    }
+
+    #[test]
+    fn tells_the_site_the_events_it_fires_on() {
+        let spec = HookSpec::of(&object(json!({"helm.sh/hook": "pre-install,pre-delete,test", "helm.sh/hook-weight": "-2"}))).unwrap();
+        let fired = [HookEvent::PreInstall, HookEvent::PostInstall, HookEvent::Test];
+        let annotations = spec.site_annotations(&fired, Some(90)).expect("fires");
+        let expected = [
+            ("airlock.dev/hook", "pre-install,test"),
+            ("airlock.dev/hook-delete-policy", "before-hook-creation"),
+            ("airlock.dev/hook-timeout-seconds", "90"),
+            ("airlock.dev/hook-weight", "-2"),
+        ];
+        assert_eq!(annotations, expected.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        assert_eq!(spec.site_annotations(&[HookEvent::PostUpgrade], None), None);
     }
 
     #[test]

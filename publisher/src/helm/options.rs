@@ -8,7 +8,11 @@
 use airlock_bundle::statement::{FieldNote, Support};
 use serde_json::Value;
 
+use super::hooks::HookEvent;
 use super::template::TemplateOptions;
+
+/// The longest `timeout` the site accepts for a hook (spec 2.5.3).
+const MAX_TIMEOUT_SECONDS: u64 = 86_400;
 
 /// What the render honours of an entry's options, and notes on the rest.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +22,12 @@ pub struct ChartOptions {
     pub pass_credentials_all: bool,
     /// `installOptions.createNamespace`: the release namespace is created when missing.
     pub create_namespace: bool,
+    /// The hook events the site fires: install and upgrade hooks unless
+    /// `installOptions.disableHooks` or `upgradeOptions.disableHooks`, test hooks only with
+    /// `runTests`.
+    pub fired_events: Vec<HookEvent>,
+    /// `timeout`, in whole seconds rounded up: how long the site waits for a hook.
+    pub hook_timeout_seconds: Option<u64>,
     pub notes: Vec<FieldNote>,
 }
 
@@ -37,18 +47,19 @@ fn treatment(path: &str) -> Option<Treatment> {
     use Treatment::*;
     Some(match path {
         "skipCRDs" | "disableHooks" | "skipSchemaValidation" | "passCredentialsAll" | "installOptions.createNamespace" => Render,
+        "timeout" | "runTests" | "installOptions.disableHooks" | "upgradeOptions.disableHooks" => Render,
+        "uninstallOptions.disableHooks" => NotApplicable("the site never runs delete hooks: a withdrawn release is pruned"),
         "disableOpenAPIValidation" => {
             NotApplicable("a client-only render validates nothing against a cluster; the API server validates on apply")
         }
         "enableClientCache" => NotApplicable("chart archives are always cached, by digest"),
         "dependencyUpdate" => NotApplicable("repository chart archives carry their dependencies"),
         "labels" | "description" => NotApplicable(NO_RELEASE),
-        "wait" | "waitForJobs" | "timeout" | "atomic" | "runTests" | "postRenderStrategy" => NotSupported(APPLY_SIDE),
+        "wait" | "waitForJobs" | "atomic" | "postRenderStrategy" => NotSupported(APPLY_SIDE),
         "installOptions.replace" | "installOptions.recoverAfterConsecutiveFailures" => NotApplicable(NO_RELEASE),
         "installOptions.takeOwnership" | "upgradeOptions.takeOwnership" => {
             NotApplicable("no Helm ownership annotations are written or checked; server-side apply owns the fields")
         }
-        "installOptions.disableHooks" | "upgradeOptions.disableHooks" | "uninstallOptions.disableHooks" => NotSupported(APPLY_SIDE),
         "upgradeOptions.force" | "upgradeOptions.recreate" | "upgradeOptions.cleanupOnFail" | "upgradeOptions.upgradeCRDs" => {
             NotSupported(APPLY_SIDE)
         }
@@ -77,7 +88,14 @@ fn is_default(path: &str, value: &Value) -> bool {
 /// Reads `options` (absent: Sveltos's defaults). `field` is the entry's path in the
 /// profile, `spec.helmCharts[0]`, for the notes.
 pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String> {
-    let mut out = ChartOptions { template: TemplateOptions::default(), pass_credentials_all: false, create_namespace: true, notes: vec![] };
+    let mut out = ChartOptions {
+        template: TemplateOptions::default(),
+        pass_credentials_all: false,
+        create_namespace: true,
+        fired_events: vec![HookEvent::PreInstall, HookEvent::PostInstall, HookEvent::PreUpgrade, HookEvent::PostUpgrade],
+        hook_timeout_seconds: None,
+        notes: vec![],
+    };
     let Some(options) = options.filter(|o| !o.is_null()) else { return Ok(out) };
     let top = options.as_object().ok_or("options is not an object")?;
     let mut leaves = Vec::new();
@@ -97,7 +115,16 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
                 "disableHooks" => out.template.hooks = !flag()?,
                 "skipSchemaValidation" => out.template.skip_schema_validation = flag()?,
                 "installOptions.createNamespace" => out.create_namespace = flag()?,
-                _ => out.pass_credentials_all = flag()?,
+                "passCredentialsAll" => out.pass_credentials_all = flag()?,
+                "timeout" => out.hook_timeout_seconds = timeout(value).map_err(|m| format!("options.timeout: {m}"))?,
+                "runTests" if flag()? => out.fired_events.push(HookEvent::Test),
+                "installOptions.disableHooks" if flag()? => {
+                    out.fired_events.retain(|e| !matches!(e, HookEvent::PreInstall | HookEvent::PostInstall))
+                }
+                "upgradeOptions.disableHooks" if flag()? => {
+                    out.fired_events.retain(|e| !matches!(e, HookEvent::PreUpgrade | HookEvent::PostUpgrade))
+                }
+                _ => {}
             },
             _ if is_default(&path, value) => {}
             Some(Treatment::NotApplicable(detail)) => out.notes.push(note(field, &path, Support::NotApplicable, detail)),
@@ -106,6 +133,40 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
         }
     }
     Ok(out)
+}
+
+/// A `metav1.Duration` (`"10m0s"`, `"1h30m"`, `"90s"`, `"1.5h"`) in whole seconds,
+/// rounded up; empty is unset.
+fn timeout(value: &Value) -> Result<Option<u64>, String> {
+    let text = value.as_str().ok_or("not a duration string")?;
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let bad = || format!("{text:?} is not a duration such as \"10m0s\"");
+    let mut nanos = 0f64;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let number_end = rest.find(|c: char| !c.is_ascii_digit() && c != '.').ok_or_else(bad)?;
+        let number: f64 = rest[..number_end].parse().map_err(|_| bad())?;
+        let unit_end = rest[number_end..].find(|c: char| c.is_ascii_digit() || c == '.').map_or(rest.len(), |i| number_end + i);
+        let scale = match &rest[number_end..unit_end] {
+            "h" => 3.6e12,
+            "m" => 6e10,
+            "s" => 1e9,
+            "ms" => 1e6,
+            "us" | "µs" => 1e3,
+            "ns" => 1.0,
+            _ => return Err(bad()),
+        };
+        nanos += number * scale;
+        rest = &rest[unit_end..];
+    }
+    let seconds = (nanos / 1e9).ceil() as u64;
+    match seconds {
+        0 => Err(format!("{text:?} is no time at all")),
+        s if s > MAX_TIMEOUT_SECONDS => Err(format!("{text:?} is more than the {MAX_TIMEOUT_SECONDS}s a hook may be waited for")),
+        s => Ok(Some(s)),
+    }
 }
 
 fn note(field: &str, path: &str, support: Support, detail: &str) -> FieldNote {
@@ -141,10 +202,25 @@ mod tests {
             [
                 ("spec.helmCharts[0].options.bogus", Support::NotSupported),
                 ("spec.helmCharts[0].options.installOptions.replace", Support::NotApplicable),
-                ("spec.helmCharts[0].options.timeout", Support::NotSupported),
                 ("spec.helmCharts[0].options.wait", Support::NotSupported),
             ]
         );
+    }
+
+    #[test]
+    fn hook_options_choose_the_events_fired_and_the_timeout() {
+        let o = read(Some(&json!({"runTests": true, "timeout": "1m30s", "installOptions": {"disableHooks": true}})), "f").expect("reads");
+        assert_eq!(o.fired_events, [HookEvent::PreUpgrade, HookEvent::PostUpgrade, HookEvent::Test]);
+        assert_eq!(o.hook_timeout_seconds, Some(90));
+        let o = read(Some(&json!({"upgradeOptions": {"disableHooks": true}})), "f").expect("reads");
+        assert_eq!(o.fired_events, [HookEvent::PreInstall, HookEvent::PostInstall]);
+        assert!(o.notes.is_empty());
+        for (text, seconds) in [("10m0s", 600), ("1.5h", 5400), ("500ms", 1), ("", 0)] {
+            assert_eq!(timeout(&json!(text)).unwrap().unwrap_or(0), seconds, "{text}");
+        }
+        for text in ["10", "5d", "0s", "25h", "m"] {
+            assert!(timeout(&json!(text)).is_err(), "{text}");
+        }
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! reported Kubernetes version.
 //!
 //! The CRDs of the charts' `crds/` directories are create-only, as helm v3 treats them
-//! (created when missing, never updated or deleted). They, the release's objects and its
-//! install and upgrade hooks go on through the profile's pipeline like a policyRef's
+//! (created when missing, never updated or deleted). Hooks carry the annotations that make
+//! the site fire them (spec 2.5.3) on the events the options leave on: install and
+//! upgrade, and test with `runTests`; a hook of none of them is left out. The CRDs, the
+//! release's objects and its hooks go on through the profile's pipeline like a policyRef's
 //! objects, each in the release namespace unless the chart names another or the kind is
 //! cluster-scoped (a built-in one, or one of the release's CRDs; for any other kind the
 //! puller drops it). An `Uninstall` entry renders nothing, so the puller prunes what the
@@ -26,14 +28,10 @@ use super::manifest::{Manifest, add_metadata};
 use super::namespaces::CREATE_ONLY_ANNOTATION;
 use super::resolve::{HelmPlan, is_template};
 use super::shared::lookup;
-use crate::helm::{Access, Capabilities, ChartRef, Credentials, HookEvent, LazyRenderer, ReleaseRequest};
+use crate::helm::{Access, Capabilities, ChartRef, Credentials, LazyRenderer, ReleaseRequest};
 use crate::sveltos::helm_chart::{HelmAction, HelmChartRef};
 use crate::sveltos::model::PolicyKind;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
-
-/// The hooks applied with the release's objects: those of an install or an upgrade.
-/// Delete, rollback and test hooks are left out.
-const APPLIED_EVENTS: [HookEvent; 4] = [HookEvent::PreInstall, HookEvent::PostInstall, HookEvent::PreUpgrade, HookEvent::PostUpgrade];
 
 /// The objects `plan` renders for the cluster of `ctx`.
 pub fn manifests(
@@ -109,7 +107,11 @@ pub fn manifests(
         ));
     }
     let release = &rendered.release;
-    let hooks = release.hooks.iter().filter(|h| h.spec.events.iter().any(|e| APPLIED_EVENTS.contains(e))).map(|h| &h.manifest);
+    let options = &spec.options;
+    let hooks = release
+        .hooks
+        .iter()
+        .filter_map(|h| Some((&h.manifest, h.spec.site_annotations(&options.fired_events, options.hook_timeout_seconds)?)));
     let create_namespace = spec.options.create_namespace;
     let cluster_scoped_crds: Vec<(&str, &str)> = release
         .crds
@@ -123,13 +125,13 @@ pub fn manifests(
         let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
         crate::patch::schema::is_cluster_scoped(api_version, kind) || cluster_scoped_crds.contains(&(group, kind))
     };
-    let crds = release.crds.iter().map(|m| (m, true));
-    crds.chain(release.objects.iter().chain(hooks).map(|m| (m, false)))
-        .map(|(m, create_only)| {
+    let create_only = BTreeMap::from([(CREATE_ONLY_ANNOTATION.to_string(), "true".to_string())]);
+    let crds = release.crds.iter().map(|m| (m, create_only.clone()));
+    crds.chain(release.objects.iter().map(|m| (m, BTreeMap::new())))
+        .chain(hooks)
+        .map(|(m, annotations)| {
             let mut value = m.object.clone();
-            if create_only {
-                add_metadata(&mut value, "annotations", &BTreeMap::from([(CREATE_ONLY_ANNOTATION.to_string(), "true".to_string())]));
-            }
+            add_metadata(&mut value, "annotations", &annotations);
             let metadata = value["metadata"].as_object_mut().expect("the split kept only objects with metadata");
             if metadata.get("namespace").and_then(Value::as_str).is_none_or(str::is_empty) && !cluster_scoped(&m.object) {
                 metadata.insert("namespace".into(), Value::String(release.namespace.clone()));

@@ -303,6 +303,35 @@ fn force_recreate_is_read_from_either_annotation() {
 }
 
 #[test]
+fn a_release_and_its_hooks_are_read_from_their_labels_and_annotations() {
+    let labels = "  labels:\n    airlock.dev/helm-release: web\n    airlock.dev/helm-release-namespace: apps\n";
+    let object = CONFIG_MAP.replace("  namespace: web\n", &format!("  namespace: web\n{labels}"));
+    let hook =
+        object.replace("name: a", "name: h").replace(labels, &format!("{labels}  annotations:\n    airlock.dev/hook: post-install\n"));
+    let objects = parse(1, &[file("ClusterProfile.web/a.yaml", &object), file("ClusterProfile.web/h.yaml", &hook)]).unwrap();
+    let read: Vec<_> =
+        objects.iter().map(|o| (o.id.name.as_str(), o.release.as_deref(), o.hook.as_ref().map(|h| h.events.clone()))).collect();
+    assert_eq!(read, [("a", Some("apps/web"), None), ("h", Some("apps/web"), Some(vec![crate::engine::HookEvent::PostInstall]))]);
+}
+
+#[test]
+fn rejects_a_bad_hook_naming_file_document_and_annotation() {
+    let labels = "  labels:\n    airlock.dev/helm-release: web\n";
+    let cases = [
+        (labels, "airlock.dev/hook: pre-delete", "annotation airlock.dev/hook names \"pre-delete\""),
+        (labels, "airlock.dev/hook: pre-install\n    airlock.dev/hook-weight: heavy", "annotation airlock.dev/hook-weight is \"heavy\""),
+        ("", "airlock.dev/hook: pre-install", "no airlock.dev/helm-release label"),
+        (labels, "airlock.dev/hook: test\n    airlock.dev/create-only: \"true\"", "a hook (airlock.dev/hook) cannot be create-only"),
+    ];
+    for (labels, annotations, expected) in cases {
+        let yaml = CONFIG_MAP.replace("  namespace: web\n", &format!("  namespace: web\n{labels}  annotations:\n    {annotations}\n"));
+        let (path, message) = manifest_error(&[file("ClusterProfile.web/h.yaml", &yaml)]);
+        assert_eq!(path, "ClusterProfile.web/h.yaml");
+        assert!(message.starts_with("document 1 (line 1): ") && message.contains(expected), "{message}");
+    }
+}
+
+#[test]
 fn rejects_an_airlock_flag_annotation_other_than_true() {
     for key in ["airlock.dev/create-only", "airlock.dev/force-recreate"] {
         for value in ["\"false\"", "\"True\"", "\"yes\"", "\"\""] {

@@ -230,7 +230,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.helmCharts",
         Differs,
-        "rendered on the management side by the helm binary (v3 or v4; --helm, else PATH), as helm template renders an install against the cluster's reported Kubernetes version; the release's CRDs, objects and install and upgrade hooks are published as the profile's objects, and no Helm release record is written on the cluster (docs/helm.md)",
+        "rendered on the management side by the helm binary (v3 or v4; --helm, else PATH), as helm template renders an install against the cluster's reported Kubernetes version; the release's CRDs, objects and install and upgrade hooks are published as the profile's objects; the puller fires the hooks around the release's objects in Helm's phases; no Helm release record is written on the cluster (docs/helm.md)",
     ),
     f(
         "spec.helmCharts[].repositoryURL",
@@ -253,7 +253,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.helmCharts[].helmChartAction",
         Differs,
-        "Uninstall publishes nothing of the release, so the puller prunes what it deployed; delete hooks are not run",
+        "Uninstall publishes nothing of the release, so the puller prunes what it deployed; delete hooks are not run, and hooks are left in place",
     ),
     f("spec.helmCharts[].values", Supported, "a template over the cluster's data, then a YAML map of values"),
     all(
@@ -269,7 +269,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     all(
         "spec.helmCharts[].options",
         Differs,
-        "skipCRDs, disableHooks, skipSchemaValidation, passCredentialsAll and installOptions.createNamespace change the render; every other option set away from its default gets a note of its own (docs/helm.md)",
+        "skipCRDs, disableHooks, skipSchemaValidation, passCredentialsAll and installOptions.createNamespace change the render; timeout, runTests and install/upgradeOptions.disableHooks how the puller fires hooks; every other option set away from its default gets a note of its own (docs/helm.md)",
     ),
     all(
         "spec.helmCharts[].provenanceVerification",

@@ -1,0 +1,212 @@
+//! The whole loop for a chart with hook Jobs, on the single node of `hack/node.sh`: a chart
+//! made here (busybox Jobs as pre-install, pre-upgrade and post- hooks, a test Pod),
+//! served as a chart repository on 127.0.0.1, rendered by `airlock-publisher publish` with
+//! the real helm, applied by `airlock-puller sync` to the node's API server, where the
+//! kubelet runs the hooks. The install runs the pre-install hooks to completion before the
+//! release's objects and the post-install hook after them, deletes a `hook-succeeded` hook,
+//! runs the test Pod with `runTests`; an unchanged bundle fires nothing; an upgrade whose
+//! pre-upgrade Job fails stops before the release's objects change, and the fixed upgrade
+//! re-creates that Job and applies the release.
+
+mod chart_repo;
+mod common;
+#[path = "publisher_support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use chart_repo::{ChartRepo, edge_fleet, helm_paths};
+use serde_json::Value;
+
+const NODE: &str = "AIRLOCK_KUBECONFIG_NODE";
+
+/// The pod spec of every hook: host network and the resolver on loopback, as every pod on
+/// this node needs; no token, which a fresh namespace may not have yet.
+const POD_SPEC: &str = "      hostNetwork: true
+      dnsPolicy: None
+      dnsConfig: {nameservers: [127.0.0.1]}
+      restartPolicy: Never
+      automountServiceAccountToken: false
+      containers:
+      - name: main
+        image: {{ .Values.image }}
+        imagePullPolicy: Never";
+
+/// A hook Job `name` of `events` with `weight` and `policy`, whose busybox runs `script`.
+fn job(name: &str, events: &str, weight: i32, policy: &str, script: &str) -> String {
+    format!(
+        "---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  annotations:
+    helm.sh/hook: {events}
+    helm.sh/hook-weight: \"{weight}\"
+{policy}spec:
+  backoffLimit: 0
+  template:
+    spec:
+{POD_SPEC}
+        command: [sh, -c, '{script}']
+"
+    )
+}
+
+/// The chart `airlock-hooks` 0.1.0, packaged into `repo` with its index.
+fn make_chart(helm: &Path, repo: &Path) {
+    let chart = tempfile::tempdir().expect("tempdir");
+    let dir = chart.path().join("airlock-hooks");
+    std::fs::create_dir_all(dir.join("templates")).unwrap();
+    std::fs::write(dir.join("Chart.yaml"), "apiVersion: v2\nname: airlock-hooks\nversion: 0.1.0\n").unwrap();
+    std::fs::write(dir.join("values.yaml"), "image: busybox\nvalue: '1'\nupgradeExit: 0\n").unwrap();
+    let main = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: main}\ndata: {value: {{ .Values.value | quote }}}\n";
+    std::fs::write(dir.join("templates/main.yaml"), main).unwrap();
+    let succeeded = "    helm.sh/hook-delete-policy: hook-succeeded\n";
+    let hooks = [
+        job("pre-early", "pre-install", -1, succeeded, "echo early"),
+        job("pre-late", "pre-install,pre-upgrade", 1, "", "sleep 2; exit {{ .Values.upgradeExit }}"),
+        job("post", "post-install,post-upgrade", 0, "", "echo post"),
+    ]
+    .concat();
+    let test = format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: smoke\n  annotations:\n    helm.sh/hook: test\nspec:\n{}\n    command: [sh, -c, 'echo ok']\n",
+        POD_SPEC.replace("\n      ", "\n  ").replacen("      ", "  ", 1)
+    );
+    std::fs::write(dir.join("templates/hooks.yaml"), hooks + &test).unwrap();
+    let homes = tempfile::tempdir().expect("tempdir");
+    let helm_run = |args: &[&str]| {
+        let out = Command::new(helm)
+            .args(args)
+            .env("HELM_CACHE_HOME", homes.path().join("cache"))
+            .env("HELM_CONFIG_HOME", homes.path().join("config"))
+            .env("HELM_DATA_HOME", homes.path().join("data"))
+            .output()
+            .expect("helm runs");
+        assert!(out.status.success(), "helm {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    helm_run(&["package", &dir.display().to_string(), "--destination", &repo.display().to_string()]);
+    helm_run(&["repo", "index", &repo.display().to_string()]);
+}
+
+fn fleet(run: &str, url: &str, value: &str, upgrade_exit: u8) -> String {
+    let spec = format!(
+        "  helmCharts:
+  - repositoryURL: {url}
+    repositoryName: local
+    chartName: local/airlock-hooks
+    chartVersion: 0.1.0
+    releaseName: hooks
+    releaseNamespace: {run}
+    options: {{runTests: true, timeout: 2m}}
+    values: |
+      image: {image}
+      value: '{value}'
+      upgradeExit: {upgrade_exit}
+",
+        image = common::service_env("AIRLOCK_NODE_BUSYBOX")
+    );
+    edge_fleet(run, run, &spec)
+}
+
+fn sync(store: &str, cluster: &str, keyring: &str, state: &str) -> Output {
+    Command::new(common::puller_bin())
+        .args(["sync", "--source", store, "--cluster", cluster, "--state-namespace", state, "--keyring", keyring])
+        .env("KUBECONFIG", common::service_env(NODE))
+        .env("AIRLOCK_LOG", "warn")
+        .output()
+        .expect("airlock-puller runs")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `kind` `name` in `ns` as JSON, or None.
+fn get(ns: &str, kind: &str, name: &str) -> Option<Value> {
+    let out = support::kubectl(NODE, &["get", kind, name, "-n", ns, "-o", "json", "--ignore-not-found"], b"");
+    let body = String::from_utf8_lossy(&out.stdout);
+    (!body.trim().is_empty()).then(|| serde_json::from_str(&body).expect("kubectl prints JSON"))
+}
+
+fn field<'a>(object: &'a Value, pointer: &str) -> &'a str {
+    object.pointer(pointer).and_then(Value::as_str).unwrap_or_else(|| panic!("{pointer} in {object}"))
+}
+
+/// Waits until the namespace's default ServiceAccount exists: the API server refuses pods
+/// naming it before.
+fn wait_for_account(ns: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while get(ns, "serviceaccount", "default").is_none() {
+        assert!(Instant::now() < deadline, "no default ServiceAccount in {ns} after 30s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn hook_jobs_run_on_the_node_in_helms_phases_and_a_failing_one_stops_the_upgrade() {
+    let run = support::unique("hooks");
+    let helm = helm_paths()[0].clone();
+    let repo_dir = tempfile::tempdir().expect("tempdir");
+    make_chart(&helm, repo_dir.path());
+    let repo = ChartRepo::serve(repo_dir.path(), None);
+    let (fleet_dir, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let keys = support::Keys::new("hooks");
+    let store = format!("oci-layout:{}", out.path().join("layout").display());
+    let publish = |value: &str, upgrade_exit: u8| {
+        std::fs::write(fleet_dir.path().join("fleet.yaml"), fleet(&run, &repo.url, value, upgrade_exit)).unwrap();
+        let dir = fleet_dir.path().display().to_string();
+        let helm = helm.display().to_string();
+        support::run_expect(&["publish", "--from-dir", &dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--no-cache"], 0)
+    };
+    let (cluster, state) = (format!("{run}/edge"), format!("{run}-state"));
+    for ns in [&run, &state] {
+        support::kubectl_ok(NODE, &["create", "namespace", ns], b"");
+    }
+    wait_for_account(&run);
+
+    publish("1", 0);
+    let installed = sync(&store, &cluster, &keys.keyring_path, &state);
+    assert!(installed.status.success(), "install: {}", text(&installed));
+    assert!(get(&run, "job", "pre-early").is_none(), "hook-succeeded deleted the pre-install Job once it completed");
+    let late = get(&run, "job", "pre-late").expect("the pre-install Job is kept (before-hook-creation)");
+    assert_eq!(late["status"]["succeeded"], 1, "{late}");
+    let main = get(&run, "configmap", "main").expect("the release's object");
+    assert_eq!(main["data"]["value"], "1");
+    assert!(
+        field(&late, "/status/completionTime") <= field(&main, "/metadata/creationTimestamp"),
+        "the release's objects after the pre-install hooks completed: {late} {main}"
+    );
+    let post = get(&run, "job", "post").expect("the post-install Job");
+    assert_eq!(post["status"]["succeeded"], 1, "{post}");
+    assert!(field(&main, "/metadata/creationTimestamp") <= field(&post, "/metadata/creationTimestamp"));
+    assert_eq!(get(&run, "pod", "smoke").expect("the test Pod")["status"]["phase"], "Succeeded");
+    assert_eq!(main["metadata"]["labels"]["airlock.dev/helm-release"], "hooks");
+
+    let again = sync(&store, &cluster, &keys.keyring_path, &state);
+    assert!(again.status.success(), "an unchanged bundle: {}", text(&again));
+    let unchanged = get(&run, "job", "pre-late").expect("still there");
+    assert_eq!(unchanged["metadata"]["uid"], late["metadata"]["uid"], "nothing fires for an unchanged release");
+
+    publish("2", 3);
+    let failed = sync(&store, &cluster, &keys.keyring_path, &state);
+    assert_eq!(failed.status.code(), Some(1), "a failing pre-upgrade hook fails the run: {}", text(&failed));
+    assert!(text(&failed).contains("hook: Job failed: BackoffLimitExceeded"), "{}", text(&failed));
+    assert_eq!(get(&run, "configmap", "main").expect("main")["data"]["value"], "1", "the release did not change");
+
+    publish("3", 0);
+    let upgraded = sync(&store, &cluster, &keys.keyring_path, &state);
+    assert!(upgraded.status.success(), "the fixed upgrade: {}", text(&upgraded));
+    assert_eq!(get(&run, "configmap", "main").expect("main")["data"]["value"], "3");
+    let rerun = get(&run, "job", "pre-late").expect("the pre-upgrade Job");
+    assert_ne!(rerun["metadata"]["uid"], late["metadata"]["uid"], "before-hook-creation made a new Job");
+    assert_eq!(rerun["status"]["succeeded"], 1, "{rerun}");
+    let _ = support::kubectl(NODE, &["delete", "namespace", &run, &state, "--wait=false"], b"");
+}
