@@ -4,7 +4,8 @@
 //! the real helm, applied by `airlock-puller sync` to the node's API server, where the
 //! kubelet runs the hooks. The install runs the pre-install hooks to completion before the
 //! release's objects and the post-install hook after them, deletes a `hook-succeeded` hook,
-//! runs the test Pod with `runTests`; an unchanged bundle fires nothing; an upgrade whose
+//! runs the test Pod with `runTests`, and renders against the API versions the cluster
+//! reported; an unchanged bundle fires nothing; an upgrade whose
 //! pre-upgrade Job fails stops before the release's objects change, and the fixed upgrade
 //! re-creates that Job and applies the release.
 
@@ -64,6 +65,8 @@ fn make_chart(helm: &Path, repo: &Path) {
     std::fs::write(dir.join("values.yaml"), "image: busybox\nvalue: '1'\nupgradeExit: 0\n").unwrap();
     let main = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: main}\ndata: {value: {{ .Values.value | quote }}}\n";
     std::fs::write(dir.join("templates/main.yaml"), main).unwrap();
+    let capable = "{{- if .Capabilities.APIVersions.Has \"example.airlock.dev/v1\" }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: capable}\n{{- end }}\n";
+    std::fs::write(dir.join("templates/capable.yaml"), capable).unwrap();
     let succeeded = "    helm.sh/hook-delete-policy: hook-succeeded\n";
     let hooks = [
         job("pre-early", "pre-install", -1, succeeded, "echo early"),
@@ -108,7 +111,8 @@ fn fleet(run: &str, url: &str, value: &str, upgrade_exit: u8) -> String {
 ",
         image = common::service_env("AIRLOCK_NODE_BUSYBOX")
     );
-    edge_fleet(run, run, &spec)
+    // As ingest records the APIs a cluster reports (tests/pull_loop.rs shows a real report's).
+    edge_fleet(run, run, "airlock.dev/api-versions: 'apps/v1,batch/v1,example.airlock.dev/v1,v1'", &spec)
 }
 
 fn sync(store: &str, cluster: &str, keyring: &str, state: &str) -> Output {
@@ -189,6 +193,7 @@ fn hook_jobs_run_on_the_node_in_helms_phases_and_a_failing_one_stops_the_upgrade
     assert!(field(&main, "/metadata/creationTimestamp") <= field(&post, "/metadata/creationTimestamp"));
     assert_eq!(get(&run, "pod", "smoke").expect("the test Pod")["status"]["phase"], "Succeeded");
     assert_eq!(main["metadata"]["labels"]["airlock.dev/helm-release"], "hooks");
+    assert!(get(&run, "configmap", "capable").is_some(), "rendered against the APIs the cluster reported");
 
     let again = sync(&store, &cluster, &keys.keyring_path, &state);
     assert!(again.status.success(), "an unchanged bundle: {}", text(&again));

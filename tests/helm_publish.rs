@@ -213,7 +213,7 @@ async fn applies_real_charts_to_a_1_20_api_server_and_uninstalls_them() {
 ",
             url = repo.url
         );
-        edge_fleet(&run, &short, &spec)
+        edge_fleet(&run, &short, "", &spec)
     };
     std::fs::write(fleet.path().join("fleet.yaml"), profile("Install", "1")).unwrap();
     let keys = support::Keys::new("helm");

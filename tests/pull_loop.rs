@@ -44,6 +44,11 @@ async fn the_registration_applied_as_is_reports_ready_and_a_profile_change_arriv
     println!("ready {:?} after kubectl apply", applied.elapsed());
     let row = site.get_sveltoscluster_row();
     assert_eq!((row[1].as_str(), row[2].as_str(), row[3].as_str()), ("edge", "true", NODE_VERSION), "{row:?}");
+    let object = site.sveltos_cluster().await;
+    let apis = object["metadata"]["annotations"]["airlock.dev/api-versions"].as_str().unwrap_or_default().to_string();
+    for served in ["v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1"] {
+        assert!(apis.split(',').any(|a| a == served), "{served} among the APIs the signed report named, which Helm renders with: {apis}");
+    }
     let config_map = site.app_config_map("c0002").await.expect("the bundle's objects are live");
     assert_eq!(config_map.data.unwrap()["value"], "one");
 

@@ -170,6 +170,10 @@ pub struct PullReport<O = serde::de::IgnoredAny> {
     pub bundle: Option<BundleSeen>,
     /// `gitVersion` of the API server, when it was read.
     pub kubernetes_version: Option<String>,
+    /// Every `group/version` the API server serves (`v1` for the core group), sorted, read
+    /// with `kubernetes_version`; absent when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_versions: Option<Vec<String>>,
     // A path, not `default`: that would ask the entry type for a `Default` it need not have.
     #[serde(default = "Vec::new")]
     pub objects: Vec<O>,
@@ -204,6 +208,7 @@ impl<O> PullReport<O> {
             applied_digest: None,
             bundle: None,
             kubernetes_version: None,
+            api_versions: None,
             objects: Vec::new(),
             drift: Drift::default(),
             refused: Vec::new(),
@@ -229,13 +234,14 @@ impl<O> PullReport<O> {
 
 impl<O: Clone + PartialEq> PullReport<O> {
     /// Whether `other` tells the same: equal but for the times, the server version and
-    /// the request count, which differ from run to run when nothing else does.
+    /// APIs and the request count, which differ from run to run when nothing else does.
     pub fn same_outcome(&self, other: &PullReport<O>) -> bool {
         let plain = |r: &PullReport<O>| PullReport {
             started_at: Timestamp::UNIX_EPOCH,
             finished_at: Timestamp::UNIX_EPOCH,
             duration_ms: 0,
             kubernetes_version: None,
+            api_versions: None,
             api_requests: 0,
             ..r.clone()
         };

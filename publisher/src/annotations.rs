@@ -9,6 +9,9 @@ pub const FIELD_MANAGER: &str = "airlock-publisher";
 pub const REPORT_KEY_ANNOTATION: &str = "airlock.dev/report-key";
 /// `finishedAt` of the newest ingested report, RFC 3339 at full precision.
 pub const REPORT_TIME_ANNOTATION: &str = "airlock.dev/report-time";
+/// The `group/version`s the cluster's API server serves, comma-separated and sorted, as
+/// last reported: Helm charts render against them (`--api-versions`).
+pub const API_VERSIONS_ANNOTATION: &str = "airlock.dev/api-versions";
 /// The bundle version the cluster runs, as last reported.
 pub const APPLIED_VERSION_ANNOTATION: &str = "airlock.dev/applied-version";
 /// Objects the last reported run found drifted and re-applied.

@@ -109,14 +109,15 @@ fn answer(stream: TcpStream, dir: &Path, expected: Option<&str>, archives: &Atom
     }
 }
 
-/// A pull-mode SveltosCluster `<run>/edge` labelled `site: <site>` that reported Kubernetes
-/// v1.20.2, and a ClusterProfile `<run>` selecting it whose spec goes on with `spec` (its
-/// fields, indented two spaces).
-pub fn edge_fleet(run: &str, site: &str, spec: &str) -> String {
+/// A pull-mode SveltosCluster `<run>/edge` labelled `site: <site>`, annotated with
+/// `annotations` (a YAML flow mapping's entries), that reported Kubernetes v1.20.2, and a
+/// ClusterProfile `<run>` selecting it whose spec goes on with `spec` (its fields, indented
+/// two spaces).
+pub fn edge_fleet(run: &str, site: &str, annotations: &str, spec: &str) -> String {
     format!(
         "apiVersion: lib.projectsveltos.io/v1beta1
 kind: SveltosCluster
-metadata: {{name: edge, namespace: {run}, labels: {{site: {site}}}}}
+metadata: {{name: edge, namespace: {run}, labels: {{site: {site}}}, annotations: {{{annotations}}}}}
 spec: {{pullMode: true}}
 status: {{version: v1.20.2}}
 ---

@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use super::report::{PullReport, RunResult};
 use crate::annotations::{
-    APPLIED_VERSION_ANNOTATION, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION, REPORT_TIME_ANNOTATION, RESULT_ANNOTATION,
-    RESULT_MESSAGE_ANNOTATION,
+    API_VERSIONS_ANNOTATION, APPLIED_VERSION_ANNOTATION, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION, REPORT_TIME_ANNOTATION,
+    RESULT_ANNOTATION, RESULT_MESSAGE_ANNOTATION,
 };
 use crate::table;
 
@@ -21,6 +21,8 @@ use crate::table;
 const MAX_ERROR_CHARS: usize = 1024;
 /// The result message holds the error and a few words more.
 const MAX_MESSAGE_CHARS: usize = MAX_ERROR_CHARS + 256;
+/// The most API versions recorded: a large cluster serves a few hundred.
+const MAX_API_VERSIONS: usize = 1000;
 
 /// The status fields ingest owns, all of them fields of Sveltos's own SveltosCluster CRD:
 /// its schema declares no others, and a server-side apply of an undeclared field is refused
@@ -56,7 +58,7 @@ pub fn update(report: &PullReport, object: &Value) -> Update {
     if let Some(error) = &report.error {
         status.insert("failureMessage".into(), error.chars().take(MAX_ERROR_CHARS).collect::<String>().into());
     }
-    let annotations = BTreeMap::from([
+    let mut annotations = BTreeMap::from([
         (APPLIED_VERSION_ANNOTATION, report.applied_version.map(|v| v.to_string())),
         // Full precision, unlike the status times: two runs in one second must still order.
         (REPORT_TIME_ANNOTATION, Some(report.finished_at.to_string())),
@@ -65,7 +67,28 @@ pub fn update(report: &PullReport, object: &Value) -> Update {
         (RESULT_ANNOTATION, Some(report.result.reason().to_string())),
         (RESULT_MESSAGE_ANNOTATION, Some(message(report).chars().take(MAX_MESSAGE_CHARS).collect())),
     ]);
+    // A run that did not read them leaves the ones reported before.
+    if let Some(versions) = &report.api_versions {
+        annotations.insert(API_VERSIONS_ANNOTATION, Some(api_versions(versions)));
+    }
     Update { status, annotations }
+}
+
+/// The reported API versions as the annotation holds them: those that are well-formed
+/// `group/version`s (or `v1`), at most [`MAX_API_VERSIONS`], sorted, comma-separated.
+fn api_versions(reported: &[String]) -> String {
+    let well_formed = |v: &&String| {
+        let (group, version) = v.rsplit_once('/').unwrap_or(("", v));
+        let word = |s: &str, extra: &[u8]| {
+            !s.is_empty() && s.len() <= 253 && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || extra.contains(&b))
+        };
+        word(version, b"") && (group.is_empty() && !v.contains('/') || word(group, b".-"))
+    };
+    let mut versions: Vec<&str> = reported.iter().filter(well_formed).map(String::as_str).collect();
+    versions.sort_unstable();
+    versions.dedup();
+    versions.truncate(MAX_API_VERSIONS);
+    versions.join(",")
 }
 
 /// The result message: what the cluster runs, and what went wrong if anything did.
@@ -147,6 +170,27 @@ mod tests {
         .unwrap();
         let written = update(&report, &json!({})).status;
         assert!(written.keys().all(|k| OWNED_STATUS.contains(&k.as_str())), "{written:?}");
+    }
+
+    #[test]
+    fn records_the_well_formed_api_versions_reported_and_keeps_them_otherwise() {
+        let report = |versions: Value| -> PullReport {
+            let mut report = json!({
+                "apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": "fleet/a",
+                "finishedAt": "2026-03-01T10:00:00Z", "result": "up-to-date", "appliedVersion": 1, "appliedDigest": null, "bundle": null,
+            });
+            if !versions.is_null() {
+                report["apiVersions"] = versions;
+            }
+            serde_json::from_value(report).unwrap()
+        };
+        let reported = json!(["v1", "apps/v1", "monitoring.coreos.com/v1", "apps/v1", "Bad/v1", "a,b/v1", "/v1", "x/", "a/b/c"]);
+        let changed = update(&report(reported), &json!({}));
+        assert_eq!(changed.annotations[API_VERSIONS_ANNOTATION].as_deref(), Some("apps/v1,monitoring.coreos.com/v1,v1"));
+        assert!(
+            !update(&report(Value::Null), &json!({})).annotations.contains_key(API_VERSIONS_ANNOTATION),
+            "a run that read none changes none"
+        );
     }
 
     #[test]

@@ -96,7 +96,7 @@ pub fn manifests(
         release: spec.release_name.clone(),
         namespace: spec.release_namespace.clone(),
         values,
-        capabilities: Capabilities { kube_version, api_versions: Vec::new() },
+        capabilities: Capabilities { kube_version, api_versions: ctx.cluster.api_versions() },
         options: spec.options.template,
     };
     let rendered = renderer.get().and_then(|r| r.render(&request)).map_err(|e| failed(e.to_string()))?;

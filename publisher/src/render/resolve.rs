@@ -320,9 +320,9 @@ impl ClusterPlan<'_> {
 pub struct SharedKey {
     part: String,
     references: Vec<ObjectKey>,
-    /// The cluster's Kubernetes version, for a profile with Helm charts: charts render
-    /// against it.
-    kube_version: Option<String>,
+    /// The cluster's Kubernetes version and API versions, for a profile with Helm charts:
+    /// charts render against them.
+    capabilities: Option<(String, Vec<String>)>,
 }
 
 impl ProfilePlan<'_> {
@@ -353,7 +353,8 @@ impl ProfilePlan<'_> {
         (!any_templated && self.problem.is_none()).then(|| SharedKey {
             part: self.profile.part_name(),
             references: self.references().map(|r| r.key.clone()).collect(),
-            kube_version: (!self.helm_charts.is_empty()).then(|| cluster.kube_version().unwrap_or_default().to_string()),
+            capabilities: (!self.helm_charts.is_empty())
+                .then(|| (cluster.kube_version().unwrap_or_default().to_string(), cluster.api_versions())),
         })
     }
 }

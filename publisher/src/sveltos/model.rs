@@ -67,6 +67,19 @@ impl SveltosCluster {
     pub fn kube_version(&self) -> Option<&str> {
         self.object.pointer("/status/version").and_then(serde_json::Value::as_str).filter(|v| !v.is_empty())
     }
+
+    /// The `group/version`s the cluster last reported its API server serves (the
+    /// `airlock.dev/api-versions` annotation ingest writes); empty when it reported none.
+    pub fn api_versions(&self) -> Vec<String> {
+        let annotation = self.object.pointer("/metadata/annotations").and_then(|a| a.get(crate::annotations::API_VERSIONS_ANNOTATION));
+        annotation
+            .and_then(serde_json::Value::as_str)
+            .into_iter()
+            .flat_map(|a| a.split(','))
+            .filter(|v| !v.is_empty())
+            .map(String::from)
+            .collect()
+    }
 }
 
 /// Which kind of profile, and so which part name and scope it has.

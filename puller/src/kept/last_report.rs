@@ -124,8 +124,19 @@ pub struct KeptNow {
     pub pushed: Option<Timestamp>,
 }
 
+/// Every `group/version` the API server serves, sorted: what the publisher renders Helm
+/// charts against (`helm template --api-versions`). Two requests.
+async fn served_api_versions(client: &kube::Client) -> Result<Vec<String>, kube::Error> {
+    let mut versions = client.list_core_api_versions().await?.versions;
+    let groups = client.list_api_groups().await?.groups;
+    versions.extend(groups.into_iter().flat_map(|g| g.versions).map(|v| v.group_version));
+    versions.sort();
+    versions.dedup();
+    Ok(versions)
+}
+
 /// Keeps `report` as the report ConfigMap of `names` if its outcome is news, setting its
-/// `kubernetesVersion` when it writes. `holder`: this run holds the sync Lease. `read`:
+/// `kubernetesVersion` and `apiVersions` when it writes. `holder`: this run holds the sync Lease. `read`:
 /// the ConfigMap as this run read it already, if it did.
 pub async fn keep(
     report: &mut Report,
@@ -153,7 +164,9 @@ pub async fn keep(
         return Ok(now);
     }
     report.kubernetes_version = client.apiserver_version().await.ok().map(|v| v.git_version);
+    report.api_versions = served_api_versions(client).await.ok();
     kept.report.kubernetes_version.clone_from(&report.kubernetes_version);
+    kept.report.api_versions.clone_from(&report.api_versions);
     let data = kept.to_json();
     let config_map = |resource_version| ConfigMap {
         metadata: meta(namespace, name, &report.cluster, resource_version),
