@@ -6,8 +6,9 @@
 //! release's objects and the post-install hook after them, deletes a `hook-succeeded` hook,
 //! runs the test Pod with `runTests`, and renders against the API versions the cluster
 //! reported; an unchanged bundle fires nothing; an upgrade whose
-//! pre-upgrade Job fails stops before the release's objects change, and the fixed upgrade
-//! re-creates that Job and applies the release.
+//! pre-upgrade Job fails stops before the release's objects change, the fixed upgrade
+//! re-creates that Job and applies the release, and `Uninstall` runs the pre-delete and
+//! post-delete Jobs around the prune.
 
 mod chart_repo;
 mod common;
@@ -72,6 +73,8 @@ fn make_chart(helm: &Path, repo: &Path) {
         job("pre-early", "pre-install", -1, succeeded, "echo early"),
         job("pre-late", "pre-install,pre-upgrade", 1, "", "sleep 2; exit {{ .Values.upgradeExit }}"),
         job("post", "post-install,post-upgrade", 0, "", "echo post"),
+        job("backup", "pre-delete", 0, "", "echo backup"),
+        job("farewell", "post-delete", 0, "", "echo farewell"),
     ]
     .concat();
     let test = format!(
@@ -94,7 +97,7 @@ fn make_chart(helm: &Path, repo: &Path) {
     helm_run(&["repo", "index", &repo.display().to_string()]);
 }
 
-fn fleet(run: &str, url: &str, value: &str, upgrade_exit: u8) -> String {
+fn fleet(run: &str, url: &str, action: &str, value: &str, upgrade_exit: u8) -> String {
     let spec = format!(
         "  helmCharts:
   - repositoryURL: {url}
@@ -103,6 +106,7 @@ fn fleet(run: &str, url: &str, value: &str, upgrade_exit: u8) -> String {
     chartVersion: 0.1.0
     releaseName: hooks
     releaseNamespace: {run}
+    helmChartAction: {action}
     options: {{runTests: true, timeout: 2m}}
     values: |
       image: {image}
@@ -164,12 +168,13 @@ fn hook_jobs_run_on_the_node_in_helms_phases_and_a_failing_one_stops_the_upgrade
     let (fleet_dir, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     let keys = support::Keys::new("hooks");
     let store = format!("oci-layout:{}", out.path().join("layout").display());
-    let publish = |value: &str, upgrade_exit: u8| {
-        std::fs::write(fleet_dir.path().join("fleet.yaml"), fleet(&run, &repo.url, value, upgrade_exit)).unwrap();
+    let publish_as = |action: &str, value: &str, upgrade_exit: u8| {
+        std::fs::write(fleet_dir.path().join("fleet.yaml"), fleet(&run, &repo.url, action, value, upgrade_exit)).unwrap();
         let dir = fleet_dir.path().display().to_string();
         let helm = helm.display().to_string();
         support::run_expect(&["publish", "--from-dir", &dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--no-cache"], 0)
     };
+    let publish = |value: &str, upgrade_exit: u8| publish_as("Install", value, upgrade_exit);
     let (cluster, state) = (format!("{run}/edge"), format!("{run}-state"));
     for ns in [&run, &state] {
         support::kubectl_ok(NODE, &["create", "namespace", ns], b"");
@@ -213,5 +218,16 @@ fn hook_jobs_run_on_the_node_in_helms_phases_and_a_failing_one_stops_the_upgrade
     let rerun = get(&run, "job", "pre-late").expect("the pre-upgrade Job");
     assert_ne!(rerun["metadata"]["uid"], late["metadata"]["uid"], "before-hook-creation made a new Job");
     assert_eq!(rerun["status"]["succeeded"], 1, "{rerun}");
+    assert!(get(&run, "job", "backup").is_none(), "delete hooks do not fire on install or upgrade");
+
+    publish_as("Uninstall", "3", 0);
+    let uninstalled = sync(&store, &cluster, &keys.keyring_path, &state);
+    assert!(uninstalled.status.success(), "the uninstall: {}", text(&uninstalled));
+    assert!(get(&run, "configmap", "main").is_none(), "the release's objects are pruned");
+    for name in ["backup", "farewell"] {
+        let job = get(&run, "job", name).unwrap_or_else(|| panic!("the {name} delete hook ran"));
+        assert_eq!(job["status"]["succeeded"], 1, "{job}");
+    }
+    assert!(get(&run, "job", "post").is_some(), "hooks stay, as helm uninstall leaves them");
     let _ = support::kubectl(NODE, &["delete", "namespace", &run, &state, "--wait=false"], b"");
 }

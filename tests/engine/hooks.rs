@@ -3,8 +3,8 @@
 //! around the release's objects by weight, an unchanged release fires none, an upgrade
 //! fires the upgrade hooks and re-creates a `before-hook-creation` hook, delete policies
 //! are honoured, a hook that does not finish in time fails the run before the release's
-//! objects change, drift correction never touches a hook, and a withdrawn release leaves
-//! its hooks in place. Hook Jobs run to completion on the node (`tests/node/hooks.rs`).
+//! objects change, drift correction never touches a hook, a withdrawn release leaves its
+//! hooks in place, and an uninstall prunes between its pre-delete and post-delete hooks. Hook Jobs run to completion on the node (`tests/node/hooks.rs`).
 
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use airlock_puller::engine::{Action, Outcome};
@@ -148,4 +148,33 @@ async fn a_hook_that_does_not_finish_fails_the_run_before_its_release_changes() 
     // hook-failed: the Pod is deleted (in the background; it has no finalizer, so it goes at once).
     let pod = s.get("v1", "Pod", &ns, "migrate").await;
     assert!(pod.is_none_or(|p| p.metadata.deletion_timestamp.is_some()), "hook-failed deletes it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uninstall_prunes_the_release_between_its_delete_hooks_once() {
+    let mut s = Scenario::new("hookdel").await;
+    let ns = s.ns("web");
+    let base = file("ClusterProfile.base", "ns", namespace(&ns));
+    let installed = vec![base.clone(), file(PART, "main", config_map(&ns, "main", "1", &[]))];
+    s.sync(1, &installed, &[]).await;
+    // What the publisher ships for `helmChartAction: Uninstall`: the delete hooks alone.
+    let uninstall = vec![
+        base,
+        file(PART, "backup", config_map(&ns, "backup", "x", &[("airlock.dev/hook", "pre-delete")])),
+        file(PART, "farewell", config_map(&ns, "farewell", "x", &[("airlock.dev/hook", "post-delete")])),
+    ];
+    let removed = s.sync(2, &uninstall, &[]).await;
+    let results = actions(&removed);
+    assert_eq!(
+        (results["ConfigMap backup"], results["ConfigMap main"], results["ConfigMap farewell"]),
+        (Action::Created, Action::Pruned, Action::Created),
+        "{removed:#?}"
+    );
+    assert!(position(&removed, "backup") < position(&removed, "main"), "pre-delete before the prune");
+    assert!(position(&removed, "main") < position(&removed, "farewell"), "post-delete after it");
+    assert_eq!(detail(&removed, "farewell"), "post-delete hook: applied");
+    assert!(s.get("v1", "ConfigMap", &ns, "main").await.is_none());
+
+    let again = s.sync(3, &uninstall, &[]).await;
+    assert_eq!(detail(&again, "backup"), "hook: its release is unchanged", "an uninstall fires once: {again:#?}");
 }

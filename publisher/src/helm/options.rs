@@ -26,6 +26,9 @@ pub struct ChartOptions {
     /// `installOptions.disableHooks` or `upgradeOptions.disableHooks`, test hooks only with
     /// `runTests`.
     pub fired_events: Vec<HookEvent>,
+    /// Whether an `Uninstall` ships the chart's delete hooks for the site to fire
+    /// (`uninstallOptions.disableHooks` false).
+    pub delete_hooks: bool,
     /// `timeout`, in whole seconds rounded up: how long the site waits for a hook.
     pub hook_timeout_seconds: Option<u64>,
     pub notes: Vec<FieldNote>,
@@ -47,8 +50,7 @@ fn treatment(path: &str) -> Option<Treatment> {
     use Treatment::*;
     Some(match path {
         "skipCRDs" | "disableHooks" | "skipSchemaValidation" | "passCredentialsAll" | "installOptions.createNamespace" => Render,
-        "timeout" | "runTests" | "installOptions.disableHooks" | "upgradeOptions.disableHooks" => Render,
-        "uninstallOptions.disableHooks" => NotApplicable("the site never runs delete hooks: a withdrawn release is pruned"),
+        "timeout" | "runTests" | "installOptions.disableHooks" | "upgradeOptions.disableHooks" | "uninstallOptions.disableHooks" => Render,
         "disableOpenAPIValidation" => {
             NotApplicable("a client-only render validates nothing against a cluster; the API server validates on apply")
         }
@@ -93,6 +95,7 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
         pass_credentials_all: false,
         create_namespace: true,
         fired_events: vec![HookEvent::PreInstall, HookEvent::PostInstall, HookEvent::PreUpgrade, HookEvent::PostUpgrade],
+        delete_hooks: true,
         hook_timeout_seconds: None,
         notes: vec![],
     };
@@ -121,6 +124,7 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
                 "installOptions.disableHooks" if flag()? => {
                     out.fired_events.retain(|e| !matches!(e, HookEvent::PreInstall | HookEvent::PostInstall))
                 }
+                "uninstallOptions.disableHooks" => out.delete_hooks = !flag()?,
                 "upgradeOptions.disableHooks" if flag()? => {
                     out.fired_events.retain(|e| !matches!(e, HookEvent::PreUpgrade | HookEvent::PostUpgrade))
                 }
@@ -212,8 +216,10 @@ mod tests {
         let o = read(Some(&json!({"runTests": true, "timeout": "1m30s", "installOptions": {"disableHooks": true}})), "f").expect("reads");
         assert_eq!(o.fired_events, [HookEvent::PreUpgrade, HookEvent::PostUpgrade, HookEvent::Test]);
         assert_eq!(o.hook_timeout_seconds, Some(90));
-        let o = read(Some(&json!({"upgradeOptions": {"disableHooks": true}})), "f").expect("reads");
+        let o =
+            read(Some(&json!({"upgradeOptions": {"disableHooks": true}, "uninstallOptions": {"disableHooks": true}})), "f").expect("reads");
         assert_eq!(o.fired_events, [HookEvent::PreInstall, HookEvent::PostInstall]);
+        assert!(!o.delete_hooks);
         assert!(o.notes.is_empty());
         for (text, seconds) in [("10m0s", 600), ("1.5h", 5400), ("500ms", 1), ("", 0)] {
             assert_eq!(timeout(&json!(text)).unwrap().unwrap_or(0), seconds, "{text}");

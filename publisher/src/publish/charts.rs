@@ -14,15 +14,14 @@ use serde_json::json;
 use crate::helm::LazyRenderer;
 use crate::render::ClusterPlan;
 use crate::render::helm::chart_ref;
-use crate::sveltos::helm_chart::{HelmAction, HelmChartRef};
+use crate::sveltos::helm_chart::HelmChartRef;
 use crate::sveltos::{ObjectKey, Resources};
 
-/// The charts `plans` install, each once, by revision key.
+/// The charts `plans` render, each once, by revision key: those they install, and those
+/// they uninstall with the chart's delete hooks.
 pub fn wanted<'a>(plans: impl IntoIterator<Item = &'a ClusterPlan<'a>>) -> BTreeMap<ObjectKey, HelmChartRef> {
     let mut charts = BTreeMap::new();
-    for plan in
-        plans.into_iter().flat_map(ClusterPlan::charts).filter(|h| h.chart.action == HelmAction::Install && h.chart.verification.is_none())
-    {
+    for plan in plans.into_iter().flat_map(ClusterPlan::charts).filter(|h| h.chart.renders() && h.chart.verification.is_none()) {
         charts.entry(plan.revision.key.clone()).or_insert_with(|| plan.chart.clone());
     }
     charts
@@ -52,7 +51,7 @@ mod tests {
     use super::*;
     use crate::helm::RendererSettings;
     use crate::sveltos::Lookup;
-    use crate::sveltos::helm_chart::{RegistryAccess, chart_revision_reference};
+    use crate::sveltos::helm_chart::{HelmAction, RegistryAccess, chart_revision_reference};
     use crate::sveltos::model::SecretName;
 
     fn chart(credentials: Option<SecretName>) -> HelmChartRef {

@@ -12,8 +12,10 @@
 //! release's objects and its hooks go on through the profile's pipeline like a policyRef's
 //! objects, each in the release namespace unless the chart names another or the kind is
 //! cluster-scoped (a built-in one, or one of the release's CRDs; for any other kind the
-//! puller drops it). An `Uninstall` entry renders nothing, so the puller prunes what the
-//! release deployed.
+//! puller drops it). An `Uninstall` entry renders the chart for its pre-delete and
+//! post-delete hooks alone, so the puller fires them around the prune of what the release
+//! deployed; with hooks off (`disableHooks`, `uninstallOptions.disableHooks`) it renders
+//! nothing and needs no chart.
 
 use std::collections::BTreeMap;
 
@@ -28,10 +30,13 @@ use super::manifest::{Manifest, add_metadata};
 use super::namespaces::CREATE_ONLY_ANNOTATION;
 use super::resolve::{HelmPlan, is_template};
 use super::shared::lookup;
-use crate::helm::{Access, Capabilities, ChartRef, Credentials, LazyRenderer, ReleaseRequest};
+use crate::helm::{Access, Capabilities, ChartRef, Credentials, HookEvent, LazyRenderer, ReleaseRequest};
 use crate::sveltos::helm_chart::{HelmAction, HelmChartRef};
 use crate::sveltos::model::PolicyKind;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
+
+/// The hooks an `Uninstall` ships.
+const DELETE_EVENTS: [HookEvent; 2] = [HookEvent::PreDelete, HookEvent::PostDelete];
 
 /// The objects `plan` renders for the cluster of `ctx`.
 pub fn manifests(
@@ -42,7 +47,7 @@ pub fn manifests(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Rendered>, RenderError> {
     let spec = plan.chart;
-    if spec.action == HelmAction::Uninstall {
+    if !spec.renders() {
         return Ok(Vec::new());
     }
     let field = spec.field();
@@ -108,11 +113,10 @@ pub fn manifests(
     }
     let release = &rendered.release;
     let options = &spec.options;
-    let hooks = release
-        .hooks
-        .iter()
-        .filter_map(|h| Some((&h.manifest, h.spec.site_annotations(&options.fired_events, options.hook_timeout_seconds)?)));
-    let create_namespace = spec.options.create_namespace;
+    let uninstall = spec.action == HelmAction::Uninstall;
+    let fired: &[HookEvent] = if uninstall { &DELETE_EVENTS } else { &options.fired_events };
+    let hooks = release.hooks.iter().filter_map(|h| Some((&h.manifest, h.spec.site_annotations(fired, options.hook_timeout_seconds)?)));
+    let create_namespace = spec.options.create_namespace && !uninstall;
     let cluster_scoped_crds: Vec<(&str, &str)> = release
         .crds
         .iter()
@@ -126,8 +130,10 @@ pub fn manifests(
         crate::patch::schema::is_cluster_scoped(api_version, kind) || cluster_scoped_crds.contains(&(group, kind))
     };
     let create_only = BTreeMap::from([(CREATE_ONLY_ANNOTATION.to_string(), "true".to_string())]);
-    let crds = release.crds.iter().map(|m| (m, create_only.clone()));
-    crds.chain(release.objects.iter().map(|m| (m, BTreeMap::new())))
+    // An uninstall ships the delete hooks alone: the puller prunes the rest between them.
+    let (crds, objects) = if uninstall { (&[][..], &[][..]) } else { (&release.crds[..], &release.objects[..]) };
+    let crds = crds.iter().map(|m| (m, create_only.clone()));
+    crds.chain(objects.iter().map(|m| (m, BTreeMap::new())))
         .chain(hooks)
         .map(|(m, annotations)| {
             let mut value = m.object.clone();

@@ -67,6 +67,12 @@ impl HelmChartRef {
         !self.values_from.is_empty() || self.values.contains("{{")
     }
 
+    /// Whether the chart is rendered: to install it, or to uninstall it firing its delete
+    /// hooks (unless hooks are off). An `Uninstall` without them needs no chart.
+    pub fn renders(&self) -> bool {
+        self.action == HelmAction::Install || (self.options.delete_hooks && self.options.template.hooks)
+    }
+
     /// The entry's place in messages: `spec.helmCharts[0]`.
     pub fn field(&self) -> String {
         format!("spec.helmCharts[{}]", self.index)

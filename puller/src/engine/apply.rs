@@ -5,6 +5,7 @@
 //! A refused object stops the objects not yet sent of its part (unless the part continues
 //! on error) and of the parts that depend on it (`gate`); parts held back are not sent at
 //! all. A run with any failure never prunes, so a broken run cannot delete anything.
+//! Post-delete hooks of a release being uninstalled fire after the prune.
 //! Sending one object is `send`'s.
 
 use std::collections::{HashMap, HashSet};
@@ -14,7 +15,7 @@ use futures::StreamExt;
 
 use super::error::EngineError;
 use super::gate::{Failures, Held};
-use super::hook::{self, Operation};
+use super::hook::{self, HookEvent, Operation};
 use super::kube_api::Api;
 use super::object::{DesiredObject, InventoryEntry, ObjectKey};
 use super::order::Class;
@@ -56,6 +57,7 @@ fn hook_step(target: &mut Target, operations: &HashMap<String, Operation>) -> Op
             None => "hook: its release is unchanged",
             Some(Operation::Install) => "hook: not an event of this install",
             Some(Operation::Upgrade) => "hook: not an event of this upgrade",
+            Some(Operation::Uninstall) => "hook: not an event of this uninstall",
         }),
     })
 }
@@ -96,15 +98,21 @@ pub(super) async fn sync(
     work.extend(checks.into_iter().zip(drifted).map(|(t, d)| (t, d.map_or(Step::Unchanged, Step::Correct))));
 
     let selection = prune::select_for(previous, &work, &held, settings);
+    let (after_prune, work): (Vec<_>, Vec<_>) = work.into_iter().partition(|(_, step)| *step == Step::Fire(HookEvent::PostDelete));
     let mut run = execute(api, settings, work, &by_key).await?;
     let mut inventory = run.inventory;
     if run.results.iter().any(|r| r.action == Action::Failed) {
         // No pruning after a failure; the inventory keeps what it had.
         inventory.extend(selection.delete.into_iter().chain(selection.leave).chain(selection.keep).chain(selection.hooks).cloned());
+        let why = "post-delete hook: the uninstall failed before it";
+        run.results.extend(after_prune.iter().map(|(t, _)| send::result(&t.object, Action::Skipped, Some(why.into()))));
     } else {
         let pruned = prune::run(api, selection, settings, settings.dry_run, &run.applied_uids).await;
         run.results.extend(pruned.results);
         inventory.extend(pruned.kept);
+        let post = execute(api, settings, after_prune, &by_key).await?;
+        run.results.extend(post.results);
+        inventory.extend(post.inventory);
     }
     if settings.dry_run {
         inventory = previous.to_vec();

@@ -5,7 +5,9 @@
 //! A release is installed when none of its objects (hooks aside) is in the previous
 //! inventory, and upgraded when some are and anything of it changed: an object, a hook, or
 //! an object it no longer has. A release with nothing changed fires no hook, as Sveltos
-//! upgrades a release only when its inputs change. Running a fired hook is `hook_run`'s.
+//! upgrades a release only when its inputs change. A release of which the bundle holds
+//! hooks only, and the inventory objects, is uninstalled: its objects are pruned between
+//! its pre-delete and post-delete hooks. Running a fired hook is `hook_run`'s.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -39,12 +41,22 @@ pub enum HookEvent {
     PostInstall,
     PreUpgrade,
     PostUpgrade,
+    PreDelete,
+    /// Fires after the release's objects were pruned.
+    PostDelete,
     Test,
 }
 
 impl HookEvent {
-    const ALL: [HookEvent; 5] =
-        [HookEvent::PreInstall, HookEvent::PostInstall, HookEvent::PreUpgrade, HookEvent::PostUpgrade, HookEvent::Test];
+    const ALL: [HookEvent; 7] = [
+        HookEvent::PreInstall,
+        HookEvent::PostInstall,
+        HookEvent::PreUpgrade,
+        HookEvent::PostUpgrade,
+        HookEvent::PreDelete,
+        HookEvent::PostDelete,
+        HookEvent::Test,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -52,6 +64,8 @@ impl HookEvent {
             HookEvent::PostInstall => "post-install",
             HookEvent::PreUpgrade => "pre-upgrade",
             HookEvent::PostUpgrade => "post-upgrade",
+            HookEvent::PreDelete => "pre-delete",
+            HookEvent::PostDelete => "post-delete",
             HookEvent::Test => "test",
         }
     }
@@ -76,17 +90,20 @@ pub struct Hook {
 pub(super) enum Operation {
     Install,
     Upgrade,
+    Uninstall,
 }
 
 impl Hook {
     /// The event this hook fires on in `operation`, and where it goes, if it fires at all.
     /// A hook of both a pre- and a post- event fires once, before.
     pub(super) fn fires(&self, operation: Operation) -> Option<(HookEvent, Slot)> {
-        let (pre, post) = match operation {
-            Operation::Install => (HookEvent::PreInstall, HookEvent::PostInstall),
-            Operation::Upgrade => (HookEvent::PreUpgrade, HookEvent::PostUpgrade),
+        let (pre, post, test) = match operation {
+            Operation::Install => (HookEvent::PreInstall, HookEvent::PostInstall, Some(HookEvent::Test)),
+            Operation::Upgrade => (HookEvent::PreUpgrade, HookEvent::PostUpgrade, Some(HookEvent::Test)),
+            Operation::Uninstall => (HookEvent::PreDelete, HookEvent::PostDelete, None),
         };
-        [(pre, Slot::Pre), (post, Slot::Post), (HookEvent::Test, Slot::Test)].into_iter().find(|(e, _)| self.events.contains(e))
+        let slots = [(Some(pre), Slot::Pre), (Some(post), Slot::Post), (test, Slot::Test)];
+        slots.into_iter().find_map(|(e, slot)| e.filter(|e| self.events.contains(e)).map(|e| (e, slot)))
     }
 }
 
@@ -166,10 +183,17 @@ fn list<T: PartialEq>(text: &str, key: &str, known: impl Fn(&str) -> Option<T>) 
 pub(super) fn operations<'a>(objects: impl Iterator<Item = &'a DesiredObject>, previous: &[InventoryEntry]) -> HashMap<String, Operation> {
     let by_key: HashMap<ObjectKey, &InventoryEntry> = previous.iter().map(|e| (e.id.key(), e)).collect();
     let mut changed: HashSet<&str> = HashSet::new();
+    let mut with_objects: HashSet<&str> = HashSet::new();
+    let mut with_hooks: HashSet<&str> = HashSet::new();
     let mut desired: HashSet<ObjectKey> = HashSet::new();
     for object in objects {
         let Some(release) = &object.release else { continue };
         desired.insert(object.id.key());
+        if object.hook.is_some() {
+            with_hooks.insert(release)
+        } else {
+            with_objects.insert(release)
+        };
         if object.create_only || object.sync_mode == SyncMode::DryRun {
             continue;
         }
@@ -187,7 +211,12 @@ pub(super) fn operations<'a>(objects: impl Iterator<Item = &'a DesiredObject>, p
             changed.insert(release);
         }
     }
-    changed.into_iter().map(|r| (r.to_string(), if installed.contains(r) { Operation::Upgrade } else { Operation::Install })).collect()
+    let operation = |release: &str| match (installed.contains(release), with_objects.contains(release)) {
+        (true, false) => with_hooks.contains(release).then_some(Operation::Uninstall),
+        (true, true) => Some(Operation::Upgrade),
+        (false, _) => Some(Operation::Install),
+    };
+    changed.into_iter().filter_map(|r| Some((r.to_string(), operation(r)?))).collect()
 }
 
 #[cfg(test)]

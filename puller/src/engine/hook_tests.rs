@@ -38,7 +38,7 @@ fn defaults_as_helm_does() {
 #[test]
 fn refuses_what_the_spec_does_not_allow_naming_the_annotation() {
     let cases = [
-        (json!({ANNOTATION_HOOK: "pre-delete"}), "airlock.dev/hook names \"pre-delete\""),
+        (json!({ANNOTATION_HOOK: "pre-rollback"}), "airlock.dev/hook names \"pre-rollback\""),
         (json!({ANNOTATION_HOOK: ""}), "airlock.dev/hook names \"\""),
         (json!({ANNOTATION_HOOK: "pre-install", ANNOTATION_HOOK_WEIGHT: " 5"}), "airlock.dev/hook-weight is \" 5\", not an integer"),
         (json!({ANNOTATION_HOOK: "pre-install", ANNOTATION_HOOK_DELETE_POLICY: "never"}), "airlock.dev/hook-delete-policy names \"never\""),
@@ -69,6 +69,11 @@ fn a_hook_fires_on_the_event_of_the_operation() {
     assert_eq!(both.fires(Operation::Upgrade), Some((HookEvent::PostUpgrade, Slot::Post)));
     assert_eq!(hook(json!("pre-upgrade")).fires(Operation::Install), None);
     assert_eq!(hook(json!("test")).fires(Operation::Upgrade), Some((HookEvent::Test, Slot::Test)));
+    let delete = hook(json!("pre-delete,post-delete,test"));
+    assert_eq!(delete.fires(Operation::Uninstall), Some((HookEvent::PreDelete, Slot::Pre)));
+    assert_eq!(hook(json!("post-delete")).fires(Operation::Uninstall), Some((HookEvent::PostDelete, Slot::Post)));
+    assert_eq!(hook(json!("test")).fires(Operation::Uninstall), None, "no tests when uninstalling");
+    assert_eq!(delete.fires(Operation::Install), Some((HookEvent::Test, Slot::Test)));
 }
 
 fn object(name: &str, release: &str, hash: &str) -> DesiredObject {
@@ -104,6 +109,18 @@ fn a_release_is_installed_upgraded_or_left_alone() {
     let b = object("b", "ns/r", "1");
     let with_b = [entry(&a, false), entry(&b, false), entry(&job, true)];
     assert_eq!(operations([&a, &job].into_iter(), &with_b).get("ns/r"), Some(&Operation::Upgrade));
+}
+
+#[test]
+fn a_release_of_hooks_only_is_uninstalled_once() {
+    let a = object("a", "ns/r", "1");
+    let pre_delete = DesiredObject { hook: hook(json!({ANNOTATION_HOOK: "pre-delete"})).unwrap(), ..object("backup", "ns/r", "b") };
+    let installed = [entry(&a, false)];
+    assert_eq!(operations([&pre_delete].into_iter(), &installed).get("ns/r"), Some(&Operation::Uninstall));
+    // Once uninstalled, only the hook is recorded: nothing fires again.
+    assert!(operations([&pre_delete].into_iter(), &[entry(&pre_delete, true)]).is_empty());
+    // Withdrawn whole: nothing to fire.
+    assert!(operations(std::iter::empty(), &installed).is_empty());
 }
 
 #[test]

@@ -318,7 +318,7 @@ fn a_release_and_its_hooks_are_read_from_their_labels_and_annotations() {
 fn rejects_a_bad_hook_naming_file_document_and_annotation() {
     let labels = "  labels:\n    airlock.dev/helm-release: web\n";
     let cases = [
-        (labels, "airlock.dev/hook: pre-delete", "annotation airlock.dev/hook names \"pre-delete\""),
+        (labels, "airlock.dev/hook: pre-rollback", "annotation airlock.dev/hook names \"pre-rollback\""),
         (labels, "airlock.dev/hook: pre-install\n    airlock.dev/hook-weight: heavy", "annotation airlock.dev/hook-weight is \"heavy\""),
         ("", "airlock.dev/hook: pre-install", "no airlock.dev/helm-release label"),
         (labels, "airlock.dev/hook: test\n    airlock.dev/create-only: \"true\"", "a hook (airlock.dev/hook) cannot be create-only"),

@@ -253,7 +253,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.helmCharts[].helmChartAction",
         Differs,
-        "Uninstall publishes nothing of the release, so the puller prunes what it deployed; delete hooks are not run, and hooks are left in place",
+        "Uninstall publishes the chart's delete hooks alone: the puller fires pre-delete, prunes what the release deployed, then fires post-delete; hooks are left in place, and a profile that stops matching prunes without delete hooks",
     ),
     f("spec.helmCharts[].values", Supported, "a template over the cluster's data, then a YAML map of values"),
     all(
@@ -269,7 +269,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     all(
         "spec.helmCharts[].options",
         Differs,
-        "skipCRDs, disableHooks, skipSchemaValidation, passCredentialsAll and installOptions.createNamespace change the render; timeout, runTests and install/upgradeOptions.disableHooks how the puller fires hooks; every other option set away from its default gets a note of its own (docs/helm.md)",
+        "skipCRDs, disableHooks, skipSchemaValidation, passCredentialsAll and installOptions.createNamespace change the render; timeout, runTests and install/upgrade/uninstallOptions.disableHooks how the puller fires hooks; every other option set away from its default gets a note of its own (docs/helm.md)",
     ),
     all(
         "spec.helmCharts[].provenanceVerification",
