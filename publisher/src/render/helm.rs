@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 
+use airlock_bundle::Digest;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
@@ -35,6 +36,9 @@ use crate::sveltos::helm_chart::{HelmAction, HelmChartRef};
 use crate::sveltos::model::PolicyKind;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
 
+/// The digest of the values a release was rendered with (SHA-256 of their compact JSON,
+/// keys sorted), on each of its objects beside the release labels.
+pub const VALUES_ANNOTATION: &str = "airlock.dev/helm-values";
 /// The hooks an `Uninstall` ships.
 const DELETE_EVENTS: [HookEvent; 2] = [HookEvent::PreDelete, HookEvent::PostDelete];
 
@@ -104,6 +108,7 @@ pub fn manifests(
         capabilities: Capabilities { kube_version, api_versions: ctx.cluster.api_versions() },
         options: spec.options.template,
     };
+    let values_digest = Digest::of(&serde_json::to_vec(&request.values).expect("values serialise")).to_string();
     let rendered = renderer.get().and_then(|r| r.render(&request)).map_err(|e| failed(e.to_string()))?;
     if rendered.nondeterministic {
         warnings.push(format!(
@@ -135,8 +140,9 @@ pub fn manifests(
     let crds = crds.iter().map(|m| (m, create_only.clone()));
     crds.chain(objects.iter().map(|m| (m, BTreeMap::new())))
         .chain(hooks)
-        .map(|(m, annotations)| {
+        .map(|(m, mut annotations)| {
             let mut value = m.object.clone();
+            annotations.insert(VALUES_ANNOTATION.into(), values_digest.clone());
             add_metadata(&mut value, "annotations", &annotations);
             let metadata = value["metadata"].as_object_mut().expect("the split kept only objects with metadata");
             if metadata.get("namespace").and_then(Value::as_str).is_none_or(str::is_empty) && !cluster_scoped(&m.object) {
