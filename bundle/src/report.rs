@@ -171,7 +171,7 @@ pub struct PullReport<O = serde::de::IgnoredAny> {
     /// `gitVersion` of the API server, when it was read.
     pub kubernetes_version: Option<String>,
     /// Every `group/version` the API server serves (`v1` for the core group), sorted, read
-    /// with `kubernetes_version`; absent when it was not.
+    /// with `kubernetes_version` by a run that applied a bundle; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_versions: Option<Vec<String>>,
     // A path, not `default`: that would ask the entry type for a `Default` it need not have.

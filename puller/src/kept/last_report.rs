@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use super::error::StateError;
 use super::meta::{MANAGER, Names, meta};
-use crate::report::{Report, RunReport};
+use crate::report::{Report, RunReport, RunResult};
 
 /// Data key of the report ConfigMap.
 pub const CONFIG_MAP_KEY: &str = "report.json";
@@ -136,7 +136,7 @@ async fn served_api_versions(client: &kube::Client) -> Result<Vec<String>, kube:
 }
 
 /// Keeps `report` as the report ConfigMap of `names` if its outcome is news, setting its
-/// `kubernetesVersion` and `apiVersions` when it writes. `holder`: this run holds the sync Lease. `read`:
+/// `kubernetesVersion` when it writes, and `apiVersions` too after an apply. `holder`: this run holds the sync Lease. `read`:
 /// the ConfigMap as this run read it already, if it did.
 pub async fn keep(
     report: &mut Report,
@@ -164,7 +164,12 @@ pub async fn keep(
         return Ok(now);
     }
     report.kubernetes_version = client.apiserver_version().await.ok().map(|v| v.git_version);
-    report.api_versions = served_api_versions(client).await.ok();
+    // Read after an apply, which a bundle's CRDs can add APIs by; other runs leave the
+    // list the management side has, and keep their request budget.
+    report.api_versions = match report.result {
+        RunResult::Applied => served_api_versions(client).await.ok(),
+        _ => None,
+    };
     kept.report.kubernetes_version.clone_from(&report.kubernetes_version);
     kept.report.api_versions.clone_from(&report.api_versions);
     let data = kept.to_json();
@@ -225,7 +230,7 @@ fn news(kept: &Kept, new: &Kept) -> bool {
 mod tests {
     use super::*;
     use crate::engine::{Action, Outcome};
-    use crate::report::{RunResult, test_result};
+    use crate::report::test_result;
 
     fn report(result: RunResult, applied: Option<u64>) -> Report {
         let mut r = Report::start(&"fleet/edge-1".parse().unwrap());
