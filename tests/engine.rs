@@ -7,7 +7,8 @@
 //! own, so tests run in parallel and reruns never collide. What the optional part settings
 //! and create-only objects change (spec 2.5.1, 5.7, 5.8) is in `engine/settings.rs`, and
 //! objects recreated when an update is refused (spec 2.5.2) in `engine/recreate.rs`, the
-//! reloader (spec 5.10) in `engine/reload.rs`, Helm hooks (spec 2.5.3) in `engine/hooks.rs`.
+//! reloader (spec 5.10) in `engine/reload.rs`, Helm hooks (spec 2.5.3) in `engine/hooks.rs`,
+//! a release's objects waited for until ready in `engine/wait.rs`.
 
 mod common;
 #[path = "engine/hooks.rs"]
@@ -20,6 +21,8 @@ mod reload;
 mod scenario;
 #[path = "engine/settings.rs"]
 mod settings;
+#[path = "engine/wait.rs"]
+mod wait;
 
 use std::collections::BTreeMap;
 

@@ -14,7 +14,7 @@ use crate::{Files, Scenario, actions, detail, file, namespace};
 const PART: &str = "ClusterProfile.web";
 
 /// The metadata lines of an object of release `web` in `ns`, with `annotations`.
-fn metadata(ns: &str, name: &str, annotations: &[(&str, &str)]) -> String {
+pub(crate) fn metadata(ns: &str, name: &str, annotations: &[(&str, &str)]) -> String {
     let mut out = format!(
         "metadata:\n  name: {name}\n  namespace: {ns}\n  labels:\n    airlock.dev/helm-release: web\n    airlock.dev/helm-release-namespace: {ns}\n"
     );
@@ -27,7 +27,7 @@ fn metadata(ns: &str, name: &str, annotations: &[(&str, &str)]) -> String {
     out
 }
 
-fn config_map(ns: &str, name: &str, value: &str, annotations: &[(&str, &str)]) -> String {
+pub(crate) fn config_map(ns: &str, name: &str, value: &str, annotations: &[(&str, &str)]) -> String {
     format!("apiVersion: v1\nkind: ConfigMap\n{}data:\n  k: \"{value}\"\n", metadata(ns, name, annotations))
 }
 

@@ -5,7 +5,8 @@
 //! A refused object stops the objects not yet sent of its part (unless the part continues
 //! on error) and of the parts that depend on it (`gate`); parts held back are not sent at
 //! all. A run with any failure never prunes, so a broken run cannot delete anything.
-//! Post-delete hooks of a release being uninstalled fire after the prune.
+//! Post-delete hooks of a release being uninstalled fire after the prune; a failed run
+//! deletes what it created of the releases that ask for it (`cleanup`).
 //! Sending one object is `send`'s.
 
 use std::collections::{HashMap, HashSet};
@@ -18,12 +19,12 @@ use super::gate::{Failures, Held};
 use super::hook::{self, HookEvent, Operation};
 use super::kube_api::Api;
 use super::object::{DesiredObject, InventoryEntry, ObjectKey};
-use super::order::Class;
+use super::order::{Class, Stage};
 use super::outcome::{Action, Finished, ObjectResult};
 use super::scope::{self, Target};
 use super::send::{self, Done, Step};
 use super::settings::Settings;
-use super::{drift, prune};
+use super::{cleanup, drift, prune, ready};
 
 /// What sync does with an object, given its previous inventory entry. `None` means
 /// "compare with the live copy first" (drift detection decides Unchanged or Correct).
@@ -77,6 +78,7 @@ pub(super) async fn sync(
     let by_key = index(previous);
     let held = Held::new(&settings.held_back, targets.iter().map(|t| &t.object));
     let operations = hook::operations(targets.iter().map(|t| &t.object).filter(|o| held.reason(o).is_none()), previous);
+    let cleanup = cleanup::candidates(targets.iter().map(|t| &t.object), &operations);
     let mut work = Vec::with_capacity(targets.len());
     let mut checks = Vec::new();
     for mut target in targets {
@@ -106,6 +108,8 @@ pub(super) async fn sync(
         inventory.extend(selection.delete.into_iter().chain(selection.leave).chain(selection.keep).chain(selection.hooks).cloned());
         let why = "post-delete hook: the uninstall failed before it";
         run.results.extend(after_prune.iter().map(|(t, _)| send::result(&t.object, Action::Skipped, Some(why.into()))));
+        let created: Vec<&InventoryEntry> = run.created.iter().filter(|e| cleanup.contains(&e.id.key())).collect();
+        cleanup::run(api, settings, created, &mut run.results, &mut inventory).await;
     } else {
         let pruned = prune::run(api, selection, settings, settings.dry_run, &run.applied_uids).await;
         run.results.extend(pruned.results);
@@ -127,10 +131,14 @@ pub(super) struct Run {
     /// Uids of the objects applied: pruning must not delete one of them under an old
     /// apiVersion or group.
     pub applied_uids: HashSet<String>,
+    /// The inventory entries of the objects this run created.
+    pub created: Vec<InventoryEntry>,
 }
 
 /// Runs `work` stage by stage. After the CRD stage, waits until the applied CRDs are
-/// Established and asks discovery again for the kinds they define.
+/// Established and asks discovery again for the kinds they define. Applied objects of a
+/// release that waits are waited for once the release objects of their wave and tier are
+/// all sent, before the stage after them (their post- hooks, or the next tier).
 pub(super) async fn execute(
     api: &Api,
     settings: &Settings,
@@ -145,10 +153,19 @@ pub(super) async fn execute(
     let created_namespaces = &created_namespaces;
     let mut stages = scope::stages(work);
     let failures = &Failures::default();
-    let mut run = Run { results: Vec::new(), inventory: Vec::new(), applied_uids: HashSet::new() };
+    let mut run = Run { results: Vec::new(), inventory: Vec::new(), applied_uids: HashSet::new(), created: Vec::new() };
+    // Applied objects of releases that wait, and the stage of the last of them.
+    let mut waiting: (Vec<Done>, Option<Stage>) = (Vec::new(), None);
     for i in 0..stages.len() {
         let stage = std::mem::take(&mut stages[i]);
-        let is_crd_stage = stage.first().is_some_and(|(t, _)| t.stage.class == Class::Crd);
+        let this = stage.first().map(|(t, _)| t.stage);
+        if let (Some(this), Some(earlier)) = (this, waiting.1)
+            && !this.continues(earlier)
+        {
+            run.record(settle(api, settings, failures, previous, std::mem::take(&mut waiting.0)).await);
+            waiting.1 = None;
+        }
+        let is_crd_stage = this.is_some_and(|s| s.class == Class::Crd);
         let jobs = stage.into_iter().map(|(target, step)| {
             let previous = previous.get(&target.object.id.key()).copied();
             async move {
@@ -178,13 +195,48 @@ pub(super) async fn execute(
             futures::stream::iter(waits).buffer_unordered(settings.concurrency.max(1)).collect::<()>().await;
             scope::refresh(api, stages[i + 1..].iter_mut().flatten().map(|(t, _)| t)).await?;
         }
+        let (waits, done): (Vec<Done>, Vec<Done>) = done.into_iter().partition(|d| d.ready.is_some());
+        if !waits.is_empty() {
+            waiting.0.extend(waits);
+            waiting.1 = this;
+        }
+        run.record(done);
+    }
+    run.record(settle(api, settings, failures, previous, waiting.0).await);
+    Ok(run)
+}
+
+impl Run {
+    fn record(&mut self, done: Vec<Done>) {
         for d in done {
-            run.applied_uids.extend(d.uid);
-            run.results.push(d.result);
-            run.inventory.extend(d.entry);
+            self.created.extend(d.created);
+            self.applied_uids.extend(d.uid);
+            self.results.push(d.result);
+            self.inventory.extend(d.entry);
         }
     }
-    Ok(run)
+}
+
+/// Waits until each of `waiting` is ready (`ready`). One that is not fails, stops the
+/// rest of its part as a refusal does, and keeps its previous inventory entry, so the next
+/// run applies it again and its release goes through the same operation.
+async fn settle(
+    api: &Api,
+    settings: &Settings,
+    failures: &Failures,
+    previous: &HashMap<ObjectKey, &InventoryEntry>,
+    mut waiting: Vec<Done>,
+) -> Vec<Done> {
+    let waits = waiting.iter_mut().map(|d| async move {
+        let Some((served, wait)) = d.ready.take() else { return };
+        if let Err(e) = ready::wait(api, &served, &d.result.id, wait).await {
+            d.fail(&e);
+            d.entry = previous.get(&d.result.id.key()).map(|e| (*e).clone());
+            failures.record(&d.result.profile);
+        }
+    });
+    futures::stream::iter(waits).buffer_unordered(settings.concurrency.max(1)).collect::<()>().await;
+    waiting
 }
 
 #[cfg(test)]

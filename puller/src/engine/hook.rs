@@ -165,7 +165,7 @@ pub(super) fn read(annotations: &Map<String, Value>, in_release: bool) -> Result
 }
 
 /// The comma-separated items of annotation `key`, each one `known` recognises; at least one.
-fn list<T: PartialEq>(text: &str, key: &str, known: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, String> {
+pub(super) fn list<T: PartialEq>(text: &str, key: &str, known: impl Fn(&str) -> Option<T>) -> Result<Vec<T>, String> {
     let mut items = Vec::new();
     for item in text.split(',').map(str::trim) {
         let parsed = known(item).ok_or_else(|| format!("annotation {key} names {item:?}, which is not one it may name (spec 2.5.3)"))?;

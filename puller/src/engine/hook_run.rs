@@ -8,17 +8,13 @@
 //! Deletes are in the background, as Helm's: a Job's Pods go after it.
 
 use serde_json::Value;
-use tokio::time::{Duration, Instant, sleep};
 
 use super::error::ApiError;
 use super::hook::Hook;
 use super::kube_api::{Api, PropagationPolicy, Served};
 use super::object::DesiredObject;
-use super::recreate;
-
-/// The first pause between two reads of a hook's status; it doubles up to `MAX_POLL`.
-const FIRST_POLL: Duration = Duration::from_millis(200);
-const MAX_POLL: Duration = Duration::from_secs(2);
+use super::poll::{self, Progress, Unsettled};
+use super::{ready, recreate};
 
 /// Fires `object`, a hook, and waits for it: whether it was created, the object the
 /// apply answered, and how it ended.
@@ -53,24 +49,12 @@ async fn finished(api: &Api, served: &Served, object: &DesiredObject, hook: &Hoo
     if !waits {
         return Ok("applied".into());
     }
-    let deadline = Instant::now() + hook.timeout;
-    let mut pause = FIRST_POLL;
-    loop {
-        let live = api.get(served, object.id.namespace.as_deref(), &object.id.name).await?;
-        let Some(live) = live else {
-            return Err(failed(format!("{} was deleted before it finished", object.id.kind)));
-        };
-        match state(&object.id.kind, &live) {
-            State::Succeeded => return Ok(format!("{} succeeded", object.id.kind)),
-            State::Failed(why) => return Err(failed(format!("{} failed: {why}", object.id.kind))),
-            State::Running => {}
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return Err(failed(format!("{} did not finish within {}s", object.id.kind, hook.timeout.as_secs())));
-        }
-        sleep(pause.min(deadline - now)).await;
-        pause = (pause * 2).min(MAX_POLL);
+    let kind = &object.id.kind;
+    match poll::until(api, served, &object.id, hook.timeout, |live| state(kind, live)).await? {
+        Ok(()) => Ok(format!("{kind} succeeded")),
+        Err(Unsettled::Gone) => Err(failed(format!("{kind} was deleted before it finished"))),
+        Err(Unsettled::Failed(why)) => Err(failed(format!("{kind} failed: {why}"))),
+        Err(Unsettled::TimedOut(_)) => Err(failed(format!("{kind} did not finish within {}s", hook.timeout.as_secs()))),
     }
 }
 
@@ -78,35 +62,19 @@ fn failed(message: String) -> ApiError {
     ApiError { code: 0, message: format!("hook: {message}") }
 }
 
-/// Where a hook Job or Pod stands.
-#[derive(Debug, PartialEq, Eq)]
-enum State {
-    Running,
-    Succeeded,
-    Failed(String),
-}
-
-/// A Job by its Complete and Failed conditions, a Pod by its phase.
-fn state(kind: &str, live: &Value) -> State {
+/// Where a hook Job or Pod stands: a Job by its Complete and Failed conditions, a Pod by
+/// its phase.
+fn state(kind: &str, live: &Value) -> Progress {
     if kind == "Pod" {
         return match live.pointer("/status/phase").and_then(Value::as_str) {
-            Some("Succeeded") => State::Succeeded,
-            Some("Failed") => State::Failed(live.pointer("/status/reason").and_then(Value::as_str).unwrap_or("phase Failed").to_string()),
-            _ => State::Running,
+            Some("Succeeded") => Progress::Done,
+            Some("Failed") => {
+                Progress::Failed(live.pointer("/status/reason").and_then(Value::as_str).unwrap_or("phase Failed").to_string())
+            }
+            _ => Progress::Pending("running".into()),
         };
     }
-    let conditions = live.pointer("/status/conditions").and_then(Value::as_array).cloned().unwrap_or_default();
-    let holds = |kind: &str| conditions.iter().find(|c| c["type"] == kind && c["status"] == "True");
-    if holds("Complete").is_some() {
-        return State::Succeeded;
-    }
-    match holds("Failed") {
-        Some(c) => {
-            let why: Vec<&str> = [&c["reason"], &c["message"]].into_iter().filter_map(Value::as_str).collect();
-            State::Failed(if why.is_empty() { "condition Failed".into() } else { why.join(": ") })
-        }
-        None => State::Running,
-    }
+    ready::job(live)
 }
 
 #[cfg(test)]
@@ -115,23 +83,12 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn a_job_ends_by_its_conditions() {
-        let job = |conditions: Value| json!({"status": {"conditions": conditions}});
-        assert_eq!(state("Job", &json!({})), State::Running);
-        assert_eq!(state("Job", &job(json!([{"type": "Complete", "status": "False"}]))), State::Running);
-        assert_eq!(state("Job", &job(json!([{"type": "Complete", "status": "True"}]))), State::Succeeded);
-        let failed = job(
-            json!([{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}]),
-        );
-        assert_eq!(state("Job", &failed), State::Failed("BackoffLimitExceeded: Job has reached the specified backoff limit".into()));
-    }
-
-    #[test]
-    fn a_pod_ends_by_its_phase() {
+    fn a_pod_ends_by_its_phase_and_a_job_by_its_conditions() {
         let pod = |phase: &str| json!({"status": {"phase": phase}});
-        assert_eq!(state("Pod", &pod("Running")), State::Running);
-        assert_eq!(state("Pod", &pod("Pending")), State::Running);
-        assert_eq!(state("Pod", &pod("Succeeded")), State::Succeeded);
-        assert_eq!(state("Pod", &pod("Failed")), State::Failed("phase Failed".into()));
+        assert_eq!(state("Pod", &pod("Running")), Progress::Pending("running".into()));
+        assert_eq!(state("Pod", &pod("Pending")), Progress::Pending("running".into()));
+        assert_eq!(state("Pod", &pod("Succeeded")), Progress::Done);
+        assert_eq!(state("Pod", &pod("Failed")), Progress::Failed("phase Failed".into()));
+        assert_eq!(state("Job", &json!({"status": {"conditions": [{"type": "Complete", "status": "True"}]}})), Progress::Done);
     }
 }

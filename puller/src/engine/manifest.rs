@@ -18,7 +18,7 @@ use super::error::EngineError;
 use super::object::{DesiredObject, Manifest, ObjectId};
 use super::part::{self, PartRules};
 use super::settings::Settings;
-use super::{defaults, hook, order};
+use super::{cleanup, defaults, hook, order, ready};
 
 /// Ties an object to the cluster it was applied for; prune and drift select by it.
 pub const LABEL_CLUSTER: &str = "airlock.dev/cluster";
@@ -140,6 +140,8 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
     if hook.is_some() && create_only {
         return Err(format!("a hook ({}) cannot be create-only ({ANNOTATION_CREATE_ONLY})", hook::ANNOTATION_HOOK));
     }
+    let wait = ready::read(annotations, release.is_some(), hook.is_some())?;
+    let cleanup_on_fail = cleanup::read(annotations, release.is_some(), hook.is_some())?;
     // Sveltos counts its annotation as set whatever its value, even empty.
     let force_recreate = flag(annotations, ANNOTATION_FORCE_RECREATE)? || annotations.contains_key(SVELTOS_FORCE_RECREATE);
     for key in VOLATILE_ANNOTATIONS {
@@ -166,6 +168,8 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
         force_recreate,
         release,
         hook,
+        wait,
+        cleanup_on_fail,
         source,
         id,
         hash,

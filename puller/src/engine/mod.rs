@@ -22,6 +22,7 @@
 //! [`desired`], [`sync`], [`check_drift`], [`plan`], [`workloads`] and [`check_reload`].
 
 mod apply;
+mod cleanup;
 mod compare;
 mod defaults;
 mod drift;
@@ -38,8 +39,10 @@ mod order;
 mod outcome;
 mod part;
 mod policy;
+mod poll;
 mod preview;
 mod prune;
+mod ready;
 mod recreate;
 mod reload;
 mod scope;

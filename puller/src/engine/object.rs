@@ -9,10 +9,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+use super::cleanup::CleanupOnFail;
 use super::hook::Hook;
 pub use super::id::ObjectId;
 pub(crate) use super::id::ObjectKey;
 use super::part::PartRules;
+use super::ready::Wait;
 
 /// One object the bundle wants, parsed and labelled.
 #[derive(Debug, Clone)]
@@ -41,6 +43,12 @@ pub struct DesiredObject {
     /// Its hook annotations, when it is one of its release's hooks: fired only when the
     /// release is installed or upgraded, never compared for drift, never pruned.
     pub hook: Option<Hook>,
+    /// Waited for until ready after it was applied, before its release's post- hooks
+    /// (`airlock.dev/helm-wait`).
+    pub wait: Option<Wait>,
+    /// Which failed operations of its release delete it when they created it
+    /// (`airlock.dev/helm-cleanup-on-fail`).
+    pub cleanup_on_fail: CleanupOnFail,
     /// Where it came from in the bundle: file path and document index.
     pub source: String,
     pub id: ObjectId,

@@ -90,6 +90,12 @@ impl Stage {
         }
     }
 
+    /// Whether this stage still holds objects of the same release step as `earlier`: the
+    /// release objects of its wave and tier, before their post- hooks.
+    pub(super) fn continues(self, earlier: Stage) -> bool {
+        (self.phase, self.wave, self.tier, self.slot) == (earlier.phase, earlier.wave, earlier.tier, Slot::Main)
+    }
+
     /// The stage of a hook fired in `slot` with `weight`.
     pub(super) fn fired(self, slot: Slot, weight: i32) -> Stage {
         Stage { slot, weight, ..self }
@@ -172,6 +178,8 @@ mod tests {
         assert_eq!(stages, vec![light, account, heavy, main, job, post, test]);
         // Hooks stay inside their wave: a later wave's pre- hook follows an earlier wave's objects.
         assert!(Stage::new(Class::Workload, 0, 100).fired(Slot::Post, 0) < Stage::new(Class::Workload, 1, 100).fired(Slot::Pre, -9));
+        // Waiting for a tier's objects ends where its post- hooks or the next tier begin.
+        assert!(job.continues(main) && !post.continues(main) && !Stage::new(Class::Namespaced, 0, 101).continues(main));
     }
 
     #[test]

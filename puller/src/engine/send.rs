@@ -23,6 +23,7 @@ use super::kube_api::{Api, Served};
 use super::object::{DesiredObject, InventoryEntry, Manifest};
 use super::order::Class;
 use super::outcome::{Action, ObjectResult};
+use super::ready::Wait;
 use super::recreate;
 use super::scope::Target;
 use super::settings::Settings;
@@ -62,19 +63,23 @@ impl Step {
 }
 
 /// One object's result, its inventory entry, and, when it was really applied, the
-/// object's uid and, for a CRD, what waiting until it is Established needs (how CRDs are
-/// served, its name, the object the apply answered). The manifest is not kept: it was sent.
+/// object's uid, for a CRD what waiting until it is Established needs (how CRDs are
+/// served, its name, the object the apply answered), and for an object of a release that
+/// waits, how it is served and its wait; its entry when this run created it, kept even if
+/// waiting for it fails. The manifest is not kept: it was sent.
 pub(super) struct Done {
     pub result: ObjectResult,
     pub entry: Option<InventoryEntry>,
     pub uid: Option<String>,
     pub crd: Option<(Served, String, Value)>,
+    pub ready: Option<(Served, Wait)>,
+    pub created: Option<InventoryEntry>,
 }
 
 impl Done {
     /// An object that was not (really) applied.
     pub(super) fn not_applied(result: ObjectResult, entry: Option<InventoryEntry>) -> Done {
-        Done { result, entry, uid: None, crd: None }
+        Done { result, entry, uid: None, crd: None, ready: None, created: None }
     }
 
     /// Marks it failed with `error`.
@@ -179,8 +184,11 @@ pub(super) async fn one(
             let uid = live.pointer("/metadata/uid").and_then(Value::as_str).map(String::from);
             tracing::info!(object = %object.id, action = ?action, "applied");
             let crd = (target.stage.class == Class::Crd).then(|| (served.clone(), object.id.name.clone(), live));
+            let created = (action == Action::Created && !object.create_only).then(|| fresh.clone());
             let entry = (!object.create_only).then_some(fresh);
-            Done { result: result(action, detail), entry, uid, crd }
+            let waits = matches!(action, Action::Created | Action::Configured | Action::Recreated);
+            let ready = object.wait.filter(|_| waits).map(|wait| (served.clone(), wait));
+            Done { result: result(action, detail), entry, uid, crd, ready, created }
         }
         Err(e) => {
             tracing::warn!(object = %object.id, error = %e, "apply failed");

@@ -46,6 +46,8 @@ pub fn object(api_version: &str, kind: &str, namespace: Option<&str>, name: &str
         force_recreate: false,
         release: None,
         hook: None,
+        wait: None,
+        cleanup_on_fail: Default::default(),
         source: format!("ClusterProfile.p/{kind}.yaml document 1"),
         id: ObjectId {
             group: group.into(),

@@ -1,0 +1,83 @@
+//! A release that waits (Helm's `wait`, `atomic`, `upgradeOptions.cleanupOnFail`; spec
+//! 2.5.3) on the real API server, which has a controller manager and no node: a Service
+//! and a ConfigMap are ready once applied (the Service with its cluster IP) and the
+//! post-install hook fires after them; a Deployment can never get an available replica, so
+//! an upgrade that adds one fails when its wait times out, fires no post-upgrade hook, and
+//! deletes what it created (the Deployment) while the objects it changed keep the new
+//! version. Waits that succeed on a node are in `tests/helm_hooks.rs`.
+
+use airlock_puller::engine::Action;
+
+use crate::hooks::{config_map, metadata};
+use crate::{Files, Scenario, actions, detail, file, namespace};
+
+const PART: &str = "ClusterProfile.web";
+
+const WAIT: (&str, &str) = ("airlock.dev/helm-wait", "ready");
+const WAIT_BRIEFLY: (&str, &str) = ("airlock.dev/helm-wait-timeout-seconds", "2");
+const CLEANUP: (&str, &str) = ("airlock.dev/helm-cleanup-on-fail", "install,upgrade");
+
+fn service(ns: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Service\n{}spec:\n  ports:\n  - port: 80\n    protocol: TCP\n  selector:\n    app: web\n",
+        metadata(ns, "web", &[WAIT, WAIT_BRIEFLY, CLEANUP])
+    )
+}
+
+/// A Deployment whose Pod no node will run: never available.
+fn deployment(ns: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\n{}spec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: web\n  template:\n    metadata:\n      labels:\n        app: web\n    spec:\n      automountServiceAccountToken: false\n      containers:\n      - name: main\n        image: busybox\n",
+        metadata(ns, "app", &[WAIT, WAIT_BRIEFLY, CLEANUP])
+    )
+}
+
+fn release(ns: &str, value: &str, with_deployment: bool) -> Files {
+    let post = [("airlock.dev/hook", "post-install,post-upgrade")];
+    let mut files = vec![
+        file("ClusterProfile.base", "ns", namespace(ns)),
+        file(PART, "svc", service(ns)),
+        file(PART, "main", config_map(ns, "main", value, &[WAIT, WAIT_BRIEFLY, CLEANUP])),
+        file(PART, "post", config_map(ns, "post", value, &post)),
+    ];
+    if with_deployment {
+        files.push(file(PART, "app", deployment(ns)));
+    }
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn post_hooks_wait_for_ready_objects_and_a_failed_wait_cleans_up_what_it_created() {
+    let mut s = Scenario::new("wait").await;
+    let ns = s.ns("web");
+    let installed = s.sync(1, &release(&ns, "1", false), &[]).await;
+    let results = actions(&installed);
+    assert_eq!(
+        (results["Service web"], results["ConfigMap main"], results["ConfigMap post"]),
+        (Action::Created, Action::Created, Action::Created)
+    );
+    let position = |name: &str| installed.results.iter().position(|r| r.id.name == name).expect("a result");
+    assert!(position("web") < position("post") && position("main") < position("post"), "{:#?}", installed.results);
+    let cluster_ip = s.get("v1", "Service", &ns, "web").await.expect("service").data["spec"]["clusterIP"].clone();
+    assert!(cluster_ip.as_str().is_some_and(|ip| !ip.is_empty()), "ready: it has a cluster IP");
+    let before = s.inventory.clone();
+
+    let failed = s.sync_objects(s.desired(2, &release(&ns, "2", true), &[])).await;
+    let results = actions(&failed);
+    assert_eq!(results["Deployment app"], Action::Failed, "{failed:#?}");
+    let why = detail(&failed, "app");
+    assert!(why.starts_with("wait: Deployment app: not ready within 2s: "), "{why}");
+    assert!(why.ends_with("; then cleaned up: created by the release operation that failed"), "{why}");
+    assert_eq!(results["ConfigMap post"], Action::Skipped, "no post-upgrade hook after a failed wait: {failed:#?}");
+    assert!(s.get("apps/v1", "Deployment", &ns, "app").await.is_none_or(|d| d.metadata.deletion_timestamp.is_some()), "deleted again");
+    let main = s.get("v1", "ConfigMap", &ns, "main").await.expect("main");
+    assert_eq!(main.data["data"]["k"], "2", "what the upgrade changed keeps the new version: there is no earlier render to go back to");
+    assert_eq!(s.get("v1", "ConfigMap", &ns, "post").await.expect("post").data["data"]["k"], "1");
+    assert_eq!(s.inventory, before, "a failed run records nothing");
+
+    // Without the Deployment the upgrade goes through: the ConfigMap is applied again
+    // (the failed run recorded nothing) and the post-upgrade hook fires.
+    let fixed = s.sync(3, &release(&ns, "2", false), &[]).await;
+    assert_eq!(actions(&fixed)["ConfigMap post"], Action::Created, "{fixed:#?}");
+    assert_eq!(s.get("v1", "ConfigMap", &ns, "post").await.expect("post").data["data"]["k"], "2");
+}
