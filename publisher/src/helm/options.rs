@@ -29,8 +29,22 @@ pub struct ChartOptions {
     /// Whether an `Uninstall` ships the chart's delete hooks for the site to fire
     /// (`uninstallOptions.disableHooks` false).
     pub delete_hooks: bool,
-    /// `timeout`, in whole seconds rounded up: how long the site waits for a hook.
-    pub hook_timeout_seconds: Option<u64>,
+    /// `timeout`, in whole seconds rounded up: how long the site waits for a hook, and for
+    /// the release's objects with `wait`.
+    pub timeout_seconds: Option<u64>,
+    /// `wait` (or `atomic`): the site waits until the release's objects are ready before
+    /// its post- hooks; `Some(true)` with `waitForJobs`, until its Jobs completed too.
+    pub wait: Option<bool>,
+    /// The failed operations after which the site deletes the objects they created:
+    /// `upgrade` with `upgradeOptions.cleanupOnFail`, both with `atomic`.
+    pub cleanup_on_fail: Vec<&'static str>,
+    /// `upgradeOptions.force`: an update the API server refuses is done by re-creating.
+    pub force: bool,
+    /// `upgradeOptions.upgradeCRDs`: the `crds/` CRDs are applied on every upgrade rather
+    /// than created once.
+    pub upgrade_crds: bool,
+    /// `postRenderStrategy` other than `nohooks`: the profile's patches reach the hooks.
+    pub patch_hooks: bool,
     pub notes: Vec<FieldNote>,
 }
 
@@ -43,7 +57,8 @@ enum Treatment {
 }
 
 const NO_RELEASE: &str = "no Helm release record is kept in pull mode: the bundle is the record";
-const APPLY_SIDE: &str = "the puller applies the release's objects and hooks in Helm's order but does not act on this yet";
+/// What `atomic` cannot do at the site.
+const NO_ROLLBACK: &str = "the site holds no earlier render to roll back to: a failed install or upgrade deletes the objects it created, waits as wait does, and the objects it changed keep the new version until the next run retries";
 
 /// The treatment of each option path Sveltos defines (`spec.go`, v1beta1).
 fn treatment(path: &str) -> Option<Treatment> {
@@ -51,20 +66,20 @@ fn treatment(path: &str) -> Option<Treatment> {
     Some(match path {
         "skipCRDs" | "disableHooks" | "skipSchemaValidation" | "passCredentialsAll" | "installOptions.createNamespace" => Render,
         "timeout" | "runTests" | "installOptions.disableHooks" | "upgradeOptions.disableHooks" | "uninstallOptions.disableHooks" => Render,
+        "wait" | "waitForJobs" | "postRenderStrategy" | "upgradeOptions.cleanupOnFail" | "upgradeOptions.force" => Render,
+        "upgradeOptions.upgradeCRDs" => Render,
+        "atomic" => Render,
         "disableOpenAPIValidation" => {
             NotApplicable("a client-only render validates nothing against a cluster; the API server validates on apply")
         }
         "enableClientCache" => NotApplicable("chart archives are always cached, by digest"),
         "dependencyUpdate" => NotApplicable("repository chart archives carry their dependencies"),
         "labels" | "description" => NotApplicable(NO_RELEASE),
-        "wait" | "waitForJobs" | "atomic" | "postRenderStrategy" => NotSupported(APPLY_SIDE),
         "installOptions.replace" | "installOptions.recoverAfterConsecutiveFailures" => NotApplicable(NO_RELEASE),
         "installOptions.takeOwnership" | "upgradeOptions.takeOwnership" => {
             NotApplicable("no Helm ownership annotations are written or checked; server-side apply owns the fields")
         }
-        "upgradeOptions.force" | "upgradeOptions.recreate" | "upgradeOptions.cleanupOnFail" | "upgradeOptions.upgradeCRDs" => {
-            NotSupported(APPLY_SIDE)
-        }
+        "upgradeOptions.recreate" => NotApplicable("deprecated in Sveltos and ignored by Helm 3 and 4"),
         "upgradeOptions.resetValues" | "upgradeOptions.reuseValues" | "upgradeOptions.resetThenReuseValues" => {
             NotApplicable("every publish renders with the profile's values; there are no stored values to reuse")
         }
@@ -96,9 +111,15 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
         create_namespace: true,
         fired_events: vec![HookEvent::PreInstall, HookEvent::PostInstall, HookEvent::PreUpgrade, HookEvent::PostUpgrade],
         delete_hooks: true,
-        hook_timeout_seconds: None,
+        timeout_seconds: None,
+        wait: None,
+        cleanup_on_fail: vec![],
+        force: false,
+        upgrade_crds: false,
+        patch_hooks: true,
         notes: vec![],
     };
+    let mut wait_for_jobs = false;
     let Some(options) = options.filter(|o| !o.is_null()) else { return Ok(out) };
     let top = options.as_object().ok_or("options is not an object")?;
     let mut leaves = Vec::new();
@@ -119,7 +140,24 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
                 "skipSchemaValidation" => out.template.skip_schema_validation = flag()?,
                 "installOptions.createNamespace" => out.create_namespace = flag()?,
                 "passCredentialsAll" => out.pass_credentials_all = flag()?,
-                "timeout" => out.hook_timeout_seconds = timeout(value).map_err(|m| format!("options.timeout: {m}"))?,
+                "timeout" => out.timeout_seconds = timeout(value).map_err(|m| format!("options.timeout: {m}"))?,
+                "wait" if flag()? => out.wait = Some(false),
+                "waitForJobs" => wait_for_jobs = flag()?,
+                "atomic" if flag()? => {
+                    out.wait = Some(false);
+                    out.cleanup_on_fail = vec!["install", "upgrade"];
+                    out.notes.push(note(field, &path, Support::NotSupported, NO_ROLLBACK));
+                }
+                "upgradeOptions.cleanupOnFail" if flag()? && out.cleanup_on_fail.is_empty() => out.cleanup_on_fail = vec!["upgrade"],
+                "upgradeOptions.force" => out.force = flag()?,
+                "upgradeOptions.upgradeCRDs" => out.upgrade_crds = flag()?,
+                "postRenderStrategy" => {
+                    out.patch_hooks = match value.as_str() {
+                        Some("" | "combined" | "separate") => true,
+                        Some("nohooks") => false,
+                        _ => return Err(format!("options.postRenderStrategy is {value}, not combined, separate or nohooks")),
+                    }
+                }
                 "runTests" if flag()? => out.fired_events.push(HookEvent::Test),
                 "installOptions.disableHooks" if flag()? => {
                     out.fired_events.retain(|e| !matches!(e, HookEvent::PreInstall | HookEvent::PostInstall))
@@ -136,6 +174,8 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
             None => out.notes.push(note(field, &path, Support::NotSupported, "not an option Airlock knows")),
         }
     }
+    // Helm waits for Jobs only when it waits at all.
+    out.wait = out.wait.map(|_| wait_for_jobs);
     Ok(out)
 }
 
@@ -195,7 +235,7 @@ mod tests {
     #[test]
     fn notes_only_options_set_away_from_their_default() {
         let o = read(
-            Some(&json!({"wait": true, "atomic": false, "timeout": "10m", "labels": {}, "installOptions": {"createNamespace": false, "replace": false}, "bogus": 1})),
+            Some(&json!({"labels": {"a": "b"}, "atomic": false, "timeout": "10m", "installOptions": {"createNamespace": false, "replace": false}, "bogus": 1})),
             "spec.helmCharts[0]",
         )
         .expect("reads");
@@ -206,7 +246,7 @@ mod tests {
             [
                 ("spec.helmCharts[0].options.bogus", Support::NotSupported),
                 ("spec.helmCharts[0].options.installOptions.replace", Support::NotApplicable),
-                ("spec.helmCharts[0].options.wait", Support::NotSupported),
+                ("spec.helmCharts[0].options.labels", Support::NotApplicable),
             ]
         );
     }
@@ -215,7 +255,7 @@ mod tests {
     fn hook_options_choose_the_events_fired_and_the_timeout() {
         let o = read(Some(&json!({"runTests": true, "timeout": "1m30s", "installOptions": {"disableHooks": true}})), "f").expect("reads");
         assert_eq!(o.fired_events, [HookEvent::PreUpgrade, HookEvent::PostUpgrade, HookEvent::Test]);
-        assert_eq!(o.hook_timeout_seconds, Some(90));
+        assert_eq!(o.timeout_seconds, Some(90));
         let o =
             read(Some(&json!({"upgradeOptions": {"disableHooks": true}, "uninstallOptions": {"disableHooks": true}})), "f").expect("reads");
         assert_eq!(o.fired_events, [HookEvent::PreInstall, HookEvent::PostInstall]);
@@ -227,6 +267,24 @@ mod tests {
         for text in ["10", "5d", "0s", "25h", "m"] {
             assert!(timeout(&json!(text)).is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn apply_side_options_say_how_the_site_treats_the_release() {
+        let o = read(Some(&json!({"waitForJobs": true})), "f").expect("reads");
+        assert_eq!(o.wait, None, "waitForJobs without wait waits for nothing, as in Helm");
+        let o = read(Some(&json!({"wait": true, "waitForJobs": true, "upgradeOptions": {"cleanupOnFail": true, "force": true}})), "f")
+            .expect("reads");
+        assert_eq!((o.wait, o.cleanup_on_fail.as_slice(), o.force), (Some(true), &["upgrade"][..], true));
+        assert!(o.notes.is_empty());
+        let o = read(Some(&json!({"atomic": true, "postRenderStrategy": "nohooks", "upgradeOptions": {"upgradeCRDs": true}})), "f")
+            .expect("reads");
+        assert_eq!((o.wait, o.cleanup_on_fail.as_slice()), (Some(false), &["install", "upgrade"][..]));
+        assert!(o.upgrade_crds && !o.patch_hooks);
+        assert_eq!(o.notes.iter().map(|n| n.field.as_str()).collect::<Vec<_>>(), ["f.options.atomic"], "the rollback it cannot do");
+        let o = read(Some(&json!({"upgradeOptions": {"recreate": true}})), "f").expect("reads");
+        assert_eq!(o.notes[0].support, Support::NotApplicable);
+        assert!(read(Some(&json!({"postRenderStrategy": "later"})), "f").is_err());
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub struct Rendered {
     /// The reference's tier (`spec.policyRefs[].tier`).
     pub tier: u32,
     pub create_namespace: bool,
+    /// Whether the profile's patches apply to it: not to a chart's `crds/` CRDs, which
+    /// Helm's post-renderer never sees, nor to hooks with `postRenderStrategy: nohooks`.
+    pub patched: bool,
 }
 
 /// The manifests `value`, the object `plan` resolved to, holds for this render.
@@ -60,7 +63,7 @@ pub fn manifests(
             if let Some(force) = &force {
                 add_metadata(&mut manifest.value, "annotations", force);
             }
-            Rendered { manifest, tier: plan.spec.tier, create_namespace: !plan.spec.skip_namespace_creation }
+            Rendered { manifest, tier: plan.spec.tier, create_namespace: !plan.spec.skip_namespace_creation, patched: true }
         }));
     }
     Ok(out)

@@ -6,7 +6,9 @@
 //! reported Kubernetes version.
 //!
 //! The CRDs of the charts' `crds/` directories are create-only, as helm v3 treats them
-//! (created when missing, never updated or deleted). Hooks carry the annotations that make
+//! (created when missing, never updated or deleted), unless `upgradeCRDs`; the profile's
+//! patches skip them, as Helm's post-renderer never sees them. The release's objects carry
+//! what the site does for `wait`, `atomic`, `cleanupOnFail` and `force`. Hooks carry the annotations that make
 //! the site fire them (spec 2.5.3) on the events the options leave on: install and
 //! upgrade, and test with `runTests`; a hook of none of them is left out. The CRDs, the
 //! release's objects and its hooks go on through the profile's pipeline like a policyRef's
@@ -24,7 +26,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
 
-use super::content::{Rendered, data_texts};
+use super::content::{FORCE_RECREATE_ANNOTATION, Rendered, data_texts};
 use super::data::Context;
 use super::error::RenderError;
 use super::manifest::{Manifest, add_metadata};
@@ -39,6 +41,12 @@ use crate::sveltos::{Lookup, ObjectKey, Resources};
 /// The digest of the values a release was rendered with (SHA-256 of their compact JSON,
 /// keys sorted), on each of its objects beside the release labels.
 pub const VALUES_ANNOTATION: &str = "airlock.dev/helm-values";
+/// `ready`, or `ready-and-jobs`: the site waits until the object is ready before the
+/// release's post- hooks.
+const WAIT_ANNOTATION: &str = "airlock.dev/helm-wait";
+const WAIT_TIMEOUT_ANNOTATION: &str = "airlock.dev/helm-wait-timeout-seconds";
+/// The failed operations that delete the object when they created it.
+const CLEANUP_ON_FAIL_ANNOTATION: &str = "airlock.dev/helm-cleanup-on-fail";
 /// The hooks an `Uninstall` ships.
 const DELETE_EVENTS: [HookEvent; 2] = [HookEvent::PreDelete, HookEvent::PostDelete];
 
@@ -120,7 +128,10 @@ pub fn manifests(
     let options = &spec.options;
     let uninstall = spec.action == HelmAction::Uninstall;
     let fired: &[HookEvent] = if uninstall { &DELETE_EVENTS } else { &options.fired_events };
-    let hooks = release.hooks.iter().filter_map(|h| Some((&h.manifest, h.spec.site_annotations(fired, options.hook_timeout_seconds)?)));
+    let hooks = release
+        .hooks
+        .iter()
+        .filter_map(|h| Some((&h.manifest, h.spec.site_annotations(fired, options.timeout_seconds)?, options.patch_hooks)));
     let create_namespace = spec.options.create_namespace && !uninstall;
     let cluster_scoped_crds: Vec<(&str, &str)> = release
         .crds
@@ -134,13 +145,15 @@ pub fn manifests(
         let group = api_version.rsplit_once('/').map_or("", |(g, _)| g);
         crate::patch::schema::is_cluster_scoped(api_version, kind) || cluster_scoped_crds.contains(&(group, kind))
     };
-    let create_only = BTreeMap::from([(CREATE_ONLY_ANNOTATION.to_string(), "true".to_string())]);
+    let crd_annotations =
+        if options.upgrade_crds { BTreeMap::new() } else { BTreeMap::from([(CREATE_ONLY_ANNOTATION.to_string(), "true".to_string())]) };
+    let object_annotations = release_object_annotations(options);
     // An uninstall ships the delete hooks alone: the puller prunes the rest between them.
     let (crds, objects) = if uninstall { (&[][..], &[][..]) } else { (&release.crds[..], &release.objects[..]) };
-    let crds = crds.iter().map(|m| (m, create_only.clone()));
-    crds.chain(objects.iter().map(|m| (m, BTreeMap::new())))
+    let crds = crds.iter().map(|m| (m, crd_annotations.clone(), false));
+    crds.chain(objects.iter().map(|m| (m, object_annotations.clone(), true)))
         .chain(hooks)
-        .map(|(m, mut annotations)| {
+        .map(|(m, mut annotations, patched)| {
             let mut value = m.object.clone();
             annotations.insert(VALUES_ANNOTATION.into(), values_digest.clone());
             add_metadata(&mut value, "annotations", &annotations);
@@ -150,9 +163,30 @@ pub fn manifests(
             }
             let key = ObjectKey::of(&value).expect("the split kept only objects with apiVersion, kind and name");
             let origin = format!("{}: {field}: release {}/{}: {}: {key}", ctx.profile, release.namespace, release.name, m.source);
-            Ok(Rendered { manifest: Manifest { key, value, origin }, tier: airlock_bundle::statement::DEFAULT_TIER, create_namespace })
+            let tier = airlock_bundle::statement::DEFAULT_TIER;
+            Ok(Rendered { manifest: Manifest { key, value, origin }, tier, create_namespace, patched })
         })
         .collect()
+}
+
+/// The annotations that make the site act on a release's objects as the options ask
+/// (spec 2.5.3): wait until they are ready, delete what a failed operation created,
+/// re-create what an update cannot change.
+fn release_object_annotations(options: &crate::helm::options::ChartOptions) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    if let Some(jobs) = options.wait {
+        out.insert(WAIT_ANNOTATION.into(), if jobs { "ready-and-jobs" } else { "ready" }.into());
+        if let Some(seconds) = options.timeout_seconds {
+            out.insert(WAIT_TIMEOUT_ANNOTATION.into(), seconds.to_string());
+        }
+    }
+    if !options.cleanup_on_fail.is_empty() {
+        out.insert(CLEANUP_ON_FAIL_ANNOTATION.into(), options.cleanup_on_fail.join(","));
+    }
+    if options.force {
+        out.insert(FORCE_RECREATE_ANNOTATION.into(), "true".into());
+    }
+    out
 }
 
 /// The chart `spec` names, at `version`, with its repository's login and CA read from
@@ -233,6 +267,22 @@ fn merge(base: &mut Value, over: Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn release_objects_carry_what_the_options_ask_of_the_site() {
+        let read = |options: Value| crate::helm::options::read(Some(&options), "f").expect("reads");
+        assert!(release_object_annotations(&read(json!({}))).is_empty());
+        let atomic = release_object_annotations(&read(json!({"atomic": true, "timeout": "2m", "upgradeOptions": {"force": true}})));
+        let expected = [
+            (CLEANUP_ON_FAIL_ANNOTATION, "install,upgrade"),
+            (FORCE_RECREATE_ANNOTATION, "true"),
+            (WAIT_ANNOTATION, "ready"),
+            (WAIT_TIMEOUT_ANNOTATION, "120"),
+        ];
+        assert_eq!(atomic, expected.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        let jobs = release_object_annotations(&read(json!({"wait": true, "waitForJobs": true})));
+        assert_eq!(jobs[WAIT_ANNOTATION], "ready-and-jobs");
+    }
 
     #[test]
     fn merges_maps_deeply_and_replaces_the_rest() {

@@ -87,7 +87,8 @@ pub fn manifests(
                 add_metadata(&mut value, "annotations", force);
             }
             let origin = format!("{origin}: {key}");
-            Ok(Rendered { manifest: Manifest { key, value, origin }, tier: spec.tier, create_namespace: !spec.skip_namespace_creation })
+            let create_namespace = !spec.skip_namespace_creation;
+            Ok(Rendered { manifest: Manifest { key, value, origin }, tier: spec.tier, create_namespace, patched: true })
         })
         .collect()
 }

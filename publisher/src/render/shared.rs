@@ -141,7 +141,8 @@ pub fn prepare(
     let patches = cache.parsed(patches::collect(&ctx, plan, resources, &mut warnings)?);
     let mut kept: BTreeMap<ObjectKey, Rendered> = BTreeMap::new();
     for mut r in rendered {
-        let value = patches::apply(std::mem::take(&mut r.manifest.value), &patches)?;
+        let value = std::mem::take(&mut r.manifest.value);
+        let value = if r.patched { patches::apply(value, &patches)? } else { value };
         r.manifest.key = ObjectKey::of(&value).filter(|k| !k.name.is_empty()).ok_or_else(|| RenderError::Manifest {
             origin: r.manifest.origin.clone(),
             message: "after the patches, no longer a Kubernetes object with apiVersion, kind and metadata.name".into(),

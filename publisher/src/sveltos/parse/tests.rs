@@ -70,7 +70,7 @@ fn notes_unsupported_fields_and_references() {
         &profile(
             json!({"name": "web"}),
             json!({
-                "helmCharts": [{"repositoryURL": "http://r", "chartName": "x", "releaseName": "x", "releaseNamespace": "x", "options": {"wait": true}, "signatureVerification": {"provider": "Keyless"}}],
+                "helmCharts": [{"repositoryURL": "http://r", "chartName": "x", "releaseName": "x", "releaseNamespace": "x", "options": {"atomic": true}, "signatureVerification": {"provider": "Keyless"}}],
                 "kustomizationRefs": [
                     {"kind": "Bucket", "namespace": "flux", "name": "k"},
                     {"remoteURL": {"url": "https://example.com/k.tar.gz"}},
@@ -93,7 +93,7 @@ fn notes_unsupported_fields_and_references() {
         fields,
         [
             ("spec.clusterRefs[0].kind", Support::NotApplicable),
-            ("spec.helmCharts[0].options.wait", Support::NotSupported),
+            ("spec.helmCharts[0].options.atomic", Support::NotSupported),
             ("spec.helmCharts[].signatureVerification", Support::NotSupported),
             ("spec.kustomizationRefs[0].kind", Support::NotSupported),
             ("spec.kustomizationRefs[2].deploymentType", Support::NotApplicable),
