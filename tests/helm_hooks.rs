@@ -8,7 +8,8 @@
 //! reported; an unchanged bundle fires nothing; an upgrade whose
 //! pre-upgrade Job fails stops before the release's objects change, the fixed upgrade
 //! re-creates that Job and applies the release, and `Uninstall` runs the pre-delete and
-//! post-delete Jobs around the prune.
+//! post-delete Jobs around the prune. With `wait`, the post-install hook runs only once
+//! the release's Deployment is available.
 
 mod chart_repo;
 mod common;
@@ -35,6 +36,31 @@ const POD_SPEC: &str = "      hostNetwork: true
       - name: main
         image: {{ .Values.image }}
         imagePullPolicy: Never";
+
+/// A Deployment of one busybox that sleeps, with `app: true`: ready a few seconds after it
+/// was applied, once the kubelet started its Pod.
+const APP: &str = "{{- if .Values.app }}
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: app}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: sleeper}}
+  template:
+    metadata: {labels: {app: sleeper}}
+    spec:
+      hostNetwork: true
+      dnsPolicy: None
+      dnsConfig: {nameservers: [127.0.0.1]}
+      automountServiceAccountToken: false
+      terminationGracePeriodSeconds: 0
+      containers:
+      - name: main
+        image: {{ .Values.image }}
+        imagePullPolicy: Never
+        command: [sleep, '3600']
+{{- end }}
+";
 
 /// A hook Job `name` of `events` with `weight` and `policy`, whose busybox runs `script`.
 fn job(name: &str, events: &str, weight: i32, policy: &str, script: &str) -> String {
@@ -63,7 +89,8 @@ fn make_chart(helm: &Path, repo: &Path) {
     let dir = chart.path().join("airlock-hooks");
     std::fs::create_dir_all(dir.join("templates")).unwrap();
     std::fs::write(dir.join("Chart.yaml"), "apiVersion: v2\nname: airlock-hooks\nversion: 0.1.0\n").unwrap();
-    std::fs::write(dir.join("values.yaml"), "image: busybox\nvalue: '1'\nupgradeExit: 0\n").unwrap();
+    std::fs::write(dir.join("values.yaml"), "image: busybox\nvalue: '1'\nupgradeExit: 0\napp: false\n").unwrap();
+    std::fs::write(dir.join("templates/app.yaml"), APP).unwrap();
     let main = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: main}\ndata: {value: {{ .Values.value | quote }}}\n";
     std::fs::write(dir.join("templates/main.yaml"), main).unwrap();
     let capable = "{{- if .Capabilities.APIVersions.Has \"example.airlock.dev/v1\" }}\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: capable}\n{{- end }}\n";
@@ -97,7 +124,8 @@ fn make_chart(helm: &Path, repo: &Path) {
     helm_run(&["repo", "index", &repo.display().to_string()]);
 }
 
-fn fleet(run: &str, url: &str, action: &str, value: &str, upgrade_exit: u8) -> String {
+/// The fleet: release `hooks` of the chart with `options` and the values.
+fn fleet(run: &str, url: &str, action: &str, options: &str, values: &str) -> String {
     let spec = format!(
         "  helmCharts:
   - repositoryURL: {url}
@@ -107,12 +135,10 @@ fn fleet(run: &str, url: &str, action: &str, value: &str, upgrade_exit: u8) -> S
     releaseName: hooks
     releaseNamespace: {run}
     helmChartAction: {action}
-    options: {{runTests: true, timeout: 2m}}
+    options: {options}
     values: |
       image: {image}
-      value: '{value}'
-      upgradeExit: {upgrade_exit}
-",
+{values}",
         image = common::service_env("AIRLOCK_NODE_BUSYBOX")
     );
     // As ingest records the APIs a cluster reports (tests/pull_loop.rs shows a real report's).
@@ -169,7 +195,9 @@ fn hook_jobs_run_on_the_node_in_helms_phases_and_a_failing_one_stops_the_upgrade
     let keys = support::Keys::new("hooks");
     let store = format!("oci-layout:{}", out.path().join("layout").display());
     let publish_as = |action: &str, value: &str, upgrade_exit: u8| {
-        std::fs::write(fleet_dir.path().join("fleet.yaml"), fleet(&run, &repo.url, action, value, upgrade_exit)).unwrap();
+        let values = format!("      value: '{value}'\n      upgradeExit: {upgrade_exit}\n");
+        std::fs::write(fleet_dir.path().join("fleet.yaml"), fleet(&run, &repo.url, action, "{runTests: true, timeout: 2m}", &values))
+            .unwrap();
         let dir = fleet_dir.path().display().to_string();
         let helm = helm.display().to_string();
         support::run_expect(&["publish", "--from-dir", &dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--no-cache"], 0)
@@ -229,5 +257,43 @@ fn hook_jobs_run_on_the_node_in_helms_phases_and_a_failing_one_stops_the_upgrade
         assert_eq!(job["status"]["succeeded"], 1, "{job}");
     }
     assert!(get(&run, "job", "post").is_some(), "hooks stay, as helm uninstall leaves them");
+    let _ = support::kubectl(NODE, &["delete", "namespace", &run, &state, "--wait=false"], b"");
+}
+
+#[test]
+fn with_wait_the_post_install_hook_runs_once_the_deployment_is_available() {
+    let run = support::unique("wait");
+    let helm = helm_paths()[0].clone();
+    let repo_dir = tempfile::tempdir().expect("tempdir");
+    make_chart(&helm, repo_dir.path());
+    let repo = ChartRepo::serve(repo_dir.path(), None);
+    let (fleet_dir, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    let keys = support::Keys::new("wait");
+    let store = format!("oci-layout:{}", out.path().join("layout").display());
+    let options = "{wait: true, timeout: 2m, upgradeOptions: {cleanupOnFail: true}}";
+    std::fs::write(fleet_dir.path().join("fleet.yaml"), fleet(&run, &repo.url, "Install", options, "      app: true\n")).unwrap();
+    let (dir, helm) = (fleet_dir.path().display().to_string(), helm.display().to_string());
+    support::run_expect(&["publish", "--from-dir", &dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--no-cache"], 0);
+    let (cluster, state) = (format!("{run}/edge"), format!("{run}-state"));
+    for ns in [&run, &state] {
+        support::kubectl_ok(NODE, &["create", "namespace", ns], b"");
+    }
+    wait_for_account(&run);
+
+    let installed = sync(&store, &cluster, &keys.keyring_path, &state);
+    assert!(installed.status.success(), "install: {}", text(&installed));
+    let app = get(&run, "deployment", "app").expect("the release's Deployment");
+    assert_eq!(app["metadata"]["annotations"]["airlock.dev/helm-wait"], "ready", "{app}");
+    assert_eq!(app["metadata"]["annotations"]["airlock.dev/helm-wait-timeout-seconds"], "120");
+    assert_eq!(app["metadata"]["annotations"]["airlock.dev/helm-cleanup-on-fail"], "upgrade");
+    assert_eq!(app["status"]["availableReplicas"], 1, "{app}");
+    let conditions = app["status"]["conditions"].as_array().expect("conditions");
+    let available = conditions.iter().find(|c| c["type"] == "Available" && c["status"] == "True").expect("Available");
+    let post = get(&run, "job", "post").expect("the post-install Job");
+    assert!(
+        field(available, "/lastTransitionTime") <= field(&post, "/metadata/creationTimestamp"),
+        "the post-install hook only after the Deployment became available: {available} {post}"
+    );
+    assert_eq!(post["status"]["succeeded"], 1, "{post}");
     let _ = support::kubectl(NODE, &["delete", "namespace", &run, &state, "--wait=false"], b"");
 }
