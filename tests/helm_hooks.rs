@@ -184,116 +184,138 @@ fn wait_for_account(ns: &str) {
     }
 }
 
+/// One test's loop: the chart served from 127.0.0.1, a fleet directory, keys, an OCI
+/// layout store, and the release and state namespaces on the node.
+struct Loop {
+    run: String,
+    helm: String,
+    _repo_dir: tempfile::TempDir,
+    repo: ChartRepo,
+    fleet_dir: tempfile::TempDir,
+    _out: tempfile::TempDir,
+    keys: support::Keys,
+    store: String,
+    cluster: String,
+    state: String,
+}
+
+impl Loop {
+    fn new(name: &str) -> Loop {
+        let run = support::unique(name);
+        let helm = helm_paths()[0].clone();
+        let repo_dir = tempfile::tempdir().expect("tempdir");
+        make_chart(&helm, repo_dir.path());
+        let repo = ChartRepo::serve(repo_dir.path(), None);
+        let out = tempfile::tempdir().expect("tempdir");
+        let store = format!("oci-layout:{}", out.path().join("layout").display());
+        let (cluster, state) = (format!("{run}/edge"), format!("{run}-state"));
+        for ns in [&run, &state] {
+            support::kubectl_ok(NODE, &["create", "namespace", ns], b"");
+        }
+        wait_for_account(&run);
+        let fleet_dir = tempfile::tempdir().expect("tempdir");
+        let helm = helm.display().to_string();
+        Loop { run, helm, _repo_dir: repo_dir, repo, fleet_dir, _out: out, keys: support::Keys::new(name), store, cluster, state }
+    }
+
+    /// Publishes the release with `action`, `options` and the `values` lines.
+    fn publish(&self, action: &str, options: &str, values: &str) {
+        std::fs::write(self.fleet_dir.path().join("fleet.yaml"), fleet(&self.run, &self.repo.url, action, options, values)).unwrap();
+        let dir = self.fleet_dir.path().display().to_string();
+        let args = ["publish", "--from-dir", &dir, "--to", &self.store, "--key", &self.keys.key, "--helm", &self.helm, "--no-cache"];
+        support::run_expect(&args, 0);
+    }
+
+    fn sync(&self) -> Output {
+        sync(&self.store, &self.cluster, &self.keys.keyring_path, &self.state)
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = support::kubectl(NODE, &["delete", "namespace", &self.run, &self.state, "--wait=false"], b"");
+    }
+}
+
 #[test]
 fn hook_jobs_run_on_the_node_in_helms_phases_and_a_failing_one_stops_the_upgrade() {
-    let run = support::unique("hooks");
-    let helm = helm_paths()[0].clone();
-    let repo_dir = tempfile::tempdir().expect("tempdir");
-    make_chart(&helm, repo_dir.path());
-    let repo = ChartRepo::serve(repo_dir.path(), None);
-    let (fleet_dir, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
-    let keys = support::Keys::new("hooks");
-    let store = format!("oci-layout:{}", out.path().join("layout").display());
+    let l = Loop::new("hooks");
+    let run = &l.run;
     let publish_as = |action: &str, value: &str, upgrade_exit: u8| {
         let values = format!("      value: '{value}'\n      upgradeExit: {upgrade_exit}\n");
-        std::fs::write(fleet_dir.path().join("fleet.yaml"), fleet(&run, &repo.url, action, "{runTests: true, timeout: 2m}", &values))
-            .unwrap();
-        let dir = fleet_dir.path().display().to_string();
-        let helm = helm.display().to_string();
-        support::run_expect(&["publish", "--from-dir", &dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--no-cache"], 0)
+        l.publish(action, "{runTests: true, timeout: 2m}", &values);
     };
     let publish = |value: &str, upgrade_exit: u8| publish_as("Install", value, upgrade_exit);
-    let (cluster, state) = (format!("{run}/edge"), format!("{run}-state"));
-    for ns in [&run, &state] {
-        support::kubectl_ok(NODE, &["create", "namespace", ns], b"");
-    }
-    wait_for_account(&run);
 
     publish("1", 0);
-    let installed = sync(&store, &cluster, &keys.keyring_path, &state);
+    let installed = l.sync();
     assert!(installed.status.success(), "install: {}", text(&installed));
-    assert!(get(&run, "job", "pre-early").is_none(), "hook-succeeded deleted the pre-install Job once it completed");
-    let late = get(&run, "job", "pre-late").expect("the pre-install Job is kept (before-hook-creation)");
+    assert!(get(run, "job", "pre-early").is_none(), "hook-succeeded deleted the pre-install Job once it completed");
+    let late = get(run, "job", "pre-late").expect("the pre-install Job is kept (before-hook-creation)");
     assert_eq!(late["status"]["succeeded"], 1, "{late}");
-    let main = get(&run, "configmap", "main").expect("the release's object");
+    let main = get(run, "configmap", "main").expect("the release's object");
     assert_eq!(main["data"]["value"], "1");
     assert!(
         field(&late, "/status/completionTime") <= field(&main, "/metadata/creationTimestamp"),
         "the release's objects after the pre-install hooks completed: {late} {main}"
     );
-    let post = get(&run, "job", "post").expect("the post-install Job");
+    let post = get(run, "job", "post").expect("the post-install Job");
     assert_eq!(post["status"]["succeeded"], 1, "{post}");
     assert!(field(&main, "/metadata/creationTimestamp") <= field(&post, "/metadata/creationTimestamp"));
-    assert_eq!(get(&run, "pod", "smoke").expect("the test Pod")["status"]["phase"], "Succeeded");
+    assert_eq!(get(run, "pod", "smoke").expect("the test Pod")["status"]["phase"], "Succeeded");
     assert_eq!(main["metadata"]["labels"]["airlock.dev/helm-release"], "hooks");
-    assert!(get(&run, "configmap", "capable").is_some(), "rendered against the APIs the cluster reported");
+    assert!(get(run, "configmap", "capable").is_some(), "rendered against the APIs the cluster reported");
 
-    let again = sync(&store, &cluster, &keys.keyring_path, &state);
+    let again = l.sync();
     assert!(again.status.success(), "an unchanged bundle: {}", text(&again));
-    let unchanged = get(&run, "job", "pre-late").expect("still there");
+    let unchanged = get(run, "job", "pre-late").expect("still there");
     assert_eq!(unchanged["metadata"]["uid"], late["metadata"]["uid"], "nothing fires for an unchanged release");
 
     publish("2", 3);
-    let failed = sync(&store, &cluster, &keys.keyring_path, &state);
+    let failed = l.sync();
     assert_eq!(failed.status.code(), Some(1), "a failing pre-upgrade hook fails the run: {}", text(&failed));
     assert!(text(&failed).contains("hook: Job failed: BackoffLimitExceeded"), "{}", text(&failed));
-    assert_eq!(get(&run, "configmap", "main").expect("main")["data"]["value"], "1", "the release did not change");
+    assert_eq!(get(run, "configmap", "main").expect("main")["data"]["value"], "1", "the release did not change");
 
     publish("3", 0);
-    let upgraded = sync(&store, &cluster, &keys.keyring_path, &state);
+    let upgraded = l.sync();
     assert!(upgraded.status.success(), "the fixed upgrade: {}", text(&upgraded));
-    assert_eq!(get(&run, "configmap", "main").expect("main")["data"]["value"], "3");
-    let rerun = get(&run, "job", "pre-late").expect("the pre-upgrade Job");
+    assert_eq!(get(run, "configmap", "main").expect("main")["data"]["value"], "3");
+    let rerun = get(run, "job", "pre-late").expect("the pre-upgrade Job");
     assert_ne!(rerun["metadata"]["uid"], late["metadata"]["uid"], "before-hook-creation made a new Job");
     assert_eq!(rerun["status"]["succeeded"], 1, "{rerun}");
-    assert!(get(&run, "job", "backup").is_none(), "delete hooks do not fire on install or upgrade");
+    assert!(get(run, "job", "backup").is_none(), "delete hooks do not fire on install or upgrade");
 
     publish_as("Uninstall", "3", 0);
-    let uninstalled = sync(&store, &cluster, &keys.keyring_path, &state);
+    let uninstalled = l.sync();
     assert!(uninstalled.status.success(), "the uninstall: {}", text(&uninstalled));
-    assert!(get(&run, "configmap", "main").is_none(), "the release's objects are pruned");
+    assert!(get(run, "configmap", "main").is_none(), "the release's objects are pruned");
     for name in ["backup", "farewell"] {
-        let job = get(&run, "job", name).unwrap_or_else(|| panic!("the {name} delete hook ran"));
+        let job = get(run, "job", name).unwrap_or_else(|| panic!("the {name} delete hook ran"));
         assert_eq!(job["status"]["succeeded"], 1, "{job}");
     }
-    assert!(get(&run, "job", "post").is_some(), "hooks stay, as helm uninstall leaves them");
-    let _ = support::kubectl(NODE, &["delete", "namespace", &run, &state, "--wait=false"], b"");
+    assert!(get(run, "job", "post").is_some(), "hooks stay, as helm uninstall leaves them");
 }
 
 #[test]
 fn with_wait_the_post_install_hook_runs_once_the_deployment_is_available() {
-    let run = support::unique("wait");
-    let helm = helm_paths()[0].clone();
-    let repo_dir = tempfile::tempdir().expect("tempdir");
-    make_chart(&helm, repo_dir.path());
-    let repo = ChartRepo::serve(repo_dir.path(), None);
-    let (fleet_dir, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
-    let keys = support::Keys::new("wait");
-    let store = format!("oci-layout:{}", out.path().join("layout").display());
-    let options = "{wait: true, timeout: 2m, upgradeOptions: {cleanupOnFail: true}}";
-    std::fs::write(fleet_dir.path().join("fleet.yaml"), fleet(&run, &repo.url, "Install", options, "      app: true\n")).unwrap();
-    let (dir, helm) = (fleet_dir.path().display().to_string(), helm.display().to_string());
-    support::run_expect(&["publish", "--from-dir", &dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--no-cache"], 0);
-    let (cluster, state) = (format!("{run}/edge"), format!("{run}-state"));
-    for ns in [&run, &state] {
-        support::kubectl_ok(NODE, &["create", "namespace", ns], b"");
-    }
-    wait_for_account(&run);
+    let l = Loop::new("wait");
+    let run = &l.run;
+    l.publish("Install", "{wait: true, timeout: 2m, upgradeOptions: {cleanupOnFail: true}}", "      app: true\n");
 
-    let installed = sync(&store, &cluster, &keys.keyring_path, &state);
+    let installed = l.sync();
     assert!(installed.status.success(), "install: {}", text(&installed));
-    let app = get(&run, "deployment", "app").expect("the release's Deployment");
+    let app = get(run, "deployment", "app").expect("the release's Deployment");
     assert_eq!(app["metadata"]["annotations"]["airlock.dev/helm-wait"], "ready", "{app}");
     assert_eq!(app["metadata"]["annotations"]["airlock.dev/helm-wait-timeout-seconds"], "120");
     assert_eq!(app["metadata"]["annotations"]["airlock.dev/helm-cleanup-on-fail"], "upgrade");
     assert_eq!(app["status"]["availableReplicas"], 1, "{app}");
     let conditions = app["status"]["conditions"].as_array().expect("conditions");
     let available = conditions.iter().find(|c| c["type"] == "Available" && c["status"] == "True").expect("Available");
-    let post = get(&run, "job", "post").expect("the post-install Job");
+    let post = get(run, "job", "post").expect("the post-install Job");
     assert!(
         field(available, "/lastTransitionTime") <= field(&post, "/metadata/creationTimestamp"),
         "the post-install hook only after the Deployment became available: {available} {post}"
     );
     assert_eq!(post["status"]["succeeded"], 1, "{post}");
-    let _ = support::kubectl(NODE, &["delete", "namespace", &run, &state, "--wait=false"], b"");
 }

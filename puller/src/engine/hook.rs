@@ -142,17 +142,7 @@ pub(super) fn read(annotations: &Map<String, Value>, in_release: bool) -> Result
             ["before-hook-creation", "hook-succeeded", "hook-failed"].into_iter().find(|x| *x == p)
         })?,
     };
-    let timeout = match text(ANNOTATION_HOOK_TIMEOUT) {
-        None => DEFAULT_TIMEOUT,
-        Some(t) => match t.parse::<u64>() {
-            Ok(s @ 1..=MAX_TIMEOUT_SECONDS) => Duration::from_secs(s),
-            _ => {
-                return Err(format!(
-                    "annotation {ANNOTATION_HOOK_TIMEOUT} is {t:?}, not a whole number of seconds from 1 to {MAX_TIMEOUT_SECONDS}"
-                ));
-            }
-        },
-    };
+    let timeout = timeout(annotations, ANNOTATION_HOOK_TIMEOUT)?;
     let hook = Hook {
         events,
         weight,
@@ -162,6 +152,17 @@ pub(super) fn read(annotations: &Map<String, Value>, in_release: bool) -> Result
         timeout,
     };
     Ok(Some(hook))
+}
+
+/// The timeout annotation `key` holds, Helm's default of 300 s when absent.
+pub(super) fn timeout(annotations: &Map<String, Value>, key: &str) -> Result<Duration, String> {
+    match annotations.get(key).and_then(Value::as_str) {
+        None => Ok(DEFAULT_TIMEOUT),
+        Some(t) => match t.parse::<u64>() {
+            Ok(s @ 1..=MAX_TIMEOUT_SECONDS) => Ok(Duration::from_secs(s)),
+            _ => Err(format!("annotation {key} is {t:?}, not a whole number of seconds from 1 to {MAX_TIMEOUT_SECONDS}")),
+        },
+    }
 }
 
 /// The comma-separated items of annotation `key`, each one `known` recognises; at least one.

@@ -18,6 +18,7 @@ use serde_json::Value;
 use tokio::time::Duration;
 
 use super::error::ApiError;
+use super::hook;
 use super::kube_api::{Api, Served};
 use super::object::ObjectId;
 use super::poll::{self, Progress, Unsettled};
@@ -26,9 +27,6 @@ use super::poll::{self, Progress, Unsettled};
 pub const ANNOTATION_WAIT: &str = "airlock.dev/helm-wait";
 /// How long the objects may take, in seconds.
 pub const ANNOTATION_WAIT_TIMEOUT: &str = "airlock.dev/helm-wait-timeout-seconds";
-
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
-const MAX_TIMEOUT_SECONDS: u64 = 86_400;
 
 /// An object's wait annotations, read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,18 +56,7 @@ pub(super) fn read(annotations: &serde_json::Map<String, Value>, in_release: boo
         "ready-and-jobs" => true,
         other => return Err(format!("annotation {ANNOTATION_WAIT} is {other:?}, not \"ready\" or \"ready-and-jobs\"")),
     };
-    let timeout = match text(ANNOTATION_WAIT_TIMEOUT) {
-        None => DEFAULT_TIMEOUT,
-        Some(t) => match t.parse::<u64>() {
-            Ok(s @ 1..=MAX_TIMEOUT_SECONDS) => Duration::from_secs(s),
-            _ => {
-                return Err(format!(
-                    "annotation {ANNOTATION_WAIT_TIMEOUT} is {t:?}, not a whole number of seconds from 1 to {MAX_TIMEOUT_SECONDS}"
-                ));
-            }
-        },
-    };
-    Ok(Some(Wait { jobs, timeout }))
+    Ok(Some(Wait { jobs, timeout: hook::timeout(annotations, ANNOTATION_WAIT_TIMEOUT)? }))
 }
 
 /// Waits until the object `id` is ready; an error says where it stood.

@@ -56,7 +56,7 @@ fn services_claims_and_jobs() {
 fn reads_and_refuses_wait_annotations() {
     let read_of = |annotations: Value, in_release: bool, hook: bool| read(annotations.as_object().unwrap(), in_release, hook);
     assert_eq!(read_of(json!({}), true, false), Ok(None));
-    assert_eq!(read_of(json!({ANNOTATION_WAIT: "ready"}), true, false), Ok(Some(Wait { jobs: false, timeout: DEFAULT_TIMEOUT })));
+    assert_eq!(read_of(json!({ANNOTATION_WAIT: "ready"}), true, false), Ok(Some(Wait { jobs: false, timeout: Duration::from_secs(300) })));
     assert_eq!(
         read_of(json!({ANNOTATION_WAIT: "ready-and-jobs", ANNOTATION_WAIT_TIMEOUT: "90"}), true, false),
         Ok(Some(Wait { jobs: true, timeout: Duration::from_secs(90) }))
