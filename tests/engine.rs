@@ -8,21 +8,22 @@
 //! and create-only objects change (spec 2.5.1, 5.7, 5.8) is in `engine/settings.rs`, and
 //! objects recreated when an update is refused (spec 2.5.2) in `engine/recreate.rs`, the
 //! reloader (spec 5.10) in `engine/reload.rs`, Helm hooks (spec 2.5.3) in `engine/hooks.rs`,
-//! a release's objects waited for until ready in `engine/wait.rs`.
+//! what a release's options ask of the site (wait, cleanup, deletion propagation) in
+//! `engine/release.rs`.
 
 mod common;
 #[path = "engine/hooks.rs"]
 mod hooks;
 #[path = "engine/recreate.rs"]
 mod recreate;
+#[path = "engine/release.rs"]
+mod release;
 #[path = "engine/reload.rs"]
 mod reload;
 #[path = "engine/scenario.rs"]
 mod scenario;
 #[path = "engine/settings.rs"]
 mod settings;
-#[path = "engine/wait.rs"]
-mod wait;
 
 use std::collections::BTreeMap;
 

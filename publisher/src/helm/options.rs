@@ -45,6 +45,8 @@ pub struct ChartOptions {
     pub upgrade_crds: bool,
     /// `postRenderStrategy` other than `nohooks`: the profile's patches reach the hooks.
     pub patch_hooks: bool,
+    /// `uninstallOptions.deletionPropagation`: how the site prunes the release's objects.
+    pub deletion_propagation: Option<&'static str>,
     pub notes: Vec<FieldNote>,
 }
 
@@ -53,7 +55,6 @@ enum Treatment {
     /// Changes the render; no note.
     Render,
     NotApplicable(&'static str),
-    NotSupported(&'static str),
 }
 
 const NO_RELEASE: &str = "no Helm release record is kept in pull mode: the bundle is the record";
@@ -85,7 +86,7 @@ fn treatment(path: &str) -> Option<Treatment> {
         }
         "upgradeOptions.maxHistory" | "uninstallOptions.keepHistory" => NotApplicable(NO_RELEASE),
         "upgradeOptions.subNotes" => NotApplicable("NOTES.txt is not rendered"),
-        "uninstallOptions.deletionPropagation" => NotSupported("the puller prunes with its own propagation policy"),
+        "uninstallOptions.deletionPropagation" => Render,
         _ => return None,
     })
 }
@@ -117,6 +118,7 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
         force: false,
         upgrade_crds: false,
         patch_hooks: true,
+        deletion_propagation: None,
         notes: vec![],
     };
     let mut wait_for_jobs = false;
@@ -151,6 +153,19 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
                 "upgradeOptions.cleanupOnFail" if flag()? && out.cleanup_on_fail.is_empty() => out.cleanup_on_fail = vec!["upgrade"],
                 "upgradeOptions.force" => out.force = flag()?,
                 "upgradeOptions.upgradeCRDs" => out.upgrade_crds = flag()?,
+                "uninstallOptions.deletionPropagation" => {
+                    out.deletion_propagation = match value.as_str() {
+                        Some("") => None,
+                        Some("background") => Some("background"),
+                        Some("foreground") => Some("foreground"),
+                        Some("orphan") => Some("orphan"),
+                        _ => {
+                            return Err(format!(
+                                "options.uninstallOptions.deletionPropagation is {value}, not orphan, foreground or background"
+                            ));
+                        }
+                    }
+                }
                 "postRenderStrategy" => {
                     out.patch_hooks = match value.as_str() {
                         Some("" | "combined" | "separate") => true,
@@ -170,7 +185,6 @@ pub fn read(options: Option<&Value>, field: &str) -> Result<ChartOptions, String
             },
             _ if is_default(&path, value) => {}
             Some(Treatment::NotApplicable(detail)) => out.notes.push(note(field, &path, Support::NotApplicable, detail)),
-            Some(Treatment::NotSupported(detail)) => out.notes.push(note(field, &path, Support::NotSupported, detail)),
             None => out.notes.push(note(field, &path, Support::NotSupported, "not an option Airlock knows")),
         }
     }
@@ -285,6 +299,9 @@ mod tests {
         let o = read(Some(&json!({"upgradeOptions": {"recreate": true}})), "f").expect("reads");
         assert_eq!(o.notes[0].support, Support::NotApplicable);
         assert!(read(Some(&json!({"postRenderStrategy": "later"})), "f").is_err());
+        let o = read(Some(&json!({"uninstallOptions": {"deletionPropagation": "orphan"}})), "f").expect("reads");
+        assert_eq!(o.deletion_propagation, Some("orphan"));
+        assert!(read(Some(&json!({"uninstallOptions": {"deletionPropagation": "Orphan"}})), "f").is_err());
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! The CRDs of the charts' `crds/` directories are create-only, as helm v3 treats them
 //! (created when missing, never updated or deleted), unless `upgradeCRDs`; the profile's
 //! patches skip them, as Helm's post-renderer never sees them. The release's objects carry
-//! what the site does for `wait`, `atomic`, `cleanupOnFail` and `force`. Hooks carry the annotations that make
+//! what the site does for `wait`, `atomic`, `cleanupOnFail`, `force` and
+//! `deletionPropagation`. Hooks carry the annotations that make
 //! the site fire them (spec 2.5.3) on the events the options leave on: install and
 //! upgrade, and test with `runTests`; a hook of none of them is left out. The CRDs, the
 //! release's objects and its hooks go on through the profile's pipeline like a policyRef's
@@ -47,6 +48,8 @@ const WAIT_ANNOTATION: &str = "airlock.dev/helm-wait";
 const WAIT_TIMEOUT_ANNOTATION: &str = "airlock.dev/helm-wait-timeout-seconds";
 /// The failed operations that delete the object when they created it.
 const CLEANUP_ON_FAIL_ANNOTATION: &str = "airlock.dev/helm-cleanup-on-fail";
+/// How the site prunes the object: `background`, `foreground` or `orphan`.
+const DELETION_PROPAGATION_ANNOTATION: &str = "airlock.dev/helm-deletion-propagation";
 /// The hooks an `Uninstall` ships.
 const DELETE_EVENTS: [HookEvent; 2] = [HookEvent::PreDelete, HookEvent::PostDelete];
 
@@ -186,6 +189,9 @@ fn release_object_annotations(options: &crate::helm::options::ChartOptions) -> B
     if options.force {
         out.insert(FORCE_RECREATE_ANNOTATION.into(), "true".into());
     }
+    if let Some(propagation) = options.deletion_propagation {
+        out.insert(DELETION_PROPAGATION_ANNOTATION.into(), propagation.into());
+    }
     out
 }
 
@@ -282,6 +288,8 @@ mod tests {
         assert_eq!(atomic, expected.into_iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
         let jobs = release_object_annotations(&read(json!({"wait": true, "waitForJobs": true})));
         assert_eq!(jobs[WAIT_ANNOTATION], "ready-and-jobs");
+        let orphan = release_object_annotations(&read(json!({"uninstallOptions": {"deletionPropagation": "orphan"}})));
+        assert_eq!(orphan[DELETION_PROPAGATION_ANNOTATION], "orphan");
     }
 
     #[test]

@@ -15,6 +15,7 @@ fn entry(hash: &str) -> InventoryEntry {
         leave_on_removal: false,
         release: None,
         hook: false,
+        propagation: None,
     }
 }
 

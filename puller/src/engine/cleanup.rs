@@ -3,7 +3,8 @@
 //! a release whose install or upgrade asks for it (`airlock.dev/helm-cleanup-on-fail`,
 //! spec 2.5.3) are deleted again and left out of the inventory, so a failed upgrade leaves
 //! no new object behind. Objects the run only changed keep what it applied: the site holds
-//! no earlier render to go back to; the next run retries the operation.
+//! no earlier render to go back to; the next run retries the operation. Also how a
+//! release's objects go when they are pruned (`airlock.dev/helm-deletion-propagation`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -11,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::hook::{self, Operation};
 use super::kube_api::Api;
-use super::object::{DesiredObject, InventoryEntry, ObjectKey};
+use super::object::{DesiredObject, InventoryEntry, ObjectKey, Propagation};
 use super::outcome::{Action, ObjectResult};
 use super::prune::{self, Selection};
 use super::settings::Settings;
@@ -19,6 +20,22 @@ use super::settings::Settings;
 /// The operations after whose failure the object is deleted if the run created it:
 /// `install`, `upgrade`, comma-separated.
 pub const ANNOTATION_CLEANUP_ON_FAIL: &str = "airlock.dev/helm-cleanup-on-fail";
+
+/// How a release's objects are pruned, as Helm's `uninstall --cascade`.
+pub const ANNOTATION_DELETION_PROPAGATION: &str = "airlock.dev/helm-deletion-propagation";
+
+/// The propagation annotation, read; `in_release` and `is_hook` as for the wait annotations.
+pub(super) fn propagation(annotations: &Map<String, Value>, in_release: bool, is_hook: bool) -> Result<Option<Propagation>, String> {
+    let Some(text) = annotations.get(ANNOTATION_DELETION_PROPAGATION).and_then(Value::as_str) else { return Ok(None) };
+    if !in_release || is_hook {
+        return Err(format!("annotation {ANNOTATION_DELETION_PROPAGATION} is set on an object that is not one of a release's objects"));
+    }
+    let known = [("background", Propagation::Background), ("foreground", Propagation::Foreground), ("orphan", Propagation::Orphan)];
+    match known.into_iter().find(|(name, _)| *name == text) {
+        Some((_, p)) => Ok(Some(p)),
+        None => Err(format!("annotation {ANNOTATION_DELETION_PROPAGATION} is {text:?}, not background, foreground or orphan")),
+    }
+}
 
 /// Which failed operations delete the objects they created.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -99,6 +116,12 @@ mod tests {
         assert!(read_of(json!({ANNOTATION_CLEANUP_ON_FAIL: "rollback"}), true, false).unwrap_err().contains("\"rollback\""));
         assert!(read_of(json!({ANNOTATION_CLEANUP_ON_FAIL: "upgrade"}), true, true).is_err(), "not on a hook");
         assert!(read_of(json!({ANNOTATION_CLEANUP_ON_FAIL: "upgrade"}), false, false).is_err(), "not outside a release");
+
+        let read_propagation =
+            |text: &str, is_hook: bool| propagation(json!({ANNOTATION_DELETION_PROPAGATION: text}).as_object().unwrap(), true, is_hook);
+        assert_eq!(read_propagation("orphan", false), Ok(Some(Propagation::Orphan)));
+        assert!(read_propagation("Orphan", false).unwrap_err().contains("\"Orphan\""));
+        assert!(read_propagation("orphan", true).is_err(), "not on a hook");
 
         let object = |name: &str, release: &str, upgrade: bool| DesiredObject {
             release: Some(release.into()),

@@ -88,6 +88,7 @@ fn entry(object: &DesiredObject, hook: bool) -> InventoryEntry {
         leave_on_removal: false,
         release: object.release.clone(),
         hook,
+        propagation: None,
     }
 }
 

@@ -142,6 +142,7 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
     }
     let wait = ready::read(annotations, release.is_some(), hook.is_some())?;
     let cleanup_on_fail = cleanup::read(annotations, release.is_some(), hook.is_some())?;
+    let propagation = cleanup::propagation(annotations, release.is_some(), hook.is_some())?;
     // Sveltos counts its annotation as set whatever its value, even empty.
     let force_recreate = flag(annotations, ANNOTATION_FORCE_RECREATE)? || annotations.contains_key(SVELTOS_FORCE_RECREATE);
     for key in VOLATILE_ANNOTATIONS {
@@ -170,6 +171,7 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
         hook,
         wait,
         cleanup_on_fail,
+        propagation,
         source,
         id,
         hash,

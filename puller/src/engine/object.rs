@@ -49,6 +49,8 @@ pub struct DesiredObject {
     /// Which failed operations of its release delete it when they created it
     /// (`airlock.dev/helm-cleanup-on-fail`).
     pub cleanup_on_fail: CleanupOnFail,
+    /// How its dependents go when it is pruned (`airlock.dev/helm-deletion-propagation`).
+    pub propagation: Option<Propagation>,
     /// Where it came from in the bundle: file path and document index.
     pub source: String,
     pub id: ObjectId,
@@ -122,6 +124,20 @@ pub struct InventoryEntry {
     /// A hook of that release: left in place when it leaves the bundle, as Helm leaves hooks.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hook: bool,
+    /// How its dependents go when it is pruned, when its release says
+    /// (`airlock.dev/helm-deletion-propagation`); background otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub propagation: Option<Propagation>,
+}
+
+/// A release's deletion propagation, recorded in the inventory with each of its objects:
+/// the bundle that uninstalls a release no longer holds them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Propagation {
+    Background,
+    Foreground,
+    Orphan,
 }
 
 /// How the API server serves a kind, as discovery said when it was last applied: kept by

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::gate::Held;
 use super::kube_api::{Api, PropagationPolicy};
 use super::manifest::{LABEL_CLUSTER, cluster_label};
-use super::object::{InventoryEntry, ObjectKey};
+use super::object::{InventoryEntry, ObjectKey, Propagation};
 use super::order::Class;
 use super::outcome::{Action, ObjectResult};
 use super::policy;
@@ -144,7 +144,12 @@ async fn one(
     if preview {
         return Ok((Action::WouldPrune, "no longer in the bundle".into()));
     }
-    api.delete(&served, namespace, &entry.id.name, uid, PropagationPolicy::Background).await.map_err(|e| e.to_string())?;
+    let propagation = match entry.propagation {
+        None | Some(Propagation::Background) => PropagationPolicy::Background,
+        Some(Propagation::Foreground) => PropagationPolicy::Foreground,
+        Some(Propagation::Orphan) => PropagationPolicy::Orphan,
+    };
+    api.delete(&served, namespace, &entry.id.name, uid, propagation).await.map_err(|e| e.to_string())?;
     tracing::info!(object = %entry.id, "pruned");
     Ok((Action::Pruned, "no longer in the bundle".into()))
 }
@@ -182,6 +187,7 @@ mod tests {
             leave_on_removal: leave,
             release: None,
             hook: false,
+            propagation: None,
         }
     }
 

@@ -114,6 +114,7 @@ pub(super) async fn one(
         leave_on_removal: object.stop_matching_behavior == StopMatchingBehavior::LeavePolicies,
         release: object.release.clone(),
         hook: object.hook.is_some(),
+        propagation: object.propagation,
     };
     let kept = previous.cloned();
     let (drift, preview) = match &step {

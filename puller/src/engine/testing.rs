@@ -48,6 +48,7 @@ pub fn object(api_version: &str, kind: &str, namespace: Option<&str>, name: &str
         hook: None,
         wait: None,
         cleanup_on_fail: Default::default(),
+        propagation: None,
         source: format!("ClusterProfile.p/{kind}.yaml document 1"),
         id: ObjectId {
             group: group.into(),

@@ -133,6 +133,7 @@ pub(crate) mod tests {
                 leave_on_removal: i % 2 == 0,
                 release: None,
                 hook: false,
+                propagation: None,
             })
             .collect()
     }

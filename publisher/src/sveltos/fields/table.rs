@@ -269,7 +269,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     all(
         "spec.helmCharts[].options",
         Differs,
-        "skipCRDs, disableHooks, skipSchemaValidation, passCredentialsAll, postRenderStrategy, installOptions.createNamespace and upgradeOptions.upgradeCRDs change the render; timeout, runTests and install/upgrade/uninstallOptions.disableHooks how the puller fires hooks; wait, waitForJobs, atomic, upgradeOptions.cleanupOnFail and upgradeOptions.force how it applies the release (atomic cannot roll changed objects back, and says so in a note); every other option set away from its default gets a note of its own (docs/helm.md)",
+        "skipCRDs, disableHooks, skipSchemaValidation, passCredentialsAll, postRenderStrategy, installOptions.createNamespace and upgradeOptions.upgradeCRDs change the render; timeout, runTests and install/upgrade/uninstallOptions.disableHooks how the puller fires hooks; wait, waitForJobs, atomic, upgradeOptions.cleanupOnFail, upgradeOptions.force and uninstallOptions.deletionPropagation how it applies and prunes the release (atomic cannot roll changed objects back, and says so in a note); every other option set away from its default gets a note of its own (docs/helm.md)",
     ),
     all(
         "spec.helmCharts[].provenanceVerification",

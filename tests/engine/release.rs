@@ -1,10 +1,11 @@
-//! A release that waits (Helm's `wait`, `atomic`, `upgradeOptions.cleanupOnFail`; spec
-//! 2.5.3) on the real API server, which has a controller manager and no node: a Service
+//! What a release's options ask of the site (spec 2.5.3) on the real API server. A release
+//! that waits (Helm's `wait`, `atomic`, `upgradeOptions.cleanupOnFail`), on an API server which has a controller manager and no node: a Service
 //! and a ConfigMap are ready once applied (the Service with its cluster IP) and the
 //! post-install hook fires after them; a Deployment can never get an available replica, so
 //! an upgrade that adds one fails when its wait times out, fires no post-upgrade hook, and
 //! deletes what it created (the Deployment) while the objects it changed keep the new
-//! version. Waits that succeed on a node are in `tests/helm_hooks.rs`.
+//! version. Waits that succeed on a node are in `tests/helm_hooks.rs`. A release pruned
+//! with `orphan` propagation leaves the ReplicaSet its Deployment made.
 
 use airlock_puller::engine::Action;
 
@@ -80,4 +81,33 @@ async fn post_hooks_wait_for_ready_objects_and_a_failed_wait_cleans_up_what_it_c
     let fixed = s.sync(3, &release(&ns, "2", false), &[]).await;
     assert_eq!(actions(&fixed)["ConfigMap post"], Action::Created, "{fixed:#?}");
     assert_eq!(s.get("v1", "ConfigMap", &ns, "post").await.expect("post").data["data"]["k"], "2");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_pruned_with_orphan_propagation_leaves_the_dependents() {
+    let mut s = Scenario::new("orphan").await;
+    let ns = s.ns("web");
+    let base = file("ClusterProfile.base", "ns", namespace(&ns));
+    let orphan =
+        deployment(&ns).replace("    airlock.dev/helm-wait: \"ready\"\n", "    airlock.dev/helm-deletion-propagation: \"orphan\"\n");
+    assert!(orphan.contains("deletion-propagation"), "{orphan}");
+    let orphan = orphan.replace("    airlock.dev/helm-wait-timeout-seconds: \"2\"\n", "");
+    s.sync(1, &vec![base.clone(), file(PART, "app", orphan)], &[]).await;
+    let entry = s.inventory.iter().find(|e| e.id.name == "app").expect("inventoried");
+    assert_eq!(serde_json::to_value(entry).unwrap()["propagation"], "orphan", "recorded for the prune");
+    // The controller manager makes the Deployment's ReplicaSet.
+    let sets = s.namespaced("apps/v1", "ReplicaSet", &ns);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while sets.list(&Default::default()).await.expect("lists").items.is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no ReplicaSet after 30s");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+
+    let pruned = s.sync(2, &vec![base], &[]).await;
+    assert_eq!(actions(&pruned)["Deployment app"], Action::Pruned, "{pruned:#?}");
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let left = sets.list(&Default::default()).await.expect("lists").items;
+    assert_eq!(left.len(), 1, "orphan: the ReplicaSet stays");
+    assert!(left[0].metadata.owner_references.as_ref().is_none_or(|o| o.is_empty()), "and is no longer owned: {:?}", left[0].metadata);
+    assert!(s.get("apps/v1", "Deployment", &ns, "app").await.is_none());
 }
