@@ -134,6 +134,21 @@ async fn rejects_a_create_only_annotation_other_than_true_before_writing_anythin
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn rejects_a_release_annotation_out_of_its_range_before_writing_anything() {
+    let site = Site::new("badwait").await;
+    let mut files = site.files(1, "one");
+    let ns = &site.app_ns;
+    let release = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: main\n  namespace: {ns}\n  labels:\n    airlock.dev/helm-release: web\n  annotations:\n    airlock.dev/helm-wait: \"ready\"\n    airlock.dev/helm-wait-timeout-seconds: \"90000\"\n"
+    );
+    files.push((format!("ClusterProfile.app/ConfigMap.{ns}.main.yaml"), release.into_bytes()));
+    site.publish("store", &[site.signed(1, files, |_| {})]).await;
+    let run = site.sync("store").await;
+    assert_refused(&run, "annotation airlock.dev/helm-wait-timeout-seconds is \"90000\", not a whole number of seconds from 1 to 86400");
+    site.assert_untouched("nothing written").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_list_document_is_refused_and_nothing_is_applied() {
     let site = Site::new("list").await;
     let mut files = site.files(1, "x");
