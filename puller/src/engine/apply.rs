@@ -131,7 +131,7 @@ pub(super) struct Run {
     /// Uids of the objects applied: pruning must not delete one of them under an old
     /// apiVersion or group.
     pub applied_uids: HashSet<String>,
-    /// The inventory entries of the objects this run created.
+    /// The inventory entries of the objects this run created that ask to be cleaned up.
     pub created: Vec<InventoryEntry>,
 }
 

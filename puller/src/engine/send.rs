@@ -65,8 +65,8 @@ impl Step {
 /// One object's result, its inventory entry, and, when it was really applied, the
 /// object's uid, for a CRD what waiting until it is Established needs (how CRDs are
 /// served, its name, the object the apply answered), and for an object of a release that
-/// waits, how it is served and its wait; its entry when this run created it, kept even if
-/// waiting for it fails. The manifest is not kept: it was sent.
+/// waits, how it is served and its wait; its entry when this run created it and a failed
+/// run would delete it again, kept even if waiting for it fails. The manifest is not kept: it was sent.
 pub(super) struct Done {
     pub result: ObjectResult,
     pub entry: Option<InventoryEntry>,
@@ -185,7 +185,8 @@ pub(super) async fn one(
             let uid = live.pointer("/metadata/uid").and_then(Value::as_str).map(String::from);
             tracing::info!(object = %object.id, action = ?action, "applied");
             let crd = (target.stage.class == Class::Crd).then(|| (served.clone(), object.id.name.clone(), live));
-            let created = (action == Action::Created && !object.create_only).then(|| fresh.clone());
+            let cleans_up = object.cleanup_on_fail.install || object.cleanup_on_fail.upgrade;
+            let created = (action == Action::Created && cleans_up && !object.create_only).then(|| fresh.clone());
             let entry = (!object.create_only).then_some(fresh);
             let waits = matches!(action, Action::Created | Action::Configured | Action::Recreated);
             let ready = object.wait.filter(|_| waits).map(|wait| (served.clone(), wait));
