@@ -225,7 +225,28 @@ pub fn parse_manifest(store: &str, what: &str, bytes: &[u8]) -> Result<OciManife
     if m.media_type != MANIFEST_MEDIA_TYPE || m.artifact_type.as_deref() != Some(ARTIFACT_TYPE) {
         return Err(malformed(format!("manifest is {} / {:?}, not an Airlock bundle", m.media_type, m.artifact_type)));
     }
+    check_layout(&m).map_err(malformed)?;
     Ok(m)
+}
+
+/// Spec 9.1 fixes the config and the order of the layers; a manifest another writer
+/// rearranged is refused rather than searched, so every reader finds the same envelope.
+fn check_layout(m: &OciManifest) -> Result<(), String> {
+    let c = &m.config;
+    if c.media_type != EMPTY_MEDIA_TYPE || c.digest != Digest::of(EMPTY_BLOB) || c.size != EMPTY_BLOB.len() as u64 {
+        return Err(format!("config is {} {} ({} bytes), not the empty descriptor", c.media_type, c.digest, c.size));
+    }
+    let mut layers = m.layers.iter().enumerate().peekable();
+    match layers.next() {
+        Some((_, l)) if l.media_type == ENVELOPE_MEDIA_TYPE => {}
+        Some((_, l)) => return Err(format!("layer 0 is {}, not the envelope", l.media_type)),
+        None => return Err("no envelope layer".into()),
+    }
+    layers.next_if(|(_, l)| l.media_type == KEYRINGS_MEDIA_TYPE);
+    match layers.find(|(_, l)| l.media_type != PART_MEDIA_TYPE) {
+        Some((i, l)) => Err(format!("layer {i} is {}, where only parts may follow the envelope and keyring chain", l.media_type)),
+        None => Ok(()),
+    }
 }
 
 impl OciManifest {
@@ -243,4 +264,56 @@ impl OciManifest {
 /// Reference names a layout or archive gives a cluster's manifest (spec 9.3).
 pub fn ref_name(cluster: &str, tag: &str) -> String {
     format!("{cluster}:{tag}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use airlock_bundle::testkit::Fixture;
+
+    fn manifest() -> OciManifest {
+        let fx = Fixture::new(1);
+        let signed = fx.signed(1, Fixture::files());
+        artifact(&signed, &PublishMeta::default(), &GzipCache::default()).manifest
+    }
+
+    fn refusal(m: &OciManifest) -> String {
+        let bytes = serde_json::to_vec(m).unwrap();
+        parse_manifest("oci-layout:/srv", "manifest fleet/edge-1:latest", &bytes).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_the_manifest_it_writes() {
+        let m = manifest();
+        assert_eq!(parse_manifest("s", "m", &serde_json::to_vec(&m).unwrap()).unwrap(), m);
+    }
+
+    #[test]
+    fn refuses_a_config_that_is_not_the_empty_descriptor_naming_it() {
+        let mut m = manifest();
+        m.config.media_type = "application/vnd.oci.image.config.v1+json".into();
+        let err = refusal(&m);
+        assert!(
+            err.contains("manifest fleet/edge-1:latest") && err.contains("config is application/vnd.oci.image.config.v1+json"),
+            "{err}"
+        );
+        let mut m = manifest();
+        m.config.size = 3;
+        assert!(refusal(&m).contains("(3 bytes), not the empty descriptor"));
+    }
+
+    #[test]
+    fn refuses_layers_out_of_the_spec_order_naming_the_first_out_of_place() {
+        let mut m = manifest();
+        m.layers.rotate_left(1);
+        assert!(refusal(&m).contains(&format!("layer 0 is {PART_MEDIA_TYPE}, not the envelope")), "{}", refusal(&m));
+        let mut m = manifest();
+        let envelope = m.layers[0].clone();
+        m.layers.push(envelope);
+        let last = m.layers.len() - 1;
+        assert!(refusal(&m).contains(&format!("layer {last} is {ENVELOPE_MEDIA_TYPE}, where only parts may follow")));
+        let mut m = manifest();
+        m.layers.clear();
+        assert!(refusal(&m).contains("no envelope layer"));
+    }
 }

@@ -42,6 +42,7 @@ pub async fn all(site: &Site) -> Vec<Case> {
     envelope_cases(site, &mut cases).await;
     release_cases(site, &mut cases).await;
     damage::content_cases(site, &mut cases).await;
+    damage::manifest_cases(site, &mut cases).await;
     damage::tar_cases(site, &mut cases).await;
     manifest_cases(site, &mut cases).await;
     damage::store_cases(site, &mut cases).await;

@@ -45,7 +45,12 @@ pub fn replace_layer(artifact: &mut Artifact, title: &str, bytes: Vec<u8>) {
 
 /// Drops the layer titled `title` from the manifest and reseals it.
 pub fn remove_layer(artifact: &mut Artifact, title: &str) {
-    artifact.manifest.layers.retain(|l| l.annotations.get(oci::TITLE).is_none_or(|t| t != title));
+    edit_manifest(artifact, |m| m.layers.retain(|l| l.annotations.get(oci::TITLE).is_none_or(|t| t != title)));
+}
+
+/// Edits the manifest, blobs left as they are, and reseals it.
+pub fn edit_manifest(artifact: &mut Artifact, edit: impl FnOnce(&mut oci::OciManifest)) {
+    edit(&mut artifact.manifest);
     reseal(artifact);
 }
 

@@ -5,6 +5,7 @@
 use airlock_bundle::gzip;
 use airlock_bundle::tar::write_canonical;
 use airlock_store::StoreRef;
+use airlock_store::oci;
 
 use crate::cases::{Case, ERROR, File, NEXT, PART, REJECTED, case, good, layout};
 use crate::craft::*;
@@ -45,6 +46,27 @@ pub async fn content_cases(site: &Site, out: &mut Vec<Case>) {
     remove_layer(&mut missing, &part_title(PART));
     let name = "part-layer-missing";
     out.push(case(name, layout(site, name, &missing).await, ERROR, format!("no layer holds part {PART}")));
+}
+
+type ManifestEdit = fn(&mut oci::OciManifest);
+
+/// Spec 9.1: a manifest that names every blob of a good bundle, but not as the spec lays
+/// them out; a reader that searched the layers would take its envelope anyway.
+pub async fn manifest_cases(site: &Site, out: &mut Vec<Case>) {
+    let good = good(site);
+    let edits: [(&str, &str, ManifestEdit); 2] = [
+        ("envelope-not-the-first-layer", "layer 0 is application/vnd.airlock.part.v1.tar+gzip, not the envelope", |m| {
+            m.layers.rotate_left(1)
+        }),
+        ("config-not-the-empty-descriptor", "config is application/vnd.oci.image.config.v1+json", |m| {
+            m.config.media_type = "application/vnd.oci.image.config.v1+json".into()
+        }),
+    ];
+    for (name, error, edit) in edits {
+        let mut artifact = artifact(&good);
+        edit_manifest(&mut artifact, edit);
+        out.push(case(name, layout(site, name, &artifact).await, ERROR, error));
+    }
 }
 
 /// Spec 8.13: parts whose digest and size are signed to match, so only the walk of the
