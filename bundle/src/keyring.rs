@@ -158,6 +158,12 @@ impl Keyring {
     /// Follows a keyring chain (spec 7.3): adopts, in order, each update newer than the
     /// keyring held at that point and trusted by it. Returns the newest keyring.
     pub fn follow_chain(&self, chain: &[u8], limits: &Limits) -> Result<Keyring, TrustError> {
+        self.follow_chain_adopting(chain, limits).map(|(keyring, _)| keyring)
+    }
+
+    /// [`Keyring::follow_chain`], with the updates it adopted, in order: the signed bytes
+    /// that lead this keyring to the result, the skipped ones left out.
+    pub fn follow_chain_adopting(&self, chain: &[u8], limits: &Limits) -> Result<(Keyring, Vec<Vec<u8>>), TrustError> {
         if chain.len() as u64 > limits.keyring_chain_bytes {
             return Err(TrustError::Chain(format!("over {} bytes", limits.keyring_chain_bytes)));
         }
@@ -166,6 +172,7 @@ impl Keyring {
             return Err(TrustError::Chain(format!("over {} updates", limits.keyring_updates)));
         }
         let mut current = self.clone();
+        let mut adopted = Vec::new();
         for update in updates {
             let env = envelope::decode(update.get().as_bytes(), KEYRING_PAYLOAD_TYPE, limits).map_err(TrustError::UpdateEnvelope)?;
             // An update the puller already went past was signed by keys it may no longer
@@ -181,8 +188,9 @@ impl Keyring {
                 source: Box::new(e),
             })?;
             current = next.map_err(TrustError::UpdateKeyring)?;
+            adopted.push(update.get().as_bytes().to_vec());
         }
-        Ok(current)
+        Ok((current, adopted))
     }
 
     /// Signs this keyring as an update with keys of the current keyring.

@@ -38,6 +38,7 @@ pub struct VerifiedEnvelope {
     signers: Vec<String>,
     digest: Digest,
     already_applied: bool,
+    adopted: Vec<Vec<u8>>,
 }
 
 /// A bundle that passed every step of spec section 8.
@@ -57,7 +58,10 @@ pub fn verify_envelope(
     // spec 8.1, 8.2
     let env = envelope::decode(envelope_bytes, IN_TOTO_PAYLOAD_TYPE, limits)?;
     // spec 8.3
-    let keyring = follow_chain(expect.keyring, keyring_chain, limits)?;
+    let (keyring, adopted) = match keyring_chain {
+        Some(chain) => expect.keyring.follow_chain_adopting(chain, limits).map_err(VerifyError::KeyringChain)?,
+        None => (expect.keyring.clone(), Vec::new()),
+    };
     // spec 8.4
     let signers = keyring.check(&env).map_err(VerifyError::Signatures)?;
     // spec 8.5
@@ -76,7 +80,7 @@ pub fn verify_envelope(
     if statement.subject[0].name != own {
         return Err(VerifyError::WrongCluster { field: "subject[0].name", expected: own, actual: statement.subject[0].name.clone() });
     }
-    let mut verified = VerifiedEnvelope { statement, keyring, signers, digest, already_applied: false };
+    let mut verified = VerifiedEnvelope { statement, keyring, signers, digest, already_applied: false, adopted };
     verified.already_applied = check_claims(&verified.claims(), expect, limits)?;
     Ok(verified)
 }
@@ -102,6 +106,12 @@ impl VerifiedEnvelope {
     /// carried a keyring chain. Persist it only after the bundle was applied.
     pub fn keyring(&self) -> &Keyring {
         &self.keyring
+    }
+
+    /// The keyring chain's updates that advanced the expected keyring to [`Self::keyring`],
+    /// in order, as signed: what a puller keeps to derive that keyring again.
+    pub fn adopted_updates(&self) -> &[Vec<u8>] {
+        &self.adopted
     }
 
     /// Key ids of the distinct keys whose signatures counted.
