@@ -25,4 +25,5 @@ pub mod report;
 mod report_push;
 mod report_writer;
 mod source;
+mod trusted;
 mod window;

@@ -19,7 +19,6 @@
 
 use std::path::{Path, PathBuf};
 
-use airlock_bundle::keyring::KeyringError;
 use airlock_bundle::verify::follow_chain;
 use airlock_bundle::{ClusterId, Digest, Limits};
 use airlock_bundle::{Expectation, Floor, Keyring, VerifiedBundle};
@@ -29,7 +28,6 @@ use airlock_store::{
 use jiff::{SignedDuration, Timestamp};
 
 use crate::config::{Source, read_capped};
-use crate::kept::state::State;
 use crate::kept::verified::Verified;
 
 /// Renewed credentials carry their expiry in this file beside `config.json` (spec 2.6).
@@ -58,9 +56,6 @@ pub enum SourceError {
     GitCredentialsFile { message: String },
     #[error("--git-credentials {path}: {source}")]
     GitCredentials { path: PathBuf, source: GitCredentialsError },
-    /// The keyring the state adopted by rotation does not parse.
-    #[error("keyring: {0}")]
-    AdoptedKeyring(KeyringError),
     /// The bundle was replaced between two reads of one run.
     #[error("{store}: the bundle for {cluster} changed while it was being read; the next run retries")]
     Changed { store: String, cluster: ClusterId },
@@ -134,16 +129,6 @@ fn expiry_notice(text: &[u8], now: Timestamp) -> Option<String> {
     } else {
         None
     }
-}
-
-/// The keyring to verify with: the one the state adopted by rotation when it is newer
-/// than the local file's, else the file's. A newer file (an operator rotated by hand) wins.
-pub fn trusted_keyring(file: &Keyring, state: Option<&State>) -> Result<Keyring, SourceError> {
-    let adopted = state.map(State::keyring).transpose().map_err(SourceError::AdoptedKeyring)?.flatten();
-    Ok(match adopted {
-        Some(k) if k.version() > file.version() => k,
-        _ => file.clone(),
-    })
 }
 
 /// What a fetch found.
@@ -238,7 +223,6 @@ pub async fn fetch_content(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kept::state::tests::state_with;
     use airlock_bundle::testkit::Fixture;
 
     fn keyring(version: u64, seed: u8) -> Keyring {
@@ -271,15 +255,6 @@ mod tests {
         let missing = read_git_credentials(&dir.path().join("none"), "http://h/r.git").unwrap_err();
         let missing = missing.to_string();
         assert!(missing.starts_with("--git-credentials: cannot open") && missing.contains("none"), "{missing:?}");
-    }
-
-    #[test]
-    fn prefers_the_newer_keyring() {
-        let (file, rotated) = (keyring(1, 1), keyring(2, 2));
-        assert_eq!(trusted_keyring(&file, None).unwrap(), file);
-        assert_eq!(trusted_keyring(&file, Some(&state_with(&rotated))).unwrap(), rotated);
-        assert_eq!(trusted_keyring(&rotated, Some(&state_with(&file))).unwrap(), rotated, "a newer file wins");
-        assert_eq!(trusted_keyring(&file, Some(&state_with(&keyring(1, 3)))).unwrap(), file, "same version: the file");
     }
 
     /// Bundles signed now by `fixture`'s keys: fixture bundles are issued in the past and

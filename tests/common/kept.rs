@@ -33,8 +33,8 @@ pub struct State {
     pub inventory_digest: Option<Digest>,
     /// The inventory kept inline, as the earlier layout did.
     pub inventory: Option<serde_json::Value>,
-    /// The keyring adopted by rotation.
-    pub keyring: Option<KeyringVersion>,
+    /// The signed keyring updates kept from the last rotation, a JSON array.
+    pub keyring_chain: Option<Vec<serde_json::Value>>,
     /// Runs in a row that failed a part with a `maxConsecutiveFailures`.
     #[serde(default)]
     pub failures: Vec<PartFailures>,
@@ -52,12 +52,6 @@ pub struct PartFailures {
     pub part: String,
     pub digest: Digest,
     pub runs: u32,
-}
-
-/// Of a keyring, its version.
-#[derive(Debug, Deserialize)]
-pub struct KeyringVersion {
-    pub version: u64,
 }
 
 /// What the inventory Secret holds.

@@ -4,12 +4,15 @@
 
 use std::time::Duration;
 
+use base64::Engine;
+
 use airlock_bundle::Limits;
 use airlock_bundle::{Keyring, SigningKey, keyring};
 use airlock_puller::report::RunResult;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 
+use crate::common::kept::{gunzip, gzip};
 use crate::common::puller::{Signing, Site};
 use crate::common::{Run, assert_exit};
 
@@ -90,7 +93,7 @@ async fn a_rotated_keyring_is_kept_in_the_state() {
     site.publish("store", &[site.signed_as(1, site.files(1, "one"), how, |r| r.keyring_version = 2)]).await;
     assert_exit(&site.sync("store").await, 0);
     let state = site.state().await.unwrap();
-    assert_eq!(state.keyring.map(|k| k.version), Some(2));
+    assert_eq!(state.keyring_chain.map(|c| c.len()), Some(1), "the signed update is kept");
 
     // The next bundle comes without the chain: only the kept keyring can verify it, the
     // local file (version 1) cannot.
@@ -99,6 +102,35 @@ async fn a_rotated_keyring_is_kept_in_the_state() {
     let run = site.sync("store").await;
     assert_exit(&run, 0);
     assert!(run.stdout.contains("applied version 2"), "{run:?}");
+}
+
+/// Whoever can write the state Secret writes keys into it, as a keyring JSON (the field an
+/// earlier release trusted) and as a chain of updates signed by those keys themselves.
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_written_into_the_state_are_not_trusted() {
+    let site = Site::new("forged").await;
+    site.publish("store", &[site.signed(1, site.files(1, "one"), |_| {})]).await;
+    assert_exit(&site.sync("store").await, 0);
+
+    let attacker = SigningKey::from_seed([9; 32]);
+    let forged = Keyring::new(2, 1, vec![attacker.public()], &Limits::SPEC).unwrap();
+    let mut state: serde_json::Value = serde_json::from_slice(&gunzip(&site.kept.state_bytes().await.unwrap())).unwrap();
+    state["keyring"] = serde_json::from_slice(&forged.to_json()).unwrap();
+    state["keyringChain"] = serde_json::from_slice(&keyring::chain(&[forged.sign_update(&[SigningKey::from_seed([9; 32])])])).unwrap();
+    let data = base64::engine::general_purpose::STANDARD.encode(gzip(state.to_string().as_bytes()));
+    let secrets = Api::<Secret>::namespaced(site.client.clone(), &site.state_ns);
+    let patch = serde_json::json!({"data": {"state.json.gz": data}});
+    secrets.patch(&site.kept.name("airlock-state-"), &PatchParams::default(), &Patch::Merge(&patch)).await.expect("state forged");
+    let before = site.versions().await;
+
+    let how = Signing { keys: Some(vec![attacker]), ..Signing::default() };
+    site.publish("store", &[site.signed_as(2, site.files(1, "two"), how, |r| r.keyring_version = 2)]).await;
+    let run = site.sync("store").await;
+    assert_exit(&run, 3);
+    assert!(run.stderr.contains("signatures: signed by 0 distinct trusted key(s)"), "{run:?}");
+    assert!(run.stderr.contains("the state's keyring chain does not follow from the keyring file: ignored"), "{run:?}");
+    assert_eq!(site.versions().await, before, "nothing written");
+    assert_eq!(site.state_version().await, Some(1));
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -19,6 +19,7 @@ use crate::kept::state::State;
 use crate::kept::state_store::StateStore;
 use crate::report::{action_name, redacted};
 use crate::source;
+use crate::trusted::Trusted;
 use crate::window::WindowState;
 
 /// Checks the flags, plans a sync and returns the text to print.
@@ -26,7 +27,7 @@ pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<String, Failure> {
     let settings = args.check(kube)?;
     let client = settings.kube.client().await.map_err(|e| Failure::KubeClient(e.to_string()))?;
     let (mut state_store, state) = StateStore::load(&client, &names(&settings), &settings.cluster).await?;
-    let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
+    let keyring = Trusted::derive(&settings.keyring, state.as_ref()).keyring;
     let floor = state.as_ref().map(State::floor).unwrap_or_default();
     let store = source::open(&settings.source).await?;
     let (bundle, new) = source::fetch_content(&*store, &settings.cluster, &keyring, &floor).await?;

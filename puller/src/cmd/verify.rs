@@ -19,6 +19,7 @@ use crate::failure::Failure;
 use crate::kept::gz_secret;
 use crate::kept::state::State;
 use crate::source;
+use crate::trusted::Trusted;
 use crate::window::WindowState;
 
 /// A state file is the state Secret's `state.json.gz`, capped like the Secret itself.
@@ -42,7 +43,7 @@ pub struct VerifyArgs {
 pub async fn verify(args: &VerifyArgs) -> Result<(String, Option<Failure>), Failure> {
     let settings = args.source.check()?;
     let state = args.state.as_deref().map(read_state).transpose()?;
-    let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
+    let keyring = Trusted::derive(&settings.keyring, state.as_ref()).keyring;
     let store = source::open(&settings.source).await?;
     let clusters = match (&settings.cluster, &state) {
         (Some(c), _) => vec![c.clone()],

@@ -4,8 +4,6 @@
 //! the codec (`gz_secret`) and the pair of Secrets (`state_store`) produce them; which exit
 //! code they lead to is `failure`'s business.
 
-use airlock_bundle::keyring::KeyringError;
-
 /// Why a value read from one of the puller's Secrets cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -20,9 +18,6 @@ pub enum Unreadable {
     Inflated { key: &'static str, limit: u64 },
     #[error("{key}: {message}")]
     NotJson { key: &'static str, message: String },
-    /// The keyring the state adopted by rotation does not parse.
-    #[error("keyring: {0}")]
-    Keyring(KeyringError),
     #[error("no {key} key")]
     NoKey { key: &'static str },
     /// A value that names another cluster is not this puller's to use.

@@ -15,16 +15,14 @@
 //! This module is the value and its codec; reading and writing the Secret, and why only
 //! after a full apply, is `state_store`'s.
 
-use airlock_bundle::keyring::KeyringError;
+use airlock_bundle::Digest;
+use airlock_bundle::Floor;
 use airlock_bundle::statement::rfc3339;
-use airlock_bundle::{Digest, Limits};
-use airlock_bundle::{Floor, Keyring};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::delete_checks::DeleteChecks;
-use super::error::Unreadable;
 use super::failures::PartFailures;
 use super::gz_secret::{Role, SecretValue};
 use super::verified::Verified;
@@ -44,9 +42,12 @@ pub struct State {
     pub digest: Digest,
     #[serde(with = "rfc3339")]
     pub highest_issued_at: Timestamp,
-    /// The keyring file's JSON, when a keyring chain advanced it past the local file's.
+    /// The signed keyring updates (a keyring chain, spec 7.3) that advance the local
+    /// keyring file's to the one that verified the applied bundle; absent when none do.
+    /// Followed again from the file on every run (`trusted`). The `keyring` JSON an
+    /// earlier release kept here is not read: nothing unsigned is trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keyring: Option<Box<RawValue>>,
+    pub keyring_chain: Option<Box<RawValue>>,
     /// The digest of the inventory Secret's value written with this state; absent in a
     /// state of the earlier layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -85,11 +86,6 @@ impl State {
     pub fn floor(&self) -> Floor {
         Floor { applied: Some((self.version, self.digest)), highest_issued_at: Some(self.highest_issued_at) }
     }
-
-    /// The keyring adopted by rotation, if any.
-    pub fn keyring(&self) -> Result<Option<Keyring>, KeyringError> {
-        self.keyring.as_ref().map(|raw| Keyring::parse(raw.get().as_bytes(), &Limits::SPEC)).transpose()
-    }
 }
 
 impl SecretValue for State {
@@ -98,11 +94,6 @@ impl SecretValue for State {
 
     fn cluster(&self) -> &str {
         &self.cluster
-    }
-
-    /// A kept keyring that does not parse makes the whole state unreadable.
-    fn check(&self) -> Result<(), Unreadable> {
-        self.keyring().map(drop).map_err(Unreadable::Keyring)
     }
 }
 
@@ -113,6 +104,7 @@ pub(crate) mod tests {
     use super::*;
     use crate::engine::ObjectId;
     use crate::kept::gz_secret::{COMPRESSED_BYTES, JSON_BYTES, decode, encode};
+    use airlock_bundle::keyring::chain;
     use airlock_bundle::testkit::Fixture;
     use flate2::Compression;
     use flate2::write::GzEncoder;
@@ -138,15 +130,16 @@ pub(crate) mod tests {
             .collect()
     }
 
-    /// Version 7 of `fleet/edge-1` with `keyring` adopted; naming no inventory.
-    pub(crate) fn state_with(keyring: &Keyring) -> State {
-        let keyring = String::from_utf8(keyring.to_json()).unwrap();
+    /// Version 7 of `fleet/edge-1` keeping the keyring chain `chain` (any bytes); naming
+    /// no inventory.
+    pub(crate) fn state_with_chain(chain: &[u8]) -> State {
+        let chain = String::from_utf8(chain.to_vec()).unwrap();
         State {
             cluster: "fleet/edge-1".into(),
             version: 7,
             digest: Digest::of(b"bundle"),
             highest_issued_at: Fixture::now(),
-            keyring: Some(RawValue::from_string(keyring).unwrap()),
+            keyring_chain: Some(RawValue::from_string(chain).unwrap()),
             inventory_digest: None,
             inventory: Vec::new(),
             kinds: vec![KnownKind { api_version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into(), namespaced: true }],
@@ -158,9 +151,10 @@ pub(crate) mod tests {
         }
     }
 
-    /// [`state_with`] the keyring of a second fixture, as a rotation would leave it.
+    /// [`state_with_chain`] an update to the keyring of a second fixture, as a rotation
+    /// would leave it.
     pub(crate) fn state() -> State {
-        state_with(&Fixture::new(2).keyring)
+        state_with_chain(&chain(&[Fixture::new(2).keyring.sign_update(&Fixture::new(1).keys)]))
     }
 
     fn gzip(json: &[u8]) -> Vec<u8> {
@@ -186,10 +180,10 @@ pub(crate) mod tests {
         let back: State = decode(&encode(&s)).unwrap();
         assert_eq!((back.version, back.inventory_digest), (7, s.inventory_digest));
         assert_eq!(back.kinds, s.kinds);
-        assert_eq!(back.keyring().unwrap(), Some(Fixture::new(2).keyring));
+        assert_eq!(back.keyring_chain.as_ref().map(|c| c.get()), s.keyring_chain.as_ref().map(|c| c.get()));
         assert_eq!(back.floor(), Floor { applied: Some((7, Digest::of(b"bundle"))), highest_issued_at: Some(Fixture::now()) });
         let json = json_of(&encode(&s));
-        for field in ["cluster", "version", "digest", "highestIssuedAt", "keyring", "inventoryDigest", "kinds", "appliedAt"] {
+        for field in ["cluster", "version", "digest", "highestIssuedAt", "keyringChain", "inventoryDigest", "kinds", "appliedAt"] {
             assert!(json.get(field).is_some(), "{field} missing in {json}");
         }
         assert!(json.get("inventory").is_none(), "the inventory has its own Secret: {json}");
@@ -207,6 +201,17 @@ pub(crate) mod tests {
         let mut old = serde_json::to_value(state()).unwrap();
         old.as_object_mut().unwrap().remove("failures");
         assert!(decode::<State>(&gzip(old.to_string().as_bytes())).unwrap().failures.is_empty());
+    }
+
+    /// The keyring JSON an earlier release kept is read past: it is not signed.
+    #[test]
+    fn reads_past_the_keyring_json_of_an_earlier_release() {
+        let mut json = serde_json::to_value(state()).unwrap();
+        let object = json.as_object_mut().unwrap();
+        object.remove("keyringChain");
+        object.insert("keyring".into(), serde_json::from_slice(&Fixture::new(2).keyring.to_json()).unwrap());
+        let back: State = decode(&gzip(json.to_string().as_bytes())).unwrap();
+        assert!(back.keyring_chain.is_none());
     }
 
     /// A state Secret written before the inventory moved out, and before kinds were kept.
@@ -238,8 +243,5 @@ pub(crate) mod tests {
         assert!(refusal(&good[..good.len() - 9]).contains("gzip"));
         assert!(refusal(b"{}").contains("not gzip"));
         assert!(refusal(&gzip(br#"{"cluster":"fleet/edge-1"}"#)).contains("missing field"));
-        let mut bad_keyring = state();
-        bad_keyring.keyring = Some(RawValue::from_string(r#"{"version":1}"#.into()).unwrap());
-        assert!(refusal(&encode(&bad_keyring)).contains("keyring"));
     }
 }

@@ -56,6 +56,7 @@ use crate::kept::state_store::StateStore;
 use crate::kept::verified::Verified;
 use crate::report::{Report, RunReport, RunResult, summary};
 use crate::source::{self, Found};
+use crate::trusted::Trusted;
 use crate::window::WindowState;
 use crate::{report_push, report_writer};
 use writer::{Taken, Writer, applied};
@@ -138,7 +139,8 @@ async fn run(
 ) -> Result<RunResult, Failure> {
     let (mut state_store, state) = StateStore::load(client, &names(settings), &settings.cluster).await?;
     (report.applied_version, report.applied_digest) = applied(state.as_ref()).unzip();
-    let keyring = source::trusted_keyring(&settings.keyring, state.as_ref())?;
+    let trusted = Trusted::derive(&settings.keyring, state.as_ref());
+    let keyring = &trusted.keyring;
     let floor = match &state {
         Some(state) => state.floor(),
         None => floor_without_state(settings, report, kept.insert(KeptRead::read(client, &names(settings)).await?)),
@@ -146,11 +148,11 @@ async fn run(
     let store = source::open(&settings.source).await?;
 
     let recorded = state.as_ref().and_then(|s| s.verified.as_deref());
-    let found = match source::fetch(&*store, &settings.cluster, &keyring, &floor, recorded).await? {
+    let found = match source::fetch(&*store, &settings.cluster, keyring, &floor, recorded).await? {
         // The kept report's own version, with no state: applied again as new, which
         // writes the state, and its inventory, again.
         Found::Applied(applied) if state.is_none() => {
-            let (bundle, record) = source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &applied).await?;
+            let (bundle, record) = source::fetch_again(&*store, &settings.cluster, keyring, &floor, &applied).await?;
             Found::New(Box::new(bundle), record)
         }
         found => found,
@@ -165,7 +167,7 @@ async fn run(
             if !applied.drift_detection && !applied.reloader {
                 return Ok(RunResult::UpToDate);
             }
-            let (bundle, _) = source::fetch_again(&*store, &settings.cluster, &keyring, &floor, &applied).await?;
+            let (bundle, _) = source::fetch_again(&*store, &settings.cluster, keyring, &floor, &applied).await?;
             let mut engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
             engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
             let desired = engine::desired(&bundle, &engine_settings)?;
@@ -269,7 +271,7 @@ async fn run(
             let check = writer.stopped(&stop).guard(engine::check_reload(client, workloads, &recorded)).await??;
             let (restarted, mounted) = writer.stopped(&stop).guard(check.restart(false)).await?;
             report.record(&restarted, false);
-            let applied = applied_state(settings, &envelope, record, &floor, outcome.kinds);
+            let applied = applied_state(settings, &trusted, &envelope, record, &floor, outcome.kinds);
             state_store.save(State { failures: counts, mounted, ..applied }, outcome.inventory).await?;
             (report.applied_version, report.applied_digest) = bundle.unzip();
             // A restart that failed keeps its recorded digest, so the next run tries again.
@@ -326,19 +328,25 @@ fn floor_without_state(settings: &SyncSettings, report: &mut Report, kept: &Kept
 }
 
 /// What the state says once `envelope`'s bundle, verified as `verified` says, is fully applied.
-fn applied_state(settings: &SyncSettings, envelope: &VerifiedEnvelope, verified: Verified, floor: &Floor, kinds: Vec<KnownKind>) -> State {
+fn applied_state(
+    settings: &SyncSettings,
+    trusted: &Trusted,
+    envelope: &VerifiedEnvelope,
+    verified: Verified,
+    floor: &Floor,
+    kinds: Vec<KnownKind>,
+) -> State {
     let p = envelope.predicate();
-    // Only a keyring that rotation moved past the local file is worth keeping.
-    let keyring = (envelope.keyring().version() > settings.keyring.version()).then(|| {
-        let json = String::from_utf8(envelope.keyring().to_json()).expect("keyring JSON is UTF-8");
-        serde_json::value::RawValue::from_string(json).expect("keyring JSON is JSON")
+    let keyring_chain = trusted.chain_after(envelope).map(|chain| {
+        let json = String::from_utf8(chain).expect("a verified keyring chain is UTF-8");
+        serde_json::value::RawValue::from_string(json).expect("a verified keyring chain is JSON")
     });
     State {
         cluster: settings.cluster.to_string(),
         version: p.version,
         digest: envelope.digest(),
         highest_issued_at: floor.highest_issued_at.map_or(p.issued_at, |h| h.max(p.issued_at)),
-        keyring,
+        keyring_chain,
         // Set by `StateStore::save`, which writes the inventory beside the state.
         inventory_digest: None,
         inventory: Vec::new(),
