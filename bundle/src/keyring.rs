@@ -187,7 +187,13 @@ impl Keyring {
                 current: current.version,
                 source: Box::new(e),
             })?;
-            current = next.map_err(TrustError::UpdateKeyring)?;
+            let next = next.map_err(TrustError::UpdateKeyring)?;
+            // Even signed, a leap would leave no room for the versions after it.
+            if next.version() - current.version > limits.max_keyring_version_step {
+                let (to, from, step) = (next.version(), current.version, limits.max_keyring_version_step);
+                return Err(TrustError::Chain(format!("update to version {to} is more than {step} above version {from}")));
+            }
+            current = next;
             adopted.push(update.get().as_bytes().to_vec());
         }
         Ok((current, adopted))

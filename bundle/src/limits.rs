@@ -48,6 +48,13 @@ pub struct Limits {
     pub reports_file_bytes: u64,
     /// Allowed clock skew for `issuedAt`, in seconds (spec 8.9).
     pub clock_skew_secs: i64,
+    /// Longest validity, `expires` minus `issuedAt`, in seconds (spec 8.10); also how far
+    /// past the newest accepted `issuedAt` one may be while the clock is known wrong (8.9).
+    pub max_validity_secs: i64,
+    /// How far above the applied version a bundle's version may be (spec 8.8).
+    pub max_version_step: u64,
+    /// How far above the keyring it updates a keyring update's version may be (spec 7.3).
+    pub max_keyring_version_step: u64,
 }
 
 impl Limits {
@@ -71,6 +78,9 @@ impl Limits {
         yaml_depth: 64,
         reports_file_bytes: 256 * MIB,
         clock_skew_secs: 300,
+        max_validity_secs: 90 * 86_400,
+        max_version_step: 1_000_000,
+        max_keyring_version_step: 1_000,
     };
 
     /// The most bytes a part's compressed transport copy may take (spec section 10):

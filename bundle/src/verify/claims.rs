@@ -35,6 +35,9 @@ pub fn check_claims(claims: &Claims<'_>, expect: &Expectation<'_>, limits: &Limi
         if claims.version < floor {
             return Err(VerifyError::Rollback { version: claims.version, floor });
         }
+        if claims.version - floor > limits.max_version_step {
+            return Err(VerifyError::VersionLeap { version: claims.version, floor, step: limits.max_version_step });
+        }
         if claims.version == floor {
             if applied != claims.digest {
                 return Err(VerifyError::VersionReused { version: claims.version, applied, actual: claims.digest });
@@ -43,14 +46,36 @@ pub fn check_claims(claims: &Claims<'_>, expect: &Expectation<'_>, limits: &Limi
         }
     }
     // spec 8.9: a clock behind the newest issuedAt already accepted is known to be wrong
-    // (reset, dead battery), so it cannot judge "future"; expiry below still holds.
+    // (reset, dead battery), so it cannot judge "future"; the newest issuedAt then bounds
+    // it instead, by one validity, so that a far-future issuedAt cannot freeze the floor
+    // for years. Expiry below still holds.
     let skew = SignedDuration::from_secs(limits.clock_skew_secs);
-    let clock_is_sane = expect.floor.highest_issued_at.is_none_or(|h| expect.now >= h);
-    if clock_is_sane && claims.issued_at > expect.now + skew {
-        return Err(VerifyError::FromTheFuture {
+    let validity = SignedDuration::from_secs(limits.max_validity_secs);
+    let max_days = limits.max_validity_secs / 86_400;
+    match expect.floor.highest_issued_at.filter(|&h| expect.now < h) {
+        None if claims.issued_at > expect.now + skew => {
+            return Err(VerifyError::FromTheFuture {
+                issued_at: rfc3339::format(&claims.issued_at),
+                now: rfc3339::format(&expect.now),
+                skew_secs: limits.clock_skew_secs,
+            });
+        }
+        Some(highest) if claims.issued_at.duration_since(highest) > validity => {
+            return Err(VerifyError::BeyondKnownTime {
+                issued_at: rfc3339::format(&claims.issued_at),
+                highest: rfc3339::format(&highest),
+                now: rfc3339::format(&expect.now),
+                max_days,
+            });
+        }
+        _ => {}
+    }
+    // spec 8.10: a long validity would let one signed bundle outlive a freeze for years.
+    if claims.expires.duration_since(claims.issued_at) > validity {
+        return Err(VerifyError::ValidityTooLong {
             issued_at: rfc3339::format(&claims.issued_at),
-            now: rfc3339::format(&expect.now),
-            skew_secs: limits.clock_skew_secs,
+            expires: rfc3339::format(&claims.expires),
+            max_days,
         });
     }
     // spec 8.10

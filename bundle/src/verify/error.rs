@@ -57,6 +57,15 @@ pub enum VerifyError {
     FromTheFuture { issued_at: String, now: String, skew_secs: i64 },
     #[error("bundle expired at {expires} (reference time {reference})")]
     Expired { expires: String, reference: String },
+    #[error("version {version} is more than {step} above the applied version {floor}")]
+    VersionLeap { version: u64, floor: u64, step: u64 },
+    #[error("valid from {issued_at} to {expires}: longer than the {max_days} days a bundle may be valid")]
+    ValidityTooLong { issued_at: String, expires: String, max_days: i64 },
+    #[error(
+        "issuedAt {issued_at} is more than {max_days} days after the newest issuedAt accepted, {highest}, while the clock \
+         ({now}) is behind it"
+    )]
+    BeyondKnownTime { issued_at: String, highest: String, now: String, max_days: i64 },
     #[error("part {part:?}: the store does not hold it")]
     MissingPart { part: String },
     #[error("part {part:?}: {source}")]

@@ -341,6 +341,47 @@ fn rejects_a_bundle_issued_in_the_future() {
 }
 
 #[test]
+fn bounds_how_far_one_signed_bundle_pushes_versions_and_time() {
+    let fx = Fixture::new(1);
+    let days = |n: i64| SignedDuration::from_hours(24 * n);
+    // A version far above the applied one would leave no room for the next ones.
+    let floor = Floor { applied: Some((3, Digest::of(b"applied"))), highest_issued_at: None };
+    let leap = fx.signed(3 + 1_000_001, Fixture::files());
+    let err = verify_envelope(&leap.envelope, None, &fx.expect(&floor), &L).unwrap_err();
+    assert_eq!(err, VerifyError::VersionLeap { version: 1_000_004, floor: 3, step: 1_000_000 });
+    assert!(verify_envelope(&fx.signed(3 + 1_000_000, Fixture::files()).envelope, None, &fx.expect(&floor), &L).is_ok());
+
+    // A validity over 90 days.
+    let long = resigned(&fx, |s| s.predicate.expires = s.predicate.issued_at + days(90) + SignedDuration::from_secs(1));
+    let err = check(&fx, &long).unwrap_err();
+    assert!(matches!(err, VerifyError::ValidityTooLong { max_days: 90, .. }), "{err}");
+    assert!(err.to_string().contains("longer than the 90 days a bundle may be valid"), "{err}");
+    assert!(check(&fx, &resigned(&fx, |s| s.predicate.expires = s.predicate.issued_at + days(90))).is_ok());
+
+    // With the clock known wrong, issuedAt may pass the newest accepted by one validity.
+    let reset = |highest: Timestamp| Floor { applied: None, highest_issued_at: Some(highest) };
+    let far = reset(Fixture::now() - days(90) - SignedDuration::from_secs(1));
+    let expect = airlock_bundle::Expectation { now: Timestamp::UNIX_EPOCH, ..fx.expect(&far) };
+    let err = verify_envelope(&good(&fx).envelope, None, &expect, &L).unwrap_err();
+    assert!(matches!(err, VerifyError::BeyondKnownTime { max_days: 90, .. }), "{err}");
+    let near = reset(Fixture::now() - days(89));
+    let expect = airlock_bundle::Expectation { now: Timestamp::UNIX_EPOCH, ..fx.expect(&near) };
+    assert!(verify_envelope(&good(&fx).envelope, None, &expect, &L).is_ok());
+}
+
+#[test]
+fn refuses_a_keyring_update_that_leaps_its_version() {
+    let fx = Fixture::new(1);
+    let update = |version: u64| {
+        let next = Keyring::new(version, 1, vec![SigningKey::from_seed([7; 32]).public()], &L).unwrap();
+        airlock_bundle::keyring::chain(&[next.sign_update(&fx.keys)])
+    };
+    let err = fx.keyring.follow_chain(&update(1 + 1_001), &L).unwrap_err();
+    assert_eq!(err.to_string(), "keyring chain is malformed or over its limits: update to version 1002 is more than 1000 above version 1");
+    assert_eq!(fx.keyring.follow_chain(&update(1 + 1_000), &L).unwrap().version(), 1_001);
+}
+
+#[test]
 fn rejects_an_expired_bundle_even_with_the_clock_set_back() {
     let fx = Fixture::new(1);
     let floor = Floor::default();
