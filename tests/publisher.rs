@@ -142,6 +142,14 @@ fn dry_run_writes_nothing_and_bad_flags_fail() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("paused"), "{}", String::from_utf8_lossy(&out.stderr));
 
+    // Longer than a puller accepts: refused before anything is signed.
+    let index = std::fs::read(layout.join("index.json")).expect("index written");
+    let out = run(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &keys.key, "--expires-in", "91d"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--expires-in of 91.0 days: pullers refuse a bundle valid for more than 90 days"), "{stderr}");
+    assert_eq!(std::fs::read(layout.join("index.json")).expect("index kept"), index, "nothing written");
+
     std::fs::set_permissions(&keys.key, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     let out = run(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &keys.key]);
     assert_eq!(out.status.code(), Some(1));

@@ -153,6 +153,11 @@ impl PublishArgs {
                 "the keyring chain ends at version {last} but the bundles would declare keyring version {keyring_version}; pass --keyring with the newest keyring"
             );
         }
+        let max_days = Limits::SPEC.max_validity_secs / 86_400;
+        if self.expires_in > SignedDuration::from_secs(Limits::SPEC.max_validity_secs) {
+            let days = self.expires_in.as_secs_f64() / 86_400.0;
+            bail!("--expires-in of {days:.1} days: pullers refuse a bundle valid for more than {max_days} days");
+        }
         Ok(Signer { keys, keyring_version, chain: (!updates.is_empty()).then(|| chain(&updates)), expires_in: self.expires_in })
     }
 }
