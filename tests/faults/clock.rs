@@ -87,9 +87,15 @@ async fn a_clock_behind_keeps_the_skew_and_a_clock_set_back_still_sees_expiry() 
     publish_layout(&site, "store", v14.signed_as(&site, expired)).await;
     refused(&site, &source, &["bundle expired at ", &format!("(reference time {ahead})")]).await;
 
+    // A clock known wrong cannot judge "future", but the newest issuedAt accepted bounds
+    // it: one validity (90 days) past it, a far-future bundle would freeze the floor.
+    let far = Version::new(BASELINE + 5, 2, 64);
+    publish_layout(&site, "store", far.signed_as(&site, issued(ahead + SignedDuration::from_hours(91 * 24)))).await;
+    refused(&site, &source, &["more than 90 days after the newest issuedAt accepted", &format!("{ahead}")]).await;
+
     // A bundle issued two days ahead of the clock is not "in the future": the clock is
     // behind what the puller accepted before, so it is known wrong (spec 8.9).
-    let v15 = Version::new(BASELINE + 5, 2, 64);
+    let v15 = Version::new(BASELINE + 6, 2, 64);
     publish_layout(&site, "store", v15.signed_as(&site, issued(ahead + SignedDuration::from_mins(1)))).await;
     assert_applied(&site.sync(&source, &[]).await, v15.number);
     assert_converged(&site, &v15).await;

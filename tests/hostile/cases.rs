@@ -188,6 +188,16 @@ async fn release_cases(site: &Site, out: &mut Vec<Case>) {
             }),
         ),
         ("expires-before-issued", "is not after issuedAt".into(), released(&|r| r.expires = r.issued_at - hours(1))),
+        (
+            "valid-for-longer-than-90-days",
+            "longer than the 90 days a bundle may be valid".into(),
+            released(&|r| r.expires = r.issued_at + hours(91 * 24)),
+        ),
+        (
+            "version-leaps-past-the-bound",
+            format!("version {} is more than 1000000 above the applied version {BASELINE}", BASELINE + 1_000_001),
+            released(&|r| r.version = BASELINE + 1_000_001),
+        ),
         ("signed-for-another-cluster", format!("bundle is for cluster {other}"), released(&|r| r.cluster = other.clone())),
         (
             "keyring-version-not-the-verifying-one",
@@ -208,6 +218,11 @@ async fn release_cases(site: &Site, out: &mut Vec<Case>) {
             "keyring-update-signed-by-its-own-keys",
             format!("{untrusted}: {}", threshold(0).trim_start_matches("signatures: ")),
             rotated(v2.sign_update(&new_keys)),
+        ),
+        (
+            "keyring-update-leaps-its-version",
+            "update to version 1002 is more than 1000 above version 1".into(),
+            rotated(Keyring::new(1_002, 1, v2.keys().to_vec(), &Limits::SPEC).expect("keyring").sign_update(&keys[..2])),
         ),
         (
             "keyring-update-lists-a-key-twice",
