@@ -1,5 +1,5 @@
 //! Fetching this cluster's bundle and verifying it (spec section 8) with what the state
-//! remembers: the floor, and the keyring rotation may have advanced past the local file.
+//! remembers: the floor, and the keyring `trusted` derived from the file and the kept chain.
 //!
 //! An unchanged bundle is not fetched again, except when a profile asks for drift
 //! detection: then the content is fetched and verified once more in full. That costs a

@@ -58,10 +58,7 @@ pub fn verify_envelope(
     // spec 8.1, 8.2
     let env = envelope::decode(envelope_bytes, IN_TOTO_PAYLOAD_TYPE, limits)?;
     // spec 8.3
-    let (keyring, adopted) = match keyring_chain {
-        Some(chain) => expect.keyring.follow_chain_adopting(chain, limits).map_err(VerifyError::KeyringChain)?,
-        None => (expect.keyring.clone(), Vec::new()),
-    };
+    let (keyring, adopted) = follow_chain_adopting(expect.keyring, keyring_chain, limits)?;
     // spec 8.4
     let signers = keyring.check(&env).map_err(VerifyError::Signatures)?;
     // spec 8.5
@@ -87,9 +84,14 @@ pub fn verify_envelope(
 
 /// Step 3: the keyring to check signatures with, `keyring` advanced by the store's chain.
 pub fn follow_chain(keyring: &Keyring, chain: Option<&[u8]>, limits: &Limits) -> Result<Keyring, VerifyError> {
+    follow_chain_adopting(keyring, chain, limits).map(|(keyring, _)| keyring)
+}
+
+/// [`follow_chain`], with the updates it adopted.
+fn follow_chain_adopting(keyring: &Keyring, chain: Option<&[u8]>, limits: &Limits) -> Result<(Keyring, Vec<Vec<u8>>), VerifyError> {
     match chain {
-        Some(chain) => keyring.follow_chain(chain, limits).map_err(VerifyError::KeyringChain),
-        None => Ok(keyring.clone()),
+        Some(chain) => keyring.follow_chain_adopting(chain, limits).map_err(VerifyError::KeyringChain),
+        None => Ok((keyring.clone(), Vec::new())),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The puller's memory between runs: the applied version and digest, the anti-rollback
-//! floor, the keyring adopted by rotation, how the inventory's kinds are served (so a
+//! floor, the signed keyring updates adopted by rotation, how the inventory's kinds are served (so a
 //! drift check needs no discovery), the failed runs of parts with a
 //! `maxConsecutiveFailures` (`failures`) and what the workloads of reloader parts mount,
 //! digested, kept in the Secret `airlock-state-<cluster name>` of

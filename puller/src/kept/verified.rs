@@ -11,8 +11,9 @@
 //! they meant. Any other run verifies in full, and a run that fetches content (an apply, a
 //! drift check) always does, since it needs the statement's file list.
 //!
-//! The state Secret is no security boundary against whoever can write it: they could set
-//! the floor or adopt a keyring as well. What the record guarantees is narrower: bytes
+//! The record is no security boundary against whoever can write the state Secret: they
+//! could set the floor, or the claims recorded here (which can hide an expiry), though not
+//! a keyring (`trusted`). What the record guarantees is narrower: bytes
 //! whose hash differs from the recorded one are verified in full, so a record cannot lend
 //! its verdict to an envelope signed differently. This module fetches nothing.
 
