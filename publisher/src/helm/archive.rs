@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// A chart archive's inflated size budget: the largest charts (with vendored subcharts and
 /// CRDs) are a few megabytes; anything this large is not a chart.
-const MAX_INFLATED_BYTES: u64 = 256 << 20;
+pub(super) const MAX_INFLATED_BYTES: u64 = 256 << 20;
 /// `Chart.yaml` is metadata: names, versions, dependencies.
 const MAX_CHART_YAML_BYTES: u64 = 1 << 20;
 

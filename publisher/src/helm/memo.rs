@@ -6,13 +6,15 @@
 //! `--kube-version`, the sorted API list and the template options. 10,000 clusters with
 //! equal inputs render once; a publish whose inputs are unchanged starts no helm at all.
 //!
-//! Nondeterministic charts (`genCA`, `randAlphaNum`, `uuidv4` in templates) are found by
-//! rendering twice on a miss: when the two outputs differ, the first is kept and the render
-//! is marked [`nondeterministic`](Entry::nondeterministic). Because the disk memo is keyed
-//! by the inputs digest, the *previous* output of an unchanged release is simply the entry
-//! under the same key: it is served again, so certificates and passwords such a chart makes
-//! stay what the cluster already has until an input changes (which must make new ones).
-//! Losing the cache directory loses them too: the next publish renders anew.
+//! Nondeterministic charts are found by rendering a second time on a miss, but only where
+//! the templates or the values name a function that reads randomness or the clock
+//! (`genCA`, `randAlphaNum`, `now`…, found by `variance`); any other chart is a function of
+//! its inputs and renders once. When the two outputs differ, the first is kept and the
+//! render is marked [`nondeterministic`](Entry::nondeterministic). Because the disk memo is
+//! keyed by the inputs digest, the *previous* output of an unchanged release is simply the
+//! entry under the same key: it is served again, so certificates and passwords such a chart
+//! makes stay what the cluster already has until an input changes (which must make new
+//! ones). Losing the cache directory loses them too: the next publish renders anew.
 //!
 //! On disk: `<dir>/<inputs digest>.json`, written through a temporary file. An entry is
 //! touched when read; entries unread for [`STALE`] are removed when the memo opens.

@@ -14,7 +14,8 @@
 //! Layout: `binary` (locate, version, run with a budget), `scratch` (throw-away helm
 //! homes), `source` (repository kinds, versions, access), `fetch` + `cache` + `archive`
 //! (`helm pull` into a digest-keyed cache), `template` (`helm template`), `release` +
-//! `hooks` (splitting and ordering), `memo` (render memoization), `renderer`, `lazy` (made when first needed).
+//! `hooks` (splitting and ordering), `memo` (render memoization), `variance` (whether a
+//! render can differ between runs), `renderer`, `lazy` (made when first needed).
 
 mod archive;
 mod binary;
@@ -30,6 +31,7 @@ mod renderer;
 mod scratch;
 mod source;
 mod template;
+mod variance;
 
 pub use binary::{Helm, HelmVersion};
 pub use cache::FetchedChart;
