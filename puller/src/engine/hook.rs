@@ -94,6 +94,11 @@ pub(super) enum Operation {
 }
 
 impl Hook {
+    /// Whether it fires on uninstall only.
+    pub(super) fn deletes_only(&self) -> bool {
+        self.events.iter().all(|e| matches!(e, HookEvent::PreDelete | HookEvent::PostDelete))
+    }
+
     /// The event this hook fires on in `operation`, and where it goes, if it fires at all.
     /// A hook of both a pre- and a post- event fires once, before.
     pub(super) fn fires(&self, operation: Operation) -> Option<(HookEvent, Slot)> {
@@ -179,8 +184,8 @@ pub(super) fn list<T: PartialEq>(text: &str, key: &str, known: impl Fn(&str) -> 
 
 /// The operation of every release with something to do in this run, given the objects a
 /// run applies (objects of parts held back left out by the caller) and the previous
-/// inventory. Create-only objects and dry-run parts change nothing; a OneTime object
-/// applied before never changes.
+/// inventory. Create-only objects, dry-run parts and delete hooks change nothing; a
+/// OneTime object applied before never changes.
 pub(super) fn operations<'a>(objects: impl Iterator<Item = &'a DesiredObject>, previous: &[InventoryEntry]) -> HashMap<String, Operation> {
     let by_key: HashMap<ObjectKey, &InventoryEntry> = previous.iter().map(|e| (e.id.key(), e)).collect();
     let mut changed: HashSet<&str> = HashSet::new();
@@ -195,7 +200,8 @@ pub(super) fn operations<'a>(objects: impl Iterator<Item = &'a DesiredObject>, p
         } else {
             with_objects.insert(release)
         };
-        if object.create_only || object.sync_mode == SyncMode::DryRun {
+        // A delete hook is news only to an uninstall, which the objects leaving tell apart.
+        if object.create_only || object.sync_mode == SyncMode::DryRun || object.hook.as_ref().is_some_and(Hook::deletes_only) {
             continue;
         }
         let before = by_key.get(&object.id.key());

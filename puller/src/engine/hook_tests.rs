@@ -125,6 +125,18 @@ fn a_release_of_hooks_only_is_uninstalled_once() {
 }
 
 #[test]
+fn a_delete_hook_new_or_changed_alone_upgrades_nothing() {
+    let a = object("a", "ns/r", "1");
+    let pre_delete =
+        DesiredObject { hook: hook(json!({ANNOTATION_HOOK: "pre-delete,post-delete"})).unwrap(), ..object("backup", "ns/r", "b") };
+    assert!(operations([&a, &pre_delete].into_iter(), &[entry(&a, false)]).is_empty(), "the hook is new");
+    let changed = DesiredObject { hash: "b2".into(), ..pre_delete.clone() };
+    assert!(operations([&a, &changed].into_iter(), &[entry(&a, false), entry(&pre_delete, true)]).is_empty());
+    let install_too = DesiredObject { hook: hook(json!({ANNOTATION_HOOK: "pre-install,pre-delete"})).unwrap(), ..pre_delete.clone() };
+    assert_eq!(operations([&a, &install_too].into_iter(), &[entry(&a, false)]).get("ns/r"), Some(&Operation::Upgrade));
+}
+
+#[test]
 fn create_only_dry_run_and_one_time_objects_change_nothing() {
     let a = object("a", "ns/r", "1");
     let crd = DesiredObject { create_only: true, ..object("crd", "ns/r", "c") };
