@@ -8,8 +8,9 @@
 //! reported; an unchanged bundle fires nothing; an upgrade whose
 //! pre-upgrade Job fails stops before the release's objects change, the fixed upgrade
 //! re-creates that Job and applies the release, and `Uninstall` runs the pre-delete and
-//! post-delete Jobs around the prune. With `wait`, the post-install hook runs only once
-//! the release's Deployment is available.
+//! post-delete Jobs around the prune, as does a profile that stops matching the cluster,
+//! once. With `wait`, the post-install hook runs only once the release's Deployment is
+//! available.
 
 mod chart_repo;
 mod common;
@@ -220,7 +221,11 @@ impl Loop {
 
     /// Publishes the release with `action`, `options` and the `values` lines.
     fn publish(&self, action: &str, options: &str, values: &str) {
-        std::fs::write(self.fleet_dir.path().join("fleet.yaml"), fleet(&self.run, &self.repo.url, action, options, values)).unwrap();
+        self.publish_fleet(&fleet(&self.run, &self.repo.url, action, options, values));
+    }
+
+    fn publish_fleet(&self, fleet: &str) {
+        std::fs::write(self.fleet_dir.path().join("fleet.yaml"), fleet).unwrap();
         let dir = self.fleet_dir.path().display().to_string();
         let args = ["publish", "--from-dir", &dir, "--to", &self.store, "--key", &self.keys.key, "--helm", &self.helm, "--no-cache"];
         support::run_expect(&args, 0);
@@ -318,4 +323,57 @@ fn with_wait_the_post_install_hook_runs_once_the_deployment_is_available() {
         "the post-install hook only after the Deployment became available: {available} {post}"
     );
     assert_eq!(post["status"]["succeeded"], 1, "{post}");
+}
+
+#[test]
+fn a_profile_that_stops_matching_uninstalls_its_release_with_the_delete_hooks_once() {
+    let l = Loop::new("withdraw");
+    let run = &l.run;
+    let installed = fleet(run, &l.repo.url, "Install", "{}", "");
+    l.publish_fleet(&installed);
+    let first = l.sync();
+    assert!(first.status.success(), "install: {}", text(&first));
+    assert!(get(run, "configmap", "main").is_some(), "the release's object");
+    assert!(get(run, "job", "backup").is_none(), "the delete hooks the bundle carries idle while installed");
+
+    let selector = format!("matchLabels: {{site: {run}}}");
+    let withdrawn = installed.replacen(&selector, "matchLabels: {site: elsewhere}", 1);
+    assert_ne!(withdrawn, installed, "the profile's selector");
+    l.publish_fleet(&withdrawn);
+    let uninstalled = l.sync();
+    assert!(uninstalled.status.success(), "the withdrawal: {}", text(&uninstalled));
+    assert!(get(run, "configmap", "main").is_none(), "the release's objects are pruned");
+    let ran: Vec<Value> = ["backup", "farewell"].iter().map(|n| get(run, "job", n).unwrap_or_else(|| panic!("{n} ran"))).collect();
+    for job in &ran {
+        assert_eq!(job["status"]["succeeded"], 1, "{job}");
+    }
+    assert!(
+        field(&ran[0], "/status/completionTime") <= field(&ran[1], "/metadata/creationTimestamp"),
+        "pre-delete before post-delete: {ran:?}"
+    );
+    assert!(get(run, "job", "post").is_some(), "hooks stay, as helm uninstall leaves them");
+
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let cluster: airlock_bundle::ClusterId = l.cluster.parse().expect("a cluster id");
+    let carried = runtime.block_on(support::read_back(&l.store, &cluster, &l.keys.keyring));
+    let part = format!("ClusterProfile.{run}");
+    let mut paths: Vec<&str> = carried.bundle().files().map(|(p, _)| p).filter(|p| p.starts_with(&part)).collect();
+    paths.sort();
+    let expected: Vec<String> = ["backup", "farewell"].iter().map(|n| format!("{part}/Job.{run}.{n}.yaml")).collect();
+    assert_eq!(paths, expected, "the withdrawn part carries the delete hooks alone");
+
+    l.publish_fleet(&withdrawn);
+    let again = l.sync();
+    assert!(again.status.success(), "the carried part again: {}", text(&again));
+    let backup = get(run, "job", "backup").expect("backup");
+    assert_eq!(backup["metadata"]["uid"], ran[0]["metadata"]["uid"], "a delete hook that fired does not fire again");
+
+    let version = carried.predicate().version;
+    let reported = withdrawn.replacen("annotations: {", &format!("annotations: {{airlock.dev/applied-version: '{version}', "), 1);
+    l.publish_fleet(&reported);
+    let dropped = runtime.block_on(support::read_back(&l.store, &cluster, &l.keys.keyring));
+    assert!(!support::has_part(&dropped, &part), "the cluster reported applying the withdrawal: the part goes");
+    let last = l.sync();
+    assert!(last.status.success(), "after the part went: {}", text(&last));
+    assert_eq!(get(run, "job", "backup").expect("backup")["metadata"]["uid"], ran[0]["metadata"]["uid"]);
 }

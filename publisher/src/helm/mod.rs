@@ -36,7 +36,7 @@ mod variance;
 pub use binary::{Helm, HelmVersion};
 pub use cache::FetchedChart;
 pub use error::{ChartLabel, Class, HelmError};
-pub use hooks::{DELETE_POLICY_ANNOTATION, DeletePolicy, HOOK_ANNOTATION, HookEvent, HookSpec, WEIGHT_ANNOTATION};
+pub use hooks::{DELETE_POLICY_ANNOTATION, DeletePolicy, HOOK_ANNOTATION, HookEvent, HookSpec, SITE_HOOK_ANNOTATION, WEIGHT_ANNOTATION};
 pub use lazy::LazyRenderer;
 pub use release::{CHART_LABEL, ChartId, Hook, Manifest, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, Release};
 pub use renderer::{Rendered, Renderer, RendererSettings};

@@ -2,14 +2,15 @@
 //! `PreparedCluster::needs_store`, a tie between profiles, or a stored part of a profile
 //! that cannot be read or is paused): read the stored bundle (`kept`), render again with
 //! its recorded time each clock-reading part whose inputs did not change, let `hold`
-//! decide, fetch the held parts' content, and assemble. Entry point: [`complete`].
+//! decide, fetch the held parts' content, carry what withdrawn parts leave (`withdraw`),
+//! and assemble. Entry point: [`complete`].
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use airlock_bundle::{ClusterId, Keyring};
 
 use super::Run;
-use super::kept;
+use super::{kept, withdraw};
 use crate::render::hold;
 use crate::render::{Assembly, ClusterPlan, KeptContent, PreparedCluster, RenderError, Rendered, Renderer};
 
@@ -57,9 +58,38 @@ pub async fn complete(
             break decided;
         }
     };
+    if let Some(statement) = statement {
+        let applied = plan.cluster.applied_version().is_some_and(|v| v >= statement.predicate.version);
+        withdraw_all(cluster, &decided, &mut kept, applied, &p.limits);
+    }
     match renderer.assemble(&prepared, &decided, &kept, true)? {
         Assembly::Done(rendered) => Ok((*rendered, prepared)),
         Assembly::Ties => unreachable!("a decided assembly breaks its ties"),
+    }
+}
+
+/// Replaces the content of every withdrawn part with what `withdraw` carries of it; one
+/// that carries nothing is left without content, which `assemble` leaves out. `applied`:
+/// the cluster reported applying the stored bundle.
+fn withdraw_all(
+    cluster: &ClusterId,
+    decided: &hold::Plan,
+    kept: &mut BTreeMap<String, KeptContent>,
+    applied: bool,
+    limits: &airlock_bundle::Limits,
+) {
+    for (name, _) in decided.held.iter().filter(|(_, h)| h.reason == hold::Reason::Withdrawn) {
+        let Some(content) = kept.remove(name) else { continue };
+        match withdraw::carry(name, &content, applied, limits) {
+            Ok(Some(carried)) => {
+                tracing::info!(%cluster, part = name, hooks = carried.keys.len(), "carrying the delete hooks of a withdrawn profile");
+                kept.insert(name.clone(), carried);
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(%cluster, part = name, "cannot read the withdrawn part, so its releases are pruned without their delete hooks: {e}")
+            }
+        }
     }
 }
 

@@ -7,14 +7,14 @@
 use std::collections::BTreeMap;
 
 use airlock_bundle::sign;
-use airlock_bundle::statement::Statement;
+use airlock_bundle::statement::{ProfileEntry, Statement};
 use airlock_bundle::{Digest, Release};
 use futures::StreamExt;
 
 use super::compare::{Decision, Held, decide_held};
 use super::{Run, STORE_READS, complete};
 use crate::memo::{Outline, Stored};
-use crate::render::{Assembly, ClusterPlan, PreparedCluster, RenderError, Rendered};
+use crate::render::{Assembly, ClusterPlan, PreparedCluster, RenderError, Rendered, hold};
 use crate::sveltos::model::SveltosCluster;
 
 /// A rendered cluster and the statement describing it (version not yet set), with what it
@@ -132,7 +132,7 @@ pub fn full(run: &Run<'_>, rendered: Rendered, prepared: PreparedCluster) -> Ful
 
 /// Takes in what the store holds: a recalled cluster that must be published is rendered
 /// now, and a rendered one whose stored bundle has parts of profiles not planned (that
-/// cannot be read, or are paused) is completed from the store.
+/// cannot be read, are paused, or withdraw) is completed from the store.
 pub fn after_read<'a>(run: &Run<'_>, mut d: Draft<'a>, held: Option<Result<Held, String>>) -> Draft<'a> {
     d.held = held;
     let Some(Ok(held)) = &d.held else { return d };
@@ -143,22 +143,36 @@ pub fn after_read<'a>(run: &Run<'_>, mut d: Draft<'a>, held: Option<Result<Held,
             if let Decision::Publish { .. } =
                 decide_held(held, outline, d.remembered.as_ref(), keyring, chain, run.times.now, signer.expires_in)
             {
+                // The outline is the stored bundle's, unless the store holds another.
+                let stored = match held {
+                    Held::Bundle { statement, .. } => statement.predicate.profiles.clone(),
+                    _ => outline.profiles.clone(),
+                };
                 let plan = d.plan.as_ref().expect("a recalled cluster was planned");
                 d.stage = render(run, plan);
+                complete_if_stored_beyond_plan(run, &mut d.stage, &stored);
             }
         }
-        Stage::Full(full) => {
+        Stage::Full(_) => {
             if let Held::Bundle { statement, .. } = held {
-                let planned = |name: &str| full.prepared.parts.iter().any(|p| &*p.name == name);
-                if statement.predicate.profiles.iter().any(|e| !planned(&e.name) && run.unplanned.holds(&e.name)) {
-                    let Stage::Full(full) = std::mem::replace(&mut d.stage, Stage::Failed(String::new())) else { unreachable!() };
-                    d.stage = Stage::Pending(full.prepared);
-                }
+                complete_if_stored_beyond_plan(run, &mut d.stage, &statement.predicate.profiles);
             }
         }
         _ => {}
     }
     d
+}
+
+/// Makes a rendered cluster pending when the stored bundle (its entries `stored`) has a
+/// part of a profile not planned that is to be kept (it cannot be read, or is paused) or
+/// withdrawn (its delete hooks may have to be carried).
+fn complete_if_stored_beyond_plan(run: &Run<'_>, stage: &mut Stage, stored: &[ProfileEntry]) {
+    let Stage::Full(full) = stage else { return };
+    let planned = |name: &str| full.prepared.parts.iter().any(|p| &*p.name == name);
+    if stored.iter().any(|e| !planned(&e.name) && (run.unplanned.holds(&e.name) || hold::withdraws(e))) {
+        let Stage::Full(full) = std::mem::replace(stage, Stage::Failed(String::new())) else { unreachable!() };
+        *stage = Stage::Pending(full.prepared);
+    }
 }
 
 /// Completes every pending cluster from the store, a few at a time.

@@ -26,6 +26,7 @@ mod draft;
 mod kept;
 mod rollout;
 mod settle;
+mod withdraw;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;

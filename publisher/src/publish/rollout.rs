@@ -19,7 +19,6 @@ use futures::StreamExt;
 
 use super::draft::{Draft, Stage, complete_from_store};
 use super::{Run, STORE_READS, kept};
-use crate::annotations::APPLIED_VERSION_ANNOTATION;
 use crate::render::{ClusterPlan, RenderError};
 use crate::sveltos::max_update::MaxUpdate;
 use crate::sveltos::model::SveltosCluster;
@@ -48,11 +47,6 @@ pub struct Rollout {
     /// Part name → its window; only profiles that set `maxUpdate`.
     windows: BTreeMap<String, Window>,
     stored: HashMap<ClusterId, BTreeMap<String, StoredPart>>,
-}
-
-/// The version a cluster's puller last reported applied, as ingested.
-fn applied_version(cluster: &SveltosCluster) -> Option<u64> {
-    cluster.object["metadata"]["annotations"][APPLIED_VERSION_ANNOTATION].as_str()?.parse().ok()
 }
 
 impl Rollout {
@@ -89,7 +83,7 @@ impl Rollout {
                     return (cluster.id.clone(), Err(parts));
                 }
             };
-            let applied = applied_version(cluster);
+            let applied = cluster.applied_version();
             let parts: BTreeMap<String, StoredPart> = stored
                 .iter()
                 .flat_map(|s| {

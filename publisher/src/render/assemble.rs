@@ -1,6 +1,7 @@
 //! Building a cluster's bundle from its prepared parts: fresh parts from this render, held
-//! parts with the content the store gave (`hold`), the relayed credentials, one copy of
-//! every object (`tier`), and each part's settings. Entry point: [`assemble`].
+//! parts with the content the store gave (`hold`; a withdrawn part given none is left
+//! out), the relayed credentials, one copy of every object (`tier`), and each part's
+//! settings. Entry point: [`assemble`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use airlock_bundle::{Bundle, Limits, Part, PartSettings};
 use super::credentials;
 use super::error::RenderError;
 use super::hold::{Plan, Reason};
+use super::manifest::file_path;
 use super::object::Object;
 use super::shared::part_of;
 use super::tier::{self, Candidate, KeptKey};
@@ -72,8 +74,13 @@ pub fn assemble(
     }
     for (name, held) in &plan.held {
         let content = held.stored.as_ref().and_then(|_| kept.get(name));
+        if held.reason == Reason::Withdrawn && content.is_none() {
+            continue;
+        }
         let part: Arc<str> = name.as_str().into();
-        if let Some(content) = content {
+        // A withdrawn release's hooks give way to any part that deploys them now (the
+        // release moved to another profile): they never hold another part back.
+        if let Some(content) = content.filter(|_| held.reason != Reason::Withdrawn) {
             kept_keys.extend(content.keys.iter().map(|key| KeptKey { part: part.clone(), tier: held.settings.tier, key: key.clone() }));
         }
         let mut s = held.settings.clone();
@@ -107,6 +114,18 @@ pub fn assemble(
     for c in resolution.kept {
         by_part.entry(c.part).or_default().push(c.object);
     }
+    let mut carried = BTreeMap::new();
+    for (name, _) in plan.held.iter().filter(|(_, h)| h.reason == Reason::Withdrawn) {
+        let Some(content) = kept.get(name) else { continue };
+        let fresh: BTreeSet<String> = by_part.values().flatten().map(|o| file_path(name, &o.key)).collect();
+        let files: Vec<(String, Vec<u8>)> =
+            content.part.files().filter(|(path, _)| !fresh.contains(*path)).map(|(p, b)| (p.to_string(), b.to_vec())).collect();
+        if files.is_empty() {
+            settings.remove(name);
+        } else {
+            carried.insert(name.clone(), Part::new(name, files, limits)?);
+        }
+    }
     let present: BTreeSet<String> = settings.keys().cloned().collect();
     for s in settings.values_mut() {
         s.depends_on.retain(|d| present.contains(d));
@@ -115,6 +134,7 @@ pub fn assemble(
     let mut built = Vec::with_capacity(settings.len());
     for name in settings.keys() {
         let part = match (plan.held.get(name), kept.get(name)) {
+            (Some(held), Some(_)) if held.reason == Reason::Withdrawn => carried.remove(name).expect("a carried part was built"),
             (Some(held), Some(content)) if held.stored.is_some() => content.part.clone(),
             (Some(_), _) => Part::new(name, Vec::<(String, Vec<u8>)>::new(), limits)?,
             (None, _) => {

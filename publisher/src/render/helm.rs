@@ -11,7 +11,8 @@
 //! what the site does for `wait`, `atomic`, `cleanupOnFail`, `force` and
 //! `deletionPropagation`. Hooks carry the annotations that make
 //! the site fire them (spec 2.5.3) on the events the options leave on: install and
-//! upgrade, and test with `runTests`; a hook of none of them is left out. The CRDs, the
+//! upgrade, test with `runTests`, and pre- and post-delete, which idle at the site until
+//! the release is uninstalled; a hook of none of them is left out. The CRDs, the
 //! release's objects and its hooks go on through the profile's pipeline like a policyRef's
 //! objects, each in the release namespace unless the chart names another or the kind is
 //! cluster-scoped (a built-in one, or one of the release's CRDs; for any other kind the
@@ -130,11 +131,11 @@ pub fn manifests(
     let release = &rendered.release;
     let options = &spec.options;
     let uninstall = spec.action == HelmAction::Uninstall;
-    let fired: &[HookEvent] = if uninstall { &DELETE_EVENTS } else { &options.fired_events };
+    let fired = shipped_events(options, uninstall);
     let hooks = release
         .hooks
         .iter()
-        .filter_map(|h| Some((&h.manifest, h.spec.site_annotations(fired, options.timeout_seconds)?, options.patch_hooks)));
+        .filter_map(|h| Some((&h.manifest, h.spec.site_annotations(&fired, options.timeout_seconds)?, options.patch_hooks)));
     let create_namespace = spec.options.create_namespace && !uninstall;
     let cluster_scoped_crds: Vec<(&str, &str)> = release
         .crds
@@ -170,6 +171,15 @@ pub fn manifests(
             Ok(Rendered { manifest: Manifest { key, value, origin }, tier, create_namespace, patched })
         })
         .collect()
+}
+
+/// The events whose hooks a release ships. An installed release carries its delete hooks
+/// too, idle at the site until it is uninstalled: a profile that stops matching, or is
+/// deleted, has no spec left to render them from, so the publisher carries them over from
+/// the stored bundle (`publish::withdraw`).
+fn shipped_events(options: &crate::helm::options::ChartOptions, uninstall: bool) -> Vec<HookEvent> {
+    let delete = if options.delete_hooks { &DELETE_EVENTS[..] } else { &[] };
+    if uninstall { delete.to_vec() } else { options.fired_events.iter().chain(delete).copied().collect() }
 }
 
 /// The annotations that make the site act on a release's objects as the options ask

@@ -13,7 +13,9 @@
 //!   keeps what it holds of it, with the failure;
 //! - is paused: every cluster keeps what it holds, as it is, and no other gets it;
 //! - is held back by its `maxUpdate` for this cluster (`publish::rollout` decides): the
-//!   part carries why, like a failure, but the run does not count it as one.
+//!   part carries why, like a failure, but the run does not count it as one;
+//! - no longer deploys to the cluster and withdraws what it deployed: the part is fetched
+//!   so that `publish::withdraw` can carry its releases' delete hooks, or drop it.
 //!
 //! A tie is won by the part whose stored bundle holds the object (Sveltos lets the first
 //! deployer keep it), else by the first part by name; a loser with `continueOnConflict`
@@ -23,7 +25,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use airlock_bundle::PartSettings;
-use airlock_bundle::statement::{ProfileEntry, Statement};
+use airlock_bundle::statement::{ProfileEntry, Statement, StopMatchingBehavior};
 
 use super::manifest::file_path;
 use super::tier::{self, Candidate};
@@ -79,6 +81,9 @@ pub enum Reason {
     Paused,
     /// The new version waits for other clusters' updates (`maxUpdate`): why.
     HeldBack(String),
+    /// The profile no longer deploys to the cluster and withdraws what it deployed: the
+    /// part carries its releases' delete hooks alone (`publish::withdraw`), or goes.
+    Withdrawn,
 }
 
 /// A held part: why, and the settings its entry starts from.
@@ -124,6 +129,13 @@ pub fn stored_settings(entry: &ProfileEntry) -> PartSettings {
     }
 }
 
+/// Whether a stored part of a profile that no longer deploys here may hold delete hooks to
+/// carry: its profile withdraws what it deployed (Sveltos leaves it all, releases
+/// included, with `LeavePolicies`).
+pub fn withdraws(entry: &ProfileEntry) -> bool {
+    entry.stop_matching_behavior == StopMatchingBehavior::WithdrawPolicies && entry.name != crate::render::credentials::SYSTEM_PART
+}
+
 /// Whether a stored entry has content to keep: not a part that never rendered.
 fn has_content(entry: &ProfileEntry) -> bool {
     entry.failure.as_ref().is_none_or(|f| f.kept_from.is_some())
@@ -161,7 +173,14 @@ pub fn plan(
     }
     let planned: BTreeSet<&str> = prepared.parts.iter().map(|d| &*d.name).collect();
     for e in stored.map(|s| s.predicate.profiles.as_slice()).unwrap_or_default() {
-        if planned.contains(e.name.as_str()) || !unplanned.holds(&e.name) || !has_content(e) || unavailable.contains(&e.name) {
+        if planned.contains(e.name.as_str()) || !has_content(e) || unavailable.contains(&e.name) {
+            continue;
+        }
+        if !unplanned.holds(&e.name) {
+            if withdraws(e) {
+                let settings = PartSettings { failure: None, ..stored_settings(e) };
+                plan.held.insert(e.name.clone(), Held { reason: Reason::Withdrawn, settings, stored: Some(e.clone()) });
+            }
             continue;
         }
         let reason = match (unplanned.paused.contains(&e.name), unplanned.broken.get(&e.name), &unplanned.unattributed) {

@@ -68,6 +68,17 @@ impl SveltosCluster {
         self.object.pointer("/status/version").and_then(serde_json::Value::as_str).filter(|v| !v.is_empty())
     }
 
+    /// The bundle version the cluster's puller last reported applied (the
+    /// `airlock.dev/applied-version` annotation ingest writes).
+    pub fn applied_version(&self) -> Option<u64> {
+        self.object
+            .pointer("/metadata/annotations")
+            .and_then(|a| a.get(crate::annotations::APPLIED_VERSION_ANNOTATION))?
+            .as_str()?
+            .parse()
+            .ok()
+    }
+
     /// The `group/version`s the cluster last reported its API server serves (the
     /// `airlock.dev/api-versions` annotation ingest writes); empty when it reported none.
     pub fn api_versions(&self) -> Vec<String> {

@@ -5,6 +5,7 @@
 mod kustomize;
 mod remote;
 mod sveltos;
+mod withdrawn;
 
 use std::collections::{BTreeMap, BTreeSet};
 

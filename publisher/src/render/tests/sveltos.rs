@@ -24,7 +24,7 @@ fn annotated(name: &str, annotations: &str, body: &str) -> String {
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: apps}\ndata: {x: '1'}\n";
 
 /// The store's statement for `r` at `version`, and the content of each of its parts.
-fn stored(r: &Rendered, version: u64) -> (Statement, BTreeMap<String, KeptContent>) {
+pub(super) fn stored(r: &Rendered, version: u64) -> (Statement, BTreeMap<String, KeptContent>) {
     let release = Release {
         cluster: r.cluster.clone(),
         version,
