@@ -8,8 +8,8 @@
 //! reported; an unchanged bundle fires nothing; an upgrade whose
 //! pre-upgrade Job fails stops before the release's objects change, the fixed upgrade
 //! re-creates that Job and applies the release, and `Uninstall` runs the pre-delete and
-//! post-delete Jobs around the prune, as does a profile that stops matching the cluster,
-//! once. With `wait`, the post-install hook runs only once the release's Deployment is
+//! post-delete Jobs around the prune, as do a profile that stops matching the cluster and
+//! a profile that drops the chart, once. With `wait`, the post-install hook runs only once the release's Deployment is
 //! available.
 
 mod chart_repo;
@@ -376,4 +376,24 @@ fn a_profile_that_stops_matching_uninstalls_its_release_with_the_delete_hooks_on
     let last = l.sync();
     assert!(last.status.success(), "after the part went: {}", text(&last));
     assert_eq!(get(run, "job", "backup").expect("backup")["metadata"]["uid"], ran[0]["metadata"]["uid"]);
+}
+
+#[test]
+fn a_chart_dropped_from_a_matching_profile_uninstalls_with_its_delete_hooks() {
+    let l = Loop::new("dropped");
+    let run = &l.run;
+    l.publish("Install", "{}", "");
+    let first = l.sync();
+    assert!(first.status.success(), "install: {}", text(&first));
+    assert!(get(run, "configmap", "main").is_some(), "the release's object");
+
+    let kept = "  policyRefs: []\n";
+    l.publish_fleet(&edge_fleet(run, run, "airlock.dev/api-versions: 'apps/v1,batch/v1,v1'", kept));
+    let dropped = l.sync();
+    assert!(dropped.status.success(), "the chart dropped: {}", text(&dropped));
+    assert!(get(run, "configmap", "main").is_none(), "the release's objects are pruned");
+    for name in ["backup", "farewell"] {
+        let job = get(run, "job", name).unwrap_or_else(|| panic!("the {name} delete hook ran"));
+        assert_eq!(job["status"]["succeeded"], 1, "{job}");
+    }
 }

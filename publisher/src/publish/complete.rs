@@ -2,17 +2,19 @@
 //! `PreparedCluster::needs_store`, a tie between profiles, or a stored part of a profile
 //! that cannot be read or is paused): read the stored bundle (`kept`), render again with
 //! its recorded time each clock-reading part whose inputs did not change, let `hold`
-//! decide, fetch the held parts' content, carry what withdrawn parts leave (`withdraw`),
-//! and assemble. Entry point: [`complete`].
+//! decide, fetch the held parts' content, carry the delete hooks of releases that leave
+//! (`withdraw`), and assemble. Entry point: [`complete`].
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use airlock_bundle::{ClusterId, Keyring};
 
 use super::Run;
 use super::{kept, withdraw};
 use crate::render::hold;
-use crate::render::{Assembly, ClusterPlan, KeptContent, PreparedCluster, RenderError, Rendered, Renderer};
+use crate::render::manifest::file_path;
+use crate::render::{Assembly, ClusterPlan, KeptContent, Object, PreparedCluster, RenderError, Rendered, Renderer};
 
 /// The bundle of `prepared` given what the store holds for its cluster, with the parts
 /// `held_back` names (part → why) kept as the store has them.
@@ -33,7 +35,7 @@ pub async fn complete(
     }
     let mut unavailable = BTreeSet::new();
     let mut kept: BTreeMap<String, KeptContent> = BTreeMap::new();
-    let decided = loop {
+    let mut decided = loop {
         let decided = hold::plan(&prepared, statement, unplanned, &unavailable, held_back);
         let mut failed = false;
         if let Some(stored) = &stored {
@@ -58,9 +60,10 @@ pub async fn complete(
             break decided;
         }
     };
-    if let Some(statement) = statement {
-        let applied = plan.cluster.applied_version().is_some_and(|v| v >= statement.predicate.version);
+    if let Some(stored) = &stored {
+        let applied = plan.cluster.applied_version().is_some_and(|v| v >= stored.statement().predicate.version);
         withdraw_all(cluster, &decided, &mut kept, applied, &p.limits);
+        decided.carried = hooks_left(run, cluster, stored, &prepared, &decided, applied).await.map_err(unreadable)?;
     }
     match renderer.assemble(&prepared, &decided, &kept, true)? {
         Assembly::Done(rendered) => Ok((*rendered, prepared)),
@@ -91,6 +94,50 @@ fn withdraw_all(
             }
         }
     }
+}
+
+/// The delete hooks each fresh part carries from the stored bundle: of the releases its
+/// stored part held and it no longer deploys. Only a part that lost files is read.
+async fn hooks_left(
+    run: &Run<'_>,
+    cluster: &ClusterId,
+    stored: &kept::Stored,
+    prepared: &PreparedCluster,
+    decided: &hold::Plan,
+    applied: bool,
+) -> Result<BTreeMap<String, Vec<Arc<Object>>>, airlock_store::StoreError> {
+    let p = run.publisher;
+    let statement = stored.statement();
+    let mut carried = BTreeMap::new();
+    for draft in prepared.parts.iter().filter(|d| !decided.held.contains_key(&*d.name)) {
+        let (Ok(fresh), Some(entry)) = (&draft.outcome, statement.predicate.profiles.iter().find(|e| *e.name == *draft.name)) else {
+            continue;
+        };
+        let paths: BTreeSet<String> = fresh.objects.iter().map(|o| file_path(&draft.name, &o.key)).collect();
+        let prefix = format!("{}/", draft.name);
+        if statement.predicate.files.iter().all(|f| !f.path.starts_with(&prefix) || paths.contains(&f.path)) {
+            continue;
+        }
+        let content = match stored.part(&*p.store, cluster, entry, &p.limits).await {
+            Ok(content) => content,
+            Err(kept::PartError::Store(e)) => return Err(e),
+            Err(kept::PartError::Unusable(e)) => {
+                tracing::warn!(%cluster, part = entry.name, "cannot read the stored part, so the releases it dropped are pruned without their delete hooks: {e}");
+                continue;
+            }
+        };
+        match withdraw::hooks_left(&content.part, &fresh.objects, applied) {
+            Ok(hooks) if hooks.is_empty() => {}
+            Ok(hooks) => {
+                tracing::info!(%cluster, part = entry.name, hooks = hooks.len(), "carrying the delete hooks of releases the profile dropped");
+                carried.insert(entry.name.clone(), hooks);
+            }
+            Err(e) => {
+                tracing::warn!(%cluster, part = entry.name, "cannot read the stored part, so the releases it dropped are pruned without their delete hooks: {e}")
+            }
+        }
+    }
+    Ok(carried)
 }
 
 /// Renders again, at the time the store's bundle records, each part that read the clock

@@ -4,7 +4,7 @@
 //! order: [`draft`], [`after_read`], [`complete_all`], then `rollout::hold_back`; `settle`
 //! takes it from there.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use airlock_bundle::sign;
 use airlock_bundle::statement::{ProfileEntry, Statement};
@@ -131,8 +131,9 @@ pub fn full(run: &Run<'_>, rendered: Rendered, prepared: PreparedCluster) -> Ful
 }
 
 /// Takes in what the store holds: a recalled cluster that must be published is rendered
-/// now, and a rendered one whose stored bundle has parts of profiles not planned (that
-/// cannot be read, are paused, or withdraw) is completed from the store.
+/// now, and a rendered one whose bundle depends on the stored one (parts of profiles not
+/// planned that cannot be read, are paused, or withdraw; releases that leave) is completed
+/// from the store.
 pub fn after_read<'a>(run: &Run<'_>, mut d: Draft<'a>, held: Option<Result<Held, String>>) -> Draft<'a> {
     d.held = held;
     let Some(Ok(held)) = &d.held else { return d };
@@ -144,18 +145,24 @@ pub fn after_read<'a>(run: &Run<'_>, mut d: Draft<'a>, held: Option<Result<Held,
                 decide_held(held, outline, d.remembered.as_ref(), keyring, chain, run.times.now, signer.expires_in)
             {
                 // The outline is the stored bundle's, unless the store holds another.
-                let stored = match held {
-                    Held::Bundle { statement, .. } => statement.predicate.profiles.clone(),
-                    _ => outline.profiles.clone(),
-                };
+                let outlined = outline.profiles.clone();
                 let plan = d.plan.as_ref().expect("a recalled cluster was planned");
                 d.stage = render(run, plan);
-                complete_if_stored_beyond_plan(run, &mut d.stage, &stored);
+                if let Stage::Full(full) = &d.stage {
+                    let completes = match held {
+                        Held::Bundle { statement, .. } => depends_on_store(run, full, statement),
+                        // Same inputs as the stored bundle, yet a part differs: it holds
+                        // what the store gave it.
+                        _ => beyond_plan(run, full, &outlined) || differs(full, &outlined),
+                    };
+                    complete_if(completes, &mut d.stage);
+                }
             }
         }
-        Stage::Full(_) => {
+        Stage::Full(full) => {
             if let Held::Bundle { statement, .. } = held {
-                complete_if_stored_beyond_plan(run, &mut d.stage, &statement.predicate.profiles);
+                let completes = depends_on_store(run, full, statement);
+                complete_if(completes, &mut d.stage);
             }
         }
         _ => {}
@@ -163,14 +170,34 @@ pub fn after_read<'a>(run: &Run<'_>, mut d: Draft<'a>, held: Option<Result<Held,
     d
 }
 
-/// Makes a rendered cluster pending when the stored bundle (its entries `stored`) has a
-/// part of a profile not planned that is to be kept (it cannot be read, or is paused) or
-/// withdrawn (its delete hooks may have to be carried).
-fn complete_if_stored_beyond_plan(run: &Run<'_>, stage: &mut Stage, stored: &[ProfileEntry]) {
-    let Stage::Full(full) = stage else { return };
+/// Whether a rendered cluster's bundle depends on the stored one, `statement`: it has a
+/// part of a profile not planned that is to be kept or withdrawn ([`beyond_plan`]), or a
+/// planned part lost files there (a release it dropped may leave delete hooks to carry).
+fn depends_on_store(run: &Run<'_>, full: &Full, statement: &Statement) -> bool {
+    let files: HashSet<&str> = full.rendered.bundle.files().map(|(path, _)| path).collect();
+    let planned = |path: &str| path.split_once('/').is_some_and(|(part, _)| full.prepared.parts.iter().any(|p| &*p.name == part));
+    beyond_plan(run, full, &statement.predicate.profiles)
+        || statement.predicate.files.iter().any(|f| planned(&f.path) && !files.contains(f.path.as_str()))
+}
+
+/// Whether the stored bundle (its entries `stored`) has a part of a profile not planned
+/// that is to be kept (it cannot be read, or is paused) or withdrawn (its delete hooks may
+/// have to be carried).
+fn beyond_plan(run: &Run<'_>, full: &Full, stored: &[ProfileEntry]) -> bool {
     let planned = |name: &str| full.prepared.parts.iter().any(|p| &*p.name == name);
-    if stored.iter().any(|e| !planned(&e.name) && (run.unplanned.holds(&e.name) || hold::withdraws(e))) {
-        let Stage::Full(full) = std::mem::replace(stage, Stage::Failed(String::new())) else { unreachable!() };
+    stored.iter().any(|e| !planned(&e.name) && (run.unplanned.holds(&e.name) || hold::withdraws(e)))
+}
+
+/// Whether a part of the stored bundle (its entries `stored`) differs from this render's.
+fn differs(full: &Full, stored: &[ProfileEntry]) -> bool {
+    let fresh = &full.statement.predicate.profiles;
+    stored.iter().any(|e| fresh.iter().any(|f| f.name == e.name && f.digest != e.digest))
+}
+
+/// Makes a rendered cluster pending, to be completed from the store, when it `completes`.
+fn complete_if(completes: bool, stage: &mut Stage) {
+    if completes {
+        let Stage::Full(full) = std::mem::replace(stage, Stage::Failed(String::new())) else { unreachable!("a rendered cluster") };
         *stage = Stage::Pending(full.prepared);
     }
 }

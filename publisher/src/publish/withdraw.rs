@@ -1,49 +1,95 @@
-//! What a part becomes when its profile no longer deploys to the cluster (it stopped
-//! matching, or was deleted) and withdraws what it deployed. Entry point: [`carry`].
+//! The delete hooks of Helm releases that leave a cluster, carried from the stored bundle
+//! into the next. Entry points: [`carry`] for the part of a profile that no longer deploys
+//! to the cluster (it stopped matching, or was deleted, and withdraws what it deployed),
+//! [`hooks_left`] for a part that still does but dropped a release.
 //!
-//! The site prunes such a part's objects by its inventory. A Helm release among them must
-//! also fire its pre-delete and post-delete hooks around that prune, as `helm uninstall`
-//! does, and nothing is left to render them from: the profile's spec is gone. So every
-//! installed release ships its delete hooks (idle at the site), and the part of a withdrawn
-//! profile is carried over from the stored bundle with those hooks alone; the puller,
-//! finding a release with hooks only in the bundle and objects in its inventory, uninstalls
-//! it (spec 2.5.3). The carried part is kept until the cluster reports it applied a
-//! version that carried it (the uninstall is done), then dropped. A cluster that never
-//! reports keeps it; a hook that already fired does not fire again.
+//! The site prunes a release's objects by its inventory once they leave the bundle. It
+//! must also fire the release's pre-delete and post-delete hooks around that prune, as
+//! `helm uninstall` does, and nothing is left to render them from: the chart entry, or the
+//! whole profile, is gone. So every installed release ships its delete hooks (idle at the
+//! site), and a release that leaves keeps them in its part, read back from the stored
+//! bundle byte for byte; the puller, finding a release with hooks only in the bundle and
+//! objects in its inventory, uninstalls it (spec 2.5.3). The hooks are carried until the
+//! cluster reports it applied a version that carried them (the uninstall is done), then
+//! dropped. A cluster that never reports keeps them; a hook that fired does not fire again.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use airlock_bundle::{Limits, Part};
 use serde_json::Value;
 
-use crate::helm::{HookEvent, RELEASE_LABEL, SITE_HOOK_ANNOTATION};
-use crate::render::KeptContent;
+use crate::helm::{HookEvent, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, SITE_HOOK_ANNOTATION};
+use crate::render::{KeptContent, Object};
 use crate::sveltos::ObjectKey;
 use crate::yaml::parse_documents;
 
-/// The part `name` to publish for a withdrawn profile whose stored part is `stored`;
-/// `None` when there is nothing to carry: no release of it has delete hooks, or the part
-/// already holds delete hooks alone and the cluster reported applying it (`applied`).
+/// One file of delete hooks to carry, as the stored part holds it.
+struct Carried {
+    path: String,
+    text: String,
+    keys: Vec<ObjectKey>,
+}
+
+/// The part `name` to publish for a withdrawn profile whose stored part is `stored`:
+/// its releases' delete hooks alone; `None` when there are none to carry. `applied`: the
+/// cluster reported applying the stored bundle.
 pub fn carry(name: &str, stored: &KeptContent, applied: bool, limits: &Limits) -> Result<Option<KeptContent>, String> {
-    let mut files = Vec::new();
-    let mut keys = Vec::new();
-    let mut installed = false;
-    for (path, bytes) in stored.part.files() {
-        let text = std::str::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8"))?;
-        let documents = parse_documents(text).map_err(|e| format!("{path}: {e}"))?;
-        installed |= documents.iter().any(|d| in_release(d) && hook_events(d).is_none());
-        if !documents.is_empty() && documents.iter().all(is_delete_hook) {
-            keys.extend(documents.iter().filter_map(ObjectKey::of));
-            files.push((path.to_string(), bytes.to_vec()));
-        }
-    }
-    if files.is_empty() || (!installed && applied) {
+    let carried = delete_hooks(&stored.part, &|_| false, applied)?;
+    if carried.is_empty() {
         return Ok(None);
     }
-    let part = Part::new(name, files, limits).map_err(|e| e.to_string())?;
+    let keys = carried.iter().flat_map(|c| c.keys.iter().cloned()).collect();
+    let part = Part::new(name, carried.into_iter().map(|c| (c.path, c.text.into_bytes())), limits).map_err(|e| e.to_string())?;
     Ok(Some(KeptContent { part, keys, kept_from: stored.kept_from }))
 }
 
-fn in_release(object: &Value) -> bool {
-    object["metadata"]["labels"][RELEASE_LABEL].is_string()
+/// The delete hooks of the releases `stored` (a part of a profile that still deploys to
+/// the cluster) held and `fresh` (that part's objects now) no longer deploys, as objects
+/// to add to the part.
+pub fn hooks_left(stored: &Part, fresh: &[Arc<Object>], applied: bool) -> Result<Vec<Arc<Object>>, String> {
+    let mut deployed = Vec::new();
+    for object in fresh {
+        let documents = parse_documents(&object.yaml).map_err(|e| format!("{}: {e}", object.origin))?;
+        deployed.extend(documents.iter().filter_map(release));
+    }
+    let carried = delete_hooks(stored, &|r| deployed.iter().any(|d| d == r), applied)?;
+    let origin = |path: &str| format!("the stored bundle's {path}: the delete hook of a release the profile no longer deploys");
+    let objects = carried.into_iter().filter_map(|c| {
+        let key = c.keys.into_iter().next()?;
+        Some(Arc::new(Object { key, origin: origin(&c.path), yaml: c.text.into(), implicit: false }))
+    });
+    Ok(objects.collect())
+}
+
+/// The files of `stored` that hold delete hooks of a release that `deployed` says is no
+/// longer deployed, unless `stored` held that release's delete hooks alone (it was
+/// uninstalling) and the cluster applied it.
+fn delete_hooks(stored: &Part, deployed: &dyn Fn(&str) -> bool, applied: bool) -> Result<Vec<Carried>, String> {
+    let mut installed: BTreeMap<String, bool> = BTreeMap::new();
+    let mut hooks: Vec<(String, Carried)> = Vec::new();
+    for (path, bytes) in stored.files() {
+        let text = std::str::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8"))?;
+        let documents = parse_documents(text).map_err(|e| format!("{path}: {e}"))?;
+        for d in &documents {
+            if let Some(r) = release(d) {
+                *installed.entry(r).or_default() |= hook_events(d).is_none();
+            }
+        }
+        let [document] = documents.as_slice() else { continue };
+        if let Some(r) = release(document).filter(|_| is_delete_hook(document)) {
+            let keys = ObjectKey::of(document).into_iter().collect();
+            hooks.push((r, Carried { path: path.to_string(), text: text.to_string(), keys }));
+        }
+    }
+    let carried = hooks.into_iter().filter(|(r, _)| !deployed(r) && (installed[r] || !applied)).map(|(_, c)| c);
+    Ok(carried.collect())
+}
+
+/// `<namespace>/<name>` of the release an object belongs to.
+fn release(object: &Value) -> Option<String> {
+    let labels = &object["metadata"]["labels"];
+    Some(format!("{}/{}", labels[RELEASE_NAMESPACE_LABEL].as_str().unwrap_or_default(), labels[RELEASE_LABEL].as_str()?))
 }
 
 fn hook_events(object: &Value) -> Option<&str> {
@@ -51,10 +97,9 @@ fn hook_events(object: &Value) -> Option<&str> {
 }
 
 fn is_delete_hook(object: &Value) -> bool {
-    in_release(object)
-        && hook_events(object).is_some_and(|events| {
-            events.split(',').map(str::trim).any(|e| [HookEvent::PreDelete, HookEvent::PostDelete].iter().any(|d| d.as_str() == e))
-        })
+    hook_events(object).is_some_and(|events| {
+        events.split(',').map(str::trim).any(|e| [HookEvent::PreDelete, HookEvent::PostDelete].iter().any(|d| d.as_str() == e))
+    })
 }
 
 #[cfg(test)]
@@ -63,37 +108,50 @@ mod tests {
 
     const NAME: &str = "ClusterProfile.web";
 
-    fn object(name: &str, events: Option<&str>) -> String {
+    /// A Job of `release` in namespace web, a hook of `events` when given.
+    fn object_of(release: &str, name: &str, events: Option<&str>) -> String {
         let hook = events.map(|e| format!("  annotations: {{airlock.dev/hook: '{e}'}}\n")).unwrap_or_default();
         format!(
-            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: web\n  labels: {{airlock.dev/helm-release: web}}\n{hook}"
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: web\n  labels: {{airlock.dev/helm-release: {release}, airlock.dev/helm-release-namespace: web}}\n{hook}"
         )
     }
 
+    fn object(name: &str, events: Option<&str>) -> String {
+        object_of("web", name, events)
+    }
+
+    fn part(objects: &[(&str, String)]) -> Part {
+        let files = objects.iter().map(|(file, text)| (format!("{NAME}/{file}"), text.clone().into_bytes()));
+        Part::new(NAME, files, &Limits::default()).unwrap()
+    }
+
     fn stored(objects: &[(&str, String)]) -> KeptContent {
-        let files = objects.iter().map(|(path, text)| (path.to_string(), text.clone().into_bytes()));
-        let part = Part::new(NAME, files, &Limits::default()).unwrap();
-        KeptContent { part, keys: Vec::new(), kept_from: 7 }
+        KeptContent { part: part(objects), keys: Vec::new(), kept_from: 7 }
     }
 
     fn paths(content: &KeptContent) -> Vec<&str> {
         content.part.files().map(|(p, _)| p).collect()
     }
 
+    fn fresh(texts: &[String]) -> Vec<Arc<Object>> {
+        let key = |t: &String| ObjectKey::of(&parse_documents(t).unwrap()[0]).unwrap();
+        texts.iter().map(|t| Arc::new(Object { key: key(t), origin: "fresh".into(), yaml: t.as_str().into(), implicit: false })).collect()
+    }
+
     #[test]
     fn an_installed_release_keeps_its_delete_hooks_alone() {
         let part = stored(&[
-            ("ClusterProfile.web/app.yaml", object("app", None)),
-            ("ClusterProfile.web/backup.yaml", object("backup", Some("pre-delete"))),
-            ("ClusterProfile.web/both.yaml", object("both", Some("pre-install,post-delete"))),
-            ("ClusterProfile.web/post.yaml", object("post", Some("post-install"))),
-            ("ClusterProfile.web/plain.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, namespace: web}\n".into()),
+            ("app.yaml", object("app", None)),
+            ("backup.yaml", object("backup", Some("pre-delete"))),
+            ("both.yaml", object("both", Some("pre-install,post-delete"))),
+            ("post.yaml", object("post", Some("post-install"))),
+            ("plain.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, namespace: web}\n".into()),
         ]);
         for applied in [false, true] {
             let carried = carry(NAME, &part, applied, &Limits::default()).unwrap().expect("carried");
             assert_eq!(
                 paths(&carried),
-                ["ClusterProfile.web/backup.yaml", "ClusterProfile.web/both.yaml"],
+                [format!("{NAME}/backup.yaml"), format!("{NAME}/both.yaml")],
                 "the cluster has not seen the withdrawal yet"
             );
             assert_eq!(carried.keys.len(), 2);
@@ -104,7 +162,7 @@ mod tests {
 
     #[test]
     fn a_carried_part_goes_once_the_cluster_applied_it() {
-        let part = stored(&[("ClusterProfile.web/backup.yaml", object("backup", Some("pre-delete")))]);
+        let part = stored(&[("backup.yaml", object("backup", Some("pre-delete")))]);
         assert!(carry(NAME, &part, false, &Limits::default()).unwrap().is_some(), "not applied yet: carried again");
         assert!(carry(NAME, &part, true, &Limits::default()).unwrap().is_none());
     }
@@ -112,19 +170,36 @@ mod tests {
     #[test]
     fn a_part_without_delete_hooks_goes_at_once() {
         let part = stored(&[
-            ("ClusterProfile.web/app.yaml", object("app", None)),
-            ("ClusterProfile.web/post.yaml", object("post", Some("post-install"))),
-            (
-                "ClusterProfile.web/stray.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n  annotations: {airlock.dev/hook: pre-delete}\n".into(),
-            ),
+            ("app.yaml", object("app", None)),
+            ("post.yaml", object("post", Some("post-install"))),
+            ("stray.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: s\n  annotations: {airlock.dev/hook: pre-delete}\n".into()),
         ]);
         assert!(carry(NAME, &part, false, &Limits::default()).unwrap().is_none(), "a hook outside a release is no release's");
     }
 
     #[test]
+    fn a_part_that_dropped_a_release_keeps_its_delete_hooks() {
+        let web = [object("app", None), object("backup", Some("pre-delete"))];
+        let db = [object_of("db", "db", None), object_of("db", "dump", Some("pre-delete,post-delete"))];
+        let both = part(&[
+            ("app.yaml", web[0].clone()),
+            ("backup.yaml", web[1].clone()),
+            ("db.yaml", db[0].clone()),
+            ("dump.yaml", db[1].clone()),
+        ]);
+        let left = hooks_left(&both, &fresh(&web), true).unwrap();
+        assert_eq!(left.iter().map(|o| (o.key.name.as_str(), &*o.yaml)).collect::<Vec<_>>(), [("dump", db[1].as_str())]);
+        assert!(left[0].origin.contains(&format!("{NAME}/dump.yaml")), "{}", left[0].origin);
+        assert!(hooks_left(&both, &fresh(&[web[0].clone(), db[0].clone()]), false).unwrap().is_empty(), "both still deployed");
+
+        let carried = part(&[("app.yaml", web[0].clone()), ("backup.yaml", web[1].clone()), ("dump.yaml", db[1].clone())]);
+        assert_eq!(hooks_left(&carried, &fresh(&web), false).unwrap().len(), 1, "not applied yet: carried again");
+        assert!(hooks_left(&carried, &fresh(&web), true).unwrap().is_empty(), "applied: the uninstall is done");
+    }
+
+    #[test]
     fn an_unreadable_file_is_an_error() {
-        let part = stored(&[("ClusterProfile.web/bad.yaml", "a: [".into())]);
+        let part = stored(&[("bad.yaml", "a: [".into())]);
         assert!(carry(NAME, &part, false, &Limits::default()).unwrap_err().starts_with("ClusterProfile.web/bad.yaml: "));
     }
 }

@@ -94,6 +94,16 @@ pub fn assemble(
         }
         settings.insert(name.clone(), s);
     }
+    // A carried hook gives way to any part that deploys it now.
+    let deployed: BTreeSet<&ObjectKey> = candidates.iter().map(|c| &c.object.key).collect();
+    let mut hooks = Vec::new();
+    for (name, objects) in &plan.carried {
+        let Some(s) = settings.get(name).filter(|_| !plan.held.contains_key(name)) else { continue };
+        let part: Arc<str> = name.as_str().into();
+        let left = objects.iter().filter(|o| !deployed.contains(&o.key));
+        hooks.extend(left.map(|o| Candidate { part: part.clone(), tier: s.tier, object: o.clone() }));
+    }
+    candidates.extend(hooks);
     if let Some(object) = &prepared.credentials {
         candidates.push(Candidate { part: credentials::SYSTEM_PART.into(), tier: credentials::SYSTEM_TIER, object: object.clone() });
         settings.insert(credentials::SYSTEM_PART.into(), credentials::part_settings());

@@ -28,6 +28,7 @@ use airlock_bundle::PartSettings;
 use airlock_bundle::statement::{ProfileEntry, Statement, StopMatchingBehavior};
 
 use super::manifest::file_path;
+use super::object::Object;
 use super::tier::{self, Candidate};
 use super::{PartDraft, PreparedCluster};
 use crate::sveltos::{Inventory, ObjectKey, Touches};
@@ -101,6 +102,9 @@ pub struct Plan {
     pub held: BTreeMap<String, Held>,
     /// Fresh copies a part drops, having lost a tie with `continueOnConflict`.
     pub drops: BTreeMap<String, BTreeSet<ObjectKey>>,
+    /// Objects a fresh part carries from the store beside its own: the delete hooks of
+    /// releases it no longer deploys (`publish::withdraw`).
+    pub carried: BTreeMap<String, Vec<Arc<Object>>>,
 }
 
 impl Plan {

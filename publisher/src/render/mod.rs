@@ -46,7 +46,7 @@ use crate::sveltos::model::Profile;
 pub use assemble::{Assembly, KeptContent};
 pub use data::Entropy;
 pub use error::RenderError;
-use object::Object;
+pub use object::Object;
 pub use resolve::{ClusterPlan, ProfilePlan, plan};
 use shared::{Env, Prepared, SharedProfiles};
 

@@ -2,6 +2,8 @@
 //! held for the delete hooks `publish::withdraw` carries of them, and left out when it
 //! carries none.
 
+use std::sync::Arc;
+
 use super::sveltos::stored;
 use super::*;
 
@@ -72,4 +74,24 @@ fn a_carried_hook_gives_way_to_a_part_that_deploys_it_now() {
     assert!(r.bundle.part("ClusterProfile.web").is_none(), "its only hook is deployed by the profile the release moved to");
     assert!(part_paths(&r, "ClusterProfile.moved").contains(&"ClusterProfile.moved/ConfigMap.apps.backup.yaml".to_string()));
     assert!(r.failures.is_empty(), "{:?}", r.failures);
+}
+
+#[test]
+fn a_fresh_part_carries_the_hooks_of_a_release_it_dropped_unless_deployed() {
+    let w = world(&both());
+    let (inv, _) = &w;
+    let r = renderer(&w.1);
+    let c = inv.clusters.iter().find(|c| c.id.to_string() == "fleet/eu-1").unwrap();
+    let prepared = r.prepare(&plan(c, select::profiles_for(c, inv), inv).unwrap()).unwrap();
+    let hook = |name: &str| {
+        let yaml = release_object(name, Some("pre-delete"));
+        let key = ObjectKey::of(&yaml::parse_documents(&yaml).unwrap()[0]).unwrap();
+        Arc::new(Object { key, origin: "carried".into(), yaml: yaml.into(), implicit: false })
+    };
+    let mut decided = hold::plan(&prepared, None, &hold::Unplanned::of(inv), &BTreeSet::new(), &BTreeMap::new());
+    decided.carried.insert("ClusterProfile.base".into(), vec![hook("dump"), hook("backup")]);
+    let Assembly::Done(done) = r.assemble(&prepared, &decided, &BTreeMap::new(), true).unwrap() else { unreachable!() };
+    assert_eq!(part_paths(&done, "ClusterProfile.base"), ["ClusterProfile.base/ConfigMap.apps.dump.yaml"], "web deploys backup itself");
+    assert_eq!(file(&done, "ClusterProfile.base/ConfigMap.apps.dump.yaml"), release_object("dump", Some("pre-delete")));
+    assert!(part_paths(&done, "ClusterProfile.web").contains(&"ClusterProfile.web/ConfigMap.apps.backup.yaml".to_string()));
 }

@@ -253,7 +253,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.helmCharts[].helmChartAction",
         Differs,
-        "Uninstall publishes the chart's delete hooks alone: the puller fires pre-delete, prunes what the release deployed, then fires post-delete; hooks are left in place. A profile that stops matching (WithdrawPolicies) carries the delete hooks of its releases until the cluster reports the uninstall",
+        "Uninstall publishes the chart's delete hooks alone: the puller fires pre-delete, prunes what the release deployed, then fires post-delete; hooks are left in place. An entry dropped from a profile, or a profile that stops matching (WithdrawPolicies), carries the release's delete hooks until the cluster reports the uninstall",
     ),
     f("spec.helmCharts[].values", Supported, "a template over the cluster's data, then a YAML map of values"),
     all(
