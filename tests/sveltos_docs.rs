@@ -4,6 +4,7 @@
 //! cluster's bundle read back verified and compared with what the examples say Sveltos
 //! deploys there (objects, templated values, settings, notes, failures), the push-mode
 //! cluster checked to get nothing, and one cluster's bundle applied by `airlock-puller`.
+//! The examples' charts come from `shared/charts`, served on 127.0.0.1 for the run.
 //!
 //! It reports every difference at once, as a table of feature against expected and actual
 //! (`report`), instead of stopping at the first: the table is the list of what the
@@ -13,6 +14,7 @@
 //! is read by `expected`, a bundle compared by `check` (values by `diff`), the management
 //! apiserver prepared by `management` and the apply checked by `managed`.
 
+mod chart_repo;
 #[path = "sveltos_docs/check.rs"]
 mod check;
 mod common;
@@ -41,6 +43,24 @@ use support::{Keys, run, try_read_back};
 /// The cluster whose bundle the puller applies: no active window, nothing that needs a
 /// namespace it would not create.
 const APPLIED: &str = "docs-fleet/edge-west";
+/// What the examples write for the chart repository's address (a name that never resolves),
+/// replaced by the address of the one the test serves.
+const CHART_REPO: &str = "http://chart-repo.invalid";
+
+/// `from`, the examples' directory, copied into `to` with [`CHART_REPO`] replaced by `url`.
+fn with_chart_repo(from: &std::path::Path, to: &std::path::Path, url: &str) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
+        let path = entry.expect("a directory entry").path();
+        let target = to.join(path.file_name().expect("a file name"));
+        if path.is_dir() {
+            with_chart_repo(&path, &target, url);
+        } else {
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            std::fs::write(&target, text.replace(CHART_REPO, url)).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
+        }
+    }
+}
 
 /// What one publish printed, kept for the report.
 struct Published {
@@ -137,20 +157,23 @@ fn markdown(report: &Report, runs: &[Published]) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn sveltos_documentation_examples_publish_as_sveltos_deploys() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let dir = std::env::var_os("AIRLOCK_SVELTOS_DOCS_DIR").map_or_else(|| root().join("testdata/sveltos-docs"), Into::into);
-    let suite = Suite::load(&dir);
-    let keys = Keys::new("docs");
+    let dir: std::path::PathBuf =
+        std::env::var_os("AIRLOCK_SVELTOS_DOCS_DIR").map_or_else(|| root().join("testdata/sveltos-docs"), Into::into);
     let tmp = tempfile::tempdir().expect("tempdir");
+    let charts = chart_repo::ChartRepo::serve(&chart_repo::charts_dir(), None);
+    with_chart_repo(&dir, &tmp.path().join("examples"), &charts.url);
+    let suite = Suite::load(&tmp.path().join("examples"));
+    let keys = Keys::new("docs");
     let mut report = Report::default();
     let mut runs = Vec::new();
 
     let dir_store = format!("oci-layout:{}", tmp.path().join("from-dir").display());
     let dir = suite.root.display().to_string();
     let kubectl = common::kustomize_kubectl().display().to_string();
-    let from_dir = Published::run(
-        Source::Dir,
-        &["publish", "--from-dir", &dir, "--to", &dir_store, "--key", &keys.key, "--no-cache", "--kubectl", &kubectl],
-    );
+    let helm = chart_repo::helm_paths()[0].display().to_string();
+    let tools = ["--no-cache", "--kubectl", &kubectl, "--helm", &helm];
+    let from_dir =
+        Published::run(Source::Dir, &[&["publish", "--from-dir", &dir, "--to", &dir_store, "--key", &keys.key], &tools[..]].concat());
     check_store(&suite, &dir_store, &keys, &from_dir, &mut report).await;
     runs.push(from_dir);
 
@@ -159,8 +182,7 @@ async fn sveltos_documentation_examples_publish_as_sveltos_deploys() {
         Ok(_applied) => {
             let live_store = format!("oci-layout:{}", tmp.path().join("live").display());
             let kubeconfig = management::kubeconfig();
-            let mut args =
-                vec!["publish", "--kubeconfig", &kubeconfig, "--to", &live_store, "--key", &keys.key, "--no-cache", "--kubectl", &kubectl];
+            let mut args = [&["publish", "--kubeconfig", &kubeconfig, "--to", &live_store, "--key", &keys.key], &tools[..]].concat();
             for c in &suite.pull {
                 args.extend(["--cluster", c]);
             }

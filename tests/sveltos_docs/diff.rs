@@ -2,7 +2,8 @@
 //! pointer where they part and both sides. Map order never matters and numbers compare by
 //! value (a template's 5 and a Lua script's 5.0 are the same replica count). `exact`
 //! wants the same keys on both sides; `within` lets the actual side hold more keys, for
-//! objects read back from an apiserver, which adds defaults and status.
+//! objects read back from an apiserver, which adds defaults and status, and lack the keys
+//! of empty values, which it leaves out.
 
 use serde_json::Value;
 
@@ -27,6 +28,20 @@ pub fn within(expected: &Value, actual: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(expected, actual, "", Mode::Within, &mut out);
     out
+}
+
+/// Whether an apiserver leaves the field out when it holds `v`: Kubernetes' Go types omit
+/// empty values (`omitempty`), so a chart's `hostNetwork: false` or `imagePullSecrets: []`
+/// is stored as no field at all.
+fn is_zero(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty(),
+    }
 }
 
 /// Differences joined into one table cell, the first few only.
@@ -58,6 +73,7 @@ fn walk(expected: &Value, actual: &Value, at: &str, mode: Mode, out: &mut Vec<St
                 let path = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
                 match a.get(k) {
                     Some(av) => walk(ev, av, &path, mode, out),
+                    None if mode == Mode::Within && is_zero(ev) => {}
                     None => out.push(format!("{path}: missing (expected {})", short(ev))),
                 }
             }
@@ -97,6 +113,9 @@ mod tests {
             ["/data/a: expected \"1\", got \"2\"", "/data/x: unexpected true", "/list: 1 items, expected 2 (got [1])"]
         );
         assert_eq!(within(&json!({"data": {"b/c": 2}}), &a), Vec::<String>::new());
-        assert_eq!(within(&json!({"spec": {}}), &a), ["/spec: missing (expected {})"]);
+        assert_eq!(within(&json!({"spec": {"x": 1}}), &a), ["/spec: missing (expected {\"x\":1})"]);
+        let empties = json!({"spec": {}, "off": false, "none": [], "zero": 0, "text": ""});
+        assert_eq!(within(&empties, &a), Vec::<String>::new(), "an apiserver leaves empty values out");
+        assert_eq!(exact(&json!({"off": false}), &json!({})), ["/off: missing (expected false)"]);
     }
 }
