@@ -3,8 +3,10 @@
 //! value (a template's 5 and a Lua script's 5.0 are the same replica count). `exact`
 //! wants the same keys on both sides; `within` lets the actual side hold more keys, for
 //! objects read back from an apiserver, which adds defaults and status, and lack the keys
-//! of empty values, which it leaves out.
+//! of empty values, which it leaves out (`hostNetwork: false`, as the puller's drift
+//! detection judges it).
 
+use airlock_puller::engine::testing::is_zero;
 use serde_json::Value;
 
 /// How many differences one comparison reports before it says "and N more".
@@ -28,20 +30,6 @@ pub fn within(expected: &Value, actual: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(expected, actual, "", Mode::Within, &mut out);
     out
-}
-
-/// Whether an apiserver leaves the field out when it holds `v`: Kubernetes' Go types omit
-/// empty values (`omitempty`), so a chart's `hostNetwork: false` or `imagePullSecrets: []`
-/// is stored as no field at all.
-fn is_zero(v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::Bool(b) => !b,
-        Value::Number(n) => n.as_f64() == Some(0.0),
-        Value::String(s) => s.is_empty(),
-        Value::Array(a) => a.is_empty(),
-        Value::Object(o) => o.is_empty(),
-    }
 }
 
 /// Differences joined into one table cell, the first few only.

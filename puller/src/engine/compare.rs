@@ -125,7 +125,7 @@ fn named(items: &[Value]) -> Option<Vec<&str>> {
 }
 
 /// Values Go's `omitempty` drops, so the live object may lack them.
-fn is_zero(value: &Value) -> bool {
+pub fn is_zero(value: &Value) -> bool {
     match value {
         Value::Null => true,
         Value::Bool(b) => !b,

@@ -10,6 +10,9 @@ use airlock_bundle::testkit::Fixture;
 use airlock_bundle::verify::verify_envelope;
 use airlock_bundle::{Bundle, Digest, Floor, PartSettings, StopMatchingBehavior, SyncMode, Transport, VerifiedBundle, sign};
 
+/// Which values an apiserver leaves out of an object it stores, as drift detection judges
+/// them: end-to-end tests that read objects back judge them the same way.
+pub use super::compare::is_zero;
 use super::object::{DesiredObject, ObjectId};
 
 /// `files` (path, YAML) signed as `version` of the fixture cluster `fleet/edge-1`, each
