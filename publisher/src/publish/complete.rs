@@ -114,8 +114,7 @@ async fn hooks_left(
             continue;
         };
         let paths: BTreeSet<String> = fresh.objects.iter().map(|o| file_path(&draft.name, &o.key)).collect();
-        let prefix = format!("{}/", draft.name);
-        if statement.predicate.files.iter().all(|f| !f.path.starts_with(&prefix) || paths.contains(&f.path)) {
+        if !withdraw::lost_files(statement, &draft.name, |path| paths.contains(path)) {
             continue;
         }
         let content = match stored.part(&*p.store, cluster, entry, &p.limits).await {

@@ -12,7 +12,7 @@ use airlock_bundle::{Digest, Release};
 use futures::StreamExt;
 
 use super::compare::{Decision, Held, decide_held};
-use super::{Run, STORE_READS, complete};
+use super::{Run, STORE_READS, complete, withdraw};
 use crate::memo::{Outline, Stored};
 use crate::render::{Assembly, ClusterPlan, PreparedCluster, RenderError, Rendered, hold};
 use crate::sveltos::model::SveltosCluster;
@@ -172,12 +172,19 @@ pub fn after_read<'a>(run: &Run<'_>, mut d: Draft<'a>, held: Option<Result<Held,
 
 /// Whether a rendered cluster's bundle depends on the stored one, `statement`: it has a
 /// part of a profile not planned that is to be kept or withdrawn ([`beyond_plan`]), or a
-/// planned part lost files there (a release it dropped may leave delete hooks to carry).
+/// part that changed lost files there (a release it dropped may leave delete hooks to
+/// carry). Only the files of parts whose digest changed are compared.
 fn depends_on_store(run: &Run<'_>, full: &Full, statement: &Statement) -> bool {
-    let files: HashSet<&str> = full.rendered.bundle.files().map(|(path, _)| path).collect();
-    let planned = |path: &str| path.split_once('/').is_some_and(|(part, _)| full.prepared.parts.iter().any(|p| &*p.name == part));
-    beyond_plan(run, full, &statement.predicate.profiles)
-        || statement.predicate.files.iter().any(|f| planned(&f.path) && !files.contains(f.path.as_str()))
+    let stored = &statement.predicate.profiles;
+    let lost = |fresh: &ProfileEntry| {
+        let changed = stored.iter().any(|e| e.name == fresh.name && e.digest != fresh.digest);
+        changed
+            && full.rendered.bundle.part(&fresh.name).is_some_and(|part| {
+                let files: HashSet<&str> = part.files().map(|(path, _)| path).collect();
+                withdraw::lost_files(statement, &fresh.name, |path| files.contains(path))
+            })
+    };
+    beyond_plan(run, full, stored) || full.statement.predicate.profiles.iter().any(lost)
 }
 
 /// Whether the stored bundle (its entries `stored`) has a part of a profile not planned

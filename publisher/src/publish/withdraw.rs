@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use airlock_bundle::statement::Statement;
 use airlock_bundle::{Limits, Part};
 use serde_json::Value;
 
@@ -60,6 +61,16 @@ pub fn hooks_left(stored: &Part, fresh: &[Arc<Object>], applied: bool) -> Result
         Some(Arc::new(Object { key, origin: origin(&c.path), yaml: c.text.into(), implicit: false }))
     });
     Ok(objects.collect())
+}
+
+/// Whether part `part` of the stored bundle held a file the new part lacks (`kept` says
+/// which paths it has): a release it deployed may have left, with delete hooks to carry.
+/// The statement lists files sorted by path, so only the part's own entries are read.
+pub fn lost_files(stored: &Statement, part: &str, kept: impl Fn(&str) -> bool) -> bool {
+    let prefix = format!("{part}/");
+    let files = &stored.predicate.files;
+    let start = files.partition_point(|f| f.path.as_str() < prefix.as_str());
+    files[start..].iter().take_while(|f| f.path.starts_with(&prefix)).any(|f| !kept(&f.path))
 }
 
 /// The files of `stored` that hold delete hooks of a release that `deployed` says is no
@@ -195,6 +206,30 @@ mod tests {
         let carried = part(&[("app.yaml", web[0].clone()), ("backup.yaml", web[1].clone()), ("dump.yaml", db[1].clone())]);
         assert_eq!(hooks_left(&carried, &fresh(&web), false).unwrap().len(), 1, "not applied yet: carried again");
         assert!(hooks_left(&carried, &fresh(&web), true).unwrap().is_empty(), "applied: the uninstall is done");
+    }
+
+    #[test]
+    fn lost_files_reads_the_part_alone() {
+        let other = Part::new("ClusterProfile.a", [("ClusterProfile.a/x.yaml".to_string(), b"{}".to_vec())], &Limits::default()).unwrap();
+        let web = part(&[("app.yaml", object("app", None)), ("backup.yaml", object("backup", Some("pre-delete")))]);
+        let bundle =
+            airlock_bundle::Bundle::from_parts([("ClusterProfile.a".into(), other), (NAME.into(), web)], &Limits::default()).unwrap();
+        let now: jiff::Timestamp = "2026-12-01T00:00:00Z".parse().unwrap();
+        let release = airlock_bundle::Release {
+            cluster: "fleet/edge".parse().unwrap(),
+            version: 1,
+            issued_at: now,
+            expires: now,
+            keyring_version: 1,
+            watch_namespaces: None,
+            active_window: None,
+        };
+        let statement = airlock_bundle::sign::statement(&bundle, &release, &|_| Default::default(), &Default::default());
+        let has = |paths: &'static [&'static str]| move |p: &str| paths.contains(&p);
+        assert!(!lost_files(&statement, NAME, has(&["ClusterProfile.web/app.yaml", "ClusterProfile.web/backup.yaml"])));
+        assert!(lost_files(&statement, NAME, has(&["ClusterProfile.web/app.yaml"])));
+        assert!(!lost_files(&statement, "ClusterProfile.a", has(&["ClusterProfile.a/x.yaml"])), "another part's files are not read");
+        assert!(!lost_files(&statement, "ClusterProfile.new", has(&[])), "a part the store never held lost nothing");
     }
 
     #[test]
