@@ -12,6 +12,7 @@
 //! `testing` adds `testkit`: seeded keys and fixed bundles for tests.
 #![forbid(unsafe_code)]
 
+pub mod age;
 pub mod cluster;
 pub mod content;
 pub mod cron;
