@@ -11,10 +11,11 @@ use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
-use super::path::{PathError, check_part_name, check_path};
+use super::path::{PathError, check_part_name, check_path, is_sealed};
 use super::tar::{tar_size, write_canonical};
 use crate::digest::{Digest, Hasher};
 use crate::limits::Limits;
+use crate::statement::Plaintext;
 
 /// Why a set of files cannot be a bundle.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,6 +37,8 @@ pub enum ContentError {
     TooManyParts { count: usize, limit: usize },
     #[error("bundle holds {size} bytes of files, over the limit of {limit}")]
     TooLarge { size: u64, limit: u64 },
+    #[error("file {path:?}: an encrypted file needs the .age suffix and its plaintext's size and digest, a file in clear neither")]
+    Sealing { path: String },
 }
 
 /// The files of one bundle, grouped by part, every path checked.
@@ -59,6 +62,8 @@ impl Eq for Bundle {}
 #[derive(Debug, Clone, Default)]
 pub struct Part {
     files: BTreeMap<String, Bytes>,
+    /// What each encrypted file decrypts to (spec 2.7), by path.
+    plaintexts: BTreeMap<String, Plaintext>,
     /// Worked out once, for this part and every clone of it.
     derived: Arc<Derived>,
 }
@@ -73,7 +78,7 @@ struct Derived {
 
 impl PartialEq for Part {
     fn eq(&self, other: &Part) -> bool {
-        self.files == other.files
+        self.files == other.files && self.plaintexts == other.plaintexts
     }
 }
 
@@ -200,6 +205,11 @@ impl Bundle {
         files
     }
 
+    /// Every file with its shared bytes, part by part.
+    pub(crate) fn shared_files(&self) -> Vec<(String, Bytes)> {
+        self.parts.values().flat_map(|p| p.files.iter().map(|(path, bytes)| (path.clone(), bytes.clone()))).collect()
+    }
+
     pub fn file_count(&self) -> usize {
         self.parts.values().map(|p| p.files.len()).sum()
     }
@@ -221,20 +231,40 @@ fn check_file_size(path: &str, bytes: &Bytes, limits: &Limits) -> Result<(), Con
 impl Part {
     /// Builds part `name` from its files, each of whose paths must lie in it.
     pub fn new<B: Into<Bytes>>(name: &str, files: impl IntoIterator<Item = (String, B)>, limits: &Limits) -> Result<Part, ContentError> {
+        Part::sealed(name, files.into_iter().map(|(path, bytes)| (path, bytes.into(), None)), limits)
+    }
+
+    /// [`Part::new`] for files some of which are encrypted: those come with what they
+    /// decrypt to, and only those have the `.age` suffix (spec 2.7).
+    pub fn sealed(
+        name: &str,
+        files: impl IntoIterator<Item = (String, Bytes, Option<Plaintext>)>,
+        limits: &Limits,
+    ) -> Result<Part, ContentError> {
         check_part_name(name)?;
         let mut part = Part::default();
         let mut tally = Tally::default();
-        for (path, bytes) in files {
-            let bytes = bytes.into();
+        for (path, bytes, plaintext) in files {
             let owner = check_path(&path)?;
             if owner != name {
                 return Err(ContentError::UndeclaredPart { part: owner.to_string(), path });
             }
+            if is_sealed(&path) != plaintext.is_some() {
+                return Err(ContentError::Sealing { path });
+            }
             check_file_size(&path, &bytes, limits)?;
             tally.add(1, bytes.len() as u64, limits)?;
+            if let Some(plaintext) = plaintext {
+                part.plaintexts.insert(path.clone(), plaintext);
+            }
             part.insert(path, bytes)?;
         }
         Ok(part)
+    }
+
+    /// What the encrypted file `path` decrypts to; `None` for a file in clear.
+    pub fn plaintext(&self, path: &str) -> Option<&Plaintext> {
+        self.plaintexts.get(path)
     }
 
     fn insert(&mut self, path: String, bytes: Bytes) -> Result<(), ContentError> {

@@ -24,6 +24,7 @@ pub mod keyring;
 pub mod limits;
 pub mod path;
 pub mod report;
+pub mod seal;
 pub mod selector;
 pub mod sign;
 pub mod statement;

@@ -40,6 +40,8 @@ pub struct Limits {
     pub ratio_grace_bytes: u64,
     /// Entries in an OCI archive.
     pub archive_entries: usize,
+    /// Age recipients a bundle's encrypted files are encrypted to (spec 2.7).
+    pub recipients: usize,
     /// YAML documents in one bundle file (spec 2.5): more is a document-separator storm.
     pub yaml_documents: usize,
     /// Nesting depth of one YAML document (spec 2.5): deeper is a depth bomb.
@@ -74,6 +76,7 @@ impl Limits {
         max_ratio: 200,
         ratio_grace_bytes: MIB,
         archive_entries: 100_000,
+        recipients: 16,
         yaml_documents: 1_000,
         yaml_depth: 64,
         reports_file_bytes: 256 * MIB,

@@ -15,7 +15,7 @@ pub enum PathError {
     Depth(String),
     #[error("path {0:?} has an empty component or one starting with '.'")]
     Component(String),
-    #[error("path {0:?} does not end with .yaml")]
+    #[error("path {0:?} does not end with .yaml or .yaml.age")]
     Extension(String),
     #[error("path {0:?} is longer than 255 bytes or cannot be split for a ustar header")]
     Length(String),
@@ -31,6 +31,14 @@ const USTAR_PREFIX: usize = 155;
 /// Where the part reserved for the puller's own objects lives (spec 2.3).
 pub const SYSTEM_PART: &str = "Airlock.system";
 
+/// What an encrypted file's path ends with, after the `.yaml` of its plaintext (spec 2.7).
+pub const SEALED_SUFFIX: &str = ".age";
+
+/// Whether `path` names an encrypted file (spec 2.7).
+pub fn is_sealed(path: &str) -> bool {
+    path.ends_with(SEALED_SUFFIX)
+}
+
 /// Checks a bundle file path and returns its part name (its first component).
 pub fn check_path(path: &str) -> Result<&str, PathError> {
     let err = |f: fn(String) -> PathError| Err(f(path.to_string()));
@@ -44,7 +52,7 @@ pub fn check_path(path: &str) -> Result<&str, PathError> {
     if components.iter().any(|c| c.is_empty() || c.starts_with('.')) {
         return err(PathError::Component);
     }
-    if !path.ends_with(".yaml") {
+    if !path.strip_suffix(SEALED_SUFFIX).unwrap_or(path).ends_with(".yaml") {
         return err(PathError::Extension);
     }
     if path.len() > MAX_PATH || ustar_split(path).is_none() {
@@ -86,6 +94,7 @@ mod tests {
         assert_eq!(check_path("ClusterProfile.web/cm.default.web.yaml"), Ok("ClusterProfile.web"));
         assert_eq!(check_path("Profile.team-a.db/x/y.yaml"), Ok("Profile.team-a.db"));
         assert_eq!(check_path("Airlock.system/creds.yaml"), Ok("Airlock.system"));
+        assert_eq!(check_path("ClusterProfile.web/Secret.web.db.yaml.age"), Ok("ClusterProfile.web"));
     }
 
     /// A `PathError` variant, by its constructor.
@@ -103,6 +112,8 @@ mod tests {
             ("x.yaml", Depth),
             ("ClusterProfile.web/a/b/c/d/e/f/g/x.yaml", Depth),
             ("ClusterProfile.web/x.yml", Extension),
+            ("ClusterProfile.web/x.age", Extension),
+            ("ClusterProfile.web/x.yaml.age.age", Extension),
             ("ClusterProfile.web/x\\y.yaml", Charset),
             ("ClusterProfile.web/é.yaml", Charset),
             ("ClusterProfile.web/x y.yaml", Charset),

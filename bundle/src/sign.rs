@@ -62,6 +62,10 @@ pub struct Release {
     pub keyring_version: u64,
     pub watch_namespaces: Option<Vec<String>>,
     pub active_window: Option<ActiveWindow>,
+    /// The age recipients of the bundle's encrypted files, the cluster's own first (spec 2.7).
+    pub recipients: Option<Vec<String>>,
+    /// Whether the cluster may receive `Secret`s in clear although it decrypts (spec 2.7).
+    pub allow_plaintext_secrets: bool,
 }
 
 /// A bundle with its signed statement, ready for a store.
@@ -101,7 +105,8 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
         let first = listing.len();
         for ((path, bytes), &digest) in part.files().zip(part.file_digests()) {
             listing.push((path, digest));
-            files.push(FileEntry { path: path.to_string(), size: bytes.len() as u64, sha256: digest.hex() });
+            let plaintext = part.plaintext(path).cloned();
+            files.push(FileEntry { path: path.to_string(), size: bytes.len() as u64, sha256: digest.hex(), plaintext });
         }
         profiles.push(profile_entry(name, parts.digest(part, &listing[first..]), part.tar_size(), settings(name)));
     }
@@ -122,6 +127,8 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
             keyring_version: release.keyring_version,
             watch_namespaces: release.watch_namespaces.clone(),
             active_window: release.active_window.clone(),
+            recipients: release.recipients.clone(),
+            allow_plaintext_secrets: release.allow_plaintext_secrets,
             profiles,
             files,
         },

@@ -57,6 +57,13 @@ pub struct Predicate {
     /// When the puller may change the cluster (spec 5.2); absent means always.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_window: Option<ActiveWindow>,
+    /// The age recipients every encrypted file is encrypted to, the cluster's own first
+    /// (spec 2.7); absent when no file is encrypted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipients: Option<Vec<String>>,
+    /// Whether a puller that decrypts may still apply a `Secret` that came in clear (spec 2.7).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_plaintext_secrets: bool,
     pub profiles: Vec<ProfileEntry>,
     pub files: Vec<FileEntry>,
 }
@@ -65,6 +72,17 @@ pub struct Predicate {
 #[serde(deny_unknown_fields)]
 pub struct FileEntry {
     pub path: String,
+    pub size: u64,
+    pub sha256: String,
+    /// What an encrypted file decrypts to (spec 2.7); absent for a file in clear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plaintext: Option<Plaintext>,
+}
+
+/// The size and SHA-256 of an encrypted file's plaintext (spec 2.7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plaintext {
     pub size: u64,
     pub sha256: String,
 }

@@ -7,10 +7,12 @@ pub mod yaml;
 use jiff::Timestamp;
 
 use crate::Bundle;
+use crate::age::Recipient;
 use crate::cluster::ClusterId;
 use crate::key::SigningKey;
 use crate::keyring::Keyring;
 use crate::limits::Limits;
+use crate::seal::{Sealer, holds_secret};
 use crate::sign::{self, PartSettings, Release, SignedBundle};
 use crate::verify::{Expectation, Floor};
 
@@ -76,6 +78,8 @@ impl Fixture {
             keyring_version: self.keyring.version(),
             watch_namespaces: None,
             active_window: None,
+            recipients: None,
+            allow_plaintext_secrets: false,
         }
     }
 
@@ -86,6 +90,19 @@ impl Fixture {
             ..PartSettings::default()
         };
         sign::sign(Fixture::bundle(files), &self.release(version), &settings, &self.keys, None)
+    }
+
+    /// [`Fixture::signed`] with every file holding a `Secret` encrypted to `recipients`.
+    pub fn sealed(&self, version: u64, files: Vec<(String, Vec<u8>)>, recipients: &[Recipient]) -> SignedBundle {
+        let sealer = Sealer::new(&self.cluster, recipients.to_vec(), &[9; 32]);
+        let plain = Fixture::bundle(files);
+        let parts = plain.parts().map(|(name, part)| {
+            let sealed = sealer.seal_part(name, part, |_, bytes| holds_secret(bytes), &Limits::SPEC).expect("fixture part seals");
+            (name.to_string(), sealed)
+        });
+        let bundle = Bundle::from_parts(parts, &Limits::SPEC).expect("fixture bundle is valid");
+        let release = Release { recipients: Some(sealer.recipients()), ..self.release(version) };
+        sign::sign(bundle, &release, &|_: &str| PartSettings::default(), &self.keys, None)
     }
 
     /// What the puller of this fixture's cluster expects, at the issue time.

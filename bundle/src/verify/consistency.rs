@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::VerifyError;
-use super::settings;
+use super::{sealing, settings};
 use crate::cluster::ClusterId;
 use crate::content::{ContentError, bundle_digest};
 use crate::digest::Digest;
@@ -54,6 +54,7 @@ pub(super) fn check_consistency(statement: &Statement, limits: &Limits) -> Resul
     let mut total = 0u64;
     let mut previous: Option<&str> = None;
     let mut digests = Vec::with_capacity(p.files.len());
+    let mut sealed = false;
     for f in &p.files {
         let part = check_path(&f.path).map_err(|e: PathError| ContentError::Path(e))?;
         if previous.is_some_and(|prev| prev >= f.path.as_str()) {
@@ -73,7 +74,9 @@ pub(super) fn check_consistency(statement: &Statement, limits: &Limits) -> Resul
         sizes.push(f.size);
         let d = Digest::from_hex(&f.sha256).map_err(|e| VerifyError::BadField(format!("file {:?}: {e}", f.path)))?;
         digests.push((f.path.as_str(), d));
+        sealed |= sealing::check_file(f, limits)?;
     }
+    sealing::check_recipients(p, sealed, limits)?;
     for profile in &p.profiles {
         let computed = tar_size(parts[profile.name.as_str()].iter().copied());
         if computed != profile.size {

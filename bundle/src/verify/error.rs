@@ -1,6 +1,7 @@
 //! Why a bundle was rejected: one error for every step of spec section 8, so a caller
 //! tells a rejection (never retried) from a store that could not answer.
 
+use crate::age::AgeError;
 use crate::content::ContentError;
 use crate::digest::Digest;
 use crate::envelope::EnvelopeError;
@@ -82,4 +83,12 @@ pub enum VerifyError {
     MissingEntry { part: String, path: String },
     #[error("part {part:?}: entry {path:?} does not match its signed size and sha256")]
     EntryMismatch { part: String, path: String },
+    #[error("bundle has files encrypted to {listed:?}, and this puller has no age identity to decrypt them")]
+    NoIdentity { listed: Vec<String> },
+    #[error("bundle is encrypted to {listed:?}, none of them this puller's ({own:?})")]
+    NotARecipient { listed: Vec<String>, own: Vec<String> },
+    #[error("file {path:?}: cannot decrypt: {source}")]
+    Decrypt { path: String, source: AgeError },
+    #[error("file {path:?}: decrypts to bytes other than the signed plaintext size and sha256")]
+    PlaintextMismatch { path: String },
 }

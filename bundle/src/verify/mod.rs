@@ -11,6 +11,7 @@ mod consistency;
 mod error;
 mod expectation;
 mod part;
+mod sealing;
 mod settings;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ pub use expectation::{Expectation, Floor};
 pub use part::Transport;
 pub use settings::{MAX_DRIFT_PATHS, is_json_pointer, runnable};
 
+use crate::age::Identity;
 use crate::content::Bundle;
 use crate::digest::Digest;
 use crate::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
@@ -202,5 +204,18 @@ impl VerifiedBundle {
 
     pub fn bundle(&self) -> &Bundle {
         &self.bundle
+    }
+
+    /// Step 14 (spec 2.7): the same bundle with every encrypted file replaced by its
+    /// plaintext, decrypted with `identities` and checked against its signed digest. A
+    /// bundle without encrypted files is returned as it is, whatever the identities.
+    pub fn decrypt(self, identities: &[Identity], limits: &Limits) -> Result<VerifiedBundle, VerifyError> {
+        if self.predicate().recipients.is_none() {
+            return Ok(self);
+        }
+        let files = sealing::decrypt(self.predicate(), self.bundle.shared_files(), identities, limits)?;
+        let names = self.predicate().profiles.iter().map(|p| p.name.clone());
+        let bundle = Bundle::verified(names, files, self.envelope.digest, limits)?;
+        Ok(VerifiedBundle { envelope: self.envelope, bundle })
     }
 }

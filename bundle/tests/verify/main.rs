@@ -4,6 +4,7 @@
 
 mod exhaustive;
 mod parts;
+mod sealed;
 mod settings;
 
 use airlock_bundle::envelope::{self, EnvelopeError, IN_TOTO_PAYLOAD_TYPE};

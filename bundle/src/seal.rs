@@ -1,0 +1,183 @@
+//! Encrypting a cluster's confidential files (spec 2.7), the publisher's half of
+//! [`crate::verify::VerifiedBundle::decrypt`].
+//!
+//! A file is sealed as an ASCII-armored age file, at its path with `.age` appended, and the
+//! statement signs both that ciphertext (as every file) and the plaintext's size and
+//! digest. The plaintext starts with a comment line holding a salt, so the digest a store
+//! can read cannot be checked against guessed passwords. Every random value of a seal (the
+//! salt, and through `age::encrypt` the file key, ephemeral keys and nonce) is an HMAC of
+//! the publisher's secret over the cluster, the path, the recipients and the file's digest:
+//! a file that did not change seals to the same bytes, so an unchanged cluster is not
+//! published again, while anyone without the secret sees values they cannot tell from
+//! random ones. Equal ciphertexts thus only ever say "unchanged", which the bundle digest
+//! says anyway.
+
+use bytes::Bytes;
+use ring::hmac;
+
+use crate::age::{self, Recipient};
+use crate::cluster::ClusterId;
+use crate::content::{ContentError, Part};
+use crate::digest::Digest;
+use crate::limits::Limits;
+use crate::path::SEALED_SUFFIX;
+use crate::statement::Plaintext;
+
+/// Separates this use of the publisher's secret from any other HMAC under it.
+const DOMAIN: &[u8] = b"airlock seal v1";
+/// What the first line of every sealed plaintext starts with (spec 2.7).
+pub const SALT_PREFIX: &str = "# airlock.dev/salt: ";
+
+/// Seals files for one cluster.
+pub struct Sealer {
+    cluster: String,
+    recipients: Vec<Recipient>,
+    secret: hmac::Key,
+}
+
+impl Sealer {
+    /// A sealer to `recipients`, the cluster's own first, keyed by the publisher's
+    /// `secret`. `recipients` must not be empty.
+    pub fn new(cluster: &ClusterId, recipients: Vec<Recipient>, secret: &[u8; 32]) -> Sealer {
+        assert!(!recipients.is_empty(), "a seal needs a recipient");
+        Sealer { cluster: cluster.to_string(), recipients, secret: hmac::Key::new(hmac::HMAC_SHA256, secret) }
+    }
+
+    /// The recipients as the statement lists them.
+    pub fn recipients(&self) -> Vec<String> {
+        self.recipients.iter().map(ToString::to_string).collect()
+    }
+
+    /// `part` with every file for which `confidential` holds sealed; the others as they are.
+    pub fn seal_part(
+        &self,
+        name: &str,
+        part: &Part,
+        confidential: impl Fn(&str, &[u8]) -> bool,
+        limits: &Limits,
+    ) -> Result<Part, ContentError> {
+        let files = part.files().map(|(path, bytes)| match part.plaintext(path) {
+            Some(plaintext) => (path.to_string(), Bytes::copy_from_slice(bytes), Some(plaintext.clone())),
+            None if confidential(path, bytes) => {
+                let (path, sealed, plaintext) = self.seal_file(path, bytes);
+                (path, Bytes::from(sealed), Some(plaintext))
+            }
+            None => (path.to_string(), Bytes::copy_from_slice(bytes), None),
+        });
+        Part::sealed(name, files, limits)
+    }
+
+    /// One file sealed: its new path, the armored age file, and what it decrypts to.
+    pub fn seal_file(&self, path: &str, bytes: &[u8]) -> (String, Vec<u8>, Plaintext) {
+        let mut mac = hmac::Context::with_key(&self.secret);
+        mac.update(DOMAIN);
+        for field in [self.cluster.as_bytes(), path.as_bytes()] {
+            mac.update(&(field.len() as u64).to_be_bytes());
+            mac.update(field);
+        }
+        for recipient in &self.recipients {
+            mac.update(recipient.as_bytes());
+        }
+        mac.update(&Digest::of(bytes).hex_digits());
+        let key = hmac::Key::new(hmac::HMAC_SHA256, mac.sign().as_ref());
+        let salt = hmac::sign(&key, b"salt");
+        let mut entropy = [0; 32];
+        entropy.copy_from_slice(hmac::sign(&key, b"age").as_ref());
+
+        let mut plaintext = format!("{SALT_PREFIX}{}\n", hex::encode(salt.as_ref())).into_bytes();
+        plaintext.extend_from_slice(bytes);
+        let sealed = age::encrypt(&plaintext, &self.recipients, &entropy);
+        let signed = Plaintext { size: plaintext.len() as u64, sha256: Digest::of(&plaintext).hex() };
+        (format!("{path}{SEALED_SUFFIX}"), sealed, signed)
+    }
+}
+
+/// Whether a file holds a `v1` `Secret`, which is sealed for a cluster with a recipient.
+/// A file that does not parse counts as holding one: it is better sealed for nothing than
+/// left in clear by mistake.
+pub fn holds_secret(bytes: &[u8]) -> bool {
+    if !bytes.windows(6).any(|w| w == b"Secret") {
+        return false;
+    }
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return true;
+    };
+    match crate::yaml::manifests(text) {
+        Ok(documents) => documents.iter().any(|d| is_secret(&d.value)),
+        Err(_) => true,
+    }
+}
+
+/// Whether a manifest is a core `v1` `Secret`.
+pub fn is_secret(manifest: &serde_json::Value) -> bool {
+    manifest.get("kind").and_then(|k| k.as_str()) == Some("Secret") && manifest.get("apiVersion").and_then(|v| v.as_str()) == Some("v1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::age::Identity;
+
+    const SECRET_YAML: &[u8] = b"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: web\nstringData:\n  password: hunter2\n";
+
+    fn sealer(identity: &Identity) -> Sealer {
+        Sealer::new(&"fleet/edge-1".parse().unwrap(), vec![identity.recipient()], &[7; 32])
+    }
+
+    #[test]
+    fn seals_to_the_same_bytes_until_something_it_covers_changes() {
+        let identity = Identity::from_secret([1; 32]);
+        let (path, sealed, plaintext) = sealer(&identity).seal_file("ClusterProfile.web/Secret.web.db.yaml", SECRET_YAML);
+        assert_eq!(path, "ClusterProfile.web/Secret.web.db.yaml.age");
+        assert_eq!(sealer(&identity).seal_file("ClusterProfile.web/Secret.web.db.yaml", SECRET_YAML).1, sealed);
+        assert!(!sealed.windows(7).any(|w| w == b"hunter2"));
+        let opened = age::decrypt(&sealed, std::slice::from_ref(&identity), 1 << 20).unwrap();
+        assert_eq!((opened.len() as u64, Digest::of(&opened).hex()), (plaintext.size, plaintext.sha256.clone()));
+        let first = std::str::from_utf8(&opened).unwrap().lines().next().unwrap();
+        assert!(first.starts_with(SALT_PREFIX) && first.len() == SALT_PREFIX.len() + 64, "{first}");
+        assert_eq!(&opened[first.len() + 1..], SECRET_YAML);
+        let other_path = sealer(&identity).seal_file("ClusterProfile.web/Secret.web.db2.yaml", SECRET_YAML);
+        let other_cluster = Sealer::new(&"fleet/edge-2".parse().unwrap(), vec![identity.recipient()], &[7; 32])
+            .seal_file("ClusterProfile.web/Secret.web.db.yaml", SECRET_YAML);
+        let other_secret = Sealer::new(&"fleet/edge-1".parse().unwrap(), vec![identity.recipient()], &[8; 32])
+            .seal_file("ClusterProfile.web/Secret.web.db.yaml", SECRET_YAML);
+        for (what, other) in [("path", other_path), ("cluster", other_cluster), ("secret", other_secret)] {
+            assert_ne!(other.1, sealed, "{what}");
+            assert_ne!(other.2, plaintext, "{what}: the salt changes with it");
+        }
+    }
+
+    #[test]
+    fn finds_secrets_among_documents_and_counts_unreadable_files_as_secret() {
+        assert!(holds_secret(SECRET_YAML));
+        assert!(holds_secret(
+            b"kind: ConfigMap\napiVersion: v1\nmetadata: {name: a}\n---\nkind: Secret\napiVersion: v1\nmetadata: {name: b}\n"
+        ));
+        assert!(!holds_secret(b"kind: ConfigMap\napiVersion: v1\nmetadata: {name: a}\ndata: {k: v}\n"));
+        assert!(!holds_secret(b"kind: Secret\napiVersion: example.com/v1\nmetadata: {name: a}\n"));
+        assert!(!holds_secret(b"kind: ConfigMap\napiVersion: v1\nmetadata: {name: Secret}\n"));
+        assert!(holds_secret(b"kind: Secret\n\xff"));
+        assert!(holds_secret(b"kind: Secret\n  bad: [indent\n"));
+    }
+
+    #[test]
+    fn seals_only_what_is_confidential_and_keeps_sealed_files() {
+        let identity = Identity::from_secret([1; 32]);
+        let part = Part::new(
+            "ClusterProfile.web",
+            [
+                ("ClusterProfile.web/ConfigMap.web.a.yaml".to_string(), b"kind: ConfigMap\n".to_vec()),
+                ("ClusterProfile.web/Secret.web.db.yaml".to_string(), SECRET_YAML.to_vec()),
+            ],
+            &Limits::SPEC,
+        )
+        .unwrap();
+        let sealer = sealer(&identity);
+        let sealed = sealer.seal_part("ClusterProfile.web", &part, |_, bytes| holds_secret(bytes), &Limits::SPEC).unwrap();
+        let paths: Vec<&str> = sealed.files().map(|(p, _)| p).collect();
+        assert_eq!(paths, ["ClusterProfile.web/ConfigMap.web.a.yaml", "ClusterProfile.web/Secret.web.db.yaml.age"]);
+        assert!(sealed.plaintext(paths[0]).is_none() && sealed.plaintext(paths[1]).is_some());
+        let again = sealer.seal_part("ClusterProfile.web", &sealed, |_, bytes| holds_secret(bytes), &Limits::SPEC).unwrap();
+        assert_eq!(again, sealed, "a sealed file is not sealed twice, and the rest only when confidential");
+    }
+}
