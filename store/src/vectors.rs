@@ -5,8 +5,10 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::meta::PublishMeta;
 use crate::oci;
+use airlock_bundle::age::Identity;
 use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock_bundle::limits::Limits;
+use airlock_bundle::path::SEALED_SUFFIX;
 use airlock_bundle::statement::Statement;
 use airlock_bundle::testkit::{Fixture, ISSUED_AT, LIFETIME_SECS};
 use airlock_bundle::verify::{Floor, verify_envelope};
@@ -39,6 +41,7 @@ pub fn all() -> Vec<(String, Vec<u8>)> {
     }
     expected.push_str(&format!("manifest {}\n", artifact.manifest_digest));
     out.push(("expected.txt".to_string(), expected.into_bytes()));
+    out.extend(sealed(&fx));
     for (case, envelope) in rejects(&fx) {
         let error =
             verify_envelope(&envelope, None, &fx.expect(&Floor::default()), &Limits::SPEC).expect_err("every reject vector is rejected");
@@ -47,6 +50,33 @@ pub fn all() -> Vec<(String, Vec<u8>)> {
     }
     out
 }
+
+/// The identity of the sealed vectors' cluster: secret `[7; 32]`.
+pub fn sealed_identity() -> Identity {
+    Identity::from_secret([7; 32])
+}
+
+/// The fixture's files and one `Secret`, sealed to [`sealed_identity`] (spec 2.7): the
+/// statement, the envelope, the identity file and the encrypted file as stored.
+fn sealed(fx: &Fixture) -> Vec<(String, Vec<u8>)> {
+    let identity = sealed_identity();
+    let mut files = Fixture::files();
+    files.push((SEALED_SECRET.to_string(), SECRET.to_vec()));
+    let signed = fx.sealed(1, files, &[identity.recipient()]);
+    let stored = format!("{SEALED_SECRET}{SEALED_SUFFIX}");
+    let ciphertext = signed.bundle.files().find(|(path, _)| *path == stored).expect("the Secret is sealed").1.to_vec();
+    vec![
+        ("sealed/identity.txt".to_string(), format!("{}\n", identity.to_secret_string()).into_bytes()),
+        ("sealed/payload.json".to_string(), signed.statement.to_json()),
+        ("sealed/envelope.json".to_string(), signed.envelope.clone()),
+        (format!("sealed/{stored}"), ciphertext),
+    ]
+}
+
+/// The plaintext of the sealed vector, before the publisher's salt line.
+const SECRET: &[u8] = b"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: web\nstringData:\n  password: vector-password\n";
+/// Its path in the bundle before sealing.
+pub const SEALED_SECRET: &str = "ClusterProfile.web/Secret.web.db.yaml";
 
 /// One tampered envelope per rejection that an envelope alone can show.
 fn rejects(fx: &Fixture) -> Vec<(&'static str, Vec<u8>)> {

@@ -1,5 +1,5 @@
 //! Runs the by-hand recipes of `bundles-format.md` section 12, exactly as written there,
-//! with OpenSSL and jq against the test vectors: the spec's instructions must keep working.
+//! with OpenSSL, jq and age against the test vectors: the spec's instructions must keep working.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -16,7 +16,7 @@ fn recipes() -> Vec<String> {
 }
 
 fn run(script: &str, dir: &Path) -> String {
-    for tool in ["jq", "openssl", "sha256sum"] {
+    for tool in ["jq", "openssl", "sha256sum", "age"] {
         let found = Command::new("sh").arg("-c").arg(format!("command -v {tool}")).output().unwrap();
         assert!(found.status.success(), "{tool} is missing: run hack/test.sh, which installs it");
     }
@@ -83,4 +83,18 @@ fn openssl_reads_the_private_key_as_keygen_writes_it() {
     let out = Command::new("openssl").args(["pkey", "-pubout", "-in"]).arg(vectors.join("key.pem")).output().unwrap();
     assert!(out.status.success(), "openssl pkey refused key.pem: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), std::fs::read_to_string(vectors.join("key.pub.pem")).unwrap());
+}
+
+#[test]
+fn age_opens_the_encrypted_vector_to_its_signed_plaintext() {
+    let work = tempfile::tempdir().unwrap();
+    copy_tree(&root().join("testdata/vectors/sealed"), work.path());
+    let out = run(&recipes()[2], work.path());
+    let opened = std::fs::read(work.path().join("secret.yaml")).unwrap();
+    assert!(opened.ends_with(b"password: vector-password\n"), "{}", String::from_utf8_lossy(&opened));
+    let payload: serde_json::Value = serde_json::from_slice(&std::fs::read(work.path().join("payload.json")).unwrap()).unwrap();
+    let entry = payload["predicate"]["files"].as_array().unwrap().iter().find(|f| f["plaintext"].is_object()).unwrap();
+    let signed = entry["plaintext"]["sha256"].as_str().unwrap();
+    assert_eq!(out.split_whitespace().next(), Some(signed), "sha256sum by hand differs from the signed plaintext digest: {out}");
+    assert!(out.contains(&format!("\"sha256\": \"{signed}\"")), "jq shows the entry: {out}");
 }

@@ -48,3 +48,26 @@ fn every_reject_vector_fails_with_its_expected_error() {
     }
     assert_eq!(cases, 9);
 }
+
+#[test]
+fn the_sealed_vector_verifies_and_opens_to_its_signed_plaintext() {
+    let fx = vectors::fixture();
+    let sealed = dir().join("sealed");
+    let envelope = std::fs::read(sealed.join("envelope.json")).unwrap();
+    let floor = Floor::default();
+    let verified = verify_envelope(&envelope, None, &fx.expect(&floor), &Limits::SPEC).unwrap();
+    let identities = airlock_bundle::age::parse_identities(&std::fs::read_to_string(sealed.join("identity.txt")).unwrap()).unwrap();
+    let stored = format!("{}.age", vectors::SEALED_SECRET);
+    let entry = verified.statement().predicate.files.iter().find(|f| f.path == stored).expect("the statement lists the sealed file");
+    let plaintext_entry = entry.plaintext.as_ref().expect("a sealed file's entry carries its plaintext");
+    let ciphertext = std::fs::read(sealed.join(&stored)).unwrap();
+    assert_eq!(airlock_bundle::Digest::of(&ciphertext).hex(), entry.sha256);
+    let plaintext = airlock_bundle::age::decrypt(&ciphertext, &identities, Limits::SPEC.file_bytes).unwrap();
+    assert_eq!(plaintext.len() as u64, plaintext_entry.size);
+    assert_eq!(airlock_bundle::Digest::of(&plaintext).hex(), plaintext_entry.sha256);
+    let text = String::from_utf8(plaintext).unwrap();
+    assert!(text.starts_with(airlock_bundle::seal::SALT_PREFIX), "{text}");
+    assert!(text.ends_with("password: vector-password\n"), "{text}");
+    let stranger = airlock_bundle::age::Identity::from_secret([8; 32]);
+    assert!(airlock_bundle::age::decrypt(&ciphertext, &[stranger], Limits::SPEC.file_bytes).is_err());
+}
