@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
         dry_run: false,
         concurrency: 1,
         held_back: Default::default(),
+        decrypts: false,
     };
     let Ok(objects) = desired(&bundle, &settings) else { return };
     for object in objects {

@@ -20,6 +20,7 @@ pub mod cmd;
 pub mod config;
 pub mod engine;
 pub mod failure;
+mod identities;
 mod kept;
 pub mod report;
 mod report_push;

@@ -19,6 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
+use airlock_bundle::age::Identity;
 use airlock_bundle::verify::follow_chain;
 use airlock_bundle::{ClusterId, Digest, Limits};
 use airlock_bundle::{Expectation, Floor, Keyring, VerifiedBundle};
@@ -142,13 +143,15 @@ pub enum Found {
 
 /// Fetches and verifies the newest bundle for `cluster`. An envelope that `recorded`
 /// (the state's record of the one applied) stands in for is not verified again, but
-/// steps 7-10 still run (`verified`).
+/// steps 7-10 still run (`verified`). A new bundle's encrypted files are decrypted with
+/// `open`'s identities (step 14); with `None` they are left encrypted.
 pub async fn fetch(
     store: &dyn Store,
     cluster: &ClusterId,
     keyring: &Keyring,
     floor: &Floor,
     recorded: Option<&Verified>,
+    open: Option<&[Identity]>,
 ) -> Result<Found, SourceError> {
     let limits = &Limits::SPEC;
     let expect = Expectation { cluster, keyring, floor, now: Timestamp::now() };
@@ -182,6 +185,10 @@ pub async fn fetch(
         Fetch::AlreadyApplied(verified) => Found::Applied(record(&verified)),
         Fetch::New(bundle) => {
             let record = record(bundle.envelope());
+            let bundle = match open {
+                Some(identities) => bundle.decrypt(identities, limits).map_err(rejected)?,
+                None => bundle,
+            };
             Found::New(Box::new(bundle), record)
         }
     })
@@ -196,9 +203,10 @@ pub async fn fetch_again(
     keyring: &Keyring,
     floor: &Floor,
     applied: &Verified,
+    open: Option<&[Identity]>,
 ) -> Result<(VerifiedBundle, Verified), SourceError> {
     let open_floor = Floor { applied: None, highest_issued_at: floor.highest_issued_at };
-    match fetch(store, cluster, keyring, &open_floor, None).await? {
+    match fetch(store, cluster, keyring, &open_floor, None, open).await? {
         Found::New(bundle, record) if (record.seen.version, record.seen.digest) == (applied.seen.version, applied.seen.digest) => {
             Ok((*bundle, record))
         }
@@ -213,10 +221,11 @@ pub async fn fetch_content(
     cluster: &ClusterId,
     keyring: &Keyring,
     floor: &Floor,
+    open: Option<&[Identity]>,
 ) -> Result<(VerifiedBundle, bool), SourceError> {
-    Ok(match fetch(store, cluster, keyring, floor, None).await? {
+    Ok(match fetch(store, cluster, keyring, floor, None, open).await? {
         Found::New(bundle, _) => (*bundle, true),
-        Found::Applied(applied) => (fetch_again(store, cluster, keyring, floor, &applied).await?.0, false),
+        Found::Applied(applied) => (fetch_again(store, cluster, keyring, floor, &applied, open).await?.0, false),
     })
 }
 
@@ -278,7 +287,7 @@ mod tests {
         let fixture = Fixture::new(1);
         let store = layout_store(dir).await;
         store.publish(&[signer(&fixture)(1, Fixture::files())], &Default::default()).await.unwrap();
-        let Found::New(_, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap() else {
+        let Found::New(_, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None, None).await.unwrap() else {
             panic!("a first fetch is new")
         };
         (fixture, store, record)
@@ -291,21 +300,22 @@ mod tests {
         let store = layout_store(&dir).await;
         let signed = signer(&fixture);
         store.publish(&[signed(1, Fixture::files())], &Default::default()).await.unwrap();
-        let Found::New(first, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None).await.unwrap() else {
+        let Found::New(first, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None, None).await.unwrap()
+        else {
             panic!("a first fetch is new")
         };
         assert_eq!((record.seen.version, record.seen.digest), (1, first.envelope().digest()));
         let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
-        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, None).await.unwrap() else {
+        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, None, None).await.unwrap() else {
             panic!("same version and digest is already applied")
         };
         assert_eq!(applied, record, "verified in full, it makes the same record");
-        let (again, _) = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &applied).await.unwrap();
+        let (again, _) = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &applied, None).await.unwrap();
         assert_eq!(again.bundle().digest(), first.bundle().digest());
         let mut files = Fixture::files();
         files[0].1.extend_from_slice(b"  extra: \"1\"\n");
         store.publish(&[signed(2, files)], &Default::default()).await.unwrap();
-        let err = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &applied).await.unwrap_err();
+        let err = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &applied, None).await.unwrap_err();
         assert!(matches!(err, SourceError::Changed { .. }) && err.to_string().contains("changed while it was being read"), "{err:?}");
     }
 
@@ -320,7 +330,7 @@ mod tests {
         // A marker only the record carries shows it was taken rather than verified again.
         let mut marked = record.clone();
         marked.seen.signers = vec!["from-the-record".into()];
-        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&marked)).await.unwrap() else {
+        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&marked), None).await.unwrap() else {
             panic!("unchanged")
         };
         assert_eq!(applied, marked);
@@ -334,7 +344,7 @@ mod tests {
         let far = Timestamp::now() + SignedDuration::from_hours(24 * 365);
         let mut tampered = marked;
         tampered.seen.expires = far;
-        let err = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&tampered)).await.unwrap_err();
+        let err = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&tampered), None).await.unwrap_err();
         assert!(err.is_rejection() && err.to_string().contains("signatures"), "{err:?}");
     }
 
@@ -348,12 +358,12 @@ mod tests {
         let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
         // The envelope's blob is named by its digest; gone, only an answer without it works.
         std::fs::remove_file(dir.path().join(format!("blobs/sha256/{}", record.envelope.hex()))).unwrap();
-        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&record)).await.unwrap() else {
+        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&record), None).await.unwrap() else {
             panic!("unchanged")
         };
         assert_eq!(applied, record);
         let rotated = keyring(2, 1);
-        let err = fetch(&*store, &fixture.cluster, &rotated, &floor, Some(&record)).await.unwrap_err();
+        let err = fetch(&*store, &fixture.cluster, &rotated, &floor, Some(&record), None).await.unwrap_err();
         assert!(matches!(&err, SourceError::Fetch(e) if matches!(**e, FetchError::Store(StoreError::Malformed { .. }))), "{err:?}");
     }
 }

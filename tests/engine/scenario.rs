@@ -43,6 +43,7 @@ impl Scenario {
             dry_run: false,
             concurrency: 4,
             held_back: Default::default(),
+            decrypts: false,
         };
         Scenario { client, id, settings, inventory: Vec::new(), kinds: Vec::new() }
     }

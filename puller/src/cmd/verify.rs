@@ -6,6 +6,7 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
+use airlock_bundle::age::Identity;
 use airlock_bundle::statement::rfc3339;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Floor, VerifiedBundle};
@@ -57,7 +58,7 @@ pub async fn verify(args: &VerifyArgs) -> Result<(String, Option<Failure>), Fail
     let mut out = String::new();
     let mut worst: Option<Failure> = None;
     for cluster in &clusters {
-        match one(&*store, cluster, &keyring, &floor, args.floor).await {
+        match one(&*store, cluster, &keyring, &floor, args.floor, &settings.identities).await {
             Ok(text) => out.push_str(&text),
             Err(f) => {
                 let label = if f.is_rejection() { "REFUSED" } else { "FAILED" };
@@ -82,17 +83,21 @@ async fn one(
     keyring: &airlock_bundle::Keyring,
     floor: &Floor,
     min_version: Option<u64>,
+    identities: &[Identity],
 ) -> Result<String, Failure> {
-    let (bundle, new) = source::fetch_content(store, cluster, keyring, floor).await?;
+    // Without an identity the encrypted files are verified as they are stored (steps
+    // 11-13) but not opened: a store can be checked before it is carried, by anyone.
+    let open = (!identities.is_empty()).then_some(identities);
+    let (bundle, new) = source::fetch_content(store, cluster, keyring, floor, open).await?;
     let applied = !new;
     let version = bundle.predicate().version;
     if let Some(min) = min_version.filter(|min| version < *min) {
         return Err(Failure::BelowFloor { version, floor: min });
     }
-    describe(cluster, &bundle, applied, floor)
+    describe(cluster, &bundle, applied, floor, open.is_some())
 }
 
-fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: &Floor) -> Result<String, Failure> {
+fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: &Floor, decrypted: bool) -> Result<String, Failure> {
     let env = bundle.envelope();
     let p = bundle.predicate();
     let mut out = String::new();
@@ -105,6 +110,11 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
     let _ = writeln!(out, "  signers:   {}", env.signers().join(", "));
     if let Some(ns) = &p.watch_namespaces {
         let _ = writeln!(out, "  watchNamespaces: {}", ns.join(","));
+    }
+    if let Some(recipients) = &p.recipients {
+        let sealed = p.files.iter().filter(|f| f.plaintext.is_some()).count();
+        let state = if decrypted { "decrypted" } else { "not decrypted: no --age-identity" };
+        let _ = writeln!(out, "  encrypted: {sealed} files to {} ({state})", recipients.join(", "));
     }
     if let Some(window) = WindowState::of(p.active_window.as_ref(), floor, Timestamp::now()) {
         let _ = writeln!(out, "  activeWindow: {window} now");
@@ -146,7 +156,12 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
         dry_run: true,
         concurrency: 1,
         held_back: Default::default(),
+        decrypts: decrypted,
     };
+    if p.recipients.is_some() && !decrypted {
+        out.push_str("  objects: not listed, as some files are encrypted\n\n");
+        return Ok(out);
+    }
     let objects = engine::listed(bundle, &settings)?;
     let _ = writeln!(out, "  objects ({}):", objects.len());
     for (id, source) in &objects {

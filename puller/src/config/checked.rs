@@ -7,13 +7,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use airlock_bundle::SigningKey;
+use airlock_bundle::age::Identity;
 use airlock_bundle::cluster::is_dns_label;
 use airlock_bundle::{ClusterId, Keyring};
 use airlock_cli::KubeArgs;
 use airlock_store::StoreRef;
 use anyhow::{Context, bail};
 
-use super::file::{SettingsFile, read_capped, read_keyring, read_settings_file};
+use super::file::{SettingsFile, read_capped, read_identities, read_keyring, read_settings_file};
 use super::flags::{SourceArgs, SyncArgs, parse_interval};
 use super::reporting::{self, Reporting};
 use crate::engine::{self, NamespacePolicy};
@@ -47,6 +48,8 @@ pub struct SourceSettings {
     /// None only for `verify`, which then checks every cluster the store holds.
     pub cluster: Option<ClusterId>,
     pub keyring: Keyring,
+    /// The identities of `--age-identity`; empty without one.
+    pub identities: Vec<Identity>,
 }
 
 /// Everything a sync needs, checked.
@@ -55,6 +58,8 @@ pub struct SyncSettings {
     pub cluster: ClusterId,
     /// The keyring of the file; the state may hold a newer one adopted by rotation.
     pub keyring: Keyring,
+    /// The identities of the file; the state may keep one the file no longer has.
+    pub identities: Vec<Identity>,
     pub watch_namespaces: Option<Vec<String>>,
     pub namespace_policy: NamespacePolicy,
     pub dry_run: bool,
@@ -87,7 +92,11 @@ impl SourceArgs {
         };
         let keyring_path = self.keyring.as_ref().or(file.keyring.as_ref()).context("--keyring is required")?;
         let keyring = read_keyring(keyring_path).context("--keyring")?;
-        Ok(SourceSettings { source, cluster, keyring })
+        let identities = match self.age_identity.as_ref().or(file.age_identity.as_ref()) {
+            Some(path) => read_identities(path).context("--age-identity")?,
+            None => Vec::new(),
+        };
+        Ok(SourceSettings { source, cluster, keyring, identities })
     }
 }
 
@@ -98,7 +107,7 @@ impl SyncArgs {
     }
 
     fn check_with(&self, file: &SettingsFile, kube: &KubeArgs) -> anyhow::Result<SyncSettings> {
-        let SourceSettings { source, cluster, keyring } = self.source.check_with(file)?;
+        let SourceSettings { source, cluster, keyring, identities } = self.source.check_with(file)?;
         let cluster = cluster.context("--cluster is required")?;
         let watch_namespaces = self.watch_namespaces.clone().or_else(|| file.watch_namespaces.clone());
         let watch_namespaces = watch_namespaces.map(check_namespaces).transpose()?;
@@ -130,6 +139,7 @@ impl SyncArgs {
             source,
             cluster,
             keyring,
+            identities,
             watch_namespaces,
             namespace_policy: self.namespace_policy.or(file.namespace_policy).unwrap_or_default(),
             dry_run: self.dry_run,
@@ -159,6 +169,7 @@ impl std::fmt::Debug for SyncSettings {
             .field("source", &self.source)
             .field("cluster", &self.cluster)
             .field("keyring_version", &self.keyring.version())
+            .field("identities", &self.identities)
             .field("watch_namespaces", &self.watch_namespaces)
             .field("namespace_policy", &self.namespace_policy)
             .field("dry_run", &self.dry_run)
@@ -181,6 +192,7 @@ impl SyncSettings {
             dry_run: self.dry_run,
             concurrency: CONCURRENCY,
             held_back: Default::default(),
+            decrypts: !self.identities.is_empty(),
         }
     }
 }
@@ -292,6 +304,7 @@ mod tests {
                 cluster: Some("fleet/edge-1".into()),
                 keyring: Some(files.dir.path().join("keyring.json")),
                 git_credentials: None,
+                age_identity: None,
                 config: None,
             },
             ..SyncArgs::default()
@@ -354,6 +367,21 @@ mod tests {
         let path = files.write("big.json", &" ".repeat(SETTINGS_FILE_BYTES as usize + 1));
         let err = format!("{:#}", args(path).check(&KubeArgs::default()).unwrap_err());
         assert!(err.contains("larger than"), "{err}");
+    }
+
+    #[test]
+    fn loads_the_age_identities_naming_a_bad_file() {
+        let files = Files::new();
+        let identity = airlock_bundle::age::Identity::from_secret([4; 32]);
+        let text = format!("# created: 2026-01-01T00:00:00Z\n# public key: {}\n{}\n", identity.recipient(), identity.to_secret_string());
+        let mut a = args(files.settings_file(""));
+        a.source.age_identity = Some(files.write("identity.txt", &text));
+        let s = a.check(&KubeArgs::default()).unwrap();
+        assert_eq!(s.identities, std::slice::from_ref(&identity));
+        assert!(!format!("{s:?}").contains(&identity.to_secret_string()), "the identity stays out of logs");
+        a.source.age_identity = Some(files.write("bad.txt", "AGE-SECRET-KEY-1NOPE\n"));
+        let err = format!("{:#}", a.check(&KubeArgs::default()).unwrap_err());
+        assert!(err.contains("--age-identity") && err.contains("bad.txt"), "{err}");
     }
 
     #[test]

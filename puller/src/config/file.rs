@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use airlock_bundle::age::{Identity, parse_identities};
 use airlock_bundle::{Keyring, Limits};
 use anyhow::{Context, bail};
 use serde::Deserialize;
@@ -27,6 +28,7 @@ pub(super) struct SettingsFile {
     pub state_namespace: Option<String>,
     pub report_to: Option<PathBuf>,
     pub report_key: Option<PathBuf>,
+    pub age_identity: Option<PathBuf>,
     pub push_reports: Option<bool>,
     /// A duration such as `30m` (`parse_interval`).
     pub report_every: Option<String>,
@@ -46,6 +48,16 @@ pub(super) fn read_settings_file(path: Option<&Path>) -> anyhow::Result<Settings
 /// Reads and parses a keyring file (spec section 7), naming it in any error.
 pub fn read_keyring(path: &Path) -> anyhow::Result<Keyring> {
     Keyring::parse(&read_capped(path, KEYRING_FILE_BYTES)?, &Limits::SPEC).with_context(|| format!("keyring {}", path.display()))
+}
+
+/// An age identity file is a few lines per identity.
+const IDENTITY_FILE_BYTES: u64 = 64 * 1024;
+
+/// Reads and parses an age identity file (spec 2.7), naming it in any error.
+pub fn read_identities(path: &Path) -> anyhow::Result<Vec<Identity>> {
+    let bytes = read_capped(path, IDENTITY_FILE_BYTES)?;
+    let text = String::from_utf8(bytes).with_context(|| format!("age identity file {}: not UTF-8", path.display()))?;
+    parse_identities(&text).with_context(|| format!("age identity file {}", path.display()))
 }
 
 /// Reads a local file, refusing one larger than `cap` bytes.

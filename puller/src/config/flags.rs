@@ -27,9 +27,14 @@ pub struct SourceArgs {
     /// it from the Secret airlock-store-credentials.
     #[arg(long, env = "AIRLOCK_GIT_CREDENTIALS", value_name = "FILE")]
     pub git_credentials: Option<PathBuf>,
+    /// This cluster's age identity file (`AGE-SECRET-KEY-1...` lines, `#` comments), to
+    /// decrypt the bundle's encrypted files (bundles-format.md 2.7). Registration mounts it
+    /// from the Secret airlock-age-identity. With it, a Secret in clear is refused.
+    #[arg(long, env = "AIRLOCK_AGE_IDENTITY", value_name = "FILE")]
+    pub age_identity: Option<PathBuf>,
     /// Settings file written by registration: JSON with source, cluster, keyring,
-    /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey, pushReports,
-    /// reportEvery, leaseDuration. Flags override its fields.
+    /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey, ageIdentity,
+    /// pushReports, reportEvery, leaseDuration. Flags override its fields.
     #[arg(long)]
     pub config: Option<PathBuf>,
 }

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use airlock_bundle::Digest;
 use airlock_bundle::VerifiedBundle;
 use airlock_bundle::digest::{HASH_SUFFIX_BYTES, hash_suffixed};
+use airlock_bundle::path::is_sealed;
+use airlock_bundle::seal::is_secret;
 use airlock_bundle::statement::ProfileEntry;
 use rayon::prelude::*;
 use serde_json::{Map, Value};
@@ -62,6 +64,7 @@ fn objects(bundle: &VerifiedBundle, settings: &Settings, texts: bool) -> Result<
         version: predicate.version.to_string(),
         digest: bundle.bundle().digest().to_string(),
         texts,
+        refuses_clear_secrets: settings.decrypts && !predicate.allow_plaintext_secrets,
     };
     let files: Vec<(Part<'_>, &str, &[u8])> = predicate
         .profiles
@@ -101,6 +104,9 @@ fn file_objects(part: Part<'_>, path: &str, bytes: &[u8], stamp: &Stamp) -> Resu
             source_path: path.to_string(),
             message: format!("document {index} (line {line}): {message}"),
         };
+        if stamp.refuses_clear_secrets && !is_sealed(path) && is_secret(&document) {
+            return Err(at(CLEAR_SECRET.into()));
+        }
         objects.push(object(part, format!("{path} document {index}"), document, stamp).map_err(at)?);
     }
     Ok(objects)
@@ -122,7 +128,14 @@ struct Stamp {
     /// Whether objects get their JSON text and hash: a listing shows neither, and writing
     /// them would be much of what it costs.
     texts: bool,
+    /// Whether a `Secret` must come encrypted (spec 2.7).
+    refuses_clear_secrets: bool,
 }
+
+/// Why a `Secret` in clear is refused by a puller that decrypts.
+const CLEAR_SECRET: &str = "a Secret in clear, but this cluster decrypts (it has an age identity), so its Secrets must come \
+                            encrypted: a downgrade is refused (bundles-format.md 2.7; the SveltosCluster annotation \
+                            airlock.dev/plaintext-secrets: allow lets them through)";
 
 /// Checks one document (spec 2.5), then labels, defaults and hashes it.
 fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) -> Result<DesiredObject, String> {

@@ -17,6 +17,7 @@ fn settings() -> Settings {
         dry_run: false,
         concurrency: 4,
         held_back: Default::default(),
+        decrypts: false,
     }
 }
 
@@ -379,4 +380,47 @@ fn part_rules_come_from_the_profile() {
     let (a, b) = (&objects[0].rules, &objects[1].rules);
     assert!(a.continue_on_error && !b.continue_on_error);
     assert_eq!((a.requires.len(), b.requires.iter().collect::<Vec<_>>()), (0, vec![&"ClusterProfile.a".to_string()]));
+}
+
+/// `signed` verified as a puller does, its encrypted files decrypted with `identities`.
+fn opened(signed: &airlock_bundle::SignedBundle, identities: &[airlock_bundle::age::Identity]) -> airlock_bundle::VerifiedBundle {
+    let fixture = airlock_bundle::testkit::Fixture::new(1);
+    let floor = Default::default();
+    let envelope = airlock_bundle::verify::verify_envelope(&signed.envelope, None, &fixture.expect(&floor), &Limits::SPEC).unwrap();
+    let parts = signed
+        .bundle
+        .parts()
+        .map(|(n, p)| envelope.verify_part(n, airlock_bundle::Transport::Tar(&p.tar()), &Limits::SPEC).unwrap())
+        .collect();
+    envelope.finish(parts, &Limits::SPEC).unwrap().decrypt(identities, &Limits::SPEC).unwrap()
+}
+
+#[test]
+fn a_puller_that_decrypts_refuses_a_secret_in_clear_unless_the_bundle_allows_it() {
+    use airlock_bundle::age::Identity;
+    use airlock_bundle::testkit::Fixture;
+    let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: web\nstringData:\n  password: x\n";
+    let files = vec![
+        ("ClusterProfile.web/Secret.web.db.yaml".to_string(), secret.as_bytes().to_vec()),
+        ("ClusterProfile.web/cm.yaml".to_string(), CONFIG_MAP.as_bytes().to_vec()),
+    ];
+    let fixture = Fixture::new(1);
+    let clear = opened(&fixture.signed(1, files.clone()), &[]);
+    assert!(desired(&clear, &settings()).is_ok(), "a puller without an identity takes Secrets as they come");
+    let decrypting = Settings { decrypts: true, ..settings() };
+    match desired(&clear, &decrypting) {
+        Err(EngineError::Manifest { source_path, message }) => {
+            assert_eq!(source_path, "ClusterProfile.web/Secret.web.db.yaml");
+            assert!(message.contains("a Secret in clear") && message.contains("airlock.dev/plaintext-secrets"), "{message}");
+        }
+        other => panic!("expected a downgrade refusal, got {other:?}"),
+    }
+    let release = airlock_bundle::Release { allow_plaintext_secrets: true, ..fixture.release(1) };
+    let allowing = airlock_bundle::sign::sign(Fixture::bundle(files.clone()), &release, &|_| PartSettings::default(), &fixture.keys, None);
+    assert!(desired(&opened(&allowing, &[]), &decrypting).is_ok(), "allowPlaintextSecrets lets it through");
+    let identity = Identity::from_secret([5; 32]);
+    let sealed = opened(&fixture.sealed(1, files, &[identity.recipient()]), &[identity]);
+    let objects = desired(&sealed, &decrypting).expect("the decrypted Secret is taken");
+    let source = &objects.iter().find(|o| o.id.kind == "Secret").expect("the Secret").source;
+    assert_eq!(source, "ClusterProfile.web/Secret.web.db.yaml.age document 1");
 }

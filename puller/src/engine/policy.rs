@@ -118,6 +118,7 @@ mod tests {
             dry_run: false,
             concurrency: 4,
             held_back: Default::default(),
+            decrypts: false,
         }
     }
 

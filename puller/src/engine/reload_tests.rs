@@ -18,6 +18,7 @@ fn settings(watched: Option<&[&str]>) -> Settings {
         dry_run: false,
         concurrency: 4,
         held_back: BTreeMap::from([("ClusterProfile.held".to_string(), "held back".to_string())]),
+        decrypts: false,
     }
 }
 

@@ -35,4 +35,7 @@ pub struct Settings {
     /// Parts left as they are this run, with why (the caller counts the runs that failed
     /// them, spec 5.7): their objects are skipped, and neither applied nor pruned.
     pub held_back: BTreeMap<String, String>,
+    /// Whether this puller decrypts (it holds an age identity): a `Secret` must then come
+    /// encrypted, unless the bundle allows it in clear (spec 2.7).
+    pub decrypts: bool,
 }

@@ -27,6 +27,7 @@ use super::failures::PartFailures;
 use super::gz_secret::{Role, SecretValue};
 use super::verified::Verified;
 use crate::engine::{InventoryEntry, KnownKind, Mounted};
+use crate::identities::KeptIdentity;
 
 /// The data key of the state Secret.
 pub const STATE_KEY: &str = "state.json.gz";
@@ -77,6 +78,10 @@ pub struct State {
     /// the part leaves the bundle (spec 5.11); absent when no part has them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delete_checks: Vec<DeleteChecks>,
+    /// The age identities that decrypt the applied bundle (`identities`), so that one the
+    /// identity file lost in a rotation still reads it; absent when it has no encrypted file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub age_identities: Vec<KeptIdentity>,
     #[serde(with = "rfc3339")]
     pub applied_at: Timestamp,
 }
@@ -147,6 +152,7 @@ pub(crate) mod tests {
             failures: Vec::new(),
             mounted: Vec::new(),
             delete_checks: Vec::new(),
+            age_identities: Vec::new(),
             applied_at: Fixture::now(),
         }
     }

@@ -47,6 +47,7 @@ use crate::checks::Checker;
 use crate::config::{SyncArgs, SyncSettings};
 use crate::engine::{self, KnownKind, Outcome};
 use crate::failure::Failure;
+use crate::identities::Identities;
 use crate::kept::delete_checks;
 use crate::kept::failures::{self, PartFailures};
 use crate::kept::last_report::{self, KeptRead};
@@ -141,6 +142,8 @@ async fn run(
     (report.applied_version, report.applied_digest) = applied(state.as_ref()).unzip();
     let trusted = Trusted::derive(&settings.keyring, state.as_ref());
     let keyring = &trusted.keyring;
+    let identities = Identities::derive(&settings.identities, state.as_ref());
+    let open = Some(identities.all());
     let floor = match &state {
         Some(state) => state.floor(),
         None => floor_without_state(settings, report, kept.insert(KeptRead::read(client, &names(settings)).await?)),
@@ -148,11 +151,11 @@ async fn run(
     let store = source::open(&settings.source).await?;
 
     let recorded = state.as_ref().and_then(|s| s.verified.as_deref());
-    let found = match source::fetch(&*store, &settings.cluster, keyring, &floor, recorded).await? {
+    let found = match source::fetch(&*store, &settings.cluster, keyring, &floor, recorded, open).await? {
         // The kept report's own version, with no state: applied again as new, which
         // writes the state, and its inventory, again.
         Found::Applied(applied) if state.is_none() => {
-            let (bundle, record) = source::fetch_again(&*store, &settings.cluster, keyring, &floor, &applied).await?;
+            let (bundle, record) = source::fetch_again(&*store, &settings.cluster, keyring, &floor, &applied, open).await?;
             Found::New(Box::new(bundle), record)
         }
         found => found,
@@ -167,8 +170,9 @@ async fn run(
             if !applied.drift_detection && !applied.reloader {
                 return Ok(RunResult::UpToDate);
             }
-            let (bundle, _) = source::fetch_again(&*store, &settings.cluster, keyring, &floor, &applied).await?;
+            let (bundle, _) = source::fetch_again(&*store, &settings.cluster, keyring, &floor, &applied, open).await?;
             let mut engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+            engine_settings.decrypts = identities.decrypts();
             engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
             let desired = engine::desired(&bundle, &engine_settings)?;
             drop(bundle);
@@ -213,6 +217,7 @@ async fn run(
         Found::New(bundle, record) => {
             report.saw(bundle.envelope());
             let mut engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+            engine_settings.decrypts = identities.decrypts();
             // Parsed, and its settings checked, even while the window is closed: a bundle
             // that would be refused is refused now, not when the window opens.
             let desired = engine::desired(&bundle, &engine_settings)?;
@@ -271,7 +276,7 @@ async fn run(
             let check = writer.stopped(&stop).guard(engine::check_reload(client, workloads, &recorded)).await??;
             let (restarted, mounted) = writer.stopped(&stop).guard(check.restart(false)).await?;
             report.record(&restarted, false);
-            let applied = applied_state(settings, &trusted, &envelope, record, &floor, outcome.kinds);
+            let applied = applied_state(settings, &trusted, &identities, &envelope, record, &floor, outcome.kinds);
             state_store.save(State { failures: counts, mounted, ..applied }, outcome.inventory).await?;
             (report.applied_version, report.applied_digest) = bundle.unzip();
             // A restart that failed keeps its recorded digest, so the next run tries again.
@@ -331,6 +336,7 @@ fn floor_without_state(settings: &SyncSettings, report: &mut Report, kept: &Kept
 fn applied_state(
     settings: &SyncSettings,
     trusted: &Trusted,
+    identities: &Identities,
     envelope: &VerifiedEnvelope,
     verified: Verified,
     floor: &Floor,
@@ -355,6 +361,7 @@ fn applied_state(
         failures: Vec::new(),
         mounted: Vec::new(),
         delete_checks: delete_checks::of(&p.profiles),
+        age_identities: identities.kept_after(p),
         applied_at: Timestamp::now(),
     }
 }
