@@ -1,12 +1,20 @@
 //! What the publisher writes on a management cluster's SveltosClusters, named once for
-//! `register`, which creates them, and `ingest`, which records the pullers' reports on them:
-//! the field manager of those writes and the annotations. Sveltos's own annotations are
-//! `sveltos::model`'s.
+//! `register`, which creates them, `ingest`, which records the pullers' reports on them,
+//! and `publish`, which reads how to seal each cluster's bundle: the field manager of those
+//! writes and the annotations. Sveltos's own annotations are `sveltos::model`'s.
 
 /// Field manager of the SveltosClusters `register` applies and `ingest` updates.
 pub const FIELD_MANAGER: &str = "airlock-publisher";
 /// The cluster's report public key (OpenSSH `ssh-ed25519` line), set by `register cluster`.
 pub const REPORT_KEY_ANNOTATION: &str = "airlock.dev/report-key";
+/// The cluster's age recipient (`age1...`), set by `register cluster`: `publish` encrypts
+/// the cluster's Secrets and confidential files to it (bundles-format.md 2.7).
+pub const AGE_RECIPIENT_ANNOTATION: &str = "airlock.dev/age-recipient";
+/// `allow` lets a cluster whose puller decrypts apply Secrets that came in clear, for a
+/// cluster taken off encryption without being registered again; set by hand.
+pub const PLAINTEXT_SECRETS_ANNOTATION: &str = "airlock.dev/plaintext-secrets";
+/// The one value of [`PLAINTEXT_SECRETS_ANNOTATION`].
+pub const PLAINTEXT_SECRETS_ALLOW: &str = "allow";
 /// `finishedAt` of the newest ingested report, RFC 3339 at full precision.
 pub const REPORT_TIME_ANNOTATION: &str = "airlock.dev/report-time";
 /// The `group/version`s the cluster's API server serves, comma-separated and sorted, as

@@ -7,6 +7,9 @@
 //! cluster. This module does not publish bundles, and it never connects to the managed
 //! cluster: an operator or a site technician applies the printed YAML there.
 
+mod age;
+#[cfg(test)]
+mod age_tests;
 mod manifests;
 mod objects;
 #[cfg(test)]
@@ -30,7 +33,7 @@ use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-use crate::annotations::{FIELD_MANAGER, REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION};
+use crate::annotations::{AGE_RECIPIENT_ANNOTATION, FIELD_MANAGER, REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION};
 use crate::sveltos::model::WATCH_NAMESPACES_ANNOTATION;
 use settings::{ClusterFlags, Registration};
 
@@ -54,9 +57,10 @@ const CLUSTER_HELP: &str = "\
 Create a pull-mode SveltosCluster and print the YAML that makes the cluster pull.
 
 The SveltosCluster (spec.pullMode: true, the labels, and the annotations
-agent.projectsveltos.io/watch-namespaces and airlock.dev/report-key) is server-side applied to
-the management cluster, or with --to-dir written to DIR/<namespace>.<name>.sveltoscluster.yaml
-for `publish --from-dir`. Running it again updates the labels and annotations.
+agent.projectsveltos.io/watch-namespaces, airlock.dev/report-key and airlock.dev/age-recipient)
+is server-side applied to the management cluster, or with --to-dir written to
+DIR/<namespace>.<name>.sveltoscluster.yaml for `publish --from-dir`. Running it again updates
+the labels and annotations.
 
 Each registration makes the cluster an ed25519 report key (or keeps --report-key-file): its
 puller signs its status reports with the private half, and `airlock-publisher ingest` accepts
@@ -64,14 +68,32 @@ only reports that verify with the public half, recorded in the annotation
 airlock.dev/report-key. Registering again without --report-key-file replaces the key, so apply
 the new YAML on the cluster too.
 
+Each registration also makes the cluster an age identity (or keeps the first identity of
+--age-identity-file): `publish` and `watch` encrypt to its public half, recorded in the
+annotation airlock.dev/age-recipient, every Secret of the cluster's bundles, every object of a
+policyRefs source annotated airlock.dev/confidential: \"true\", and the relayed store
+credentials, so the store, Git history and air-gap archives never hold them in clear. The
+puller decrypts with the identity file in the Secret airlock-age-identity (mounted at
+/etc/airlock/age/identity.txt, passed as --age-identity), and refuses a Secret that arrives in
+clear unless the SveltosCluster has the annotation airlock.dev/plaintext-secrets: allow. To
+rotate, register again without --age-identity-file and with --previous-age-identity-file OLD
+(the old identity file): the new identity comes first in the Secret and the old one after it,
+so bundles sealed before still decrypt, and the puller keeps the old one until a bundle for
+the new one has applied. Bundles published before the site applies the new YAML are sealed to
+an identity it does not have yet, and refused there until then: to avoid that gap, make the new
+identity with age-keygen first, register with --age-identity-file OLD
+--previous-age-identity-file NEW, apply at the site, then register with --age-identity-file
+NEW --previous-age-identity-file OLD. Registering again with neither flag replaces the
+identity outright. With --no-encryption the cluster gets no identity, no annotation, and its Secrets in clear.
+
 Stdout gets the registration YAML for the managed cluster: the puller's namespace,
 ServiceAccount and RBAC, a ConfigMap with the keyring and settings, a Secret with the store
 credentials (when given: registry logins mounted as $DOCKER_CONFIG/config.json, Git logins
 from --git-username in git-credential-store format as the file $AIRLOCK_GIT_CREDENTIALS),
 the Secret airlock-report-key with the report key (mounted at
-/etc/airlock/report-key/report.key), a metrics Service, and the CronJob that runs
-`airlock-puller sync`. Apply it there with `kubectl apply -f`. The YAML holds a private key:
-keep it like a Secret.
+/etc/airlock/report-key/report.key), the Secret airlock-age-identity (unless
+--no-encryption), a metrics Service, and the CronJob that runs `airlock-puller sync`. Apply it
+there with `kubectl apply -f`. The YAML holds private keys: keep it like a Secret.
 
 The puller also sends its signed reports to the store (not to an oci-archive:), beside its
 bundles, whenever they are news and at least every --report-every; `airlock-publisher watch`
@@ -98,10 +120,10 @@ airlock.dev/store-credentials and airlock.dev/puller-namespace). Whatever renews
 credentials (a Vault or ECR rotator, an operator) updates that Secret and its expiry; `publish`
 and `watch` relay it inside the cluster's signed bundle as the Secret airlock-store-credentials
 of the puller's namespace, warn when it expires within --renew-before, and fail the cluster
-once it has expired. The puller's next run uses the new credentials. The bundle can be read
-by anyone who can read the store, so give each cluster credentials that read its own
-repository only. With --to-dir the Secret is written beside the SveltosCluster: it holds a
-credential, so keep it out of plain Git.";
+once it has expired. The puller's next run uses the new credentials. The relayed Secret is
+encrypted to the cluster (in clear with --no-encryption); still give each cluster credentials
+that read its own repository only. With --to-dir the Secret is written beside the
+SveltosCluster: it holds a credential, so keep it out of plain Git.";
 
 const CLUSTER_EXAMPLE: &str = "\
 Example:
@@ -120,7 +142,13 @@ Example:
   # The same for a Git store (no credentials in the --source URL):
   airlock-publisher register cluster --namespace fleet --cluster edge-3 --pullmode \\
       --source git+http://git.example:8418/fleet.git#main --keyring keys/keyring.json \\
-      --git-username edge-3 --git-password-file edge-3.token --token --token-ttl 30d";
+      --git-username edge-3 --git-password-file edge-3.token --token --token-ttl 30d
+
+  # Keep the cluster's age identity (saved from its Secret airlock-age-identity), or rotate
+  # it, keeping the old one until the puller has moved on:
+  airlock-publisher register cluster --namespace fleet --cluster edge-1 --pullmode \\
+      --source oci://registry.example/airlock --keyring keys/keyring.json \\
+      --age-identity-file edge-1.age          # or --previous-age-identity-file edge-1.age";
 
 #[derive(Debug, Clone, Args)]
 struct ClusterArgs {
@@ -142,6 +170,10 @@ pub async fn run(cmd: RegisterCommand) -> anyhow::Result<u8> {
     };
     if let Some(path) = local.filter(|_| reg.host_path.is_none()) {
         tracing::warn!(%path, "the source is a local path: mount it into the CronJob's pod yourself, or give --mount-host-path");
+    }
+    if let Some(age) = &reg.age {
+        let previous: Vec<String> = age.previous().iter().map(ToString::to_string).collect();
+        tracing::info!(cluster = %reg.cluster, recipient = %age.recipient(), ?previous, "the cluster's bundles are encrypted to its age identity");
     }
     let objects = management_objects(&reg);
     match &args.flags.to_dir {
@@ -171,6 +203,9 @@ fn sveltos_cluster(reg: &Registration) -> Value {
     });
     if let Some(watched) = &reg.watch_namespaces {
         annotations[WATCH_NAMESPACES_ANNOTATION] = watched.join(",").into();
+    }
+    if let Some(age) = &reg.age {
+        annotations[AGE_RECIPIENT_ANNOTATION] = age.recipient().to_string().into();
     }
     for (key, value) in reg.token.iter().flat_map(|t| token::annotations(t, &reg.puller_namespace)) {
         annotations[key] = value.into();

@@ -1,5 +1,6 @@
 //! The registration YAML for a managed cluster: the puller's namespace, identity, settings,
-//! credentials, report signing key, metrics Service and CronJob, plus the RBAC from `rbac`;
+//! credentials, report signing key, age identity, metrics Service and CronJob, plus the RBAC
+//! from `rbac`;
 //! what every one of them carries is `objects`'.
 //! Built from k8s-openapi types and serialised with serde-saphyr, so the output is valid and
 //! the same input always gives the same bytes. Nothing here talks to a cluster.
@@ -32,6 +33,11 @@ const REPORT_KEY_FILE: &str = "report.key";
 const CONFIG_DIR: &str = "/etc/airlock";
 /// Where the report key appears, inside the config volume (see `pod_template`).
 const REPORT_KEY_DIR: &str = "report-key";
+/// The Secret with the cluster's age identity file, and its data key.
+pub const AGE_IDENTITY_SECRET: &str = "airlock-age-identity";
+const AGE_IDENTITY_FILE: &str = "identity.txt";
+/// Where the age identity file appears, inside the config volume.
+const AGE_IDENTITY_DIR: &str = "age";
 const REPORT_DIR: &str = "/var/lib/airlock/reports";
 /// `$DOCKER_CONFIG`: the store client reads `config.json` there (spec 9.2).
 const DOCKER_CONFIG_DIR: &str = "/var/lib/airlock/docker";
@@ -92,6 +98,14 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
         data: Some(BTreeMap::from([(REPORT_KEY_FILE.to_string(), ByteString(reg.report_key.private_pem.clone().into_bytes()))])),
         ..Default::default()
     })?);
+    if let Some(age) = &reg.age {
+        docs.push(doc(&Secret {
+            metadata: meta(AGE_IDENTITY_SECRET, Some(ns)),
+            type_: Some("Opaque".into()),
+            data: Some(BTreeMap::from([(AGE_IDENTITY_FILE.to_string(), ByteString(age.file_text().into_bytes()))])),
+            ..Default::default()
+        })?);
+    }
     if let Some(login) = &reg.login {
         docs.push(doc(&credentials_secret(reg, login))?);
     }
@@ -210,32 +224,32 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
     };
     // One projected volume rather than the Secret mounted below the ConfigMap: a mount
     // point inside a read-only mount cannot be created by the container runtime.
-    let report_key = KeyToPath {
-        key: REPORT_KEY_FILE.into(),
-        path: format!("{REPORT_KEY_DIR}/{REPORT_KEY_FILE}"),
-        // Readable through fsGroup by the non-root puller, by nobody else.
-        mode: Some(0o440),
+    let secret_file = |secret: &str, key: &str, dir: &str| VolumeProjection {
+        secret: Some(SecretProjection {
+            name: secret.into(),
+            items: Some(vec![KeyToPath {
+                key: key.into(),
+                path: format!("{dir}/{key}"),
+                // Readable through fsGroup by the non-root puller, by nobody else.
+                mode: Some(0o440),
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
     };
+    let mut config = vec![
+        VolumeProjection { config_map: Some(ConfigMapProjection { name: PULLER.into(), ..Default::default() }), ..Default::default() },
+        secret_file(REPORT_KEY_SECRET, REPORT_KEY_FILE, REPORT_KEY_DIR),
+    ];
+    let mut args = vec!["sync".to_string(), "--config".into(), format!("{CONFIG_DIR}/config.json")];
+    if reg.age.is_some() {
+        config.push(secret_file(AGE_IDENTITY_SECRET, AGE_IDENTITY_FILE, AGE_IDENTITY_DIR));
+        args.extend(["--age-identity".into(), format!("{CONFIG_DIR}/{AGE_IDENTITY_DIR}/{AGE_IDENTITY_FILE}")]);
+    }
     let mut volumes = vec![
         Volume {
             name: "config".into(),
-            projected: Some(ProjectedVolumeSource {
-                sources: Some(vec![
-                    VolumeProjection {
-                        config_map: Some(ConfigMapProjection { name: PULLER.into(), ..Default::default() }),
-                        ..Default::default()
-                    },
-                    VolumeProjection {
-                        secret: Some(SecretProjection {
-                            name: REPORT_KEY_SECRET.into(),
-                            items: Some(vec![report_key]),
-                            ..Default::default()
-                        }),
-                        ..Default::default()
-                    },
-                ]),
-                ..Default::default()
-            }),
+            projected: Some(ProjectedVolumeSource { sources: Some(config), ..Default::default() }),
             ..Default::default()
         },
         scratch("tmp"),
@@ -303,7 +317,7 @@ fn pod_template(reg: &Registration) -> PodTemplateSpec {
         name: "puller".into(),
         image: Some(reg.image.clone()),
         command: Some(vec![PULLER.into()]),
-        args: Some(["sync", "--config", &format!("{CONFIG_DIR}/config.json")].map(String::from).to_vec()),
+        args: Some(args),
         env: Some(env),
         // On the host network a container port is a host port, which two pullers on one
         // node (two fleets) cannot share; `sync` serves no metrics anyway.

@@ -16,6 +16,7 @@ use base64::Engine;
 use clap::{Args, ValueEnum};
 use jiff::{SignedDuration, Timestamp};
 
+use super::age::AgeIdentities;
 use super::token::{Token, TokenFlags};
 use crate::duration::{format_duration, parse_duration};
 use crate::render::credentials::Login;
@@ -105,6 +106,18 @@ pub struct ClusterFlags {
     /// generating a new one: re-registering without it changes the key.
     #[arg(long, value_name = "FILE")]
     pub report_key_file: Option<PathBuf>,
+    /// The cluster's age identity file (AGE-SECRET-KEY-1... lines, # comments, as
+    /// age-keygen writes) to keep instead of generating a new identity: its first identity
+    /// is the current one, any further ones are kept as previous identities.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_encryption")]
+    pub age_identity_file: Option<PathBuf>,
+    /// An identity file whose identities are kept after the current one, so that bundles
+    /// sealed to them still decrypt during a rotation.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_encryption")]
+    pub previous_age_identity_file: Option<PathBuf>,
+    /// Register without an age identity: the cluster gets its Secrets in clear.
+    #[arg(long)]
+    pub no_encryption: bool,
     /// How often the puller sends a report to the store at least, even when nothing
     /// changed; recorded on the SveltosCluster (airlock.dev/report-interval): a cluster
     /// silent for spec.consecutiveFailureThreshold (default 3) intervals is not ready.
@@ -170,6 +183,8 @@ pub struct Registration {
     /// `--token`: the credentials are renewed through a management Secret.
     pub token: Option<Token>,
     pub report_key: ReportKey,
+    /// The cluster's age identities; `None` with `--no-encryption`.
+    pub age: Option<AgeIdentities>,
     /// The report interval, as `parse_duration` writes it (`30m`).
     pub report_every: String,
     /// The sync Lease's duration, likewise, when given.
@@ -209,6 +224,7 @@ impl ClusterFlags {
             cronjob_api: self.cronjob_api,
             puller_namespace: self.puller_namespace.clone(),
             report_key: self.report_key()?,
+            age: self.age()?,
             report_every: format_duration(self.report_every),
             lease_duration: self.lease_duration.map(format_duration),
             host_network: self.host_network,
@@ -222,6 +238,22 @@ impl ClusterFlags {
             None => SigningKey::generate(),
         };
         Ok(ReportKey::new(&key))
+    }
+
+    /// The age identities: the kept file's, or a new one; then the previous ones.
+    fn age(&self) -> anyhow::Result<Option<AgeIdentities>> {
+        if self.no_encryption {
+            return Ok(None);
+        }
+        let mut identities = match &self.age_identity_file {
+            Some(path) => AgeIdentities::kept(&read_text(path).context("--age-identity-file")?, path).context("--age-identity-file")?,
+            None => AgeIdentities::generate(Timestamp::now()),
+        };
+        if let Some(path) = &self.previous_age_identity_file {
+            let text = read_text(path).context("--previous-age-identity-file")?;
+            identities.keep_previous(&text, path).context("--previous-age-identity-file")?;
+        }
+        Ok(Some(identities))
     }
 
     /// The store logins given, in the form the store takes.
@@ -260,6 +292,11 @@ fn read_password(path: &Path) -> anyhow::Result<String> {
     let password = password.trim_end_matches(['\n', '\r']);
     ensure!(!password.is_empty(), "{}: empty password", path.display());
     Ok(password.to_string())
+}
+
+/// A text file's content, capped.
+fn read_text(path: &Path) -> anyhow::Result<String> {
+    String::from_utf8(read_capped(path)?).with_context(|| format!("{}: not UTF-8 text", path.display()))
 }
 
 fn read_capped(path: &Path) -> anyhow::Result<Vec<u8>> {

@@ -45,6 +45,7 @@ fn without_watch_namespaces_grants_everything_cluster_wide() {
             "RoleBinding/airlock-puller-state",
             "ConfigMap/airlock-puller",
             "Secret/airlock-report-key",
+            "Secret/airlock-age-identity",
             "Service/airlock-puller",
             "CronJob/airlock-puller",
         ]
@@ -120,7 +121,7 @@ fn cron_job_runs_the_puller_non_root_and_read_only() {
     let c = &pod["containers"][0];
     assert_eq!(c["image"], "reg.example/puller:1");
     assert_eq!(c["command"], json!(["airlock-puller"]));
-    assert_eq!(c["args"], json!(["sync", "--config", "/etc/airlock/config.json"]));
+    assert_eq!(c["args"], json!(["sync", "--config", "/etc/airlock/config.json", "--age-identity", "/etc/airlock/age/identity.txt"]));
     let sc = &c["securityContext"];
     assert_eq!((&sc["runAsNonRoot"], &sc["runAsUser"], &sc["readOnlyRootFilesystem"]), (&json!(true), &json!(65532), &json!(true)));
     assert!(c["resources"]["requests"]["memory"].is_string() && c["resources"]["limits"]["memory"].is_string());
@@ -131,7 +132,9 @@ fn cron_job_runs_the_puller_non_root_and_read_only() {
         volumes[0]["projected"]["sources"],
         json!([{"configMap": {"name": "airlock-puller"}},
                {"secret": {"name": "airlock-report-key",
-                           "items": [{"key": "report.key", "path": "report-key/report.key", "mode": 0o440}]}}])
+                           "items": [{"key": "report.key", "path": "report-key/report.key", "mode": 0o440}]}},
+               {"secret": {"name": "airlock-age-identity",
+                           "items": [{"key": "identity.txt", "path": "age/identity.txt", "mode": 0o440}]}}])
     );
     assert_eq!(c["volumeMounts"][0], json!({"name": "config", "mountPath": "/etc/airlock", "readOnly": true}));
     assert!(volumes[1]["emptyDir"].is_object() && volumes[2]["emptyDir"].is_object());
@@ -168,7 +171,8 @@ fn config_map_holds_the_keyring_and_exactly_the_puller_settings() {
 #[test]
 fn credentials_secret_only_with_credentials_and_mounted_as_docker_config() {
     let (_, docs) = render(&[]);
-    assert!(docs.iter().all(|d| d["kind"] != "Secret" || d["metadata"]["name"] == "airlock-report-key"));
+    let own_keys = ["airlock-report-key", "airlock-age-identity"];
+    assert!(docs.iter().all(|d| d["kind"] != "Secret" || own_keys.iter().any(|k| d["metadata"]["name"] == *k)));
     let cron = get(&docs, "CronJob", Some("airlock-system"), "airlock-puller");
     let env = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"];
     assert!(env.as_array().unwrap().iter().all(|e| e["name"] != "DOCKER_CONFIG"));
@@ -191,10 +195,20 @@ fn credentials_secret_only_with_credentials_and_mounted_as_docker_config() {
 }
 
 #[test]
-fn output_is_deterministic_given_the_report_key_and_starts_each_document_with_its_kind() {
+fn output_is_deterministic_given_the_keys_and_starts_each_document_with_its_kind() {
     let (dir, keyring) = keyring_file();
     let key = report_key_file(dir.path(), 0o600);
-    let args = ["--labels", "tier=prod,region=eu", "--watch-namespaces", "web,monitoring", "--report-key-file", &key];
+    let identity = super::age_tests::identity_file(dir.path(), "current.txt", &[1]);
+    let args = [
+        "--labels",
+        "tier=prod,region=eu",
+        "--watch-namespaces",
+        "web,monitoring",
+        "--report-key-file",
+        &key,
+        "--age-identity-file",
+        &identity,
+    ];
     let yaml = || registration_yaml(&flags(&keyring, &args).check().unwrap()).unwrap();
     let (first, second) = (yaml(), yaml());
     let docs: Vec<Value> = serde_saphyr::from_multiple(&first).unwrap();
@@ -209,12 +223,14 @@ fn sveltos_cluster_carries_pull_mode_labels_and_annotation() {
     let reg = flags(&keyring, &["--labels", "region=eu,tier=prod", "--watch-namespaces", "web,monitoring"]).check().unwrap();
     let object = sveltos_cluster(&reg);
     let public = reg.report_key.public.to_openssh("fleet/edge-1");
+    let recipient = reg.age.as_ref().expect("an age identity").recipient().to_string();
     assert_eq!(
         object,
         json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",
                "metadata": {"name": "edge-1", "namespace": "fleet", "labels": {"region": "eu", "tier": "prod"},
                             "annotations": {"agent.projectsveltos.io/watch-namespaces": "web,monitoring",
-                                            "airlock.dev/report-key": public, "airlock.dev/report-interval": "30m"}},
+                                            "airlock.dev/report-key": public, "airlock.dev/report-interval": "30m",
+                                            "airlock.dev/age-recipient": recipient}},
                "spec": {"pullMode": true}})
     );
     let out = dir.path().join("clusters");
@@ -222,7 +238,7 @@ fn sveltos_cluster_carries_pull_mode_labels_and_annotation() {
     let text = std::fs::read_to_string(out.join("fleet.edge-1.sveltoscluster.yaml")).unwrap();
     assert_eq!(serde_saphyr::from_str::<Value>(&text).unwrap(), object);
 
-    let plain = flags(&keyring, &[]).check().unwrap();
+    let plain = flags(&keyring, &["--no-encryption"]).check().unwrap();
     let annotations = sveltos_cluster(&plain)["metadata"]["annotations"].as_object().unwrap().clone();
     assert_eq!(annotations.keys().collect::<Vec<_>>(), ["airlock.dev/report-interval", "airlock.dev/report-key"]);
     let hourly = flags(&keyring, &["--report-every", "60m"]).check().unwrap();
