@@ -46,6 +46,11 @@ pub struct Outline {
     pub watch_namespaces: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_window: Option<ActiveWindow>,
+    /// The age recipients of its encrypted files, when it has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipients: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_plaintext_secrets: bool,
     pub objects: usize,
     pub warnings: Vec<String>,
     /// The profiles that failed to render, whose parts keep what they held.
@@ -86,6 +91,8 @@ impl Outline {
             profiles,
             watch_namespaces,
             active_window: p.active_window.clone(),
+            recipients: p.recipients.clone(),
+            allow_plaintext_secrets: p.allow_plaintext_secrets,
             objects,
             warnings,
             failures,
@@ -240,6 +247,8 @@ mod tests {
             profiles: vec![],
             watch_namespaces: None,
             active_window: None,
+            recipients: None,
+            allow_plaintext_secrets: false,
             objects: 1,
             warnings,
             failures: vec![],

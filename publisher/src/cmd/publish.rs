@@ -2,12 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
+use airlock_bundle::age::Recipient;
 use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock_bundle::keyring::chain;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_cli::exit;
 use airlock_store::PublishMeta;
-use anyhow::bail;
+use anyhow::{Context, bail, ensure};
 use clap::Args;
 use jiff::SignedDuration;
 
@@ -85,6 +86,11 @@ pub struct PublishArgs {
     /// The helm (v3 or v4) that renders helmCharts. Default: helm on PATH.
     #[arg(long, value_name = "PATH")]
     pub helm: Option<PathBuf>,
+    /// An age recipient (age1...) every encrypted file is encrypted to as well, after the
+    /// cluster's own: a break-glass key kept offline. Repeatable. Only clusters with a
+    /// recipient of their own (annotation airlock.dev/age-recipient) get encrypted files.
+    #[arg(long = "age-recipient", value_name = "RECIPIENT")]
+    pub age_recipients: Vec<String>,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -93,6 +99,7 @@ impl PublishArgs {
     /// Loads keys and keyrings and opens the store: everything but the source.
     pub async fn publisher(&self) -> anyhow::Result<Publisher> {
         let signer = self.signer()?;
+        let age_recipients = self.age_recipients()?;
         let store = self.store.open(&self.to).await?;
         Ok(Publisher {
             signer,
@@ -107,7 +114,27 @@ impl PublishArgs {
             kubectl: self.kubectl.clone(),
             helm: self.helm.clone(),
             helm_cache: self.cache_root().map(|d| d.join("helm")),
+            age_recipients,
         })
+    }
+
+    /// The `--age-recipient`s, checked. A value is named by its position, never shown: an
+    /// identity (`AGE-SECRET-KEY-1...`) pasted by mistake must not reach a terminal or log.
+    fn age_recipients(&self) -> anyhow::Result<Vec<Recipient>> {
+        let mut recipients: Vec<Recipient> = Vec::new();
+        for (i, text) in self.age_recipients.iter().enumerate() {
+            let recipient: Recipient = text.trim().parse().with_context(|| format!("--age-recipient number {}", i + 1))?;
+            ensure!(!recipients.contains(&recipient), "--age-recipient {recipient} given twice");
+            recipients.push(recipient);
+        }
+        // Each cluster's own recipient comes first.
+        let most = Limits::SPEC.recipients - 1;
+        ensure!(
+            recipients.len() <= most,
+            "{} --age-recipient given: pullers accept at most {most} besides the cluster's own",
+            recipients.len()
+        );
+        Ok(recipients)
     }
 
     /// The render memo of this source: one file per source directory or management

@@ -121,6 +121,8 @@ pub fn decide(
         && a.profiles == next.profiles
         && a.watch_namespaces == next.watch_namespaces
         && a.active_window == next.active_window
+        && a.recipients == next.recipients
+        && a.allow_plaintext_secrets == next.allow_plaintext_secrets
         && a.keyring_version == keyring_version
         && cur_chain == next_chain;
     keep_or_refresh(same, a.version, a.expires, now, expires_in)
@@ -177,6 +179,8 @@ mod tests {
             keyring_version: 1,
             watch_namespaces: None,
             active_window: None,
+            recipients: None,
+            allow_plaintext_secrets: false,
         };
         sign::statement(&bundle, &release, &|_| PartSettings::default(), &PartDigests::default())
     }
@@ -208,6 +212,12 @@ mod tests {
         let mut watch_changed = next.clone();
         watch_changed.predicate.watch_namespaces = Some(vec!["apps".into()]);
         assert_eq!(unchanged(&watch_changed, 1, None), bumped);
+        let mut recipients_changed = next.clone();
+        recipients_changed.predicate.recipients = Some(vec!["age1example".into()]);
+        assert_eq!(unchanged(&recipients_changed, 1, None), bumped);
+        let mut plaintext_allowed = next.clone();
+        plaintext_allowed.predicate.allow_plaintext_secrets = true;
+        assert_eq!(unchanged(&plaintext_allowed, 1, None), bumped, "the puller must learn it may take Secrets in clear");
     }
 
     /// An empty layout, and a fixture's bundle at version 3 to write into it.

@@ -124,6 +124,8 @@ pub fn full(run: &Run<'_>, rendered: Rendered, prepared: PreparedCluster) -> Ful
         keyring_version: p.signer.keyring_version,
         watch_namespaces: rendered.watch_namespaces.clone(),
         active_window: rendered.active_window.clone(),
+        recipients: rendered.recipients.clone(),
+        allow_plaintext_secrets: rendered.allow_plaintext_secrets,
     };
     let statement =
         sign::statement(&rendered.bundle, &release, &|part| rendered.settings.get(part).cloned().unwrap_or_default(), &run.parts);

@@ -9,6 +9,9 @@
 //! never rendered. A store that cannot be read is an error, never "nothing stored": the
 //! parts kept from it would otherwise be published empty, and pruned from the cluster.
 //! Only the parts named are fetched, each checked against its signed digest.
+//!
+//! An encrypted file (spec 2.7) is kept byte for byte with the plaintext size and digest
+//! its entry signs; the publisher holds no identity, so the objects in it stay unknown.
 
 use airlock_bundle::statement::{ProfileEntry, Statement};
 use airlock_bundle::{ClusterId, Expectation, Floor, Keyring, Limits, Part, VerifiedEnvelope, verify};
@@ -83,17 +86,23 @@ impl Stored {
 
     fn keep(&self, entry: &ProfileEntry, copy: &PartCopy, limits: &Limits) -> Result<KeptContent, String> {
         let verified = self.envelope.verify_part(&entry.name, copy.transport(), limits).map_err(|e| e.to_string())?;
+        let signed = &self.statement().predicate.files;
         let mut keys = Vec::new();
         let mut files = Vec::new();
         for (path, bytes) in verified.files() {
-            let text = std::str::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8"))?;
-            for doc in parse_documents(text).map_err(|e| format!("{path}: {e}"))? {
-                keys.extend(ObjectKey::of(&doc));
+            let plaintext = signed.binary_search_by(|f| f.path.as_str().cmp(path)).ok().and_then(|i| signed[i].plaintext.clone());
+            if plaintext.is_none() {
+                let text = std::str::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8"))?;
+                for doc in parse_documents(text).map_err(|e| format!("{path}: {e}"))? {
+                    keys.extend(ObjectKey::of(&doc));
+                }
             }
-            files.push((path.to_string(), bytes.clone()));
+            files.push((path.to_string(), bytes.clone(), plaintext));
         }
-        let part = Part::new(&entry.name, files, limits).map_err(|e| e.to_string())?;
+        let sealed = files.iter().any(|(_, _, plaintext)| plaintext.is_some());
+        let part = Part::sealed(&entry.name, files, limits).map_err(|e| e.to_string())?;
         let kept_from = entry.failure.as_ref().and_then(|f| f.kept_from).unwrap_or(self.statement().predicate.version);
-        Ok(KeptContent { part, keys, kept_from })
+        let recipients = self.statement().predicate.recipients.clone().filter(|_| sealed);
+        Ok(KeptContent { part, keys, kept_from, recipients })
     }
 }

@@ -25,12 +25,15 @@ mod complete;
 mod draft;
 mod kept;
 mod rollout;
+#[cfg(test)]
+mod sealing_tests;
 mod settle;
 mod withdraw;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
+use airlock_bundle::age::Recipient;
 use airlock_bundle::sign::PartDigests;
 use airlock_bundle::{ClusterId, Digest, Keyring, Limits, SignedBundle, SigningKey};
 use airlock_store::{PublishMeta, Store};
@@ -47,7 +50,7 @@ use crate::memo::Memo;
 use crate::remote::{self, Fetcher};
 use crate::render::hold::Unplanned;
 use crate::render::inputs::Fingerprints;
-use crate::render::{self, ClusterPlan, Entropy, Failure, RenderError, Renderer};
+use crate::render::{self, ClusterPlan, Entropy, Failure, RenderError, Renderer, Sealing};
 use crate::sveltos::kustomization::{KustomizeKind, is_source_revision};
 use crate::sveltos::model::RemoteUrl;
 use crate::sveltos::model::SveltosCluster;
@@ -59,6 +62,8 @@ use draft::Draft;
 const STORE_READS: usize = 16;
 /// Separates the entropy secret from any other use of the signing key.
 const ENTROPY_LABEL: &[u8] = b"airlock-publisher template entropy secret v1";
+/// Separates the seal secret likewise.
+const SEAL_LABEL: &[u8] = b"airlock-publisher seal secret v1";
 
 /// Who signs, and what every bundle declares about the keyring.
 pub struct Signer {
@@ -73,6 +78,16 @@ impl Signer {
     /// The secret templates' random values come from: derived from the first signing key,
     /// so it needs no file of its own, and a new key renews every generated secret.
     fn entropy(&self) -> Entropy {
+        Entropy(self.derive(ENTROPY_LABEL))
+    }
+
+    /// The secret that keys every random value of a seal (`airlock_bundle::seal`), derived
+    /// like [`Signer::entropy`] under a label of its own.
+    fn seal_secret(&self) -> [u8; 32] {
+        self.derive(SEAL_LABEL)
+    }
+
+    fn derive(&self, label: &[u8]) -> [u8; 32] {
         // Keyed by the key's PKCS#8 v2 PEM (seed and public key), as it always was: any
         // other encoding would change every random value a template has rendered.
         let seed_only = self.keys[0].to_pkcs8_pem();
@@ -80,8 +95,8 @@ impl Signer {
         let v2 = inner.to_pkcs8_pem(LineEnding::LF).expect("PKCS#8 encodes");
         let key = hmac::Key::new(hmac::HMAC_SHA256, v2.as_bytes());
         let mut secret = [0; 32];
-        secret.copy_from_slice(hmac::sign(&key, ENTROPY_LABEL).as_ref());
-        Entropy(secret)
+        secret.copy_from_slice(hmac::sign(&key, label).as_ref());
+        secret
     }
 
     /// The publisher's own keys as a keyring, to verify what it reads back to sign again.
@@ -113,6 +128,9 @@ pub struct Publisher {
     /// Where chart archives and renders are kept across runs; `None` keeps them for one
     /// run.
     pub helm_cache: Option<std::path::PathBuf>,
+    /// Recipients every sealed file is encrypted to after the cluster's own: keys held
+    /// offline, to read a cluster's Secrets without the cluster.
+    pub age_recipients: Vec<Recipient>,
 }
 
 /// What happened to one cluster.
@@ -262,12 +280,15 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         }
     };
     let unplanned = Unplanned::of(&inventory);
+    let sealing = Sealing::new(publisher.signer.seal_secret(), publisher.age_recipients.clone());
     let run = Run {
         publisher,
         renderer: Renderer::new(&resources, &publisher.limits, Some(publisher.signer.entropy()), now)
             .with_kubectl(publisher.kubectl.clone())
-            .with_helm(helm),
-        fingerprints: Fingerprints::new(&resources, &inventory.profiles, &unplanned, &publisher.limits),
+            .with_helm(helm)
+            .with_sealing(sealing),
+        fingerprints: Fingerprints::new(&resources, &inventory.profiles, &unplanned, &publisher.limits)
+            .with_recipients(&publisher.age_recipients),
         unplanned,
         parts: PartDigests::default(),
         times,

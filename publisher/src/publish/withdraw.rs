@@ -12,10 +12,17 @@
 //! objects in its inventory, uninstalls it (spec 2.5.3). The hooks are carried until the
 //! cluster reports it applied a version that carried them (the uninstall is done), then
 //! dropped. A cluster that never reports keeps them; a hook that fired does not fire again.
+//!
+//! An encrypted file of the stored part (spec 2.7) cannot be read here, so it counts as
+//! holding no delete hook. Of a chart's objects only Secrets are sealed (a chart is never a
+//! source marked confidential): a release's delete-hook Jobs are carried, a Secret among
+//! its delete hooks is not.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use airlock_bundle::path::{SEALED_SUFFIX, is_sealed};
+use airlock_bundle::seal::holds_secret;
 use airlock_bundle::statement::Statement;
 use airlock_bundle::{Limits, Part};
 use serde_json::Value;
@@ -42,7 +49,7 @@ pub fn carry(name: &str, stored: &KeptContent, applied: bool, limits: &Limits) -
     }
     let keys = carried.iter().flat_map(|c| c.keys.iter().cloned()).collect();
     let part = Part::new(name, carried.into_iter().map(|c| (c.path, c.text.into_bytes())), limits).map_err(|e| e.to_string())?;
-    Ok(Some(KeptContent { part, keys, kept_from: stored.kept_from }))
+    Ok(Some(KeptContent { part, keys, kept_from: stored.kept_from, recipients: None }))
 }
 
 /// The delete hooks of the releases `stored` (a part of a profile that still deploys to
@@ -58,18 +65,22 @@ pub fn hooks_left(stored: &Part, fresh: &[Arc<Object>], applied: bool) -> Result
     let origin = |path: &str| format!("the stored bundle's {path}: the delete hook of a release the profile no longer deploys");
     let objects = carried.into_iter().filter_map(|c| {
         let key = c.keys.into_iter().next()?;
-        Some(Arc::new(Object { key, origin: origin(&c.path), yaml: c.text.into(), implicit: false }))
+        let confidential = holds_secret(c.text.as_bytes());
+        Some(Arc::new(Object { key, origin: origin(&c.path), yaml: c.text.into(), implicit: false, confidential }))
     });
     Ok(objects.collect())
 }
 
 /// Whether part `part` of the stored bundle held a file the new part lacks (`kept` says
 /// which paths it has): a release it deployed may have left, with delete hooks to carry.
-/// The statement lists files sorted by path, so only the part's own entries are read.
+/// An encrypted stored file counts as kept when `kept` has its path in clear: the caller
+/// may ask before its own files are sealed. The statement lists files sorted by path, so
+/// only the part's own entries are read.
 pub fn lost_files(stored: &Statement, part: &str, kept: impl Fn(&str) -> bool) -> bool {
     let prefix = format!("{part}/");
     let files = &stored.predicate.files;
     let start = files.partition_point(|f| f.path.as_str() < prefix.as_str());
+    let kept = |path: &str| kept(path) || path.strip_suffix(SEALED_SUFFIX).is_some_and(&kept);
     files[start..].iter().take_while(|f| f.path.starts_with(&prefix)).any(|f| !kept(&f.path))
 }
 
@@ -79,7 +90,7 @@ pub fn lost_files(stored: &Statement, part: &str, kept: impl Fn(&str) -> bool) -
 fn delete_hooks(stored: &Part, deployed: &dyn Fn(&str) -> bool, applied: bool) -> Result<Vec<Carried>, String> {
     let mut installed: BTreeMap<String, bool> = BTreeMap::new();
     let mut hooks: Vec<(String, Carried)> = Vec::new();
-    for (path, bytes) in stored.files() {
+    for (path, bytes) in stored.files().filter(|(path, _)| !is_sealed(path)) {
         let text = std::str::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8"))?;
         let documents = parse_documents(text).map_err(|e| format!("{path}: {e}"))?;
         for d in &documents {
@@ -137,7 +148,7 @@ mod tests {
     }
 
     fn stored(objects: &[(&str, String)]) -> KeptContent {
-        KeptContent { part: part(objects), keys: Vec::new(), kept_from: 7 }
+        KeptContent { part: part(objects), keys: Vec::new(), kept_from: 7, recipients: None }
     }
 
     fn paths(content: &KeptContent) -> Vec<&str> {
@@ -146,7 +157,9 @@ mod tests {
 
     fn fresh(texts: &[String]) -> Vec<Arc<Object>> {
         let key = |t: &String| ObjectKey::of(&parse_documents(t).unwrap()[0]).unwrap();
-        texts.iter().map(|t| Arc::new(Object { key: key(t), origin: "fresh".into(), yaml: t.as_str().into(), implicit: false })).collect()
+        let object =
+            |t: &String| Object { key: key(t), origin: "fresh".into(), yaml: t.as_str().into(), implicit: false, confidential: false };
+        texts.iter().map(|t| Arc::new(object(t))).collect()
     }
 
     #[test]
@@ -223,6 +236,8 @@ mod tests {
             keyring_version: 1,
             watch_namespaces: None,
             active_window: None,
+            recipients: None,
+            allow_plaintext_secrets: false,
         };
         let statement = airlock_bundle::sign::statement(&bundle, &release, &|_| Default::default(), &Default::default());
         let has = |paths: &'static [&'static str]| move |p: &str| paths.contains(&p);

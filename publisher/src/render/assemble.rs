@@ -1,7 +1,7 @@
 //! Building a cluster's bundle from its prepared parts: fresh parts from this render, held
 //! parts with the content the store gave (`hold`; a withdrawn part given none is left
-//! out), the relayed credentials, one copy of every object (`tier`), and each part's
-//! settings. Entry point: [`assemble`].
+//! out), the relayed credentials, one copy of every object (`tier`), each part's
+//! settings, and the confidential files sealed (`seal`). Entry point: [`assemble`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use super::error::RenderError;
 use super::hold::{Plan, Reason};
 use super::manifest::file_path;
 use super::object::Object;
+use super::seal::{self, Seal, Sealing};
 use super::shared::part_of;
 use super::tier::{self, Candidate, KeptKey};
 use super::{Failure, PreparedCluster, Rendered};
@@ -27,6 +28,9 @@ pub struct KeptContent {
     pub keys: Vec<ObjectKey>,
     /// The version whose content this is.
     pub kept_from: u64,
+    /// The recipients its encrypted files are encrypted to, as the stored statement lists
+    /// them; `None` when it has none.
+    pub recipients: Option<Vec<String>>,
 }
 
 /// What assembling came to.
@@ -45,6 +49,7 @@ pub fn assemble(
     plan: &Plan,
     kept: &BTreeMap<String, KeptContent>,
     decided: bool,
+    sealing: Option<&Sealing>,
     limits: &Limits,
 ) -> Result<Assembly, RenderError> {
     let mut warnings = prepared.warnings.clone();
@@ -128,12 +133,16 @@ pub fn assemble(
     for (name, _) in plan.held.iter().filter(|(_, h)| h.reason == Reason::Withdrawn) {
         let Some(content) = kept.get(name) else { continue };
         let fresh: BTreeSet<String> = by_part.values().flatten().map(|o| file_path(name, &o.key)).collect();
-        let files: Vec<(String, Vec<u8>)> =
-            content.part.files().filter(|(path, _)| !fresh.contains(*path)).map(|(p, b)| (p.to_string(), b.to_vec())).collect();
+        let files: Vec<_> = content
+            .part
+            .files()
+            .filter(|(path, _)| !fresh.contains(*path))
+            .map(|(p, b)| (p.to_string(), b.to_vec().into(), content.part.plaintext(p).cloned()))
+            .collect();
         if files.is_empty() {
             settings.remove(name);
         } else {
-            carried.insert(name.clone(), Part::new(name, files, limits)?);
+            carried.insert(name.clone(), Part::sealed(name, files, limits)?);
         }
     }
     let present: BTreeSet<String> = settings.keys().cloned().collect();
@@ -142,6 +151,8 @@ pub fn assemble(
     }
     check_acyclic(&settings)?;
     let mut built = Vec::with_capacity(settings.len());
+    // The files of fresh parts that hold a confidential object, for a cluster that decrypts.
+    let mut marked: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for name in settings.keys() {
         let part = match (plan.held.get(name), kept.get(name)) {
             (Some(held), Some(_)) if held.reason == Reason::Withdrawn => carried.remove(name).expect("a carried part was built"),
@@ -149,6 +160,10 @@ pub fn assemble(
             (Some(_), _) => Part::new(name, Vec::<(String, Vec<u8>)>::new(), limits)?,
             (None, _) => {
                 let objects = by_part.remove(name.as_str()).unwrap_or_default();
+                if prepared.recipient.is_some() {
+                    let paths = objects.iter().filter(|o| o.confidential).map(|o| file_path(name, &o.key));
+                    marked.insert(name.clone(), paths.collect());
+                }
                 match prepared.parts.iter().find(|d| &*d.name == name).and_then(|d| d.outcome.as_ref().ok()) {
                     // Nothing of the profile lost to another's copy: its part is the one every
                     // cluster it is prepared for shares.
@@ -159,11 +174,15 @@ pub fn assemble(
         };
         built.push((name.clone(), part));
     }
-    let bundle = Bundle::from_parts(built, limits)?;
+    let to = Seal { cluster: &prepared.cluster, recipient: prepared.recipient, sealing };
+    let sealed = seal::seal(&to, built, &marked, kept, limits)?;
+    let bundle = Bundle::from_parts(sealed.parts, limits)?;
     Ok(Assembly::Done(Box::new(Rendered {
         cluster: prepared.cluster.clone(),
         watch_namespaces: prepared.watch_namespaces.clone(),
         active_window: prepared.active_window.clone(),
+        recipients: sealed.recipients,
+        allow_plaintext_secrets: prepared.allow_plaintext_secrets,
         bundle,
         settings,
         objects,

@@ -6,7 +6,8 @@
 //! files arrive as the data keys of such a ConfigMap (`remote`), templated when its
 //! `template` is set. A reference with `force` marks each of its objects
 //! `airlock.dev/force-recreate: "true"`, so the puller may delete and create one again
-//! (bundles-format.md 2.5.2). Entry points:
+//! (bundles-format.md 2.5.2). An object carrying `airlock.dev/confidential: "true"` has
+//! every object it holds sealed for a cluster that decrypts. Entry points:
 //! [`manifests`], and [`data_texts`] for patchesFrom objects, which are read the same way.
 
 use std::collections::BTreeMap;
@@ -18,7 +19,7 @@ use super::data::Context;
 use super::error::RenderError;
 use super::manifest::{Manifest, add_metadata, documents};
 use super::resolve::{Resolution, has_annotation};
-use crate::sveltos::model::{LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
+use crate::sveltos::model::{CONFIDENTIAL_ANNOTATION, LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
 use crate::sveltos::typed;
 
 /// The annotation that marks each object of a reference with `force` (bundles-format.md
@@ -36,6 +37,8 @@ pub struct Rendered {
     /// Whether the profile's patches apply to it: not to a chart's `crds/` CRDs, which
     /// Helm's post-renderer never sees, nor to hooks with `postRenderStrategy: nohooks`.
     pub patched: bool,
+    /// It came from a source marked `airlock.dev/confidential` (see [`confidential`]).
+    pub confidential: bool,
 }
 
 /// The manifests `value`, the object `plan` resolved to, holds for this render.
@@ -48,6 +51,7 @@ pub fn manifests(
     let object = if plan.spec.remote.is_some() { plan.describe() } else { plan.reference.key.to_string() };
     let templated = plan.templated(value);
     let lua = !templated && has_annotation(value, LUA_ANNOTATION);
+    let confidential = confidential(value, &object)?;
     let force = plan.spec.force.then(|| BTreeMap::from([(FORCE_RECREATE_ANNOTATION.to_string(), "true".to_string())]));
     let mut out = Vec::new();
     for (key, text) in data_texts(value, plan.spec.kind, &object, warnings)? {
@@ -63,10 +67,27 @@ pub fn manifests(
             if let Some(force) = &force {
                 add_metadata(&mut manifest.value, "annotations", force);
             }
-            Rendered { manifest, tier: plan.spec.tier, create_namespace: !plan.spec.skip_namespace_creation, patched: true }
+            Rendered { manifest, tier: plan.spec.tier, create_namespace: !plan.spec.skip_namespace_creation, patched: true, confidential }
         }));
     }
     Ok(out)
+}
+
+/// Whether `value` (named `object` in messages) is marked confidential. Only `"true"`
+/// marks it: any other value is refused rather than read as "no", since a typo there would
+/// send what its author meant to keep sealed in clear.
+pub fn confidential(value: &Value, object: &str) -> Result<bool, RenderError> {
+    match value["metadata"]["annotations"].get(CONFIDENTIAL_ANNOTATION) {
+        None => Ok(false),
+        Some(Value::String(s)) if s == "true" => Ok(true),
+        Some(other) => Err(RenderError::Annotation {
+            object: object.to_string(),
+            annotation: CONFIDENTIAL_ANNOTATION.to_string(),
+            message: format!(
+                "found {other}, but the only value is the string \"true\"; remove the annotation to send the objects in clear"
+            ),
+        }),
+    }
 }
 
 /// The data keys of a ConfigMap or manifest Secret, in key order, as text.

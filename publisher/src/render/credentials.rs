@@ -218,6 +218,7 @@ impl Credentials {
             origin: format!("store credentials from {}", self.secret),
             yaml: yaml::emit(&[value]).into(),
             implicit: false,
+            confidential: true,
         })
     }
 

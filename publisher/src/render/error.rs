@@ -20,6 +20,9 @@ pub enum RenderError {
     NotManifests { object: String, actual: String },
     #[error("{object}: {message}")]
     Unreadable { object: String, message: String },
+    /// An annotation of a referenced object with a value the publisher does not know.
+    #[error("{object}: annotation {annotation}: {message}")]
+    Annotation { object: String, annotation: String, message: String },
     /// A `remoteURL` that could not be fetched; the message names the URL.
     #[error("{profile}: {field}: remoteURL {message}")]
     Remote { profile: String, field: String, message: String },
@@ -42,6 +45,9 @@ pub enum RenderError {
     /// Store credentials to relay (spec 2.6) that are missing, malformed or expired.
     #[error("{object}: {message}")]
     Credentials { object: String, message: String },
+    /// The cluster's files to encrypt could not be (spec 2.7).
+    #[error("{cluster}: cannot encrypt the bundle's confidential files: {message}")]
+    Seal { cluster: String, message: String },
     #[error("dependsOn has a cycle through {part}")]
     DependencyCycle { part: String },
     /// The store's bundle, whose parts this one keeps, could not be read: publishing

@@ -168,7 +168,7 @@ pub fn manifests(
             let key = ObjectKey::of(&value).expect("the split kept only objects with apiVersion, kind and name");
             let origin = format!("{}: {field}: release {}/{}: {}: {key}", ctx.profile, release.namespace, release.name, m.source);
             let tier = airlock_bundle::statement::DEFAULT_TIER;
-            Ok(Rendered { manifest: Manifest { key, value, origin }, tier, create_namespace, patched })
+            Ok(Rendered { manifest: Manifest { key, value, origin }, tier, create_namespace, patched, confidential: false })
         })
         .collect()
 }

@@ -1,7 +1,8 @@
 //! The fingerprint of everything one cluster's rendering reads: its SveltosCluster, the
 //! profiles it gets, the objects their references resolve to, what of the source could
-//! not be read or is paused (whose parts a cluster keeps), the limits, and the version of
-//! this rendering code. Two runs that compute the same fingerprint for a
+//! not be read or is paused (whose parts a cluster keeps), the limits, the publisher's extra
+//! age recipients (for a cluster with one of its own), and the version of this rendering
+//! code. Two runs that compute the same fingerprint for a
 //! cluster render it to the same bundle, which is what lets `memo` skip rendering.
 //!
 //! A fingerprint errs on the side of changing: anything rendering reads is in it, so a
@@ -11,6 +12,7 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use airlock_bundle::age::Recipient;
 use airlock_bundle::{Digest, Limits};
 
 use super::hold::Unplanned;
@@ -21,12 +23,14 @@ use crate::sveltos::{ObjectKey, Resources};
 /// Names what rendering does with its inputs. Change it whenever the same inputs would
 /// render to other bytes (a new YAML writer, a new label), so no fingerprint from before
 /// matches.
-const RENDERING: &str = concat!("airlock-publisher ", env!("CARGO_PKG_VERSION"), " rendering 5");
+const RENDERING: &str = concat!("airlock-publisher ", env!("CARGO_PKG_VERSION"), " rendering 6");
 
 /// Fingerprints the clusters of one run: the digests of the fetched objects and of the
 /// profiles are taken once and shared by every cluster.
 pub struct Fingerprints {
     base: Digest,
+    /// The extra recipients, one line, for clusters that seal.
+    recipients: String,
     resources: HashMap<ObjectKey, Digest>,
     profiles: HashMap<String, Digest>,
 }
@@ -36,6 +40,7 @@ impl Fingerprints {
         let json = |v| Digest::of(&serde_json::to_vec(v).expect("a JSON value serialises"));
         Fingerprints {
             base: Digest::of(format!("{RENDERING}\n{limits:?}\n{}\n", unplanned.fingerprint()).as_bytes()),
+            recipients: String::new(),
             resources: resources
                 .iter()
                 .map(|(k, v)| (k.clone(), v.map_or_else(|why| Digest::of(format!("unreadable: {why}").as_bytes()), json)))
@@ -47,10 +52,20 @@ impl Fingerprints {
         }
     }
 
+    /// Counts `recipients`, the publisher's extra age recipients, among what a cluster with
+    /// a recipient of its own reads: a new one must reach its sealed files.
+    pub fn with_recipients(self, recipients: &[Recipient]) -> Fingerprints {
+        let recipients = recipients.iter().map(ToString::to_string).collect::<Vec<_>>().join(" ");
+        Fingerprints { recipients, ..self }
+    }
+
     /// The fingerprint of one planned cluster.
     pub fn of(&self, plan: &ClusterPlan<'_>) -> Digest {
         let mut text = format!("{}\n", self.base);
         text.push_str(&serde_json::to_string(&plan.cluster.object).expect("a JSON value serialises"));
+        if plan.cluster.age_recipient.is_some() {
+            let _ = write!(text, "\nrecipients {}", self.recipients);
+        }
         if let Some(relay) = &plan.credentials {
             let _ = write!(text, "\ncredentials {} {}", relay.source.key, self.found(&relay.source.key));
         }

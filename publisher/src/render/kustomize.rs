@@ -88,7 +88,13 @@ pub fn manifests(
             }
             let origin = format!("{origin}: {key}");
             let create_namespace = !spec.skip_namespace_creation;
-            Ok(Rendered { manifest: Manifest { key, value, origin }, tier: spec.tier, create_namespace, patched: true })
+            Ok(Rendered {
+                manifest: Manifest { key, value, origin },
+                tier: spec.tier,
+                create_namespace,
+                patched: true,
+                confidential: false,
+            })
         })
         .collect()
 }

@@ -9,7 +9,8 @@
 //! between profiles, a clock-reading template to render with its recorded time) is
 //! assembled once `hold` has decided from the store's statement; `publish` fetches it.
 //! `credentials` adds the store credentials a cluster registered with `--token` gets
-//! relayed, in the part `Airlock.system`; `inputs` fingerprints what a cluster's rendering
+//! relayed, in the part `Airlock.system`; `seal` encrypts what a cluster with an age
+//! recipient must not get in clear; `inputs` fingerprints what a cluster's rendering
 //! reads; `object` is the prepared object the stages pass along, `error` why a profile or
 //! a cluster fails.
 
@@ -29,12 +30,14 @@ mod namespaces;
 mod object;
 mod patches;
 pub mod resolve;
+pub mod seal;
 pub mod shared;
 pub mod tier;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use airlock_bundle::age::Recipient;
 use airlock_bundle::statement::ActiveWindow;
 use airlock_bundle::{Bundle, ClusterId, Limits, PartSettings};
 use jiff::{SignedDuration, Timestamp};
@@ -48,6 +51,7 @@ pub use data::Entropy;
 pub use error::RenderError;
 pub use object::Object;
 pub use resolve::{ClusterPlan, ProfilePlan, plan};
+pub use seal::Sealing;
 use shared::{Env, Prepared, SharedProfiles};
 
 /// A cluster's bundle before signing.
@@ -56,6 +60,10 @@ pub struct Rendered {
     pub cluster: ClusterId,
     pub watch_namespaces: Option<Vec<String>>,
     pub active_window: Option<ActiveWindow>,
+    /// The recipients of its encrypted files, the cluster's own first; `None` when no file
+    /// is encrypted.
+    pub recipients: Option<Vec<String>>,
+    pub allow_plaintext_secrets: bool,
     pub bundle: Bundle,
     /// Settings of every part, by part name.
     pub settings: BTreeMap<String, PartSettings>,
@@ -79,6 +87,9 @@ pub struct PreparedCluster {
     pub cluster: ClusterId,
     pub watch_namespaces: Option<Vec<String>>,
     pub active_window: Option<ActiveWindow>,
+    /// The cluster's own age recipient: confidential files are sealed to it.
+    pub recipient: Option<Recipient>,
+    pub allow_plaintext_secrets: bool,
     /// One per planned profile, in part-name order.
     pub parts: Vec<PartDraft>,
     /// The relayed store credentials, as the system part's object.
@@ -118,6 +129,8 @@ pub struct Renderer<'r> {
     limits: &'r Limits,
     shared: SharedProfiles,
     entropy: Option<Entropy>,
+    /// How to seal for clusters with a recipient; without it, such a cluster fails.
+    sealing: Option<Sealing>,
     /// What `now` returns, unless a part's recorded time is given.
     now: Timestamp,
     kustomizer: LazyKustomizer,
@@ -132,6 +145,7 @@ impl<'r> Renderer<'r> {
             limits,
             shared: SharedProfiles::default(),
             entropy,
+            sealing: None,
             now,
             kustomizer: LazyKustomizer::default(),
             helm: Arc::default(),
@@ -141,6 +155,11 @@ impl<'r> Renderer<'r> {
     /// Builds kustomizations with the kubectl at `kubectl`, instead of the one on `PATH`.
     pub fn with_kubectl(self, kubectl: Option<std::path::PathBuf>) -> Renderer<'r> {
         Renderer { kustomizer: LazyKustomizer::new(kubectl), ..self }
+    }
+
+    /// Seals the confidential files of clusters with an age recipient as `sealing` says.
+    pub fn with_sealing(self, sealing: Sealing) -> Renderer<'r> {
+        Renderer { sealing: Some(sealing), ..self }
     }
 
     /// Renders Helm charts with `helm`, shared with whoever resolved the run's charts.
@@ -188,6 +207,8 @@ impl<'r> Renderer<'r> {
             cluster: plan.cluster.id.clone(),
             watch_namespaces: plan.cluster.watch_namespaces.clone(),
             active_window: plan.cluster.active_window.clone(),
+            recipient: plan.cluster.age_recipient,
+            allow_plaintext_secrets: plan.cluster.allow_plaintext_secrets,
             parts,
             credentials,
             warnings,
@@ -200,7 +221,8 @@ impl<'r> Renderer<'r> {
         self.shared.get(pp, plan.cluster, self.resources, env).map_err(|e| e.to_string())
     }
 
-    /// Assembles a prepared cluster, with what `hold` decided and the held content.
+    /// Assembles a prepared cluster, with what `hold` decided and the held content, its
+    /// confidential files sealed.
     pub fn assemble(
         &self,
         prepared: &PreparedCluster,
@@ -208,7 +230,7 @@ impl<'r> Renderer<'r> {
         kept: &BTreeMap<String, KeptContent>,
         decided: bool,
     ) -> Result<Assembly, RenderError> {
-        assemble::assemble(prepared, plan, kept, decided, self.limits)
+        assemble::assemble(prepared, plan, kept, decided, self.sealing.as_ref(), self.limits)
     }
 
     /// The expiry of the store credentials `plan`'s bundle relays, judged at `now`: a

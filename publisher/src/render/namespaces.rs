@@ -45,6 +45,7 @@ pub fn implicit(profile: &str, rendered: &[Rendered]) -> Vec<Arc<Object>> {
                 origin: format!("{profile}: the namespace of its objects in {ns}"),
                 yaml: yaml::emit(&[value]).into(),
                 implicit: true,
+                confidential: false,
             })
         })
         .collect()

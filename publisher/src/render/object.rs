@@ -1,5 +1,6 @@
 //! One object of a profile as a bundle takes it: its key, where it came from (for
-//! messages and conflicts), its YAML, and whether it is an implicit Namespace. `shared`
+//! messages and conflicts), its YAML, whether it is an implicit Namespace, and whether it
+//! is sealed for a cluster that decrypts. `shared`
 //! prepares them, `credentials` adds one, `tier` picks among copies, and `assemble` writes
 //! them into parts.
 
@@ -17,4 +18,7 @@ pub struct Object {
     /// A create-only Namespace the publisher added for the namespaced objects of a
     /// profile (`namespaces`): any one copy of it does, and a deployed one does better.
     pub implicit: bool,
+    /// Sealed for a cluster with an age recipient (`seal`): a `v1` `Secret`, or an object
+    /// of a source marked `airlock.dev/confidential`.
+    pub confidential: bool,
 }

@@ -17,6 +17,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use airlock_bundle::seal::is_secret;
 use airlock_bundle::statement::Rendering;
 use airlock_bundle::{Digest, Limits, Part};
 use jiff::Timestamp;
@@ -170,7 +171,8 @@ pub fn prepare(
     let mut objects = namespaces::implicit(&display, &rendered);
     objects.extend(rendered.into_iter().map(|r| {
         let yaml = yaml::emit(std::slice::from_ref(&r.manifest.value)).into();
-        Arc::new(Object { key: r.manifest.key, origin: r.manifest.origin, yaml, implicit: false })
+        let confidential = r.confidential || is_secret(&r.manifest.value);
+        Arc::new(Object { key: r.manifest.key, origin: r.manifest.origin, yaml, implicit: false, confidential })
     }));
     let clock = ctx.read_clock().then(|| Rendering { inputs: clock_inputs(plan, &ctx, resources), at: ctx.now() });
     Ok(Prepared { objects, warnings, clock, part: OnceLock::new() })

@@ -117,13 +117,14 @@ mod tests {
 
     fn candidate(part: &str, tier: u32, name: &str) -> Candidate {
         let key = ObjectKey::new("v1", "ConfigMap", "apps", name);
-        let object = Object { key, origin: format!("{part} key k"), yaml: format!("name: {name}\n").into(), implicit: false };
+        let object =
+            Object { key, origin: format!("{part} key k"), yaml: format!("name: {name}\n").into(), implicit: false, confidential: false };
         Candidate { part: part.into(), tier, object: Arc::new(object) }
     }
 
     fn namespace(part: &str, tier: u32, implicit: bool) -> Candidate {
         let key = ObjectKey::new("v1", "Namespace", "", "apps");
-        let object = Object { key, origin: format!("{part} ns"), yaml: "kind: Namespace\n".into(), implicit };
+        let object = Object { key, origin: format!("{part} ns"), yaml: "kind: Namespace\n".into(), implicit, confidential: false };
         Candidate { part: part.into(), tier, object: Arc::new(object) }
     }
 
@@ -168,7 +169,8 @@ mod tests {
     fn a_namespace_left_out_is_default_for_the_tier_check() {
         let in_ns = |part: &str, tier: u32, namespace: &str| {
             let key = ObjectKey::new("v1", "ConfigMap", namespace, "shared");
-            let object = Object { key, origin: format!("{part} key k"), yaml: "name: shared\n".into(), implicit: false };
+            let object =
+                Object { key, origin: format!("{part} key k"), yaml: "name: shared\n".into(), implicit: false, confidential: false };
             Candidate { part: part.into(), tier, object: Arc::new(object) }
         };
         let r = resolve(

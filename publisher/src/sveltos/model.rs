@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use airlock_bundle::ClusterId;
+use airlock_bundle::age::Recipient;
 use airlock_bundle::statement::{ActiveWindow, DriftExclusion, FieldNote, check_list};
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
@@ -28,6 +29,9 @@ pub const WATCH_NAMESPACES_ANNOTATION: &str = "agent.projectsveltos.io/watch-nam
 pub const TEMPLATE_ANNOTATION: &str = "projectsveltos.io/template";
 /// A referenced ConfigMap or Secret with this annotation holds Lua (unless it is a template).
 pub const LUA_ANNOTATION: &str = "projectsveltos.io/lua";
+/// A referenced ConfigMap or Secret with this annotation set to `"true"` holds objects that
+/// reach a cluster with an age recipient only encrypted, whatever their kind.
+pub const CONFIDENTIAL_ANNOTATION: &str = "airlock.dev/confidential";
 /// A profile with this annotation (any value) is not reconciled.
 pub const PAUSED_ANNOTATION: &str = "profile.projectsveltos.io/paused";
 /// The only Secret type whose data Sveltos deploys as manifests (or patches).
@@ -56,6 +60,11 @@ pub struct SveltosCluster {
     pub watch_namespaces: Option<Vec<String>>,
     /// `spec.activeWindow`, checked to be two cron expressions.
     pub active_window: Option<ActiveWindow>,
+    /// The cluster's own age recipient (`airlock.dev/age-recipient`): its bundles' Secrets
+    /// and confidential files are sealed to it. `None` sends them in clear.
+    pub age_recipient: Option<Recipient>,
+    /// `airlock.dev/plaintext-secrets: allow`, relayed in its bundles.
+    pub allow_plaintext_secrets: bool,
     /// Fields set that do not apply to a pulling cluster, or are unknown.
     pub notes: Vec<FieldNote>,
     /// The whole object: templates see it as `.Cluster`.

@@ -4,6 +4,7 @@
 
 mod kustomize;
 mod remote;
+mod sealing;
 mod sveltos;
 mod withdrawn;
 

@@ -33,6 +33,8 @@ pub(super) fn stored(r: &Rendered, version: u64) -> (Statement, BTreeMap<String,
         keyring_version: 1,
         watch_namespaces: None,
         active_window: None,
+        recipients: r.recipients.clone(),
+        allow_plaintext_secrets: r.allow_plaintext_secrets,
     };
     let statement = sign::statement(&r.bundle, &release, &|p| r.settings.get(p).cloned().unwrap_or_default(), &PartDigests::default());
     let kept = r
@@ -41,12 +43,15 @@ pub(super) fn stored(r: &Rendered, version: u64) -> (Statement, BTreeMap<String,
         .map(|(name, part)| {
             let keys = part
                 .files()
+                .filter(|(p, _)| part.plaintext(p).is_none())
                 .flat_map(|(_, b)| yaml::parse_documents(std::str::from_utf8(b).unwrap()).unwrap())
                 .filter_map(|d| ObjectKey::of(&d))
                 .collect();
             let entry = statement.predicate.profiles.iter().find(|e| e.name == name).unwrap();
             let kept_from = entry.failure.as_ref().and_then(|f| f.kept_from).unwrap_or(version);
-            (name.to_string(), KeptContent { part: part.clone(), keys, kept_from })
+            let sealed = part.files().any(|(p, _)| part.plaintext(p).is_some());
+            let recipients = r.recipients.clone().filter(|_| sealed);
+            (name.to_string(), KeptContent { part: part.clone(), keys, kept_from, recipients })
         })
         .collect();
     (statement, kept)

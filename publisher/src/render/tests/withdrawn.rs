@@ -35,7 +35,7 @@ fn carried(kept: &BTreeMap<String, KeptContent>) -> BTreeMap<String, KeptContent
     let web = &kept["ClusterProfile.web"];
     let files = web.part.files().filter(|(p, _)| p.contains("backup")).map(|(p, b)| (p.to_string(), b.to_vec()));
     let part = airlock_bundle::Part::new("ClusterProfile.web", files, &Limits::SPEC).unwrap();
-    BTreeMap::from([("ClusterProfile.web".to_string(), KeptContent { part, keys: Vec::new(), kept_from: web.kept_from })])
+    BTreeMap::from([("ClusterProfile.web".to_string(), KeptContent { part, keys: Vec::new(), kept_from: web.kept_from, recipients: None })])
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn a_fresh_part_carries_the_hooks_of_a_release_it_dropped_unless_deployed() {
     let hook = |name: &str| {
         let yaml = release_object(name, Some("pre-delete"));
         let key = ObjectKey::of(&yaml::parse_documents(&yaml).unwrap()[0]).unwrap();
-        Arc::new(Object { key, origin: "carried".into(), yaml: yaml.into(), implicit: false })
+        Arc::new(Object { key, origin: "carried".into(), yaml: yaml.into(), implicit: false, confidential: false })
     };
     let mut decided = hold::plan(&prepared, None, &hold::Unplanned::of(inv), &BTreeSet::new(), &BTreeMap::new());
     decided.carried.insert("ClusterProfile.base".into(), vec![hook("dump"), hook("backup")]);

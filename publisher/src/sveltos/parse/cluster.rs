@@ -5,7 +5,8 @@ use airlock_bundle::cron::Window;
 use airlock_bundle::statement::ActiveWindow;
 use serde_json::Value;
 
-use super::reader::{Fields, Metadata, check_version};
+use super::reader::{Fields, Metadata, check_version, field_error};
+use crate::annotations::{AGE_RECIPIENT_ANNOTATION, PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION};
 use crate::sveltos::fields;
 use crate::sveltos::model::{ClusterSet, ModelError, SveltosCluster, WATCH_NAMESPACES_ANNOTATION};
 
@@ -21,6 +22,20 @@ pub fn parse_cluster(value: &Value) -> Result<SveltosCluster, ModelError> {
         let list: Vec<String> = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
         (!list.is_empty()).then_some(list)
     });
+    let annotation_error = |key: &str, message: String| field_error(&object, &format!("metadata.annotations[{key}]"), message);
+    let age_recipient = match annotations.get(AGE_RECIPIENT_ANNOTATION) {
+        None => None,
+        Some(text) => Some(text.trim().parse().map_err(|e| annotation_error(AGE_RECIPIENT_ANNOTATION, format!("{e}")))?),
+    };
+    let allow_plaintext_secrets = match annotations.get(PLAINTEXT_SECRETS_ANNOTATION).map(String::as_str) {
+        None => false,
+        Some(PLAINTEXT_SECRETS_ALLOW) => true,
+        Some(other) => {
+            let message =
+                format!("{other:?}: the only value is {PLAINTEXT_SECRETS_ALLOW:?}; remove the annotation to refuse Secrets in clear");
+            return Err(annotation_error(PLAINTEXT_SECRETS_ANNOTATION, message));
+        }
+    };
     let spec = Fields::of(&value["spec"], "spec", &object)?;
     let window = spec.nested("activeWindow")?;
     let active_window = match (window.get::<String>("from")?, window.get::<String>("to")?) {
@@ -39,6 +54,8 @@ pub fn parse_cluster(value: &Value) -> Result<SveltosCluster, ModelError> {
         paused: paused && active_window.is_none(),
         watch_namespaces,
         active_window,
+        age_recipient,
+        allow_plaintext_secrets,
         notes: fields::cluster_notes(&value["spec"]),
         object: value.clone(),
     })
