@@ -16,8 +16,9 @@ set -euo pipefail
 cd "$HACK_DIR/.."
 
 # jq and openssl for the by-hand recipe of bundles-format.md section 12, skopeo for interop,
-# faketime (libfaketime) for the clock faults of tests/faults.
-ensure_pkgs jq openssl curl skopeo git faketime
+# faketime (libfaketime) for the clock faults of tests/faults, age for the by-hand decryption
+# of encrypted bundle files (tests/confidential.rs, bundle/tests/age_cli.rs).
+ensure_pkgs jq openssl curl skopeo git faketime age
 # helm v3 and v4 for the chart rendering tests and kubectl 1.32 for the kustomize builds,
 # which find them under $AIRLOCK_CACHE.
 "$HACK_DIR/helm.sh" >/dev/null

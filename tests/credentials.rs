@@ -111,12 +111,20 @@ impl World {
             .args(["sync", "--source", &self.server.source(), "--cluster", &self.cluster("edge-a")])
             .args(["--keyring", &self.keys.keyring_path, "--state-namespace", &self.puller_ns()])
             .args(["--watch-namespaces", &self.app_ns()])
+            .arg("--age-identity")
+            .arg(self.identity_file())
             .env("KUBECONFIG", common::service_env(MANAGED))
             .env(variable, value)
             .env("AIRLOCK_LOG", "warn")
             .output()
             .expect("airlock-puller runs")
             .into()
+    }
+
+    /// Where the age identity of the registration is kept: the relayed credentials reach
+    /// the puller encrypted to it.
+    fn identity_file(&self) -> PathBuf {
+        self.scratch.path().join("identity.txt")
     }
 
     /// A directory holding what the CronJob mounts from a credentials Secret's data.
@@ -213,6 +221,9 @@ fn renewal_round_trip(w: World) {
     let secret =
         docs.iter().find(|d| d["kind"] == "Secret" && d["metadata"]["name"] == "airlock-store-credentials").expect("credentials Secret");
     let data = |key: &str| STANDARD.decode(secret["data"][key].as_str().expect("data key")).expect("base64");
+    let identity = docs.iter().find(|d| d["kind"] == "Secret" && d["metadata"]["name"] == "airlock-age-identity").expect("identity Secret");
+    let identity = STANDARD.decode(identity["data"]["identity.txt"].as_str().expect("identity.txt")).expect("base64");
+    std::fs::write(w.identity_file(), identity).expect("identity written");
     let key = w.server.login(NEW).key;
     let old_dir = w.login_dir("old", &data(key), Some(&data("expires-at")));
     let first = w.sync(&old_dir);

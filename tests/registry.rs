@@ -58,6 +58,8 @@ fn signed(key: &SigningKey, cluster: &ClusterId, version: u64, own: &str) -> Sig
         keyring_version: 1,
         watch_namespaces: None,
         active_window: None,
+        recipients: None,
+        allow_plaintext_secrets: false,
     };
     sign::sign(bundle, &release, &|_| PartSettings::default(), std::slice::from_ref(key), None)
 }
