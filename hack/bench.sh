@@ -9,12 +9,12 @@
 #             warm. Run by CI so the harness never rots; writes target/bench/BENCHMARKS.md.
 #
 # It builds the release binaries, starts the services (hack/services.sh), generates its
-# data with a fixed seed, runs hack/bench/{puller,mirror,verify,publisher}.sh (the
-# publisher's rows in a section of their own), the criterion micro-benchmarks
-# (hack/bench/micro.sh) and the reports' ingest (hack/bench/reports.sh), prints one table and
-# writes the document. It fails only when a command fails: figures are reported, targets
-# are judged in the document and never make the run fail. Data, logs and profiles stay in
-# target/bench/.
+# data with a fixed seed, runs hack/bench/{puller,mirror,verify,publisher,confidential}.sh
+# (the publisher's rows and the confidential bundles' in sections of their own), the
+# criterion micro-benchmarks (hack/bench/micro.sh) and the reports' ingest
+# (hack/bench/reports.sh), prints one table and writes the document. It fails only when a
+# command fails: figures are reported, targets are judged in the document and never make
+# the run fail. Data, logs and profiles stay in target/bench/.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -24,7 +24,7 @@ quick=""
 case "${1:-}" in
   "") ;;
   --quick) quick=1 ;;
-  -h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
   *) die "unknown argument $1 (see --help)" ;;
 esac
 
@@ -38,16 +38,16 @@ else
 fi
 started=$SECONDS
 
-ensure_pkgs time jq skopeo python3 gzip coreutils
+ensure_pkgs time jq skopeo python3 gzip coreutils age openssl
 python="$(system_python)"
-log "building the release binaries"
-cargo build --release --locked -p airlock-puller -p airlock-publisher >&2
+build_release >/dev/null
 "$HACK_DIR/services.sh" start >&2
 # shellcheck source=/dev/null
 . "$AIRLOCK_STATE/services.env"
 t0=$SECONDS
 
-# This run's files only: publisher.sh keeps its own under target/bench/ too.
+# This run's files only: publisher.sh and confidential.sh keep their own under
+# target/bench/ too.
 rm -rf "$BENCH_OUT"/{results.tsv,logs,profiles,puller,mirror,verify,reports,criterion,machine.txt,load.txt}
 mkdir -p "$BENCH_OUT"
 
@@ -77,6 +77,7 @@ trap 'kill "$sampler" 2>/dev/null || true' EXIT
 "$HACK_DIR/bench/mirror.sh"
 "$HACK_DIR/bench/verify.sh"
 "$HACK_DIR/bench/publisher.sh" ${quick:+--quick}
+"$HACK_DIR/bench/confidential.sh" ${quick:+--quick}
 "$HACK_DIR/bench/micro.sh"
 # After micro.sh: its generator is built with the profile and features micro.sh builds.
 "$HACK_DIR/bench/reports.sh"
@@ -90,5 +91,5 @@ echo "benchmark wall time: $((SECONDS - t0)) s (runs per measurement: $BENCH_RUN
 
 "$python" "$HACK_DIR/bench/report.py" --results "$BENCH_OUT/results.tsv" --out "$document" \
   --machine "$BENCH_OUT/machine.txt" --profiles "$BENCH_OUT/profiles" \
-  --publisher "$BENCH_OUT/publisher.md" --criterion "$BENCH_OUT/criterion" ${quick:+--quick}
+  --publisher "$BENCH_OUT/publisher.md" --confidential "$BENCH_OUT/confidential.md" --criterion "$BENCH_OUT/criterion" ${quick:+--quick}
 log "wrote ${document#"$PWD"/}; $((SECONDS - started)) s in all, build and services included"

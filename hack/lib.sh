@@ -197,3 +197,22 @@ print_stop_hint() {
     fi
   done
 }
+
+# build_release — the release binaries of the puller and the publisher, as the benchmarks and
+# the image use them; prints the publisher's path. Always this package set: another set
+# unifies features differently and would build every dependency again.
+build_release() {
+  log "building the release binaries"
+  cargo build --release --locked -p airlock-puller -p airlock-publisher >&2
+  realpath -m "${CARGO_TARGET_DIR:-target}/release/airlock-publisher"
+}
+
+# bench_workdir NAME — a fresh directory for one benchmark invocation under $BENCH_OUT
+# (default target/bench); the caller removes it on exit. Fresh each time: deleting tens of
+# thousands of files right before creating as many again slows ext4's inode allocation
+# down, which would be measured instead of the publisher.
+bench_workdir() {
+  local out="${BENCH_OUT:-$PWD/target/bench}"
+  mkdir -p "$out"
+  mktemp -d "$out/$1.XXXXXX"
+}

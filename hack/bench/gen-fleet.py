@@ -21,6 +21,8 @@ import argparse
 import os
 import random
 
+from genlib import indent, write
+
 REGIONS = ["eu-west", "eu-central", "us-east", "ap-south"]
 TIERS = ["gold", "silver", "bronze"]
 ZONES = [chr(ord("a") + i) for i in range(10)]
@@ -58,11 +60,6 @@ NAME = "{{ .Cluster.metadata.name }}"
 REGION = '{{ index .Cluster.metadata.labels "region" }}'
 ZONE = '{{ index .Cluster.metadata.labels "zone" | upper }}'
 TIER = '{{ index .Cluster.metadata.labels "tier" | quote }}'
-
-
-def indent(text, spaces):
-    pad = " " * spaces
-    return "".join(pad + line if line.strip() else line for line in text.splitlines(True))
 
 
 def words(rng, n):
@@ -167,14 +164,6 @@ spec:
   policyRefs:
   - {{kind: ConfigMap, namespace: {NAMESPACE}, name: {name}-manifests}}
 """
-
-
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def main():

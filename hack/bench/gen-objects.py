@@ -27,6 +27,8 @@ import os
 import random
 import shutil
 
+from genlib import indent, write
+
 CLUSTER_NAMESPACE = "airlock-bench"
 CLUSTER_NAME = "managed"
 NAMESPACE_PREFIX = "airlock-bench-app-"
@@ -147,11 +149,6 @@ def objects(rng, count, pad):
     return out
 
 
-def indent(text, spaces):
-    pad = " " * spaces
-    return "".join(pad + line if line.strip() else line for line in text.splitlines(True))
-
-
 def holder(name, entries):
     """The management ConfigMap a profile references: one data key per manifest."""
     body = "".join(f"  {key}: |\n{indent(text, 4)}" for key, text in entries)
@@ -182,12 +179,6 @@ metadata:
 spec:
   pullMode: true
 """
-
-
-def write(path, text):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
 
 
 def pad_for(args):

@@ -36,48 +36,21 @@ done
 ensure_pkgs time gzip tar coreutils
 python="$(system_python)"
 export CARGO_TERM_QUIET=true
-log "building release binaries"
-# The same package set as hack/bench.sh builds: another set unifies features differently
-# and would build every dependency again.
-cargo build --release --locked -p airlock-puller -p airlock-publisher
-bin="$(realpath -m "${CARGO_TARGET_DIR:-target}/release/airlock-publisher")"
+bin="$(build_release)"
 
 out="${BENCH_OUT:-$PWD/target/bench}"
-mkdir -p "$out"
-# A fresh directory per invocation, removed on exit: deleting tens of thousands of files
-# right before creating as many again slows ext4's inode allocation down, which would be
-# measured instead of the publisher.
-work="$(mktemp -d "$out/publisher.XXXXXX")"
+work="$(bench_workdir publisher)"
 trap 'rm -rf "$work"' EXIT
 fleet="$work/fleet" key="$work/keys/airlock.key"
 "$python" hack/bench/gen-fleet.py --out "$fleet" --clusters "$clusters" --seed 1
 "$bin" --log warn keygen --out-dir "$work/keys" >/dev/null
 
-# Elapsed seconds, CPU seconds (user + system, all threads and children) and the blocks
-# written (getrusage, 512 B each) of a command, in $took, $cpu and $blocks; its stdout goes
-# to $1. CPU seconds tell the work apart from waiting for cores other jobs hold.
-timed() {
-  local out="$1"; shift
-  local start="$EPOCHREALTIME"
-  /usr/bin/time -f "%O %U %S" -o "$work/rusage" "$@" | cat >"$out"
-  took="$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')"
-  read -r blocks user sys < <(tail -n 1 "$work/rusage")
-  cpu="$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')"
-}
+# shellcheck source-path=SCRIPTDIR source=oneshot.sh
+. "$(dirname "${BASH_SOURCE[0]}")/oneshot.sh"
 
 publish() { # LAYOUT CACHE SUMMARY
   timed "$3" "$bin" --log warn publish --from-dir "$fleet" --to "oci-layout:$1" --key "$key" --cache-dir "$2"
 }
-
-# Files, sizes and modification times of a directory: equal before and after means
-# nothing was written there.
-snapshot() { find "$@" -printf '%P %s %T@ %i\n' | LC_ALL=C sort | sha256sum | cut -c1-16; }
-
-count() { awk -v s="$2" 'NR > 1 && $5 == s' "$1" | wc -l; }
-
-# median (min-max) of the numbers given, in seconds.
-stats() { printf '%s\n' "$@" | LC_ALL=C sort -g | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f (%.2f-%.2f)", m, v[1], v[NR] }'; }
-median() { printf '%s\n' "$@" | LC_ALL=C sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 log "#5 cold publish of $clusters clusters, $runs runs"
 cold=() cold_cpu=()
@@ -143,8 +116,6 @@ for i in $(seq "$runs"); do
 done
 
 cold_m="$(median "${cold[@]}")" floor_m="$(median "${floor[@]}")" again_m="$(median "${again[@]}")"
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-verdict() { awk -v v="$1" -v t="$2" 'BEGIN { print (v <= t) ? "met" : "MISSED" }'; }
 floor_ratio="$(ratio "$cold_m" "$floor_m")" again_pct="$(awk -v a="$again_m" -v b="$cold_m" 'BEGIN { printf "%.1f", 100 * a / b }')"
 unique_mb="$(awk -v b="$part_bytes" 'BEGIN { printf "%.1f", b / 1048576 }')"
 cores="$(nproc)" memory="$(free -g | awk '/^Mem:/ { print $2 }')" load="$(cut -d' ' -f1-3 /proc/loadavg)"

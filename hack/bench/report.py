@@ -11,7 +11,7 @@ the scripts stay free of thresholds and a slow machine never fails the benchmark
 
 Only the Python standard library is used.
 
-Usage: report.py --results FILE --out FILE [--machine FILE] [--publisher FILE]
+Usage: report.py --results FILE --out FILE [--machine FILE] [--publisher FILE] [--confidential FILE]
                  [--profiles DIR] [--criterion DIR] [--quick]
 """
 
@@ -177,12 +177,22 @@ def misses_section(results, computed, profiles):
     return out
 
 
+def fragment_section(title, script, fragment):
+    """A script's own Markdown fragment as a section, its headings two levels down, under
+    this document's own."""
+    if not fragment:
+        return []
+    demoted = "\n".join("##" + line if line.startswith("#") else line for line in fragment.splitlines())
+    return [f"## {title}", "", f"As written by `{script}` in this run:", "", demoted, ""]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--machine")
     ap.add_argument("--publisher")
+    ap.add_argument("--confidential")
     ap.add_argument("--profiles")
     ap.add_argument("--criterion")
     ap.add_argument("--quick", action="store_true")
@@ -205,15 +215,15 @@ def main():
            f"with the min–max of the runs in parentheses. Regenerate with `hack/bench.sh` "
            f"(`--quick` for the CI sizes).", ""]
     doc += [markdown_table(header, table), ""]
-    publisher = read(args.publisher)
+    publisher, confidential = read(args.publisher), read(args.confidential)
     if publisher:
         doc += ["Rows 5–7 (the publisher) are in [their own section](#publisher-rows-57).", ""]
+    if confidential:
+        doc += ["Row 13 (confidential bundles) is in [its own section](#confidential-bundles-row-13).", ""]
     doc += machine_section(args.machine)
     doc += misses_section(results, computed, args.profiles)
-    if publisher:
-        # Its headings go two levels down, under this document's own.
-        demoted = "\n".join("##" + line if line.startswith("#") else line for line in publisher.splitlines())
-        doc += ["## Publisher (rows 5–7)", "", "As written by `hack/bench/publisher.sh` in this run:", "", demoted, ""]
+    doc += fragment_section("Publisher (rows 5–7)", "hack/bench/publisher.sh", publisher)
+    doc += fragment_section("Confidential bundles (row 13)", "hack/bench/confidential.sh", confidential)
     if args.criterion:
         doc += micro_section(args.criterion)
     doc += details_section(results)
