@@ -108,7 +108,7 @@ step "Install the Sveltos CRDs and apply examples/ to the management cluster"
 "$kubectl" --kubeconfig "$mgmt" wait --for condition=established --timeout=60s -f hack/crds/ >&2
 "$kubectl" --kubeconfig "$mgmt" apply --server-side -f examples/ >&2
 
-step "Generate the publisher's signing key, the pullers' keyring and the cluster's report key"
+step "Generate the publisher's signing key, the pullers' keyring and the cluster's own keys"
 if [ ! -f "$qs/keys/airlock.key" ]; then
   "$publisher" keygen --out-dir "$qs/keys" --name airlock >&2
 fi
@@ -119,6 +119,12 @@ if [ ! -f "$qs/keys/report.key" ]; then
   mv "$qs/keys/report/report.key" "$qs/keys/report.key"
   rm -rf "$qs/keys/report"
 fi
+# Kept across runs for the same reason: a new age identity would leave the bundles sealed
+# meanwhile to the old one unreadable until the new registration reaches the node.
+if [ ! -f "$qs/keys/age-identity.txt" ]; then
+  ensure_pkgs age
+  age-keygen -o "$qs/keys/age-identity.txt" 2>/dev/null
+fi
 
 step "Publish every pull-mode cluster's bundle from the management cluster to $store"
 register() {
@@ -126,6 +132,7 @@ register() {
     --namespace "$cluster_ns" --cluster "$cluster_name" --pullmode \
     --labels region=eu,tier=prod --watch-namespaces web,monitoring \
     --source "$store" --keyring "$qs/keys/keyring.json" --report-key-file "$qs/keys/report.key" \
+    --age-identity-file "$qs/keys/age-identity.txt" \
     --image "$image" --cronjob-api batch/v1beta1 --schedule '*/1 * * * *' --report-every 1m \
     --host-network "${mount[@]}" --puller-namespace "$puller_ns"
 }
