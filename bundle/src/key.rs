@@ -102,7 +102,8 @@ impl SigningKey {
         SigningKey(ed25519_dalek::SigningKey::from_bytes(&seed))
     }
 
-    /// A key from a fixed seed: for test vectors only.
+    /// A key from a fixed seed: for test vectors only, so not in a release build.
+    #[cfg(any(test, feature = "testing"))]
     pub fn from_seed(seed: [u8; 32]) -> SigningKey {
         SigningKey(ed25519_dalek::SigningKey::from_bytes(&seed))
     }

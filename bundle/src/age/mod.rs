@@ -77,6 +77,9 @@ impl Identity {
         Identity { secret }
     }
 
+    /// An identity from fixed bytes: for tests and test vectors only, so not in a release
+    /// build.
+    #[cfg(any(test, feature = "testing"))]
     pub fn from_secret(secret: [u8; 32]) -> Identity {
         Identity { secret }
     }
