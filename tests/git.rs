@@ -109,3 +109,44 @@ async fn racing_publishers_both_land() {
     assert!(out.status.success(), "git clone: {}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(git(&clone, &["rev-list", "--count", "HEAD"]).trim(), (2 * ROUNDS).to_string());
 }
+
+#[tokio::test]
+async fn a_new_reader_takes_the_tip_alone_and_stops_at_the_byte_cap() {
+    let url = new_repo("shallow");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let publisher = GitStore::with_cache(&url, "main", &tmp.path().join("publisher")).expect("store opens");
+    let fx = fixture("fleet/a");
+    let meta = PublishMeta::default();
+    for version in 1..=3 {
+        publisher.publish(&[fx.signed(version, files(&format!("web{version}")))], &meta).await.expect("publish");
+    }
+    let tip = git(tmp.path(), &["ls-remote", &url, "refs/heads/main"]);
+    let tip = tip.split_whitespace().next().expect("the branch exists").to_string();
+
+    // A puller's first read: the tip's commit only, however long the history.
+    let reader_cache = tmp.path().join("reader");
+    let reader = GitStore::with_cache(&url, "main", &reader_cache).expect("store opens");
+    let floor = Floor::default();
+    assert_verified(&reader, &fx, &floor, &fx.signed(3, files("web3"))).await;
+    let shallow = std::fs::read_to_string(shallow_file(&reader_cache).expect("the reader's cache is shallow")).expect("readable");
+    assert_eq!(shallow.trim(), tip, "the reader holds the tip's commit alone");
+    // Its next read fetches on top of that.
+    let v4 = fx.signed(4, files("web4"));
+    publisher.publish(std::slice::from_ref(&v4), &meta).await.expect("publish");
+    assert_verified(&reader, &fx, &Floor { applied: Some((3, fx.signed(3, files("web3")).digest())), highest_issued_at: None }, &v4).await;
+    // The publisher, which builds on the branch, keeps its whole history.
+    assert_eq!(shallow_file(&tmp.path().join("publisher")), None, "the publisher's cache is complete");
+
+    // A server that sends more than the cap is cut off, and says so.
+    let capped = GitStore::with_cache(&url, "main", &tmp.path().join("capped")).expect("store opens");
+    let small = Limits { git_fetch_bytes: 1_000, ..Limits::SPEC };
+    let err = capped.fetch_envelope(&fx.cluster, &small).await.expect_err("over the cap");
+    assert!(err.to_string().contains("more than 1000 bytes"), "{err}");
+}
+
+/// The `shallow` file of the one repository a store keeps under `cache`, if it is shallow.
+fn shallow_file(cache: &Path) -> Option<std::path::PathBuf> {
+    let repos: Vec<_> = std::fs::read_dir(cache.join("git")).expect("cache dir").map(|e| e.expect("entry").path()).collect();
+    assert_eq!(repos.len(), 1, "one repository per cache: {repos:?}");
+    Some(repos[0].join("shallow")).filter(|p| p.exists())
+}

@@ -33,6 +33,9 @@ pub struct Limits {
     pub file_bytes: u64,
     /// Bytes of all files of a bundle together.
     pub total_bytes: u64,
+    /// Bytes one fetch from a Git store may receive: a shared branch holds every cluster's
+    /// bundle, so this is the size of a fleet's tip, not of one bundle.
+    pub git_fetch_bytes: u64,
     /// Largest ratio of decompressed to compressed bytes, checked once
     /// `ratio_grace_bytes` have been produced. YAML tars compress 5-20:1.
     pub max_ratio: u64,
@@ -73,6 +76,7 @@ impl Limits {
         parts: 1_000,
         file_bytes: 4 * MIB,
         total_bytes: 256 * MIB,
+        git_fetch_bytes: 2048 * MIB,
         max_ratio: 200,
         ratio_grace_bytes: MIB,
         archive_entries: 100_000,

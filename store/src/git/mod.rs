@@ -152,8 +152,9 @@ impl Store for GitStore {
         self.run(move |t| write::publish(t, &bundles, &meta)).await
     }
 
-    async fn clusters(&self, _limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
-        self.run(read::clusters).await
+    async fn clusters(&self, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
+        let limits = *limits;
+        self.run(move |t| read::clusters(t, &limits)).await
     }
 
     fn reports(&self) -> Option<&dyn ReportStore> {

@@ -5,7 +5,7 @@
 
 use git2::{ObjectType, Odb, Oid, Repository, Tree};
 
-use super::target::Target;
+use super::target::{Reach, Target};
 use super::tree::{BLOB, ENVELOPE, EXECUTABLE, KEYRINGS, LINK, SUBMODULE, TREE, cluster_dir, cluster_tree, subtree};
 use crate::error::StoreError;
 use crate::fetched::{Fetched, Locator, PartCopy};
@@ -21,7 +21,7 @@ pub(super) fn fetch_envelope(target: &Target, cluster: &ClusterId, limits: &Limi
     let doing = format!("fetch for {cluster}");
     let err = |e| target.git_error(&doing, e);
     let not_found = || target.not_found(format!("bundle for {cluster}"));
-    let tip = target.fetch(&repo, &doing)?.ok_or_else(not_found)?;
+    let tip = target.fetch(&repo, &doing, Reach::Read { bytes: limits.git_fetch_bytes })?.ok_or_else(not_found)?;
     let dir = cluster_tree(&repo, tip, cluster).map_err(err)?.ok_or_else(not_found)?;
     let odb = repo.odb().map_err(err)?;
     let (mut envelope, mut keyring_chain) = (None, None);
@@ -90,10 +90,10 @@ pub(super) fn fetch_part(target: &Target, cluster: &ClusterId, commit: &str, par
 }
 
 /// The clusters whose directory at the tip holds an envelope.
-pub(super) fn clusters(target: &Target) -> Result<Vec<ClusterId>, StoreError> {
+pub(super) fn clusters(target: &Target, limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
     let (repo, _lock) = target.cache()?;
     let err = |e| target.git_error("listing clusters", e);
-    let Some(tip) = target.fetch(&repo, "listing clusters")? else { return Ok(vec![]) };
+    let Some(tip) = target.fetch(&repo, "listing clusters", Reach::Read { bytes: limits.git_fetch_bytes })? else { return Ok(vec![]) };
     let root = repo.find_commit(tip).and_then(|c| c.tree()).map_err(err)?;
     let Some(all) = subtree(&repo, &root, "clusters").map_err(err)? else { return Ok(vec![]) };
     let mut found = Vec::new();

@@ -9,7 +9,7 @@
 use git2::{ObjectType, Oid, Repository, Signature};
 
 use super::read::read_blob;
-use super::target::Target;
+use super::target::{Reach, Target};
 use super::tree::BLOB;
 use super::write::{PUSH_ATTEMPTS, lock_local_remote, push_to};
 use crate::error::StoreError;
@@ -33,7 +33,7 @@ pub(super) fn push_report(target: &Target, report: &ReportPush) -> Result<(), St
     let _remote_lock = lock_local_remote(target)?;
     let mut refusal = String::new();
     for attempt in 1..=PUSH_ATTEMPTS {
-        let tip = target.fetch_branch(&repo, &branch, "fetch before reporting")?;
+        let tip = target.fetch_branch(&repo, &branch, "fetch before reporting", Reach::Whole)?;
         let commit = report_commit(&repo, tip, report).map_err(|e| target.git_error("building the report commit", e))?;
         match push_to(target, &repo, commit, &branch)? {
             None => return Ok(()),
@@ -66,7 +66,7 @@ pub(super) fn latest_reports(
 ) -> Result<Vec<Result<Latest, StoreError>>, StoreError> {
     let (repo, _lock) = target.cache()?;
     let spec = format!("+refs/heads/{REPORTS}/*:{REPORTS_TRACKING}*");
-    let heads = target.fetch_refs(&repo, &spec, "fetching reports")?;
+    let heads = target.fetch_refs(&repo, &spec, "fetching reports", Reach::Read { bytes: limits.git_fetch_bytes })?;
     let heads: std::collections::HashMap<String, Oid> = heads.into_iter().collect();
     Ok(wanted
         .iter()

@@ -2,6 +2,7 @@
 //! credentials libgit2 is given, the local bare cache and its lock, fetching the branch into
 //! the cache, and the store's errors with secrets scrubbed from them.
 
+use std::cell::Cell;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,16 @@ use crate::error::StoreError;
 
 /// Where fetched tips stay in the cache, so that the next fetch downloads only what is new.
 const TRACKING: &str = "refs/airlock/heads/";
+
+/// What a fetch may download.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Reach {
+    /// All the refspec names: publishing and reporting build on the branch's tip and push.
+    Whole,
+    /// Reading a bundle: at most `bytes` received, and the tip's commit alone when the cache
+    /// holds no copy of the branch yet.
+    Read { bytes: u64 },
+}
 
 /// A remote branch, how to log in to it, and the local cache it is fetched into.
 #[derive(Clone)]
@@ -41,27 +52,72 @@ impl Target {
     }
 
     /// Fetches the branch into the cache; its tip, or None when the remote has no such branch.
-    pub(super) fn fetch(&self, repo: &Repository, doing: &str) -> Result<Option<Oid>, StoreError> {
-        self.fetch_branch(repo, &self.branch, doing)
+    pub(super) fn fetch(&self, repo: &Repository, doing: &str, reach: Reach) -> Result<Option<Oid>, StoreError> {
+        self.fetch_branch(repo, &self.branch, doing, reach)
     }
 
     /// Fetches `branch` of the remote into the cache; its tip, or None when there is none.
-    pub(super) fn fetch_branch(&self, repo: &Repository, branch: &str, doing: &str) -> Result<Option<Oid>, StoreError> {
-        let spec = format!("+refs/heads/{branch}:{TRACKING}{branch}");
+    pub(super) fn fetch_branch(&self, repo: &Repository, branch: &str, doing: &str, reach: Reach) -> Result<Option<Oid>, StoreError> {
+        let tracking = format!("{TRACKING}{branch}");
+        let spec = format!("+refs/heads/{branch}:{tracking}");
         let head = format!("refs/heads/{branch}");
-        Ok(self.fetch_refs(repo, &spec, doing)?.into_iter().find(|(name, _)| *name == head).map(|(_, oid)| oid))
+        // A cache that holds no copy of the branch yet takes its tip alone: a reader needs
+        // nothing older, and a long history is the server's to keep, not every puller's.
+        let depth = match reach {
+            Reach::Read { .. } if !self.is_local() && repo.find_reference(&tracking).is_err() => Some(1),
+            _ => None,
+        };
+        Ok(self.fetch_into(repo, &spec, doing, reach, depth)?.into_iter().find(|(name, _)| *name == head).map(|(_, oid)| oid))
     }
 
     /// Fetches what `refspec` names into the cache, in one connection; every ref the
     /// remote advertised, with its id. What the remote advertised is what counts, not the
     /// tracking refs, which outlive a deleted branch.
-    pub(super) fn fetch_refs(&self, repo: &Repository, refspec: &str, doing: &str) -> Result<Vec<(String, Oid)>, StoreError> {
+    pub(super) fn fetch_refs(&self, repo: &Repository, refspec: &str, doing: &str, reach: Reach) -> Result<Vec<(String, Oid)>, StoreError> {
+        self.fetch_into(repo, refspec, doing, reach, None)
+    }
+
+    fn fetch_into(
+        &self,
+        repo: &Repository,
+        refspec: &str,
+        doing: &str,
+        reach: Reach,
+        depth: Option<i32>,
+    ) -> Result<Vec<(String, Oid)>, StoreError> {
         let err = |e| self.git_error(doing, e);
         let mut remote = repo.remote_anonymous(&self.url).map_err(err)?;
+        let over_cap = Cell::new(false);
+        let mut callbacks = self.callbacks();
+        if let Reach::Read { bytes } = reach {
+            let over = &over_cap;
+            callbacks.transfer_progress(move |progress| {
+                over.set(progress.received_bytes() as u64 > bytes);
+                !over.get()
+            });
+        }
         let mut opts = FetchOptions::new();
-        opts.download_tags(AutotagOption::None).update_fetchhead(false).remote_callbacks(self.callbacks());
-        remote.fetch(&[refspec], Some(&mut opts), None).map_err(err)?;
-        Ok(remote.list().map_err(err)?.iter().map(|h| (h.name().to_string(), h.oid())).collect())
+        opts.download_tags(AutotagOption::None).update_fetchhead(false).remote_callbacks(callbacks);
+        if let Some(depth) = depth {
+            opts.depth(depth);
+        }
+        let fetched = remote.fetch(&[refspec], Some(&mut opts), None);
+        drop(opts);
+        match (fetched, reach) {
+            (Err(_), Reach::Read { bytes }) if over_cap.get() => {
+                Err(self.malformed(doing.to_string(), format!("the remote sent more than {bytes} bytes, the limit of one read (spec 10)")))
+            }
+            (result, _) => {
+                result.map_err(err)?;
+                Ok(remote.list().map_err(err)?.iter().map(|h| (h.name().to_string(), h.oid())).collect())
+            }
+        }
+    }
+
+    /// Whether the remote is a repository on this machine (`file://`), which libgit2 fetches
+    /// from without a server: it has no shallow fetch, and costs no transfer.
+    fn is_local(&self) -> bool {
+        self.local.is_some()
     }
 
     /// The callbacks of every fetch and push: the credentials given apart from the URL, once.

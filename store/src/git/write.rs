@@ -7,7 +7,7 @@ use std::path::Path;
 
 use git2::{ErrorCode, Oid, PushOptions, Repository, Signature, Tree};
 
-use super::target::{Target, lock_dir};
+use super::target::{Reach, Target, lock_dir};
 use super::tree::{BLOB, ENVELOPE, KEYRINGS, TREE, cluster_dir};
 use crate::error::StoreError;
 use crate::meta::PublishMeta;
@@ -29,7 +29,7 @@ pub(super) fn publish(target: &Target, bundles: &[SignedBundle], meta: &PublishM
     let _remote_lock = lock_local_remote(target)?;
     let mut refusal = String::new();
     for attempt in 1..=PUSH_ATTEMPTS {
-        let tip = target.fetch(&repo, "fetch before publishing")?;
+        let tip = target.fetch(&repo, "fetch before publishing", Reach::Whole)?;
         let Some(commit) = commit(target, &repo, tip, bundles, &clusters, meta)? else {
             return Ok(());
         };
