@@ -20,7 +20,6 @@
 use std::path::{Path, PathBuf};
 
 use airlock_bundle::age::Identity;
-use airlock_bundle::verify::follow_chain;
 use airlock_bundle::{ClusterId, Digest, Limits};
 use airlock_bundle::{Expectation, Floor, Keyring, VerifiedBundle};
 use airlock_store::{
@@ -141,10 +140,11 @@ pub enum Found {
     New(Box<VerifiedBundle>, Verified),
 }
 
-/// Fetches and verifies the newest bundle for `cluster`. An envelope that `recorded`
-/// (the state's record of the one applied) stands in for is not verified again, but
-/// steps 7-10 still run (`verified`). A new bundle's encrypted files are decrypted with
-/// `open`'s identities (step 14); with `None` they are left encrypted.
+/// Fetches and verifies the newest bundle for `cluster`, always in full. When the store
+/// says the manifest `recorded` (the state's record of the one applied) was read through is
+/// still its newest, the bytes the record kept of it are verified instead of read again.
+/// A new bundle's encrypted files are decrypted with `open`'s identities (step 14); with
+/// `None` they are left encrypted.
 pub async fn fetch(
     store: &dyn Store,
     cluster: &ClusterId,
@@ -157,30 +157,18 @@ pub async fn fetch(
     let expect = Expectation { cluster, keyring, floor, now: Timestamp::now() };
     let rejected = |source| FetchError::Rejected { store: store.describe(), cluster: cluster.to_string(), source };
     // spec 8, its last paragraph: the store says the manifest read last is the newest still.
-    let unchanged = recorded.and_then(|r| Some((r, r.unchanged_manifest(keyring)?)));
-    let fetched = match unchanged {
-        Some((recorded, manifest)) => match store::fetch_envelope_unless(store, cluster, &manifest, limits).await? {
+    let fetched = match recorded.and_then(|r| r.kept_read(&store.describe())) {
+        Some((manifest, kept)) => match store::fetch_envelope_unless(store, cluster, &manifest, limits).await? {
             Some(fetched) => fetched,
-            None => match recorded.recheck_claims(&expect, limits) {
-                Some(rechecked) => {
-                    tracing::debug!(%manifest, "the store's manifest is the one read last: steps 7-10 only");
-                    return Ok(Found::Applied(rechecked.map_err(rejected)?));
-                }
-                None => store::fetch_envelope(store, cluster, limits).await?,
-            },
+            None => {
+                tracing::debug!(%manifest, "the store's manifest is the one read last: verifying the bytes kept of it");
+                kept
+            }
         },
         None => store::fetch_envelope(store, cluster, limits).await?,
     };
     let envelope = Digest::of(&fetched.envelope);
-    // A chain that fails is left to the full verification, which reports it.
-    if let Some(recorded) = recorded
-        && let Ok(keyring) = follow_chain(keyring, fetched.keyring_chain.as_deref(), limits)
-        && let Some(rechecked) = recorded.recheck(envelope, &keyring, &expect, limits)
-    {
-        tracing::debug!(%envelope, "envelope verified before under the same keyring: steps 7-10 only");
-        return Ok(Found::Applied(rechecked.map_err(rejected)?));
-    }
-    let record = |verified| Verified::of(envelope, verified).read_through(fetched.manifest(), keyring);
+    let record = |verified| Verified::of(envelope, verified).read_through(&fetched);
     Ok(match store::verify_fetched(store, &fetched, &expect, limits).await? {
         Fetch::AlreadyApplied(verified) => Found::Applied(record(&verified)),
         Fetch::New(bundle) => {
@@ -319,51 +307,51 @@ mod tests {
         assert!(matches!(err, SourceError::Changed { .. }) && err.to_string().contains("changed while it was being read"), "{err:?}");
     }
 
-    /// The record of the envelope applied stands in for verifying the same bytes again,
-    /// and for nothing else: a differently signed envelope of that very bundle (same
-    /// version and digest) is verified in full, and refused, whatever else the record says.
+    /// Nothing the record says is taken: an edited record (another signer, an expiry a
+    /// year away) changes nothing of what a run finds, which comes from the signed bytes.
     #[tokio::test]
-    async fn a_record_stands_in_only_for_the_same_bytes() {
+    async fn a_record_is_never_taken_for_a_verification() {
         let dir = tempfile::tempdir().unwrap();
         let (fixture, store, record) = first_fetch(&dir).await;
         let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
-        // A marker only the record carries shows it was taken rather than verified again.
-        let mut marked = record.clone();
-        marked.seen.signers = vec!["from-the-record".into()];
-        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&marked), None).await.unwrap() else {
+        let mut edited = record.clone();
+        edited.seen.signers = vec!["from-the-record".into()];
+        edited.seen.expires = Timestamp::now() + SignedDuration::from_hours(24 * 365);
+        edited.drift_detection = !record.drift_detection;
+        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&edited), None).await.unwrap() else {
             panic!("unchanged")
         };
-        assert_eq!(applied, marked);
-
-        let forger = Fixture::new(2);
-        let forged = signer(&forger)(1, Fixture::files());
-        assert_eq!(forged.statement.subject[0].digest.sha256, record.seen.digest.hex(), "the same bundle, signed by another key");
-        let other = tempfile::tempdir().unwrap();
-        let store = layout_store(&other).await;
-        store.publish(&[forged], &Default::default()).await.unwrap();
-        let far = Timestamp::now() + SignedDuration::from_hours(24 * 365);
-        let mut tampered = marked;
-        tampered.seen.expires = far;
-        let err = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&tampered), None).await.unwrap_err();
-        assert!(err.is_rejection() && err.to_string().contains("signatures"), "{err:?}");
+        assert_eq!(applied, record, "what the signed bytes say");
+        // Expired by the clock, the bundle is refused however late the record says it expires.
+        let late = Floor { highest_issued_at: Some(record.seen.expires + SignedDuration::from_secs(1)), ..floor.clone() };
+        let err = fetch(&*store, &fixture.cluster, &fixture.keyring, &late, Some(&edited), None).await.unwrap_err();
+        assert!(err.is_rejection() && err.to_string().contains("expired"), "{err:?}");
     }
 
-    /// A store that says the manifest is unchanged is not read further; one keyring more
-    /// (a rotation by hand) and the envelope is read and verified again.
+    /// A store that says the manifest is unchanged is not read further: the bytes the
+    /// record kept of it are verified instead, under today's keyring, floor and clock. Kept
+    /// bytes that are not that manifest's are not used.
     #[tokio::test]
-    async fn an_unchanged_manifest_stands_for_the_envelope_under_the_same_keyring_only() {
+    async fn an_unchanged_manifest_is_verified_from_the_bytes_kept_of_it() {
         let dir = tempfile::tempdir().unwrap();
         let (fixture, store, record) = first_fetch(&dir).await;
-        assert!(record.unchanged_manifest(&fixture.keyring).is_some(), "read through the layout's manifest");
+        let kept = record.read.as_ref().and_then(|r| r.bytes.clone()).expect("read through the layout's manifest, and kept");
         let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
-        // The envelope's blob is named by its digest; gone, only an answer without it works.
+        // The envelope's blob is named by its digest; gone, only the kept bytes can answer.
         std::fs::remove_file(dir.path().join(format!("blobs/sha256/{}", record.envelope.hex()))).unwrap();
         let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&record), None).await.unwrap() else {
             panic!("unchanged")
         };
         assert_eq!(applied, record);
-        let rotated = keyring(2, 1);
-        let err = fetch(&*store, &fixture.cluster, &rotated, &floor, Some(&record), None).await.unwrap_err();
+        // Another trusted keyring verifies the kept bytes and refuses them.
+        let err = fetch(&*store, &fixture.cluster, &keyring(2, 2), &floor, Some(&record), None).await.unwrap_err();
+        assert!(err.is_rejection() && err.to_string().contains("signatures"), "{err:?}");
+        // Kept bytes edited: not that manifest's, so the store is read, and lacks the blob.
+        let mut edited = record.clone();
+        let mut bytes = kept;
+        bytes.envelope.push(b' ');
+        edited.read.as_mut().unwrap().bytes = Some(bytes);
+        let err = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&edited), None).await.unwrap_err();
         assert!(matches!(&err, SourceError::Fetch(e) if matches!(**e, FetchError::Store(StoreError::Malformed { .. }))), "{err:?}");
     }
 }

@@ -15,9 +15,15 @@ use std::path::PathBuf;
 
 use jiff::{SignedDuration, Timestamp};
 
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+
 use crate::common::Run;
 use crate::site::{BASELINE, Site};
-use crate::{Version, assert_applied, assert_converged, assert_failed, changes, publish_layout, site_with_baseline, state_version};
+use crate::{
+    Version, assert_applied, assert_converged, assert_failed, changes, gunzip, gzip, overwrite_secret, publish_layout, site_with_baseline,
+    state_version,
+};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_clock_moved_past_expiry_refuses_the_bundle() {
@@ -134,4 +140,30 @@ fn libfaketime() -> PathBuf {
         .map(|dir| dir.join("faketime/libfaketime.so.1"))
         .find(|lib| lib.is_file())
         .expect("libfaketime is not installed: `apt-get install faketime` (hack/test.sh does)")
+}
+
+/// Whoever can write the state Secret edits the record of the bundle applied, which an
+/// unchanged run once took instead of the envelope: an expiry in 2099 and another signer.
+/// Every run verifies signed bytes (here the bytes the record kept of the layout's
+/// manifest, which is unchanged), so past the bundle's real expiry it is refused all the same.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edited_record_cannot_hide_an_expiry() {
+    let (site, source) = site_with_baseline("store", &Version::new(BASELINE, 2, 64)).await;
+    let name = format!("airlock-state-{}", site.cluster.name());
+    let secrets = Api::<Secret>::namespaced(site.client.clone(), &site.state_ns);
+    let stored = secrets.get(&name).await.expect("the state Secret");
+    let mut state: serde_json::Value =
+        serde_json::from_slice(&gunzip(&stored.data.as_ref().expect("data")["state.json.gz"].0)).expect("the state is JSON");
+    let record = &mut state["verified"];
+    assert!(record["read"]["bytes"]["envelope"].is_string(), "the layout's manifest was read through and its bytes kept: {record}");
+    record["expires"] = "2099-01-01T00:00:00Z".into();
+    record["signers"] = serde_json::json!(["from-the-record"]);
+    overwrite_secret(&site, &name, "state.json.gz", gzip(state.to_string().as_bytes())).await;
+    let before = site.snapshot().await;
+
+    let run = sync_with_clock(&site, &source, "+40d").await;
+    assert_failed(&run, 3, "bundle expired at ");
+    assert!(!run.stderr.contains("2099"), "the record's expiry was not read: {run:?}");
+    assert_eq!(changes(&before, &site.snapshot().await), Vec::<String>::new(), "a refusal changes nothing");
+    assert_eq!(state_version(&site).await, Some(BASELINE));
 }
