@@ -119,6 +119,7 @@ mod tests {
             concurrency: 4,
             held_back: Default::default(),
             decrypts: false,
+            allow_mass_prune: false,
         }
     }
 
