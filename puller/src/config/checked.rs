@@ -63,7 +63,7 @@ pub struct SyncSettings {
     pub watch_namespaces: Option<Vec<String>>,
     pub namespace_policy: NamespacePolicy,
     pub dry_run: bool,
-    /// The local override of the mass-prune guard (spec 5.9).
+    /// The local override of the mass-prune guard (spec 2.5.4).
     pub allow_mass_prune: bool,
     pub state_namespace: String,
     pub report_to: Option<PathBuf>,
@@ -279,6 +279,11 @@ mod tests {
         assert_eq!(s.lease_duration, DEFAULT_LEASE);
         let short = args(files.settings_file(r#", "leaseDuration": "30s""#)).check(&KubeArgs::default()).unwrap();
         assert_eq!(short.lease_duration, Duration::from_secs(30));
+        assert!(!s.allow_mass_prune && !s.engine(None).allow_mass_prune, "the guard holds by default");
+        let confirmed = args(files.settings_file(r#", "allowMassPrune": true"#)).check(&KubeArgs::default()).unwrap();
+        assert!(confirmed.engine(None).allow_mass_prune, "the settings file's local override");
+        let flag = SyncArgs { allow_mass_prune: true, ..args(files.settings_file("")) };
+        assert!(flag.check(&KubeArgs::default()).unwrap().engine(None).allow_mass_prune, "the flag's");
     }
 
     #[test]

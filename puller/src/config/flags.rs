@@ -56,7 +56,7 @@ pub struct SyncArgs {
     #[arg(long)]
     pub dry_run: bool,
     /// Apply a version that would prune more than half of a sizeable inventory, which the
-    /// mass-prune guard otherwise holds (bundles-format.md 5.9). For one run, to confirm a
+    /// mass-prune guard otherwise holds (bundles-format.md 2.5.4). For one run, to confirm a
     /// withdrawal that was meant; not to leave set.
     #[arg(long)]
     pub allow_mass_prune: bool,

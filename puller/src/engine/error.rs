@@ -32,7 +32,7 @@ pub enum EngineError {
     )]
     ForeignObjects { objects: Vec<String> },
     /// The version would prune more of the inventory than the mass-prune guard lets
-    /// through unconfirmed (spec 5.9): held, nothing written.
+    /// through unconfirmed (spec 2.5.4): held, nothing written.
     #[error(
         "this version would prune {pruned} of the {inventory} objects in the inventory (more than {percent} %): held; \
          confirm with the bundle's signed allowMassPrune or the puller's --allow-mass-prune"

@@ -1,4 +1,4 @@
-//! What Airlock may take over and delete (spec 2.5.4 and 5.9), decided before the first
+//! What Airlock may take over and delete (spec 2.5.4), decided before the first
 //! write of a sync so that a refusal leaves everything as it was.
 //!
 //! An object is Airlock's for this cluster when it carries this cluster's
@@ -22,6 +22,7 @@ use super::error::EngineError;
 use super::kube_api::Api;
 use super::manifest::{LABEL_CLUSTER, cluster_label};
 use super::object::{InventoryEntry, ObjectKey};
+use super::policy;
 use super::scope::Target;
 use super::send::Step;
 use super::settings::Settings;
@@ -59,8 +60,8 @@ fn writes_existing(step: &Step) -> bool {
 
 /// Reads every object of `work` that would be written and is not in the previous inventory
 /// (`previous`): one that exists and is not Airlock's for this cluster is refused, every
-/// such object listed, unless its manifest allows adoption. Returns the keys of those
-/// adopted. Read-only.
+/// such object listed, unless its manifest allows adoption or it is the relayed
+/// store-credentials Secret. Returns the keys of those adopted. Read-only.
 pub(super) async fn check(
     api: &Api,
     work: &[(Target, Step)],
@@ -84,7 +85,9 @@ pub(super) async fn check(
     let mut refused = Vec::new();
     for foreign in found {
         let Some((target, owner)) = foreign? else { continue };
-        if target.object.adopt {
+        // Registration creates the relayed credentials Secret, and the relay replaces it
+        // by design (spec 2.6).
+        if target.object.adopt || policy::own_credentials(target, settings.own_namespace.as_deref()) {
             tracing::info!(object = %target.object.id, %owner, "adopting an object Airlock did not create");
             adopted.insert(target.object.id.key());
         } else {

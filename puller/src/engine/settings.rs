@@ -40,6 +40,6 @@ pub struct Settings {
     pub decrypts: bool,
     /// A version that would prune more than the mass-prune guard lets through is applied
     /// anyway: confirmed by the bundle's signed `allowMassPrune` or the local override
-    /// (spec 5.9).
+    /// (spec 2.5.4).
     pub allow_mass_prune: bool,
 }
