@@ -105,6 +105,10 @@ pub(super) async fn sync(
     let selection = prune::select_for(previous, &work, &held, settings);
     ownership::mass_prune(selection.delete.len(), previous.len(), settings.allow_mass_prune)?;
     let adopted = ownership::check(api, &work, &by_key, settings).await?;
+    // Adopting takes the object over whole, the fields another manager set included.
+    for (target, _) in work.iter_mut().filter(|(t, _)| adopted.contains(&t.object.id.key())) {
+        target.object.force_conflicts = true;
+    }
     let (after_prune, work): (Vec<_>, Vec<_>) = work.into_iter().partition(|(_, step)| *step == Step::Fire(HookEvent::PostDelete));
     let mut run = execute(api, settings, work, &by_key).await?;
     let mut inventory = run.inventory;
