@@ -7,6 +7,7 @@
 mod common;
 
 use airlock_bundle::report::RunResult;
+use airlock_puller::engine::Action;
 use common::puller::{Site, app_files, assert_refused, config_map_file};
 use common::{assert_exit, create_namespace, service_env};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -124,6 +125,9 @@ async fn an_adopted_crd_dropped_from_the_bundle_stays_with_its_instances() {
     let run = site.sync("store").await;
     assert_exit(&run, 0);
     assert!(!crd_version().is_empty(), "the adopted CRD stays: {run:?}");
+    let report = site.kept_report().await.report;
+    let released = report.objects.iter().find(|o| o.id.kind == "CustomResourceDefinition").expect("the CRD is reported");
+    assert_eq!((released.action, released.detail.as_deref()), (Action::Left, Some("released: adopted, Airlock did not create it")));
     assert_eq!(widget_name().trim(), format!("widget.{group}/w"), "and so does its instance: {run:?}");
     kubectl(&site, &["delete", &crd_name, "--wait=false"], "");
 }
