@@ -66,6 +66,9 @@ pub struct Release {
     pub recipients: Option<Vec<String>>,
     /// Whether the cluster may receive `Secret`s in clear although it decrypts (spec 2.7).
     pub allow_plaintext_secrets: bool,
+    /// Whether the cluster's pullers may prune more than the mass-prune guard lets
+    /// through unconfirmed (spec 2.5.4).
+    pub allow_mass_prune: bool,
 }
 
 /// A bundle with its signed statement, ready for a store.
@@ -129,6 +132,7 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
             active_window: release.active_window.clone(),
             recipients: release.recipients.clone(),
             allow_plaintext_secrets: release.allow_plaintext_secrets,
+            allow_mass_prune: release.allow_mass_prune,
             profiles,
             files,
         },

@@ -23,6 +23,7 @@ fuzz_target!(|data: &[u8]| {
         concurrency: 1,
         held_back: Default::default(),
         decrypts: false,
+        allow_mass_prune: false,
     };
     let Ok(objects) = desired(&bundle, &settings) else { return };
     for object in objects {

@@ -15,6 +15,9 @@ pub const AGE_RECIPIENT_ANNOTATION: &str = "airlock.dev/age-recipient";
 pub const PLAINTEXT_SECRETS_ANNOTATION: &str = "airlock.dev/plaintext-secrets";
 /// The one value of [`PLAINTEXT_SECRETS_ANNOTATION`].
 pub const PLAINTEXT_SECRETS_ALLOW: &str = "allow";
+/// On a SveltosCluster, `"true"`: its bundles confirm a mass prune (spec 2.5.4), so its
+/// pullers apply a version that deletes more of the inventory than the guard lets through.
+pub const MASS_PRUNE_ANNOTATION: &str = "airlock.dev/allow-mass-prune";
 /// `finishedAt` of the newest ingested report, RFC 3339 at full precision.
 pub const REPORT_TIME_ANNOTATION: &str = "airlock.dev/report-time";
 /// The `group/version`s the cluster's API server serves, comma-separated and sorted, as

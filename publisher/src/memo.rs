@@ -51,6 +51,8 @@ pub struct Outline {
     pub recipients: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_plaintext_secrets: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_mass_prune: bool,
     pub objects: usize,
     pub warnings: Vec<String>,
     /// The profiles that failed to render, whose parts keep what they held.
@@ -93,6 +95,7 @@ impl Outline {
             active_window: p.active_window.clone(),
             recipients: p.recipients.clone(),
             allow_plaintext_secrets: p.allow_plaintext_secrets,
+            allow_mass_prune: p.allow_mass_prune,
             objects,
             warnings,
             failures,
@@ -249,6 +252,7 @@ mod tests {
             active_window: None,
             recipients: None,
             allow_plaintext_secrets: false,
+            allow_mass_prune: false,
             objects: 1,
             warnings,
             failures: vec![],

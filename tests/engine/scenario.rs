@@ -44,6 +44,7 @@ impl Scenario {
             concurrency: 4,
             held_back: Default::default(),
             decrypts: false,
+            allow_mass_prune: false,
         };
         Scenario { client, id, settings, inventory: Vec::new(), kinds: Vec::new() }
     }

@@ -64,6 +64,10 @@ pub struct Predicate {
     /// Whether a puller that decrypts may still apply a `Secret` that came in clear (spec 2.7).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_plaintext_secrets: bool,
+    /// Confirms a mass prune: the puller applies a version that prunes more than the
+    /// mass-prune guard lets through unconfirmed (spec 2.5.4).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_mass_prune: bool,
     pub profiles: Vec<ProfileEntry>,
     pub files: Vec<FileEntry>,
 }

@@ -123,6 +123,7 @@ pub fn decide(
         && a.active_window == next.active_window
         && a.recipients == next.recipients
         && a.allow_plaintext_secrets == next.allow_plaintext_secrets
+        && a.allow_mass_prune == next.allow_mass_prune
         && a.keyring_version == keyring_version
         && cur_chain == next_chain;
     keep_or_refresh(same, a.version, a.expires, now, expires_in)
@@ -181,6 +182,7 @@ mod tests {
             active_window: None,
             recipients: None,
             allow_plaintext_secrets: false,
+            allow_mass_prune: false,
         };
         sign::statement(&bundle, &release, &|_| PartSettings::default(), &PartDigests::default())
     }
@@ -218,6 +220,9 @@ mod tests {
         let mut plaintext_allowed = next.clone();
         plaintext_allowed.predicate.allow_plaintext_secrets = true;
         assert_eq!(unchanged(&plaintext_allowed, 1, None), bumped, "the puller must learn it may take Secrets in clear");
+        let mut mass_prune_confirmed = next.clone();
+        mass_prune_confirmed.predicate.allow_mass_prune = true;
+        assert_eq!(unchanged(&mass_prune_confirmed, 1, None), bumped, "the puller must learn the mass prune is confirmed");
     }
 
     /// An empty layout, and a fixture's bundle at version 3 to write into it.

@@ -126,6 +126,7 @@ pub fn full(run: &Run<'_>, rendered: Rendered, prepared: PreparedCluster) -> Ful
         active_window: rendered.active_window.clone(),
         recipients: rendered.recipients.clone(),
         allow_plaintext_secrets: rendered.allow_plaintext_secrets,
+        allow_mass_prune: rendered.allow_mass_prune,
     };
     let statement =
         sign::statement(&rendered.bundle, &release, &|part| rendered.settings.get(part).cloned().unwrap_or_default(), &run.parts);

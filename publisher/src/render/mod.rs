@@ -64,6 +64,7 @@ pub struct Rendered {
     /// is encrypted.
     pub recipients: Option<Vec<String>>,
     pub allow_plaintext_secrets: bool,
+    pub allow_mass_prune: bool,
     pub bundle: Bundle,
     /// Settings of every part, by part name.
     pub settings: BTreeMap<String, PartSettings>,
@@ -90,6 +91,7 @@ pub struct PreparedCluster {
     /// The cluster's own age recipient: confidential files are sealed to it.
     pub recipient: Option<Recipient>,
     pub allow_plaintext_secrets: bool,
+    pub allow_mass_prune: bool,
     /// One per planned profile, in part-name order.
     pub parts: Vec<PartDraft>,
     /// The relayed store credentials, as the system part's object.
@@ -209,6 +211,7 @@ impl<'r> Renderer<'r> {
             active_window: plan.cluster.active_window.clone(),
             recipient: plan.cluster.age_recipient,
             allow_plaintext_secrets: plan.cluster.allow_plaintext_secrets,
+            allow_mass_prune: plan.cluster.allow_mass_prune,
             parts,
             credentials,
             warnings,

@@ -65,6 +65,8 @@ pub struct SveltosCluster {
     pub age_recipient: Option<Recipient>,
     /// `airlock.dev/plaintext-secrets: allow`, relayed in its bundles.
     pub allow_plaintext_secrets: bool,
+    /// `airlock.dev/allow-mass-prune: "true"`, relayed in its bundles.
+    pub allow_mass_prune: bool,
     /// Fields set that do not apply to a pulling cluster, or are unknown.
     pub notes: Vec<FieldNote>,
     /// The whole object: templates see it as `.Cluster`.

@@ -157,6 +157,7 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
         concurrency: 1,
         held_back: Default::default(),
         decrypts: decrypted,
+        allow_mass_prune: false,
     };
     if p.recipients.is_some() && !decrypted {
         out.push_str("  objects: not listed, as some files are encrypted\n\n");

@@ -63,6 +63,8 @@ pub struct SyncSettings {
     pub watch_namespaces: Option<Vec<String>>,
     pub namespace_policy: NamespacePolicy,
     pub dry_run: bool,
+    /// The local override of the mass-prune guard (spec 2.5.4).
+    pub allow_mass_prune: bool,
     pub state_namespace: String,
     pub report_to: Option<PathBuf>,
     pub report_key: Option<SigningKey>,
@@ -143,6 +145,7 @@ impl SyncArgs {
             watch_namespaces,
             namespace_policy: self.namespace_policy.or(file.namespace_policy).unwrap_or_default(),
             dry_run: self.dry_run,
+            allow_mass_prune: self.allow_mass_prune || file.allow_mass_prune.unwrap_or(false),
             state_namespace,
             report_to,
             report_key,
@@ -173,6 +176,7 @@ impl std::fmt::Debug for SyncSettings {
             .field("watch_namespaces", &self.watch_namespaces)
             .field("namespace_policy", &self.namespace_policy)
             .field("dry_run", &self.dry_run)
+            .field("allow_mass_prune", &self.allow_mass_prune)
             .field("state_namespace", &self.state_namespace)
             .field("report_to", &self.report_to)
             .field("report_key", &self.report_key.as_ref().map(|k| k.public().key_id()))
@@ -193,6 +197,7 @@ impl SyncSettings {
             concurrency: CONCURRENCY,
             held_back: Default::default(),
             decrypts: !self.identities.is_empty(),
+            allow_mass_prune: self.allow_mass_prune,
         }
     }
 }
@@ -274,6 +279,11 @@ mod tests {
         assert_eq!(s.lease_duration, DEFAULT_LEASE);
         let short = args(files.settings_file(r#", "leaseDuration": "30s""#)).check(&KubeArgs::default()).unwrap();
         assert_eq!(short.lease_duration, Duration::from_secs(30));
+        assert!(!s.allow_mass_prune && !s.engine(None).allow_mass_prune, "the guard holds by default");
+        let confirmed = args(files.settings_file(r#", "allowMassPrune": true"#)).check(&KubeArgs::default()).unwrap();
+        assert!(confirmed.engine(None).allow_mass_prune, "the settings file's local override");
+        let flag = SyncArgs { allow_mass_prune: true, ..args(files.settings_file("")) };
+        assert!(flag.check(&KubeArgs::default()).unwrap().engine(None).allow_mass_prune, "the flag's");
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub(super) struct SettingsFile {
     pub lease_duration: Option<String>,
     /// How long validateHealths may take to pass, as `reportEvery`.
     pub check_timeout: Option<String>,
+    /// The local override of the mass-prune guard, as `--allow-mass-prune`.
+    pub allow_mass_prune: Option<bool>,
 }
 
 /// The settings file at `path`, if a flag names one; empty otherwise.

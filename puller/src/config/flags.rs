@@ -34,7 +34,7 @@ pub struct SourceArgs {
     pub age_identity: Option<PathBuf>,
     /// Settings file written by registration: JSON with source, cluster, keyring,
     /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey, ageIdentity,
-    /// pushReports, reportEvery, leaseDuration. Flags override its fields.
+    /// pushReports, reportEvery, leaseDuration, allowMassPrune. Flags override its fields.
     #[arg(long)]
     pub config: Option<PathBuf>,
 }
@@ -55,6 +55,11 @@ pub struct SyncArgs {
     /// (the Lease and the report are still written).
     #[arg(long)]
     pub dry_run: bool,
+    /// Apply a version that would prune more than half of a sizeable inventory, which the
+    /// mass-prune guard otherwise holds (bundles-format.md 2.5.4). For one run, to confirm a
+    /// withdrawal that was meant; not to leave set.
+    #[arg(long)]
+    pub allow_mass_prune: bool,
     /// Namespace of the puller's state Secret, Lease and report ConfigMap
     /// (default airlock-system).
     #[arg(long)]

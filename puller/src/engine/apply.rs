@@ -2,6 +2,9 @@
 //! number of requests in flight, then prune. Also the stage runner that drift correction
 //! and plan share.
 //!
+//! Before the first write, `ownership` refuses a version that would take over objects
+//! Airlock did not create, or prune too much of the inventory unconfirmed.
+//!
 //! A refused object stops the objects not yet sent of its part (unless the part continues
 //! on error) and of the parts that depend on it (`gate`); parts held back are not sent at
 //! all. A run with any failure never prunes, so a broken run cannot delete anything.
@@ -24,7 +27,7 @@ use super::outcome::{Action, Finished, ObjectResult};
 use super::scope::{self, Target};
 use super::send::{self, Done, Step};
 use super::settings::Settings;
-use super::{cleanup, drift, prune, ready};
+use super::{cleanup, drift, ownership, prune, ready};
 
 /// What sync does with an object, given its previous inventory entry. `None` means
 /// "compare with the live copy first" (drift detection decides Unchanged or Correct).
@@ -100,9 +103,18 @@ pub(super) async fn sync(
     work.extend(checks.into_iter().zip(drifted).map(|(t, d)| (t, d.map_or(Step::Unchanged, Step::Correct))));
 
     let selection = prune::select_for(previous, &work, &held, settings);
+    ownership::mass_prune(selection.delete.len(), previous.len(), settings.allow_mass_prune)?;
+    let adopted = ownership::check(api, &work, &by_key, settings).await?;
+    // Adopting takes the object over whole, the fields another manager set included.
+    for (target, _) in work.iter_mut().filter(|(t, _)| adopted.contains(&t.object.id.key())) {
+        target.object.force_conflicts = true;
+    }
     let (after_prune, work): (Vec<_>, Vec<_>) = work.into_iter().partition(|(_, step)| *step == Step::Fire(HookEvent::PostDelete));
     let mut run = execute(api, settings, work, &by_key).await?;
     let mut inventory = run.inventory;
+    for entry in inventory.iter_mut().filter(|e| adopted.contains(&e.id.key())) {
+        entry.adopted = true;
+    }
     if run.results.iter().any(|r| r.action == Action::Failed) {
         // No pruning after a failure; the inventory keeps what it had.
         inventory.extend(selection.delete.into_iter().chain(selection.leave).chain(selection.keep).chain(selection.hooks).cloned());

@@ -16,6 +16,7 @@ fn entry(hash: &str) -> InventoryEntry {
         release: None,
         hook: false,
         propagation: None,
+        adopted: false,
     }
 }
 

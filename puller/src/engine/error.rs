@@ -21,6 +21,23 @@ pub enum EngineError {
     /// refused by policy.
     #[error("{} object(s) outside watch-namespaces: {}", objects.len(), objects.join(", "))]
     OutsideWatchNamespaces { objects: Vec<String> },
+    /// Live objects the bundle would write that Airlock did not create for this cluster
+    /// (not in its inventory, without its `airlock.dev/cluster` label) and whose manifest
+    /// does not allow taking them over, every one listed: refused by policy (spec 2.5.4).
+    #[error(
+        "{} object(s) exist that Airlock did not create for this cluster, and the bundle would take them over: {}; \
+         annotate each in the bundle with airlock.dev/adopt: \"true\" to allow it",
+        objects.len(),
+        objects.join(", ")
+    )]
+    ForeignObjects { objects: Vec<String> },
+    /// The version would prune more of the inventory than the mass-prune guard lets
+    /// through unconfirmed (spec 2.5.4): held, nothing written.
+    #[error(
+        "this version would prune {pruned} of the {inventory} objects in the inventory (more than {percent} %): held; \
+         confirm with the bundle's signed allowMassPrune or the puller's --allow-mass-prune"
+    )]
+    MassPrune { pruned: usize, inventory: usize, percent: usize },
     /// Objects of kinds the API server does not serve and no CRD of the bundle defines,
     /// every one listed. The server may gain the kinds, so it is not a bundle fault.
     #[error(
@@ -45,7 +62,14 @@ impl EngineError {
     /// Whether the bundle itself is refused, by its manifests or by policy: the same
     /// bundle is refused again. The other errors are the API server's, and may pass.
     pub fn is_rejection(&self) -> bool {
-        matches!(self, EngineError::Manifest { .. } | EngineError::Setting { .. } | EngineError::OutsideWatchNamespaces { .. })
+        matches!(
+            self,
+            EngineError::Manifest { .. }
+                | EngineError::Setting { .. }
+                | EngineError::OutsideWatchNamespaces { .. }
+                | EngineError::ForeignObjects { .. }
+                | EngineError::MassPrune { .. }
+        )
     }
 }
 
@@ -75,6 +99,8 @@ mod tests {
             EngineError::Manifest { source_path: "p/a.yaml".into(), message: "no kind".into() },
             EngineError::Setting { part: "ClusterProfile.p".into(), field: "driftExclusions[0].target.kind".into(), message: "(".into() },
             EngineError::OutsideWatchNamespaces { objects: vec!["ConfigMap x/y".into()] },
+            EngineError::ForeignObjects { objects: vec!["ConfigMap x/y (no airlock.dev/cluster label)".into()] },
+            EngineError::MassPrune { pruned: 6, inventory: 10, percent: 50 },
         ];
         assert!(rejected.iter().all(EngineError::is_rejection));
         let retried = [

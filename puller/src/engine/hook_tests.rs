@@ -89,6 +89,7 @@ fn entry(object: &DesiredObject, hook: bool) -> InventoryEntry {
         release: object.release.clone(),
         hook,
         propagation: None,
+        adopted: false,
     }
 }
 

@@ -32,6 +32,10 @@ pub const ANNOTATION_VERSION: &str = "airlock.dev/version";
 pub const ANNOTATION_BUNDLE_DIGEST: &str = "airlock.dev/bundle-digest";
 /// `"true"`: create the object when absent, never touch it otherwise (spec 2.5.1).
 pub const ANNOTATION_CREATE_ONLY: &str = "airlock.dev/create-only";
+/// `"true"`: the object may take over a live object of its name that Airlock did not create
+/// for this cluster; it is then released, never pruned, when it leaves the bundle (spec
+/// 2.5.4).
+pub const ANNOTATION_ADOPT: &str = "airlock.dev/adopt";
 /// `"true"`: delete and create the object again when its update is refused in a way only
 /// that resolves; the publisher sets it for a policyRef's `force` (spec 2.5.2).
 pub const ANNOTATION_FORCE_RECREATE: &str = "airlock.dev/force-recreate";
@@ -149,6 +153,7 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
     let release = hook::release(labels);
     let annotations = string_map(metadata, "annotations")?;
     let create_only = flag(annotations, ANNOTATION_CREATE_ONLY)?;
+    let adopt = flag(annotations, ANNOTATION_ADOPT)?;
     let hook = hook::read(annotations, release.is_some())?;
     if hook.is_some() && create_only {
         return Err(format!("a hook ({}) cannot be create-only ({ANNOTATION_CREATE_ONLY})", hook::ANNOTATION_HOOK));
@@ -179,6 +184,7 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
         wave: part.wave,
         rules: part.rules.clone(),
         create_only,
+        adopt,
         force_recreate,
         release,
         hook,

@@ -18,6 +18,7 @@ fn settings() -> Settings {
         concurrency: 4,
         held_back: Default::default(),
         decrypts: false,
+        allow_mass_prune: false,
     }
 }
 
@@ -288,6 +289,14 @@ fn create_only_is_read_from_its_annotation() {
 }
 
 #[test]
+fn adopt_is_read_from_its_annotation() {
+    let marked = CONFIG_MAP.replace("  namespace: web\n", "  namespace: web\n  annotations:\n    airlock.dev/adopt: \"true\"\n");
+    let files = [file("ClusterProfile.web/a.yaml", &marked), file("ClusterProfile.web/b.yaml", &CONFIG_MAP.replace("name: a", "name: b"))];
+    let objects = parse(1, &files).unwrap();
+    assert_eq!(objects.iter().map(|o| (o.id.name.as_str(), o.adopt)).collect::<Vec<_>>(), [("a", true), ("b", false)]);
+}
+
+#[test]
 fn force_recreate_is_read_from_either_annotation() {
     let annotated =
         |annotation: &str| CONFIG_MAP.replace("  namespace: web\n", &format!("  namespace: web\n  annotations:\n    {annotation}\n"));
@@ -334,7 +343,7 @@ fn rejects_a_bad_hook_naming_file_document_and_annotation() {
 
 #[test]
 fn rejects_an_airlock_flag_annotation_other_than_true() {
-    for key in ["airlock.dev/create-only", "airlock.dev/force-recreate"] {
+    for key in ["airlock.dev/create-only", "airlock.dev/force-recreate", "airlock.dev/adopt"] {
         for value in ["\"false\"", "\"True\"", "\"yes\"", "\"\""] {
             let yaml = format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web\n  annotations:\n    {key}: {value}\n");
             let (path, message) = manifest_error(&[file("ClusterProfile.web/ns.yaml", &yaml)]);

@@ -34,6 +34,9 @@ pub struct DesiredObject {
     /// Annotated `airlock.dev/create-only: "true"` (spec 2.5.1): created when absent,
     /// otherwise never written, and never in the inventory.
     pub create_only: bool,
+    /// Annotated `airlock.dev/adopt: "true"`: it may take over a live object of the same
+    /// name that Airlock did not create for this cluster, which is then never pruned.
+    pub adopt: bool,
     /// Deleted and created again when its update is refused in a way only that resolves
     /// (spec 2.5.2): its policyRef says `force`, or it carries Sveltos's annotation.
     pub force_recreate: bool,
@@ -128,6 +131,11 @@ pub struct InventoryEntry {
     /// (`airlock.dev/helm-deletion-propagation`); background otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub propagation: Option<Propagation>,
+    /// It existed, not Airlock's, when it was first applied, and its manifest allowed the
+    /// takeover (`airlock.dev/adopt`): when it leaves the bundle it is released, never
+    /// deleted, as it and what depends on it (a CRD's instances) were there before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub adopted: bool,
 }
 
 /// A release's deletion propagation, recorded in the inventory with each of its objects:

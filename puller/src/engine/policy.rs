@@ -67,7 +67,7 @@ fn namespace_of(t: &Target) -> Option<&str> {
 }
 
 /// Whether `t` is the relayed store-credentials Secret in the puller's own namespace.
-fn own_credentials(t: &Target, own: Option<&str>) -> bool {
+pub(super) fn own_credentials(t: &Target, own: Option<&str>) -> bool {
     let id = &t.object.id;
     t.object.profile == SYSTEM_PART
         && id.group.is_empty()
@@ -119,6 +119,7 @@ mod tests {
             concurrency: 4,
             held_back: Default::default(),
             decrypts: false,
+            allow_mass_prune: false,
         }
     }
 

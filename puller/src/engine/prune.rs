@@ -6,7 +6,8 @@
 //!
 //! Objects Airlock did not create are never touched: before deleting, the live object must
 //! carry this cluster's `airlock.dev/cluster` label, and the delete is conditional on the
-//! uid that was checked.
+//! uid that was checked. An object the inventory records as adopted (`ownership`) is
+//! released, never deleted.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -16,10 +17,11 @@ use serde_json::Value;
 
 use super::gate::Held;
 use super::kube_api::{Api, PropagationPolicy};
-use super::manifest::{LABEL_CLUSTER, cluster_label};
+use super::manifest::cluster_label;
 use super::object::{InventoryEntry, ObjectKey, Propagation};
 use super::order::Class;
 use super::outcome::{Action, ObjectResult};
+use super::ownership::{describe_owner, owner};
 use super::policy;
 use super::scope::Target;
 use super::settings::Settings;
@@ -29,7 +31,7 @@ use super::settings::Settings;
 pub(super) struct Selection<'a> {
     /// To delete, in prune order.
     pub delete: Vec<&'a InventoryEntry>,
-    /// To release (LeavePolicies).
+    /// To release (LeavePolicies, or adopted).
     pub leave: Vec<&'a InventoryEntry>,
     /// Outside watch-namespaces, or of a part held back: kept in the inventory, not looked at.
     pub keep: Vec<&'a InventoryEntry>,
@@ -56,7 +58,7 @@ pub(super) fn select<'a>(
             selection.keep.push(entry);
         } else if entry.hook {
             selection.hooks.push(entry);
-        } else if leave.get(&entry.profile).copied().unwrap_or(entry.leave_on_removal) {
+        } else if entry.adopted || leave.get(&entry.profile).copied().unwrap_or(entry.leave_on_removal) {
             selection.leave.push(entry);
         } else {
             selection.delete.push(entry);
@@ -96,7 +98,7 @@ pub(super) async fn run(api: &Api, selection: Selection<'_>, settings: &Settings
         detail: Some(detail.to_string()),
     };
     let mut pruned = Pruned {
-        results: (selection.leave.iter().map(|e| result(e, Action::Left, "released: its profile has LeavePolicies")))
+        results: (selection.leave.iter().map(|e| result(e, Action::Left, released(e))))
             .chain(selection.hooks.iter().map(|e| result(e, Action::Left, "released: a Helm hook, which Helm leaves in place")))
             .collect(),
         kept: selection.keep.into_iter().cloned().collect(),
@@ -154,13 +156,16 @@ async fn one(
     Ok((Action::Pruned, "no longer in the bundle".into()))
 }
 
+/// Why an entry of the selection's `leave` is released rather than deleted.
+fn released(entry: &InventoryEntry) -> &'static str {
+    if entry.adopted { "released: adopted, Airlock did not create it" } else { "released: its profile has LeavePolicies" }
+}
+
 /// Why a live object must not be deleted, if it must not: it is not labelled as this
 /// cluster's (Airlock did not create it), or this run applied it under another name.
 fn untouchable(live: &Value, label: &str, applied_uids: &HashSet<String>) -> Option<String> {
-    let owner = live.pointer("/metadata/labels").and_then(|l| l.get(LABEL_CLUSTER)).and_then(Value::as_str);
-    if owner != Some(label) {
-        let found = owner.map_or("no such label".to_string(), |o| format!("{LABEL_CLUSTER}={o}"));
-        return Some(format!("not Airlock's for this cluster ({found}): left in place"));
+    if owner(live) != Some(label) {
+        return Some(format!("not Airlock's for this cluster ({}): left in place", describe_owner(live)));
     }
     let uid = live.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default();
     applied_uids.contains(uid).then(|| "the same object was applied under another apiVersion in this run".into())
@@ -171,6 +176,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+    use crate::engine::manifest::LABEL_CLUSTER;
     use crate::engine::{DesiredObject, ObjectId};
 
     fn entry(group: &str, kind: &str, namespace: Option<&str>, name: &str, profile: &str, leave: bool) -> InventoryEntry {
@@ -188,6 +194,7 @@ mod tests {
             release: None,
             hook: false,
             propagation: None,
+            adopted: false,
         }
     }
 
@@ -258,6 +265,21 @@ mod tests {
         let held = Held::new(&held_back, [&object].into_iter());
         let selection = select(&previous, &HashSet::new(), &HashMap::new(), &held, None);
         assert_eq!((names(&selection.keep), names(&selection.delete)), (vec!["of-held".to_string()], vec!["of-other".to_string()]));
+    }
+
+    #[test]
+    fn adopted_objects_are_released_never_deleted() {
+        let adopted = |name: &str| InventoryEntry {
+            adopted: true,
+            ..entry("apiextensions.k8s.io", "CustomResourceDefinition", None, name, "a", false)
+        };
+        let previous = vec![adopted("widgets.example.com"), entry("", "ConfigMap", Some("ns"), "own", "a", false)];
+        let selection = select(&previous, &HashSet::new(), &HashMap::new(), &Held::default(), None);
+        assert_eq!((names(&selection.leave), names(&selection.delete)), (vec!["widgets.example.com".to_string()], vec!["own".to_string()]));
+        assert_eq!(released(selection.leave[0]), "released: adopted, Airlock did not create it");
+        // Even when its profile has gone: the flag is the entry's.
+        let leave: HashMap<String, bool> = [("a".to_string(), false)].into();
+        assert_eq!(names(&select(&previous, &HashSet::new(), &leave, &Held::default(), None).leave), ["widgets.example.com"]);
     }
 
     #[test]

@@ -19,6 +19,7 @@ fn settings(watched: Option<&[&str]>) -> Settings {
         concurrency: 4,
         held_back: BTreeMap::from([("ClusterProfile.held".to_string(), "held back".to_string())]),
         decrypts: false,
+        allow_mass_prune: false,
     }
 }
 

@@ -115,6 +115,8 @@ pub(super) async fn one(
         release: object.release.clone(),
         hook: object.hook.is_some(),
         propagation: object.propagation,
+        // Adopted once, adopted for good: the object was not Airlock's to begin with.
+        adopted: previous.is_some_and(|p| p.adopted),
     };
     let kept = previous.cloned();
     let (drift, preview) = match &step {

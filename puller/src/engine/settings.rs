@@ -38,4 +38,8 @@ pub struct Settings {
     /// Whether this puller decrypts (it holds an age identity): a `Secret` must then come
     /// encrypted, unless the bundle allows it in clear (spec 2.7).
     pub decrypts: bool,
+    /// A version that would prune more than the mass-prune guard lets through is applied
+    /// anyway: confirmed by the bundle's signed `allowMassPrune` or the local override
+    /// (spec 2.5.4).
+    pub allow_mass_prune: bool,
 }

@@ -46,6 +46,7 @@ pub fn object(api_version: &str, kind: &str, namespace: Option<&str>, name: &str
         wave: 0,
         rules: Default::default(),
         create_only: false,
+        adopt: false,
         force_recreate: false,
         release: None,
         hook: None,

@@ -131,6 +131,7 @@ pub(crate) mod tests {
                 release: None,
                 hook: false,
                 propagation: None,
+                adopted: false,
             })
             .collect()
     }

@@ -162,11 +162,24 @@ fn plaintext_secrets_allowed_travel_in_the_bundle() {
 }
 
 #[test]
+fn a_confirmed_mass_prune_travels_in_the_bundle() {
+    let confirmed = fleet().replace(
+        "annotations: {airlock.dev/age-recipient:",
+        "annotations: {airlock.dev/allow-mass-prune: 'true', airlock.dev/age-recipient:",
+    );
+    let w = world(&confirmed);
+    let r = render_with(&sealing(&w.1, Vec::new()), &w, "fleet/eu-2");
+    assert!(r.allow_mass_prune && stored(&r, 1).0.predicate.allow_mass_prune);
+    assert!(!render_with(&sealing(&w.1, Vec::new()), &w, "fleet/eu-1").allow_mass_prune);
+}
+
+#[test]
 fn bad_cluster_annotations_break_the_cluster_naming_it_and_the_annotation() {
     for (annotations, field) in [
         ("{airlock.dev/age-recipient: age1notarecipient}", "metadata.annotations[airlock.dev/age-recipient]"),
         ("{airlock.dev/age-recipient: AGE-SECRET-KEY-1QQQQ}", "metadata.annotations[airlock.dev/age-recipient]"),
         ("{airlock.dev/plaintext-secrets: 'yes'}", "metadata.annotations[airlock.dev/plaintext-secrets]"),
+        ("{airlock.dev/allow-mass-prune: 'yes'}", "metadata.annotations[airlock.dev/allow-mass-prune]"),
     ] {
         let text = format!(
             "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\n\

@@ -6,7 +6,7 @@ use airlock_bundle::statement::ActiveWindow;
 use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version, field_error};
-use crate::annotations::{AGE_RECIPIENT_ANNOTATION, PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION};
+use crate::annotations::{AGE_RECIPIENT_ANNOTATION, MASS_PRUNE_ANNOTATION, PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION};
 use crate::sveltos::fields;
 use crate::sveltos::model::{ClusterSet, ModelError, SveltosCluster, WATCH_NAMESPACES_ANNOTATION};
 
@@ -36,6 +36,14 @@ pub fn parse_cluster(value: &Value) -> Result<SveltosCluster, ModelError> {
             return Err(annotation_error(PLAINTEXT_SECRETS_ANNOTATION, message));
         }
     };
+    let allow_mass_prune = match annotations.get(MASS_PRUNE_ANNOTATION).map(String::as_str) {
+        None => false,
+        Some("true") => true,
+        Some(other) => {
+            let message = format!("{other:?}: the only value is \"true\"; remove the annotation to let the guard hold mass prunes");
+            return Err(annotation_error(MASS_PRUNE_ANNOTATION, message));
+        }
+    };
     let spec = Fields::of(&value["spec"], "spec", &object)?;
     let window = spec.nested("activeWindow")?;
     let active_window = match (window.get::<String>("from")?, window.get::<String>("to")?) {
@@ -56,6 +64,7 @@ pub fn parse_cluster(value: &Value) -> Result<SveltosCluster, ModelError> {
         active_window,
         age_recipient,
         allow_plaintext_secrets,
+        allow_mass_prune,
         notes: fields::cluster_notes(&value["spec"]),
         object: value.clone(),
     })

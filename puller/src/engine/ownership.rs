@@ -1,0 +1,140 @@
+//! What Airlock may take over and delete (spec 2.5.4), decided before the first
+//! write of a sync so that a refusal leaves everything as it was.
+//!
+//! An object is Airlock's for this cluster when it carries this cluster's
+//! `airlock.dev/cluster` label. A live object the bundle would write that is neither in the
+//! inventory nor Airlock's was made by someone else: server-side apply would silently take
+//! it over (and add the label), and a later version that drops it would prune it, with all
+//! that depends on it. So it is refused unless its manifest allows the takeover
+//! (`airlock.dev/adopt`), and an object taken over so is recorded as adopted and only ever
+//! released.
+//!
+//! The mass-prune guard holds a version that would delete more than half of a sizeable
+//! inventory, the mark of a bundle rendered from a broken source rather than of a change
+//! anyone meant, until it is confirmed.
+
+use std::collections::{HashMap, HashSet};
+
+use futures::StreamExt;
+use serde_json::Value;
+
+use super::error::EngineError;
+use super::kube_api::Api;
+use super::manifest::{LABEL_CLUSTER, cluster_label};
+use super::object::{InventoryEntry, ObjectKey};
+use super::policy;
+use super::scope::Target;
+use super::send::Step;
+use super::settings::Settings;
+
+/// The share of the previous inventory, in percent, that a version may prune unconfirmed.
+pub const MASS_PRUNE_PERCENT: usize = 50;
+/// Fewer deletions than this are never held, whatever their share: a small inventory loses
+/// half of itself in an ordinary change (two of three objects), and what a handful of
+/// deletions can break is small.
+pub const MASS_PRUNE_MIN: usize = 10;
+
+/// The value of the live object's `airlock.dev/cluster` label, if it has one.
+pub(super) fn owner(live: &Value) -> Option<&str> {
+    live.pointer("/metadata/labels").and_then(|l| l.get(LABEL_CLUSTER)).and_then(Value::as_str)
+}
+
+/// How a live object's owner reads in a message: its label, or that it has none.
+pub(super) fn describe_owner(live: &Value) -> String {
+    owner(live).map_or_else(|| format!("no {LABEL_CLUSTER} label"), |o| format!("{LABEL_CLUSTER}={o}"))
+}
+
+/// Whether a version that prunes `pruned` of the `inventory` entries is held: at least
+/// [`MASS_PRUNE_MIN`] deletions, and more than [`MASS_PRUNE_PERCENT`] of the inventory.
+pub(super) fn mass_prune(pruned: usize, inventory: usize, confirmed: bool) -> Result<(), EngineError> {
+    if confirmed || pruned < MASS_PRUNE_MIN || pruned * 100 <= inventory * MASS_PRUNE_PERCENT {
+        return Ok(());
+    }
+    Err(EngineError::MassPrune { pruned, inventory, percent: MASS_PRUNE_PERCENT })
+}
+
+/// Whether `step` may write over a live object that exists already.
+fn writes_existing(step: &Step) -> bool {
+    matches!(step, Step::Apply | Step::Fire(_))
+}
+
+/// Reads every object of `work` that would be written and is not in the previous inventory
+/// (`previous`): one that exists and is not Airlock's for this cluster is refused, every
+/// such object listed, unless its manifest allows adoption or it is the relayed
+/// store-credentials Secret. Returns the keys of those adopted. Read-only.
+pub(super) async fn check(
+    api: &Api,
+    work: &[(Target, Step)],
+    previous: &HashMap<ObjectKey, &InventoryEntry>,
+    settings: &Settings,
+) -> Result<HashSet<ObjectKey>, EngineError> {
+    let label = cluster_label(&settings.cluster);
+    let label = label.as_str();
+    let reads =
+        work.iter().filter(|(t, step)| writes_existing(step) && !previous.contains_key(&t.object.id.key())).filter_map(|(target, _)| {
+            let served = target.served.as_ref()?;
+            let id = &target.object.id;
+            Some(async move {
+                let live = api.get(served, id.namespace.as_deref(), &id.name).await;
+                let live = live.map_err(|error| EngineError::Read { object: id.to_string(), error })?;
+                Ok::<_, EngineError>(live.filter(|l| owner(l) != Some(label)).map(|l| (target, describe_owner(&l))))
+            })
+        });
+    let found: Vec<Result<_, EngineError>> = futures::stream::iter(reads).buffer_unordered(settings.concurrency.max(1)).collect().await;
+    let mut adopted = HashSet::new();
+    let mut refused = Vec::new();
+    for foreign in found {
+        let Some((target, owner)) = foreign? else { continue };
+        // Registration creates the relayed credentials Secret, and the relay replaces it
+        // by design (spec 2.6).
+        if target.object.adopt || policy::own_credentials(target, settings.own_namespace.as_deref()) {
+            tracing::info!(object = %target.object.id, %owner, "adopting an object Airlock did not create");
+            adopted.insert(target.object.id.key());
+        } else {
+            refused.push(format!("{} ({owner}; {})", target.object.id, target.object.source));
+        }
+    }
+    if refused.is_empty() {
+        return Ok(adopted);
+    }
+    refused.sort();
+    Err(EngineError::ForeignObjects { objects: refused })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guard_holds_from_ten_deletions_above_half_of_the_inventory() {
+        let held = |pruned, inventory| mass_prune(pruned, inventory, false).is_err();
+        // Below the minimum count, any share passes: 9 of 9 is a small change.
+        assert!(!held(9, 9) && !held(9, 10) && !held(1, 1));
+        // Exactly half passes; one more is held.
+        assert!(!held(10, 20) && held(11, 20) && held(10, 19) && held(10, 10));
+        assert!(!held(50, 100) && held(51, 100));
+        // Confirmed, nothing is held.
+        assert!(mass_prune(100, 100, true).is_ok());
+        let error = mass_prune(11, 20, false).expect_err("held").to_string();
+        assert!(error.contains("11 of the 20") && error.contains("allowMassPrune") && error.contains("--allow-mass-prune"), "{error}");
+    }
+
+    #[test]
+    fn the_owner_is_the_cluster_label() {
+        let live = |labels: Value| serde_json::json!({"metadata": {"labels": labels}});
+        assert_eq!(owner(&live(serde_json::json!({LABEL_CLUSTER: "fleet.edge-1"}))), Some("fleet.edge-1"));
+        assert_eq!(owner(&live(serde_json::json!({"app": "x"}))), None);
+        assert_eq!(owner(&serde_json::json!({"metadata": {}})), None);
+        assert_eq!(describe_owner(&serde_json::json!({"metadata": {}})), "no airlock.dev/cluster label");
+        assert_eq!(describe_owner(&live(serde_json::json!({LABEL_CLUSTER: "fleet.other"}))), "airlock.dev/cluster=fleet.other");
+    }
+
+    #[test]
+    fn only_steps_that_write_look_for_foreign_objects() {
+        assert!(writes_existing(&Step::Apply));
+        assert!(writes_existing(&Step::Fire(super::super::hook::HookEvent::PreInstall)));
+        for quiet in [Step::Unchanged, Step::Preview, Step::CreateOnly, Step::Skip("held".into()), Step::Correct("d".into())] {
+            assert!(!writes_existing(&quiet), "{quiet:?}");
+        }
+    }
+}
