@@ -120,5 +120,10 @@ evictionHard:
   nodefs.available: 1Gi
   imagefs.available: 1Gi
   memory.available: 100Mi
+# Image garbage collection starts at 85 % of the disk used, which a shared machine's disk
+# passes, and then deletes the images hack/node-images.sh loaded, which no registry can give
+# back: pods that need them never start. The eviction floors above guard the disk instead.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
 YAML
 }
