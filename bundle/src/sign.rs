@@ -66,6 +66,8 @@ pub struct Release {
     pub recipients: Option<Vec<String>>,
     /// Whether the cluster may receive `Secret`s in clear although it decrypts (spec 2.7).
     pub allow_plaintext_secrets: bool,
+    /// The cluster-scoped objects allowed beside the watched Namespaces (spec 5.2).
+    pub cluster_scoped: Vec<ClusterScopedObject>,
 }
 
 /// A bundle with its signed statement, ready for a store.
@@ -129,6 +131,7 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
             active_window: release.active_window.clone(),
             recipients: release.recipients.clone(),
             allow_plaintext_secrets: release.allow_plaintext_secrets,
+            cluster_scoped: release.cluster_scoped.clone(),
             profiles,
             files,
         },

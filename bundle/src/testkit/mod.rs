@@ -80,6 +80,7 @@ impl Fixture {
             active_window: None,
             recipients: None,
             allow_plaintext_secrets: false,
+            cluster_scoped: Vec::new(),
         }
     }
 
