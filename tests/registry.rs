@@ -60,6 +60,7 @@ fn signed(key: &SigningKey, cluster: &ClusterId, version: u64, own: &str) -> Sig
         active_window: None,
         recipients: None,
         allow_plaintext_secrets: false,
+        cluster_scoped: Vec::new(),
     };
     sign::sign(bundle, &release, &|_| PartSettings::default(), std::slice::from_ref(key), None)
 }

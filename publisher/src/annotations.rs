@@ -15,6 +15,10 @@ pub const AGE_RECIPIENT_ANNOTATION: &str = "airlock.dev/age-recipient";
 pub const PLAINTEXT_SECRETS_ANNOTATION: &str = "airlock.dev/plaintext-secrets";
 /// The one value of [`PLAINTEXT_SECRETS_ANNOTATION`].
 pub const PLAINTEXT_SECRETS_ALLOW: &str = "allow";
+/// The cluster-scoped objects a cluster with watch-namespaces may receive besides the
+/// Namespaces of its list, comma-separated `Kind[.group]/name` (bundles-format.md 5.2);
+/// set by `register cluster --allow-cluster-scoped`, relayed in its bundles.
+pub const CLUSTER_SCOPED_ANNOTATION: &str = "airlock.dev/cluster-scoped";
 /// `finishedAt` of the newest ingested report, RFC 3339 at full precision.
 pub const REPORT_TIME_ANNOTATION: &str = "airlock.dev/report-time";
 /// The `group/version`s the cluster's API server serves, comma-separated and sorted, as

@@ -16,7 +16,7 @@ use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
 use airlock_bundle::Digest;
-use airlock_bundle::statement::{ActiveWindow, ProfileEntry, Statement};
+use airlock_bundle::statement::{ActiveWindow, ClusterScopedObject, ProfileEntry, Statement};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +51,8 @@ pub struct Outline {
     pub recipients: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_plaintext_secrets: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_scoped: Vec<ClusterScopedObject>,
     pub objects: usize,
     pub warnings: Vec<String>,
     /// The profiles that failed to render, whose parts keep what they held.
@@ -93,6 +95,7 @@ impl Outline {
             active_window: p.active_window.clone(),
             recipients: p.recipients.clone(),
             allow_plaintext_secrets: p.allow_plaintext_secrets,
+            cluster_scoped: p.cluster_scoped.clone(),
             objects,
             warnings,
             failures,
@@ -249,6 +252,7 @@ mod tests {
             active_window: None,
             recipients: None,
             allow_plaintext_secrets: false,
+            cluster_scoped: Vec::new(),
             objects: 1,
             warnings,
             failures: vec![],

@@ -123,6 +123,7 @@ pub fn decide(
         && a.active_window == next.active_window
         && a.recipients == next.recipients
         && a.allow_plaintext_secrets == next.allow_plaintext_secrets
+        && a.cluster_scoped == next.cluster_scoped
         && a.keyring_version == keyring_version
         && cur_chain == next_chain;
     keep_or_refresh(same, a.version, a.expires, now, expires_in)
@@ -181,6 +182,7 @@ mod tests {
             active_window: None,
             recipients: None,
             allow_plaintext_secrets: false,
+            cluster_scoped: Vec::new(),
         };
         sign::statement(&bundle, &release, &|_| PartSettings::default(), &PartDigests::default())
     }
@@ -218,6 +220,9 @@ mod tests {
         let mut plaintext_allowed = next.clone();
         plaintext_allowed.predicate.allow_plaintext_secrets = true;
         assert_eq!(unchanged(&plaintext_allowed, 1, None), bumped, "the puller must learn it may take Secrets in clear");
+        let mut widened = next.clone();
+        widened.predicate.cluster_scoped = vec!["Namespace/extra".parse().unwrap()];
+        assert_eq!(unchanged(&widened, 1, None), bumped, "the puller must learn its new allow-list");
     }
 
     /// An empty layout, and a fixture's bundle at version 3 to write into it.

@@ -126,6 +126,7 @@ pub fn full(run: &Run<'_>, rendered: Rendered, prepared: PreparedCluster) -> Ful
         active_window: rendered.active_window.clone(),
         recipients: rendered.recipients.clone(),
         allow_plaintext_secrets: rendered.allow_plaintext_secrets,
+        cluster_scoped: rendered.cluster_scoped.clone(),
     };
     let statement =
         sign::statement(&rendered.bundle, &release, &|part| rendered.settings.get(part).cloned().unwrap_or_default(), &run.parts);

@@ -238,6 +238,7 @@ mod tests {
             active_window: None,
             recipients: None,
             allow_plaintext_secrets: false,
+            cluster_scoped: Vec::new(),
         };
         let statement = airlock_bundle::sign::statement(&bundle, &release, &|_| Default::default(), &Default::default());
         let has = |paths: &'static [&'static str]| move |p: &str| paths.contains(&p);

@@ -183,6 +183,7 @@ pub fn assemble(
         active_window: prepared.active_window.clone(),
         recipients: sealed.recipients,
         allow_plaintext_secrets: prepared.allow_plaintext_secrets,
+        cluster_scoped: prepared.cluster_scoped.clone(),
         bundle,
         settings,
         objects,

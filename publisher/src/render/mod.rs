@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use airlock_bundle::age::Recipient;
-use airlock_bundle::statement::ActiveWindow;
+use airlock_bundle::statement::{ActiveWindow, ClusterScopedObject};
 use airlock_bundle::{Bundle, ClusterId, Limits, PartSettings};
 use jiff::{SignedDuration, Timestamp};
 
@@ -64,6 +64,7 @@ pub struct Rendered {
     /// is encrypted.
     pub recipients: Option<Vec<String>>,
     pub allow_plaintext_secrets: bool,
+    pub cluster_scoped: Vec<ClusterScopedObject>,
     pub bundle: Bundle,
     /// Settings of every part, by part name.
     pub settings: BTreeMap<String, PartSettings>,
@@ -90,6 +91,7 @@ pub struct PreparedCluster {
     /// The cluster's own age recipient: confidential files are sealed to it.
     pub recipient: Option<Recipient>,
     pub allow_plaintext_secrets: bool,
+    pub cluster_scoped: Vec<ClusterScopedObject>,
     /// One per planned profile, in part-name order.
     pub parts: Vec<PartDraft>,
     /// The relayed store credentials, as the system part's object.
@@ -209,6 +211,7 @@ impl<'r> Renderer<'r> {
             active_window: plan.cluster.active_window.clone(),
             recipient: plan.cluster.age_recipient,
             allow_plaintext_secrets: plan.cluster.allow_plaintext_secrets,
+            cluster_scoped: plan.cluster.cluster_scoped.clone(),
             parts,
             credentials,
             warnings,

@@ -35,6 +35,7 @@ pub(super) fn stored(r: &Rendered, version: u64) -> (Statement, BTreeMap<String,
         active_window: None,
         recipients: r.recipients.clone(),
         allow_plaintext_secrets: r.allow_plaintext_secrets,
+        cluster_scoped: r.cluster_scoped.clone(),
     };
     let statement = sign::statement(&r.bundle, &release, &|p| r.settings.get(p).cloned().unwrap_or_default(), &PartDigests::default());
     let kept = r
