@@ -9,6 +9,7 @@ use std::time::Duration;
 use airlock_bundle::SigningKey;
 use airlock_bundle::age::Identity;
 use airlock_bundle::cluster::is_dns_label;
+use airlock_bundle::statement::Predicate;
 use airlock_bundle::{ClusterId, Keyring};
 use airlock_cli::KubeArgs;
 use airlock_store::StoreRef;
@@ -182,13 +183,15 @@ impl std::fmt::Debug for SyncSettings {
 }
 
 impl SyncSettings {
-    /// The engine's settings for a bundle relaying `bundle_watch` as its watch-namespaces.
-    pub fn engine(&self, bundle_watch: Option<&[String]>) -> engine::Settings {
+    /// The engine's settings for a bundle of statement predicate `bundle`: its
+    /// watch-namespaces narrow the local ones, its `clusterScoped` is the allow-list.
+    pub fn engine(&self, bundle: &Predicate) -> engine::Settings {
         engine::Settings {
             cluster: self.cluster.to_string(),
-            watch_namespaces: effective_watch_namespaces(self.watch_namespaces.as_deref(), bundle_watch),
+            watch_namespaces: effective_watch_namespaces(self.watch_namespaces.as_deref(), bundle.watch_namespaces.as_deref()),
             namespace_policy: self.namespace_policy,
             own_namespace: Some(self.state_namespace.clone()),
+            cluster_scoped: bundle.cluster_scoped.clone(),
             dry_run: self.dry_run,
             concurrency: CONCURRENCY,
             held_back: Default::default(),
