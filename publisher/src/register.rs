@@ -33,7 +33,9 @@ use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-use crate::annotations::{AGE_RECIPIENT_ANNOTATION, FIELD_MANAGER, REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION};
+use crate::annotations::{
+    AGE_RECIPIENT_ANNOTATION, CLUSTER_SCOPED_ANNOTATION, FIELD_MANAGER, REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION,
+};
 use crate::sveltos::model::WATCH_NAMESPACES_ANNOTATION;
 use settings::{ClusterFlags, Registration};
 
@@ -203,6 +205,9 @@ fn sveltos_cluster(reg: &Registration) -> Value {
     });
     if let Some(watched) = &reg.watch_namespaces {
         annotations[WATCH_NAMESPACES_ANNOTATION] = watched.join(",").into();
+    }
+    if !reg.cluster_scoped.is_empty() {
+        annotations[CLUSTER_SCOPED_ANNOTATION] = reg.cluster_scoped.iter().map(ToString::to_string).collect::<Vec<_>>().join(",").into();
     }
     if let Some(age) = &reg.age {
         annotations[AGE_RECIPIENT_ANNOTATION] = age.recipient().to_string().into();
