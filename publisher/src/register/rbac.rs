@@ -9,7 +9,8 @@
 //!   the allow-listed CRDs, and never `impersonate`, `bind`, `escalate`, nor a subresource of
 //!   the core group (`serviceaccounts/token`, `pods/exec`); cluster-wide, reading namespaces
 //!   and CRDs, updating the watched Namespaces, and writing the allow-listed cluster-scoped
-//!   objects by name. Sveltos leaves this narrowing to the operator; here it is generated.
+//!   objects by name (creating any object of their kinds: RBAC cannot name what is
+//!   created). Sveltos leaves this narrowing to the operator; here it is generated.
 //!
 //! Both add a Role in the puller's own namespace for its state Secret, report ConfigMap and
 //! Lease, so narrowing the first shape to the second never takes the puller's state away.
@@ -29,8 +30,8 @@ const STATE_ROLE: &str = "airlock-puller-state";
 
 const WRITE: [&str; 7] = ["get", "list", "watch", "create", "update", "patch", "delete"];
 const READ: [&str; 3] = ["get", "list", "watch"];
-/// Writing objects known by name. Server-side apply creates with `patch`, which RBAC
-/// restricts by name; `create` it cannot, so it is granted only where it must be.
+/// Writing objects known by name. Creating one, by server-side apply too, also needs
+/// `create`, which RBAC cannot restrict by name: it is granted for the kind, unnamed.
 const BY_NAME: [&str; 4] = ["get", "update", "patch", "delete"];
 
 /// The core group's namespaced kinds, without subresources.
@@ -98,28 +99,22 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
     Ok(docs)
 }
 
-/// Cluster-wide, with watch-namespaces: read namespaces and CRDs; update the watched and
-/// allow-listed Namespaces; write the other allow-listed objects by name. A listed CRD also
-/// needs `create`, unnamed: the create-only CRDs of Helm charts are created with POST.
+/// Cluster-wide, with watch-namespaces: read namespaces and CRDs; update the watched
+/// Namespaces; write the allow-listed objects by name, and create objects of their kinds.
 fn contained_cluster_rules(watched: &[String], allowed: &[ClusterScopedObject]) -> Vec<PolicyRule> {
-    let mut namespaces = watched.to_vec();
     let mut by_kind: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
     for entry in allowed {
-        match (entry.group.as_str(), entry.kind.as_str()) {
-            ("", "Namespace") => namespaces.push(entry.name.clone()),
-            (group, kind) => by_kind.entry((group, kind)).or_default().push(entry.name.clone()),
-        }
+        by_kind.entry((entry.group.as_str(), entry.kind.as_str())).or_default().push(entry.name.clone());
     }
     let mut rules = vec![
         rule(&[""], &["namespaces"], &READ),
-        named(rule(&[""], &["namespaces"], &["patch", "update"]), namespaces),
+        named(rule(&[""], &["namespaces"], &["patch", "update"]), watched.to_vec()),
         rule(&[CRD_GROUP], &["customresourcedefinitions"], &READ),
     ];
-    if by_kind.contains_key(&(CRD_GROUP, CRD_KIND)) {
-        rules.push(rule(&[CRD_GROUP], &["customresourcedefinitions"], &["create"]));
-    }
     for ((group, kind), names) in by_kind {
-        rules.push(named(rule(&[group], &[&resource_of(kind)], &BY_NAME), names));
+        let resource = resource_of(kind);
+        rules.push(rule(&[group], &[&resource], &["create"]));
+        rules.push(named(rule(&[group], &[&resource], &BY_NAME), names));
     }
     rules.push(discovery(&["/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi", "/openapi/*"]));
     rules

@@ -117,10 +117,13 @@ fn the_allow_list_is_granted_by_name_and_annotated() {
         shown,
         [
             r#""" "namespaces" ["get","list","watch"] null"#,
-            r#""" "namespaces" ["patch","update"] ["web","extra"]"#,
+            r#""" "namespaces" ["patch","update"] ["web"]"#,
             r#""apiextensions.k8s.io" "customresourcedefinitions" ["get","list","watch"] null"#,
+            r#""" "namespaces" ["create"] null"#,
+            r#""" "namespaces" ["get","update","patch","delete"] ["extra"]"#,
             r#""apiextensions.k8s.io" "customresourcedefinitions" ["create"] null"#,
             r#""apiextensions.k8s.io" "customresourcedefinitions" ["get","update","patch","delete"] ["widgets.example.com"]"#,
+            r#""scheduling.k8s.io" "priorityclasses" ["create"] null"#,
             r#""scheduling.k8s.io" "priorityclasses" ["get","update","patch","delete"] ["edge-high"]"#,
         ]
     );
