@@ -46,10 +46,9 @@ async fn the_scoped_puller_can_do_its_job_and_nothing_outside_its_namespaces() {
     p.refused("create a Namespace", puller.apply_namespace(&format!("{}-new", site.run)).await);
     p.refused("delete an unwatched namespace", puller.delete_namespace(&outsider).await);
     p.refused("delete its own namespace", puller.delete_namespace(&site.puller_ns).await);
-    // Kubernetes authorizes a request on namespace N's own object with the Roles in N, and
-    // RBAC cannot subtract: the `*` Role that lets the puller manage any kind in a watched
-    // namespace also lets it delete that namespace. A limit of RBAC, recorded here.
-    p.allowed("delete a watched namespace (RBAC cannot exclude it)", puller.delete_namespace(&watched).await);
+    // Kubernetes authorizes a request on namespace N's own object with the Roles in N: the
+    // Role names its kinds, and `namespaces` is not one of them.
+    p.refused("delete a watched namespace", puller.delete_namespace(&watched).await);
     p.assert_all();
 
     // The real puller, as the ServiceAccount: a bundle within the grant applies...
@@ -57,12 +56,13 @@ async fn the_scoped_puller_can_do_its_job_and_nothing_outside_its_namespaces() {
         site.sync(1, &site.config_maps(&[watched.as_str(), other_watched.as_str()]), &["--watch-namespaces", &site.watch_list()]).await;
     assert_eq!(run.code, Some(0), "{run:?}");
     assert_eq!(site.config_map_value(&watched).await.as_deref(), Some("v1"));
-    // ...and one that adds a ClusterRole fails on the 403, writes no state, creates nothing.
+    // ...and one that adds a ClusterRole is refused by the policy before the grant is tried
+    // (containment.rs shows the grant refusing it too): no state written, nothing created.
     let mut files = site.config_maps(&[watched.as_str(), other_watched.as_str()]);
     files.push(site.cluster_role_file());
     let run = site.sync(2, &files, &["--watch-namespaces", &site.watch_list()]).await;
-    assert_eq!(run.code, Some(1), "{run:?}");
-    assert!(run.stderr.contains("forbidden"), "the refusal is named: {run:?}");
+    assert_eq!(run.code, Some(3), "{run:?}");
+    assert!(run.stderr.contains("cluster-scoped and not in clusterScoped"), "the refusal is named: {run:?}");
     assert_eq!(site.state_version().await, Some(1), "the state still says version 1");
     assert!(!site.cluster_role_exists().await, "the ClusterRole was not created");
 }
