@@ -329,8 +329,12 @@ async fn watch_namespaces_reject_applies_nothing_and_filter_applies_the_rest() {
     s.settings.watch_namespaces = Some(vec![inside.clone()]);
     let rejected = engine::sync(&s.client, s.desired(1, &files, &[]), &[], &s.settings).await;
     let Err(EngineError::OutsideWatchNamespaces { objects }) = rejected else { panic!("expected a rejection: {rejected:?}") };
-    assert_eq!(objects.len(), 2, "{objects:?}");
+    // The Namespace outside the list is cluster-scoped and not allowed (spec 5.12).
+    assert_eq!(objects.len(), 3, "{objects:?}");
     assert!(objects.iter().any(|o| o.contains("out1")) && objects.iter().any(|o| o.contains("out2")), "{objects:?}");
+    assert!(
+        objects.iter().any(|o| o.starts_with(&format!("Namespace {outside} (")) && o.ends_with("cluster-scoped and not in clusterScoped"))
+    );
     assert!(!s.exists_cluster_scoped("v1", "Namespace", &inside).await, "nothing applied");
 
     s.settings.namespace_policy = NamespacePolicy::Filter;
@@ -338,6 +342,7 @@ async fn watch_namespaces_reject_applies_nothing_and_filter_applies_the_rest() {
     let results = actions(&outcome);
     assert_eq!(results["ConfigMap in"], Action::Created);
     assert_eq!((results["ConfigMap out1"], results["ConfigMap out2"]), (Action::Refused, Action::Refused));
+    assert_eq!(results[&format!("Namespace {outside}")], Action::Refused);
     assert!(detail(&outcome, "out1").contains("outside watch-namespaces"));
     assert!(s.get("v1", "ConfigMap", &inside, "in").await.is_some());
     assert!(s.get("v1", "ConfigMap", &outside, "out1").await.is_none());

@@ -61,6 +61,7 @@ fn signed(key: &SigningKey, cluster: &ClusterId, version: u64, own: &str) -> Sig
         recipients: None,
         allow_plaintext_secrets: false,
         allow_mass_prune: false,
+        cluster_scoped: Vec::new(),
     };
     sign::sign(bundle, &release, &|_| PartSettings::default(), std::slice::from_ref(key), None)
 }

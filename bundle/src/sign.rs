@@ -69,6 +69,8 @@ pub struct Release {
     /// Whether the cluster's pullers may prune more than the mass-prune guard lets
     /// through unconfirmed (spec 2.5.4).
     pub allow_mass_prune: bool,
+    /// The cluster-scoped objects allowed beside the watched Namespaces (spec 5.2).
+    pub cluster_scoped: Vec<ClusterScopedObject>,
 }
 
 /// A bundle with its signed statement, ready for a store.
@@ -133,6 +135,7 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
             recipients: release.recipients.clone(),
             allow_plaintext_secrets: release.allow_plaintext_secrets,
             allow_mass_prune: release.allow_mass_prune,
+            cluster_scoped: release.cluster_scoped.clone(),
             profiles,
             files,
         },

@@ -18,6 +18,10 @@ pub const PLAINTEXT_SECRETS_ALLOW: &str = "allow";
 /// On a SveltosCluster, `"true"`: its bundles confirm a mass prune (spec 2.5.4), so its
 /// pullers apply a version that deletes more of the inventory than the guard lets through.
 pub const MASS_PRUNE_ANNOTATION: &str = "airlock.dev/allow-mass-prune";
+/// The cluster-scoped objects a cluster with watch-namespaces may receive besides the
+/// Namespaces of its list, comma-separated `Kind[.group]/name` (bundles-format.md 5.2);
+/// set by `register cluster --allow-cluster-scoped`, relayed in its bundles.
+pub const CLUSTER_SCOPED_ANNOTATION: &str = "airlock.dev/cluster-scoped";
 /// `finishedAt` of the newest ingested report, RFC 3339 at full precision.
 pub const REPORT_TIME_ANNOTATION: &str = "airlock.dev/report-time";
 /// The `group/version`s the cluster's API server serves, comma-separated and sorted, as

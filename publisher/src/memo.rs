@@ -16,7 +16,7 @@ use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
 use airlock_bundle::Digest;
-use airlock_bundle::statement::{ActiveWindow, ProfileEntry, Statement};
+use airlock_bundle::statement::{ActiveWindow, ClusterScopedObject, ProfileEntry, Statement};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -53,6 +53,8 @@ pub struct Outline {
     pub allow_plaintext_secrets: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_mass_prune: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_scoped: Vec<ClusterScopedObject>,
     pub objects: usize,
     pub warnings: Vec<String>,
     /// The profiles that failed to render, whose parts keep what they held.
@@ -96,6 +98,7 @@ impl Outline {
             recipients: p.recipients.clone(),
             allow_plaintext_secrets: p.allow_plaintext_secrets,
             allow_mass_prune: p.allow_mass_prune,
+            cluster_scoped: p.cluster_scoped.clone(),
             objects,
             warnings,
             failures,
@@ -253,6 +256,7 @@ mod tests {
             recipients: None,
             allow_plaintext_secrets: false,
             allow_mass_prune: false,
+            cluster_scoped: Vec::new(),
             objects: 1,
             warnings,
             failures: vec![],

@@ -33,7 +33,9 @@ use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-use crate::annotations::{AGE_RECIPIENT_ANNOTATION, FIELD_MANAGER, REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION};
+use crate::annotations::{
+    AGE_RECIPIENT_ANNOTATION, CLUSTER_SCOPED_ANNOTATION, FIELD_MANAGER, REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION,
+};
 use crate::sveltos::model::WATCH_NAMESPACES_ANNOTATION;
 use settings::{ClusterFlags, Registration};
 
@@ -103,8 +105,12 @@ bundles and write its own reports only (bundles-format.md 14.7). A local --sourc
 without a pod network (hack/node.sh) needs --host-network.
 
 Without --watch-namespaces the puller gets a ClusterRole with every verb on every resource, as
-Sveltos's agents do. With it, namespaced kinds are granted only by Roles in the listed
-namespaces (which the YAML creates), plus reading namespaces, managing CRDs and discovery.
+Sveltos's agents do. With it, the puller is contained (bundles-format.md 5.12): Roles in the
+listed namespaces (which the YAML creates) grant the ordinary verbs on the core and built-in
+kinds, never impersonate, bind, escalate or serviceaccounts/token; cluster-wide it reads
+namespaces, CRDs and discovery, and writes only the objects --allow-cluster-scoped names (and
+creates objects of their kinds: RBAC cannot name what is created). The list may not name the
+puller's own namespace.
 
 The watch-namespaces annotation travels inside the cluster's signed bundles: editing it on the
 SveltosCluster later re-scopes the puller on its next run, with no visit to the site (re-apply
@@ -203,6 +209,9 @@ fn sveltos_cluster(reg: &Registration) -> Value {
     });
     if let Some(watched) = &reg.watch_namespaces {
         annotations[WATCH_NAMESPACES_ANNOTATION] = watched.join(",").into();
+    }
+    if !reg.cluster_scoped.is_empty() {
+        annotations[CLUSTER_SCOPED_ANNOTATION] = reg.cluster_scoped.iter().map(ToString::to_string).collect::<Vec<_>>().join(",").into();
     }
     if let Some(age) = &reg.age {
         annotations[AGE_RECIPIENT_ANNOTATION] = age.recipient().to_string().into();

@@ -40,6 +40,7 @@ impl Scenario {
             watch_namespaces: None,
             namespace_policy: NamespacePolicy::Reject,
             own_namespace: None,
+            cluster_scoped: Vec::new(),
             dry_run: false,
             concurrency: 4,
             held_back: Default::default(),

@@ -1,20 +1,26 @@
-//! The least-privilege test's tools: a registered puller's [`Site`] (registration YAML
+//! The least-privilege and containment tests' tools: a registered puller's [`Site`] (registration YAML
 //! applied, namespaces, a signed-bundle store, an impersonating kubeconfig), a client
 //! acting as someone else ([`As`]), and the tally of what was allowed or refused
 //! ([`Probe`]).
 
 use std::path::PathBuf;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use airlock_bundle::testkit::Fixture;
 use airlock_bundle::{PartSettings, Release, sign};
+use airlock_cli::install_crypto_provider;
 use airlock_store::{RegistryCredentials, StoreRef};
 use jiff::{SignedDuration, Timestamp};
+use k8s_openapi::api::admissionregistration::v1::ValidatingWebhookConfiguration;
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1::StorageClass;
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
 use crate::common::kept::Kept;
@@ -132,6 +138,49 @@ impl As {
             "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": "default"}]});
         self.apply(Api::<ClusterRoleBinding>::all(self.0.clone()), &name, object).await
     }
+
+    /// A RoleBinding `<run>-probe` in `ns` to cluster-admin for `ns`'s default ServiceAccount.
+    pub async fn apply_role_binding_to_cluster_admin(&self, ns: &str, run: &str) -> Answer {
+        let name = format!("{run}-probe");
+        let object = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": "default", "namespace": ns}]});
+        self.apply(Api::<RoleBinding>::namespaced(self.0.clone(), ns), &name, object).await
+    }
+
+    pub async fn apply_priority_class(&self, name: &str) -> Answer {
+        let object = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": 1000});
+        self.apply(Api::<PriorityClass>::all(self.0.clone()), name, object).await
+    }
+
+    /// A server-side dry run of a plain create (POST): authorized like the real thing.
+    pub async fn post_priority_class(&self, name: &str) -> Answer {
+        let object: PriorityClass = serde_json::from_value(json!({"metadata": {"name": name}, "value": 1000})).expect("a PriorityClass");
+        let params = PostParams { dry_run: true, ..Default::default() };
+        Api::<PriorityClass>::all(self.0.clone()).create(&params, &object).await.map(drop)
+    }
+
+    /// `<run>-probe`, a StorageClass with no provisioner to speak of.
+    pub async fn apply_storage_class(&self, run: &str) -> Answer {
+        let name = format!("{run}-probe");
+        let object = json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": name}, "provisioner": "example.com/none"});
+        self.apply(Api::<StorageClass>::all(self.0.clone()), &name, object).await
+    }
+
+    /// `<run>-probe`, with no webhooks.
+    pub async fn apply_webhook_configuration(&self, run: &str) -> Answer {
+        let name = format!("{run}-probe");
+        let object =
+            json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration", "metadata": {"name": name}});
+        self.apply(Api::<ValidatingWebhookConfiguration>::all(self.0.clone()), &name, object).await
+    }
+
+    /// A token for the ServiceAccount `name` of `ns` (the `serviceaccounts/token` subresource).
+    pub async fn create_token(&self, ns: &str, name: &str) -> Answer {
+        let request = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"audiences": []}});
+        let api = Api::<ServiceAccount>::namespaced(self.0.clone(), ns);
+        api.create_subresource::<_, serde_json::Value>("token", name, &PostParams::default(), &request).await.map(drop)
+    }
 }
 
 /// One registered puller: its registration applied to the managed apiserver, a store of
@@ -150,14 +199,19 @@ impl Site {
     /// Registers (`--watch-namespaces <run>-a,<run>-b` when `scoped`), applies the YAML,
     /// creates the unwatched namespace, and waits until the grant is in force.
     pub async fn new(test: &str, scoped: bool) -> Site {
-        let run = super::unique(test);
+        Site::registered(test, scoped, |_| Vec::new()).await
+    }
+
+    /// As [`Site::new`], with the registration flags `extra` makes of the run id.
+    pub async fn registered(test: &str, scoped: bool, extra: impl FnOnce(&str) -> Vec<String>) -> Site {
+        let run = unique(test);
         let dir = tempfile::tempdir().expect("temp dir");
         let mut fixture = Fixture::new(1);
         fixture.cluster = format!("{run}/edge-1").parse().expect("valid cluster id");
         std::fs::write(dir.path().join("keyring.json"), fixture.keyring.to_json()).expect("keyring written");
         let puller_ns = format!("{run}-puller");
         let watch = format!("{run}-a,{run}-b");
-        let registration = super::registration(dir.path(), &run, &puller_ns, scoped.then_some(watch.as_str()));
+        let registration = registration(dir.path(), &run, &puller_ns, scoped.then_some(watch.as_str()), &extra(&run));
         let admin = client(None).await;
         let site = Site { run, puller_ns, scoped, dir, fixture, registration, admin };
         kubectl_ok(MANAGED, &["apply", "-f", "-"], &site.registration);
@@ -208,8 +262,21 @@ impl Site {
 
     /// Publishes `files` as `version` and runs `airlock-puller sync` as the ServiceAccount.
     pub async fn sync(&self, version: u64, files: &[(String, Vec<u8>)], extra: &[&str]) -> Run {
+        self.sync_released(version, files, extra, |_| {}).await
+    }
+
+    /// As [`Site::sync`], with the release as `release` leaves it.
+    pub async fn sync_released(
+        &self,
+        version: u64,
+        files: &[(String, Vec<u8>)],
+        extra: &[&str],
+        release: impl FnOnce(&mut Release),
+    ) -> Run {
         let now = Timestamp::from_second(Timestamp::now().as_second()).expect("valid time");
-        let release = Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..self.fixture.release(version) };
+        let mut release_ = Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..self.fixture.release(version) };
+        release(&mut release_);
+        let release = release_;
         let bundle = Fixture::bundle(files.to_vec());
         let signed = sign::sign(bundle, &release, &|_| PartSettings::default(), &self.fixture.keys, None);
         let store =
@@ -243,6 +310,43 @@ impl Site {
         Api::<ClusterRole>::all(self.admin.clone()).get_opt(&name).await.expect("get ClusterRole").is_some()
     }
 
+    /// Whether the API server's authorizer lets the puller's ServiceAccount `verb` the
+    /// `resource` of `group` in `namespace` (a SubjectAccessReview, asked by the admin).
+    pub async fn authorizes(&self, verb: &str, group: &str, resource: &str, namespace: Option<&str>) -> bool {
+        let groups =
+            ["system:serviceaccounts".to_string(), format!("system:serviceaccounts:{}", self.puller_ns), "system:authenticated".into()];
+        let review = SubjectAccessReview {
+            spec: SubjectAccessReviewSpec {
+                user: Some(self.service_account()),
+                groups: Some(groups.to_vec()),
+                resource_attributes: Some(ResourceAttributes {
+                    verb: Some(verb.into()),
+                    group: Some(group.into()),
+                    resource: Some(resource.into()),
+                    namespace: namespace.map(str::to_string),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let answer =
+            Api::<SubjectAccessReview>::all(self.admin.clone()).create(&PostParams::default(), &review).await.expect("SubjectAccessReview");
+        answer.status.expect("a review answers").allowed
+    }
+
+    /// Whether the cluster holds the object of `resource` (as kubectl names it) `name`.
+    pub fn holds(&self, resource: &str, namespace: Option<&str>, name: &str) -> bool {
+        let mut args = vec!["get", resource, name, "--ignore-not-found", "-o", "name"];
+        args.extend(namespace.map(|ns| ["-n", ns]).into_iter().flatten());
+        !kubectl_ok(MANAGED, &args, b"").trim().is_empty()
+    }
+
+    /// The data of the Secret `ns/name`, as the admin reads it.
+    pub async fn secret_data(&self, ns: &str, name: &str) -> Option<std::collections::BTreeMap<String, k8s_openapi::ByteString>> {
+        Api::<Secret>::namespaced(self.admin.clone(), ns).get_opt(name).await.expect("get Secret").and_then(|s| s.data)
+    }
+
     /// The version the state Secret records.
     pub async fn state_version(&self) -> Option<u64> {
         Kept::new(&self.admin, &self.puller_ns, &self.fixture.cluster).state().await.map(|s| s.version)
@@ -273,11 +377,36 @@ impl Drop for Site {
         };
         kubectl(&["delete", "--wait=false", "--ignore-not-found", "-f", "-"], &self.registration);
         kubectl(&["delete", "namespace", "--wait=false", "--ignore-not-found", &self.unwatched()], b"");
-        for kind in ["clusterrole", "clusterrolebinding"] {
+        for kind in ["clusterrole", "clusterrolebinding", "priorityclass", "storageclass", "validatingwebhookconfiguration"] {
             let names = [format!("{}-probe", self.run), format!("{}-bundle", self.run)];
             kubectl(&["delete", kind, "--ignore-not-found", &names[0], &names[1]], b"");
         }
     }
+}
+
+/// A run id no other test or earlier run has used.
+fn unique(test: &str) -> String {
+    format!("rbac-{test}-{:x}-{:x}", Timestamp::now().as_second() % 0x100_0000, std::process::id())
+}
+
+/// `register cluster --to-dir` (no management cluster needed): the registration YAML.
+fn registration(dir: &std::path::Path, run: &str, puller_ns: &str, watch: Option<&str>, extra: &[String]) -> Vec<u8> {
+    install_crypto_provider();
+    let keyring = dir.join("keyring.json");
+    let out_dir = dir.join("management");
+    let mut command = Command::new(common::publisher_bin());
+    command
+        .args(["register", "cluster", "--namespace", run, "--cluster", "edge-1", "--pullmode"])
+        .args(["--source", "oci-layout:/var/lib/airlock/store", "--cronjob-api", "batch/v1beta1"])
+        .args(["--keyring", keyring.to_str().expect("UTF-8 path"), "--to-dir", out_dir.to_str().expect("UTF-8 path")])
+        // Never due in a test's lifetime: the controller-manager creates no Jobs.
+        .args(["--schedule", "0 0 1 1 *", "--puller-namespace", puller_ns])
+        .args(watch.map(|w| ["--watch-namespaces", w]).into_iter().flatten())
+        .args(extra)
+        .env("AIRLOCK_LOG", "warn");
+    let out = command.output().expect("airlock-publisher runs");
+    assert!(out.status.success(), "register cluster: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
 }
 
 /// A client of the managed apiserver with the admin token, impersonating `user` if given.

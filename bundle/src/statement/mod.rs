@@ -11,9 +11,11 @@ use serde::{Deserialize, Serialize};
 
 mod check;
 mod profile;
+mod scoped;
 
 pub use check::{CelRule, Check, Checks, JobCheck, MetricQuery, Metrics, SecretName, Selection, list as check_list};
 pub use profile::{DriftExclusion, FieldNote, ProfileEntry, RenderFailure, Rendering, Support, Target};
+pub use scoped::{ClusterScopedObject, parse_cluster_scoped};
 
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 pub const PREDICATE_TYPE: &str = "https://airlock.dev/bundle/v1";
@@ -68,6 +70,10 @@ pub struct Predicate {
     /// mass-prune guard lets through unconfirmed (spec 2.5.4).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_mass_prune: bool,
+    /// The cluster-scoped objects a bundle may hold on a cluster with watch-namespaces,
+    /// besides the Namespaces of the list (spec 5.2); sorted, no duplicates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cluster_scoped: Vec<ClusterScopedObject>,
     pub profiles: Vec<ProfileEntry>,
     pub files: Vec<FileEntry>,
 }

@@ -81,6 +81,7 @@ impl Fixture {
             recipients: None,
             allow_plaintext_secrets: false,
             allow_mass_prune: false,
+            cluster_scoped: Vec::new(),
         }
     }
 

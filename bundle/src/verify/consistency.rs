@@ -12,7 +12,7 @@ use crate::content::{ContentError, bundle_digest};
 use crate::digest::Digest;
 use crate::limits::Limits;
 use crate::path::{PathError, check_part_name, check_path};
-use crate::statement::{MAX_JSON_INT, ProfileEntry, Statement, rfc3339};
+use crate::statement::{ClusterScopedObject, MAX_JSON_INT, ProfileEntry, Statement, rfc3339};
 use crate::tar::tar_size;
 
 /// Step 6: everything the statement says must agree with itself. Returns the bundle digest.
@@ -35,6 +35,7 @@ pub(super) fn check_consistency(statement: &Statement, limits: &Limits) -> Resul
     {
         return Err(VerifyError::BadField(format!("watchNamespaces entry {bad:?} is not a namespace name")));
     }
+    check_cluster_scoped(&p.cluster_scoped)?;
     if p.profiles.len() > limits.parts {
         return Err(ContentError::TooManyParts { count: p.profiles.len(), limit: limits.parts }.into());
     }
@@ -126,4 +127,18 @@ fn check_acyclic(profiles: &[ProfileEntry]) -> Result<(), VerifyError> {
         }
     }
     Ok(())
+}
+
+/// `clusterScoped` (spec 5.2): each entry well formed, strictly ascending by group, kind,
+/// then name, so one allow-list has one signed form.
+fn check_cluster_scoped(entries: &[ClusterScopedObject]) -> Result<(), VerifyError> {
+    for entry in entries {
+        if !entry.is_well_formed() {
+            return Err(VerifyError::BadField(format!("clusterScoped entry {entry} is not a group, kind and object name")));
+        }
+    }
+    match entries.windows(2).find(|w| w[0] >= w[1]) {
+        Some(w) => Err(VerifyError::BadField(format!("clusterScoped entry {} is out of order or repeated", w[1]))),
+        None => Ok(()),
+    }
 }

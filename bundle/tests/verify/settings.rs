@@ -1,7 +1,7 @@
 //! Spec 5.2 and 5.3's optional settings at step 6: a statement that carries them verifies
 //! when they are well formed, and is refused, naming the part and the field, when not.
 
-use airlock_bundle::statement::{ActiveWindow, DriftExclusion, FieldNote, RenderFailure, Support};
+use airlock_bundle::statement::{ActiveWindow, ClusterScopedObject, DriftExclusion, FieldNote, RenderFailure, Support};
 use airlock_bundle::testkit::Fixture;
 use airlock_bundle::verify::VerifyError;
 
@@ -69,5 +69,24 @@ fn rejects_content_kept_from_this_or_a_later_version() {
         let env =
             resigned(&fx, |s| s.predicate.profiles[0].failure = Some(RenderFailure { message: "boom".into(), kept_from: Some(kept) }));
         refused(&fx, &env, &format!("failure.keptFrom {kept} is not an earlier version than {version}"));
+    }
+}
+
+#[test]
+fn accepts_a_sorted_cluster_scoped_list_and_rejects_a_bad_or_unsorted_one() {
+    let fx = Fixture::new(1);
+    let entry = |group: &str, kind: &str, name: &str| ClusterScopedObject { group: group.into(), kind: kind.into(), name: name.into() };
+    let good = vec![entry("", "Namespace", "extra"), entry("rbac.authorization.k8s.io", "ClusterRole", "system:view-widgets")];
+    let env = resigned(&fx, |s| s.predicate.cluster_scoped = good.clone());
+    check(&fx, &env).expect("a sorted, well-formed allow-list verifies");
+    let env = resigned(&fx, |s| s.predicate.cluster_scoped = good.iter().rev().cloned().collect());
+    refused(&fx, &env, "clusterScoped entry Namespace/extra is out of order or repeated");
+    let env = resigned(&fx, |s| s.predicate.cluster_scoped = vec![good[0].clone(), good[0].clone()]);
+    refused(&fx, &env, "out of order or repeated");
+    for bad in
+        [entry("Bad_Group", "ClusterRole", "x"), entry("", "namespace", "x"), entry("", "Namespace", "a/b"), entry("", "Namespace", "")]
+    {
+        let env = resigned(&fx, |s| s.predicate.cluster_scoped = vec![bad.clone()]);
+        refused(&fx, &env, &format!("clusterScoped entry {bad} is not"));
     }
 }

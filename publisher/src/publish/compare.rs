@@ -124,6 +124,7 @@ pub fn decide(
         && a.recipients == next.recipients
         && a.allow_plaintext_secrets == next.allow_plaintext_secrets
         && a.allow_mass_prune == next.allow_mass_prune
+        && a.cluster_scoped == next.cluster_scoped
         && a.keyring_version == keyring_version
         && cur_chain == next_chain;
     keep_or_refresh(same, a.version, a.expires, now, expires_in)
@@ -183,6 +184,7 @@ mod tests {
             recipients: None,
             allow_plaintext_secrets: false,
             allow_mass_prune: false,
+            cluster_scoped: Vec::new(),
         };
         sign::statement(&bundle, &release, &|_| PartSettings::default(), &PartDigests::default())
     }
@@ -223,6 +225,9 @@ mod tests {
         let mut mass_prune_confirmed = next.clone();
         mass_prune_confirmed.predicate.allow_mass_prune = true;
         assert_eq!(unchanged(&mass_prune_confirmed, 1, None), bumped, "the puller must learn the mass prune is confirmed");
+        let mut widened = next.clone();
+        widened.predicate.cluster_scoped = vec!["Namespace/extra".parse().unwrap()];
+        assert_eq!(unchanged(&widened, 1, None), bumped, "the puller must learn its new allow-list");
     }
 
     /// An empty layout, and a fixture's bundle at version 3 to write into it.

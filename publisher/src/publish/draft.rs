@@ -127,6 +127,7 @@ pub fn full(run: &Run<'_>, rendered: Rendered, prepared: PreparedCluster) -> Ful
         recipients: rendered.recipients.clone(),
         allow_plaintext_secrets: rendered.allow_plaintext_secrets,
         allow_mass_prune: rendered.allow_mass_prune,
+        cluster_scoped: rendered.cluster_scoped.clone(),
     };
     let statement =
         sign::statement(&rendered.bundle, &release, &|part| rendered.settings.get(part).cloned().unwrap_or_default(), &run.parts);

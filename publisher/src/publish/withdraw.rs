@@ -239,6 +239,7 @@ mod tests {
             recipients: None,
             allow_plaintext_secrets: false,
             allow_mass_prune: false,
+            cluster_scoped: Vec::new(),
         };
         let statement = airlock_bundle::sign::statement(&bundle, &release, &|_| Default::default(), &Default::default());
         let has = |paths: &'static [&'static str]| move |p: &str| paths.contains(&p);

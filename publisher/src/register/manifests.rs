@@ -85,7 +85,7 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
     docs.push(doc(&Namespace { metadata: meta(ns, None), ..Default::default() })?);
     // The watched namespaces are created here because their Roles must live in them. They
     // belong to the workloads, so they do not carry the puller's labels.
-    for name in reg.watch_namespaces.iter().flatten().filter(|w| w.as_str() != ns) {
+    for name in reg.watch_namespaces.iter().flatten() {
         let metadata = ObjectMeta { name: Some(name.clone()), ..Default::default() };
         docs.push(doc(&Namespace { metadata, ..Default::default() })?);
     }

@@ -3,15 +3,22 @@
 //! - Without watch-namespaces: one ClusterRole with every verb on every resource. This mirrors
 //!   Sveltos, whose agents are cluster-admin in effect: a bundle may hold any kind, and the
 //!   puller cannot apply (or prune, or check for drift) what it cannot read and write.
-//! - With watch-namespaces: namespaced kinds only through a Role in each watched namespace;
-//!   cluster-wide only reading namespaces (and updating the watched ones, which the bundle may
-//!   label), managing CustomResourceDefinitions (a bundle may carry a CRD and its instances)
-//!   and discovery. Sveltos leaves this narrowing to the operator; here it is generated.
+//! - With watch-namespaces the grant contains a bundle as the puller's policy does (spec 5.2),
+//!   so that a puller that skipped the policy would still be refused by the API server: in
+//!   each watched namespace, the ordinary verbs on the kinds of the built-in groups and of
+//!   the allow-listed CRDs, and never `impersonate`, `bind`, `escalate`, nor a subresource of
+//!   the core group (`serviceaccounts/token`, `pods/exec`); cluster-wide, reading namespaces
+//!   and CRDs, updating the watched Namespaces, and writing the allow-listed cluster-scoped
+//!   objects by name (creating any object of their kinds: RBAC cannot name what is
+//!   created). Sveltos leaves this narrowing to the operator; here it is generated.
 //!
 //! Both add a Role in the puller's own namespace for its state Secret, report ConfigMap and
 //! Lease, so narrowing the first shape to the second never takes the puller's state away.
 //! This module builds objects; it does not check them against a live cluster.
 
+use std::collections::BTreeMap;
+
+use airlock_bundle::statement::ClusterScopedObject;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use serde_json::Value;
 
@@ -23,18 +30,48 @@ const STATE_ROLE: &str = "airlock-puller-state";
 
 const WRITE: [&str; 7] = ["get", "list", "watch", "create", "update", "patch", "delete"];
 const READ: [&str; 3] = ["get", "list", "watch"];
+/// Writing objects known by name. Creating one, by server-side apply too, also needs
+/// `create`, which RBAC cannot restrict by name: it is granted for the kind, unnamed.
+const BY_NAME: [&str; 4] = ["get", "update", "patch", "delete"];
+
+/// The core group's namespaced kinds, without subresources.
+const CORE_KINDS: [&str; 12] = [
+    "configmaps",
+    "endpoints",
+    "events",
+    "limitranges",
+    "persistentvolumeclaims",
+    "pods",
+    "podtemplates",
+    "replicationcontrollers",
+    "resourcequotas",
+    "secrets",
+    "serviceaccounts",
+    "services",
+];
+/// Built-in groups with namespaced kinds; none serves `impersonate` or a token.
+const BUILT_IN_GROUPS: [&str; 11] = [
+    "apps",
+    "autoscaling",
+    "batch",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "events.k8s.io",
+    "extensions",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+];
+const CRD_GROUP: &str = "apiextensions.k8s.io";
+const CRD_KIND: &str = "CustomResourceDefinition";
 
 pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
     let ns = reg.puller_namespace.as_str();
     let subject = Subject { kind: "ServiceAccount".into(), name: PULLER.into(), namespace: Some(ns.into()), ..Default::default() };
     let cluster_rules = match &reg.watch_namespaces {
         None => vec![rule(&["*"], &["*"], &["*"]), discovery(&["*"])],
-        Some(watched) => vec![
-            rule(&[""], &["namespaces"], &READ),
-            PolicyRule { resource_names: Some(watched.clone()), ..rule(&[""], &["namespaces"], &["patch", "update"]) },
-            rule(&["apiextensions.k8s.io"], &["customresourcedefinitions"], &WRITE),
-            discovery(&["/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi", "/openapi/*"]),
-        ],
+        Some(watched) => contained_cluster_rules(watched, &reg.cluster_scoped),
     };
     // Outside its own namespace, names carry the puller's namespace: two pullers on one
     // cluster (two fleets, or a test beside the quickstart) must not rebind each other's roles.
@@ -48,9 +85,9 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
         })?,
     ];
     let state_rules = vec![rule(&[""], &["secrets", "configmaps"], &WRITE), rule(&["coordination.k8s.io"], &["leases"], &WRITE)];
-    let everything = || vec![rule(&["*"], &["*"], &["*"])];
+    let watched_rules = namespace_rules(&reg.cluster_scoped);
     let roles = std::iter::once((ns, STATE_ROLE, state_rules))
-        .chain(reg.watch_namespaces.iter().flatten().map(|w| (w.as_str(), shared.as_str(), everything())));
+        .chain(reg.watch_namespaces.iter().flatten().map(|w| (w.as_str(), shared.as_str(), watched_rules.clone())));
     for (namespace, name, rules) in roles {
         docs.push(doc(&Role { metadata: meta(name, Some(namespace)), rules: Some(rules) })?);
         docs.push(doc(&RoleBinding {
@@ -60,6 +97,59 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
         })?);
     }
     Ok(docs)
+}
+
+/// Cluster-wide, with watch-namespaces: read namespaces and CRDs; update the watched
+/// Namespaces; write the allow-listed objects by name, and create objects of their kinds.
+fn contained_cluster_rules(watched: &[String], allowed: &[ClusterScopedObject]) -> Vec<PolicyRule> {
+    let mut by_kind: BTreeMap<(&str, &str), Vec<String>> = BTreeMap::new();
+    for entry in allowed {
+        by_kind.entry((entry.group.as_str(), entry.kind.as_str())).or_default().push(entry.name.clone());
+    }
+    let mut rules = vec![
+        rule(&[""], &["namespaces"], &READ),
+        named(rule(&[""], &["namespaces"], &["patch", "update"]), watched.to_vec()),
+        rule(&[CRD_GROUP], &["customresourcedefinitions"], &READ),
+    ];
+    for ((group, kind), names) in by_kind {
+        let resource = resource_of(kind);
+        rules.push(rule(&[group], &[&resource], &["create"]));
+        rules.push(named(rule(&[group], &[&resource], &BY_NAME), names));
+    }
+    rules.push(discovery(&["/api", "/api/*", "/apis", "/apis/*", "/version", "/openapi", "/openapi/*"]));
+    rules
+}
+
+/// In each watched namespace: the ordinary verbs on the core kinds, on the built-in groups'
+/// kinds, and on the kinds of the allow-listed CRDs (a CRD's name is `<plural>.<group>`).
+fn namespace_rules(allowed: &[ClusterScopedObject]) -> Vec<PolicyRule> {
+    let verbs: Vec<&str> = WRITE.iter().copied().chain(["deletecollection"]).collect();
+    let mut rules = vec![rule(&[""], &CORE_KINDS, &verbs), rule(&BUILT_IN_GROUPS, &["*"], &verbs)];
+    for crd in allowed.iter().filter(|e| e.group == CRD_GROUP && e.kind == CRD_KIND) {
+        if let Some((plural, group)) = crd.name.split_once('.') {
+            rules.push(rule(&[group], &[plural], &verbs));
+        }
+    }
+    rules
+}
+
+/// The resource of a kind as Kubernetes guesses it without discovery: lower-cased, `es`
+/// after s, x, z, ch or sh, `ies` for a `y` after a consonant, else `s`.
+pub fn resource_of(kind: &str) -> String {
+    let lower = kind.to_ascii_lowercase();
+    if let Some(stem) = lower.strip_suffix('y')
+        && !stem.ends_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        return format!("{stem}ies");
+    }
+    if lower.ends_with(['s', 'x', 'z']) || lower.ends_with("ch") || lower.ends_with("sh") {
+        return format!("{lower}es");
+    }
+    format!("{lower}s")
+}
+
+fn named(rule: PolicyRule, names: Vec<String>) -> PolicyRule {
+    PolicyRule { resource_names: Some(names), ..rule }
 }
 
 fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> PolicyRule {

@@ -8,6 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use airlock_bundle::cluster::{is_dns_label, is_dns_subdomain};
+use airlock_bundle::statement::{ClusterScopedObject, parse_cluster_scoped};
 use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Keyring, PublicKey, SigningKey};
 use airlock_store::{GitCredentials, StoreRef};
@@ -64,6 +65,11 @@ pub struct ClusterFlags {
     /// `agent.projectsveltos.io/watch-namespaces`; its RBAC is narrowed to match).
     #[arg(long, value_delimiter = ',', value_name = "NS,...")]
     pub watch_namespaces: Vec<String>,
+    /// With --watch-namespaces, the cluster-scoped objects the cluster may receive besides
+    /// the Namespaces of the list, `Kind[.group]/name` (annotation `airlock.dev/cluster-scoped`,
+    /// signed in its bundles; the RBAC grants exactly these names).
+    #[arg(long, value_delimiter = ',', value_name = "KIND[.GROUP]/NAME,...")]
+    pub allow_cluster_scoped: Vec<String>,
     /// Store the puller reads its bundles from (oci://, oci+http://, oci-layout:, oci-archive:, git+…).
     #[arg(long, value_name = "STORE")]
     pub source: String,
@@ -171,6 +177,8 @@ pub struct Registration {
     pub labels: BTreeMap<String, String>,
     /// In the order given; `None` when the puller may write everywhere.
     pub watch_namespaces: Option<Vec<String>>,
+    /// `--allow-cluster-scoped`, sorted; empty without watch-namespaces.
+    pub cluster_scoped: Vec<ClusterScopedObject>,
     pub source: StoreRef,
     /// The keyring file's text, as given.
     pub keyring: String,
@@ -211,9 +219,20 @@ impl ClusterFlags {
             (_, true) => bail!("--mount-host-path needs a local --source (oci-layout:, oci-archive:, git+file://)"),
         };
         ensure!(host_path.as_ref().is_none_or(|p| p.is_absolute()), "--mount-host-path: the --source path must be absolute");
+        let watch_namespaces = parse_watch_namespaces(&self.watch_namespaces)?;
+        let cluster_scoped =
+            parse_cluster_scoped(&self.allow_cluster_scoped.join(",")).map_err(|e| anyhow::anyhow!("--allow-cluster-scoped: {e}"))?;
+        ensure!(
+            cluster_scoped.is_empty() || watch_namespaces.is_some(),
+            "--allow-cluster-scoped needs --watch-namespaces: without it the puller may write every object anyway"
+        );
+        if let Some(own) = watch_namespaces.iter().flatten().find(|n| **n == self.puller_namespace) {
+            bail!("--watch-namespaces: {own:?} is the puller's own namespace (its state and keys): a bundle may not write there");
+        }
         Ok(Registration {
             labels: parse_labels(&self.labels)?,
-            watch_namespaces: parse_watch_namespaces(&self.watch_namespaces)?,
+            watch_namespaces,
+            cluster_scoped,
             token: self.token.check(&cluster, login.is_some(), Timestamp::now())?,
             cluster,
             login,

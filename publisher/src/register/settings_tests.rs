@@ -61,13 +61,16 @@ fn rejects_bad_input_naming_the_flag_or_file() {
     let (dir, keyring) = keyring_file();
     let not_json = dir.path().join("config.json");
     std::fs::write(&not_json, "{}").unwrap();
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 12] = [
         (&["--labels", "region"], "expected KEY=VALUE"),
         (&["--labels", "region=eu,region=us"], "given twice"),
         (&["--labels", "bad-=x"], "not a label key"),
         (&["--labels", "a=b c"], "not a label value"),
         (&["--watch-namespaces", "web,Web"], "not a namespace name"),
         (&["--watch-namespaces", "web,web"], "given twice"),
+        (&["--watch-namespaces", "web,airlock-system"], "\"airlock-system\" is the puller's own namespace"),
+        (&["--allow-cluster-scoped", "Namespace/extra"], "--allow-cluster-scoped needs --watch-namespaces"),
+        (&["--watch-namespaces", "web", "--allow-cluster-scoped", "clusterrole/x"], "--allow-cluster-scoped: \"clusterrole/x\" is not"),
         (&["--schedule", "0 */5 * * * *"], "five cron fields"),
         (&["--puller-namespace", "a.b"], "--puller-namespace"),
         (&["--docker-config", not_json.to_str().unwrap()], "no \"auths\" object"),

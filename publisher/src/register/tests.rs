@@ -68,7 +68,15 @@ fn with_watch_namespaces_grants_namespaced_kinds_only_in_them() {
     for ns in ["web", "monitoring"] {
         get(&docs, "Namespace", None, ns);
         let role = get(&docs, "Role", Some(ns), "airlock-puller:airlock-system");
-        assert_eq!(role["rules"], json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]));
+        let rules = role["rules"].as_array().unwrap();
+        assert_eq!(rules.len(), 2, "core kinds and built-in groups, no CRD listed: {rules:?}");
+        assert_eq!(rules[0]["apiGroups"], json!([""]));
+        assert!(rules[0]["resources"].as_array().unwrap().iter().all(|r| !r.as_str().unwrap().contains(['/', '*'])), "no subresource");
+        for rule in rules {
+            let verbs: Vec<&str> = rule["verbs"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+            assert_eq!(verbs, ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"]);
+            assert!(rule["apiGroups"].as_array().unwrap().iter().all(|g| g != "*"), "{rule}");
+        }
         let binding = get(&docs, "RoleBinding", Some(ns), "airlock-puller:airlock-system");
         assert_eq!(
             binding["roleRef"],
@@ -81,6 +89,7 @@ fn with_watch_namespaces_grants_namespaced_kinds_only_in_them() {
     let resources: Vec<&str> =
         rules.iter().flat_map(|r| r["resources"].as_array().into_iter().flatten()).map(|r| r.as_str().unwrap()).collect();
     assert_eq!(resources, ["namespaces", "namespaces", "customresourcedefinitions"], "{rules:?}");
+    assert_eq!(rules[2]["verbs"], json!(["get", "list", "watch"]), "no CRD listed: CRDs are read only");
     assert_eq!(rules[0]["verbs"], json!(["get", "list", "watch"]));
     assert_eq!(rules[1]["resourceNames"], json!(["web", "monitoring"]));
     assert_eq!(rules[1]["verbs"], json!(["patch", "update"]));
@@ -94,11 +103,40 @@ fn with_watch_namespaces_grants_namespaced_kinds_only_in_them() {
 }
 
 #[test]
-fn watching_the_puller_namespace_creates_it_once() {
-    let (_, docs) = render(&["--watch-namespaces", "airlock-system,web"]);
-    assert_eq!(docs.iter().filter(|d| d["kind"] == "Namespace").count(), 2);
-    get(&docs, "Role", Some("airlock-system"), "airlock-puller:airlock-system");
-    get(&docs, "Role", Some("airlock-system"), "airlock-puller-state");
+fn the_allow_list_is_granted_by_name_and_annotated() {
+    let allowed =
+        "PriorityClass.scheduling.k8s.io/edge-high,CustomResourceDefinition.apiextensions.k8s.io/widgets.example.com,Namespace/extra";
+    let (_, docs) = render(&["--watch-namespaces", "web", "--allow-cluster-scoped", allowed]);
+    let rules = get(&docs, "ClusterRole", None, "airlock-puller:airlock-system")["rules"].as_array().unwrap().clone();
+    let shown: Vec<String> = rules
+        .iter()
+        .filter(|r| r["resources"].is_array())
+        .map(|r| format!("{} {} {} {}", r["apiGroups"][0], r["resources"][0], r["verbs"], r["resourceNames"]))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            r#""" "namespaces" ["get","list","watch"] null"#,
+            r#""" "namespaces" ["patch","update"] ["web"]"#,
+            r#""apiextensions.k8s.io" "customresourcedefinitions" ["get","list","watch"] null"#,
+            r#""" "namespaces" ["create"] null"#,
+            r#""" "namespaces" ["get","update","patch","delete"] ["extra"]"#,
+            r#""apiextensions.k8s.io" "customresourcedefinitions" ["create"] null"#,
+            r#""apiextensions.k8s.io" "customresourcedefinitions" ["get","update","patch","delete"] ["widgets.example.com"]"#,
+            r#""scheduling.k8s.io" "priorityclasses" ["create"] null"#,
+            r#""scheduling.k8s.io" "priorityclasses" ["get","update","patch","delete"] ["edge-high"]"#,
+        ]
+    );
+    let role = get(&docs, "Role", Some("web"), "airlock-puller:airlock-system");
+    assert_eq!(role["rules"][2]["apiGroups"], json!(["example.com"]));
+    assert_eq!(role["rules"][2]["resources"], json!(["widgets"]));
+}
+
+#[test]
+fn resources_are_guessed_from_kinds_as_kubernetes_does() {
+    let guessed: Vec<String> =
+        ["PriorityClass", "APIService", "Policy", "Gateway", "Mesh", "Box", "Switch", "ClusterRole"].map(super::rbac::resource_of).to_vec();
+    assert_eq!(guessed, ["priorityclasses", "apiservices", "policies", "gateways", "meshes", "boxes", "switches", "clusterroles"]);
 }
 
 #[test]
@@ -243,6 +281,13 @@ fn sveltos_cluster_carries_pull_mode_labels_and_annotation() {
     assert_eq!(annotations.keys().collect::<Vec<_>>(), ["airlock.dev/report-interval", "airlock.dev/report-key"]);
     let hourly = flags(&keyring, &["--report-every", "60m"]).check().unwrap();
     assert_eq!(sveltos_cluster(&hourly)["metadata"]["annotations"]["airlock.dev/report-interval"], "1h");
+    let contained =
+        flags(&keyring, &["--watch-namespaces", "web", "--allow-cluster-scoped", "Namespace/zz,Namespace/extra"]).check().unwrap();
+    assert_eq!(
+        sveltos_cluster(&contained)["metadata"]["annotations"]["airlock.dev/cluster-scoped"],
+        "Namespace/extra,Namespace/zz",
+        "sorted"
+    );
 }
 
 /// A PKCS#8 key file with a fixed key and `mode`; its path.

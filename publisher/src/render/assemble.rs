@@ -184,6 +184,7 @@ pub fn assemble(
         recipients: sealed.recipients,
         allow_plaintext_secrets: prepared.allow_plaintext_secrets,
         allow_mass_prune: prepared.allow_mass_prune,
+        cluster_scoped: prepared.cluster_scoped.clone(),
         bundle,
         settings,
         objects,

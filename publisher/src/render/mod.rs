@@ -38,7 +38,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use airlock_bundle::age::Recipient;
-use airlock_bundle::statement::ActiveWindow;
+use airlock_bundle::statement::{ActiveWindow, ClusterScopedObject};
 use airlock_bundle::{Bundle, ClusterId, Limits, PartSettings};
 use jiff::{SignedDuration, Timestamp};
 
@@ -65,6 +65,7 @@ pub struct Rendered {
     pub recipients: Option<Vec<String>>,
     pub allow_plaintext_secrets: bool,
     pub allow_mass_prune: bool,
+    pub cluster_scoped: Vec<ClusterScopedObject>,
     pub bundle: Bundle,
     /// Settings of every part, by part name.
     pub settings: BTreeMap<String, PartSettings>,
@@ -92,6 +93,7 @@ pub struct PreparedCluster {
     pub recipient: Option<Recipient>,
     pub allow_plaintext_secrets: bool,
     pub allow_mass_prune: bool,
+    pub cluster_scoped: Vec<ClusterScopedObject>,
     /// One per planned profile, in part-name order.
     pub parts: Vec<PartDraft>,
     /// The relayed store credentials, as the system part's object.
@@ -212,6 +214,7 @@ impl<'r> Renderer<'r> {
             recipient: plan.cluster.age_recipient,
             allow_plaintext_secrets: plan.cluster.allow_plaintext_secrets,
             allow_mass_prune: plan.cluster.allow_mass_prune,
+            cluster_scoped: plan.cluster.cluster_scoped.clone(),
             parts,
             credentials,
             warnings,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use airlock_bundle::ClusterId;
 use airlock_bundle::age::Recipient;
-use airlock_bundle::statement::{ActiveWindow, DriftExclusion, FieldNote, check_list};
+use airlock_bundle::statement::{ActiveWindow, ClusterScopedObject, DriftExclusion, FieldNote, check_list};
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
@@ -67,6 +67,8 @@ pub struct SveltosCluster {
     pub allow_plaintext_secrets: bool,
     /// `airlock.dev/allow-mass-prune: "true"`, relayed in its bundles.
     pub allow_mass_prune: bool,
+    /// `airlock.dev/cluster-scoped`, sorted, relayed in its bundles as `clusterScoped`.
+    pub cluster_scoped: Vec<ClusterScopedObject>,
     /// Fields set that do not apply to a pulling cluster, or are unknown.
     pub notes: Vec<FieldNote>,
     /// The whole object: templates see it as `.Cluster`.

@@ -33,7 +33,7 @@ pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<String, Failure> {
     let floor = state.as_ref().map(State::floor).unwrap_or_default();
     let store = source::open(&settings.source).await?;
     let (bundle, new) = source::fetch_content(&*store, &settings.cluster, &keyring, &floor, Some(identities.all())).await?;
-    let mut engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+    let mut engine_settings = settings.engine(bundle.predicate());
     engine_settings.decrypts = identities.decrypts();
     engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
     let desired = engine::desired(&bundle, &engine_settings)?;

@@ -153,6 +153,7 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
         watch_namespaces: None,
         namespace_policy: NamespacePolicy::Reject,
         own_namespace: None,
+        cluster_scoped: p.cluster_scoped.clone(),
         dry_run: true,
         concurrency: 1,
         held_back: Default::default(),

@@ -9,6 +9,7 @@ use std::time::Duration;
 use airlock_bundle::SigningKey;
 use airlock_bundle::age::Identity;
 use airlock_bundle::cluster::is_dns_label;
+use airlock_bundle::statement::Predicate;
 use airlock_bundle::{ClusterId, Keyring};
 use airlock_cli::KubeArgs;
 use airlock_store::StoreRef;
@@ -186,13 +187,15 @@ impl std::fmt::Debug for SyncSettings {
 }
 
 impl SyncSettings {
-    /// The engine's settings for a bundle relaying `bundle_watch` as its watch-namespaces.
-    pub fn engine(&self, bundle_watch: Option<&[String]>) -> engine::Settings {
+    /// The engine's settings for a bundle of statement predicate `bundle`: its
+    /// watch-namespaces narrow the local ones, its `clusterScoped` is the allow-list.
+    pub fn engine(&self, bundle: &Predicate) -> engine::Settings {
         engine::Settings {
             cluster: self.cluster.to_string(),
-            watch_namespaces: effective_watch_namespaces(self.watch_namespaces.as_deref(), bundle_watch),
+            watch_namespaces: effective_watch_namespaces(self.watch_namespaces.as_deref(), bundle.watch_namespaces.as_deref()),
             namespace_policy: self.namespace_policy,
             own_namespace: Some(self.state_namespace.clone()),
+            cluster_scoped: bundle.cluster_scoped.clone(),
             dry_run: self.dry_run,
             concurrency: CONCURRENCY,
             held_back: Default::default(),
@@ -279,11 +282,12 @@ mod tests {
         assert_eq!(s.lease_duration, DEFAULT_LEASE);
         let short = args(files.settings_file(r#", "leaseDuration": "30s""#)).check(&KubeArgs::default()).unwrap();
         assert_eq!(short.lease_duration, Duration::from_secs(30));
-        assert!(!s.allow_mass_prune && !s.engine(None).allow_mass_prune, "the guard holds by default");
+        let predicate = Fixture::new(1).signed(1, Fixture::files()).statement.predicate;
+        assert!(!s.allow_mass_prune && !s.engine(&predicate).allow_mass_prune, "the guard holds by default");
         let confirmed = args(files.settings_file(r#", "allowMassPrune": true"#)).check(&KubeArgs::default()).unwrap();
-        assert!(confirmed.engine(None).allow_mass_prune, "the settings file's local override");
+        assert!(confirmed.engine(&predicate).allow_mass_prune, "the settings file's local override");
         let flag = SyncArgs { allow_mass_prune: true, ..args(files.settings_file("")) };
-        assert!(flag.check(&KubeArgs::default()).unwrap().engine(None).allow_mass_prune, "the flag's");
+        assert!(flag.check(&KubeArgs::default()).unwrap().engine(&predicate).allow_mass_prune, "the flag's");
     }
 
     #[test]

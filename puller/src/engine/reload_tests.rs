@@ -15,6 +15,7 @@ fn settings(watched: Option<&[&str]>) -> Settings {
         watch_namespaces: watched.map(|w| w.iter().map(|n| n.to_string()).collect()),
         namespace_policy: NamespacePolicy::Filter,
         own_namespace: None,
+        cluster_scoped: Vec::new(),
         dry_run: false,
         concurrency: 4,
         held_back: BTreeMap::from([("ClusterProfile.held".to_string(), "held back".to_string())]),

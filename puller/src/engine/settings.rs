@@ -1,10 +1,12 @@
 //! What the caller tells the engine about this cluster: its id, the watch-namespaces in
-//! effect and what to do with objects outside them, the puller's own namespace, dry-run,
+//! effect and what to do with objects outside them, the puller's own namespace, the
+//! cluster-scoped objects allowed, dry-run,
 //! how many requests to keep in flight, and the parts to leave alone this run. Choosing
 //! these is the caller's business.
 
 use std::collections::BTreeMap;
 
+use airlock_bundle::statement::ClusterScopedObject;
 use serde::{Deserialize, Serialize};
 
 /// How the puller restricts namespaced objects outside the watch-namespaces.
@@ -25,9 +27,12 @@ pub struct Settings {
     /// Effective watch-namespaces (local setting narrowed by the bundle's); None = all.
     pub watch_namespaces: Option<Vec<String>>,
     pub namespace_policy: NamespacePolicy,
-    /// The puller's own namespace, where the relayed store-credentials Secret may be
-    /// written whatever the watch-namespaces (spec 2.6); None: no such exception.
+    /// The puller's own namespace: with watch-namespaces, nothing of a bundle may land there
+    /// but the relayed store-credentials Secret (spec 2.6, 5.2); None: no such exception.
     pub own_namespace: Option<String>,
+    /// The bundle's signed `clusterScoped`: the cluster-scoped objects allowed, with
+    /// watch-namespaces, besides the Namespaces of the list (spec 5.2).
+    pub cluster_scoped: Vec<ClusterScopedObject>,
     /// Server-side dry-run: nothing is written.
     pub dry_run: bool,
     /// Requests in flight at once.

@@ -174,12 +174,26 @@ fn a_confirmed_mass_prune_travels_in_the_bundle() {
 }
 
 #[test]
+fn the_cluster_scoped_allow_list_travels_in_the_bundle_sorted() {
+    let listed = fleet().replace(
+        "annotations: {airlock.dev/age-recipient:",
+        "annotations: {airlock.dev/cluster-scoped: 'PriorityClass.scheduling.k8s.io/edge-high, Namespace/extra', airlock.dev/age-recipient:",
+    );
+    let w = world(&listed);
+    let r = render_with(&sealing(&w.1, Vec::new()), &w, "fleet/eu-2");
+    let signed: Vec<String> = stored(&r, 1).0.predicate.cluster_scoped.iter().map(ToString::to_string).collect();
+    assert_eq!(signed, ["Namespace/extra", "PriorityClass.scheduling.k8s.io/edge-high"]);
+    assert!(render_with(&sealing(&w.1, Vec::new()), &w, "fleet/eu-1").cluster_scoped.is_empty(), "absent: none beyond the list");
+}
+
+#[test]
 fn bad_cluster_annotations_break_the_cluster_naming_it_and_the_annotation() {
     for (annotations, field) in [
         ("{airlock.dev/age-recipient: age1notarecipient}", "metadata.annotations[airlock.dev/age-recipient]"),
         ("{airlock.dev/age-recipient: AGE-SECRET-KEY-1QQQQ}", "metadata.annotations[airlock.dev/age-recipient]"),
         ("{airlock.dev/plaintext-secrets: 'yes'}", "metadata.annotations[airlock.dev/plaintext-secrets]"),
         ("{airlock.dev/allow-mass-prune: 'yes'}", "metadata.annotations[airlock.dev/allow-mass-prune]"),
+        ("{airlock.dev/cluster-scoped: 'clusterrole/x'}", "metadata.annotations[airlock.dev/cluster-scoped]"),
     ] {
         let text = format!(
             "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\n\

@@ -36,6 +36,7 @@ pub(super) fn stored(r: &Rendered, version: u64) -> (Statement, BTreeMap<String,
         recipients: r.recipients.clone(),
         allow_plaintext_secrets: r.allow_plaintext_secrets,
         allow_mass_prune: r.allow_mass_prune,
+        cluster_scoped: r.cluster_scoped.clone(),
     };
     let statement = sign::statement(&r.bundle, &release, &|p| r.settings.get(p).cloned().unwrap_or_default(), &PartDigests::default());
     let kept = r

@@ -2,11 +2,13 @@
 
 use airlock_bundle::ClusterId;
 use airlock_bundle::cron::Window;
-use airlock_bundle::statement::ActiveWindow;
+use airlock_bundle::statement::{ActiveWindow, parse_cluster_scoped};
 use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version, field_error};
-use crate::annotations::{AGE_RECIPIENT_ANNOTATION, MASS_PRUNE_ANNOTATION, PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION};
+use crate::annotations::{
+    AGE_RECIPIENT_ANNOTATION, CLUSTER_SCOPED_ANNOTATION, MASS_PRUNE_ANNOTATION, PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION,
+};
 use crate::sveltos::fields;
 use crate::sveltos::model::{ClusterSet, ModelError, SveltosCluster, WATCH_NAMESPACES_ANNOTATION};
 
@@ -44,6 +46,10 @@ pub fn parse_cluster(value: &Value) -> Result<SveltosCluster, ModelError> {
             return Err(annotation_error(MASS_PRUNE_ANNOTATION, message));
         }
     };
+    let cluster_scoped = match annotations.get(CLUSTER_SCOPED_ANNOTATION) {
+        None => Vec::new(),
+        Some(text) => parse_cluster_scoped(text).map_err(|e| annotation_error(CLUSTER_SCOPED_ANNOTATION, e))?,
+    };
     let spec = Fields::of(&value["spec"], "spec", &object)?;
     let window = spec.nested("activeWindow")?;
     let active_window = match (window.get::<String>("from")?, window.get::<String>("to")?) {
@@ -65,6 +71,7 @@ pub fn parse_cluster(value: &Value) -> Result<SveltosCluster, ModelError> {
         age_recipient,
         allow_plaintext_secrets,
         allow_mass_prune,
+        cluster_scoped,
         notes: fields::cluster_notes(&value["spec"]),
         object: value.clone(),
     })

@@ -171,7 +171,7 @@ async fn run(
                 return Ok(RunResult::UpToDate);
             }
             let (bundle, _) = source::fetch_again(&*store, &settings.cluster, keyring, &floor, &applied, open).await?;
-            let mut engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+            let mut engine_settings = settings.engine(bundle.predicate());
             engine_settings.decrypts = identities.decrypts();
             engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
             let desired = engine::desired(&bundle, &engine_settings)?;
@@ -216,7 +216,7 @@ async fn run(
         }
         Found::New(bundle, record) => {
             report.saw(bundle.envelope());
-            let mut engine_settings = settings.engine(bundle.predicate().watch_namespaces.as_deref());
+            let mut engine_settings = settings.engine(bundle.predicate());
             engine_settings.decrypts = identities.decrypts();
             // The bundle's signed confirmation, or the local override `engine` set.
             engine_settings.allow_mass_prune |= bundle.predicate().allow_mass_prune;
