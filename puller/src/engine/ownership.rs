@@ -58,10 +58,21 @@ fn writes_existing(step: &Step) -> bool {
     matches!(step, Step::Apply | Step::Fire(_))
 }
 
+/// Whether `target` is the Namespace of one of the watch-namespaces, which registration
+/// creates.
+fn watched_namespace(target: &Target, settings: &Settings) -> bool {
+    let id = &target.object.id;
+    !target.namespaced
+        && id.group.is_empty()
+        && id.kind == "Namespace"
+        && settings.watch_namespaces.as_ref().is_some_and(|list| list.contains(&id.name))
+}
+
 /// Reads every object of `work` that would be written and is not in the previous inventory
 /// (`previous`): one that exists and is not Airlock's for this cluster is refused, every
-/// such object listed, unless its manifest allows adoption or it is the relayed
-/// store-credentials Secret. Returns the keys of those adopted. Read-only.
+/// such object listed, unless its manifest allows adoption or registration made it (the
+/// relayed store-credentials Secret, the watched Namespaces). Returns the keys of those
+/// adopted. Read-only.
 pub(super) async fn check(
     api: &Api,
     work: &[(Target, Step)],
@@ -86,8 +97,10 @@ pub(super) async fn check(
     for foreign in found {
         let Some((target, owner)) = foreign? else { continue };
         // Registration creates the relayed credentials Secret, and the relay replaces it
-        // by design (spec 2.6).
-        if target.object.adopt || policy::own_credentials(target, settings.own_namespace.as_deref()) {
+        // by design (spec 2.6); it creates the watched Namespaces too, for their Roles, and
+        // a profile may then label them.
+        let registered = policy::own_credentials(target, settings.own_namespace.as_deref()) || watched_namespace(target, settings);
+        if target.object.adopt || registered {
             tracing::info!(object = %target.object.id, %owner, "adopting an object Airlock did not create");
             adopted.insert(target.object.id.key());
         } else {
@@ -136,5 +149,32 @@ mod tests {
         for quiet in [Step::Unchanged, Step::Preview, Step::CreateOnly, Step::Skip("held".into()), Step::Correct("d".into())] {
             assert!(!writes_existing(&quiet), "{quiet:?}");
         }
+    }
+
+    #[test]
+    fn registration_made_the_watched_namespaces_so_they_are_adopted() {
+        use crate::engine::order::{Class, Stage};
+        use crate::engine::settings::NamespacePolicy;
+        let namespace = |name: &str| Target {
+            object: crate::engine::testing::object("v1", "Namespace", None, name),
+            served: None,
+            namespaced: false,
+            stage: Stage::new(Class::Namespace, 0, 100),
+        };
+        let settings = Settings {
+            cluster: "fleet/edge-1".into(),
+            watch_namespaces: Some(vec!["web".into()]),
+            namespace_policy: NamespacePolicy::Reject,
+            own_namespace: Some("airlock-system".into()),
+            cluster_scoped: Vec::new(),
+            dry_run: false,
+            concurrency: 1,
+            held_back: Default::default(),
+            decrypts: false,
+            allow_mass_prune: false,
+        };
+        assert!(watched_namespace(&namespace("web"), &settings));
+        assert!(!watched_namespace(&namespace("kube-system"), &settings), "not one of the list");
+        assert!(!watched_namespace(&namespace("web"), &Settings { watch_namespaces: None, ..settings.clone() }), "no list, no registration");
     }
 }
