@@ -149,8 +149,13 @@ async fn publishes_helm_charts_per_cluster_and_follows_their_inputs() {
 }
 
 fn sync(store: &str, cluster: &str, keyring: &str, state: &str) -> std::process::Output {
+    sync_with(store, cluster, keyring, state, &[])
+}
+
+fn sync_with(store: &str, cluster: &str, keyring: &str, state: &str, extra: &[&str]) -> std::process::Output {
     std::process::Command::new(common::puller_bin())
         .args(["sync", "--source", store, "--cluster", cluster, "--state-namespace", state, "--keyring", keyring])
+        .args(extra)
         .env("KUBECONFIG", common::managed_kubeconfig())
         .env("AIRLOCK_LOG", "warn")
         .output()
@@ -261,7 +266,14 @@ async fn applies_real_charts_to_a_1_20_api_server_and_uninstalls_them() {
     std::fs::write(fleet.path().join("fleet.yaml"), profile("Uninstall", "2")).unwrap();
     let withdrawn = publish();
     assert_eq!(support::summary(&withdrawn)[0].1, "3", "{withdrawn}");
-    assert_synced(&sync(&store, &cluster, &keys.keyring_path, &state), "the sync after Uninstall");
+    // Uninstalling the charts would prune every object of the cluster: held until confirmed.
+    let held = sync(&store, &cluster, &keys.keyring_path, &state);
+    let stderr = String::from_utf8_lossy(&held.stderr);
+    assert_eq!(held.status.code(), Some(3), "the mass prune is held: {stderr}");
+    assert!(stderr.contains("of the") && stderr.contains("held; confirm with"), "{stderr}");
+    assert!(live(&["service", &admission, "-n", &format!("{short}-ingress")]), "nothing pruned while held");
+    let confirmed = sync_with(&store, &cluster, &keys.keyring_path, &state, &["--allow-mass-prune"]);
+    assert_synced(&confirmed, "the sync after Uninstall, the mass prune confirmed");
     assert!(!live(&["service", &admission, "-n", &format!("{short}-ingress")]), "Uninstall prunes the release");
     assert!(!live(&["clusterrole", &format!("{short}-ing-ingress-nginx")]), "and its cluster-scoped objects");
     assert!(live(&["crd", "prometheuses.monitoring.coreos.com"]), "but not the crds/ CRDs, which helm never deletes");

@@ -143,6 +143,9 @@ impl Soak {
         tokio::process::Command::new(self.path("puller"))
             .args(["sync", "--source", &self.store, "--cluster", &format!("{}/{}", self.run, Fleet::cluster_name(c))])
             .args(["--keyring", &self.keys.keyring_path, "--state-namespace", &format!("{}-state", self.run)])
+            // The walk drops whole profiles at random, which may prune most of a cluster:
+            // what is soaked is convergence; the mass-prune guard has tests of its own.
+            .arg("--allow-mass-prune")
             .env("KUBECONFIG", kubeconfig())
             .env("AIRLOCK_LOG", "warn")
             .output()
