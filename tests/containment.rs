@@ -134,8 +134,16 @@ async fn a_bundle_cannot_leave_its_namespaces_by_policy_nor_by_grant() {
     }
     assert!(site.authorizes("create", "", "configmaps", Some(&watched)).await, "the review itself answers yes for a granted request");
 
-    // 3. The allow-listed PriorityClass, signed in clusterScoped, applies.
+    // 3. The allow-listed PriorityClass, signed in clusterScoped, applies. The probes above
+    // made it, unlabelled, as the puller's account: gone again, so the bundle creates it
+    // rather than meet an object Airlock did not create.
     let allowed = allowed_priority_class(&run);
+    let removed = std::process::Command::new("kubectl")
+        .args(["--kubeconfig", &common::service_env("AIRLOCK_KUBECONFIG_MANAGED"), "delete", "priorityclass", "--ignore-not-found"])
+        .args([allowed.as_str(), &format!("{run}-probe")])
+        .output()
+        .expect("kubectl runs");
+    assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
     let yaml = format!("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: {allowed}\nvalue: 1000\n");
     let mut files = site.config_maps(&[watched.as_str()]);
     files.push(("ClusterProfile.app/PriorityClass.yaml".into(), yaml.into_bytes()));

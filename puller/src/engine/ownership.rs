@@ -175,6 +175,9 @@ mod tests {
         };
         assert!(watched_namespace(&namespace("web"), &settings));
         assert!(!watched_namespace(&namespace("kube-system"), &settings), "not one of the list");
-        assert!(!watched_namespace(&namespace("web"), &Settings { watch_namespaces: None, ..settings.clone() }), "no list, no registration");
+        assert!(
+            !watched_namespace(&namespace("web"), &Settings { watch_namespaces: None, ..settings.clone() }),
+            "no list, no registration"
+        );
     }
 }
