@@ -19,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
         watch_namespaces: None,
         namespace_policy: NamespacePolicy::Reject,
         own_namespace: None,
+        cluster_scoped: Vec::new(),
         dry_run: false,
         concurrency: 1,
         held_back: Default::default(),
