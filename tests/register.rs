@@ -81,8 +81,11 @@ fn scoped_registration_creates_the_cluster_and_confines_the_puller() {
     let inputs = inputs();
     let password = inputs.path().join("password");
     let report_key = inputs.path().join("report.key");
+    let age_identity = inputs.path().join("age-identity.txt");
+    let keygen = std::process::Command::new("age-keygen").arg("-o").arg(&age_identity).output().expect("age-keygen runs");
+    assert!(keygen.status.success(), "age-keygen: {}", String::from_utf8_lossy(&keygen.stderr));
     let watch = format!("{web},{monitoring}");
-    // The same report key both times, so that registering again is a no-op.
+    // The same report key and age identity both times, so that registering again is a no-op.
     let extra = [
         "--labels",
         "region=eu,tier=prod",
@@ -96,6 +99,8 @@ fn scoped_registration_creates_the_cluster_and_confines_the_puller() {
         password.to_str().unwrap(),
         "--report-key-file",
         report_key.to_str().unwrap(),
+        "--age-identity-file",
+        age_identity.to_str().unwrap(),
     ];
     let yaml = register_and_apply(inputs.path(), &ns, "edge-1", &extra);
 
@@ -129,7 +134,9 @@ fn scoped_registration_creates_the_cluster_and_confines_the_puller() {
     assert!(!puller_can(&puller_ns, "create", "configmaps", "default"));
     assert!(!puller_can(&puller_ns, "get", "secrets", "kube-system"));
     assert!(!puller_can(&puller_ns, "create", "clusterroles.rbac.authorization.k8s.io", "default"));
-    assert!(puller_can(&puller_ns, "create", "customresourcedefinitions.apiextensions.k8s.io", "default"));
+    // Contained: CRDs are cluster-scoped, so only those an allow-list names are writable.
+    assert!(!puller_can(&puller_ns, "create", "customresourcedefinitions.apiextensions.k8s.io", "default"));
+    assert!(puller_can(&puller_ns, "list", "customresourcedefinitions.apiextensions.k8s.io", "default"));
     assert!(puller_can(&puller_ns, "list", "namespaces", "default"));
     for own in ["secrets", "configmaps", "leases.coordination.k8s.io"] {
         assert!(puller_can(&puller_ns, "update", own, &puller_ns), "{own} in the puller's namespace");
