@@ -6,26 +6,15 @@
 #![no_main]
 
 use airlock_bundle::PartSettings;
-use airlock_puller::engine::testing::verified;
-use airlock_puller::engine::{NamespacePolicy, Settings, desired};
+use airlock_puller::engine::testing::{self, verified};
+use airlock_puller::engine::{Settings, desired};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(yaml) = std::str::from_utf8(data) else { return };
     let files = [("ClusterProfile.fuzz/manifests.yaml".to_string(), yaml.to_string())];
     let bundle = verified(1, &files, &|_| PartSettings::default());
-    let settings = Settings {
-        cluster: "fleet/edge-1".into(),
-        watch_namespaces: None,
-        namespace_policy: NamespacePolicy::Reject,
-        own_namespace: None,
-        cluster_scoped: Vec::new(),
-        dry_run: false,
-        concurrency: 1,
-        held_back: Default::default(),
-        decrypts: false,
-        allow_mass_prune: false,
-    };
+    let settings = Settings { concurrency: 1, ..testing::settings("fleet/edge-1") };
     let Ok(objects) = desired(&bundle, &settings) else { return };
     for object in objects {
         assert!(!object.id.kind.is_empty() && !object.id.name.is_empty(), "{:?}", object.id);

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use airlock_bundle::{PartSettings, StopMatchingBehavior, SyncMode};
 use airlock_cli::{KubeArgs, install_crypto_provider};
-use airlock_puller::engine::{self, Action, DesiredObject, InventoryEntry, KnownKind, NamespacePolicy, Outcome, Settings};
+use airlock_puller::engine::{self, Action, DesiredObject, InventoryEntry, KnownKind, Outcome, Settings};
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 
@@ -35,18 +35,7 @@ impl Scenario {
         let id = format!("eng-{test}-{stamp}-{}-{n}", std::process::id() % 100_000);
         let kube = KubeArgs { kubeconfig: Some(common::service_env("AIRLOCK_KUBECONFIG_MANAGED").into()), context: None };
         let client = kube.client().await.expect("client for the managed apiserver");
-        let settings = Settings {
-            cluster: format!("e2e/{id}"),
-            watch_namespaces: None,
-            namespace_policy: NamespacePolicy::Reject,
-            own_namespace: None,
-            cluster_scoped: Vec::new(),
-            dry_run: false,
-            concurrency: 4,
-            held_back: Default::default(),
-            decrypts: false,
-            allow_mass_prune: false,
-        };
+        let settings = engine::testing::settings(&format!("e2e/{id}"));
         Scenario { client, id, settings, inventory: Vec::new(), kinds: Vec::new() }
     }
 

@@ -3,24 +3,13 @@ use airlock_bundle::{PartSettings, StopMatchingBehavior, SyncMode};
 use serde_json::json;
 
 use super::*;
-use crate::engine::testing::verified;
-use crate::engine::{NamespacePolicy, ObjectId};
+use crate::engine::ObjectId;
+use crate::engine::testing::{self, verified};
 
 const WEB: &str = "ClusterProfile.web";
 
 fn settings() -> Settings {
-    Settings {
-        cluster: "fleet/edge-1".into(),
-        watch_namespaces: None,
-        namespace_policy: NamespacePolicy::Reject,
-        own_namespace: None,
-        cluster_scoped: Vec::new(),
-        dry_run: false,
-        concurrency: 4,
-        held_back: Default::default(),
-        decrypts: false,
-        allow_mass_prune: false,
-    }
+    testing::settings("fleet/edge-1")
 }
 
 fn file(path: &str, yaml: &str) -> (String, String) {

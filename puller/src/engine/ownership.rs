@@ -154,7 +154,6 @@ mod tests {
     #[test]
     fn registration_made_the_watched_namespaces_so_they_are_adopted() {
         use crate::engine::order::{Class, Stage};
-        use crate::engine::settings::NamespacePolicy;
         let namespace = |name: &str| Target {
             object: crate::engine::testing::object("v1", "Namespace", None, name),
             served: None,
@@ -162,16 +161,9 @@ mod tests {
             stage: Stage::new(Class::Namespace, 0, 100),
         };
         let settings = Settings {
-            cluster: "fleet/edge-1".into(),
             watch_namespaces: Some(vec!["web".into()]),
-            namespace_policy: NamespacePolicy::Reject,
             own_namespace: Some("airlock-system".into()),
-            cluster_scoped: Vec::new(),
-            dry_run: false,
-            concurrency: 1,
-            held_back: Default::default(),
-            decrypts: false,
-            allow_mass_prune: false,
+            ..crate::engine::testing::settings("fleet/edge-1")
         };
         assert!(watched_namespace(&namespace("web"), &settings));
         assert!(!watched_namespace(&namespace("kube-system"), &settings), "not one of the list");

@@ -35,16 +35,10 @@ fn targets(objects: Vec<DesiredObject>, known: &[(&str, bool)]) -> Vec<Target> {
 
 fn settings(policy: NamespacePolicy) -> Settings {
     Settings {
-        cluster: "fleet/edge-1".into(),
         watch_namespaces: Some(vec!["apps".into()]),
         namespace_policy: policy,
         own_namespace: Some("airlock-system".into()),
-        cluster_scoped: Vec::new(),
-        dry_run: false,
-        concurrency: 4,
-        held_back: Default::default(),
-        decrypts: false,
-        allow_mass_prune: false,
+        ..testing::settings("fleet/edge-1")
     }
 }
 

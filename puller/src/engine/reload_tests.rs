@@ -11,16 +11,10 @@ use crate::engine::{NamespacePolicy, PartRules};
 /// held back.
 fn settings(watched: Option<&[&str]>) -> Settings {
     Settings {
-        cluster: "fleet/edge-1".into(),
         watch_namespaces: watched.map(|w| w.iter().map(|n| n.to_string()).collect()),
         namespace_policy: NamespacePolicy::Filter,
-        own_namespace: None,
-        cluster_scoped: Vec::new(),
-        dry_run: false,
-        concurrency: 4,
         held_back: BTreeMap::from([("ClusterProfile.held".to_string(), "held back".to_string())]),
-        decrypts: false,
-        allow_mass_prune: false,
+        ..testing::settings("fleet/edge-1")
     }
 }
 

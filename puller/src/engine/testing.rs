@@ -14,6 +14,7 @@ use airlock_bundle::{Bundle, Digest, Floor, PartSettings, StopMatchingBehavior, 
 /// them: end-to-end tests that read objects back judge them the same way.
 pub use super::compare::is_zero;
 use super::object::{DesiredObject, ObjectId};
+use super::settings::{NamespacePolicy, Settings};
 
 /// `files` (path, YAML) signed as `version` of the fixture cluster `fleet/edge-1`, each
 /// part with the settings `settings` gives it, then verified in full (spec 8).
@@ -70,4 +71,21 @@ pub fn object(api_version: &str, kind: &str, namespace: Option<&str>, name: &str
 pub fn profile(name: &str, depends_on: &[&str]) -> ProfileEntry {
     let settings = PartSettings { depends_on: depends_on.iter().map(|d| d.to_string()).collect(), ..PartSettings::default() };
     sign::profile_entry(name, Digest::of(b""), 1024, settings)
+}
+
+/// Engine settings for `cluster` with nothing restricted, held back or confirmed, policy
+/// `reject` and four requests in flight: what a test changes, it sets with `..`.
+pub fn settings(cluster: &str) -> Settings {
+    Settings {
+        cluster: cluster.into(),
+        watch_namespaces: None,
+        namespace_policy: NamespacePolicy::Reject,
+        own_namespace: None,
+        cluster_scoped: Vec::new(),
+        dry_run: false,
+        concurrency: 4,
+        held_back: Default::default(),
+        decrypts: false,
+        allow_mass_prune: false,
+    }
 }
