@@ -66,7 +66,7 @@ async fn publish_fetch_and_bump_over_http() {
 
     let a2 = a.signed(2, files("web2"));
     store.publish(&[a2.clone(), b1.clone()], &meta).await.expect("second publish");
-    let floor = Floor { applied: Some((1, a1.digest())), highest_issued_at: None };
+    let floor = Floor { applied: Some((1, a1.digest())), highest_issued_at: None, keyring_version: None };
     assert_verified(&store, &a, &floor, &a2).await;
     assert_eq!(store.clusters(&Limits::SPEC).await.expect("clusters"), [a.cluster.clone(), b.cluster.clone()]);
 
@@ -133,7 +133,13 @@ async fn a_new_reader_takes_the_tip_alone_and_stops_at_the_byte_cap() {
     // Its next read fetches on top of that.
     let v4 = fx.signed(4, files("web4"));
     publisher.publish(std::slice::from_ref(&v4), &meta).await.expect("publish");
-    assert_verified(&reader, &fx, &Floor { applied: Some((3, fx.signed(3, files("web3")).digest())), highest_issued_at: None }, &v4).await;
+    assert_verified(
+        &reader,
+        &fx,
+        &Floor { applied: Some((3, fx.signed(3, files("web3")).digest())), highest_issued_at: None, keyring_version: None },
+        &v4,
+    )
+    .await;
     // The publisher, which builds on the branch, keeps its whole history.
     assert_eq!(shallow_file(&tmp.path().join("publisher")), None, "the publisher's cache is complete");
 

@@ -258,7 +258,7 @@ async fn republishing_moves_latest() {
         panic!("nothing applied yet");
     };
     assert_eq!(verified.predicate().version, 2);
-    let floor = Floor { applied: Some((2, v2.digest())), highest_issued_at: None };
+    let floor = Floor { applied: Some((2, v2.digest())), highest_issued_at: None, keyring_version: None };
     let again = fetch(store.as_ref(), &cluster, &keyring(&key), &floor).await.unwrap();
     assert!(matches!(again, Fetch::AlreadyApplied(_)), "same version and digest fetch no content");
 }

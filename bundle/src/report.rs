@@ -114,7 +114,14 @@ impl BundleSeen {
     /// its top), as steps 7-10 judge them: a record of a verified envelope can be judged
     /// again against a newer floor and clock without the envelope.
     pub fn claims<'a>(&self, cluster: &'a str) -> Claims<'a> {
-        Claims { cluster, version: self.version, digest: self.digest, issued_at: self.issued_at, expires: self.expires }
+        Claims {
+            cluster,
+            version: self.version,
+            digest: self.digest,
+            issued_at: self.issued_at,
+            expires: self.expires,
+            keyring_version: self.keyring_version,
+        }
     }
 }
 

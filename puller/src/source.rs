@@ -20,8 +20,8 @@
 use std::path::{Path, PathBuf};
 
 use airlock_bundle::age::Identity;
-use airlock_bundle::{ClusterId, Digest, Limits};
-use airlock_bundle::{Expectation, Floor, Keyring, VerifiedBundle};
+use airlock_bundle::{ClusterId, Digest};
+use airlock_bundle::{Expectation, Floor, VerifiedBundle};
 use airlock_store::{
     self as store, Fetch, FetchError, GitCredentials, GitCredentialsError, GitStore, RegistryCredentials, Store, StoreError, StoreRef,
 };
@@ -29,6 +29,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::config::{Source, read_capped};
 use crate::kept::verified::Verified;
+use crate::trusted::Trusted;
 
 /// Renewed credentials carry their expiry in this file beside `config.json` (spec 2.6).
 const EXPIRES_AT_FILE: &str = "expires-at";
@@ -148,13 +149,13 @@ pub enum Found {
 pub async fn fetch(
     store: &dyn Store,
     cluster: &ClusterId,
-    keyring: &Keyring,
+    trusted: &Trusted,
     floor: &Floor,
     recorded: Option<&Verified>,
     open: Option<&[Identity]>,
 ) -> Result<Found, SourceError> {
-    let limits = &Limits::SPEC;
-    let expect = Expectation { cluster, keyring, floor, now: Timestamp::now() };
+    let limits = &trusted.limits;
+    let expect = Expectation { cluster, keyring: &trusted.keyring, floor, now: Timestamp::now() };
     let rejected = |source| FetchError::Rejected { store: store.describe(), cluster: cluster.to_string(), source };
     // spec 8, its last paragraph: the store says the manifest read last is the newest still.
     let fetched = match recorded.and_then(|r| r.kept_read(&store.describe())) {
@@ -188,13 +189,13 @@ pub async fn fetch(
 pub async fn fetch_again(
     store: &dyn Store,
     cluster: &ClusterId,
-    keyring: &Keyring,
+    trusted: &Trusted,
     floor: &Floor,
     applied: &Verified,
     open: Option<&[Identity]>,
 ) -> Result<(VerifiedBundle, Verified), SourceError> {
-    let open_floor = Floor { applied: None, highest_issued_at: floor.highest_issued_at };
-    match fetch(store, cluster, keyring, &open_floor, None, open).await? {
+    let open_floor = Floor { applied: None, ..floor.clone() };
+    match fetch(store, cluster, trusted, &open_floor, None, open).await? {
         Found::New(bundle, record) if (record.seen.version, record.seen.digest) == (applied.seen.version, applied.seen.digest) => {
             Ok((*bundle, record))
         }
@@ -207,13 +208,13 @@ pub async fn fetch_again(
 pub async fn fetch_content(
     store: &dyn Store,
     cluster: &ClusterId,
-    keyring: &Keyring,
+    trusted: &Trusted,
     floor: &Floor,
     open: Option<&[Identity]>,
 ) -> Result<(VerifiedBundle, bool), SourceError> {
-    Ok(match fetch(store, cluster, keyring, floor, None, open).await? {
+    Ok(match fetch(store, cluster, trusted, floor, None, open).await? {
         Found::New(bundle, _) => (*bundle, true),
-        Found::Applied(applied) => (fetch_again(store, cluster, keyring, floor, &applied, open).await?.0, false),
+        Found::Applied(applied) => (fetch_again(store, cluster, trusted, floor, &applied, open).await?.0, false),
     })
 }
 
@@ -221,6 +222,11 @@ pub async fn fetch_content(
 mod tests {
     use super::*;
     use airlock_bundle::testkit::Fixture;
+    use airlock_bundle::{Keyring, Limits};
+
+    fn trusting(keyring: &Keyring) -> Trusted {
+        Trusted::derive(keyring, None, std::time::Duration::from_secs(90 * 86_400))
+    }
 
     fn keyring(version: u64, seed: u8) -> Keyring {
         Keyring::new(version, 1, vec![airlock_bundle::SigningKey::from_seed([seed; 32]).public()], &Limits::SPEC).unwrap()
@@ -275,7 +281,9 @@ mod tests {
         let fixture = Fixture::new(1);
         let store = layout_store(dir).await;
         store.publish(&[signer(&fixture)(1, Fixture::files())], &Default::default()).await.unwrap();
-        let Found::New(_, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None, None).await.unwrap() else {
+        let Found::New(_, record) =
+            fetch(&*store, &fixture.cluster, &trusting(&fixture.keyring), &Floor::default(), None, None).await.unwrap()
+        else {
             panic!("a first fetch is new")
         };
         (fixture, store, record)
@@ -288,22 +296,24 @@ mod tests {
         let store = layout_store(&dir).await;
         let signed = signer(&fixture);
         store.publish(&[signed(1, Fixture::files())], &Default::default()).await.unwrap();
-        let Found::New(first, record) = fetch(&*store, &fixture.cluster, &fixture.keyring, &Floor::default(), None, None).await.unwrap()
+        let Found::New(first, record) =
+            fetch(&*store, &fixture.cluster, &trusting(&fixture.keyring), &Floor::default(), None, None).await.unwrap()
         else {
             panic!("a first fetch is new")
         };
         assert_eq!((record.seen.version, record.seen.digest), (1, first.envelope().digest()));
-        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
-        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, None, None).await.unwrap() else {
+        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at), keyring_version: None };
+        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &trusting(&fixture.keyring), &floor, None, None).await.unwrap()
+        else {
             panic!("same version and digest is already applied")
         };
         assert_eq!(applied, record, "verified in full, it makes the same record");
-        let (again, _) = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &applied, None).await.unwrap();
+        let (again, _) = fetch_again(&*store, &fixture.cluster, &trusting(&fixture.keyring), &floor, &applied, None).await.unwrap();
         assert_eq!(again.bundle().digest(), first.bundle().digest());
         let mut files = Fixture::files();
         files[0].1.extend_from_slice(b"  extra: \"1\"\n");
         store.publish(&[signed(2, files)], &Default::default()).await.unwrap();
-        let err = fetch_again(&*store, &fixture.cluster, &fixture.keyring, &floor, &applied, None).await.unwrap_err();
+        let err = fetch_again(&*store, &fixture.cluster, &trusting(&fixture.keyring), &floor, &applied, None).await.unwrap_err();
         assert!(matches!(err, SourceError::Changed { .. }) && err.to_string().contains("changed while it was being read"), "{err:?}");
     }
 
@@ -313,18 +323,20 @@ mod tests {
     async fn a_record_is_never_taken_for_a_verification() {
         let dir = tempfile::tempdir().unwrap();
         let (fixture, store, record) = first_fetch(&dir).await;
-        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
+        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at), keyring_version: None };
         let mut edited = record.clone();
         edited.seen.signers = vec!["from-the-record".into()];
         edited.seen.expires = Timestamp::now() + SignedDuration::from_hours(24 * 365);
         edited.drift_detection = !record.drift_detection;
-        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&edited), None).await.unwrap() else {
+        let Found::Applied(applied) =
+            fetch(&*store, &fixture.cluster, &trusting(&fixture.keyring), &floor, Some(&edited), None).await.unwrap()
+        else {
             panic!("unchanged")
         };
         assert_eq!(applied, record, "what the signed bytes say");
         // Expired by the clock, the bundle is refused however late the record says it expires.
         let late = Floor { highest_issued_at: Some(record.seen.expires + SignedDuration::from_secs(1)), ..floor.clone() };
-        let err = fetch(&*store, &fixture.cluster, &fixture.keyring, &late, Some(&edited), None).await.unwrap_err();
+        let err = fetch(&*store, &fixture.cluster, &trusting(&fixture.keyring), &late, Some(&edited), None).await.unwrap_err();
         assert!(err.is_rejection() && err.to_string().contains("expired"), "{err:?}");
     }
 
@@ -336,22 +348,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (fixture, store, record) = first_fetch(&dir).await;
         let kept = record.read.as_ref().and_then(|r| r.bytes.clone()).expect("read through the layout's manifest, and kept");
-        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
+        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at), keyring_version: None };
         // The envelope's blob is named by its digest; gone, only the kept bytes can answer.
         std::fs::remove_file(dir.path().join(format!("blobs/sha256/{}", record.envelope.hex()))).unwrap();
-        let Found::Applied(applied) = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&record), None).await.unwrap() else {
+        let Found::Applied(applied) =
+            fetch(&*store, &fixture.cluster, &trusting(&fixture.keyring), &floor, Some(&record), None).await.unwrap()
+        else {
             panic!("unchanged")
         };
         assert_eq!(applied, record);
         // Another trusted keyring verifies the kept bytes and refuses them.
-        let err = fetch(&*store, &fixture.cluster, &keyring(2, 2), &floor, Some(&record), None).await.unwrap_err();
+        let err = fetch(&*store, &fixture.cluster, &trusting(&keyring(2, 2)), &floor, Some(&record), None).await.unwrap_err();
         assert!(err.is_rejection() && err.to_string().contains("signatures"), "{err:?}");
         // Kept bytes edited: not that manifest's, so the store is read, and lacks the blob.
         let mut edited = record.clone();
         let mut bytes = kept;
         bytes.envelope.push(b' ');
         edited.read.as_mut().unwrap().bytes = Some(bytes);
-        let err = fetch(&*store, &fixture.cluster, &fixture.keyring, &floor, Some(&edited), None).await.unwrap_err();
+        let err = fetch(&*store, &fixture.cluster, &trusting(&fixture.keyring), &floor, Some(&edited), None).await.unwrap_err();
         assert!(matches!(&err, SourceError::Fetch(e) if matches!(**e, FetchError::Store(StoreError::Malformed { .. }))), "{err:?}");
     }
 }

@@ -67,7 +67,8 @@ mod tests {
         assert!(WindowState::closed(Some(&wednesday)) && wednesday.to_string().starts_with("closed"));
         assert!(!WindowState::closed(None), "no window: always open");
         // A clock reset to 1970 is judged at the newest issuedAt accepted, a Sunday.
-        let accepted = Floor { applied: Some((3, Digest::of(b"v3"))), highest_issued_at: Some(at("2026-12-06T12:00:00Z")) };
+        let accepted =
+            Floor { applied: Some((3, Digest::of(b"v3"))), highest_issued_at: Some(at("2026-12-06T12:00:00Z")), keyring_version: None };
         assert!(WindowState::of(Some(&weekend), &accepted, Timestamp::UNIX_EPOCH).unwrap().open);
     }
 }

@@ -19,6 +19,8 @@ pub struct Claims<'a> {
     pub digest: Digest,
     pub issued_at: Timestamp,
     pub expires: Timestamp,
+    /// The version of the keyring that verified it (step 6 checked `keyringVersion`).
+    pub keyring_version: u64,
 }
 
 /// Steps 7-10, against the puller's cluster, floor and clock. Returns whether this
@@ -29,9 +31,12 @@ pub fn check_claims(claims: &Claims<'_>, expect: &Expectation<'_>, limits: &Limi
     if claims.cluster != own {
         return Err(VerifyError::WrongCluster { field: "predicate.cluster", expected: own, actual: claims.cluster.to_string() });
     }
+    // spec 7.4: a keyring the root rotated since the floor was set starts from none, so
+    // that a floor or a time a stolen online key pushed forward does not outlive the key.
+    let renewed = expect.floor.renewed_by(claims.keyring_version);
     // spec 8.8
     let mut already_applied = false;
-    if let Some((floor, applied)) = expect.floor.applied {
+    if let Some((floor, applied)) = expect.floor.applied.filter(|_| !renewed) {
         if claims.version < floor {
             return Err(VerifyError::Rollback { version: claims.version, floor });
         }
@@ -79,7 +84,8 @@ pub fn check_claims(claims: &Claims<'_>, expect: &Expectation<'_>, limits: &Limi
         });
     }
     // spec 8.10
-    let reference = expect.floor.highest_issued_at.map_or(expect.now, |t| t.max(expect.now));
+    let highest = expect.floor.highest_issued_at.filter(|_| !renewed);
+    let reference = highest.map_or(expect.now, |t| t.max(expect.now));
     if claims.expires <= reference {
         return Err(VerifyError::Expired { expires: rfc3339::format(&claims.expires), reference: rfc3339::format(&reference) });
     }

@@ -14,6 +14,17 @@ pub struct Floor {
     pub applied: Option<(u64, Digest)>,
     /// The highest `issuedAt` ever accepted (spec 8.10).
     pub highest_issued_at: Option<Timestamp>,
+    /// The version of the keyring that verified the applied bundle; `None` when not
+    /// known, and the floor then holds whatever keyring verifies.
+    pub keyring_version: Option<u64>,
+}
+
+impl Floor {
+    /// Whether a bundle verified by keyring `version` starts from an empty floor (spec
+    /// 7.4): the root rotated the keyring since the floor was set.
+    pub fn renewed_by(&self, version: u64) -> bool {
+        self.keyring_version.is_some_and(|v| version > v)
+    }
 }
 
 /// The puller's side of a verification: who it is and what it remembers.

@@ -131,7 +131,14 @@ impl VerifiedEnvelope {
     /// with the bundle digest step 6 computed.
     pub fn claims(&self) -> Claims<'_> {
         let p = &self.statement.predicate;
-        Claims { cluster: &p.cluster, version: p.version, digest: self.digest, issued_at: p.issued_at, expires: p.expires }
+        Claims {
+            cluster: &p.cluster,
+            version: p.version,
+            digest: self.digest,
+            issued_at: p.issued_at,
+            expires: p.expires,
+            keyring_version: p.keyring_version,
+        }
     }
 
     /// Whether this exact version and content was applied already (spec 8.8): its

@@ -195,7 +195,7 @@ fn rejects_a_keyring_listing_one_key_twice_in_two_forms() {
         key.to_openssh("ops")
     );
     let err = Keyring::parse(json.as_bytes(), &L).unwrap_err();
-    assert_eq!(err, airlock_bundle::keyring::KeyringError::DuplicateKey { key_id: key.key_id() });
+    assert_eq!(err, airlock_bundle::keyring::KeyringError::DuplicateKey { role: "online", key_id: key.key_id() });
 }
 
 // spec 8.5
@@ -319,14 +319,14 @@ fn rejects_a_bundle_signed_for_another_cluster() {
 fn rejects_rollback_and_reused_versions() {
     let fx = Fixture::new(1);
     let signed = good(&fx);
-    let floor = Floor { applied: Some((4, signed.digest())), highest_issued_at: None };
+    let floor = Floor { applied: Some((4, signed.digest())), highest_issued_at: None, keyring_version: None };
     let err = verify_envelope(&signed.envelope, None, &fx.expect(&floor), &L).unwrap_err();
     assert_eq!(err, VerifyError::Rollback { version: 3, floor: 4 });
     let other = Digest::of(b"other");
-    let floor = Floor { applied: Some((3, other)), highest_issued_at: None };
+    let floor = Floor { applied: Some((3, other)), highest_issued_at: None, keyring_version: None };
     let err = verify_envelope(&signed.envelope, None, &fx.expect(&floor), &L).unwrap_err();
     assert_eq!(err, VerifyError::VersionReused { version: 3, applied: other, actual: signed.digest() });
-    let floor = Floor { applied: Some((3, signed.digest())), highest_issued_at: None };
+    let floor = Floor { applied: Some((3, signed.digest())), highest_issued_at: None, keyring_version: None };
     assert!(verify_envelope(&signed.envelope, None, &fx.expect(&floor), &L).unwrap().already_applied());
 }
 
@@ -346,7 +346,7 @@ fn bounds_how_far_one_signed_bundle_pushes_versions_and_time() {
     let fx = Fixture::new(1);
     let days = |n: i64| SignedDuration::from_hours(24 * n);
     // A version far above the applied one would leave no room for the next ones.
-    let floor = Floor { applied: Some((3, Digest::of(b"applied"))), highest_issued_at: None };
+    let floor = Floor { applied: Some((3, Digest::of(b"applied"))), highest_issued_at: None, keyring_version: None };
     let leap = fx.signed(3 + 1_000_001, Fixture::files());
     let err = verify_envelope(&leap.envelope, None, &fx.expect(&floor), &L).unwrap_err();
     assert_eq!(err, VerifyError::VersionLeap { version: 1_000_004, floor: 3, step: 1_000_000 });
@@ -360,7 +360,7 @@ fn bounds_how_far_one_signed_bundle_pushes_versions_and_time() {
     assert!(check(&fx, &resigned(&fx, |s| s.predicate.expires = s.predicate.issued_at + days(90))).is_ok());
 
     // With the clock known wrong, issuedAt may pass the newest accepted by one validity.
-    let reset = |highest: Timestamp| Floor { applied: None, highest_issued_at: Some(highest) };
+    let reset = |highest: Timestamp| Floor { applied: None, highest_issued_at: Some(highest), keyring_version: None };
     let far = reset(Fixture::now() - days(90) - SignedDuration::from_secs(1));
     let expect = airlock_bundle::Expectation { now: Timestamp::UNIX_EPOCH, ..fx.expect(&far) };
     let err = verify_envelope(&good(&fx).envelope, None, &expect, &L).unwrap_err();
@@ -391,8 +391,31 @@ fn rejects_an_expired_bundle_even_with_the_clock_set_back() {
     assert!(matches!(verify_envelope(&good(&fx).envelope, None, &expect, &L), Err(VerifyError::Expired { .. })));
     // A clock reset to 1970 does not help: the reference time is the highest issuedAt seen.
     let later = Fixture::now() + SignedDuration::from_hours(31 * 24);
-    let floor = Floor { applied: None, highest_issued_at: Some(later) };
+    let floor = Floor { applied: None, highest_issued_at: Some(later), keyring_version: None };
     let mut expect = fx.expect(&floor);
     expect.now = Timestamp::UNIX_EPOCH;
     assert!(matches!(verify_envelope(&good(&fx).envelope, None, &expect, &L), Err(VerifyError::Expired { .. })));
+}
+
+#[test]
+fn a_keyring_the_root_rotated_starts_the_floor_afresh() {
+    let fx = Fixture::new(1);
+    let signed = good(&fx);
+    // A stolen key pushed the floor far up and the newest issuedAt past this bundle's
+    // expiry, under keyring version 1: the floor holds while that keyring does.
+    let lifted = Fixture::now() + SignedDuration::from_hours(100 * 24);
+    let floor =
+        |keyring| Floor { applied: Some((1_000_003, Digest::of(b"stolen"))), highest_issued_at: Some(lifted), keyring_version: keyring };
+    for held in [Some(1), None] {
+        let err = verify_envelope(&signed.envelope, None, &fx.expect(&floor(held)), &L).unwrap_err();
+        assert_eq!(err, VerifyError::Rollback { version: 3, floor: 1_000_003 });
+    }
+    // Verified by a keyring version the root signed since, the same bundle starts afresh:
+    // no rollback, and expiry judged by the clock, not by the pushed issuedAt.
+    let renewed = floor(Some(0));
+    let verified = verify_envelope(&signed.envelope, None, &fx.expect(&renewed), &L).unwrap();
+    assert!(!verified.already_applied());
+    // The pushed issuedAt still bounds a clock known wrong.
+    let expect = airlock_bundle::Expectation { now: Timestamp::UNIX_EPOCH, ..fx.expect(&renewed) };
+    assert!(verify_envelope(&signed.envelope, None, &expect, &L).is_ok());
 }

@@ -44,7 +44,7 @@ pub struct VerifyArgs {
 pub async fn verify(args: &VerifyArgs) -> Result<(String, Option<Failure>), Failure> {
     let settings = args.source.check()?;
     let state = args.state.as_deref().map(read_state).transpose()?;
-    let keyring = Trusted::derive(&settings.keyring, state.as_ref()).keyring;
+    let trusted = Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity);
     let store = source::open(&settings.source).await?;
     let clusters = match (&settings.cluster, &state) {
         (Some(c), _) => vec![c.clone()],
@@ -54,11 +54,11 @@ pub async fn verify(args: &VerifyArgs) -> Result<(String, Option<Failure>), Fail
     if clusters.is_empty() {
         return Err(Failure::NoBundles { store: store.describe() });
     }
-    let floor = state.as_ref().map(State::floor).unwrap_or_default();
+    let floor = trusted.floor(state.as_ref());
     let mut out = String::new();
     let mut worst: Option<Failure> = None;
     for cluster in &clusters {
-        match one(&*store, cluster, &keyring, &floor, args.floor, &settings.identities).await {
+        match one(&*store, cluster, &trusted, &floor, args.floor, &settings.identities).await {
             Ok(text) => out.push_str(&text),
             Err(f) => {
                 let label = if f.is_rejection() { "REFUSED" } else { "FAILED" };
@@ -80,7 +80,7 @@ fn read_state(path: &std::path::Path) -> Result<State, Failure> {
 async fn one(
     store: &dyn Store,
     cluster: &ClusterId,
-    keyring: &airlock_bundle::Keyring,
+    trusted: &Trusted,
     floor: &Floor,
     min_version: Option<u64>,
     identities: &[Identity],
@@ -88,7 +88,7 @@ async fn one(
     // Without an identity the encrypted files are verified as they are stored (steps
     // 11-13) but not opened: a store can be checked before it is carried, by anyone.
     let open = (!identities.is_empty()).then_some(identities);
-    let (bundle, new) = source::fetch_content(store, cluster, keyring, floor, open).await?;
+    let (bundle, new) = source::fetch_content(store, cluster, trusted, floor, open).await?;
     let applied = !new;
     let version = bundle.predicate().version;
     if let Some(min) = min_version.filter(|min| version < *min) {

@@ -10,7 +10,7 @@ use airlock_bundle::SigningKey;
 use airlock_bundle::age::Identity;
 use airlock_bundle::cluster::is_dns_label;
 use airlock_bundle::statement::Predicate;
-use airlock_bundle::{ClusterId, Keyring};
+use airlock_bundle::{ClusterId, Keyring, Limits};
 use airlock_cli::KubeArgs;
 use airlock_store::StoreRef;
 use anyhow::{Context, bail};
@@ -30,6 +30,11 @@ const MIN_LEASE: Duration = Duration::from_secs(3);
 const DEFAULT_LEASE: Duration = Duration::from_secs(120);
 /// How long validateHealths may take to pass, by default.
 const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(120);
+/// The spec's longest validity; a site may shorten it, or lengthen it up to a year for a
+/// cluster offline longer than that between visits.
+const DEFAULT_MAX_VALIDITY: Duration = Duration::from_secs(Limits::SPEC.max_validity_secs.unsigned_abs());
+const MIN_MAX_VALIDITY: Duration = Duration::from_secs(3600);
+const MAX_MAX_VALIDITY: Duration = Duration::from_secs(366 * 86_400);
 /// Requests the engine keeps in flight: enough to hide round trips, few enough not to
 /// crowd a small control plane.
 const CONCURRENCY: usize = 8;
@@ -51,6 +56,8 @@ pub struct SourceSettings {
     pub keyring: Keyring,
     /// The identities of `--age-identity`; empty without one.
     pub identities: Vec<Identity>,
+    /// The longest validity a bundle may claim (spec 8.10).
+    pub max_validity: Duration,
 }
 
 /// Everything a sync needs, checked.
@@ -61,6 +68,8 @@ pub struct SyncSettings {
     pub keyring: Keyring,
     /// The identities of the file; the state may keep one the file no longer has.
     pub identities: Vec<Identity>,
+    /// The longest validity a bundle may claim (spec 8.10).
+    pub max_validity: Duration,
     pub watch_namespaces: Option<Vec<String>>,
     pub namespace_policy: NamespacePolicy,
     pub dry_run: bool,
@@ -99,7 +108,11 @@ impl SourceArgs {
             Some(path) => read_identities(path).context("--age-identity")?,
             None => Vec::new(),
         };
-        Ok(SourceSettings { source, cluster, keyring, identities })
+        let max_validity = duration(self.max_validity, file.max_validity.as_deref(), "maxValidity", DEFAULT_MAX_VALIDITY)?;
+        if !(MIN_MAX_VALIDITY..=MAX_MAX_VALIDITY).contains(&max_validity) {
+            bail!("--max-validity {}s is not between 1h and 366d", max_validity.as_secs());
+        }
+        Ok(SourceSettings { source, cluster, keyring, identities, max_validity })
     }
 }
 
@@ -110,7 +123,7 @@ impl SyncArgs {
     }
 
     fn check_with(&self, file: &SettingsFile, kube: &KubeArgs) -> anyhow::Result<SyncSettings> {
-        let SourceSettings { source, cluster, keyring, identities } = self.source.check_with(file)?;
+        let SourceSettings { source, cluster, keyring, identities, max_validity } = self.source.check_with(file)?;
         let cluster = cluster.context("--cluster is required")?;
         let watch_namespaces = self.watch_namespaces.clone().or_else(|| file.watch_namespaces.clone());
         let watch_namespaces = watch_namespaces.map(check_namespaces).transpose()?;
@@ -143,6 +156,7 @@ impl SyncArgs {
             cluster,
             keyring,
             identities,
+            max_validity,
             watch_namespaces,
             namespace_policy: self.namespace_policy.or(file.namespace_policy).unwrap_or_default(),
             dry_run: self.dry_run,
@@ -174,6 +188,7 @@ impl std::fmt::Debug for SyncSettings {
             .field("cluster", &self.cluster)
             .field("keyring_version", &self.keyring.version())
             .field("identities", &self.identities)
+            .field("max_validity", &self.max_validity)
             .field("watch_namespaces", &self.watch_namespaces)
             .field("namespace_policy", &self.namespace_policy)
             .field("dry_run", &self.dry_run)
@@ -319,6 +334,7 @@ mod tests {
                 keyring: Some(files.dir.path().join("keyring.json")),
                 git_credentials: None,
                 age_identity: None,
+                max_validity: None,
                 config: None,
             },
             ..SyncArgs::default()
@@ -328,6 +344,24 @@ mod tests {
             (s.state_namespace.as_str(), s.namespace_policy, s.watch_namespaces),
             (DEFAULT_STATE_NAMESPACE, NamespacePolicy::Reject, None)
         );
+        assert_eq!(s.max_validity, Duration::from_secs(90 * 86_400));
+    }
+
+    #[test]
+    fn bounds_the_maximum_validity() {
+        let files = Files::new();
+        let days = |text: &str| args(files.settings_file(&format!(r#", "maxValidity": "{text}""#))).check(&KubeArgs::default());
+        assert_eq!(days("7d").unwrap().max_validity, Duration::from_secs(7 * 86_400));
+        assert_eq!(days("366d").unwrap().max_validity, Duration::from_secs(366 * 86_400));
+        for bad in ["59m", "367d"] {
+            let err = format!("{:#}", days(bad).err().unwrap());
+            assert!(err.contains("--max-validity") && err.contains("between 1h and 366d"), "{err}");
+        }
+        let flag = SyncArgs {
+            source: SourceArgs { max_validity: Some(Duration::from_secs(3600)), ..args(files.settings_file("")).source },
+            ..SyncArgs::default()
+        };
+        assert_eq!(flag.check(&KubeArgs::default()).unwrap().max_validity, Duration::from_secs(3600), "the flag wins");
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub(super) struct SettingsFile {
     pub source: Option<String>,
     pub cluster: Option<String>,
     pub keyring: Option<PathBuf>,
+    /// The longest bundle validity, as `reportEvery`.
+    pub max_validity: Option<String>,
     pub watch_namespaces: Option<Vec<String>>,
     pub namespace_policy: Option<NamespacePolicy>,
     pub state_namespace: Option<String>,

@@ -32,9 +32,14 @@ pub struct SourceArgs {
     /// from the Secret airlock-age-identity. With it, a Secret in clear is refused.
     #[arg(long, env = "AIRLOCK_AGE_IDENTITY", value_name = "FILE")]
     pub age_identity: Option<PathBuf>,
+    /// The longest validity (`expires` minus `issuedAt`) a bundle may claim, and how far
+    /// past the newest `issuedAt` accepted one may be while the clock is behind it
+    /// (bundles-format.md 8.9, 8.10): 1h to 366d, default 90d (2160h).
+    #[arg(long, value_parser = parse_interval, value_name = "DURATION")]
+    pub max_validity: Option<Duration>,
     /// Settings file written by registration: JSON with source, cluster, keyring,
-    /// watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey, ageIdentity,
-    /// pushReports, reportEvery, leaseDuration, allowMassPrune. Flags override its fields.
+    /// maxValidity, watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey,
+    /// ageIdentity, pushReports, reportEvery, leaseDuration, allowMassPrune. Flags override its fields.
     #[arg(long)]
     pub config: Option<PathBuf>,
 }
@@ -92,7 +97,12 @@ pub struct SyncArgs {
 
 /// Parses an interval such as `90s`, `5m` or `1h`.
 pub fn parse_interval(text: &str) -> Result<Duration, String> {
-    let d: jiff::SignedDuration = text.parse().map_err(|e| format!("{text:?} is not a duration like 5m: {e}"))?;
+    // jiff reads no days into an exact duration (a calendar day may not last 24h); here a
+    // day is 24 hours, as validity periods count them.
+    if let Some(days) = text.strip_suffix('d').and_then(|n| n.parse::<u64>().ok()) {
+        return parse_interval(&format!("{}h", days.saturating_mul(24)));
+    }
+    let d: jiff::SignedDuration = text.parse().map_err(|e| format!("{text:?} is not a duration like 5m or 90d: {e}"))?;
     let d = Duration::try_from(d).map_err(|_| format!("{text:?} is negative"))?;
     if d < Duration::from_secs(1) {
         return Err(format!("{text:?} is shorter than one second"));
@@ -108,6 +118,7 @@ mod tests {
     fn parses_intervals() {
         assert_eq!(parse_interval("5m"), Ok(Duration::from_secs(300)));
         assert_eq!(parse_interval("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_interval("90d"), Ok(Duration::from_secs(90 * 86_400)));
         assert!(parse_interval("0s").is_err() && parse_interval("-5m").is_err() && parse_interval("soon").is_err());
     }
 }

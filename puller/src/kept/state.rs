@@ -49,6 +49,10 @@ pub struct State {
     /// earlier release kept here is not read: nothing unsigned is trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keyring_chain: Option<Box<RawValue>>,
+    /// The version of the keyring that verified the applied bundle, which the floor
+    /// belongs to (spec 7.4); absent in states written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyring_version: Option<u64>,
     /// The digest of the inventory Secret's value written with this state; absent in a
     /// state of the earlier layout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -87,9 +91,15 @@ pub struct State {
 }
 
 impl State {
-    /// What verification needs from the state (spec 8.8-8.10).
-    pub fn floor(&self) -> Floor {
-        Floor { applied: Some((self.version, self.digest)), highest_issued_at: Some(self.highest_issued_at) }
+    /// What verification needs from the state (spec 8.8-8.10). A state written before
+    /// the floor's keyring version was kept kept its keyring chain only once applied, so
+    /// the keyring it derives, `derived`, is the one that verified its bundle.
+    pub fn floor(&self, derived: u64) -> Floor {
+        Floor {
+            applied: Some((self.version, self.digest)),
+            highest_issued_at: Some(self.highest_issued_at),
+            keyring_version: Some(self.keyring_version.unwrap_or(derived)),
+        }
     }
 }
 
@@ -146,6 +156,7 @@ pub(crate) mod tests {
             digest: Digest::of(b"bundle"),
             highest_issued_at: Fixture::now(),
             keyring_chain: Some(RawValue::from_string(chain).unwrap()),
+            keyring_version: None,
             inventory_digest: None,
             inventory: Vec::new(),
             kinds: vec![KnownKind { api_version: "v1".into(), kind: "ConfigMap".into(), plural: "configmaps".into(), namespaced: true }],
@@ -188,7 +199,8 @@ pub(crate) mod tests {
         assert_eq!((back.version, back.inventory_digest), (7, s.inventory_digest));
         assert_eq!(back.kinds, s.kinds);
         assert_eq!(back.keyring_chain.as_ref().map(|c| c.get()), s.keyring_chain.as_ref().map(|c| c.get()));
-        assert_eq!(back.floor(), Floor { applied: Some((7, Digest::of(b"bundle"))), highest_issued_at: Some(Fixture::now()) });
+        let floor = Floor { applied: Some((7, Digest::of(b"bundle"))), highest_issued_at: Some(Fixture::now()), keyring_version: Some(1) };
+        assert_eq!(back.floor(1), floor);
         let json = json_of(&encode(&s));
         for field in ["cluster", "version", "digest", "highestIssuedAt", "keyringChain", "inventoryDigest", "kinds", "appliedAt"] {
             assert!(json.get(field).is_some(), "{field} missing in {json}");

@@ -106,7 +106,7 @@ mod tests {
         let signed = fixture.signed(1, Fixture::files());
         let verified = verify_envelope(&signed.envelope, None, &fixture.expect(&Floor::default()), &Limits::SPEC).unwrap();
         let record = Verified::of(Digest::of(&signed.envelope), &verified);
-        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at) };
+        let floor = Floor { applied: Some((1, record.seen.digest)), highest_issued_at: Some(record.seen.issued_at), keyring_version: None };
         (fixture, signed.envelope, record, floor)
     }
 

@@ -114,7 +114,7 @@ async fn a_new_version_is_a_readable_diff() {
     let blob = new.tree().unwrap().get_path(Path::new(&yaml)).unwrap().to_object(&repo).unwrap();
     assert_eq!(blob.as_blob().unwrap().content(), b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: web2\n");
 
-    let floor = Floor { applied: Some((1, v1.digest())), highest_issued_at: None };
+    let floor = Floor { applied: Some((1, v1.digest())), highest_issued_at: None, keyring_version: None };
     let Fetch::New(verified) = fetch(&store, &fx, &floor).await.unwrap() else { panic!("not new") };
     assert_eq!(verified.envelope().predicate().version, 2);
 }
@@ -181,7 +181,7 @@ async fn rewound_history_is_a_rollback() {
     let v2 = fx.signed(2, with_web("web2"));
     store.publish(std::slice::from_ref(&v2), &PublishMeta::default()).await.unwrap();
     repo.reference("refs/heads/main", v1_commit, true, "rewrite history").unwrap();
-    let floor = Floor { applied: Some((2, v2.digest())), highest_issued_at: None };
+    let floor = Floor { applied: Some((2, v2.digest())), highest_issued_at: None, keyring_version: None };
     match fetch(&store, &fx, &floor).await {
         Err(FetchError::Rejected { source: VerifyError::Rollback { version: 1, floor: 2 }, .. }) => {}
         other => panic!("{other:?}"),

@@ -140,22 +140,21 @@ async fn run(
 ) -> Result<RunResult, Failure> {
     let (mut state_store, state) = StateStore::load(client, &names(settings), &settings.cluster).await?;
     (report.applied_version, report.applied_digest) = applied(state.as_ref()).unzip();
-    let trusted = Trusted::derive(&settings.keyring, state.as_ref());
-    let keyring = &trusted.keyring;
+    let trusted = &Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity);
     let identities = Identities::derive(&settings.identities, state.as_ref());
     let open = Some(identities.all());
     let floor = match &state {
-        Some(state) => state.floor(),
+        Some(_) => trusted.floor(state.as_ref()),
         None => floor_without_state(settings, report, kept.insert(KeptRead::read(client, &names(settings)).await?)),
     };
     let store = source::open(&settings.source).await?;
 
     let recorded = state.as_ref().and_then(|s| s.verified.as_deref());
-    let found = match source::fetch(&*store, &settings.cluster, keyring, &floor, recorded, open).await? {
+    let found = match source::fetch(&*store, &settings.cluster, trusted, &floor, recorded, open).await? {
         // The kept report's own version, with no state: applied again as new, which
         // writes the state, and its inventory, again.
         Found::Applied(applied) if state.is_none() => {
-            let (bundle, record) = source::fetch_again(&*store, &settings.cluster, keyring, &floor, &applied, open).await?;
+            let (bundle, record) = source::fetch_again(&*store, &settings.cluster, trusted, &floor, &applied, open).await?;
             Found::New(Box::new(bundle), record)
         }
         found => found,
@@ -170,7 +169,7 @@ async fn run(
             if !applied.drift_detection && !applied.reloader {
                 return Ok(RunResult::UpToDate);
             }
-            let (bundle, _) = source::fetch_again(&*store, &settings.cluster, keyring, &floor, &applied, open).await?;
+            let (bundle, _) = source::fetch_again(&*store, &settings.cluster, trusted, &floor, &applied, open).await?;
             let mut engine_settings = settings.engine(bundle.predicate());
             engine_settings.decrypts = identities.decrypts();
             engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
@@ -216,6 +215,10 @@ async fn run(
         }
         Found::New(bundle, record) => {
             report.saw(bundle.envelope());
+            let mut state = state;
+            if !settings.dry_run && !bundle.envelope().adopted_updates().is_empty() {
+                state = keep_adopted(&mut state_store, state, trusted, bundle.envelope()).await?;
+            }
             let mut engine_settings = settings.engine(bundle.predicate());
             engine_settings.decrypts = identities.decrypts();
             // The bundle's signed confirmation, or the local override `engine` set.
@@ -229,7 +232,6 @@ async fn run(
             if deferred(envelope.predicate().active_window.as_ref(), &floor) {
                 return Ok(RunResult::Deferred);
             }
-            let mut state = state;
             let bundle = Some((envelope.predicate().version, envelope.digest()));
             if !settings.dry_run {
                 state = match writer.take(settings, client, &mut state_store, state.as_ref()).await? {
@@ -278,7 +280,7 @@ async fn run(
             let check = writer.stopped(&stop).guard(engine::check_reload(client, workloads, &recorded)).await??;
             let (restarted, mounted) = writer.stopped(&stop).guard(check.restart(false)).await?;
             report.record(&restarted, false);
-            let applied = applied_state(settings, &trusted, &identities, &envelope, record, &floor, outcome.kinds);
+            let applied = applied_state(settings, trusted, &identities, &envelope, record, &floor, outcome.kinds);
             state_store.save(State { failures: counts, mounted, ..applied }, outcome.inventory).await?;
             (report.applied_version, report.applied_digest) = bundle.unzip();
             // A restart that failed keeps its recorded digest, so the next run tries again.
@@ -307,6 +309,24 @@ async fn record_failures(store: &mut StateStore, state: Option<State>, counts: V
     }
 }
 
+/// Records in the state the keyring updates `envelope` adopted, before anything is
+/// applied: a revocation the root signed holds from this run on, even while the apply
+/// fails (spec 7.3). A cluster without a state keeps them with its first applied bundle.
+async fn keep_adopted(
+    store: &mut StateStore,
+    state: Option<State>,
+    trusted: &Trusted,
+    envelope: &VerifiedEnvelope,
+) -> Result<Option<State>, Failure> {
+    let Some(state) = state else { return Ok(None) };
+    // The floor stays the applied bundle's, whose keyring an older state names by its chain.
+    let floor_keyring = Some(state.keyring_version.unwrap_or(trusted.keyring.version()));
+    let kept = State { keyring_chain: trusted.chain_after(envelope), keyring_version: floor_keyring, ..state };
+    store.record(&kept).await?;
+    tracing::info!(keyring = envelope.keyring().version(), "keyring rotation kept before the apply");
+    Ok(Some(kept))
+}
+
 /// The floor of a run that found no state Secret: the applied version and digest of the
 /// `kept` report (an older version is then refused as a rollback), else an empty one. The
 /// newest `issuedAt` accepted is not in the report; expiry is judged by the clock alone.
@@ -331,7 +351,7 @@ fn floor_without_state(settings: &SyncSettings, report: &mut Report, kept: &Kept
              starting from an empty floor"
         ),
     }
-    Floor { applied, highest_issued_at: None }
+    Floor { applied, highest_issued_at: None, keyring_version: None }
 }
 
 /// What the state says once `envelope`'s bundle, verified as `verified` says, is fully applied.
@@ -345,16 +365,16 @@ fn applied_state(
     kinds: Vec<KnownKind>,
 ) -> State {
     let p = envelope.predicate();
-    let keyring_chain = trusted.chain_after(envelope).map(|chain| {
-        let json = String::from_utf8(chain).expect("a verified keyring chain is UTF-8");
-        serde_json::value::RawValue::from_string(json).expect("a verified keyring chain is JSON")
-    });
+    // A keyring the root rotated starts the floor afresh (spec 7.4), the newest issuedAt too.
+    let renewed = floor.renewed_by(envelope.keyring().version());
+    let highest = floor.highest_issued_at.filter(|_| !renewed);
     State {
         cluster: settings.cluster.to_string(),
         version: p.version,
         digest: envelope.digest(),
-        highest_issued_at: floor.highest_issued_at.map_or(p.issued_at, |h| h.max(p.issued_at)),
-        keyring_chain,
+        highest_issued_at: highest.map_or(p.issued_at, |h| h.max(p.issued_at)),
+        keyring_chain: trusted.chain_after(envelope),
+        keyring_version: Some(envelope.keyring().version()),
         // Set by `StateStore::save`, which writes the inventory beside the state.
         inventory_digest: None,
         inventory: Vec::new(),
