@@ -65,15 +65,37 @@ pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
 /// Signs `payload` with every key and returns the envelope's JSON bytes.
 pub fn sign(payload_type: &str, payload: &[u8], keys: &[SigningKey]) -> Vec<u8> {
     let message = pae(payload_type, payload);
-    let signatures: Vec<EnvelopeSignature> = keys
-        .iter()
-        .map(|k| EnvelopeSignature { keyid: k.public().key_id(), sig: STANDARD.encode(k.inner().sign(&message).to_bytes()) })
-        .collect();
-    // `Envelope`'s JSON, written in place: the payload's base64 needs no escaping, and
-    // serialising it through a `String` would copy and scan the largest field of every
-    // bundle a publish signs twice more.
+    encode(payload_type, payload, &keys.iter().map(|k| signature(k, &message)).collect::<Vec<_>>())
+}
+
+/// Adds signatures by `keys` to an envelope, keeping the ones it holds; a key that signed
+/// it already is not added twice. For updates whose signers hold their keys apart (spec 7.3).
+pub fn cosign(bytes: &[u8], payload_type: &'static str, keys: &[SigningKey], limits: &Limits) -> Result<Vec<u8>, EnvelopeError> {
+    let decoded = decode(bytes, payload_type, limits)?;
+    let message = pae(payload_type, &decoded.payload);
+    let mut signatures: Vec<EnvelopeSignature> =
+        decoded.signatures.iter().map(|(keyid, sig)| EnvelopeSignature { keyid: keyid.clone(), sig: STANDARD.encode(sig) }).collect();
+    for key in keys {
+        if !signatures.iter().any(|s| s.keyid == key.public().key_id()) {
+            signatures.push(signature(key, &message));
+        }
+    }
+    if signatures.len() > limits.signatures {
+        return Err(EnvelopeError::TooManySignatures { count: signatures.len(), limit: limits.signatures });
+    }
+    Ok(encode(payload_type, &decoded.payload, &signatures))
+}
+
+fn signature(key: &SigningKey, message: &[u8]) -> EnvelopeSignature {
+    EnvelopeSignature { keyid: key.public().key_id(), sig: STANDARD.encode(key.inner().sign(message).to_bytes()) }
+}
+
+/// `Envelope`'s JSON, written in place: the payload's base64 needs no escaping, and
+/// serialising it through a `String` would copy and scan the largest field of every
+/// bundle a publish signs twice more.
+fn encode(payload_type: &str, payload: &[u8], signatures: &[EnvelopeSignature]) -> Vec<u8> {
     let encoded = base64::encoded_len(payload.len(), true).expect("a payload in memory has a base64 length");
-    let mut out = Vec::with_capacity(encoded + 64 + 160 * keys.len());
+    let mut out = Vec::with_capacity(encoded + 64 + 160 * signatures.len());
     out.extend_from_slice(b"{\"payloadType\":");
     serde_json::to_writer(&mut out, payload_type).expect("a string serialises");
     out.extend_from_slice(b",\"payload\":\"");
@@ -81,7 +103,7 @@ pub fn sign(payload_type: &str, payload: &[u8], keys: &[SigningKey]) -> Vec<u8> 
     out.resize(start + encoded, 0);
     STANDARD.encode_slice(payload, &mut out[start..]).expect("the buffer holds the encoding");
     out.extend_from_slice(b"\",\"signatures\":");
-    serde_json::to_writer(&mut out, &signatures).expect("signatures serialise");
+    serde_json::to_writer(&mut out, signatures).expect("signatures serialise");
     out.push(b'}');
     out
 }
@@ -125,6 +147,16 @@ mod tests {
             assert_eq!(STANDARD.decode(&decoded.payload).unwrap(), payload);
             assert_eq!(decoded.signatures.len(), 2);
         }
+    }
+
+    #[test]
+    fn cosigning_adds_each_key_once_to_what_one_signing_writes() {
+        let key = |seed| SigningKey::from_seed([seed; 32]);
+        let alone = sign(KEYRING_PAYLOAD_TYPE, b"{}", &[key(7)]);
+        let both = cosign(&alone, KEYRING_PAYLOAD_TYPE, &[key(8), key(7)], &Limits::SPEC).unwrap();
+        assert_eq!(both, sign(KEYRING_PAYLOAD_TYPE, b"{}", &[key(7), key(8)]));
+        assert_eq!(cosign(&both, KEYRING_PAYLOAD_TYPE, &[key(8)], &Limits::SPEC).unwrap(), both);
+        assert!(matches!(cosign(&both, IN_TOTO_PAYLOAD_TYPE, &[], &Limits::SPEC), Err(EnvelopeError::PayloadType { .. })));
     }
 
     #[test]

@@ -1,24 +1,34 @@
-//! `airlock-publisher keyring rotate`: the next keyring version, signed by keys of the
-//! current one, so pullers adopt it from inside their bundles (spec 7.3).
+//! `airlock-publisher keyring rotate` and `keyring sign`: the next keyring version and its
+//! update, signed by the root of the current one (its own keys when it has no root), so
+//! pullers adopt it from inside their bundles (spec 7.3). A root kept on machines apart
+//! signs one holder after another: `rotate --partial`, then `sign` on each machine.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use airlock_cli::exit;
 use clap::{Args, Subcommand};
 
-use crate::keys;
+use crate::keys::{self, Change};
 
-const EXAMPLES: &str = "Example: replace key a by key c, signed by the current keys a and b:
+const EXAMPLES: &str = "Examples:
+  # A keyring that is its own root: replace key a by key c, signed by the current keys a and b
   airlock-publisher keyring rotate --keyring keyring.json --add c.pub --remove a.pub \\
       --key a.key --key b.key --out keyring-v2.json
   # writes keyring-v2.json and keyring-v2.json.update; then publish with
   airlock-publisher publish ... --key b.key --key c.key \\
-      --keyring keyring-v2.json --keyring-chain keyring-v2.json.update";
+      --keyring keyring-v2.json --keyring-chain keyring-v2.json.update
+
+  # Revoke a stolen online key; the root (2 of 3) signs, one holder at a time:
+  airlock-publisher keyring rotate --keyring keyring.json --add ops-2.pub --remove ops.pub \\
+      --key alice.key --partial --out keyring-v3.json
+  airlock-publisher keyring sign --keyring keyring.json --update keyring-v3.json.update --key bob.key";
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum KeyringCommand {
     /// Write the next keyring version and its signed update.
     Rotate(RotateArgs),
+    /// Add signatures to a keyring update written with `rotate --partial`.
+    Sign(SignArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -27,36 +37,124 @@ pub struct RotateArgs {
     /// The keyring pullers trust now.
     #[arg(long, value_name = "FILE")]
     pub keyring: PathBuf,
-    /// Public key to add (PEM or ssh-ed25519); repeatable.
+    /// Online public key to add (PEM or ssh-ed25519); repeatable.
     #[arg(long, value_name = "PUB")]
     pub add: Vec<PathBuf>,
-    /// Public key to remove (revoke); repeatable.
+    /// Online public key to remove (revoke); repeatable.
     #[arg(long, value_name = "PUB")]
     pub remove: Vec<PathBuf>,
-    /// Threshold of the next keyring (default: the current one).
+    /// Online threshold of the next keyring (default: the current one).
     #[arg(long, value_name = "K")]
     pub threshold: Option<usize>,
-    /// Private key of the CURRENT keyring to sign the update with; repeat up to its threshold.
+    /// Root public key to add; repeatable. The first ones give a keyring without a root
+    /// its root.
+    #[arg(long, value_name = "PUB")]
+    pub add_root: Vec<PathBuf>,
+    /// Root public key to remove; repeatable.
+    #[arg(long, value_name = "PUB")]
+    pub remove_root: Vec<PathBuf>,
+    /// Root threshold of the next keyring (default: the current one; required when
+    /// giving a root of more than one key).
+    #[arg(long, value_name = "K")]
+    pub root_threshold: Option<usize>,
+    /// Private key to sign the update with: of the current root (the current keys when
+    /// there is none), and of the next root when it changes; repeatable.
     #[arg(long = "key", value_name = "FILE", required = true)]
     pub keys: Vec<PathBuf>,
+    /// Write the update even when its signatures are not yet enough, for `keyring sign`
+    /// by the other holders.
+    #[arg(long)]
+    pub partial: bool,
     /// Where to write the next keyring; its signed update goes to OUT.update.
     #[arg(long, value_name = "NEXT")]
     pub out: PathBuf,
 }
 
+#[derive(Debug, Clone, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct SignArgs {
+    /// The keyring pullers trust now, the one the update follows.
+    #[arg(long, value_name = "FILE")]
+    pub keyring: PathBuf,
+    /// The update to add signatures to; rewritten in place.
+    #[arg(long, value_name = "FILE")]
+    pub update: PathBuf,
+    /// Private key to sign with; repeatable.
+    #[arg(long = "key", value_name = "FILE", required = true)]
+    pub keys: Vec<PathBuf>,
+}
+
 pub fn run(command: KeyringCommand) -> anyhow::Result<u8> {
-    let KeyringCommand::Rotate(args) = command;
+    match command {
+        KeyringCommand::Rotate(args) => rotate(args),
+        KeyringCommand::Sign(args) => sign(args),
+    }
+}
+
+fn rotate(args: RotateArgs) -> anyhow::Result<u8> {
     let current = keys::load_keyring(&args.keyring)?;
     let load = |paths: &[PathBuf]| paths.iter().map(|p| keys::load_public_key(p)).collect::<Result<Vec<_>, _>>();
-    let (add, remove) = (load(&args.add)?, load(&args.remove)?);
-    if add.is_empty() && remove.is_empty() && args.threshold.is_none() {
-        anyhow::bail!("nothing to rotate: give --add, --remove or --threshold");
+    let change = Change {
+        add: load(&args.add)?,
+        remove: load(&args.remove)?,
+        threshold: args.threshold,
+        add_root: load(&args.add_root)?,
+        remove_root: load(&args.remove_root)?,
+        root_threshold: args.root_threshold,
+    };
+    if change.is_empty() {
+        anyhow::bail!("nothing to rotate: give --add, --remove, --threshold, --add-root, --remove-root or --root-threshold");
     }
-    let signing = args.keys.iter().map(|p| keys::load_private_key(p)).collect::<Result<Vec<_>, _>>()?;
-    let next = keys::next_keyring(&current, &add, &remove, args.threshold)?;
-    let update = keys::sign_rotation(&current, &next, &signing)?;
+    let signing = load_private_keys(&args.keys)?;
+    let next = keys::next_keyring(&current, &change)?;
+    let (update, missing) = keys::sign_rotation(&current, &next, &signing, args.partial)?;
     let update_path = keys::write_rotation(&args.out, &next, &update)?;
-    println!("keyring version {} (threshold {}, {} keys): {}", next.version(), next.threshold(), next.keys().len(), args.out.display());
+    let root = next.root().map_or_else(|| "its own root".to_string(), |r| format!("root {} of {}", r.threshold(), r.keys().len()));
+    println!(
+        "keyring version {} (threshold {}, {} keys, {root}): {}",
+        next.version(),
+        next.threshold(),
+        next.keys().len(),
+        args.out.display()
+    );
     println!("signed update: {}", update_path.display());
-    Ok(exit::OK)
+    Ok(report_missing(missing))
+}
+
+fn sign(args: SignArgs) -> anyhow::Result<u8> {
+    let current = keys::load_keyring(&args.keyring)?;
+    let bytes = std::fs::read(&args.update).map_err(|e| anyhow::anyhow!("{}: {e}", args.update.display()))?;
+    let signing = load_private_keys(&args.keys)?;
+    let (update, next, missing) =
+        keys::cosign_rotation(&current, &bytes, &signing).map_err(|e| anyhow::anyhow!("{}: {e}", args.update.display()))?;
+    replace(&args.update, &update)?;
+    println!("keyring version {} update: {}", next.version(), args.update.display());
+    Ok(report_missing(missing))
+}
+
+fn load_private_keys(paths: &[PathBuf]) -> anyhow::Result<Vec<airlock_bundle::SigningKey>> {
+    Ok(paths.iter().map(|p| keys::load_private_key(p)).collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Says whether pullers would adopt the update yet: exit 0 when they would, 2 while
+/// signatures are missing, so a script knows to pass it on.
+fn report_missing(missing: Option<String>) -> u8 {
+    match missing {
+        None => {
+            println!("complete: pullers adopt it from the next bundle published with it");
+            exit::OK
+        }
+        Some(missing) => {
+            println!("{missing}");
+            exit::PARTIAL
+        }
+    }
+}
+
+/// Writes `bytes` over `path` through a file beside it, so a reader never sees half.
+fn replace(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }

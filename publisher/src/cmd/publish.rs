@@ -164,6 +164,14 @@ impl PublishArgs {
         let keyring_path = self.keyring.clone().or_else(|| beside.is_file().then_some(beside));
         let keyring = keyring_path.as_deref().map(keys::load_keyring).transpose()?;
         if let (Some(keyring), Some(path)) = (&keyring, &keyring_path) {
+            // A root key used online would no longer be offline, whatever pullers accept.
+            if let Some((p, _)) = self.keys.iter().zip(&keys).find(|(_, k)| keyring.root().is_some_and(|r| r.holds(&k.public()))) {
+                bail!(
+                    "--key {}: a root key of keyring {}; root keys sign keyring updates only, never bundles",
+                    p.display(),
+                    path.display()
+                );
+            }
             // Pullers would reject every bundle; better to say so before signing any.
             let probe = envelope::sign(IN_TOTO_PAYLOAD_TYPE, b"{}", &keys);
             let decoded = envelope::decode(&probe, IN_TOTO_PAYLOAD_TYPE, &Limits::SPEC)?;
