@@ -12,7 +12,8 @@
 //! and Lease under stress (`puller/recovery.rs`), reports (`puller/reports.rs`), the
 //! active window and the publisher's notes (`puller/window.rs`), failures counted across
 //! runs (`puller/failures.rs`), the reloader across runs (`puller/reloader.rs`), a part's
-//! checks around the apply (`puller/checks.rs`).
+//! checks around the apply (`puller/checks.rs`), an offline root recovering from a stolen
+//! online key (`puller/root.rs`).
 
 #[path = "puller/checks.rs"]
 mod checks;
@@ -29,6 +30,8 @@ mod refused;
 mod reloader;
 #[path = "puller/reports.rs"]
 mod reports;
+#[path = "puller/root.rs"]
+mod root;
 #[path = "puller/window.rs"]
 mod window;
 

@@ -35,6 +35,8 @@ pub struct State {
     pub inventory: Option<serde_json::Value>,
     /// The signed keyring updates kept from the last rotation, a JSON array.
     pub keyring_chain: Option<Vec<serde_json::Value>>,
+    /// The version of the keyring that verified the applied bundle.
+    pub keyring_version: Option<u64>,
     /// Runs in a row that failed a part with a `maxConsecutiveFailures`.
     #[serde(default)]
     pub failures: Vec<PartFailures>,
