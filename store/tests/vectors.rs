@@ -71,3 +71,24 @@ fn the_sealed_vector_verifies_and_opens_to_its_signed_plaintext() {
     let stranger = airlock_bundle::age::Identity::from_secret([8; 32]);
     assert!(airlock_bundle::age::decrypt(&ciphertext, &[stranger], Limits::SPEC.file_bytes).is_err());
 }
+
+#[test]
+fn the_rotation_vector_leads_to_its_keyring_and_every_attempt_fails_as_written() {
+    let fx = vectors::fixture();
+    let rotation = dir().join("rotation");
+    let read = |path: PathBuf| std::fs::read(path).unwrap();
+    let keyring = airlock_bundle::Keyring::parse(&read(rotation.join("keyring.json")), &Limits::SPEC).unwrap();
+    let floor = Floor::default();
+    let expect = airlock_bundle::Expectation { keyring: &keyring, ..fx.expect(&floor) };
+    let (chain, envelope) = (read(rotation.join("keyrings.json")), read(rotation.join("envelope.json")));
+    let verified = verify_envelope(&envelope, Some(&chain), &expect, &Limits::SPEC).unwrap();
+    assert_eq!(verified.keyring().to_json(), read(rotation.join("keyring-v3.json")));
+    assert_eq!(verified.adopted_updates().len(), 2);
+    for case in vectors::ROTATION_REJECTS {
+        let dir = rotation.join("rejects").join(case);
+        let or_good = |name: &str, good: &Vec<u8>| std::fs::read(dir.join(name)).unwrap_or_else(|_| good.clone());
+        let err = verify_envelope(&or_good("envelope.json", &envelope), Some(&or_good("keyrings.json", &chain)), &expect, &Limits::SPEC)
+            .unwrap_err();
+        assert_eq!(format!("{err}\n"), std::fs::read_to_string(dir.join("expected-error.txt")).unwrap(), "{case}");
+    }
+}

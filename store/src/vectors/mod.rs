@@ -1,6 +1,8 @@
 //! The test vectors of spec section 13, computed. `store/examples/make-vectors.rs` writes them
 //! to `testdata/vectors/`; `tests/vectors.rs` checks the files still equal this.
 
+mod rotation;
+
 use jiff::{SignedDuration, Timestamp};
 
 use crate::meta::PublishMeta;
@@ -12,6 +14,8 @@ use airlock_bundle::path::SEALED_SUFFIX;
 use airlock_bundle::statement::Statement;
 use airlock_bundle::testkit::{Fixture, ISSUED_AT, LIFETIME_SECS};
 use airlock_bundle::verify::{Floor, verify_envelope};
+
+pub use rotation::ROTATION_REJECTS;
 
 /// The fixture that signs the vectors: seed `[1; 32]`.
 pub fn fixture() -> Fixture {
@@ -42,6 +46,7 @@ pub fn all() -> Vec<(String, Vec<u8>)> {
     expected.push_str(&format!("manifest {}\n", artifact.manifest_digest));
     out.push(("expected.txt".to_string(), expected.into_bytes()));
     out.extend(sealed(&fx));
+    out.extend(rotation::all());
     for (case, envelope) in rejects(&fx) {
         let error =
             verify_envelope(&envelope, None, &fx.expect(&Floor::default()), &Limits::SPEC).expect_err("every reject vector is rejected");
