@@ -235,3 +235,62 @@ async fn rotated_keys_reach_pullers_through_the_chain() {
     assert_eq!((bundle.predicate().version, bundle.predicate().keyring_version), (2, 2));
     assert_eq!(bundle.envelope().keyring().keys()[0], new.keyring.keys()[0]);
 }
+
+/// The migration of docs/operations.md: a keyring that is its own root takes an offline root
+/// of 2 of 3, each holder signing on their own; from then on the online key alone cannot
+/// change the keyring, and publish refuses a root key.
+#[tokio::test]
+async fn a_keyring_takes_an_offline_root_signed_one_holder_at_a_time() {
+    let fx = Fixture::new("root");
+    let ops = Keys::new("ops");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let path = |name: &str| tmp.path().join(name).display().to_string();
+    for holder in ["alice", "bob", "carol"] {
+        let out = run_expect(&["keygen", "--role", "root", "--out-dir", &path(holder), "--name", holder], 0);
+        assert!(!out.contains("keyring"), "a root key gets no keyring: {out}");
+    }
+    let (pubkey, key) = (|h: &str| path(&format!("{h}/{h}.pub")), |h: &str| path(&format!("{h}/{h}.key")));
+    let (next, update) = (path("keyring-v2.json"), path("keyring-v2.json.update"));
+    let (alice, bob, carol) = (pubkey("alice"), pubkey("bob"), pubkey("carol"));
+    let take = ["keyring", "rotate", "--keyring", &ops.keyring_path, "--add-root", &alice, "--add-root", &bob, "--add-root", &carol];
+    let refused = run(&[&take[..], &["--root-threshold", "2", "--key", &ops.key, "--out", &next]].concat());
+    assert_eq!(refused.status.code(), Some(1), "the new root has not signed");
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("1 distinct key(s) of keyring version 1 and 2 of the root it names"));
+    let partial = run_expect(&[&take[..], &["--root-threshold", "2", "--key", &ops.key, "--partial", "--out", &next]].concat(), 2);
+    assert!(partial.contains("not yet adoptable"), "{partial}");
+    let sign = |holder: &str, code| {
+        run_expect(&["keyring", "sign", "--keyring", &ops.keyring_path, "--update", &update, "--key", &key(holder)], code)
+    };
+    assert!(sign("alice", 2).contains("not yet adoptable"));
+    assert!(sign("bob", 0).contains("complete"));
+
+    let store = format!("oci-layout:{}", path("layout"));
+    let publish = ["publish", "--from-dir", fx.path(), "--to", &store, "--keyring", &next, "--keyring-chain", &update];
+    run_expect(&[&publish[..], &["--key", &ops.key]].concat(), 0);
+    let bundle = read_back(&store, &fx.cluster("edge-1"), &ops.keyring).await;
+    let root = bundle.envelope().keyring().root().map(|r| (r.threshold(), r.keys().len()));
+    assert_eq!((bundle.predicate().keyring_version, root), (2, Some((2, 3))), "pullers of the old keyring adopt the root");
+
+    let refused = run(&[&publish[..], &["--key", &key("alice")]].concat());
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("root keys sign keyring updates only, never bundles"));
+    let thief = Keys::new("thief");
+    let stolen = [
+        "keyring",
+        "rotate",
+        "--keyring",
+        &next,
+        "--add",
+        &thief.public,
+        "--remove",
+        &ops.public,
+        "--key",
+        &ops.key,
+        "--out",
+        &path("v3.json"),
+    ];
+    let refused = run(&stolen);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("must include 2 distinct root key(s) of keyring version 2"));
+    assert!(!std::path::Path::new(&path("v3.json")).exists(), "nothing written");
+}
