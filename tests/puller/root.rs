@@ -129,6 +129,8 @@ async fn the_root_recovers_from_a_stolen_online_key() {
     assert_eq!(drill.value().await, "three");
     let state = site.state().await.unwrap();
     assert_eq!((state.version, state.keyring_version), (3, Some(2)));
+    let verified: crate::common::Run = site.command_from(&drill.source, "verify", &[]).output().await.expect("airlock-puller runs").into();
+    assert!(verified.stdout.contains("keyring:   version 2, threshold 1, root 2 of 3"), "{verified:?}");
     // And from now on the floor holds under keyring 2.
     assert_refused(
         &drill.sync(drill.bundle(2, "two", 12, 2, None, vec![])).await,

@@ -106,7 +106,9 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
     let _ = writeln!(out, "  digest:    {}", env.digest());
     let _ = writeln!(out, "  issuedAt:  {}", rfc3339::format(&p.issued_at));
     let _ = writeln!(out, "  expires:   {}", rfc3339::format(&p.expires));
-    let _ = writeln!(out, "  keyring:   version {}, threshold {}", env.keyring().version(), env.keyring().threshold());
+    let keyring = env.keyring();
+    let root = keyring.root().map_or_else(|| "its own root".to_string(), |r| format!("root {} of {}", r.threshold(), r.keys().len()));
+    let _ = writeln!(out, "  keyring:   version {}, threshold {}, {root}", keyring.version(), keyring.threshold());
     let _ = writeln!(out, "  signers:   {}", env.signers().join(", "));
     if let Some(ns) = &p.watch_namespaces {
         let _ = writeln!(out, "  watchNamespaces: {}", ns.join(","));
