@@ -11,6 +11,8 @@ use airlock_puller::engine::Action;
 use common::puller::{Site, app_files, assert_refused, config_map_file};
 use common::{Run, assert_exit, create_namespace, service_env};
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, PostParams};
 
 /// `kubectl` on the site's API server with `input` on its stdin: its stdout; panics
@@ -107,10 +109,31 @@ async fn a_foreign_object_is_not_taken_over_unless_the_bundle_adopts_it_and_is_n
     site.publish("store", &[site.signed(3, vec![config_map_file("cm-2", &ns, "three")], |_| {})]).await;
     let run = site.sync("store").await;
     assert_exit(&run, 0);
-    assert!(config_maps.get_opt("cm-0").await.expect("get").is_some(), "the adopted object stays: {run:?}");
+    let released = config_maps.get_opt("cm-0").await.expect("get").unwrap_or_else(|| panic!("the adopted object stays: {run:?}"));
     assert!(config_maps.get_opt("cm-1").await.expect("get").is_none(), "Airlock's own object is pruned");
     let inventory = site.kept.inventory().await.expect("inventory");
     assert_eq!(inventory.objects.iter().map(|e| e.id.name.as_str()).collect::<Vec<_>>(), ["cm-2"], "cm-0 is released");
+    // Released, it carries no mark of Airlock's, and keeps what it holds.
+    assert_unmarked(&released.metadata);
+    assert_eq!(released.data.as_ref().unwrap()["value"], "two");
+
+    // Named again, it is someone else's object once more: refused unless adopted again.
+    let v4 = vec![config_map_file("cm-0", &ns, "four"), config_map_file("cm-2", &ns, "four")];
+    site.publish("store", &[site.signed(4, v4, |_| {})]).await;
+    let run = site.sync("store").await;
+    assert_refused(&run, &format!("ConfigMap {ns}/cm-0 (no airlock.dev/cluster label"));
+    let after = config_maps.get("cm-0").await.expect("still there");
+    assert_eq!(after.metadata.resource_version, released.metadata.resource_version, "untouched");
+}
+
+/// Neither a label nor an annotation of Airlock's, nor its field manager.
+fn assert_unmarked(meta: &ObjectMeta) {
+    let airlock = |map: &Option<std::collections::BTreeMap<String, String>>| {
+        map.iter().flatten().filter(|(k, _)| k.starts_with("airlock.dev/")).map(|(k, _)| k.clone()).collect::<Vec<_>>()
+    };
+    assert_eq!((airlock(&meta.labels), airlock(&meta.annotations)), (vec![], vec![]), "{meta:?}");
+    let managers: Vec<_> = meta.managed_fields.iter().flatten().filter_map(|m| m.manager.as_deref()).collect();
+    assert!(!managers.iter().any(|m| m.starts_with("airlock")), "{managers:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -152,7 +175,12 @@ async fn an_adopted_crd_dropped_from_the_bundle_stays_with_its_instances() {
     assert!(!crd_version().is_empty(), "the adopted CRD stays: {run:?}");
     let report = site.kept_report().await.report;
     let released = report.objects.iter().find(|o| o.id.kind == "CustomResourceDefinition").expect("the CRD is reported");
-    assert_eq!((released.action, released.detail.as_deref()), (Action::Left, Some("released: adopted, Airlock did not create it")));
+    let detail = "released: adopted, Airlock did not create it; its Airlock labels, annotations and field manager removed";
+    assert_eq!((released.action, released.detail.as_deref()), (Action::Left, Some(detail)));
+    let crds = Api::<CustomResourceDefinition>::all(site.client.clone());
+    let crd_live = crds.get(&format!("widgets.{group}")).await.expect("the CRD");
+    assert_unmarked(&crd_live.metadata);
+    assert_eq!(crd_live.spec.names.kind, "Widget", "the CRD is whole");
     assert_eq!(widget_name().trim(), format!("widget.{group}/w"), "and so does its instance: {run:?}");
     kubectl(&site, &["delete", &crd_name, "--wait=false"], "");
 }

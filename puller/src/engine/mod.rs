@@ -8,8 +8,9 @@
 //! object at a time in `send`, deleting and re-creating a marked object whose update is
 //! refused in `recreate`), skipping what a refusal or a held-back part stops
 //! (`gate`), fire Helm hooks around their release's objects (`hook`, `hook_run`), compare
-//! with live objects (`drift`, `compare`), prune by inventory (`prune`) or, for a
-//! plan, preview all of it with server-side dry-run (`preview`); a sync and a plan alike refuse takeovers and hold mass prunes
+//! with live objects (`drift`, `compare`), prune by inventory (`prune`, which releases
+//! adopted objects in `release`) or, for a plan, preview all of it with server-side
+//! dry-run (`preview`); a sync and a plan alike refuse takeovers and hold mass prunes
 //! before the first write (`ownership`). Every API
 //! request goes through one counting wrapper (`kube_api`). The data they share is in
 //! `object` (`id` for identities), `settings`, `outcome` and `error`.
@@ -46,6 +47,7 @@ mod preview;
 mod prune;
 mod ready;
 mod recreate;
+mod release;
 mod reload;
 mod scope;
 mod send;
