@@ -149,6 +149,17 @@ fi
 
 step "Apply the registration YAML on the managed cluster: nothing else is done there by hand"
 since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+# A Job an earlier run left active (its puller failed or hung, or the node stopped under it)
+# blocks every scheduled run, the CronJob's concurrencyPolicy being Forbid, so this run would
+# wait for nothing. Only the Jobs the puller's CronJob made go, with their pods; the
+# CronJob forgets them at its next sync.
+leftover=$(on_node -n "$puller_ns" get jobs -l app.kubernetes.io/name=airlock-puller -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.ownerReferences[?(@.controller==true)].kind}/{.metadata.ownerReferences[?(@.controller==true)].name}{"\n"}{end}' |
+  awk '$2 == "CronJob/airlock-puller" { print $1 }')
+if [ -n "$leftover" ]; then
+  mapfile -t jobs <<<"$leftover"
+  log "deleting the puller's Jobs left by an earlier run: ${jobs[*]}"
+  on_node -n "$puller_ns" delete jobs "${jobs[@]}" --cascade=foreground --ignore-not-found >&2
+fi
 on_node apply -f "$qs/registration.yaml" >&2
 
 step "Follow the reports online: airlock-publisher watch publishes and ingests what pullers send"

@@ -282,7 +282,7 @@ async fn plan_dry_run_and_dry_run_profiles_change_nothing() {
         file("ClusterProfile.preview", "widget", widget(&group, &ns, "w")),
     ]);
     // A plan from scratch: nothing exists yet, not even the namespace or the CRD.
-    let planned = engine::plan(&s.client, s.desired(1, &v1, &preview), &[], &s.settings).await.expect("plan");
+    let planned = engine::plan(&s.client, s.desired(1, &v1, &preview), &[], &s.settings).await.expect("plan").outcome;
     assert!(planned.results.iter().all(|r| r.action == Action::WouldCreate), "{:#?}", planned.results);
     assert!(detail(&planned, "a").contains("namespace"), "{}", detail(&planned, "a"));
     assert!(detail(&planned, "w").contains("CRD"), "{}", detail(&planned, "w"));
@@ -299,7 +299,7 @@ async fn plan_dry_run_and_dry_run_profiles_change_nothing() {
     let before = s.snapshot(&kinds).await;
     let mut v2 = app(&ns, &[("a", "2"), ("b", "1")]);
     v2.push(file("ClusterProfile.base", "crd", crd(&group)));
-    let planned = engine::plan(&s.client, s.desired(2, &v2, &[]), &s.inventory, &s.settings).await.expect("plan");
+    let planned = engine::plan(&s.client, s.desired(2, &v2, &[]), &s.inventory, &s.settings).await.expect("plan").outcome;
     let mut dry = s.settings.clone();
     dry.dry_run = true;
     let dry_synced = engine::sync(&s.client, s.desired(2, &v2, &[]), &s.inventory, &dry).await.expect("dry-run sync");

@@ -42,7 +42,10 @@ enum Command {
     Run(run::RunArgs),
     /// Show what a sync would create, update (with diffs), prune and refuse; writes nothing.
     #[command(after_help = "Example:\n  airlock-puller plan --source oci-layout:/srv/airlock --cluster fleet/edge-1 \\\n    \
-                            --keyring keyring.json")]
+                            --keyring keyring.json\n\n\
+                            Exit codes: 0 a sync would apply it, 1 an error, 3 a sync would refuse it. A refusal\n\
+                            for objects a sync would take over or a mass prune it would hold comes with the\n\
+                            plan, in its heading.")]
     Plan(SyncArgs),
     /// Verify a store's bundle offline and print what it holds; touches no cluster.
     #[command(after_help = "Examples:\n  airlock-puller verify --source oci-archive:update.tar --keyring keyring.json\n  \
@@ -92,14 +95,8 @@ async fn dispatch(command: Command, kube: &KubeArgs) -> u8 {
             Err(f) => fail(&f),
         },
         Command::Run(args) => finish(run::run(&args, kube, cmd::stop_on_signals()).await.map(|()| String::new())),
-        Command::Plan(args) => finish(plan::plan(&args, kube).await),
-        Command::Verify(args) => match verify::verify(&args).await {
-            Ok((text, failure)) => {
-                print!("{text}");
-                failure.map_or(exit::OK, |f| fail(&f))
-            }
-            Err(f) => fail(&f),
-        },
+        Command::Plan(args) => finish_told(plan::plan(&args, kube).await),
+        Command::Verify(args) => finish_told(verify::verify(&args).await),
         Command::Import(args) => finish(import::import(&args).await),
         Command::ExportReports(args) => {
             finish(export_reports::export(&args, &Limits::SPEC).map(|line| format!("{line}\n")).map_err(Failure::from))
@@ -113,6 +110,18 @@ fn finish(done: Result<String, Failure>) -> u8 {
         Ok(text) => {
             print!("{text}");
             exit::OK
+        }
+        Err(f) => fail(&f),
+    }
+}
+
+/// Prints a command's output, which tells of the failure that decides the exit code if
+/// there is one, or its own failure, and returns the exit code.
+fn finish_told(done: Result<(String, Option<Failure>), Failure>) -> u8 {
+    match done {
+        Ok((text, failure)) => {
+            print!("{text}");
+            failure.map_or(exit::OK, |f| fail(&f))
         }
         Err(f) => fail(&f),
     }

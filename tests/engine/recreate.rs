@@ -50,7 +50,7 @@ async fn a_marked_object_is_recreated_when_its_update_is_refused_and_an_unmarked
         (live(&s, "Job", "batch").await, live(&s, "ConfigMap", "marked").await, live(&s, "ConfigMap", "plain").await);
 
     let v2 = version("busybox:1.33", "2");
-    let planned = engine::plan(&s.client, s.desired(2, &v2, &[]), &s.inventory, &s.settings).await.expect("plan");
+    let planned = engine::plan(&s.client, s.desired(2, &v2, &[]), &s.inventory, &s.settings).await.expect("plan").outcome;
     let results = actions(&planned);
     assert_eq!((results["Job batch"], results["ConfigMap marked"]), (Action::WouldConfigure, Action::WouldConfigure), "{planned:#?}");
     assert!(detail(&planned, "batch").contains("would be deleted and re-created"), "{}", detail(&planned, "batch"));

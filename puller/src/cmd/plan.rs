@@ -3,7 +3,10 @@
 //! would skip. It verifies exactly as a sync does but takes no Lease and writes nothing: no
 //! objects, no state, no report. An unchanged bundle is planned too, which shows drift;
 //! while the bundle's active window is closed the heading says so, since a sync would then
-//! change nothing, and the plan shows what it would do once the window opens.
+//! change nothing, and the plan shows what it would do once the window opens. A version a
+//! sync would refuse before its first write (objects it would take over, a mass prune it
+//! would hold) is planned all the same, its refusal in the heading in the sync's words,
+//! and the plan exits as that sync would: 3 (`airlock_cli::exit::REJECTED`).
 
 use std::fmt::Write;
 
@@ -22,8 +25,9 @@ use crate::source;
 use crate::trusted::Trusted;
 use crate::window::WindowState;
 
-/// Checks the flags, plans a sync and returns the text to print.
-pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<String, Failure> {
+/// Checks the flags, plans a sync and returns the text to print, with the rejection a
+/// sync would stop at, which decides the exit code as it would the sync's.
+pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<(String, Option<Failure>), Failure> {
     let settings = args.check(kube)?;
     let client = settings.kube.client().await.map_err(|e| Failure::KubeClient(e.to_string()))?;
     let (mut state_store, state) = StateStore::load(&client, &names(&settings), &settings.cluster).await?;
@@ -37,7 +41,7 @@ pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<String, Failure> {
     engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
     let desired = engine::desired(&bundle, &engine_settings)?;
     let previous = state_store.inventory(state.as_ref()).await?;
-    let outcome = engine::plan(&client, desired, &previous, &engine_settings).await?;
+    let plan = engine::plan(&client, desired, &previous, &engine_settings).await?;
     let applied = state.as_ref().map_or("none".to_string(), |s| s.version.to_string());
     let mut heading = format!(
         "cluster {}: applied version {applied}, bundle version {} ({})",
@@ -49,7 +53,16 @@ pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<String, Failure> {
         let now = if window.open { "" } else { ": a sync now changes nothing; below is what it does once the window opens" };
         let _ = write!(heading, "\nactive window {window}{now}");
     }
-    Ok(render(&heading, &outcome))
+    let refusal = plan.refusal.map(Failure::from);
+    if let Some(refusal) = &refusal {
+        let _ = write!(heading, "\n{}", refused(refusal));
+    }
+    Ok((render(&heading, &plan.outcome), refusal))
+}
+
+/// The heading's line for a version a sync would refuse: in the sync's words.
+fn refused(refusal: &Failure) -> String {
+    format!("REFUSED: {refusal}\na sync of this version changes nothing; below is what it would do were it allowed")
 }
 
 /// A table of every object, then the diffs.
@@ -71,7 +84,7 @@ fn render(heading: &str, outcome: &Outcome) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::Action;
+    use crate::engine::{Action, EngineError};
     use crate::report::test_result;
 
     #[test]
@@ -88,5 +101,14 @@ mod tests {
         assert!(text.contains("wouldCreate     ConfigMap web/a  ClusterProfile.web"), "{text}");
         assert!(text.contains("--- wouldConfigure ConfigMap web/b\ndata.port: 80 -> 8080"), "{text}");
         assert!(!text.contains("old -> new"), "{text}");
+    }
+
+    #[test]
+    fn a_refusal_is_told_in_the_sync_s_words_and_exits_as_the_sync_would() {
+        let held = EngineError::MassPrune { pruned: 11, inventory: 13, percent: 50 };
+        let refusal = Failure::from(held.clone());
+        let line = refused(&refusal);
+        assert!(line.starts_with(&format!("REFUSED: {held}\n")), "{line}");
+        assert_eq!(refusal.exit_code(), airlock_cli::exit::REJECTED);
     }
 }

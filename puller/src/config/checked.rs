@@ -203,7 +203,8 @@ impl std::fmt::Debug for SyncSettings {
 
 impl SyncSettings {
     /// The engine's settings for a bundle of statement predicate `bundle`: its
-    /// watch-namespaces narrow the local ones, its `clusterScoped` is the allow-list.
+    /// watch-namespaces narrow the local ones, its `clusterScoped` is the allow-list, its
+    /// `allowMassPrune` confirms a mass prune as the local override does.
     pub fn engine(&self, bundle: &Predicate) -> engine::Settings {
         engine::Settings {
             cluster: self.cluster.to_string(),
@@ -215,7 +216,8 @@ impl SyncSettings {
             concurrency: CONCURRENCY,
             held_back: Default::default(),
             decrypts: !self.identities.is_empty(),
-            allow_mass_prune: self.allow_mass_prune,
+            // The local override, or the bundle's signed confirmation.
+            allow_mass_prune: self.allow_mass_prune || bundle.allow_mass_prune,
         }
     }
 }
@@ -303,6 +305,8 @@ mod tests {
         assert!(confirmed.engine(&predicate).allow_mass_prune, "the settings file's local override");
         let flag = SyncArgs { allow_mass_prune: true, ..args(files.settings_file("")) };
         assert!(flag.check(&KubeArgs::default()).unwrap().engine(&predicate).allow_mass_prune, "the flag's");
+        let signed = Predicate { allow_mass_prune: true, ..predicate };
+        assert!(s.engine(&signed).allow_mass_prune, "the bundle's signed confirmation");
     }
 
     #[test]

@@ -66,6 +66,35 @@ fn hook_step(target: &mut Target, operations: &HashMap<String, Operation>) -> Op
     })
 }
 
+/// What sync does with each target: the steps decided, and apart the targets that a drift
+/// check decides (`decide` gave `None`). A plan decides them so too, to refuse what a sync
+/// would refuse.
+pub(super) fn steps(
+    targets: Vec<Target>,
+    by_key: &HashMap<ObjectKey, &InventoryEntry>,
+    held: &Held,
+    operations: &HashMap<String, Operation>,
+) -> (Vec<(Target, Step)>, Vec<Target>) {
+    let mut work = Vec::with_capacity(targets.len());
+    let mut checks = Vec::new();
+    for mut target in targets {
+        if let Some(why) = held.reason(&target.object) {
+            let why = why.to_string();
+            work.push((target, Step::Skip(why)));
+            continue;
+        }
+        if let Some(step) = hook_step(&mut target, operations) {
+            work.push((target, step));
+            continue;
+        }
+        match decide(&target.object, by_key.get(&target.object.id.key()).copied()) {
+            Some(step) => work.push((target, step)),
+            None => checks.push(target),
+        }
+    }
+    (work, checks)
+}
+
 /// The previous inventory by object key.
 pub(super) fn index(previous: &[InventoryEntry]) -> HashMap<ObjectKey, &InventoryEntry> {
     previous.iter().map(|e| (e.id.key(), e)).collect()
@@ -82,33 +111,12 @@ pub(super) async fn sync(
     let held = Held::new(&settings.held_back, targets.iter().map(|t| &t.object));
     let operations = hook::operations(targets.iter().map(|t| &t.object).filter(|o| held.reason(o).is_none()), previous);
     let cleanup = cleanup::candidates(targets.iter().map(|t| &t.object), &operations);
-    let mut work = Vec::with_capacity(targets.len());
-    let mut checks = Vec::new();
-    for mut target in targets {
-        if let Some(why) = held.reason(&target.object) {
-            let why = why.to_string();
-            work.push((target, Step::Skip(why)));
-            continue;
-        }
-        if let Some(step) = hook_step(&mut target, &operations) {
-            work.push((target, step));
-            continue;
-        }
-        match decide(&target.object, by_key.get(&target.object.id.key()).copied()) {
-            Some(step) => work.push((target, step)),
-            None => checks.push(target),
-        }
-    }
+    let (mut work, mut checks) = steps(targets, &by_key, &held, &operations);
     let drifted = drift::detect(api, &mut checks, settings).await?;
     work.extend(checks.into_iter().zip(drifted).map(|(t, d)| (t, d.map_or(Step::Unchanged, Step::Correct))));
 
     let selection = prune::select_for(previous, &work, &held, settings);
-    ownership::mass_prune(selection.delete.len(), previous.len(), settings.allow_mass_prune)?;
-    let adopted = ownership::check(api, &work, &by_key, settings).await?;
-    // Adopting takes the object over whole, the fields another manager set included.
-    for (target, _) in work.iter_mut().filter(|(t, _)| adopted.contains(&t.object.id.key())) {
-        target.object.force_conflicts = true;
-    }
+    let adopted = ownership::check(api, &mut work, &selection, previous, settings).await?;
     let (after_prune, work): (Vec<_>, Vec<_>) = work.into_iter().partition(|(_, step)| *step == Step::Fire(HookEvent::PostDelete));
     let mut run = execute(api, settings, work, &by_key).await?;
     let mut inventory = run.inventory;

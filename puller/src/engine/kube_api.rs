@@ -1,5 +1,5 @@
 //! The one place the engine talks to the API server: discovery per group-version, apply,
-//! create, get, list, delete and merge patch, each request counted (`Outcome::api_requests`).
+//! create, get, list, delete, merge and JSON patch, each request counted (`Outcome::api_requests`).
 //!
 //! Discovery asks only for the group-versions the bundle and the inventory use, one
 //! request each, and caches the answer for the run: a full discovery costs dozens of
@@ -148,6 +148,16 @@ impl Api {
     pub(super) async fn merge(&self, served: &Served, id: &ObjectId, patch: &Value, manager: &str) -> Result<Value, ApiError> {
         let params = PatchParams { field_manager: Some(manager.into()), ..PatchParams::default() };
         let request = self.request(served, id.namespace.as_deref()).patch(&id.name, &params, &Patch::Merge(patch));
+        let (_, body) = self.send(request).await?;
+        parse(&body)
+    }
+
+    /// A JSON patch of the object under `manager`: `patch` is its operations, whose
+    /// `test`s make it conditional (422 when one fails).
+    pub(super) async fn json_patch(&self, served: &Served, id: &ObjectId, patch: Value, manager: &str) -> Result<Value, ApiError> {
+        let patch = serde_json::from_value(patch).map_err(|e| ApiError { code: 0, message: format!("building the patch: {e}") })?;
+        let params = PatchParams { field_manager: Some(manager.into()), ..PatchParams::default() };
+        let request = self.request(served, id.namespace.as_deref()).patch(&id.name, &params, &Patch::<()>::Json(patch));
         let (_, body) = self.send(request).await?;
         parse(&body)
     }

@@ -8,8 +8,10 @@
 //! object at a time in `send`, deleting and re-creating a marked object whose update is
 //! refused in `recreate`), skipping what a refusal or a held-back part stops
 //! (`gate`), fire Helm hooks around their release's objects (`hook`, `hook_run`), compare
-//! with live objects (`drift`, `compare`), prune by inventory (`prune`)
-//! or, for a plan, preview all of it with server-side dry-run (`preview`). Every API
+//! with live objects (`drift`, `compare`), prune by inventory (`prune`, which releases
+//! adopted objects in `release`) or, for a plan, preview all of it with server-side
+//! dry-run (`preview`); a sync and a plan alike refuse takeovers and hold mass prunes
+//! before the first write (`ownership`). Every API
 //! request goes through one counting wrapper (`kube_api`). The data they share is in
 //! `object` (`id` for identities), `settings`, `outcome` and `error`.
 //!
@@ -45,6 +47,7 @@ mod preview;
 mod prune;
 mod ready;
 mod recreate;
+mod release;
 mod reload;
 mod scope;
 mod send;
@@ -63,7 +66,7 @@ pub use hook::{Hook, HookEvent};
 use kube_api::Api;
 pub use object::{DesiredObject, InventoryEntry, KnownKind, Manifest, ObjectId};
 use outcome::Finished;
-pub use outcome::{Action, ObjectResult, Outcome};
+pub use outcome::{Action, ObjectResult, Outcome, Plan};
 pub use ownership::{MASS_PRUNE_MIN, MASS_PRUNE_PERCENT};
 pub use part::PartRules;
 pub use reload::{ANNOTATION_RESTARTED_AT, Mounted, ReloadCheck, Workload, check_reload, workloads};
@@ -102,7 +105,10 @@ pub async fn sync(
     previous: &[InventoryEntry],
     settings: &Settings,
 ) -> Result<Outcome, EngineError> {
-    run(client, desired, previous, settings, Mode::Apply).await
+    let api = Api::new(client, &[]);
+    let (targets, refused) = admit(&api, desired, settings).await?;
+    let finished = apply::sync(&api, targets, previous, settings).await?;
+    Ok(outcome(&api, finished, refused))
 }
 
 /// The first step of a drift check for an unchanged bundle: for ContinuousWithDriftDetection
@@ -153,35 +159,16 @@ impl DriftCheck {
     }
 }
 
-/// What a sync would do, with field-level diffs from server-side dry-run; writes nothing.
+/// What a sync would do, with field-level diffs from server-side dry-run, and what it would
+/// refuse; writes nothing.
 pub async fn plan(
     client: &kube::Client,
     desired: Vec<DesiredObject>,
     previous: &[InventoryEntry],
     settings: &Settings,
-) -> Result<Outcome, EngineError> {
-    run(client, desired, previous, settings, Mode::Preview).await
-}
-
-/// Whether a run over the whole bundle writes or only previews.
-enum Mode {
-    Apply,
-    Preview,
-}
-
-/// [`sync`] or [`plan`]: kinds and policy first, then the stages.
-async fn run(
-    client: &kube::Client,
-    desired: Vec<DesiredObject>,
-    previous: &[InventoryEntry],
-    settings: &Settings,
-    mode: Mode,
-) -> Result<Outcome, EngineError> {
+) -> Result<Plan, EngineError> {
     let api = Api::new(client, &[]);
     let (targets, refused) = admit(&api, desired, settings).await?;
-    let finished = match mode {
-        Mode::Apply => apply::sync(&api, targets, previous, settings).await?,
-        Mode::Preview => preview::plan(&api, targets, previous, settings).await?,
-    };
-    Ok(outcome(&api, finished, refused))
+    let (finished, refusal) = preview::plan(&api, targets, previous, settings).await?;
+    Ok(Plan { outcome: outcome(&api, finished, refused), refusal })
 }

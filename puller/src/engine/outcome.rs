@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::error::EngineError;
 use super::object::{InventoryEntry, KnownKind, ObjectId};
 
 /// What happened to one object.
@@ -62,6 +63,14 @@ impl Outcome {
     pub fn failed(&self) -> bool {
         self.results.iter().any(|r| r.action == Action::Failed)
     }
+}
+
+/// What a plan found: what a sync would do, and the rejection it would stop at before its
+/// first write (objects it would take over, a mass prune it would hold), if it would.
+#[derive(Debug)]
+pub struct Plan {
+    pub outcome: Outcome,
+    pub refusal: Option<EngineError>,
 }
 
 /// Results and the new inventory of a run, before they become an [`Outcome`].

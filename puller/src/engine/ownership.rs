@@ -13,7 +13,7 @@
 //! inventory, the mark of a bundle rendered from a broken source rather than of a change
 //! anyone meant, until it is confirmed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use futures::StreamExt;
 use serde_json::Value;
@@ -23,6 +23,7 @@ use super::kube_api::Api;
 use super::manifest::{LABEL_CLUSTER, cluster_label};
 use super::object::{InventoryEntry, ObjectKey};
 use super::policy;
+use super::prune::Selection;
 use super::scope::Target;
 use super::send::Step;
 use super::settings::Settings;
@@ -46,7 +47,7 @@ pub(super) fn describe_owner(live: &Value) -> String {
 
 /// Whether a version that prunes `pruned` of the `inventory` entries is held: at least
 /// [`MASS_PRUNE_MIN`] deletions, and more than [`MASS_PRUNE_PERCENT`] of the inventory.
-pub(super) fn mass_prune(pruned: usize, inventory: usize, confirmed: bool) -> Result<(), EngineError> {
+fn mass_prune(pruned: usize, inventory: usize, confirmed: bool) -> Result<(), EngineError> {
     if confirmed || pruned < MASS_PRUNE_MIN || pruned * 100 <= inventory * MASS_PRUNE_PERCENT {
         return Ok(());
     }
@@ -68,21 +69,26 @@ fn watched_namespace(target: &Target, settings: &Settings) -> bool {
         && settings.watch_namespaces.as_ref().is_some_and(|list| list.contains(&id.name))
 }
 
-/// Reads every object of `work` that would be written and is not in the previous inventory
-/// (`previous`): one that exists and is not Airlock's for this cluster is refused, every
-/// such object listed, unless its manifest allows adoption or registration made it (the
-/// relayed store-credentials Secret, the watched Namespaces). Returns the keys of those
-/// adopted. Read-only.
+/// The checks of a run before its first write, which a plan makes as well. First the
+/// mass-prune guard, over what `selection` deletes of the previous inventory (`previous`).
+/// Then it reads every object of `work` that would be written and is not in `previous`:
+/// one that exists and is not Airlock's for this cluster is refused, every such object
+/// listed, unless its manifest allows adoption or registration made it (the relayed
+/// store-credentials Secret, the watched Namespaces). Every such object is marked to be
+/// taken over whole, and the keys of those adopted returned. Read-only.
 pub(super) async fn check(
     api: &Api,
-    work: &[(Target, Step)],
-    previous: &HashMap<ObjectKey, &InventoryEntry>,
+    work: &mut [(Target, Step)],
+    selection: &Selection<'_>,
+    previous: &[InventoryEntry],
     settings: &Settings,
 ) -> Result<HashSet<ObjectKey>, EngineError> {
+    mass_prune(selection.delete.len(), previous.len(), settings.allow_mass_prune)?;
+    let previous: HashSet<ObjectKey> = previous.iter().map(|e| e.id.key()).collect();
     let label = cluster_label(&settings.cluster);
     let label = label.as_str();
     let reads =
-        work.iter().filter(|(t, step)| writes_existing(step) && !previous.contains_key(&t.object.id.key())).filter_map(|(target, _)| {
+        work.iter().filter(|(t, step)| writes_existing(step) && !previous.contains(&t.object.id.key())).filter_map(|(target, _)| {
             let served = target.served.as_ref()?;
             let id = &target.object.id;
             Some(async move {
@@ -92,10 +98,12 @@ pub(super) async fn check(
             })
         });
     let found: Vec<Result<_, EngineError>> = futures::stream::iter(reads).buffer_unordered(settings.concurrency.max(1)).collect().await;
+    let mut foreign = HashSet::new();
     let mut adopted = HashSet::new();
     let mut refused = Vec::new();
-    for foreign in found {
-        let Some((target, owner)) = foreign? else { continue };
+    for found in found {
+        let Some((target, owner)) = found? else { continue };
+        foreign.insert(target.object.id.key());
         // Registration creates the relayed credentials Secret, and the relay replaces it
         // by design (spec 2.6); it creates the watched Namespaces too, for their Roles, and
         // a profile may then label them.
@@ -107,11 +115,17 @@ pub(super) async fn check(
             refused.push(format!("{} ({owner}; {})", target.object.id, target.object.source));
         }
     }
-    if refused.is_empty() {
-        return Ok(adopted);
+    // Adopting takes the object over whole, the fields another manager set included. Those
+    // refused are marked too: a sync writes nothing then, and a plan shows them as they
+    // would be once adopted.
+    for (target, _) in work.iter_mut().filter(|(t, _)| foreign.contains(&t.object.id.key())) {
+        target.object.force_conflicts = true;
     }
-    refused.sort();
-    Err(EngineError::ForeignObjects { objects: refused })
+    if !refused.is_empty() {
+        refused.sort();
+        return Err(EngineError::ForeignObjects { objects: refused });
+    }
+    Ok(adopted)
 }
 
 #[cfg(test)]

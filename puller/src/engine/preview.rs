@@ -4,43 +4,57 @@
 //! the policy refuses are reported, parts held back are shown skipped, and prune
 //! candidates are checked as a sync would check them. A create-only object previews as
 //! created when absent and unchanged otherwise.
+//!
+//! The steps a sync would take are decided as a sync decides them, and go through the
+//! same checks before the first write (`ownership`): a version a sync would refuse, for
+//! objects it would take over or a mass prune it would hold, is previewed all the same,
+//! with the refusal beside it.
 
 use std::collections::HashSet;
 
 use super::apply;
 use super::error::EngineError;
 use super::gate::Held;
+use super::hook;
 use super::kube_api::Api;
 use super::object::InventoryEntry;
 use super::outcome::Finished;
+use super::ownership;
 use super::prune;
 use super::scope::Target;
 use super::send::Step;
 use super::settings::Settings;
 
-/// The inventory is the previous one: nothing changes.
+/// The inventory is the previous one: nothing changes. With it, the rejection a sync of
+/// this version would stop at before its first write, if it would.
 pub(super) async fn plan(
     api: &Api,
     targets: Vec<Target>,
     previous: &[InventoryEntry],
     settings: &Settings,
-) -> Result<Finished, EngineError> {
+) -> Result<(Finished, Option<EngineError>), EngineError> {
     let by_key = apply::index(previous);
     let held = Held::new(&settings.held_back, targets.iter().map(|t| &t.object));
-    let work: Vec<_> = targets
+    let operations = hook::operations(targets.iter().map(|t| &t.object).filter(|o| held.reason(o).is_none()), previous);
+    let (mut work, checks) = apply::steps(targets, &by_key, &held, &operations);
+    // Only objects of the inventory are checked for drift, and the ownership check never
+    // reads those: whether they drifted changes nothing it decides.
+    work.extend(checks.into_iter().map(|t| (t, Step::Unchanged)));
+    let selection = prune::select_for(previous, &work, &held, settings);
+    let refusal = match ownership::check(api, &mut work, &selection, previous, settings).await {
+        Ok(_) => None,
+        Err(e) if e.is_rejection() => Some(e),
+        Err(e) => return Err(e),
+    };
+    let work: Vec<_> = work
         .into_iter()
-        .map(|t| {
-            let step = match (held.reason(&t.object), apply::decide(&t.object, by_key.get(&t.object.id.key()).copied())) {
-                (Some(why), _) => Step::Skip(why.to_string()),
-                (None, Some(keep @ Step::Keep(_))) => keep,
-                _ => Step::Preview,
-            };
-            (t, step)
+        .map(|(t, step)| match step {
+            Step::Skip(_) | Step::Keep(_) => (t, step),
+            _ => (t, Step::Preview),
         })
         .collect();
-    let selection = prune::select_for(previous, &work, &held, settings);
     let run = apply::execute(api, settings, work, &by_key).await?;
     let mut results = run.results;
     results.extend(prune::run(api, selection, settings, true, &HashSet::new()).await.results);
-    Ok((results, previous.to_vec()))
+    Ok(((results, previous.to_vec()), refusal))
 }

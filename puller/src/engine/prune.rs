@@ -7,7 +7,7 @@
 //! Objects Airlock did not create are never touched: before deleting, the live object must
 //! carry this cluster's `airlock.dev/cluster` label, and the delete is conditional on the
 //! uid that was checked. An object the inventory records as adopted (`ownership`) is
-//! released, never deleted.
+//! released, never deleted, and loses Airlock's marks (`release`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -23,6 +23,7 @@ use super::order::Class;
 use super::outcome::{Action, ObjectResult};
 use super::ownership::{describe_owner, owner};
 use super::policy;
+use super::release;
 use super::scope::Target;
 use super::settings::Settings;
 
@@ -88,7 +89,23 @@ pub(super) struct Pruned {
     pub kept: Vec<InventoryEntry>,
 }
 
-/// Deletes (or, with `preview`, reports) the selection, one prune class at a time.
+impl Pruned {
+    /// Runs `jobs`, a bounded number at a time, and records each one's result and the
+    /// entry it keeps.
+    async fn absorb<F>(&mut self, jobs: impl Iterator<Item = F>, settings: &Settings)
+    where
+        F: Future<Output = (ObjectResult, Option<InventoryEntry>)>,
+    {
+        let done: Vec<_> = futures::stream::iter(jobs).buffer_unordered(settings.concurrency.max(1)).collect().await;
+        for (result, kept) in done {
+            self.results.push(result);
+            self.kept.extend(kept);
+        }
+    }
+}
+
+/// Deletes (or, with `preview`, reports) the selection, one prune class at a time, after
+/// releasing the adopted objects of its `leave`.
 /// `applied_uids` are objects this run applied: never deleted, whatever their old name.
 pub(super) async fn run(api: &Api, selection: Selection<'_>, settings: &Settings, preview: bool, applied_uids: &HashSet<String>) -> Pruned {
     let result = |entry: &InventoryEntry, action: Action, detail: &str| ObjectResult {
@@ -97,29 +114,31 @@ pub(super) async fn run(api: &Api, selection: Selection<'_>, settings: &Settings
         action,
         detail: Some(detail.to_string()),
     };
+    let (adopted, leave): (Vec<_>, Vec<_>) = selection.leave.into_iter().partition(|e| e.adopted);
     let mut pruned = Pruned {
-        results: (selection.leave.iter().map(|e| result(e, Action::Left, released(e))))
+        results: (leave.iter().map(|e| result(e, Action::Left, "released: its profile has LeavePolicies")))
             .chain(selection.hooks.iter().map(|e| result(e, Action::Left, "released: a Helm hook, which Helm leaves in place")))
             .collect(),
         kept: selection.keep.into_iter().cloned().collect(),
     };
     let label = cluster_label(&settings.cluster);
+    let label = label.as_str();
+    // A release or a delete that fails keeps its entry, so the next run tries again.
+    let settle = |entry: &InventoryEntry, done: Result<(Action, String), String>| match done {
+        Ok((action, detail)) => (result(entry, action, &detail), None),
+        Err(detail) => (result(entry, Action::Failed, &detail), Some(entry.clone())),
+    };
+    let releases = adopted
+        .into_iter()
+        .map(|entry| async move { settle(entry, release::one(api, entry, label, preview).await.map(|detail| (Action::Left, detail))) });
     let mut classes: BTreeMap<u8, Vec<&InventoryEntry>> = BTreeMap::new();
     for entry in selection.delete {
         classes.entry(class(entry).prune_rank()).or_default().push(entry);
     }
+    pruned.absorb(releases, settings).await;
     for entries in classes.into_values() {
-        let jobs = entries.into_iter().map(|entry| async {
-            match one(api, entry, &label, preview, applied_uids).await {
-                Ok((action, detail)) => (result(entry, action, &detail), None),
-                Err(detail) => (result(entry, Action::Failed, &detail), Some(entry.clone())),
-            }
-        });
-        let done: Vec<_> = futures::stream::iter(jobs).buffer_unordered(settings.concurrency.max(1)).collect().await;
-        for (result, kept) in done {
-            pruned.results.push(result);
-            pruned.kept.extend(kept);
-        }
+        let jobs = entries.into_iter().map(|entry| async move { settle(entry, one(api, entry, label, preview, applied_uids).await) });
+        pruned.absorb(jobs, settings).await;
     }
     pruned
 }
@@ -154,11 +173,6 @@ async fn one(
     api.delete(&served, namespace, &entry.id.name, uid, propagation).await.map_err(|e| e.to_string())?;
     tracing::info!(object = %entry.id, "pruned");
     Ok((Action::Pruned, "no longer in the bundle".into()))
-}
-
-/// Why an entry of the selection's `leave` is released rather than deleted.
-fn released(entry: &InventoryEntry) -> &'static str {
-    if entry.adopted { "released: adopted, Airlock did not create it" } else { "released: its profile has LeavePolicies" }
 }
 
 /// Why a live object must not be deleted, if it must not: it is not labelled as this
@@ -276,7 +290,6 @@ mod tests {
         let previous = vec![adopted("widgets.example.com"), entry("", "ConfigMap", Some("ns"), "own", "a", false)];
         let selection = select(&previous, &HashSet::new(), &HashMap::new(), &Held::default(), None);
         assert_eq!((names(&selection.leave), names(&selection.delete)), (vec!["widgets.example.com".to_string()], vec!["own".to_string()]));
-        assert_eq!(released(selection.leave[0]), "released: adopted, Airlock did not create it");
         // Even when its profile has gone: the flag is the entry's.
         let leave: HashMap<String, bool> = [("a".to_string(), false)].into();
         assert_eq!(names(&select(&previous, &HashSet::new(), &leave, &Held::default(), None).leave), ["widgets.example.com"]);

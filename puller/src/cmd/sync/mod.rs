@@ -221,8 +221,6 @@ async fn run(
             }
             let mut engine_settings = settings.engine(bundle.predicate());
             engine_settings.decrypts = identities.decrypts();
-            // The bundle's signed confirmation, or the local override `engine` set.
-            engine_settings.allow_mass_prune |= bundle.predicate().allow_mass_prune;
             // Parsed, and its settings checked, even while the window is closed: a bundle
             // that would be refused is refused now, not when the window opens.
             let desired = engine::desired(&bundle, &engine_settings)?;
