@@ -19,7 +19,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::{Run, publisher_bin, puller_bin};
 use jiff::{SignedDuration, Timestamp};
-use publisher_support::{Keys, install_crds, kubectl_ok, unique};
+use publisher_support::{Keys, install_crds, kubectl_ok, management_set, unique};
 use servers::{PUBLISHER, Server};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
@@ -160,16 +160,6 @@ impl World {
     fn color(&self) -> String {
         kubectl_ok(MANAGED, &["get", "configmap", "-n", &self.app_ns(), "settings", "-o", "jsonpath={.data.color}"], b"")
     }
-}
-
-/// The profile both clusters match: one ConfigMap in the application namespace.
-fn management_set(run: &str, app_ns: &str, color: &str) -> String {
-    format!(
-        "apiVersion: config.projectsveltos.io/v1beta1\nkind: ClusterProfile\nmetadata: {{name: {run}-web}}\n\
-         spec:\n  clusterSelector: {{matchLabels: {{run: {run}}}}}\n  policyRefs: [{{kind: ConfigMap, namespace: {run}, name: web}}]\n\
-         ---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: web, namespace: {run}}}\ndata:\n  web.yaml: |\n\
-         \x20   apiVersion: v1\n    kind: ConfigMap\n    metadata: {{name: settings, namespace: {app_ns}}}\n    data: {{color: {color}}}\n"
-    )
 }
 
 fn in_days(days: i64) -> Timestamp {

@@ -184,3 +184,14 @@ pub fn install_crds() {
     kubectl_ok("AIRLOCK_KUBECONFIG_MANAGEMENT", &["apply", "--server-side", "-f", crds], b"");
     kubectl_ok("AIRLOCK_KUBECONFIG_MANAGEMENT", &["wait", "--for", "condition=established", "--timeout=60s", "-f", crds], b"");
 }
+
+/// A ClusterProfile every cluster labelled `run=RUN` matches, and its ConfigMap: one
+/// ConfigMap `settings` (`color: COLOR`) in the application namespace.
+pub fn management_set(run: &str, app_ns: &str, color: &str) -> String {
+    format!(
+        "apiVersion: config.projectsveltos.io/v1beta1\nkind: ClusterProfile\nmetadata: {{name: {run}-web}}\n\
+         spec:\n  clusterSelector: {{matchLabels: {{run: {run}}}}}\n  policyRefs: [{{kind: ConfigMap, namespace: {run}, name: web}}]\n\
+         ---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: web, namespace: {run}}}\ndata:\n  web.yaml: |\n\
+         \x20   apiVersion: v1\n    kind: ConfigMap\n    metadata: {{name: settings, namespace: {app_ns}}}\n    data: {{color: {color}}}\n"
+    )
+}
