@@ -18,7 +18,7 @@ use std::process::Command;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::{Run, publisher_bin, puller_bin};
-use publisher_support::{Keys, install_crds, kubectl, kubectl_ok, management_set, unique};
+use publisher_support::{Keys, Names, install_crds, kubectl, kubectl_ok, management_set};
 use servers::{PUBLISHER, Server};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
@@ -63,7 +63,7 @@ impl Layout {
 
 /// One test's world: names, keys, the store, and a scratch directory.
 struct World {
-    run: String,
+    names: Names,
     layout: Layout,
     server: Server,
     keys: Keys,
@@ -72,26 +72,15 @@ struct World {
 
 impl World {
     fn new(test: &str, layout: Layout) -> World {
-        let run = unique(test);
+        let names = Names::new(test);
+        let run = &names.run;
         let server = Server::git(&[PUBLISHER]);
         let mut lines = vec![format!("{}:{}", PUBLISHER.0, PUBLISHER.1)];
-        lines.extend(CLUSTERS.map(|name| format!("{name}:{} {}", password(name), layout.grants(&run, name))));
+        lines.extend(CLUSTERS.map(|name| format!("{name}:{} {}", password(name), layout.grants(run, name))));
         server.set_git_lines(&lines);
-        let repos: std::collections::BTreeSet<String> = CLUSTERS.iter().map(|name| layout.place(&run, name).0).collect();
+        let repos: std::collections::BTreeSet<String> = CLUSTERS.iter().map(|name| layout.place(run, name).0).collect();
         repos.iter().for_each(|repo| server.new_git_repo(repo));
-        World { run, layout, server, keys: Keys::new(test), scratch: tempfile::tempdir().expect("tempdir") }
-    }
-
-    fn puller_ns(&self) -> String {
-        format!("airlock-{}", self.run)
-    }
-
-    fn app_ns(&self) -> String {
-        format!("app-{}", self.run)
-    }
-
-    fn cluster(&self, name: &str) -> String {
-        format!("{}/{name}", self.run)
+        World { names, layout, server, keys: Keys::new(test), scratch: tempfile::tempdir().expect("tempdir") }
     }
 
     /// `register cluster NAME` with the template reference and the cluster's own Git
@@ -99,19 +88,9 @@ impl World {
     fn register(&self, name: &str) -> String {
         let password_file = self.scratch.path().join(format!("{name}.password"));
         std::fs::write(&password_file, password(name)).expect("password file");
-        let out = Command::new(publisher_bin())
-            .args(["register", "cluster", "--namespace", &self.run, "--cluster", name, "--pullmode"])
-            .args(["--labels", &format!("run={}", self.run), "--no-encryption"])
-            .args(["--source", &self.layout.template(&self.server), "--keyring", &self.keys.keyring_path])
-            .args(["--cronjob-api", "batch/v1beta1", "--puller-namespace", &self.puller_ns(), "--watch-namespaces", &self.app_ns()])
-            .args(["--git-username", name, "--git-password-file", password_file.to_str().unwrap()])
-            .args(["--kubeconfig", &common::service_env(MANAGEMENT)])
-            .env("AIRLOCK_LOG", "warn")
-            .output()
-            .expect("airlock-publisher runs");
-        let run = Run::from(out);
-        assert_eq!(run.code, Some(0), "register {name}: {run:?}");
-        run.stdout
+        let source = self.layout.template(&self.server);
+        let login = ["--git-username", name, "--git-password-file", password_file.to_str().unwrap()];
+        self.names.register(&self.keys, name, &[&["--source", source.as_str(), "--no-encryption"][..], &login[..]].concat())
     }
 
     /// The template reference with the publisher's credentials in its URL.
@@ -125,7 +104,7 @@ impl World {
         Command::new(publisher_bin())
             .args(["publish", "--kubeconfig", &mgmt, "--to", &self.publish_to(), "--no-cache"])
             .args(["--key", &self.keys.key, "--keyring", &self.keys.keyring_path])
-            .args(["--cluster", &self.cluster("edge-a"), "--cluster", &self.cluster("edge-b")])
+            .args(["--cluster", &self.names.cluster("edge-a"), "--cluster", &self.names.cluster("edge-b")])
             .env("AIRLOCK_LOG", "warn")
             .env_remove("KUBECONFIG")
             .output()
@@ -137,9 +116,9 @@ impl World {
     /// reports signed with `report_key`.
     fn sync(&self, source: &str, login: &Path, report_key: &Path) -> Run {
         Command::new(puller_bin())
-            .args(["sync", "--source", source, "--cluster", &self.cluster("edge-a")])
-            .args(["--keyring", &self.keys.keyring_path, "--state-namespace", &self.puller_ns()])
-            .args(["--watch-namespaces", &self.app_ns(), "--push-reports"])
+            .args(["sync", "--source", source, "--cluster", &self.names.cluster("edge-a")])
+            .args(["--keyring", &self.keys.keyring_path, "--state-namespace", &self.names.puller_ns()])
+            .args(["--watch-namespaces", &self.names.app_ns(), "--push-reports"])
             .arg("--report-key")
             .arg(report_key)
             .env("KUBECONFIG", common::service_env(MANAGED))
@@ -153,7 +132,7 @@ impl World {
     /// `airlock-puller verify` of `cluster` from the template, logging in with `login`.
     fn verify(&self, cluster: &str, login: &Path) -> Run {
         Command::new(puller_bin())
-            .args(["verify", "--source", &self.layout.template(&self.server), "--cluster", &self.cluster(cluster)])
+            .args(["verify", "--source", &self.layout.template(&self.server), "--cluster", &self.names.cluster(cluster)])
             .args(["--keyring", &self.keys.keyring_path])
             .env("AIRLOCK_GIT_CREDENTIALS", login)
             .env("AIRLOCK_LOG", "warn")
@@ -172,7 +151,7 @@ impl World {
 
     /// The files of `ns/name`'s branch in its repository on the server.
     fn files(&self, name: &str) -> Vec<String> {
-        let (repo, branch) = self.layout.place(&self.run, name);
+        let (repo, branch) = self.layout.place(&self.names.run, name);
         let out = Command::new("git").arg("-C").arg(self.server.git_repo(&repo)).args(["ls-tree", "-r", "--name-only", &branch]).output();
         let out = out.expect("git runs");
         assert!(out.status.success(), "git ls-tree {repo} {branch}: {}", String::from_utf8_lossy(&out.stderr));
@@ -180,7 +159,7 @@ impl World {
     }
 
     fn color(&self) -> Option<String> {
-        let out = kubectl(MANAGED, &["get", "configmap", "-n", &self.app_ns(), "settings", "-o", "jsonpath={.data.color}"], b"");
+        let out = kubectl(MANAGED, &["get", "configmap", "-n", &self.names.app_ns(), "settings", "-o", "jsonpath={.data.color}"], b"");
         out.status.success().then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
 }
@@ -206,7 +185,7 @@ fn a_branch_per_cluster_lets_each_cluster_read_its_own_only() {
     let w = World::new("gitbranch", Layout::Branch);
     round_trip(&w, "not found");
     // Asked for by id, the other cluster's tip is refused too: it is not advertised.
-    let (repo, branch) = w.layout.place(&w.run, "edge-b");
+    let (repo, branch) = w.layout.place(&w.names.run, "edge-b");
     let tip = Command::new("git").arg("-C").arg(w.server.git_repo(&repo)).args(["rev-parse", &branch]).output().expect("git runs");
     let tip = String::from_utf8(tip.stdout).expect("UTF-8").trim().to_string();
     let want = format!("want {tip} multi_ack_detailed side-band-64k ofs-delta\n");
@@ -226,7 +205,7 @@ fn a_branch_per_cluster_lets_each_cluster_read_its_own_only() {
 /// read its report back with ingest.
 fn round_trip(w: &World, refusal: &str) {
     install_crds();
-    let (ns, app_ns) = (w.run.clone(), w.app_ns());
+    let (ns, app_ns) = (w.names.run.clone(), w.names.app_ns());
     kubectl_ok(MANAGEMENT, &["create", "namespace", &ns], b"");
     kubectl_ok(MANAGEMENT, &["apply", "-f", "-"], management_set(&ns, &app_ns, "blue").as_bytes());
     let yaml = w.register("edge-a");
@@ -274,7 +253,7 @@ fn round_trip(w: &World, refusal: &str) {
         .output()
         .expect("airlock-publisher runs");
     let ingest = Run::from(ingest);
-    assert!(ingest.stdout.lines().any(|l| l.contains(&w.cluster("edge-a")) && l.contains("ingested")), "{ingest:?}");
+    assert!(ingest.stdout.lines().any(|l| l.contains(&w.names.cluster("edge-a")) && l.contains("ingested")), "{ingest:?}");
 
     kubectl_ok(MANAGED, &["delete", "--wait=false", "--ignore-not-found", "-f", "-"], yaml.as_bytes());
     kubectl_ok(MANAGEMENT, &["delete", "clusterprofile", &format!("{ns}-web"), "--wait=false"], b"");
