@@ -70,7 +70,8 @@ pub struct ClusterFlags {
     /// signed in its bundles; the RBAC grants exactly these names).
     #[arg(long, value_delimiter = ',', value_name = "KIND[.GROUP]/NAME,...")]
     pub allow_cluster_scoped: Vec<String>,
-    /// Store the puller reads its bundles from (oci://, oci+http://, oci-layout:, oci-archive:, git+…).
+    /// Store the puller reads its bundles from (oci://, oci+http://, oci-layout:, oci-archive:, git+…);
+    /// {namespace} and {name} in a Git reference are replaced by this cluster's.
     #[arg(long, value_name = "STORE")]
     pub source: String,
     /// Keyring file (from `airlock-publisher keygen`) the puller trusts.

@@ -17,6 +17,9 @@
 //! given apart from it ([`GitStore::with_credentials`], renewable, spec 2.6) and answered
 //! through libgit2's credentials callback, so they never become part of a URL at all.
 //!
+//! A reference with `{namespace}` and `{name}` names one repository or branch per cluster
+//! (spec 9.5.1): `layout`'s [`GitClusters`] opens a `GitStore` per cluster.
+//!
 //! Not done here: deciding whether anything read is trustworthy (the caller verifies,
 //! spec 8), HTTPS and SSH (this build of libgit2 has neither), pruning the cache.
 
