@@ -99,10 +99,10 @@ pub(crate) fn has_placeholder(s: &str) -> bool {
 
 /// Placeholders are known ones, in the URL's path only, and the branch they make is valid.
 fn check_git_placeholders(url: &str, branch: &str) -> Result<(), String> {
-    for part in [url, branch] {
-        let rest = PLACEHOLDERS.iter().fold(part.to_string(), |s, p| s.replace(p, ""));
+    for (part, text) in [("URL", url), ("#branch", branch)] {
+        let rest = PLACEHOLDERS.iter().fold(text.to_string(), |s, p| s.replace(p, ""));
         if rest.contains(['{', '}']) {
-            return Err(format!("{part:?}: unknown placeholder; a Git store reference takes {{namespace}} and {{name}} only"));
+            return Err(format!("unknown placeholder in the {part}; a Git store reference takes {{namespace}} and {{name}} only"));
         }
     }
     let authority = url.split_once("://").map_or(url, |(_, rest)| rest.split('/').next().unwrap_or_default());
