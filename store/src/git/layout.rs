@@ -32,6 +32,9 @@ use airlock_bundle::statement::ProfileEntry;
 /// Repositories read at once when reports of many clusters are asked for.
 const READS_IN_FLIGHT: usize = 8;
 
+/// Items by the store of their cluster, one entry per repository or branch.
+type Groups<T> = Vec<(GitStore, Vec<T>)>;
+
 /// One Git repository or branch per cluster, named by a reference with placeholders.
 pub struct GitClusters {
     /// The URL and branch with placeholders; the URL with its credentials, if any.
@@ -52,17 +55,24 @@ impl GitClusters {
         Ok(GitStore::with_cache(&expand(&self.url, cluster), &expand(&self.branch, cluster), &self.cache_root)?.creating_local())
     }
 
-    /// The clusters of `items` grouped by what `key` gives for their store, in first-seen order.
+    /// `items` grouped by what `key` gives for their cluster's store, in first-seen order;
+    /// apart, those whose store cannot be opened (a cluster name that makes a bad branch).
     fn group<T: Clone>(
         &self,
         items: &[T],
         cluster: impl Fn(&T) -> Result<ClusterId, StoreError>,
         key: impl Fn(&GitStore) -> String,
-    ) -> Result<Vec<(GitStore, Vec<T>)>, StoreError> {
-        let mut groups: Vec<(GitStore, Vec<T>)> = Vec::new();
+    ) -> (Groups<T>, Vec<(T, StoreError)>) {
+        let (mut groups, mut failed): (Groups<T>, _) = (Vec::new(), Vec::new());
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
         for item in items {
-            let store = self.store(&cluster(item)?)?;
+            let store = match cluster(item).and_then(|c| self.store(&c)) {
+                Ok(store) => store,
+                Err(e) => {
+                    failed.push((item.clone(), e));
+                    continue;
+                }
+            };
             match index.get(&key(&store)) {
                 Some(&i) => groups[i].1.push(item.clone()),
                 None => {
@@ -71,7 +81,11 @@ impl GitClusters {
                 }
             }
         }
-        Ok(groups)
+        (groups, failed)
+    }
+
+    fn config(&self, message: String) -> StoreError {
+        StoreError::Config { store: self.describe(), message }
     }
 }
 
@@ -95,13 +109,18 @@ impl Store for GitClusters {
         self.store(cluster)?.fetch_part(cluster, fetched, part, limits).await
     }
 
-    /// One commit per repository or branch. Every one is tried, so that one repository
+    /// One commit per repository or branch. A cluster without a valid place fails the
+    /// publish before anything is written. Every place is tried, so that one repository
     /// missing on the server keeps no other cluster from its bundle; the first failure is
     /// returned, the others logged.
     async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
         let cluster = |b: &SignedBundle| b.cluster().parse::<ClusterId>().map_err(|e| self.config(e.to_string()));
+        let (groups, failed) = self.group(bundles, cluster, Store::describe);
+        if let Some((_, e)) = failed.into_iter().next() {
+            return Err(e);
+        }
         let mut first = None;
-        for (store, bundles) in self.group(bundles, cluster, Store::describe)? {
+        for (store, bundles) in groups {
             if let Err(e) = store.publish(&bundles, meta).await {
                 tracing::warn!(store = %store.describe(), "publish failed: {e}");
                 first.get_or_insert(e);
@@ -137,24 +156,15 @@ impl ReportStore for GitClusters {
 
     /// One listing per repository: the branch layout's clusters share one.
     async fn latest_reports(&self, wanted: &[(ClusterId, Option<String>)], limits: &Limits) -> Vec<Result<Latest, StoreError>> {
-        let groups = match self.group(wanted, |(c, _)| Ok(c.clone()), |s| s.target.url.clone()) {
-            Ok(groups) => groups,
-            Err(e) => return wanted.iter().map(|_| Err(e.clone())).collect(),
-        };
+        let (groups, failed) = self.group(wanted, |(c, _)| Ok(c.clone()), |s| s.target.url.clone());
         let reads: Vec<_> = groups.iter().map(|(store, wanted)| store.latest_reports(wanted, limits)).collect();
         let found: Vec<_> = futures::stream::iter(reads).buffered(READS_IN_FLIGHT).collect().await;
         // Back into the order asked.
-        let mut by_cluster: BTreeMap<ClusterId, Result<Latest, StoreError>> = BTreeMap::new();
+        let mut by_cluster: BTreeMap<ClusterId, Result<Latest, StoreError>> = failed.into_iter().map(|((c, _), e)| (c, Err(e))).collect();
         for ((_, wanted), found) in groups.iter().zip(found) {
             by_cluster.extend(wanted.iter().map(|(c, _)| c.clone()).zip(found));
         }
         wanted.iter().map(|(c, _)| by_cluster.get(c).cloned().unwrap_or(Ok(Latest::None))).collect()
-    }
-}
-
-impl GitClusters {
-    fn config(&self, message: String) -> StoreError {
-        StoreError::Config { store: self.describe(), message }
     }
 }
 
@@ -241,5 +251,15 @@ mod tests {
         let fetched = store.fetch_envelope(&b.cluster, &Limits::SPEC).await.unwrap();
         assert_eq!(fetched.envelope, b.signed(1, Fixture::files()).envelope);
         assert_eq!(store.describe(), format!("git+{url}#airlock/{{namespace}}/{{name}}"));
+
+        // A cluster name that makes no valid branch fails alone, and a publish before it writes.
+        let dotted = fixture("fleet/edge.lock");
+        let before = repo.references().unwrap().count();
+        let err = store.publish(&[a.signed(2, Fixture::files()), dotted.signed(1, Fixture::files())], &PublishMeta::default()).await;
+        assert!(matches!(&err, Err(StoreError::Config { message, .. }) if message.contains("not a valid branch name")), "{err:?}");
+        assert_eq!(repo.references().unwrap().count(), before, "nothing written");
+        let wanted = [(a.cluster.clone(), None), (dotted.cluster.clone(), None)];
+        let found = store.latest_reports(&wanted, &Limits::SPEC).await;
+        assert!(matches!((&found[0], &found[1]), (Ok(Latest::None), Err(StoreError::Config { .. }))), "{found:?}");
     }
 }
