@@ -13,6 +13,16 @@ lines (plain text: test users only). The file is read again on each request, so 
 revokes a user by rewriting it; a missing file lets nobody in. The user is handed to
 http-backend as REMOTE_USER, which its hooks see (hack/git-reports-hook scopes pushes
 with it).
+
+A line may go on, after a space, with grants that restrict the user (a line without any
+reaches every repository):
+  REPO.git          read and push every ref of that repository (path below the root);
+  REPO.git#REF      read and push REF (a full ref name) of it, and no other ref: the
+                    others are hidden (transfer.hideRefs, for this request only), so
+                    upload-pack neither advertises them nor sends their tips when asked
+                    for by id (protocol v0: v2 sends any object asked for), and
+                    receive-pack refuses to update them.
+A request for a repository the user has no grant for is answered 403.
 """
 
 import argparse
@@ -76,18 +86,40 @@ class Handler(BaseHTTPRequestHandler):
             except ValueError:
                 given = ""
         # Every line is compared, in constant time, so timing tells nothing about users.
-        ok = False
+        found = None
         for line in users:
-            ok |= bool(given) and hmac.compare_digest(line.encode(), given.encode())
-        if ok:
+            login, _, grants = line.partition(" ")
+            if bool(given) and hmac.compare_digest(login.encode(), given.encode()):
+                found = grants.split()
+        if found is not None:
+            self.grants = found
             return given.split(":", 1)[0]
-        self.send_response(401, "Unauthorized")
-        self.send_header("WWW-Authenticate", 'Basic realm="airlock-test-git"')
+        self.refuse(401, "Unauthorized")
+        return None
+
+    def refuse(self, status, reason):
+        self.send_response(status, reason)
+        if status == 401:
+            self.send_header("WWW-Authenticate", 'Basic realm="airlock-test-git"')
         self.send_header("Content-Length", "0")
         self.send_header("Connection", "close")
         self.end_headers()
         self.close_connection = True
-        return None
+
+    def allowed_refs(self, path):
+        """The refs the user may reach in the repository of `path`: [] for all of them,
+        None for none (the repository is not granted)."""
+        if not self.grants:
+            return []
+        repo = path.lstrip("/").split(".git/", 1)[0] + ".git"
+        refs = None
+        for grant in self.grants:
+            name, _, ref = grant.partition("#")
+            if name == repo:
+                if not ref:
+                    return []
+                refs = (refs or []) + [ref]
+        return refs
 
     def run_backend(self):
         user = self.authorized()
@@ -110,6 +142,19 @@ class Handler(BaseHTTPRequestHandler):
         }
         if user:
             env["REMOTE_USER"] = user
+        refs = self.allowed_refs(env["PATH_INFO"]) if user else []
+        if refs is None:
+            self.refuse(403, "Forbidden")
+            return
+        if refs:
+            # Later entries win; `!` exposes a ref an earlier entry hid. Objects go out by
+            # advertised tips only, so a hidden branch's commits cannot be asked for by id.
+            config = [("transfer.hideRefs", "refs/")] + [("transfer.hideRefs", "!" + r) for r in refs]
+            config += [(f"uploadpack.allow{k}SHA1InWant", "false") for k in ("Tip", "Reachable", "Any")]
+            env["GIT_CONFIG_COUNT"] = str(len(config))
+            for i, (key, value) in enumerate(config):
+                env[f"GIT_CONFIG_KEY_{i}"] = key
+                env[f"GIT_CONFIG_VALUE_{i}"] = value
         for key in ("HOME", "GIT_TRACE", "GIT_TRACE_PACKET"):
             if key in os.environ:
                 env[key] = os.environ[key]
@@ -125,6 +170,10 @@ class Handler(BaseHTTPRequestHandler):
             name = "HTTP_" + key.upper().replace("-", "_")
             if name not in ("HTTP_CONTENT_TYPE", "HTTP_CONTENT_LENGTH"):
                 env[name] = value
+        if refs:
+            # Protocol v2 hands out any object asked for by id, hidden or not: such a user
+            # gets protocol v0, which checks every want against the advertised tips.
+            env.pop("HTTP_GIT_PROTOCOL", None)
 
         proc = subprocess.Popen(
             [BACKEND],
@@ -213,7 +262,7 @@ def main():
     parser.add_argument("host")
     parser.add_argument("port", type=int)
     parser.add_argument("root")
-    parser.add_argument("--users", metavar="FILE", help="user:password lines; basic auth required")
+    parser.add_argument("--users", metavar="FILE", help="user:password [GRANT...] lines; basic auth required")
     args = parser.parse_args()
     host, port, root = args.host, args.port, os.path.abspath(args.root)
     server = ThreadingHTTPServer((host, port), Handler)

@@ -19,7 +19,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use common::{Run, publisher_bin, puller_bin};
 use jiff::{SignedDuration, Timestamp};
-use publisher_support::{Keys, install_crds, kubectl_ok, unique};
+use publisher_support::{Keys, Names, install_crds, kubectl_ok, management_set};
 use servers::{PUBLISHER, Server};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
@@ -29,7 +29,7 @@ const NEW: (&str, &str) = ("puller-new", "new-pw");
 
 /// One test's world: names, keys, the store, and a scratch directory.
 struct World {
-    run: String,
+    names: Names,
     server: Server,
     keys: Keys,
     scratch: tempfile::TempDir,
@@ -37,44 +37,16 @@ struct World {
 
 impl World {
     fn new(test: &str, server: Server) -> World {
-        World { run: unique(test), server, keys: Keys::new(test), scratch: tempfile::tempdir().expect("tempdir") }
-    }
-
-    fn ns(&self) -> &str {
-        &self.run
-    }
-
-    fn puller_ns(&self) -> String {
-        format!("airlock-{}", self.run)
-    }
-
-    fn app_ns(&self) -> String {
-        format!("app-{}", self.run)
-    }
-
-    fn cluster(&self, name: &str) -> String {
-        format!("{}/{name}", self.run)
+        World { names: Names::new(test), server, keys: Keys::new(test), scratch: tempfile::tempdir().expect("tempdir") }
     }
 
     /// `register cluster NAME` against the management apiserver; the registration YAML.
     fn register(&self, name: &str, extra: &[&str]) -> String {
         let password = self.scratch.path().join("old.password");
         std::fs::write(&password, format!("{}\n", OLD.1)).expect("password file");
-        let (mgmt, source, labels) = (common::service_env(MANAGEMENT), self.server.source(), format!("run={}", self.run));
         let [username, password_file] = self.server.login_flags();
-        let out = Command::new(publisher_bin())
-            .args(["register", "cluster", "--namespace", self.ns(), "--cluster", name, "--pullmode", "--labels", &labels])
-            .args(["--source", &source, "--keyring", &self.keys.keyring_path, "--cronjob-api", "batch/v1beta1"])
-            .args(["--puller-namespace", &self.puller_ns(), "--watch-namespaces", &self.app_ns()])
-            .args([username, OLD.0, password_file, password.to_str().unwrap()])
-            .args(["--kubeconfig", &mgmt])
-            .args(extra)
-            .env("AIRLOCK_LOG", "warn")
-            .output()
-            .expect("airlock-publisher runs");
-        let run = Run::from(out);
-        assert_eq!(run.code, Some(0), "register {name}: {run:?}");
-        run.stdout
+        let login = [username, OLD.0, password_file, password.to_str().unwrap()];
+        self.names.register(&self.keys, name, &[&["--source", &self.server.source()], &login[..], extra].concat())
     }
 
     /// `publish` of this test's two clusters: exit code, and per cluster (version, status, warnings).
@@ -83,7 +55,7 @@ impl World {
         let out = Command::new(publisher_bin())
             .args(["publish", "--kubeconfig", &mgmt, "--to", &self.server.publish_to(), "--no-cache"])
             .args(["--key", &self.keys.key, "--keyring", &self.keys.keyring_path])
-            .args(["--cluster", &self.cluster("edge-a"), "--cluster", &self.cluster("edge-b")])
+            .args(["--cluster", &self.names.cluster("edge-a"), "--cluster", &self.names.cluster("edge-b")])
             .env("AIRLOCK_REGISTRY_USERNAME", PUBLISHER.0)
             .env("AIRLOCK_REGISTRY_PASSWORD", PUBLISHER.1)
             .env("AIRLOCK_LOG", "warn")
@@ -108,9 +80,9 @@ impl World {
     fn sync(&self, login_dir: &Path) -> Run {
         let (variable, value) = self.server.login_env(login_dir);
         Command::new(puller_bin())
-            .args(["sync", "--source", &self.server.source(), "--cluster", &self.cluster("edge-a")])
-            .args(["--keyring", &self.keys.keyring_path, "--state-namespace", &self.puller_ns()])
-            .args(["--watch-namespaces", &self.app_ns()])
+            .args(["sync", "--source", &self.server.source(), "--cluster", &self.names.cluster("edge-a")])
+            .args(["--keyring", &self.keys.keyring_path, "--state-namespace", &self.names.puller_ns()])
+            .args(["--watch-namespaces", &self.names.app_ns()])
             .arg("--age-identity")
             .arg(self.identity_file())
             .env("KUBECONFIG", common::service_env(MANAGED))
@@ -141,7 +113,7 @@ impl World {
     /// A data key of the managed cluster's credentials Secret, decoded.
     fn managed_secret(&self, key: &str) -> Vec<u8> {
         let path = format!("jsonpath={{.data.{}}}", key.replace('.', "\\."));
-        let b64 = kubectl_ok(MANAGED, &["get", "secret", "-n", &self.puller_ns(), "airlock-store-credentials", "-o", &path], b"");
+        let b64 = kubectl_ok(MANAGED, &["get", "secret", "-n", &self.names.puller_ns(), "airlock-store-credentials", "-o", &path], b"");
         STANDARD.decode(b64.trim()).expect("base64 Secret data")
     }
 
@@ -150,7 +122,7 @@ impl World {
         let login = self.server.login(user);
         let secret = serde_json::json!({
             "apiVersion": "v1", "kind": "Secret", "type": login.secret_type,
-            "metadata": {"name": "edge-a-store-credentials", "namespace": self.ns(),
+            "metadata": {"name": "edge-a-store-credentials", "namespace": self.names.ns(),
                          "annotations": {"airlock.dev/expires-at": expires_at.to_string()}},
             "data": {login.key: STANDARD.encode(&login.data)},
         });
@@ -158,18 +130,8 @@ impl World {
     }
 
     fn color(&self) -> String {
-        kubectl_ok(MANAGED, &["get", "configmap", "-n", &self.app_ns(), "settings", "-o", "jsonpath={.data.color}"], b"")
+        kubectl_ok(MANAGED, &["get", "configmap", "-n", &self.names.app_ns(), "settings", "-o", "jsonpath={.data.color}"], b"")
     }
-}
-
-/// The profile both clusters match: one ConfigMap in the application namespace.
-fn management_set(run: &str, app_ns: &str, color: &str) -> String {
-    format!(
-        "apiVersion: config.projectsveltos.io/v1beta1\nkind: ClusterProfile\nmetadata: {{name: {run}-web}}\n\
-         spec:\n  clusterSelector: {{matchLabels: {{run: {run}}}}}\n  policyRefs: [{{kind: ConfigMap, namespace: {run}, name: web}}]\n\
-         ---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: web, namespace: {run}}}\ndata:\n  web.yaml: |\n\
-         \x20   apiVersion: v1\n    kind: ConfigMap\n    metadata: {{name: settings, namespace: {app_ns}}}\n    data: {{color: {color}}}\n"
-    )
 }
 
 fn in_days(days: i64) -> Timestamp {
@@ -190,7 +152,7 @@ fn renewed_git_credentials_reach_the_puller_inside_its_bundle() {
 /// let the credentials expire; with `w`'s store, which starts with the users PUBLISHER and OLD.
 fn renewal_round_trip(w: World) {
     install_crds();
-    let (ns, app_ns) = (w.ns().to_string(), w.app_ns());
+    let (ns, app_ns) = (w.names.ns().to_string(), w.names.app_ns());
     kubectl_ok(MANAGEMENT, &["create", "namespace", &ns], b"");
     kubectl_ok(MANAGEMENT, &["apply", "-f", "-"], management_set(&ns, &app_ns, "blue").as_bytes());
 
@@ -251,7 +213,8 @@ fn renewal_round_trip(w: World) {
     let second = w.sync(&old_dir);
     assert_eq!(second.code, Some(0), "{second:?}");
     assert_eq!(w.managed_secret(key), w.server.login(NEW).data);
-    let kind = kubectl_ok(MANAGED, &["get", "secret", "-n", &w.puller_ns(), "airlock-store-credentials", "-o", "jsonpath={.type}"], b"");
+    let kind =
+        kubectl_ok(MANAGED, &["get", "secret", "-n", &w.names.puller_ns(), "airlock-store-credentials", "-o", "jsonpath={.type}"], b"");
     assert_eq!(kind, w.server.login(NEW).secret_type);
     assert_eq!(w.managed_secret("expires-at"), renewed_until.to_string().into_bytes());
 

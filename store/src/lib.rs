@@ -35,7 +35,7 @@ pub use credentials::RegistryCredentials;
 pub use error::StoreError;
 pub use fetch::{Fetch, FetchError, fetch_envelope, fetch_envelope_unless, fetch_verified, verify_fetched};
 pub use fetched::{EnvelopeDigests, Fetched, PartCopy};
-pub use git::{GitCredentials, GitCredentialsError, GitStore};
+pub use git::{GitClusters, GitCredentials, GitCredentialsError, GitStore};
 pub use meta::PublishMeta;
 pub use oci::{OciDescriptor, OciManifest};
 pub use open::{open, open_oci};

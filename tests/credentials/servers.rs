@@ -4,6 +4,10 @@
 //! touching the shared services. Both re-read their users file when it changes (Distribution
 //! on a new modification time, the Git server on every request), so revoking a user is real.
 //! [`Server`] hides which of the two a test runs against; it knows nothing of Kubernetes.
+//! The per-cluster Git layout test (`git_layout`) uses the Git server alone, with more
+//! repositories and users whose lines restrict them to some.
+// Each test binary compiles this module and uses its own subset of it.
+#![allow(dead_code)]
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -60,7 +64,20 @@ impl Server {
     /// A Git server over smart HTTP with basic auth, serving one empty repository.
     pub fn git(users: &[(&str, &str)]) -> Server {
         let (dir, addr) = (tempfile::tempdir().expect("tempdir"), free_addr());
-        let repo = dir.path().join("root").join(REPO);
+        let script = super::common::root().join("hack/git-http-server.py");
+        let (host, port) = addr.split_once(':').expect("host:port");
+        let mut command = Command::new("python3");
+        command.arg(script).args([host, port]).arg(dir.path().join("root")).arg("--users").arg(dir.path().join("users"));
+        let child = spawn(&mut command, dir.path());
+        let server = Server { kind: Kind::Git, child, dir, addr };
+        server.new_git_repo(REPO);
+        server.ready(users)
+    }
+
+    /// Creates the empty bare repository `name` (a path below the root, `x/y.git`) on
+    /// the Git server, which accepts pushes to it.
+    pub fn new_git_repo(&self, name: &str) {
+        let repo = self.git_repo(name);
         for args in [
             &["init", "--quiet", "--bare", repo.to_str().unwrap()][..],
             &["-C", repo.to_str().unwrap(), "config", "http.receivepack", "true"],
@@ -68,12 +85,16 @@ impl Server {
             let out = Command::new("git").args(args).output().expect("git runs");
             assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         }
-        let script = super::common::root().join("hack/git-http-server.py");
-        let (host, port) = addr.split_once(':').expect("host:port");
-        let mut command = Command::new("python3");
-        command.arg(script).args([host, port]).arg(dir.path().join("root")).arg("--users").arg(dir.path().join("users"));
-        let child = spawn(&mut command, dir.path());
-        Server { kind: Kind::Git, child, dir, addr }.ready(users)
+    }
+
+    /// Where the Git server keeps repository `name`.
+    pub fn git_repo(&self, name: &str) -> PathBuf {
+        self.dir.path().join("root").join(name)
+    }
+
+    /// `http://HOST:PORT/PATH` on the Git server, no credentials in it.
+    pub fn git_url(&self, path: &str) -> String {
+        format!("http://{}/{path}", self.addr)
     }
 
     fn ready(self, users: &[(&str, &str)]) -> Server {
@@ -88,26 +109,27 @@ impl Server {
 
     /// Replaces the users at once (a rename), as a credential rotator would.
     pub fn set_users(&self, users: &[(&str, &str)]) {
-        let (next, file) = match self.kind {
-            Kind::Registry => (self.dir.path().join("htpasswd.next"), self.dir.path().join("htpasswd")),
-            Kind::Git => (self.dir.path().join("users.next"), self.dir.path().join("users")),
-        };
+        if self.kind == Kind::Git {
+            return self.set_git_lines(&users.iter().map(|(user, password)| format!("{user}:{password}")).collect::<Vec<_>>());
+        }
+        let (next, file) = (self.dir.path().join("htpasswd.next"), self.dir.path().join("htpasswd"));
         let _ = std::fs::remove_file(&next);
-        match self.kind {
-            Kind::Registry => {
-                for (i, (user, password)) in users.iter().enumerate() {
-                    let create = if i == 0 { "-cbB" } else { "-bB" };
-                    let out = Command::new("htpasswd").args([create, next.to_str().unwrap(), user, password]).output();
-                    let out = out.expect("htpasswd runs (apache2-utils, installed by hack/registry.sh)");
-                    assert!(out.status.success(), "htpasswd: {}", String::from_utf8_lossy(&out.stderr));
-                }
-            }
-            Kind::Git => {
-                let lines: String = users.iter().map(|(user, password)| format!("{user}:{password}\n")).collect();
-                std::fs::write(&next, lines).expect("users file");
-            }
+        for (i, (user, password)) in users.iter().enumerate() {
+            let create = if i == 0 { "-cbB" } else { "-bB" };
+            let out = Command::new("htpasswd").args([create, next.to_str().unwrap(), user, password]).output();
+            let out = out.expect("htpasswd runs (apache2-utils, installed by hack/registry.sh)");
+            assert!(out.status.success(), "htpasswd: {}", String::from_utf8_lossy(&out.stderr));
         }
         std::fs::rename(&next, file).expect("users file replaced");
+    }
+
+    /// Replaces the Git server's users with `user:password [GRANT...]` lines, grants
+    /// restricting a user to some repositories or refs (`hack/git-http-server.py`).
+    pub fn set_git_lines(&self, lines: &[String]) {
+        assert!(self.kind == Kind::Git, "grants are the Git server's");
+        let next = self.dir.path().join("users.next");
+        std::fs::write(&next, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).expect("users file");
+        std::fs::rename(&next, self.dir.path().join("users")).expect("users file replaced");
     }
 
     /// The store reference pullers and registration use: no credentials in it.

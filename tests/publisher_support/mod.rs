@@ -42,6 +42,53 @@ pub fn unique(test: &str) -> String {
     format!("pub-{test}-{}-{}-{n}", Timestamp::now().as_second() % 1_000_000, std::process::id())
 }
 
+/// The names of a test run that registers clusters: the run id, which is also the
+/// clusters' namespace on the management side, and on the managed side the puller's
+/// namespace and the application's.
+pub struct Names {
+    pub run: String,
+}
+
+impl Names {
+    pub fn new(test: &str) -> Names {
+        Names { run: unique(test) }
+    }
+
+    pub fn ns(&self) -> &str {
+        &self.run
+    }
+
+    pub fn puller_ns(&self) -> String {
+        format!("airlock-{}", self.run)
+    }
+
+    pub fn app_ns(&self) -> String {
+        format!("app-{}", self.run)
+    }
+
+    pub fn cluster(&self, name: &str) -> String {
+        format!("{}/{name}", self.run)
+    }
+
+    /// `register cluster NAME` against the management apiserver, labelled `run=RUN`,
+    /// contained to the application namespace, for a 1.20 managed cluster, with `args`
+    /// (the store and its login); the registration YAML.
+    pub fn register(&self, keys: &Keys, name: &str, args: &[&str]) -> String {
+        let out = Command::new(publisher_bin())
+            .args(["register", "cluster", "--namespace", &self.run, "--cluster", name, "--pullmode"])
+            .args(["--labels", &format!("run={}", self.run), "--keyring", &keys.keyring_path, "--cronjob-api", "batch/v1beta1"])
+            .args(["--puller-namespace", &self.puller_ns(), "--watch-namespaces", &self.app_ns()])
+            .args(["--kubeconfig", &crate::common::service_env("AIRLOCK_KUBECONFIG_MANAGEMENT")])
+            .args(args)
+            .env("AIRLOCK_LOG", "warn")
+            .output()
+            .expect("airlock-publisher runs");
+        let run = crate::common::Run::from(out);
+        assert_eq!(run.code, Some(0), "register {name}: {run:?}");
+        run.stdout
+    }
+}
+
 /// The fixture management set of `publisher/tests/fixtures/fleet` with `run-id` replaced.
 pub struct Fixture {
     pub dir: tempfile::TempDir,
@@ -183,4 +230,15 @@ pub fn install_crds() {
     let crds = crds.to_str().expect("UTF-8 path");
     kubectl_ok("AIRLOCK_KUBECONFIG_MANAGEMENT", &["apply", "--server-side", "-f", crds], b"");
     kubectl_ok("AIRLOCK_KUBECONFIG_MANAGEMENT", &["wait", "--for", "condition=established", "--timeout=60s", "-f", crds], b"");
+}
+
+/// A ClusterProfile every cluster labelled `run=RUN` matches, and its ConfigMap: one
+/// ConfigMap `settings` (`color: COLOR`) in the application namespace.
+pub fn management_set(run: &str, app_ns: &str, color: &str) -> String {
+    format!(
+        "apiVersion: config.projectsveltos.io/v1beta1\nkind: ClusterProfile\nmetadata: {{name: {run}-web}}\n\
+         spec:\n  clusterSelector: {{matchLabels: {{run: {run}}}}}\n  policyRefs: [{{kind: ConfigMap, namespace: {run}, name: web}}]\n\
+         ---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: web, namespace: {run}}}\ndata:\n  web.yaml: |\n\
+         \x20   apiVersion: v1\n    kind: ConfigMap\n    metadata: {{name: settings, namespace: {app_ns}}}\n    data: {{color: {color}}}\n"
+    )
 }

@@ -38,7 +38,8 @@ pub struct PublishArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// Store to publish to: oci://HOST/PREFIX, oci+http://HOST:PORT/PREFIX, oci-layout:DIR,
-    /// oci-archive:FILE or git+URL[#BRANCH].
+    /// oci-archive:FILE or git+URL[#BRANCH]; {namespace} and {name} in a Git URL's path or
+    /// branch write one repository or branch per cluster.
     #[arg(long, value_name = "STORE")]
     pub to: String,
     /// Private signing key (PKCS#8 PEM, mode 0600). Repeat for a threshold above 1.

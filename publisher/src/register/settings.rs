@@ -70,7 +70,8 @@ pub struct ClusterFlags {
     /// signed in its bundles; the RBAC grants exactly these names).
     #[arg(long, value_delimiter = ',', value_name = "KIND[.GROUP]/NAME,...")]
     pub allow_cluster_scoped: Vec<String>,
-    /// Store the puller reads its bundles from (oci://, oci+http://, oci-layout:, oci-archive:, git+…).
+    /// Store the puller reads its bundles from (oci://, oci+http://, oci-layout:, oci-archive:, git+…);
+    /// {namespace} and {name} in a Git reference are replaced by this cluster's.
     #[arg(long, value_name = "STORE")]
     pub source: String,
     /// Keyring file (from `airlock-publisher keygen`) the puller trusts.
@@ -207,7 +208,8 @@ impl ClusterFlags {
         ensure!(self.pullmode, "--pullmode is required: Airlock registers pull-mode clusters only");
         let cluster = ClusterId::new(&self.namespace, &self.cluster)?;
         ensure!(is_dns_label(&self.puller_namespace), "--puller-namespace {:?} is not a Kubernetes namespace name", self.puller_namespace);
-        let source: StoreRef = self.source.parse().context("--source")?;
+        // The puller is given its own repository or branch of a per-cluster layout (spec 9.5.1).
+        let source: StoreRef = self.source.parse::<StoreRef>().and_then(|s| s.for_cluster(&cluster)).context("--source")?;
         let keyring = read_keyring(&self.keyring)?;
         ensure!(!self.image.is_empty() && !self.image.contains(char::is_whitespace), "--image {:?} is not an image reference", self.image);
         check_schedule(&self.schedule)?;

@@ -44,6 +44,16 @@ fn checks_a_full_registration() {
 }
 
 #[test]
+fn gives_the_puller_its_own_place_of_a_per_cluster_layout() {
+    let (_dir, keyring) = keyring_file();
+    let reg = flags(&keyring, &["--source", "git+file:///srv/fleet/{namespace}/{name}.git", "--mount-host-path"]).check().expect("valid");
+    assert_eq!(reg.source, StoreRef::Git { url: "file:///srv/fleet/fleet/edge-1.git".into(), branch: "main".into() });
+    assert_eq!(reg.host_path.as_deref(), Some(Path::new("/srv/fleet/fleet/edge-1.git")), "the cluster's repository is mounted");
+    let err = flags(&keyring, &["--source", "git+http://h/fleet.git#x/{name}.lock"]).check().unwrap_err();
+    assert!(format!("{err:#}").contains("--source") && format!("{err:#}").contains("x/{name}.lock"), "{err:#}");
+}
+
+#[test]
 fn builds_docker_config_from_user_and_password_file() {
     let (dir, keyring) = keyring_file();
     let password = dir.path().join("password");

@@ -97,11 +97,19 @@ impl SourceArgs {
         if git_credentials.is_some() && !matches!(&store, StoreRef::Git { url, .. } if !url.starts_with("file://")) {
             bail!("--git-credentials (or AIRLOCK_GIT_CREDENTIALS) needs a git+http:// or git+https:// --source");
         }
-        let source = Source { store, git_credentials };
         let cluster = match self.cluster.as_ref().or(file.cluster.as_ref()) {
             Some(c) => Some(c.parse::<ClusterId>().map_err(|e| anyhow::anyhow!("--cluster: {e}"))?),
             None => None,
         };
+        // A per-cluster layout (spec 9.5.1): this cluster reads its own repository or branch only.
+        let store = match &cluster {
+            Some(cluster) => store.for_cluster(cluster).map_err(|e| anyhow::anyhow!("--source: {e}"))?,
+            None if store.is_per_cluster() => {
+                bail!("--source {store} names one Git repository or branch per cluster: --cluster is required")
+            }
+            None => store,
+        };
+        let source = Source { store, git_credentials };
         let keyring_path = self.keyring.as_ref().or(file.keyring.as_ref()).context("--keyring is required")?;
         let keyring = read_keyring(keyring_path).context("--keyring")?;
         let identities = match self.age_identity.as_ref().or(file.age_identity.as_ref()) {
@@ -411,6 +419,18 @@ mod tests {
         assert_eq!(s.source.git_credentials.as_deref(), Some(Path::new("/var/lib/airlock/git/git-credentials")));
         a.source.git_credentials = Some(PathBuf::new());
         assert_eq!(a.check(&KubeArgs::default()).unwrap().source.git_credentials, None, "an empty variable sets nothing");
+    }
+
+    #[test]
+    fn a_per_cluster_source_names_this_clusters_own_repository() {
+        let files = Files::new();
+        let mut a = args(files.settings_file(""));
+        a.source.source = Some("git+http://127.0.0.1:8418/fleet/{namespace}/{name}.git#main".into());
+        let s = a.check(&KubeArgs::default()).unwrap();
+        assert_eq!(s.source.store, StoreRef::Git { url: "http://127.0.0.1:8418/fleet/fleet/edge-1.git".into(), branch: "main".into() });
+        a.source.cluster = None;
+        let err = format!("{:#}", a.source.check_with(&SettingsFile::default()).unwrap_err());
+        assert!(err.contains("one Git repository or branch per cluster: --cluster is required"), "{err}");
     }
 
     #[test]

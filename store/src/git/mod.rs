@@ -17,10 +17,14 @@
 //! given apart from it ([`GitStore::with_credentials`], renewable, spec 2.6) and answered
 //! through libgit2's credentials callback, so they never become part of a URL at all.
 //!
+//! A reference with `{namespace}` and `{name}` names one repository or branch per cluster
+//! (spec 9.5.1): `layout`'s [`GitClusters`] opens a `GitStore` per cluster.
+//!
 //! Not done here: deciding whether anything read is trustworthy (the caller verifies,
 //! spec 8), HTTPS and SSH (this build of libgit2 has neither), pruning the cache.
 
 mod credentials;
+mod layout;
 mod read;
 mod reports;
 mod target;
@@ -46,6 +50,7 @@ use airlock_bundle::digest::Digest;
 use airlock_bundle::limits::Limits;
 use airlock_bundle::statement::ProfileEntry;
 pub use credentials::{GitCredentials, GitCredentialsError};
+pub use layout::GitClusters;
 use target::Target;
 use url::redact;
 
@@ -58,17 +63,7 @@ impl GitStore {
     /// Opens `url` (`file:///…` or `http://…`) at `branch`, cached under `$AIRLOCK_CACHE`
     /// (default `$XDG_CACHE_HOME/airlock`, else `~/.cache/airlock`).
     pub fn open(url: &str, branch: &str) -> Result<GitStore, StoreError> {
-        let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
-        let root = var("AIRLOCK_CACHE")
-            .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("airlock")))
-            .or_else(|| var("HOME").map(|d| d.join(".cache/airlock")));
-        match root {
-            Some(root) => GitStore::with_cache(url, branch, &root),
-            None => Err(StoreError::Config {
-                store: format!("git+{}#{branch}", redact(url).0),
-                message: "no cache directory: set AIRLOCK_CACHE, XDG_CACHE_HOME or HOME".into(),
-            }),
-        }
+        GitStore::with_cache(url, branch, &cache_root(url, branch)?)
     }
 
     /// Like [`GitStore::open`], with `cache_root` in place of `$AIRLOCK_CACHE`.
@@ -87,8 +82,16 @@ impl GitStore {
         }
         // Hashing the URL without credentials keeps one cache per remote, and no secret in it.
         let cache = cache_root.join("git").join(Digest::of(plain_url.as_bytes()).name_hex());
-        let target = Target { url: url.to_string(), shown, secret, credentials: None, branch: branch.to_string(), cache, local };
+        let target =
+            Target { url: url.to_string(), shown, secret, credentials: None, branch: branch.to_string(), cache, local, create: false };
         Ok(GitStore { target: Arc::new(target) })
+    }
+
+    /// Lets a publish create the `file://` repository when it does not exist yet: a
+    /// per-cluster layout has one per cluster, which no one creates by hand.
+    fn creating_local(mut self) -> GitStore {
+        Arc::make_mut(&mut self.target).create = true;
+        self
     }
 
     /// Logs in with `credentials` whenever the server asks (HTTP basic auth). The URL must
@@ -115,6 +118,26 @@ impl GitStore {
             .await
             .unwrap_or_else(|e| Err(StoreError::Unavailable { store: self.describe(), message: format!("git task failed: {e}") }))
     }
+}
+
+impl GitClusters {
+    /// Opens the per-cluster layout `url` and `branch` name (placeholders in either),
+    /// cached as [`GitStore::open`] caches.
+    pub fn open(url: &str, branch: &str) -> Result<GitClusters, StoreError> {
+        Ok(GitClusters::with_cache(url, branch, cache_root(url, branch)?))
+    }
+}
+
+/// `$AIRLOCK_CACHE`, else `$XDG_CACHE_HOME/airlock`, else `~/.cache/airlock`.
+fn cache_root(url: &str, branch: &str) -> Result<PathBuf, StoreError> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let root = var("AIRLOCK_CACHE")
+        .or_else(|| var("XDG_CACHE_HOME").map(|d| d.join("airlock")))
+        .or_else(|| var("HOME").map(|d| d.join(".cache/airlock")));
+    root.ok_or_else(|| StoreError::Config {
+        store: format!("git+{}#{branch}", redact(url).0),
+        message: "no cache directory: set AIRLOCK_CACHE, XDG_CACHE_HOME or HOME".into(),
+    })
 }
 
 #[async_trait]

@@ -39,6 +39,8 @@ pub(super) struct Target {
     pub(super) cache: PathBuf,
     /// The repository directory of a `file://` remote, locked while publishing.
     pub(super) local: Option<PathBuf>,
+    /// Whether publishing creates that directory's repository when there is none.
+    pub(super) create: bool,
 }
 
 impl Target {
@@ -141,8 +143,14 @@ impl Target {
 
     pub(super) fn git_error(&self, doing: &str, e: git2::Error) -> StoreError {
         let message = format!("{doing}: {}", self.scrub(e.message()));
-        match e.code() {
-            ErrorCode::Auth | ErrorCode::Certificate => self.config(message),
+        // libgit2 reports other HTTP answers than 200 and 401 by their status alone.
+        let status = (e.class() == ErrorClass::Http).then(|| e.message().strip_prefix("unexpected http status code: ")).flatten();
+        match (e.code(), status) {
+            (ErrorCode::Auth | ErrorCode::Certificate, _) => self.config(message),
+            (_, Some("403")) => {
+                self.config(format!("{doing}: the server refused access (HTTP 403): these credentials may not reach this repository"))
+            }
+            (_, Some("404")) => self.config(format!("{doing}: the server has no such repository (HTTP 404)")),
             _ => StoreError::Unavailable { store: self.shown.clone(), message },
         }
     }

@@ -47,11 +47,13 @@ pub(super) fn publish(target: &Target, bundles: &[SignedBundle], meta: &PublishM
 
 /// The lock on a `file://` remote, held while pushing to it: libgit2's file transport
 /// checks a fast-forward, then overwrites the ref, with no lock of its own between.
+/// A per-cluster layout's repository that does not exist yet is created first.
 pub(super) fn lock_local_remote(target: &Target) -> Result<Option<std::fs::File>, StoreError> {
-    match &target.local {
-        Some(dir) => Ok(Some(lock_dir(dir).map_err(|e| target.config(format!("locking {}: {e}", dir.display())))?)),
-        None => Ok(None),
+    let Some(dir) = &target.local else { return Ok(None) };
+    if target.create && !dir.exists() {
+        Repository::init_bare(dir).map_err(|e| target.config(format!("creating {}: {}", dir.display(), e.message())))?;
     }
+    Ok(Some(lock_dir(dir).map_err(|e| target.config(format!("locking {}: {e}", dir.display())))?))
 }
 
 /// The commit of `bundles` on top of `tip`, or None when the remote has them already.
