@@ -226,7 +226,7 @@ async fn release_cases(site: &Site, out: &mut Vec<Case>) {
         ),
         (
             "keyring-update-lists-a-key-twice",
-            "keyring lists key".into(),
+            "keyring lists online key".into(),
             rotated(envelope::sign(KEYRING_PAYLOAD_TYPE, &one_key_twice.to_string().into_bytes(), &keys[..2])),
         ),
     ];
