@@ -150,6 +150,12 @@ fn dry_run_writes_nothing_and_bad_flags_fail() {
     assert!(stderr.contains("--expires-in of 91.0 days: pullers refuse a bundle valid for more than 90 days"), "{stderr}");
     assert_eq!(std::fs::read(layout.join("index.json")).expect("index kept"), index, "nothing written");
 
+    // A reference that does not parse is named without the credentials written into it.
+    let out = run(&["publish", "--from-dir", fx.path(), "--to", "git+http://ops:s3cret@127.0.0.1:9/fleet.git?x", "--key", &keys.key]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("git+http://127.0.0.1:9/fleet.git?x") && !stderr.contains("s3cret"), "{stderr}");
+
     std::fs::set_permissions(&keys.key, std::fs::Permissions::from_mode(0o644)).expect("chmod");
     let out = run(&["publish", "--from-dir", fx.path(), "--to", &store, "--key", &keys.key]);
     assert_eq!(out.status.code(), Some(1));

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use crate::error::StoreError;
+use crate::git::url::redact;
 use airlock_bundle::cluster::ClusterId;
 
 /// What a Git reference's URL path and `#BRANCH` may hold to name one repository or branch
@@ -29,7 +30,7 @@ pub enum StoreRef {
 impl FromStr for StoreRef {
     type Err = StoreError;
     fn from_str(s: &str) -> Result<StoreRef, StoreError> {
-        let bad = |message: &str| StoreError::Config { store: s.to_string(), message: message.to_string() };
+        let bad = |message: &str| StoreError::Config { store: redact(s).0, message: message.to_string() };
         let path = |p: &str| if p.is_empty() { Err(bad("empty path")) } else { Ok(PathBuf::from(p)) };
         if let Some(p) = s.strip_prefix("oci-layout:") {
             return Ok(StoreRef::OciLayout(path(p)?));
@@ -82,7 +83,7 @@ impl StoreRef {
         let expanded = expand(branch, cluster);
         if !git2::Reference::is_valid_name(&format!("refs/heads/{expanded}")) {
             let message = format!("#{expanded}, the branch of {cluster}, is not a valid Git branch name");
-            return Err(StoreError::Config { store: self.to_string(), message });
+            return Err(StoreError::Config { store: redact(&self.to_string()).0, message });
         }
         Ok(StoreRef::Git { url: expand(url, cluster), branch: expanded })
     }
@@ -199,11 +200,31 @@ mod tests {
         ] {
             match bad.parse::<StoreRef>() {
                 Err(StoreError::Config { store, message }) => {
-                    assert_eq!(store, bad);
+                    // User info is left out of messages as a credential would be.
+                    assert_eq!(store, bad.replace("{name}@", ""));
                     assert!(message.contains(why), "{bad}: {message}");
                 }
                 other => panic!("{bad}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn errors_name_the_reference_without_its_credentials() {
+        for (bad, named) in [
+            ("git+http://alice:s3cret@h/x.git?q#main", "git+http://h/x.git?q#main"),
+            ("git+ftp://alice:s3cret@h/x.git", "git+ftp://h/x.git"),
+            ("oci://alice:s3cret@reg/Upper", "oci://reg/Upper"),
+        ] {
+            match bad.parse::<StoreRef>() {
+                Err(StoreError::Config { store, .. }) => assert_eq!(store, named),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        let template: StoreRef = "git+http://alice:s3cret@h/fleet.git#airlock/{name}".parse().unwrap();
+        match template.for_cluster(&"fleet/edge.lock".parse().unwrap()) {
+            Err(StoreError::Config { store, .. }) => assert_eq!(store, "git+http://h/fleet.git#airlock/{name}"),
+            other => panic!("{other:?}"),
         }
     }
 }

@@ -31,7 +31,7 @@ mod target;
 #[cfg(test)]
 mod tests;
 mod tree;
-mod url;
+pub(crate) mod url;
 mod write;
 
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! use, and the `user:pass@` that is scrubbed from libgit2's messages.
 
 /// The URL without `user:pass@`, and that `user:pass@` if there was one.
-pub(super) fn redact(url: &str) -> (String, Option<String>) {
+pub(crate) fn redact(url: &str) -> (String, Option<String>) {
     let Some((scheme, rest)) = url.split_once("://") else { return (url.to_string(), None) };
     let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
     match authority.rfind('@') {
