@@ -198,13 +198,24 @@ print_stop_hint() {
   done
 }
 
-# build_release — the release binaries of the puller and the publisher, as the benchmarks and
-# the image use them; prints the publisher's path. Always this package set: another set
-# unifies features differently and would build every dependency again.
-build_release() {
-  log "building the release binaries"
-  cargo build --release --locked -p airlock-puller -p airlock-publisher >&2
-  realpath -m "${CARGO_TARGET_DIR:-target}/release/airlock-publisher"
+# bench_binaries — builds the puller and the publisher the benchmarks run and prints their
+# directory: the release build users run, or with BENCH_QUICK (the harness check CI runs,
+# whose figures only show the harness works) the dev build the tests and the quickstart
+# already made. Always this package set: another set unifies features differently and
+# would build every dependency again.
+bench_binaries() {
+  if [ -n "${BENCH_QUICK:-}" ]; then
+    cargo build --locked -p airlock-puller -p airlock-publisher >&2
+  else
+    log "building the release binaries"
+    cargo build --release --locked -p airlock-puller -p airlock-publisher >&2
+  fi
+  bench_bin_dir
+}
+
+# bench_bin_dir — where bench_binaries puts them (CI builds into its own CARGO_TARGET_DIR).
+bench_bin_dir() {
+  realpath -m "${CARGO_TARGET_DIR:-target}/$([ -n "${BENCH_QUICK:-}" ] && echo debug || echo release)"
 }
 
 # bench_workdir NAME — a fresh directory for one benchmark invocation under $BENCH_OUT

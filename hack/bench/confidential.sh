@@ -19,7 +19,7 @@
 # merges it).
 #
 # Usage: hack/bench/confidential.sh [--quick] [--runs N]
-#   --quick   100 clusters instead of 1,000, 3 runs (CI runs this so the harness never rots)
+#   --quick   10 clusters instead of 1,000, 1 run, dev build (CI runs this so the harness never rots)
 #   --runs N  runs per measurement (default $BENCH_RUNS, else 5)
 # BENCH_PROFILE=1 records a perf profile of one more sealed publish (the default, but not
 # with --quick); empty, it does not.
@@ -31,7 +31,7 @@ cd "$HACK_DIR/.."
 clusters=1000 runs="${BENCH_RUNS:-5}" mode=full sample=200 profile="${BENCH_PROFILE-1}"
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) clusters=100 runs="${BENCH_RUNS:-3}" mode=quick sample=50 profile="${BENCH_PROFILE:-}" ;;
+    --quick) clusters=10 runs="${BENCH_RUNS:-1}" mode=quick sample=5 profile="${BENCH_PROFILE:-}" BENCH_QUICK=1 ;;
     --runs) runs="$2"; shift ;;
     *) die "unknown argument $1 (usage: $0 [--quick] [--runs N])" ;;
   esac
@@ -43,7 +43,7 @@ secrets=20 # per cluster, as gen-secrets.py writes them
 ensure_pkgs time gzip tar coreutils age openssl
 python="$(system_python)"
 export CARGO_TERM_QUIET=true
-bin="$(build_release)"
+bin="$(bench_binaries)/airlock-publisher"
 
 out="${BENCH_OUT:-$PWD/target/bench}"
 work="$(bench_workdir confidential)"

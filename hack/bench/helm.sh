@@ -15,7 +15,7 @@ need_binaries
 bench_keys
 
 CLUSTERS=1000
-[ -n "$BENCH_QUICK" ] && CLUSTERS=100
+[ -n "$BENCH_QUICK" ] && CLUSTERS=5
 GROUPS_=10
 CHARTS="${AIRLOCK_CHARTS:-$REPO/../shared/charts}"
 [ -f "$CHARTS/index.yaml" ] || die "no test charts at $CHARTS (set AIRLOCK_CHARTS to shared/charts)"
@@ -79,7 +79,7 @@ SHIM
 chmod +x "$DATA/helm"
 calls() { grep -cx "$1" "$DATA/calls" 2>/dev/null || true; }
 outcome() { awk -v s="$2" 'NR > 1 && $5 == s' "$1" | wc -l; }
-PUBLISH=("$RELEASE/airlock-publisher" --log warn publish --from-dir "$DATA/fleet" --key "$KEY" --helm "$DATA/helm")
+PUBLISH=("$BIN_DIR/airlock-publisher" --log warn publish --from-dir "$DATA/fleet" --key "$KEY" --helm "$DATA/helm")
 
 direct() {
   xargs -P "$(nproc)" -L 1 sh -c '"$0" template "$1" "$2" --namespace "$3" --values "$4" --include-crds --kube-version v1.20.2 >/dev/null' "$HELM" <"$DATA/renders.txt"

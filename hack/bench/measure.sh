@@ -25,8 +25,10 @@ BENCH_RUNS="${BENCH_RUNS:-5}"
 BENCH_QUICK="${BENCH_QUICK:-}"
 BENCH_PROFILE="${BENCH_PROFILE:-}"
 BENCH_SERVERS="${BENCH_SERVERS:-}"
-# Where cargo put the release binaries: CI builds into its own CARGO_TARGET_DIR.
-RELEASE="$(cd "$REPO" && realpath -m "${CARGO_TARGET_DIR:-target}/release")"
+BIN_DIR="$(cd "$REPO" && bench_bin_dir)"
+# The cargo profile of what micro.sh and reports.sh build: the dev build in quick mode, as
+# bench_binaries.
+if [ -n "$BENCH_QUICK" ]; then BENCH_CARGO_PROFILE=dev; else BENCH_CARGO_PROFILE=bench; fi
 RESULTS="$BENCH_OUT/results.tsv"
 LOGS="$BENCH_OUT/logs"
 PROFILES="$BENCH_OUT/profiles"
@@ -171,16 +173,16 @@ bench_keys() {
   KEYRING="$BENCH_OUT/keys/keyring.json"
   if [ ! -f "$KEY" ] || [ ! -f "$KEYRING" ]; then
     rm -rf "$BENCH_OUT/keys"
-    "$RELEASE/airlock-publisher" keygen --out-dir "$BENCH_OUT/keys" --name bench >"$LOGS/keygen.log" 2>&1 \
+    "$BIN_DIR/airlock-publisher" keygen --out-dir "$BENCH_OUT/keys" --name bench >"$LOGS/keygen.log" 2>&1 \
       || die "keygen failed (log: $LOGS/keygen.log)"
   fi
 }
 
-# need_binaries — the release binaries hack/bench.sh builds.
+# need_binaries — the binaries hack/bench.sh builds (bench_binaries).
 need_binaries() {
   local bin
   for bin in airlock-puller airlock-publisher; do
-    [ -x "$RELEASE/$bin" ] || die "$RELEASE/$bin is missing: cargo build --release -p airlock-puller -p airlock-publisher"
+    [ -x "$BIN_DIR/$bin" ] || die "$BIN_DIR/$bin is missing: run hack/bench.sh, which builds it"
   done
 }
 

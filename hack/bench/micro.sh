@@ -4,7 +4,8 @@
 # (bundle/benches/contract.rs), and selecting 20 profiles for 10,000 clusters
 # (publisher/benches/selection.rs). Criterion keeps its estimates under
 # $BENCH_OUT/criterion, which report.py reads. In quick mode warm-up and measurement are
-# cut to a fraction of a second: CI's figures show the benchmarks run, not how fast.
+# cut to a fraction of a second and the benchmarks built unoptimized: CI's figures show the
+# benchmarks run, not how fast.
 #
 # Usage: hack/bench/micro.sh   (environment: see measure.sh; hack/bench.sh runs it)
 set -euo pipefail
@@ -24,9 +25,9 @@ bench() {
   local name="$1"
   shift
   log "micro-benchmarks: $name"
-  (cd "$REPO" && cargo bench --locked "$@" -- "${CRITERION_ARGS[@]}") >"$LOGS/micro-$name.log" 2>&1 \
+  (cd "$REPO" && cargo bench --profile "$BENCH_CARGO_PROFILE" --locked "$@" -- "${CRITERION_ARGS[@]}") >"$LOGS/micro-$name.log" 2>&1 \
     || { tail -n 25 "$LOGS/micro-$name.log" >&2; die "cargo bench $* failed (log: $LOGS/micro-$name.log)"; }
-  note "micro.$name.cmd" "cargo bench --locked $*${CRITERION_ARGS[*]:+ -- ${CRITERION_ARGS[*]}}"
+  note "micro.$name.cmd" "cargo bench --profile $BENCH_CARGO_PROFILE --locked $*${CRITERION_ARGS[*]:+ -- ${CRITERION_ARGS[*]}}"
 }
 
 bench contract -p airlock-bundle --features testing --bench contract

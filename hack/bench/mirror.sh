@@ -4,7 +4,7 @@
 #     vs  a skopeo copy loop, one repository at a time, into one OCI layout
 #   delta export: export --since the full archive, after one ConfigMap used by a tenth of
 #     the clusters changed: the delta archive's bytes vs the bytes that really changed
-# The fleet is hack/bench/gen-fleet.py's (CLUSTERS clusters: 1,000; quick 20), published
+# The fleet is hack/bench/gen-fleet.py's (CLUSTERS clusters: 1,000; quick 5), published
 # to a repository prefix of its own on the plain-HTTP registry, so runs never share data.
 # "Really changed" is computed from two full exports, before and after the change: the
 # blobs (manifests included) only the second holds. The export's own newBytes is recorded
@@ -15,7 +15,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=measure.sh
 . "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
-if [ -n "$BENCH_QUICK" ]; then CLUSTERS=20; else CLUSTERS=1000; fi
+if [ -n "$BENCH_QUICK" ]; then CLUSTERS=5; else CLUSTERS=1000; fi
 BENCH_SERVERS="registry-plain"
 DATA="$BENCH_OUT/mirror"
 
@@ -31,13 +31,13 @@ mkdir -p "$DATA"
 # publish NAME [--change] — writes the fleet (changed or not) and publishes it to $FROM.
 publish() {
   python3 "$HACK_DIR/bench/gen-fleet.py" --out "$DATA/fleet" --clusters "$CLUSTERS" --seed "$SEED" "${@:2}"
-  timed "publish-$1" -- "$RELEASE/airlock-publisher" publish --from-dir "$DATA/fleet" --to "$FROM" \
+  timed "publish-$1" -- "$BIN_DIR/airlock-publisher" publish --from-dir "$DATA/fleet" --to "$FROM" \
     --key "$KEY" --keyring "$KEYRING"
 }
 
 # export_cmd ARCHIVE [--since PREVIOUS] — the export command line, as an array in CMD.
 export_cmd() {
-  CMD=("$RELEASE/airlock-publisher" export --from "$FROM" --to "oci-archive:$1" --keyring "$KEYRING" "${@:2}")
+  CMD=("$BIN_DIR/airlock-publisher" export --from "$FROM" --to "oci-archive:$1" --keyring "$KEYRING" "${@:2}")
 }
 
 # skopeo_loop LAYOUT CLUSTER... — what an operator scripts without Airlock.

@@ -13,7 +13,7 @@
 # merges it).
 #
 # Usage: hack/bench/publisher.sh [--quick] [--runs N]
-#   --quick   200 clusters instead of 10,000 (CI runs this so the harness never rots)
+#   --quick   20 clusters instead of 10,000, dev build (CI runs this so the harness never rots)
 #   --runs N  runs per measurement (default $BENCH_RUNS, else 5)
 # BENCH_PROFILE=1 records a perf profile of one more cold publish (the default, but not
 # with --quick); empty, it does not.
@@ -25,7 +25,7 @@ cd "$HACK_DIR/.."
 clusters=10000 runs="${BENCH_RUNS:-5}" mode=full profile="${BENCH_PROFILE-1}"
 while [ $# -gt 0 ]; do
   case "$1" in
-    --quick) clusters=200 mode=quick profile="${BENCH_PROFILE:-}" ;;
+    --quick) clusters=20 mode=quick profile="${BENCH_PROFILE:-}" BENCH_QUICK=1 ;;
     --runs) runs="$2"; shift ;;
     *) die "unknown argument $1 (usage: $0 [--quick] [--runs N])" ;;
   esac
@@ -36,7 +36,7 @@ done
 ensure_pkgs time gzip tar coreutils
 python="$(system_python)"
 export CARGO_TERM_QUIET=true
-bin="$(build_release)"
+bin="$(bench_binaries)/airlock-publisher"
 
 out="${BENCH_OUT:-$PWD/target/bench}"
 work="$(bench_workdir publisher)"

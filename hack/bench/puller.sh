@@ -4,8 +4,8 @@
 #   second sync, nothing changed        vs  kubectl apply --server-side again
 #   drift check, one object edited      vs  kubectl diff --server-side
 #   peak RSS of the first syncs
-# Sizes: SMALL objects (1,000; quick 100) for the syncs and their RSS, LARGE (5,000; quick
-# 300) for the second sync and RSS, DRIFT (1,000; quick 50, as kubectl diff is slow per
+# Sizes: SMALL objects (1,000; quick 20) for the syncs and their RSS, LARGE (5,000; quick
+# 40) for the second sync and RSS, DRIFT (1,000; quick 20, as kubectl diff is slow per
 # object) for the drift check.
 # Quick mode syncs the large size for the first time once per tool, not $BENCH_RUNS times:
 # every first sync costs two namespace deletions, slow even when they are empty.
@@ -19,7 +19,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=measure.sh
 . "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
-if [ -n "$BENCH_QUICK" ]; then SMALL=100 LARGE=300 DRIFT=50; else SMALL=1000 LARGE=5000 DRIFT=1000; fi
+if [ -n "$BENCH_QUICK" ]; then SMALL=20 LARGE=40 DRIFT=20; else SMALL=1000 LARGE=5000 DRIFT=1000; fi
 CLUSTER=airlock-bench/managed
 STATE_NS=airlock-bench-state
 BENCH_SERVERS="kube-managed-apiserver kube-managed-etcd"
@@ -37,7 +37,7 @@ prepare() {
   python3 "$HACK_DIR/bench/gen-objects.py" --out "$dir" --objects "$2" --seed "$SEED" --sync-mode "$3"
   printf -- '---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n' "$STATE_NS" >>"$dir/namespaces.yaml"
   rm -rf "$dir/layout"
-  "$RELEASE/airlock-publisher" publish --from-dir "$dir/management" --to "oci-layout:$dir/layout" --key "$KEY" \
+  "$BIN_DIR/airlock-publisher" publish --from-dir "$dir/management" --to "oci-layout:$dir/layout" --key "$KEY" \
     --keyring "$KEYRING" >"$LOGS/publish-$1.log" 2>&1 || die "publish of $1 failed (log: $LOGS/publish-$1.log)"
 }
 
@@ -55,7 +55,7 @@ reset() {
 # sync_cmd DATASET REPORT_DIR — the puller command line, as an array in CMD.
 sync_cmd() {
   mkdir -p "$2"
-  CMD=("$RELEASE/airlock-puller" sync --source "oci-layout:$DATA/$1/layout" --cluster "$CLUSTER"
+  CMD=("$BIN_DIR/airlock-puller" sync --source "oci-layout:$DATA/$1/layout" --cluster "$CLUSTER"
     --keyring "$KEYRING" --kubeconfig "$AIRLOCK_KUBECONFIG_MANAGED" --state-namespace "$STATE_NS" --report-to "$2")
 }
 

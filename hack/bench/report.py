@@ -208,7 +208,7 @@ def main():
     table = [(r["row"], r["what"], r["ours"], r["peer"], r["ratio"], r["target"], r["met"]) for r in computed]
     print(text_table(header, table))
 
-    mode = "quick (CI sizes, 3 runs: figures only show the harness works)" if args.quick else "full"
+    mode = "quick (CI sizes, 1 run, dev build: figures only show the harness works)" if args.quick else "full"
     doc = ["# Benchmarks", "",
            f"Issue 6: each Airlock tool against what an operator would script instead, in the same run, "
            f"on the same data and the same real services. Mode: **{mode}**. Ours and peer are medians, "

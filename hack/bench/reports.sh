@@ -10,7 +10,7 @@
 # Beside them, the registry's own CPU per request (the floor: what Distribution spends to
 # answer, read from its /proc/PID/stat), and the requests each made, counted in the
 # registry's access log under this run's repository prefix. The fleet is CLUSTERS clusters
-# (10,000; quick 200), registered by publisher/examples/bench-reports.rs with a report key
+# (10,000; quick 20), registered by publisher/examples/bench-reports.rs with a report key
 # each and their signed reports pushed to a prefix of their own.
 #
 # Usage: hack/bench/reports.sh   (environment: see measure.sh; hack/bench.sh runs it)
@@ -18,7 +18,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=measure.sh
 . "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
-if [ -n "$BENCH_QUICK" ]; then CLUSTERS=200; else CLUSTERS=10000; fi
+if [ -n "$BENCH_QUICK" ]; then CLUSTERS=20; else CLUSTERS=10000; fi
 BENCH_SERVERS="registry-plain"
 DATA="$BENCH_OUT/reports"
 
@@ -34,10 +34,10 @@ mkdir -p "$DATA"
 log "building the fleet's generator (publisher/examples/bench-reports.rs)"
 # The profile and features micro.sh's `cargo bench` builds the publisher with: nothing
 # more to compile after it.
-(cd "$REPO" && cargo build --profile bench --locked -p airlock-publisher --features bench --example bench-reports) \
+(cd "$REPO" && cargo build --profile "$BENCH_CARGO_PROFILE" --locked -p airlock-publisher --features bench --example bench-reports) \
   >"$LOGS/reports-build.log" 2>&1 || { tail -n 25 "$LOGS/reports-build.log" >&2; die "building bench-reports failed"; }
 log "registering $CLUSTERS clusters and pushing their reports to $STORE"
-timed reports-generate -- "$RELEASE/examples/bench-reports" --clusters "$CLUSTERS" --store "$STORE" \
+timed reports-generate -- "$BIN_DIR/examples/bench-reports" --clusters "$CLUSTERS" --store "$STORE" \
   --to-dir "$DATA/clusters" --seed "$SEED"
 fact reports.clusters count "$CLUSTERS"
 fact reports.generate.wall s "$WALL"
@@ -91,7 +91,7 @@ export AIRLOCK_REGISTRY PREFIX
 mapfile -t clusters < <(find "$DATA/clusters" -name "*.sveltoscluster.yaml" -printf "%f\n" | LC_ALL=C sort | sed 's/\.sveltoscluster\.yaml$//; s/\./\//')
 [ "${#clusters[@]}" -eq "$CLUSTERS" ] || die "the generator registered ${#clusters[@]} clusters, not $CLUSTERS"
 
-INGEST=("$RELEASE/airlock-publisher" --log warn ingest --from "$STORE" --to-dir)
+INGEST=("$BIN_DIR/airlock-publisher" --log warn ingest --from "$STORE" --to-dir)
 log "row 11: ingest $CLUSTERS clusters' reports from one registry vs a curl loop ($BENCH_RUNS runs each)"
 for run in $(seq "$BENCH_RUNS"); do
   # A fresh copy of the registrations: the first pass of each run finds every report new.
@@ -111,7 +111,7 @@ done
 note reports.new.airlock.cmd "${INGEST[*]} $DATA/target (a fresh copy of the $CLUSTERS registrations)"
 note reports.again.airlock.cmd "${INGEST[*]} $DATA/target (the same, right after)"
 note reports.curl.cmd "for c in \$(clusters); do d=\$(curl -sf -H 'Accept: application/vnd.oci.image.manifest.v1+json' http://$AIRLOCK_REGISTRY/v2/$PREFIX/\$c/reports/manifests/latest | jq -r '.layers[0].digest'); curl -sf -o \$c.json http://$AIRLOCK_REGISTRY/v2/$PREFIX/\$c/reports/blobs/\$d; done"
-note reports.generate.cmd "$RELEASE/examples/bench-reports --clusters $CLUSTERS --store $STORE --to-dir $DATA/clusters --seed $SEED"
+note reports.generate.cmd "$BIN_DIR/examples/bench-reports --clusters $CLUSTERS --store $STORE --to-dir $DATA/clusters --seed $SEED"
 fact reports.cores count "$(nproc)"
 fact reports.envelope_bytes bytes "$(stat -c %s "$DATA/curl/${clusters[0]/\//.}.json")"
 emit reports.new.airlock reports.again.airlock reports.curl

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `airlock-puller verify` of a bundle of about 10 MB of manifests (1,000
-# objects, ConfigMaps padded; quick: 2 MB) in an OCI layout, against `sha256sum` of the
+# objects, ConfigMaps padded; quick: 200 kB) in an OCI layout, against `sha256sum` of the
 # same bytes: the bundle's parts as canonical tars (bundles-format.md 3.1), the content the
 # signature covers, one file per part. For reference, also `sha256sum` of the part blobs
 # as stored (gzip, far fewer bytes) and `gzip -dc | sha256sum` of each part, the
@@ -12,7 +12,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=measure.sh
 . "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
-if [ -n "$BENCH_QUICK" ]; then BYTES=2000000; else BYTES=10000000; fi
+if [ -n "$BENCH_QUICK" ]; then BYTES=200000; else BYTES=10000000; fi
 CLUSTER=airlock-bench/managed
 DATA="$BENCH_OUT/verify"
 PART_MEDIA_TYPE=application/vnd.airlock.part.v1.tar+gzip
@@ -21,7 +21,7 @@ need_binaries
 bench_keys
 python3 "$HACK_DIR/bench/gen-objects.py" --out "$DATA" --objects 1000 --seed "$SEED" --target-bytes "$BYTES"
 rm -rf "$DATA/layout"
-timed verify-publish -- "$RELEASE/airlock-publisher" publish --from-dir "$DATA/management" \
+timed verify-publish -- "$BIN_DIR/airlock-publisher" publish --from-dir "$DATA/management" \
   --to "oci-layout:$DATA/layout" --key "$KEY" --keyring "$KEYRING"
 
 # The part blobs of the cluster's latest manifest (bundles-format.md 9.1, 9.3).
@@ -45,7 +45,7 @@ fact verify.tar_bytes bytes "$(cat "${tars[@]}" | wc -c)"
 
 gunzip_sha256() { local b; for b in "$@"; do gzip -dc "$b" | sha256sum; done; }
 export -f gunzip_sha256
-CMD=("$RELEASE/airlock-puller" verify --source "oci-layout:$DATA/layout" --cluster "$CLUSTER" --keyring "$KEYRING")
+CMD=("$BIN_DIR/airlock-puller" verify --source "oci-layout:$DATA/layout" --cluster "$CLUSTER" --keyring "$KEYRING")
 log "row 10: verify vs sha256sum ($BENCH_RUNS runs each)"
 for run in $(seq "$BENCH_RUNS"); do
   timed "verify-airlock-$run" -- "${CMD[@]}"
