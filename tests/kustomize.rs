@@ -130,6 +130,56 @@ fn refuses_a_kustomization_that_reads_outside_its_tree() {
     assert!(matches!(&err, KustomizeError::Source { message, .. } if message.contains("kustomization.yaml")), "{err}");
 }
 
+/// kubectl run as the publisher runs it, through `airlock-publisher sandbox-exec`, on a
+/// tree whose kustomization names a file outside it: Landlock refuses the read even with
+/// the tree check out of the way, while the same kubectl unconfined reads the file, so the
+/// refusal is the sandbox's.
+#[test]
+fn the_sandbox_keeps_kustomize_out_of_the_publishers_files() {
+    let secret = tempfile::tempdir().expect("tempdir");
+    let key = secret.path().join("signing.key");
+    let marker = "planted-signing-key-7d1f0c";
+    std::fs::write(&key, marker).expect("write the planted key");
+    let tree = tempfile::tempdir().expect("tempdir");
+    let kustomization = format!("configMapGenerator: [{{name: keys, files: [{}]}}]\n", key.display());
+    write_tree(tree.path(), &[("kustomization.yaml", kustomization.as_str())]);
+    let kubectl = common::kustomize_kubectl();
+    let build = ["kustomize", "--load-restrictor", "LoadRestrictionsNone", "--"];
+
+    let unconfined = Command::new(&kubectl).args(build).arg(tree.path()).output().expect("kubectl runs");
+    assert!(unconfined.status.success(), "{}", String::from_utf8_lossy(&unconfined.stderr));
+    assert!(String::from_utf8_lossy(&unconfined.stdout).contains(marker), "without the sandbox the attack reads the key");
+
+    let confined = Command::new(common::publisher_bin())
+        .args(["sandbox-exec", "--read"])
+        .arg(tree.path())
+        .args(["--read", "/dev/null", "--"])
+        .arg(&kubectl)
+        .args(build)
+        .arg(tree.path())
+        .env_clear()
+        .output()
+        .expect("airlock-publisher runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&confined.stdout), String::from_utf8_lossy(&confined.stderr));
+    assert!(!confined.status.success(), "the confined build must fail: {stdout}");
+    assert!(stderr.contains("permission denied"), "{stderr}");
+    assert!(!stdout.contains(marker) && !stderr.contains(marker), "the key's bytes leaked: {stdout} {stderr}");
+
+    let allowed = Command::new(common::publisher_bin())
+        .args(["sandbox-exec", "--read"])
+        .arg(tree.path())
+        .arg("--read")
+        .arg(secret.path())
+        .args(["--read", "/dev/null", "--"])
+        .arg(&kubectl)
+        .args(build)
+        .arg(tree.path())
+        .env_clear()
+        .output()
+        .expect("airlock-publisher runs");
+    assert!(allowed.status.success(), "a file the sandbox names is read: {}", String::from_utf8_lossy(&allowed.stderr));
+}
+
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
         .arg("-C")

@@ -27,6 +27,7 @@ mod publish;
 pub mod register;
 mod remote;
 mod render;
+pub mod sandbox;
 mod sveltos;
 mod table;
 mod template;

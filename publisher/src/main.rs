@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use airlock_cli::{LogArgs, exit, install_crypto_provider};
-use airlock_publisher::{cmd, register};
+use airlock_publisher::{cmd, register, sandbox};
 use clap::{Parser, Subcommand};
 
 use cmd::export::ExportArgs;
@@ -66,6 +66,9 @@ enum Command {
     Export(Box<ExportArgs>),
     /// Record the pullers' signed status reports on their SveltosClusters.
     Ingest(IngestArgs),
+    /// Confine this process and execute a program: how helm and kubectl are started.
+    #[command(name = sandbox::EXEC_COMMAND, hide = true)]
+    SandboxExec(sandbox::SandboxExecArgs),
 }
 
 #[tokio::main]
@@ -82,6 +85,7 @@ async fn main() -> ExitCode {
         Command::Register(command) => register::run(command).await,
         Command::Export(args) => cmd::export::run(*args).await,
         Command::Ingest(args) => cmd::ingest::run(args).await,
+        Command::SandboxExec(args) => Err(sandbox::enter(args).into()),
     };
     match result {
         Ok(code) => ExitCode::from(code),

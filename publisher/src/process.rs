@@ -1,6 +1,7 @@
 //! Running a helper binary (helm, kubectl) as a child process with a budget: an empty
-//! environment plus what the caller passes, stdin from a buffer, a time limit after which
-//! it is killed, and a cap on what it may print. Entry point: [`run`].
+//! environment plus what the caller passes, confined to the files its [`Sandbox`] names
+//! (`crate::sandbox`), stdin from a buffer, a time limit after which it is killed, and a
+//! cap on what it may print. Entry point: [`run`].
 //!
 //! It does not know what the binaries are; their modules build the arguments and read the
 //! output.
@@ -10,6 +11,8 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::sandbox::{self, Sandbox};
 
 /// Bytes of stderr kept for an error message; the helpers' own errors are a line or two.
 const STDERR_BYTES: u64 = 64 << 10;
@@ -29,6 +32,8 @@ pub struct Run<'a> {
     pub timeout: Duration,
     /// Bytes of stdout accepted.
     pub output_limit: u64,
+    /// What it may read, write and reach besides itself.
+    pub sandbox: Sandbox,
 }
 
 /// How a run failed.
@@ -72,8 +77,9 @@ pub fn locate(name: &str, flag: Option<&Path>) -> Result<PathBuf, String> {
 
 /// Runs `run`; its stdout on success.
 pub fn run(run: &Run<'_>) -> Result<Vec<u8>, ProcessError> {
-    let mut command = Command::new(run.program);
-    command.args(run.args).env_clear();
+    let (program, args) = sandbox::command_line(run.program, run.args, &run.sandbox);
+    let mut command = Command::new(program);
+    command.args(args).env_clear();
     for name in PASSED_ENV {
         if let Some(value) = std::env::var_os(name) {
             command.env(name, value);
@@ -151,7 +157,7 @@ mod tests {
 
     fn sh(script: &str, timeout: Duration, output_limit: u64) -> Result<Vec<u8>, ProcessError> {
         let args = ["-c".to_string(), script.to_string()];
-        run(&Run { program: Path::new("/bin/sh"), args: &args, env: vec![], stdin: None, timeout, output_limit })
+        run(&Run { program: Path::new("/bin/sh"), args: &args, env: vec![], stdin: None, timeout, output_limit, sandbox: Sandbox::new() })
     }
 
     #[test]
@@ -176,6 +182,7 @@ mod tests {
             stdin: None,
             timeout: Duration::from_secs(10),
             output_limit: 100,
+            sandbox: Sandbox::new(),
         });
         assert_eq!(out, Ok(b"||x\n".to_vec()));
     }

@@ -87,6 +87,10 @@ pub struct PublishArgs {
     /// The helm (v3 or v4) that renders helmCharts. Default: helm on PATH.
     #[arg(long, value_name = "PATH")]
     pub helm: Option<PathBuf>,
+    /// Run helm and kubectl unconfined where the kernel has no Landlock: the charts and
+    /// kustomizations they read can then reach every file the publisher can, keys included.
+    #[arg(long)]
+    pub allow_unconfined_tools: bool,
     /// An age recipient (age1...) every encrypted file is encrypted to as well, after the
     /// cluster's own: a break-glass key kept offline. Repeatable. Only clusters with a
     /// recipient of their own (annotation airlock.dev/age-recipient) get encrypted files.
@@ -99,6 +103,7 @@ pub struct PublishArgs {
 impl PublishArgs {
     /// Loads keys and keyrings and opens the store: everything but the source.
     pub async fn publisher(&self) -> anyhow::Result<Publisher> {
+        crate::sandbox::install(self.allow_unconfined_tools)?;
         let signer = self.signer()?;
         let age_recipients = self.age_recipients()?;
         let store = self.store.open(&self.to).await?;

@@ -13,6 +13,7 @@ use std::time::Duration;
 use super::error::HelmError;
 use super::scratch::Scratch;
 use crate::process::{self, ProcessError, Run};
+use crate::sandbox::Sandbox;
 
 /// What `helm version --short` may print.
 const VERSION_OUTPUT_BYTES: u64 = 4 << 10;
@@ -41,6 +42,10 @@ pub(super) struct Invocation<'a> {
     pub stdin: Option<&'a [u8]>,
     /// Overrides `HELM_REGISTRY_CONFIG` for this run: the registry logins of one chart.
     pub registry_config: Option<&'a Path>,
+    /// A file outside the scratch homes it reads: the chart archive it renders.
+    pub reads: Option<&'a Path>,
+    /// Whether it reaches a chart repository.
+    pub network: bool,
     pub timeout: Duration,
     pub output_limit: u64,
 }
@@ -60,6 +65,8 @@ impl Helm {
             args: vec!["version".into(), "--short".into()],
             stdin: None,
             registry_config: None,
+            reads: None,
+            network: false,
             timeout: VERSION_TIMEOUT,
             output_limit: VERSION_OUTPUT_BYTES,
         };
@@ -97,6 +104,13 @@ fn spawn(path: &Path, scratch: &Scratch, invocation: &Invocation<'_>) -> Result<
     if let Some(config) = invocation.registry_config {
         env.push(("HELM_REGISTRY_CONFIG", config.as_os_str().to_owned()));
     }
+    let mut sandbox = Sandbox::new().write(scratch.path());
+    if let Some(file) = invocation.reads {
+        sandbox = sandbox.read(file);
+    }
+    if invocation.network {
+        sandbox = sandbox.network();
+    }
     process::run(&Run {
         program: path,
         args: &invocation.args,
@@ -104,6 +118,7 @@ fn spawn(path: &Path, scratch: &Scratch, invocation: &Invocation<'_>) -> Result<
         stdin: invocation.stdin,
         timeout: invocation.timeout,
         output_limit: invocation.output_limit,
+        sandbox,
     })
 }
 

@@ -58,10 +58,13 @@ impl Fetcher {
         }
         let dir = scratch.pull_dir().map_err(|e| cache_error(scratch.path(), e))?;
         let mut args = vec!["pull".to_string()];
+        // Profile-supplied values go after `--` or as `--flag=value`, never where helm
+        // could read them as a flag of their own.
+        let mut positional = Vec::new();
         let mut registry_config = None;
         match &chart.repository {
             Repository::Oci { .. } => {
-                args.push(chart.oci_reference().expect("an OCI chart has a reference"));
+                positional.push(chart.oci_reference().expect("an OCI chart has a reference"));
                 if chart.access.plain_http {
                     args.push("--plain-http".into());
                 }
@@ -72,10 +75,11 @@ impl Fetcher {
             }
             Repository::Http { .. } if chart.access.credentials.is_some() => {
                 let alias = self.added.get_or_init((url.to_string(), chart.access.clone()), || repo_add(helm, scratch, chart))?;
-                args.push(format!("{alias}/{}", chart.chart));
+                positional.push(format!("{alias}/{}", chart.chart));
             }
             Repository::Http { .. } => {
-                args.extend([chart.chart.clone(), "--repo".into(), url.to_string()]);
+                positional.push(chart.chart.clone());
+                args.push(format!("--repo={url}"));
                 if chart.access.pass_credentials_all {
                     args.push("--pass-credentials".into());
                 }
@@ -83,13 +87,16 @@ impl Fetcher {
         }
         args.extend(tls_args(scratch, &chart.access)?);
         if !chart.version.text().is_empty() {
-            args.extend(["--version".into(), chart.version.text().into()]);
+            args.push(format!("--version={}", chart.version.text()));
         }
-        args.extend(["--destination".into(), dir.path().display().to_string()]);
+        args.extend(["--destination".into(), dir.path().display().to_string(), "--".into()]);
+        args.append(&mut positional);
         let invocation = Invocation {
             args,
             stdin: None,
             registry_config: registry_config.as_deref(),
+            reads: None,
+            network: true,
             timeout: PULL_TIMEOUT,
             output_limit: PULL_OUTPUT_BYTES,
         };
@@ -121,16 +128,19 @@ fn repo_add(helm: &Helm, scratch: &Scratch, chart: &ChartRef) -> Result<String, 
         message: format!("has no login for {}", host_of(url)),
     })?;
     let alias = format!("airlock-{}", airlock_bundle::Digest::of(url.as_bytes()).name_hex());
-    let mut args = vec!["repo".into(), "add".into(), alias.clone(), url.into(), "--force-update".into()];
-    args.extend(["--username".into(), username, "--password-stdin".into()]);
+    let mut args = vec!["repo".into(), "add".into(), "--force-update".into()];
+    args.extend([format!("--username={username}"), "--password-stdin".into()]);
     if chart.access.pass_credentials_all {
         args.push("--pass-credentials".into());
     }
     args.extend(tls_args(scratch, &chart.access)?);
+    args.extend(["--".into(), alias.clone(), url.into()]);
     let invocation = Invocation {
         args,
         stdin: Some(password.as_bytes()),
         registry_config: None,
+        reads: None,
+        network: true,
         timeout: PULL_TIMEOUT,
         output_limit: PULL_OUTPUT_BYTES,
     };

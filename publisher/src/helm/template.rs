@@ -70,32 +70,16 @@ pub(super) fn run(
     request: &ReleaseRequest,
     values: &Path,
 ) -> Result<String, HelmError> {
-    let mut args = vec![
-        "template".to_string(),
-        request.release.clone(),
-        chart.archive.display().to_string(),
-        "--namespace".into(),
-        request.namespace.clone(),
-        "--values".into(),
-        values.display().to_string(),
-    ];
-    if request.options.include_crds {
-        args.push("--include-crds".into());
-    }
-    if !request.options.hooks {
-        args.push("--no-hooks".into());
-    }
-    if request.options.skip_schema_validation {
-        args.push("--skip-schema-validation".into());
-    }
-    if let Some(version) = &request.capabilities.kube_version {
-        args.extend(["--kube-version".into(), version.clone()]);
-    }
-    for api in &request.capabilities.api_versions {
-        args.extend(["--api-versions".into(), api.clone()]);
-    }
-    let invocation =
-        Invocation { args, stdin: None, registry_config: None, timeout: TEMPLATE_TIMEOUT, output_limit: TEMPLATE_OUTPUT_BYTES };
+    let args = arguments(&chart.archive, request, values);
+    let invocation = Invocation {
+        args,
+        stdin: None,
+        registry_config: None,
+        reads: Some(&chart.archive),
+        network: false,
+        timeout: TEMPLATE_TIMEOUT,
+        output_limit: TEMPLATE_OUTPUT_BYTES,
+    };
     let failed = |message: String| HelmError::Render {
         chart: request.chart.label.clone(),
         release: request.release.clone(),
@@ -111,4 +95,60 @@ pub(super) fn run(
         ProcessError::Failed { stderr } => failed(stderr.trim_start_matches("Error: ").to_string()),
     })?;
     String::from_utf8(out).map_err(|_| failed("printed bytes that are not UTF-8".into()))
+}
+
+/// `helm template`'s command line for `request` on `archive`, with the merged values in
+/// the file `values`.
+fn arguments(archive: &Path, request: &ReleaseRequest, values: &Path) -> Vec<String> {
+    let mut args =
+        vec!["template".to_string(), format!("--namespace={}", request.namespace), "--values".into(), values.display().to_string()];
+    if request.options.include_crds {
+        args.push("--include-crds".into());
+    }
+    if !request.options.hooks {
+        args.push("--no-hooks".into());
+    }
+    if request.options.skip_schema_validation {
+        args.push("--skip-schema-validation".into());
+    }
+    if let Some(version) = &request.capabilities.kube_version {
+        args.push(format!("--kube-version={version}"));
+    }
+    for api in &request.capabilities.api_versions {
+        args.push(format!("--api-versions={api}"));
+    }
+    // Profile-supplied values are flag values (`--flag=value`) or positionals after `--`,
+    // so none can be read as a flag of its own, such as `--post-renderer`.
+    args.extend(["--".into(), request.release.clone(), archive.display().to_string()]);
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::helm::source::Access;
+
+    #[test]
+    fn passes_profile_values_where_helm_cannot_read_them_as_flags() {
+        let request = ReleaseRequest {
+            chart: ChartRef::new("ClusterProfile/test", "http://charts.invalid", "repo", "repo/web", "1.0.0", Access::default())
+                .expect("valid"),
+            release: "--post-renderer=/bin/sh".into(),
+            namespace: "--kubeconfig=/etc/key".into(),
+            values: serde_json::json!({}),
+            capabilities: Capabilities { kube_version: Some("-v9".into()), api_versions: vec!["--x".into()] },
+            options: TemplateOptions::default(),
+        };
+        let args = arguments(Path::new("/cache/web.tgz"), &request, Path::new("/scratch/values.yaml"));
+        let dash = args.iter().position(|a| a == "--").expect("positionals follow --");
+        assert_eq!(&args[dash + 1..], ["--post-renderer=/bin/sh", "/cache/web.tgz"]);
+        assert_eq!(args[0], "template");
+        let ours = ["--namespace=", "--values", "/scratch/values.yaml", "--include-crds", "--kube-version=", "--api-versions="];
+        for arg in &args[1..dash] {
+            assert!(ours.iter().any(|flag| arg.starts_with(flag)), "{arg} stands where helm reads flags");
+        }
+        assert!(args.contains(&"--namespace=--kubeconfig=/etc/key".to_string()));
+        assert!(args.contains(&"--kube-version=-v9".to_string()));
+        assert!(args.contains(&"--api-versions=--x".to_string()));
+    }
 }

@@ -20,6 +20,7 @@ use super::tree::SourceTree;
 use super::{confine, git, substitute};
 use crate::once::OnceMap;
 use crate::process::{self, ProcessError, Run};
+use crate::sandbox::Sandbox;
 
 /// A build is CPU only; large trees take seconds.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
@@ -80,7 +81,7 @@ impl Kustomizer {
         let kubectl = process::locate("kubectl", flag).map_err(|searched| KustomizeError::KubectlNotFound { searched })?;
         let unusable = |message: String| KustomizeError::KubectlUnusable { path: kubectl.display().to_string(), message };
         let args = ["version".to_string(), "--client".into(), "--output=json".into()];
-        let out = run_kubectl(&kubectl, &args).map_err(|e| unusable(e.message()))?;
+        let out = run_kubectl(&kubectl, &args, None).map_err(|e| unusable(e.message()))?;
         let parsed: Value = serde_json::from_slice(&out).map_err(|e| unusable(format!("kubectl version: {e}")))?;
         let version = parsed["kustomizeVersion"].as_str().ok_or_else(|| unusable("kubectl has no kustomize built in".into()))?;
         Ok(Kustomizer { kubectl: kubectl.clone(), version: version.into(), invocations: AtomicU64::new(1), builds: OnceMap::default() })
@@ -126,9 +127,10 @@ impl Kustomizer {
             add_components(&file, request.components, origin)?;
         }
         confine::check_tree(tree.root(), origin)?;
-        let args = ["kustomize".to_string(), "--load-restrictor".into(), "LoadRestrictionsNone".into(), dir.display().to_string()];
+        let args =
+            ["kustomize".to_string(), "--load-restrictor".into(), "LoadRestrictionsNone".into(), "--".into(), dir.display().to_string()];
         self.invocations.fetch_add(1, Ordering::Relaxed);
-        let out = run_kubectl(&self.kubectl, &args).map_err(|e| KustomizeError::Build {
+        let out = run_kubectl(&self.kubectl, &args, Some(tree.root())).map_err(|e| KustomizeError::Build {
             origin: origin.into(),
             path: request.path.into(),
             message: e.message().trim_start_matches("error: ").to_string(),
@@ -154,9 +156,15 @@ fn add_components(file: &Path, components: &[String], origin: &str) -> Result<()
     std::fs::write(file, crate::yaml::emit(&docs[..1])).map_err(|e| io_error(file, e))
 }
 
-fn run_kubectl(kubectl: &Path, args: &[String]) -> Result<Vec<u8>, ProcessError> {
+/// Runs kubectl confined to `tree`, the only files a build may read: whatever a
+/// kustomization names, nothing outside its source tree can be read, and nothing fetched.
+fn run_kubectl(kubectl: &Path, args: &[String], tree: Option<&Path>) -> Result<Vec<u8>, ProcessError> {
     // kustomize reads nothing from HOME; an empty one keeps kubectl's own config out.
     let home = std::env::temp_dir().join("airlock-kubectl-home");
     let env = vec![("HOME", home.into_os_string()), ("KUBECONFIG", "/dev/null".into())];
-    process::run(&Run { program: kubectl, args, env, stdin: None, timeout: BUILD_TIMEOUT, output_limit: BUILD_OUTPUT_BYTES })
+    let mut sandbox = Sandbox::new().read("/dev/null");
+    if let Some(tree) = tree {
+        sandbox = sandbox.read(tree);
+    }
+    process::run(&Run { program: kubectl, args, env, stdin: None, timeout: BUILD_TIMEOUT, output_limit: BUILD_OUTPUT_BYTES, sandbox })
 }

@@ -11,7 +11,7 @@ use crate::sveltos::kustomization::{KustomizeKind, revision_key};
 const FAKE_KUBECTL: &str = r#"#!/bin/sh
 case "$1" in
 version) echo '{"kustomizeVersion": "v5.5.0"}' ;;
-kustomize) for f in "$4"/*.yaml; do [ "${f##*/}" = kustomization.yaml ] || { echo ---; cat "$f"; }; done ;;
+kustomize) for dir; do :; done; for f in "$dir"/*.yaml; do [ "${f##*/}" = kustomization.yaml ] || { echo ---; cat "$f"; }; done ;;
 esac
 "#;
 
