@@ -103,6 +103,9 @@ pub enum Support {
     NotSupported,
     /// It has no meaning when the cluster pulls (a management-cluster feature).
     NotApplicable,
+    /// Sveltos skips part of it for some objects, and so did the publisher; the detail
+    /// says what and for which object (a patch operation that does not apply there).
+    Skipped,
 }
 
 /// This publish could not render the profile; the part holds what it held before.

@@ -8,6 +8,8 @@
 //!
 //! Text that is all empty documents but no list (`{}`) passes as strategic merge, then has
 //! no document to apply, and kustomize runs it as JSON 6902, which fails to decode.
+//! Before kustomize, Sveltos refuses a patch whose first document has a kind but no
+//! metadata.name (`validatePatch`), with an error that says so.
 
 use serde_json::Value;
 
@@ -36,6 +38,10 @@ pub enum BodyError {
     Both,
     #[error("the patch holds no document, and kustomize cannot read it as JSON 6902 operations")]
     NoDocument,
+    #[error(
+        "the strategic merge patch for {api_version}/{kind} has no metadata.name, which Sveltos requires; to select objects by a name pattern, use a JSON 6902 patch"
+    )]
+    StrategicWithoutName { api_version: String, kind: String },
 }
 
 /// Reads a patch's text.
@@ -44,6 +50,9 @@ pub(super) fn parse(text: &str) -> Result<Body, BodyError> {
     if text.is_empty() {
         return Err(BodyError::Empty);
     }
+    if let Some((api_version, kind)) = unnamed_resource(text) {
+        return Err(BodyError::StrategicWithoutName { api_version, kind });
+    }
     match (strategic(text), operations(text)) {
         (Ok(_), Ok(_)) => Err(BodyError::Both),
         (Ok(docs), Err(_)) if docs.is_empty() => Ok(Body::NoDocument),
@@ -51,6 +60,24 @@ pub(super) fn parse(text: &str) -> Result<Body, BodyError> {
         (Err(_), Ok(ops)) => Ok(Body::Json6902(ops)),
         (Err(strategic), Err(json6902)) => Err(BodyError::Neither { strategic, json6902 }),
     }
+}
+
+/// Sveltos's own check before kustomize (`validatePatch`): text that does not start as a
+/// list (`[`, `- `) and whose first document has a kind but no metadata.name is refused,
+/// even where kustomize would take it (a `List` kind). The apiVersion and kind, when so.
+fn unnamed_resource(text: &str) -> Option<(String, String)> {
+    if text.starts_with('[') || text.starts_with("- ") {
+        return None;
+    }
+    let first = airlock_bundle::yaml::manifests(text).ok()?.into_iter().next()?.value;
+    let kind = scalar_text(first.get("kind"));
+    let named = first.get("metadata").and_then(|m| m.get("name")).is_some_and(|name| !scalar_text(Some(name)).is_empty());
+    (!kind.is_empty() && !named).then(|| (scalar_text(first.get("apiVersion")), kind))
+}
+
+/// A scalar's text; empty for a map, a list, null or nothing.
+fn scalar_text(value: Option<&Value>) -> String {
+    value.filter(|v| !v.is_object() && !v.is_array() && !v.is_null()).map(super::tree::value_text).unwrap_or_default()
 }
 
 fn operations(text: &str) -> Result<Vec<Value>, String> {
@@ -81,12 +108,11 @@ fn strategic(text: &str) -> Result<Vec<Value>, String> {
 /// kustomize's `GetValidatedMetadata`, which patches and objects alike must pass.
 pub(super) fn check_object(value: &Value) -> Result<(), String> {
     let Some(map) = value.as_object() else { return Err("a document is not a map".into()) };
-    let text = |v: Option<&Value>| v.filter(|v| !v.is_object() && !v.is_array() && !v.is_null()).map(super::tree::value_text);
-    let kind = text(map.get("kind")).unwrap_or_default();
+    let kind = scalar_text(map.get("kind"));
     if kind.is_empty() {
         return Err("no kind".into());
     }
-    if !kind.ends_with("List") && text(value.pointer("/metadata/name")).unwrap_or_default().is_empty() {
+    if !kind.ends_with("List") && scalar_text(value.pointer("/metadata/name")).is_empty() {
         return Err("no metadata.name".into());
     }
     Ok(())

@@ -16,6 +16,7 @@ mod json6902_cases;
 mod objects;
 mod strategic_cases;
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::process::Command;
 
@@ -25,7 +26,7 @@ use case::Case;
 
 use super::json_patch::equal;
 use super::kustomize::{self, Built};
-use super::parsed::{ParsedPatch, Patch};
+use super::parsed::{ForObject, ParsedPatch, Patch};
 use super::target::Target;
 
 /// How many `kubectl kustomize` processes run at once.
@@ -93,7 +94,8 @@ fn check(kubectl: &str, case: &Case) -> Result<(), String> {
         .map(|(i, ((text, _), t))| Patch { source: format!("patch {i}"), text: text.to_string(), target: t.as_ref().map(target) })
         .collect();
     let parsed = ParsedPatch::all(&patches);
-    let ours = kustomize::build(&object, &parsed.iter().collect::<Vec<_>>());
+    let whole: Vec<ForObject<'_>> = parsed.iter().map(|patch| ForObject { patch, body: Cow::Borrowed(&patch.body) }).collect();
+    let ours = kustomize::build(&object, &whole);
     let theirs = kubectl_kustomize(kubectl, &object, case, &targets);
     let agree = match (&ours, &theirs) {
         (Ok(Built::Object(a)), Ok(Built::Object(b))) => equal(a, b),

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::body::{self, Body, BodyError};
 use super::error::{PatchError, describe};
-use super::parsed::ParsedPatch;
+use super::parsed::ForObject;
 use super::target::{Id, text_map};
 use super::{json_patch, strategic};
 
@@ -26,19 +26,19 @@ pub(super) enum Built {
 }
 
 /// Runs the patches over the object, as kustomize would.
-pub(super) fn build(object: &Value, patches: &[&ParsedPatch]) -> Result<Built, PatchError> {
+pub(super) fn build(object: &Value, patches: &[ForObject<'_>]) -> Result<Built, PatchError> {
     let name = describe(object);
     if let Err(reason) = body::check_object(object) {
-        let patch = patches.first().map(|p| p.source.clone()).unwrap_or_default();
+        let patch = patches.first().map(|p| p.patch.source.clone()).unwrap_or_default();
         return Err(PatchError::InvalidObject { patch, object: name, reason });
     }
     // The ids an untargeted patch may name: the original's and those before each JSON
     // 6902 patch (kustomize's `PrevIds`), besides the current one.
     let mut ids = vec![Id::of(object)];
     let mut current = Some(object.clone());
-    for patch in patches {
+    for ForObject { patch, body } in patches {
         let source = || patch.source.clone();
-        let body = patch.body.as_ref().map_err(|e| PatchError::InvalidPatch { patch: source(), object: name.clone(), error: e.clone() })?;
+        let body = (**body).as_ref().map_err(|e| PatchError::InvalidPatch { patch: source(), object: name.clone(), error: e.clone() })?;
         let selected = |current: &Option<Value>| -> Result<bool, PatchError> {
             let (Some(target), Some(value)) = (&patch.target, current) else { return Ok(false) };
             target.kustomize_selects(object, value).map_err(|error| PatchError::InvalidTarget {

@@ -6,10 +6,13 @@
 //! This module is that pipeline, in the same steps:
 //! 1. Sveltos's pre-filters (`parsed`, `target`, `missing_remove`): the target matches the
 //!    object, by unanchored Go regular expressions and label selectors
-//!    (`airlock_bundle::selector`); a `remove` of a path the object lacks is dropped. No
-//!    patch left: the object as it was.
+//!    (`airlock_bundle::selector`); in a JSON 6902 patch, each `remove` of a path the
+//!    object lacks is dropped, the rest of the patch kept with its target, and a patch
+//!    left with no operation dropped. The dropped operations come back with the object,
+//!    for the caller to tell. No patch left: the object as it was.
 //! 2. kustomize (`kustomize`): each patch selects again, anchored, and applies as
-//!    kustomize reads its text (`body`): JSON 6902 (`json_patch`, evanphx/json-patch v4) or
+//!    kustomize reads its text (`body`, which also refuses, as Sveltos does first, a
+//!    strategic merge patch with a kind and no metadata.name): JSON 6902 (`json_patch`, evanphx/json-patch v4) or
 //!    strategic merge (`strategic`, `assoc`, `elements` over the node graph of `tree`:
 //!    kyaml's merge, which keeps the object's quoting (`style`) and merges lists by the
 //!    keys of kustomize's built-in schema, `schema` over the generated `merge_keys` and
@@ -31,7 +34,8 @@
 //!
 //! It does not template patches, fetch patchesFrom objects, or order the patch list
 //! (all `spec.patches`, then templated patchesFrom values, then the others): the caller
-//! does. Entry points: [`ParsedPatch::all`] once per profile, [`apply`] per object;
+//! does. Entry points: [`ParsedPatch::all`] once per profile, [`apply`] per object (the
+//! object patched and the operations dropped for it);
 //! [`Patch::from_data_value`] reads a patchesFrom data value.
 
 mod assoc;
@@ -62,26 +66,35 @@ pub use body::BodyError;
 pub use elements::MergeError;
 pub use error::PatchError;
 pub use json_patch::OpError;
-pub use parsed::{ParsedPatch, Patch};
+pub use parsed::{DroppedOperation, ParsedPatch, Patch};
 pub use target::{Target, TargetError};
 
 use kustomize::Built;
 
-/// Applies a profile's patches (in Sveltos's order) to one rendered object. The object
-/// comes back borrowed when no patch applies to it, and also when a patch deletes it
-/// (`$patch: delete`): Sveltos then deploys the object as it was.
-pub fn apply<'o>(object: &'o Value, patches: &[ParsedPatch]) -> Result<Cow<'o, Value>, PatchError> {
+/// One object with a profile's patches applied, and the operations Sveltos dropped for it.
+#[derive(Debug)]
+pub struct Patched<'o> {
+    /// Borrowed when no patch applies to the object, and also when a patch deletes it
+    /// (`$patch: delete`): Sveltos then deploys the object as it was.
+    pub object: Cow<'o, Value>,
+    pub dropped: Vec<DroppedOperation>,
+}
+
+/// Applies a profile's patches (in Sveltos's order) to one rendered object.
+pub fn apply<'o>(object: &'o Value, patches: &[ParsedPatch]) -> Result<Patched<'o>, PatchError> {
+    let mut dropped = Vec::new();
     let mut applicable = Vec::new();
     for patch in patches {
-        if patch.applies_to(object)? {
-            applicable.push(patch);
+        if let Some(for_object) = patch.for_object(object, &mut dropped)? {
+            applicable.push(for_object);
         }
     }
     if applicable.is_empty() {
-        return Ok(Cow::Borrowed(object));
+        return Ok(Patched { object: Cow::Borrowed(object), dropped });
     }
-    Ok(match kustomize::build(object, &applicable)? {
+    let object = match kustomize::build(object, &applicable)? {
         Built::Object(value) => Cow::Owned(value),
         Built::Deleted => Cow::Borrowed(object),
-    })
+    };
+    Ok(Patched { object, dropped })
 }

@@ -5,11 +5,13 @@
 //! patch meets an object its target matches: Sveltos hands kustomize only the patches that
 //! match, so a broken patch that matches nothing deploys fine.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use super::body::{self, Body, BodyError};
 use super::error::{PatchError, describe};
-use super::missing_remove;
+use super::missing_remove::{self, Filtered, Removal};
 use super::target::{Compiled, Target};
 
 /// One patch, after templating.
@@ -74,8 +76,37 @@ pub struct ParsedPatch {
     pub(super) source: String,
     pub(super) target: Option<Compiled>,
     pub(super) body: Result<Body, BodyError>,
-    /// The path of a `remove`, as Sveltos's pre-filter sees it.
-    pub(super) removed_path: Option<String>,
+    /// The operations Sveltos's pre-filter reads, when it reads the patch as a list.
+    pub(super) operations: Option<Vec<Value>>,
+}
+
+/// A patch as it meets one object after Sveltos's pre-filters: the patch, and its body
+/// for that object (the written one, or the operations left after the filter).
+pub(super) struct ForObject<'p> {
+    pub patch: &'p ParsedPatch,
+    pub body: Cow<'p, Result<Body, BodyError>>,
+}
+
+/// A JSON 6902 `remove` that Sveltos drops for an object that lacks its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedOperation {
+    /// The patch, as [`Patch::source`] names it.
+    pub patch: String,
+    /// The operation's index in the patch, from 0.
+    pub index: usize,
+    pub path: String,
+    /// The object, as `Kind namespace/name`.
+    pub object: String,
+}
+
+impl std::fmt::Display for DroppedOperation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: operation {} (remove {}) dropped for {}, which has no such path; the patch's other operations apply",
+            self.patch, self.index, self.path, self.object
+        )
+    }
 }
 
 impl ParsedPatch {
@@ -84,7 +115,7 @@ impl ParsedPatch {
             source: patch.source.clone(),
             target: patch.target.as_ref().map(Compiled::new),
             body: body::parse(&patch.text),
-            removed_path: missing_remove::removed_path(&patch.text),
+            operations: missing_remove::operations(&patch.text),
         }
     }
 
@@ -97,15 +128,37 @@ impl ParsedPatch {
         &self.source
     }
 
-    /// Sveltos's pre-filters for one object: the target matches (`patchMatchesObject`)
-    /// and the patch is no remove of a path the object lacks (`filterApplicablePatches`).
-    pub(super) fn applies_to(&self, object: &Value) -> Result<bool, PatchError> {
+    /// Sveltos's pre-filters for one object: the target matches (`patchMatchesObject`),
+    /// then each remove of a path the object lacks is dropped (`filterPatchOperations`),
+    /// recorded in `dropped`. `None`: the patch does not apply to the object.
+    pub(super) fn for_object(&self, object: &Value, dropped: &mut Vec<DroppedOperation>) -> Result<Option<ForObject<'_>>, PatchError> {
         let invalid = |error| PatchError::InvalidTarget { patch: self.source.clone(), object: describe(object), error };
         if let Some(target) = &self.target
             && !target.sveltos_matches(object).map_err(invalid)?
         {
-            return Ok(false);
+            return Ok(None);
         }
-        Ok(self.removed_path.as_deref().is_none_or(|path| missing_remove::path_exists(object, path)))
+        let Some(operations) = &self.operations else { return Ok(Some(ForObject { patch: self, body: Cow::Borrowed(&self.body) })) };
+        let mut record = |removals: Vec<Removal>| {
+            let name = describe(object);
+            let each = removals.into_iter().map(|r| DroppedOperation {
+                patch: self.source.clone(),
+                index: r.index,
+                path: r.path,
+                object: name.clone(),
+            });
+            dropped.extend(each);
+        };
+        Ok(match missing_remove::filter(operations, object) {
+            Filtered::Whole => Some(ForObject { patch: self, body: Cow::Borrowed(&self.body) }),
+            Filtered::Rebuilt { text, dropped: removals } => {
+                record(removals);
+                Some(ForObject { patch: self, body: Cow::Owned(body::parse(&text)) })
+            }
+            Filtered::Empty { dropped: removals } => {
+                record(removals);
+                None
+            }
+        })
     }
 }

@@ -22,7 +22,7 @@ fn kind(kind: &str) -> Option<Target> {
 }
 
 fn applied(object: &Value, patches: &[ParsedPatch]) -> Value {
-    apply(object, patches).expect("applies").into_owned()
+    apply(object, patches).expect("applies").object.into_owned()
 }
 
 fn error(object: &Value, patches: &[ParsedPatch]) -> PatchError {
@@ -33,7 +33,7 @@ fn error(object: &Value, patches: &[ParsedPatch]) -> PatchError {
 fn an_object_no_patch_matches_comes_back_borrowed() {
     let object = deployment();
     let patches = [patch("- {op: add, path: /metadata/labels/x, value: y}", kind("Service"))];
-    assert!(matches!(apply(&object, &patches), Ok(Cow::Borrowed(_))));
+    assert!(matches!(apply(&object, &patches), Ok(Patched { object: Cow::Borrowed(_), .. })));
 }
 
 #[test]
@@ -65,23 +65,37 @@ fn sveltos_matches_targets_unanchored_before_kustomize_anchors_them() {
     let configmap = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
     let default = Target { namespace: Some("default".into()), ..Target::default() };
     let patches = [patch("- {op: add, path: /metadata/labels, value: {x: y}}", Some(default))];
-    assert!(matches!(apply(&configmap, &patches), Ok(Cow::Borrowed(_))));
+    assert!(matches!(apply(&configmap, &patches), Ok(Patched { object: Cow::Borrowed(_), .. })));
 }
 
 #[test]
 fn a_remove_of_a_missing_path_is_dropped_as_sveltos_drops_it() {
     let object = deployment();
     let missing = [patch("- op: remove\n  path: /spec/template/spec/nodeSelector", kind("Deployment"))];
-    assert!(matches!(apply(&object, &missing), Ok(Cow::Borrowed(_))));
+    assert!(matches!(apply(&object, &missing), Ok(Patched { object: Cow::Borrowed(_), .. })));
     let present = [patch("- op: remove\n  path: /spec/replicas", kind("Deployment"))];
     assert_eq!(applied(&object, &present)["spec"].get("replicas"), None);
+}
+
+#[test]
+fn a_remove_of_a_missing_path_drops_that_operation_and_applies_the_rest() {
+    let object = deployment();
+    let text = "- op: remove\n  path: /spec/template/spec/nodeSelector\n- op: add\n  path: /metadata/labels/tier\n  value: edge";
+    let out = applied(&object, &[patch(text, kind("Deployment"))]);
+    assert_eq!(out["metadata"]["labels"], json!({"app": "web", "tier": "edge"}));
+    // JSON spelling, a list index and an escaped key are read as Sveltos reads them now.
+    let json = r#"[{"op": "remove", "path": "/spec/template/spec/containers/0/image"}, {"op": "remove", "path": "/spec/template/spec/containers/1"}]"#;
+    let out = applied(&object, &[patch(json, kind("Deployment"))]);
+    assert_eq!(out["spec"]["template"]["spec"]["containers"], json!([{"name": "app"}]));
+    let escaped = "- op: remove\n  path: /metadata/labels/app.kubernetes.io~1name\n- op: replace\n  path: /spec/replicas\n  value: 3";
+    assert_eq!(applied(&object, &[patch(escaped, kind("Deployment"))])["spec"]["replicas"], 3);
 }
 
 #[test]
 fn a_deleting_patch_leaves_the_object_as_it_was() {
     let object = deployment();
     let patches = [patch("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n$patch: delete", kind("Deployment"))];
-    assert!(matches!(apply(&object, &patches), Ok(Cow::Borrowed(_))));
+    assert!(matches!(apply(&object, &patches), Ok(Patched { object: Cow::Borrowed(_), .. })));
 }
 
 #[test]
@@ -130,7 +144,7 @@ fn rejects_an_invalid_target_selector() {
 
 #[test]
 fn rejects_a_text_that_is_no_patch() {
-    for (text, expected) in [("  ", BodyError::Empty), ("[]", BodyError::Both)] {
+    for (text, expected) in [("  ", BodyError::Empty), ("null", BodyError::Both)] {
         let err = error(&deployment(), &[patch(text, kind("Deployment"))]);
         assert_eq!(
             err,
@@ -259,4 +273,49 @@ fn parsed_patches_are_reused_across_objects() {
         object["metadata"]["name"] = json!(name);
         assert_eq!(applied(&object, &patches)["metadata"]["labels"]["team"], "blue");
     }
+}
+
+#[test]
+fn rejects_a_strategic_merge_patch_with_a_kind_and_no_name() {
+    let want = |api_version: &str, kind: &str| BodyError::StrategicWithoutName { api_version: api_version.into(), kind: kind.into() };
+    let cases = [
+        ("apiVersion: apps/v1\nkind: Deployment\nspec: {replicas: 1}", want("apps/v1", "Deployment")),
+        ("kind: Deployment\nmetadata: {name: ''}", want("", "Deployment")),
+        ("apiVersion: v1\nkind: ConfigMapList\nitems: []", want("v1", "ConfigMapList")),
+        (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {labels: {a: b}}\n---\nkind: Deployment\nmetadata: {name: web}",
+            want("apps/v1", "Deployment"),
+        ),
+    ];
+    for (text, expected) in cases {
+        match error(&deployment(), &[patch(text, kind("Deployment"))]) {
+            PatchError::InvalidPatch { error, .. } => assert_eq!(error, expected, "{text}"),
+            other => panic!("{text}: {other}"),
+        }
+    }
+    // A patch that targets nothing here is never checked, as Sveltos checks only what applies.
+    assert!(apply(&deployment(), &[patch("kind: Deployment\nspec: {replicas: 1}", kind("Service"))]).is_ok());
+    let message = error(&deployment(), &[patch("apiVersion: apps/v1\nkind: Deployment\nspec: {}", kind("Deployment"))]).to_string();
+    assert!(message.contains("apps/v1/Deployment has no metadata.name") && message.contains("JSON 6902"), "{message}");
+}
+
+#[test]
+fn dropped_operations_come_back_with_the_object_and_the_patch() {
+    let object = deployment();
+    let text = "- {op: remove, path: /spec/paused}\n- {op: remove, path: /spec/replicas}\n- {op: remove, path: /metadata/annotations}";
+    let patched = apply(&object, &[patch(text, kind("Deployment"))]).unwrap();
+    assert_eq!(patched.object["spec"].get("replicas"), None);
+    let dropped: Vec<(usize, &str)> = patched.dropped.iter().map(|d| (d.index, d.path.as_str())).collect();
+    assert_eq!(dropped, [(0, "/spec/paused"), (2, "/metadata/annotations")]);
+    assert_eq!(
+        patched.dropped[0].to_string(),
+        "ClusterProfile/web spec.patches[0]: operation 0 (remove /spec/paused) dropped for Deployment prod/web, which has no such path; the patch's other operations apply"
+    );
+    // No operation left, or none to begin with: the patch does not apply, and the object
+    // comes back as it was (kustomize would refuse `[]`, which reads as both kinds of patch).
+    assert!(matches!(apply(&object, &[patch("[]", kind("Deployment"))]).unwrap().object, Cow::Borrowed(_)));
+    let all_missing = apply(&object, &[patch("- {op: remove, path: /spec/paused}", kind("Deployment"))]).unwrap();
+    assert!(matches!(all_missing.object, Cow::Borrowed(_)) && all_missing.dropped.len() == 1);
+    // A target that does not match drops nothing.
+    assert!(apply(&object, &[patch("- {op: remove, path: /spec/paused}", kind("Service"))]).unwrap().dropped.is_empty());
 }

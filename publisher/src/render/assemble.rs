@@ -75,6 +75,7 @@ pub fn assemble(
         }
         let mut s = draft.settings.clone();
         s.rendered = prepared_part.clock.clone();
+        s.notes.extend(prepared_part.notes.iter().cloned());
         settings.insert(draft.name.to_string(), s);
     }
     for (name, held) in &plan.held {

@@ -1,7 +1,8 @@
 //! One `helmCharts` entry's objects for one cluster, as Sveltos renders a release for a
-//! pull-mode cluster: `values` templated with the cluster's data, each `valuesFrom`
-//! object's data values merged over them in order (a value templated when its object
-//! carries the template annotation; maps merged key by key, anything else replaced), the
+//! pull-mode cluster: `values` templated with the cluster's data, then the data values of
+//! the `valuesFrom` objects merged over them (maps key by key, anything else replaced):
+//! first those of the objects without the template annotation, in list order, then those
+//! of the objects with it, templated, in list order, so a templated object wins; then the
 //! chart at the version this run resolved, rendered by helm against the cluster's
 //! reported Kubernetes version.
 //!
@@ -84,11 +85,11 @@ pub fn manifests(
         let text = if spec.values.contains("{{") { ctx.template(&field, "values", &spec.values)? } else { spec.values.clone() };
         values_document(&text).map_err(|m| failed(format!("values: {m}")))?
     };
+    let mut sources = Vec::new();
     for (from, reference) in &plan.values_from {
         let object = reference.key.to_string();
         let what = || (from.field.clone(), object.clone());
         let Some(value) = lookup(resources, &reference.key, from.optional, ctx.profile, &what, warnings)? else { continue };
-        let templated = is_template(value);
         let texts = match from.kind {
             PolicyKind::ConfigMap => data_texts(value, from.kind, &object, warnings)?,
             PolicyKind::Secret => secret_data(value)
@@ -98,13 +99,9 @@ pub fn manifests(
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|m| RenderError::Unreadable { object: object.clone(), message: m })?,
         };
-        for (key, text) in texts {
-            let text = if templated { ctx.template(&object, &key, &text)? } else { text };
-            let document = values_document(&text)
-                .map_err(|m| RenderError::Unreadable { object: object.clone(), message: format!("key {key}: {m}") })?;
-            merge(&mut values, document);
-        }
+        sources.push(ValuesSource { templated: is_template(value), object, texts });
     }
+    merge_values_from(&mut values, sources, |object, key, text| ctx.template(object, key, text))?;
     let kube_version = ctx.cluster.kube_version().map(str::to_string);
     if kube_version.is_none() {
         warnings.push(format!(
@@ -263,6 +260,34 @@ fn values_document(text: &str) -> Result<Value, String> {
 }
 
 /// Merges `over` into `base`: maps key by key, any other value replaced.
+/// One valuesFrom object's data values, in key order, and whether Sveltos templates them
+/// (the object carries the template annotation).
+struct ValuesSource {
+    object: String,
+    templated: bool,
+    texts: Vec<(String, String)>,
+}
+
+/// Merges the valuesFrom data values, each a YAML map, over the values as Sveltos does:
+/// the objects that are no templates first, then the templated ones, each group in list
+/// order, so a templated object wins wherever it is listed.
+fn merge_values_from(
+    values: &mut Value,
+    sources: Vec<ValuesSource>,
+    mut template: impl FnMut(&str, &str, &str) -> Result<String, RenderError>,
+) -> Result<(), RenderError> {
+    let (templated, plain): (Vec<_>, Vec<_>) = sources.into_iter().partition(|s| s.templated);
+    for source in plain.into_iter().chain(templated) {
+        for (key, text) in source.texts {
+            let text = if source.templated { template(&source.object, &key, &text)? } else { text };
+            let document = values_document(&text)
+                .map_err(|m| RenderError::Unreadable { object: source.object.clone(), message: format!("key {key}: {m}") })?;
+            merge(values, document);
+        }
+    }
+    Ok(())
+}
+
 fn merge(base: &mut Value, over: Value) {
     match (base, over) {
         (Value::Object(base), Value::Object(over)) => {
@@ -307,6 +332,29 @@ mod tests {
         let mut base = json!({"a": {"b": 1, "c": [1, 2]}, "d": "x"});
         merge(&mut base, json!({"a": {"c": [3], "e": true}, "d": {"f": 1}}));
         assert_eq!(base, json!({"a": {"b": 1, "c": [3], "e": true}, "d": {"f": 1}}));
+    }
+
+    #[test]
+    fn templated_values_from_objects_win_wherever_they_are_listed() {
+        let source = |object: &str, templated, text: &str| ValuesSource {
+            object: object.into(),
+            templated,
+            texts: vec![("values.yaml".into(), text.into())],
+        };
+        let sources = vec![
+            source("ConfigMap fleet/templated", true, "replicaCount: '{{ 3 }}'\nimage: {tag: t}"),
+            source("ConfigMap fleet/first", false, "replicaCount: 1\nimage: {tag: first, pullPolicy: Always}"),
+            source("ConfigMap fleet/second", false, "replicaCount: 2"),
+        ];
+        let mut values = json!({"replicaCount": 0, "image": {"repository": "r"}});
+        let mut templated = Vec::new();
+        merge_values_from(&mut values, sources, |object, _, text| {
+            templated.push(object.to_string());
+            Ok(text.replace("'{{ 3 }}'", "3"))
+        })
+        .unwrap();
+        assert_eq!(values, json!({"replicaCount": 3, "image": {"repository": "r", "tag": "t", "pullPolicy": "Always"}}));
+        assert_eq!(templated, ["ConfigMap fleet/templated"], "only annotated objects are templated");
     }
 
     #[test]

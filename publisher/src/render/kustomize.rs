@@ -1,8 +1,10 @@
 //! One `kustomizationRefs` entry's objects for one cluster, as Sveltos deploys them: the
 //! source read from its ConfigMap, Secret, GitRepository (at the commit looked up for
 //! this run) OCIRepository or `remoteURL` (the tarball fetched for this run), `path`, `components` and `targetNamespace` templated with the cluster's
-//! data, the substitution values (`values`, then each `valuesFrom` object's data, later
-//! keys winning) templated the same way, then the build (`crate::kustomize`). The objects
+//! data, the substitution values, then the build (`crate::kustomize`). The values are
+//! `values` and the data of the `valuesFrom` objects that carry the template annotation,
+//! templated the same way, later keys winning; then the data of the other `valuesFrom`
+//! objects, as written, win over those (in list order). The objects
 //! go on through the profile's pipeline like a policyRef's: patches, extra metadata,
 //! tiers, implicit namespaces.
 
@@ -15,7 +17,7 @@ use super::content::{FORCE_RECREATE_ANNOTATION, Rendered, data_texts};
 use super::data::Context;
 use super::error::RenderError;
 use super::manifest::{Manifest, add_metadata};
-use super::resolve::KustomizePlan;
+use super::resolve::{KustomizePlan, is_template};
 use super::shared::lookup;
 use crate::kustomize::{GitRef, KustomizeRequest, KustomizeSource, LazyKustomizer};
 use crate::sveltos::kustomization::KustomizeKind;
@@ -55,15 +57,25 @@ pub fn manifests(
     for (key, text) in &spec.values {
         values.insert(key.clone(), instantiate(&format!("values.{key}"), text)?);
     }
+    // Sveltos templates `values` with the data of the valuesFrom objects that carry the
+    // template annotation, then sets the data of the others over them as written: those win.
+    let mut plain = BTreeMap::new();
     for (from, reference) in &plan.values_from {
         let object = reference.key.to_string();
         let what = || (from.field.clone(), object.clone());
         let Some(value) = lookup(resources, &reference.key, from.optional, ctx.profile, &what, warnings)? else { continue };
+        let templated = is_template(value);
         for (key, text) in data_texts(value, from.kind, &object, warnings)? {
-            let text = if text.contains("{{") { ctx.template(&object, &key, &text)? } else { text };
-            values.insert(key, text);
+            if !templated {
+                plain.insert(key, text);
+            } else if text.contains("{{") {
+                values.insert(key.clone(), ctx.template(&object, &key, &text)?);
+            } else {
+                values.insert(key, text);
+            }
         }
     }
+    values.extend(plain);
     let request = KustomizeRequest {
         origin: &origin,
         source: &source,

@@ -3,15 +3,18 @@
 //! values of the `patchesFrom` objects that carry `projectsveltos.io/template`, each
 //! templated whole (target included) before it is read; then those of the other
 //! patchesFrom objects. Each data value is one `{patch, target}` entry, and the values of
-//! one object come in key order. Applying them is the `patch` module's.
+//! one object come in key order. Applying them is the `patch` module's; each JSON 6902
+//! operation Sveltos drops for an object (a remove of a path it lacks) becomes a note of
+//! the part (`skipped`, spec 5.9).
 
+use airlock_bundle::statement::{FieldNote, Support};
 use serde_json::Value;
 
 use super::content::data_texts;
 use super::data::Context;
 use super::error::RenderError;
 use super::resolve::{ProfilePlan, is_template};
-use crate::patch::{Patch, PatchError};
+use crate::patch::{DroppedOperation, ParsedPatch, Patch, PatchError};
 use crate::sveltos::{Lookup, Resources};
 
 /// The patches of `plan`'s profile, templated for this render.
@@ -52,14 +55,33 @@ pub fn collect(
     Ok(out)
 }
 
-/// `value` with `patches` applied, as Sveltos deploys it.
-pub fn apply(value: Value, patches: &[crate::patch::ParsedPatch]) -> Result<Value, RenderError> {
+/// `value` with `patches` applied, as Sveltos deploys it, and a note for each operation
+/// Sveltos dropped for it.
+pub fn apply(value: Value, patches: &[ParsedPatch], profile: &str) -> Result<(Value, Vec<FieldNote>), RenderError> {
     if patches.is_empty() {
-        return Ok(value);
+        return Ok((value, Vec::new()));
     }
-    let changed = match crate::patch::apply(&value, patches).map_err(|e: PatchError| RenderError::Patch(e.to_string()))? {
+    let patched = crate::patch::apply(&value, patches).map_err(|e: PatchError| RenderError::Patch(e.to_string()))?;
+    let notes = patched.dropped.iter().map(|d| note(profile, d)).collect();
+    let changed = match patched.object {
         std::borrow::Cow::Owned(changed) => Some(changed),
         std::borrow::Cow::Borrowed(_) => None,
     };
-    Ok(changed.unwrap_or(value))
+    Ok((changed.unwrap_or(value), notes))
+}
+
+/// The note of a dropped operation: the field is the patch's (`spec.patches[0]`,
+/// `spec.patchesFrom[1]`), read back from the source `collect` wrote.
+fn note(profile: &str, dropped: &DroppedOperation) -> FieldNote {
+    let source = dropped.patch.strip_prefix(profile).map_or(dropped.patch.as_str(), str::trim_start);
+    let (field, from) = source.split_once(' ').unwrap_or((source, ""));
+    let from = if from.is_empty() { String::new() } else { format!("{from}: ") };
+    FieldNote {
+        field: field.to_string(),
+        support: Support::Skipped,
+        detail: format!(
+            "{from}operation {} (remove {}) dropped for {}, which has no such path, as Sveltos drops it; the patch's other operations applied",
+            dropped.index, dropped.path, dropped.object
+        ),
+    }
 }

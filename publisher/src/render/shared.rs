@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use airlock_bundle::seal::is_secret;
-use airlock_bundle::statement::Rendering;
+use airlock_bundle::statement::{FieldNote, Rendering};
 use airlock_bundle::{Digest, Limits, Part};
 use jiff::Timestamp;
 use serde_json::Value;
@@ -44,6 +44,8 @@ use crate::yaml;
 pub struct Prepared {
     pub objects: Vec<Arc<Object>>,
     pub warnings: Vec<String>,
+    /// What the part's notes add for this render: the patch operations Sveltos dropped.
+    pub notes: Vec<FieldNote>,
     /// When a template read the clock: what the render read, and the time it was given.
     pub clock: Option<Rendering>,
     /// The part all the objects make, built for the first cluster that keeps them all.
@@ -141,9 +143,16 @@ pub fn prepare(
     }
     let patches = cache.parsed(patches::collect(&ctx, plan, resources, &mut warnings)?);
     let mut kept: BTreeMap<ObjectKey, Rendered> = BTreeMap::new();
+    let mut notes = BTreeSet::new();
     for mut r in rendered {
         let value = std::mem::take(&mut r.manifest.value);
-        let value = if r.patched { patches::apply(value, &patches)? } else { value };
+        let value = if r.patched {
+            let (value, dropped) = patches::apply(value, &patches, &display)?;
+            notes.extend(dropped);
+            value
+        } else {
+            value
+        };
         r.manifest.key = ObjectKey::of(&value).filter(|k| !k.name.is_empty()).ok_or_else(|| RenderError::Manifest {
             origin: r.manifest.origin.clone(),
             message: "after the patches, no longer a Kubernetes object with apiVersion, kind and metadata.name".into(),
@@ -175,7 +184,8 @@ pub fn prepare(
         Arc::new(Object { key: r.manifest.key, origin: r.manifest.origin, yaml, implicit: false, confidential })
     }));
     let clock = ctx.read_clock().then(|| Rendering { inputs: clock_inputs(plan, &ctx, resources), at: ctx.now() });
-    Ok(Prepared { objects, warnings, clock, part: OnceLock::new() })
+    warnings.extend(notes.iter().map(|n| format!("{display}: {}: {}", n.field, n.detail)));
+    Ok(Prepared { objects, warnings, notes: notes.into_iter().collect(), clock, part: OnceLock::new() })
 }
 
 /// The object at `key`: `None` for an optional one that is missing (with a warning).

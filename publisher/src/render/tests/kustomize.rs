@@ -57,7 +57,8 @@ fn builds_a_config_map_tarball_with_templated_values_into_the_target_namespace()
         "{kind: ConfigMap, namespace: defs, name: app, path: ./app, targetNamespace: 'apps-{{ .ClusterName }}',
           values: {Region: '{{ index .Cluster.metadata.labels \"region\" }}', Size: small},
           valuesFrom: [{kind: ConfigMap, namespace: defs, name: sizes}]}",
-        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: sizes, namespace: defs}\ndata: {Size: '{{ .ClusterName }}-large'}\n",
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: sizes, namespace: defs, annotations: {projectsveltos.io/template: ok}}\n\
+         data: {Size: '{{ .ClusterName }}-large'}\n",
     );
     let r = render_with_kubectl(&w, &kubectl);
     let deploy = file(&r, "ClusterProfile.k/Deployment.apps-eu-1.web.yaml");
@@ -69,6 +70,22 @@ fn builds_a_config_map_tarball_with_templated_values_into_the_target_namespace()
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  annotations:\n    airlock.dev/create-only: \"true\"\n  name: apps-eu-1\n"
     );
     assert!(r.failures.is_empty(), "{:?}", r.failures);
+}
+
+#[test]
+fn values_from_objects_without_the_template_annotation_win_as_written() {
+    let (_dir, kubectl) = fake_kubectl();
+    let w = kustomize_world(
+        "{kind: ConfigMap, namespace: defs, name: app, path: app, values: {Region: spec, Size: spec},
+          valuesFrom: [{kind: ConfigMap, namespace: defs, name: plain}, {kind: ConfigMap, namespace: defs, name: templated}]}",
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: plain, namespace: defs}\ndata: {Size: plain}\n\
+         ---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: templated, namespace: defs, annotations: {projectsveltos.io/template: ok}}\n\
+         data: {Region: '{{ .ClusterName }}', Size: '{{ .ClusterName }}-templated'}\n",
+    );
+    let r = render_with_kubectl(&w, &kubectl);
+    let deploy = file(&r, "ClusterProfile.k/Deployment.cluster.web.yaml");
+    assert!(deploy.contains("region: eu-1"), "a templated object wins over values: {deploy}");
+    assert!(deploy.contains("size: plain"), "a plain object wins over a templated one listed after it: {deploy}");
 }
 
 #[test]

@@ -220,7 +220,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     all(
         "spec.patches",
         Supported,
-        "templated, then applied to every object the profile renders, as kustomize does (strategic merge and JSON 6902, with target selectors)",
+        "templated, then applied to every object the profile renders, as kustomize does (strategic merge and JSON 6902, with target selectors); a JSON 6902 remove of a path the object lacks is dropped for that object, as Sveltos drops it, with a skipped note",
     ),
     all(
         "spec.patchesFrom",
@@ -259,7 +259,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     all(
         "spec.helmCharts[].valuesFrom",
         Supported,
-        "each data value a YAML map merged over values in order (maps key by key), templated when the object has projectsveltos.io/template; a Profile reads only its own namespace",
+        "each data value a YAML map merged over values (maps key by key): the objects without projectsveltos.io/template first, then those with it, templated, each in list order; a Profile reads only its own namespace",
     ),
     all(
         "spec.helmCharts[].registryCredentialsConfig",
@@ -316,7 +316,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.kustomizationRefs[].valuesFrom",
         Supported,
-        "each data key of the ConfigMap or Secret is one more value, templated like values; later entries win over earlier ones and over values",
+        "each data key of the ConfigMap or Secret is one more value: templated like values, and winning over them, when the object has projectsveltos.io/template; as written, and winning over both, when not; later entries win within each",
     ),
     f("spec.kustomizationRefs[].valuesFrom[].kind", Supported, "ConfigMap or Secret"),
     f("spec.kustomizationRefs[].valuesFrom[].name", Supported, "a template like the reference's name"),
