@@ -173,7 +173,7 @@ pub(super) async fn one(
         recreated = Some(format!("recreated: the update was refused: {e}"));
         sent = if fresh.adopted || object.adopt {
             // An adopted object was not Airlock's to begin with: it is never deleted.
-            let message = format!("{e}; not re-created: {} is adopted, and Airlock deletes only what it created", object.id);
+            let message = format!("{}; not re-created: {} is adopted, and Airlock deletes only what it created", e.message, object.id);
             Err(ApiError { message, ..e.clone() })
         } else {
             recreate::run(api, served, object, &label, force, e.clone()).await.map(Some)
