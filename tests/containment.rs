@@ -20,7 +20,7 @@
 //! (`containment/attacks.rs` builds them): setting the watched Namespaces' Pod Security or
 //! operator-protected keys, writing Endpoints or an EndpointSlice, running a check outside
 //! the namespaces, and having an object Airlock did not create deleted by force-recreate, an
-//! adopted hook, a Job check or prune. Each fails closed: its exit code, its error, and the
+//! adopted hook, a hook's re-creation, a Job check or prune. Each fails closed: its exit code, its error, and the
 //! `uid/resourceVersion` of every object aimed at unchanged.
 
 #[path = "containment/attacks.rs"]
@@ -184,9 +184,11 @@ async fn a_hostile_bundle_fails_closed_inside_its_namespaces() {
     let watch = site.watch_list();
     let args = ["--watch-namespaces", watch.as_str(), "--protect-namespace-keys", "example.com/*"];
     let recreate = "airlock.dev/force-recreate: \"true\"";
+    let (release, fires) = ("airlock.dev/helm-release: rel", "airlock.dev/hook: \"pre-install,pre-upgrade\"");
     let baseline = || {
         let mut files = site.config_maps(&[a.as_str()]);
         files.push(config_map("ClusterProfile.app", &a, "gone", "v1", "", ""));
+        files.push(config_map("ClusterProfile.app", &a, "hook", "v1", fires, release));
         files.push(config_map("ClusterProfile.swap", &a, "swap", "v1", recreate, ""));
         files
     };
@@ -197,16 +199,19 @@ async fn a_hostile_bundle_fails_closed_inside_its_namespaces() {
     };
     assert_eq!(enforce(&a), "restricted", "registration wrote the level");
 
-    // What an admin made by hand: Airlock's `swap` replaced by an immutable namesake, and
-    // objects the attacks aim at.
-    attacks::admin(&["delete", "configmap", "swap", "-n", &a], "");
-    attacks::admin(&["create", "-f", "-"], &attacks::foreign_config_map(&a, "swap"));
+    // What an admin made by hand: Airlock's `swap` and `hook` replaced by immutable
+    // namesakes, and objects the attacks aim at.
+    for name in ["swap", "hook"] {
+        attacks::admin(&["delete", "configmap", name, "-n", &a], "");
+        attacks::admin(&["create", "-f", "-"], &attacks::foreign_config_map(&a, name));
+    }
     attacks::admin(&["create", "-f", "-"], &attacks::foreign_objects(&a));
     let aimed_at = [
         ("namespace", None, a.as_str()),
         ("namespace", None, b.as_str()),
         ("configmap", Some(a.as_str()), "cfg"),
         ("configmap", Some(a.as_str()), "swap"),
+        ("configmap", Some(a.as_str()), "hook"),
         ("configmap", Some(a.as_str()), "adoptee"),
         ("endpoints", Some(a.as_str()), "web"),
         ("endpointslice", Some(a.as_str()), "web-stolen"),
@@ -288,6 +293,15 @@ async fn a_hostile_bundle_fails_closed_inside_its_namespaces() {
             exit: 1,
             error: format!(
                 "ConfigMap {a}/swap is not Airlock's for this cluster (no airlock.dev/cluster label): left in place, not deleted"
+            ),
+        },
+        Attack {
+            name: "fire a hook whose previous copy was replaced by a hand-made namesake",
+            files: vec![config_map("ClusterProfile.app", &a, "hook", "v2", fires, release)],
+            checks: Vec::new(),
+            exit: 1,
+            error: format!(
+                "ConfigMap {a}/hook is not Airlock's for this cluster (no airlock.dev/cluster label): left in place, not deleted"
             ),
         },
         Attack {
