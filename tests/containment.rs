@@ -15,7 +15,16 @@
 //!    watched namespace and the allow-listed PriorityClass are allowed;
 //! 3. the allow-list end to end: a bundle signed with `clusterScoped` naming that
 //!    PriorityClass applies it.
+//!
+//! A second test sends hostile bundles at a registration with `--pod-security restricted`
+//! (`containment/attacks.rs` builds them): setting the watched Namespaces' Pod Security or
+//! operator-protected keys, writing Endpoints or an EndpointSlice, running a check outside
+//! the namespaces, and having an object Airlock did not create deleted by force-recreate, an
+//! adopted hook, a hook's re-creation, a Job check or prune. Each fails closed: its exit code, its error, and the
+//! `uid/resourceVersion` of every object aimed at unchanged.
 
+#[path = "containment/attacks.rs"]
+mod attacks;
 mod common;
 // Shared with the least-privilege suite; each uses part of it.
 #[allow(dead_code)]
@@ -148,9 +157,212 @@ async fn a_bundle_cannot_leave_its_namespaces_by_policy_nor_by_grant() {
     let mut files = site.config_maps(&[watched.as_str()]);
     files.push(("ClusterProfile.app/PriorityClass.yaml".into(), yaml.into_bytes()));
     let entry = ClusterScopedObject { group: "scheduling.k8s.io".into(), kind: "PriorityClass".into(), name: allowed.clone() };
-    let applied = site.sync_released(2, &files, &["--watch-namespaces", &site.watch_list()], |r| r.cluster_scoped = vec![entry]).await;
+    let watch = ["--watch-namespaces", &site.watch_list()];
+    let applied = site.sync_released(2, &files, &watch, |r| r.cluster_scoped = vec![entry], &|_| Default::default()).await;
     common::assert_exit(&applied, 0);
     assert!(site.holds("priorityclass", None, &allowed), "the allow-listed PriorityClass was applied");
     assert_eq!(site.config_map_value(&watched).await.as_deref(), Some("v1"));
     assert_eq!(site.state_version().await, Some(2));
+}
+
+/// One hostile bundle: what it adds to the baseline, the checks of its part, and how the
+/// puller must answer.
+struct Attack {
+    name: &'static str,
+    files: Vec<attacks::File>,
+    checks: Vec<airlock_bundle::statement::Check>,
+    exit: i32,
+    error: String,
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hostile_bundle_fails_closed_inside_its_namespaces() {
+    use attacks::{config_map, namespace};
+    let site = Site::registered("hostile", true, |_| vec!["--pod-security".into(), "restricted".into()]).await;
+    let [a, b] = site.watched();
+    let (x, own) = (site.unwatched(), site.puller_ns.clone());
+    let watch = site.watch_list();
+    let args = ["--watch-namespaces", watch.as_str(), "--protect-namespace-keys", "example.com/*"];
+    let recreate = "airlock.dev/force-recreate: \"true\"";
+    let (release, fires) = ("airlock.dev/helm-release: rel", "airlock.dev/hook: \"pre-install,pre-upgrade\"");
+    let baseline = || {
+        let mut files = site.config_maps(&[a.as_str()]);
+        files.push(config_map("ClusterProfile.app", &a, "gone", "v1", "", ""));
+        files.push(config_map("ClusterProfile.app", &a, "hook", "v1", fires, release));
+        files.push(config_map("ClusterProfile.swap", &a, "swap", "v1", recreate, ""));
+        files
+    };
+    let applied = site.sync_released(1, &baseline(), &args, |_| {}, &attacks::parts(Vec::new())).await;
+    common::assert_exit(&applied, 0);
+    let enforce = |ns: &str| {
+        attacks::admin(&["get", "namespace", ns, "-o", "jsonpath={.metadata.labels.pod-security\\.kubernetes\\.io/enforce}"], "")
+    };
+    assert_eq!(enforce(&a), "restricted", "registration wrote the level");
+
+    // What an admin made by hand: Airlock's `swap` and `hook` replaced by immutable
+    // namesakes, and objects the attacks aim at.
+    for name in ["swap", "hook"] {
+        attacks::admin(&["delete", "configmap", name, "-n", &a], "");
+        attacks::admin(&["create", "-f", "-"], &attacks::foreign_config_map(&a, name));
+    }
+    attacks::admin(&["create", "-f", "-"], &attacks::foreign_objects(&a));
+    let aimed_at = [
+        ("namespace", None, a.as_str()),
+        ("namespace", None, b.as_str()),
+        ("configmap", Some(a.as_str()), "cfg"),
+        ("configmap", Some(a.as_str()), "swap"),
+        ("configmap", Some(a.as_str()), "hook"),
+        ("configmap", Some(a.as_str()), "adoptee"),
+        ("endpoints", Some(a.as_str()), "web"),
+        ("endpointslice", Some(a.as_str()), "web-stolen"),
+        ("job", Some(a.as_str()), "migrate"),
+        ("job", Some(x.as_str()), "migrate"),
+    ];
+    let before = attacks::snapshot(&aimed_at);
+
+    let hook = "airlock.dev/hook: pre-install, airlock.dev/adopt: \"true\"";
+    let adopt_and_recreate = format!("airlock.dev/adopt: \"true\", {recreate}");
+    let protected = "protected: set by the cluster's operator, never by a bundle";
+    let attacks = vec![
+        Attack {
+            name: "lower the watched Namespace's Pod Security level",
+            files: vec![namespace(&a, "pod-security.kubernetes.io/enforce: privileged", "")],
+            checks: Vec::new(),
+            exit: 3,
+            error: format!(
+                "Namespace {a} (ClusterProfile.app/Namespace.{a}.yaml document 1): label pod-security.kubernetes.io/enforce {protected}"
+            ),
+        },
+        Attack {
+            name: "set a key the site protects",
+            files: vec![namespace(&b, "", "example.com/exempt: \"true\"")],
+            checks: Vec::new(),
+            exit: 3,
+            error: format!("Namespace {b} (ClusterProfile.app/Namespace.{b}.yaml document 1): annotation example.com/exempt {protected}"),
+        },
+        Attack {
+            name: "redirect a Service with Endpoints",
+            files: vec![attacks::endpoints(&a, "10.6.6.6")],
+            checks: Vec::new(),
+            exit: 3,
+            error: format!(
+                "Endpoints {a}/web (ClusterProfile.app/Endpoints.{a}.web.yaml document 1): Endpoints and EndpointSlices can redirect"
+            ),
+        },
+        Attack {
+            name: "redirect a Service with an EndpointSlice",
+            files: vec![attacks::endpoint_slice(&a, "10.6.6.6")],
+            checks: Vec::new(),
+            exit: 3,
+            error: format!("EndpointSlice.discovery.k8s.io {a}/web-stolen ("),
+        },
+        Attack {
+            name: "run a check's Job outside the namespaces",
+            files: Vec::new(),
+            checks: vec![attacks::job_check(&x)],
+            exit: 3,
+            error: format!("Job {x}/migrate: namespace {x} is outside watch-namespaces {watch}"),
+        },
+        Attack {
+            name: "query metrics outside the namespaces",
+            files: Vec::new(),
+            checks: vec![attacks::metrics_check(&format!("http://prometheus.{x}.svc:9090"), None)],
+            exit: 3,
+            error: format!("metrics source http://prometheus.{x}.svc:9090: namespace {x} is outside watch-namespaces"),
+        },
+        Attack {
+            name: "send the puller's own Secret to a metrics source",
+            files: Vec::new(),
+            checks: vec![attacks::metrics_check(&format!("http://prometheus.{a}:9090"), Some((&own, "airlock-store-credentials")))],
+            exit: 3,
+            error: format!("Secret {own}/airlock-store-credentials: namespace {own} is the puller's own"),
+        },
+        Attack {
+            name: "adopt a hand-made object as a Helm hook, which its policy deletes",
+            files: vec![config_map("ClusterProfile.app", &a, "adoptee", "stolen", hook, "airlock.dev/helm-release: rel")],
+            checks: Vec::new(),
+            exit: 3,
+            error: format!(
+                "ConfigMap {a}/adoptee (no airlock.dev/cluster label; ClusterProfile.app/ConfigMap.{a}.adoptee.yaml document 1; a Helm hook is never adopted)"
+            ),
+        },
+        Attack {
+            name: "force-recreate a hand-made namesake of an inventory object",
+            files: vec![config_map("ClusterProfile.swap", &a, "swap", "v2", recreate, "")],
+            checks: Vec::new(),
+            exit: 1,
+            error: format!(
+                "ConfigMap {a}/swap is not Airlock's for this cluster (no airlock.dev/cluster label): left in place, not deleted"
+            ),
+        },
+        Attack {
+            name: "fire a hook whose previous copy was replaced by a hand-made namesake",
+            files: vec![config_map("ClusterProfile.app", &a, "hook", "v2", fires, release)],
+            checks: Vec::new(),
+            exit: 1,
+            error: format!(
+                "ConfigMap {a}/hook is not Airlock's for this cluster (no airlock.dev/cluster label): left in place, not deleted"
+            ),
+        },
+        Attack {
+            name: "adopt a hand-made object, then force-recreate it",
+            files: vec![config_map("ClusterProfile.app", &a, "adoptee", "stolen", &adopt_and_recreate, "")],
+            checks: Vec::new(),
+            exit: 1,
+            error: format!("not re-created: ConfigMap {a}/adoptee is adopted, and Airlock deletes only what it created"),
+        },
+        Attack {
+            name: "delete a hand-made Job by a Job check of its name",
+            files: Vec::new(),
+            checks: vec![attacks::job_check(&a)],
+            exit: 1,
+            error: format!("Job {a}/migrate is not Airlock's for this cluster (no airlock.dev/cluster label): left in place, not deleted"),
+        },
+    ];
+    let mut failures = Vec::new();
+    for (version, attack) in (2..).zip(&attacks) {
+        let mut files = baseline();
+        // An attack's file replaces the baseline's of the same path.
+        files.retain(|(path, _)| !attack.files.iter().any(|(p, _)| p == path));
+        files.extend(attack.files.iter().cloned());
+        let run = site.sync_released(version, &files, &args, |_| {}, &attacks::parts(attack.checks.clone())).await;
+        let after = attacks::snapshot(&aimed_at);
+        println!("| {} | {:?} | {} |", attack.name, run.code, run.stderr.lines().find(|l| l.contains(&attack.error)).unwrap_or("-").trim());
+        let mut problems = Vec::new();
+        if run.code != Some(attack.exit) {
+            problems.push(format!("exit {:?}, expected {}", run.code, attack.exit));
+        }
+        if !run.stderr.contains(&attack.error) {
+            problems.push(format!("stderr does not name {:?}", attack.error));
+        }
+        problems
+            .extend(before.iter().filter(|(k, v)| after.get(*k) != Some(v)).map(|(k, v)| format!("{k}: {v} became {:?}", after.get(k))));
+        if site.state_version().await != Some(1) {
+            problems.push("the state moved".into());
+        }
+        if !problems.is_empty() {
+            failures.push(format!("{}: {}\n{run:?}", attack.name, problems.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} attacks got through:\n\n{}", failures.len(), attacks.len(), failures.join("\n\n"));
+    // The grant agrees: no Endpoints nor EndpointSlices unless the registration allows them.
+    assert!(!site.authorizes("create", "", "endpoints", Some(&a)).await, "Endpoints are not granted");
+    assert!(!site.authorizes("patch", "discovery.k8s.io", "endpointslices", Some(&a)).await, "EndpointSlices are not granted");
+
+    // A bundle may still label its Namespace: the forced apply takes only what it sets, so
+    // the level stays the operator's. Prune leaves the hand-made namesakes of `gone` and
+    // `swap`, which the bundle drops.
+    attacks::admin(&["delete", "configmap", "gone", "-n", &a], "");
+    attacks::admin(&["create", "-f", "-"], &attacks::foreign_config_map(&a, "gone"));
+    let namesakes = [("configmap", Some(a.as_str()), "gone"), ("configmap", Some(a.as_str()), "swap")];
+    let namesakes_before = attacks::snapshot(&namesakes);
+    let mut files = site.config_maps(&[a.as_str()]);
+    files.push(namespace(&a, "team: web", ""));
+    let labelled = site.sync_released(20, &files, &args, |_| {}, &attacks::parts(Vec::new())).await;
+    common::assert_exit(&labelled, 0);
+    assert_eq!(enforce(&a), "restricted", "the forced apply left the level as it was");
+    let airlock =
+        attacks::admin(&["get", "namespace", &a, "-o", "jsonpath={.metadata.managedFields[?(@.manager==\"airlock\")].fieldsV1}"], "");
+    assert!(airlock.contains("f:team") && !airlock.contains("pod-security"), "airlock owns its own label only: {airlock}");
+    assert_eq!(attacks::snapshot(&namesakes), namesakes_before, "prune left the hand-made namesakes");
 }

@@ -59,6 +59,30 @@ pub fn is_dns_subdomain(s: &str) -> bool {
     !s.is_empty() && s.len() <= 253 && s.split('.').all(is_dns_label)
 }
 
+/// `[prefix/]name`: a label or annotation key, the prefix a DNS subdomain, the name as
+/// [`is_label_name`].
+pub fn is_label_key(key: &str) -> bool {
+    match key.rsplit_once('/') {
+        Some((prefix, name)) => is_dns_subdomain(prefix) && is_label_name(name),
+        None => is_label_name(key),
+    }
+}
+
+/// At most 63 characters of `[A-Za-z0-9._-]`, beginning and ending with a letter or digit.
+pub fn is_label_name(s: &str) -> bool {
+    let alnum = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    s.len() <= 63 && alnum(s.chars().next()) && alnum(s.chars().last()) && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
+/// A key or a family of keys: a label key, or a DNS-subdomain prefix and `/*` for every key
+/// of that prefix (`pod-security.kubernetes.io/*`).
+pub fn is_key_pattern(pattern: &str) -> bool {
+    match pattern.strip_suffix("/*") {
+        Some(prefix) => is_dns_subdomain(prefix),
+        None => is_label_key(pattern),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +94,16 @@ mod tests {
         assert_eq!(id.to_string(), "fleet/edge-1.eu");
         for bad in ["fleet", "/x", "x/", "Fleet/x", "a.b/x", "a/b/c", "a/-x", "a/x_y"] {
             assert!(bad.parse::<ClusterId>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn key_patterns_are_keys_or_prefixes() {
+        for good in ["example.com/tier", "tier", "pod-security.kubernetes.io/*", "a.b/c_d.e"] {
+            assert!(is_key_pattern(good), "{good}");
+        }
+        for bad in ["", "*", "/*", "Example.com/*", "example.com/", "a/b/c", "example.com/-x", "x*", "example.com/**"] {
+            assert!(!is_key_pattern(bad), "{bad:?}");
         }
     }
 }

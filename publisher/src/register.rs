@@ -10,6 +10,7 @@
 mod age;
 #[cfg(test)]
 mod age_tests;
+mod containment;
 mod manifests;
 mod objects;
 #[cfg(test)]

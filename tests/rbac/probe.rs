@@ -262,23 +262,25 @@ impl Site {
 
     /// Publishes `files` as `version` and runs `airlock-puller sync` as the ServiceAccount.
     pub async fn sync(&self, version: u64, files: &[(String, Vec<u8>)], extra: &[&str]) -> Run {
-        self.sync_released(version, files, extra, |_| {}).await
+        self.sync_released(version, files, extra, |_| {}, &|_| PartSettings::default()).await
     }
 
-    /// As [`Site::sync`], with the release as `release` leaves it.
+    /// As [`Site::sync`], with the release as `release` leaves it and each part's settings
+    /// as `parts` gives them.
     pub async fn sync_released(
         &self,
         version: u64,
         files: &[(String, Vec<u8>)],
         extra: &[&str],
         release: impl FnOnce(&mut Release),
+        parts: &dyn Fn(&str) -> PartSettings,
     ) -> Run {
         let now = Timestamp::from_second(Timestamp::now().as_second()).expect("valid time");
         let mut release_ = Release { issued_at: now, expires: now + SignedDuration::from_hours(1), ..self.fixture.release(version) };
         release(&mut release_);
         let release = release_;
         let bundle = Fixture::bundle(files.to_vec());
-        let signed = sign::sign(bundle, &release, &|_| PartSettings::default(), &self.fixture.keys, None);
+        let signed = sign::sign(bundle, &release, parts, &self.fixture.keys, None);
         let store =
             airlock_store::open(&StoreRef::OciLayout(self.path("store")), &RegistryCredentials::default()).await.expect("store opens");
         store.publish(&[signed], &Default::default()).await.expect("published");

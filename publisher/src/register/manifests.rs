@@ -22,6 +22,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::containment::POD_SECURITY_ENFORCE;
 use super::objects::{PULLER, doc, meta};
 use super::rbac;
 use super::settings::Registration;
@@ -71,6 +72,10 @@ struct PullerConfig<'a> {
     report_every: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     lease_duration: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    protect_namespace_keys: &'a [String],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    allow_endpoints: bool,
 }
 
 /// The registration YAML: documents separated by `---`, in an order `kubectl apply -f`
@@ -84,9 +89,12 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
     let mut docs = Vec::new();
     docs.push(doc(&Namespace { metadata: meta(ns, None), ..Default::default() })?);
     // The watched namespaces are created here because their Roles must live in them. They
-    // belong to the workloads, so they do not carry the puller's labels.
+    // belong to the workloads, so they do not carry the puller's labels; the Pod Security
+    // level is the operator's, which no bundle may change.
+    let pod_security =
+        reg.containment.pod_security.map(|level| BTreeMap::from([(POD_SECURITY_ENFORCE.to_string(), level.level().to_string())]));
     for name in reg.watch_namespaces.iter().flatten() {
-        let metadata = ObjectMeta { name: Some(name.clone()), ..Default::default() };
+        let metadata = ObjectMeta { name: Some(name.clone()), labels: pod_security.clone(), ..Default::default() };
         docs.push(doc(&Namespace { metadata, ..Default::default() })?);
     }
     docs.push(doc(&ServiceAccount { metadata: meta(PULLER, Some(ns)), ..Default::default() })?);
@@ -147,6 +155,8 @@ fn config_map(reg: &Registration) -> Result<ConfigMap, serde_json::Error> {
         push_reports: !matches!(reg.source, StoreRef::OciArchive(_)),
         report_every: &reg.report_every,
         lease_duration: reg.lease_duration.as_deref(),
+        protect_namespace_keys: &reg.containment.protected_keys,
+        allow_endpoints: reg.containment.allow_endpoints,
     };
     let config = serde_json::to_string_pretty(&config)? + "\n";
     Ok(ConfigMap {

@@ -10,7 +10,8 @@
 //!   the core group (`serviceaccounts/token`, `pods/exec`); cluster-wide, reading namespaces
 //!   and CRDs, updating the watched Namespaces, and writing the allow-listed cluster-scoped
 //!   objects by name (creating any object of their kinds: RBAC cannot name what is
-//!   created). Sveltos leaves this narrowing to the operator; here it is generated.
+//!   created); Endpoints and EndpointSlices only when the registration allows them. Sveltos
+//!   leaves this narrowing to the operator; here it is generated.
 //!
 //! Both add a Role in the puller's own namespace for its state Secret, report ConfigMap and
 //! Lease, so narrowing the first shape to the second never takes the puller's state away.
@@ -34,10 +35,9 @@ const READ: [&str; 3] = ["get", "list", "watch"];
 /// `create`, which RBAC cannot restrict by name: it is granted for the kind, unnamed.
 const BY_NAME: [&str; 4] = ["get", "update", "patch", "delete"];
 
-/// The core group's namespaced kinds, without subresources.
-const CORE_KINDS: [&str; 12] = [
+/// The core group's namespaced kinds, without subresources; Endpoints only when allowed.
+const CORE_KINDS: [&str; 11] = [
     "configmaps",
-    "endpoints",
     "events",
     "limitranges",
     "persistentvolumeclaims",
@@ -50,12 +50,12 @@ const CORE_KINDS: [&str; 12] = [
     "services",
 ];
 /// Built-in groups with namespaced kinds; none serves `impersonate` or a token.
-const BUILT_IN_GROUPS: [&str; 11] = [
+/// `discovery.k8s.io` (EndpointSlices) only when Endpoints are allowed.
+const BUILT_IN_GROUPS: [&str; 10] = [
     "apps",
     "autoscaling",
     "batch",
     "coordination.k8s.io",
-    "discovery.k8s.io",
     "events.k8s.io",
     "extensions",
     "networking.k8s.io",
@@ -85,7 +85,7 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
         })?,
     ];
     let state_rules = vec![rule(&[""], &["secrets", "configmaps"], &WRITE), rule(&["coordination.k8s.io"], &["leases"], &WRITE)];
-    let watched_rules = namespace_rules(&reg.cluster_scoped);
+    let watched_rules = namespace_rules(&reg.cluster_scoped, reg.containment.allow_endpoints);
     let roles = std::iter::once((ns, STATE_ROLE, state_rules))
         .chain(reg.watch_namespaces.iter().flatten().map(|w| (w.as_str(), shared.as_str(), watched_rules.clone())));
     for (namespace, name, rules) in roles {
@@ -122,9 +122,15 @@ fn contained_cluster_rules(watched: &[String], allowed: &[ClusterScopedObject]) 
 
 /// In each watched namespace: the ordinary verbs on the core kinds, on the built-in groups'
 /// kinds, and on the kinds of the allow-listed CRDs (a CRD's name is `<plural>.<group>`).
-fn namespace_rules(allowed: &[ClusterScopedObject]) -> Vec<PolicyRule> {
+/// Endpoints and EndpointSlices, which can send a Service's traffic anywhere, only when
+/// the registration allows them.
+fn namespace_rules(allowed: &[ClusterScopedObject], endpoints: bool) -> Vec<PolicyRule> {
     let verbs: Vec<&str> = WRITE.iter().copied().chain(["deletecollection"]).collect();
     let mut rules = vec![rule(&[""], &CORE_KINDS, &verbs), rule(&BUILT_IN_GROUPS, &["*"], &verbs)];
+    if endpoints {
+        rules.push(rule(&[""], &["endpoints"], &verbs));
+        rules.push(rule(&["discovery.k8s.io"], &["endpointslices"], &verbs));
+    }
     for crd in allowed.iter().filter(|e| e.group == CRD_GROUP && e.kind == CRD_KIND) {
         if let Some((plural, group)) = crd.name.split_once('.') {
             rules.push(rule(&[group], &[plural], &verbs));

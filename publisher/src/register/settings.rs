@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use airlock_bundle::cluster::{is_dns_label, is_dns_subdomain};
+use airlock_bundle::cluster::{is_dns_label, is_label_key, is_label_name};
 use airlock_bundle::statement::{ClusterScopedObject, parse_cluster_scoped};
 use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Keyring, PublicKey, SigningKey};
@@ -18,6 +18,7 @@ use clap::{Args, ValueEnum};
 use jiff::{SignedDuration, Timestamp};
 
 use super::age::AgeIdentities;
+use super::containment::{Containment, ContainmentFlags};
 use super::token::{Token, TokenFlags};
 use crate::duration::{format_duration, parse_duration};
 use crate::render::credentials::Login;
@@ -147,6 +148,8 @@ pub struct ClusterFlags {
     pub mount_host_path: bool,
     #[command(flatten)]
     pub token: TokenFlags,
+    #[command(flatten)]
+    pub containment: ContainmentFlags,
 }
 
 /// The key the cluster's puller signs its reports with: the private half goes to the
@@ -180,6 +183,8 @@ pub struct Registration {
     pub watch_namespaces: Option<Vec<String>>,
     /// `--allow-cluster-scoped`, sorted; empty without watch-namespaces.
     pub cluster_scoped: Vec<ClusterScopedObject>,
+    /// What the contained puller keeps from its bundles; empty without watch-namespaces.
+    pub containment: Containment,
     pub source: StoreRef,
     /// The keyring file's text, as given.
     pub keyring: String,
@@ -231,7 +236,9 @@ impl ClusterFlags {
         if let Some(own) = watch_namespaces.iter().flatten().find(|n| **n == self.puller_namespace) {
             bail!("--watch-namespaces: {own:?} is the puller's own namespace (its state and keys): a bundle may not write there");
         }
+        let containment = self.containment.check(watch_namespaces.is_some())?;
         Ok(Registration {
+            containment,
             labels: parse_labels(&self.labels)?,
             watch_namespaces,
             cluster_scoped,
@@ -356,20 +363,6 @@ fn parse_watch_namespaces(items: &[String]) -> anyhow::Result<Option<Vec<String>
         namespaces.push(ns.to_string());
     }
     Ok((!namespaces.is_empty()).then_some(namespaces))
-}
-
-/// `[prefix/]name`: prefix a DNS subdomain, name as [`is_label_name`].
-fn is_label_key(key: &str) -> bool {
-    match key.rsplit_once('/') {
-        Some((prefix, name)) => is_dns_subdomain(prefix) && is_label_name(name),
-        None => is_label_name(key),
-    }
-}
-
-/// At most 63 characters of `[A-Za-z0-9._-]`, beginning and ending with a letter or digit.
-fn is_label_name(s: &str) -> bool {
-    let alnum = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
-    s.len() <= 63 && alnum(s.chars().next()) && alnum(s.chars().last()) && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
 }
 
 /// Five fields or a macro such as `@hourly`; the apiserver checks the rest, but a wrong field

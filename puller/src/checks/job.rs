@@ -1,30 +1,46 @@
-//! A `jobCheck`: the check's Job runs anew each time the check runs. A Job of that name
-//! left by an earlier run is deleted first (its Pods in the background); the new one is
-//! then created and watched until it is Complete (the check passes), Failed (it fails,
-//! with the Job's reason) or the timeout passes (it fails). The finished Job is left in
-//! place, so its Pods' logs can be read until the next run.
+//! A `jobCheck`: the check's Job runs anew each time the check runs. The Job is created
+//! with this cluster's `airlock.dev/cluster` label, and a Job of that name left by an
+//! earlier run is deleted first (its Pods in the background), by its uid, only when it
+//! carries that label: a Job Airlock did not create for this cluster is left in place and
+//! the check fails, naming it. The new one is then created and watched until it is
+//! Complete (the check passes), Failed (it fails, with the Job's reason) or the timeout
+//! passes (it fails). The finished Job is left in place, so its Pods' logs can be read
+//! until the next run.
 
 use std::time::Duration;
 
 use airlock_bundle::statement::JobCheck;
 use k8s_openapi::api::batch::v1::Job;
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 use tokio::time::{Instant, sleep};
+
+use crate::engine::LABEL_CLUSTER;
 
 /// How often the Job's status is read.
 const POLL: Duration = Duration::from_secs(1);
 
-pub async fn run(client: &kube::Client, check: &JobCheck) -> Result<(), String> {
-    let job: Job = serde_json::from_value(check.manifest.clone()).map_err(|e| format!("the Job manifest: {e}"))?;
+/// Runs the check's Job; `label` is this cluster's `airlock.dev/cluster` value.
+pub async fn run(client: &kube::Client, check: &JobCheck, label: &str) -> Result<(), String> {
+    let mut job: Job = serde_json::from_value(check.manifest.clone()).map_err(|e| format!("the Job manifest: {e}"))?;
+    job.metadata.labels.get_or_insert_default().insert(LABEL_CLUSTER.into(), label.into());
     let (namespace, name) = (job.metadata.namespace.clone().unwrap_or_default(), job.metadata.name.clone().unwrap_or_default());
     let described = format!("Job {namespace}/{name}");
     let api: Api<Job> = Api::namespaced(client.clone(), &namespace);
     let deadline = Instant::now() + Duration::from_secs(check.timeout_seconds);
     let fail = |what: &str, e: kube::Error| format!("{what} {described}: {e}");
-    match api.delete(&name, &DeleteParams::background()).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(status)) if status.code == 404 => {}
-        Err(e) => return Err(fail("deleting the earlier", e)),
+    if let Some(earlier) = api.get_opt(&name).await.map_err(|e| fail("reading", e))? {
+        let owner = earlier.metadata.labels.as_ref().and_then(|l| l.get(LABEL_CLUSTER));
+        if owner.map(String::as_str) != Some(label) {
+            let owner = owner.map_or_else(|| format!("no {LABEL_CLUSTER} label"), |o| format!("{LABEL_CLUSTER}={o}"));
+            return Err(format!("{described} is not Airlock's for this cluster ({owner}): left in place, not deleted"));
+        }
+        let uid = earlier.metadata.uid.clone();
+        let params = DeleteParams { preconditions: Some(Preconditions { uid, resource_version: None }), ..DeleteParams::background() };
+        match api.delete(&name, &params).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(e) => return Err(fail("deleting the earlier", e)),
+        }
     }
     while api.get_opt(&name).await.map_err(|e| fail("reading", e))?.is_some() {
         if Instant::now() >= deadline {

@@ -12,6 +12,7 @@
 //! the first failure ends the list, as in Sveltos.
 
 mod cel;
+mod contained;
 mod job;
 mod metrics;
 mod objects;
@@ -22,6 +23,7 @@ use std::time::Duration;
 
 use airlock_bundle::statement::{Check, ProfileEntry, check_list};
 use airlock_lua::{LuaBudget, LuaSource, check_health_syntax, evaluate_health};
+pub use contained::refusals;
 
 /// When a list of checks runs, which decides whether an empty list of objects passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +82,8 @@ pub fn validate(profile: &ProfileEntry) -> Result<(), (String, String)> {
 /// Runs checks against one cluster.
 pub struct Checker<'a> {
     pub client: &'a kube::Client,
+    /// This cluster's `airlock.dev/cluster` value, which a Job check's Job carries.
+    pub cluster_label: String,
     /// How long `validateHealths` may take to pass.
     pub timeout: Duration,
 }
@@ -116,7 +120,7 @@ impl Checker<'_> {
 
     async fn one(&self, part: &str, stage: Stage, check: &Check) -> Result<(), String> {
         if let Some(job) = &check.job {
-            return job::run(self.client, job).await;
+            return job::run(self.client, job, &self.cluster_label).await;
         }
         let values = match &check.metrics {
             Some(m) => metrics::fetch(self.client, m).await?,

@@ -161,6 +161,8 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
         held_back: Default::default(),
         decrypts: decrypted,
         allow_mass_prune: false,
+        protected_namespace_keys: Vec::new(),
+        allow_endpoints: false,
     };
     if p.recipients.is_some() && !decrypted {
         out.push_str("  objects: not listed, as some files are encrypted\n\n");

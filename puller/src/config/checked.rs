@@ -3,6 +3,7 @@
 //! what the later stages derive from them (the engine's settings, the watch-namespaces in
 //! effect).
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -75,6 +76,9 @@ pub struct SyncSettings {
     pub dry_run: bool,
     /// The local override of the mass-prune guard (spec 2.5.4).
     pub allow_mass_prune: bool,
+    /// Namespace keys protected besides Pod Security's (spec 5.12).
+    pub protected_namespace_keys: Vec<String>,
+    pub allow_endpoints: bool,
     pub state_namespace: String,
     pub report_to: Option<PathBuf>,
     pub report_key: Option<SigningKey>,
@@ -157,6 +161,11 @@ impl SyncArgs {
         let reporting = reporting::check(self, file, &source.store, report_key.is_some())?;
         let lease_duration = duration(self.lease_duration, file.lease_duration.as_deref(), "leaseDuration", DEFAULT_LEASE)?;
         let check_timeout = duration(self.check_timeout, file.check_timeout.as_deref(), "checkTimeout", DEFAULT_CHECK_TIMEOUT)?;
+        // Both lists count: a flag adds keys to the file's, it never takes any away.
+        let protected_namespace_keys = (file.protect_namespace_keys.iter().flatten())
+            .chain(&self.protect_namespace_keys)
+            .map(|k| engine::namespace_keys::parse(k).context("--protect-namespace-keys"))
+            .collect::<anyhow::Result<BTreeSet<String>>>()?;
         Ok(SyncSettings {
             reporting,
             check_timeout,
@@ -169,6 +178,8 @@ impl SyncArgs {
             namespace_policy: self.namespace_policy.or(file.namespace_policy).unwrap_or_default(),
             dry_run: self.dry_run,
             allow_mass_prune: self.allow_mass_prune || file.allow_mass_prune.unwrap_or(false),
+            protected_namespace_keys: protected_namespace_keys.into_iter().collect(),
+            allow_endpoints: self.allow_endpoints || file.allow_endpoints.unwrap_or(false),
             state_namespace,
             report_to,
             report_key,
@@ -201,6 +212,8 @@ impl std::fmt::Debug for SyncSettings {
             .field("namespace_policy", &self.namespace_policy)
             .field("dry_run", &self.dry_run)
             .field("allow_mass_prune", &self.allow_mass_prune)
+            .field("protected_namespace_keys", &self.protected_namespace_keys)
+            .field("allow_endpoints", &self.allow_endpoints)
             .field("state_namespace", &self.state_namespace)
             .field("report_to", &self.report_to)
             .field("report_key", &self.report_key.as_ref().map(|k| k.public().key_id()))
@@ -226,6 +239,9 @@ impl SyncSettings {
             decrypts: !self.identities.is_empty(),
             // The local override, or the bundle's signed confirmation.
             allow_mass_prune: self.allow_mass_prune || bundle.allow_mass_prune,
+            // Local only: what containment keeps from a bundle is not the bundle's to choose.
+            protected_namespace_keys: self.protected_namespace_keys.clone(),
+            allow_endpoints: self.allow_endpoints,
         }
     }
 }

@@ -248,3 +248,19 @@ fn bundle_narrows_but_never_widens_watch_namespaces() {
     assert_eq!(effective_watch_namespaces(Some(&ab), Some(&v(&["a", "b", "z"]))), Some(ab.clone()));
     assert_eq!(effective_watch_namespaces(Some(&ab), Some(&v(&["z"]))), Some(vec![]));
 }
+
+#[test]
+fn protected_keys_add_up_and_endpoints_stay_refused_by_default() {
+    let files = Files::new();
+    let predicate = Fixture::new(1).signed(1, Fixture::files()).statement.predicate;
+    let plain = args(files.settings_file("")).check(&KubeArgs::default()).unwrap().engine(&predicate);
+    assert!(plain.protected_namespace_keys.is_empty() && !plain.allow_endpoints);
+    let file = files.settings_file(r#", "protectNamespaceKeys": ["example.com/*"], "allowEndpoints": true"#);
+    let flags = SyncArgs { protect_namespace_keys: vec!["team".into(), "example.com/*".into()], ..args(file) };
+    let s = flags.check(&KubeArgs::default()).unwrap().engine(&predicate);
+    assert_eq!(s.protected_namespace_keys, ["example.com/*", "team"], "the flag adds to the file's list, never replaces it");
+    assert!(s.allow_endpoints);
+    let bad = SyncArgs { protect_namespace_keys: vec!["*".into()], ..args(files.settings_file("")) };
+    let error = format!("{:#}", bad.check(&KubeArgs::default()).expect_err("refused"));
+    assert!(error.contains("--protect-namespace-keys") && error.contains("\"*\""), "{error}");
+}

@@ -40,6 +40,10 @@ pub(super) struct SettingsFile {
     pub check_timeout: Option<String>,
     /// The local override of the mass-prune guard, as `--allow-mass-prune`.
     pub allow_mass_prune: Option<bool>,
+    /// Added to `--protect-namespace-keys`.
+    pub protect_namespace_keys: Option<Vec<String>>,
+    /// As `--allow-endpoints`.
+    pub allow_endpoints: Option<bool>,
 }
 
 /// The settings file at `path`, if a flag names one; empty otherwise.

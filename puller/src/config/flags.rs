@@ -39,7 +39,9 @@ pub struct SourceArgs {
     pub max_validity: Option<Duration>,
     /// Settings file written by registration: JSON with source, cluster, keyring,
     /// maxValidity, watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey,
-    /// ageIdentity, pushReports, reportEvery, leaseDuration, allowMassPrune. Flags override its fields.
+    /// ageIdentity, pushReports, reportEvery, leaseDuration, allowMassPrune,
+    /// protectNamespaceKeys, allowEndpoints. Flags override its fields; the protected keys
+    /// of both count.
     #[arg(long)]
     pub config: Option<PathBuf>,
 }
@@ -65,6 +67,15 @@ pub struct SyncArgs {
     /// withdrawal that was meant; not to leave set.
     #[arg(long)]
     pub allow_mass_prune: bool,
+    /// With watch-namespaces, more label and annotation keys of Namespaces that a bundle
+    /// may not set (`KEY`, or `PREFIX/*` for all of a prefix), besides Pod Security's
+    /// `pod-security.kubernetes.io/*`, which are always protected (bundles-format.md 5.12).
+    #[arg(long, value_delimiter = ',', value_name = "KEY|PREFIX/*,...")]
+    pub protect_namespace_keys: Vec<String>,
+    /// With watch-namespaces, let bundles write Endpoints and EndpointSlices, which can send
+    /// a Service's traffic to any address; refused by default.
+    #[arg(long)]
+    pub allow_endpoints: bool,
     /// Namespace of the puller's state Secret, Lease and report ConfigMap
     /// (default airlock-system).
     #[arg(long)]

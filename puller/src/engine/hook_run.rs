@@ -5,7 +5,9 @@
 //! applied); then it is deleted when its policy says so for how it ended. A hook that
 //! fails or times out fails, and stops the objects of its part after it (`gate`).
 //!
-//! Deletes are in the background, as Helm's: a Job's Pods go after it.
+//! Deletes are in the background, as Helm's: a Job's Pods go after it. A live object of
+//! the hook's name that is not Airlock's for this cluster is neither deleted nor written:
+//! the hook fails and the object stays (`recreate::ours`).
 
 use serde_json::Value;
 
@@ -17,16 +19,20 @@ use super::poll::{self, Progress, Unsettled};
 use super::{ready, recreate};
 
 /// Fires `object`, a hook, and waits for it: whether it was created, the object the
-/// apply answered, and how it ended.
+/// apply answered, and how it ended. `label` is this cluster's `airlock.dev/cluster` value.
 pub(super) async fn fire(
     api: &Api,
     served: &Served,
     object: &DesiredObject,
     hook: &Hook,
+    label: &str,
     force: bool,
 ) -> Result<(bool, Value, String), ApiError> {
     if hook.delete_before {
-        recreate::delete_and_wait(api, served, object, PropagationPolicy::Background).await?;
+        recreate::delete_and_wait(api, served, object, label, PropagationPolicy::Background).await?;
+    } else if let Some(live) = api.get(served, object.id.namespace.as_deref(), &object.id.name).await? {
+        // The apply would take it over, and the hook's policy may then delete it.
+        recreate::ours(&live, &object.id, label)?;
     }
     let (created, live) = api.apply(served, &object.id, object.manifest.json(), force, false).await?;
     let uid = live.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default().to_string();

@@ -20,7 +20,7 @@ use super::error::EngineError;
 use super::object::{DesiredObject, Manifest, ObjectId};
 use super::part::{self, PartRules};
 use super::settings::Settings;
-use super::{cleanup, defaults, hook, order, ready};
+use super::{cleanup, defaults, hook, order, policy, ready};
 
 /// Ties an object to the cluster it was applied for; prune and drift select by it.
 pub const LABEL_CLUSTER: &str = "airlock.dev/cluster";
@@ -63,6 +63,7 @@ fn objects(bundle: &VerifiedBundle, settings: &Settings, texts: bool) -> Result<
     let predicate = bundle.predicate();
     let waves = order::waves(&predicate.profiles);
     let rules = part::rules(&predicate.profiles)?;
+    policy::enforce_checks(&predicate.profiles, settings)?;
     let stamp = Stamp {
         cluster: cluster_label(&settings.cluster),
         version: predicate.version.to_string(),

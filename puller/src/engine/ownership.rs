@@ -16,12 +16,12 @@
 use std::collections::HashSet;
 
 use futures::StreamExt;
-use serde_json::Value;
 
 use super::error::EngineError;
 use super::kube_api::Api;
-use super::manifest::{LABEL_CLUSTER, cluster_label};
+use super::manifest::cluster_label;
 use super::object::{InventoryEntry, ObjectKey};
+use super::owner::{describe_owner, owner};
 use super::policy;
 use super::prune::Selection;
 use super::scope::Target;
@@ -34,16 +34,6 @@ pub const MASS_PRUNE_PERCENT: usize = 50;
 /// half of itself in an ordinary change (two of three objects), and what a handful of
 /// deletions can break is small.
 pub const MASS_PRUNE_MIN: usize = 10;
-
-/// The value of the live object's `airlock.dev/cluster` label, if it has one.
-pub(super) fn owner(live: &Value) -> Option<&str> {
-    live.pointer("/metadata/labels").and_then(|l| l.get(LABEL_CLUSTER)).and_then(Value::as_str)
-}
-
-/// How a live object's owner reads in a message: its label, or that it has none.
-pub(super) fn describe_owner(live: &Value) -> String {
-    owner(live).map_or_else(|| format!("no {LABEL_CLUSTER} label"), |o| format!("{LABEL_CLUSTER}={o}"))
-}
 
 /// Whether a version that prunes `pruned` of the `inventory` entries is held: at least
 /// [`MASS_PRUNE_MIN`] deletions, and more than [`MASS_PRUNE_PERCENT`] of the inventory.
@@ -108,11 +98,15 @@ pub(super) async fn check(
         // by design (spec 2.6); it creates the watched Namespaces too, for their Roles, and
         // a profile may then label them.
         let registered = policy::own_credentials(target, settings.own_namespace.as_deref()) || watched_namespace(target, settings);
-        if target.object.adopt || registered {
+        // A Helm hook is deleted by its policy each time it fires: adopting one would hand
+        // a foreign object to that delete, so a hook is never adopted.
+        let hook = target.object.hook.is_some();
+        if (target.object.adopt && !hook) || registered {
             tracing::info!(object = %target.object.id, %owner, "adopting an object Airlock did not create");
             adopted.insert(target.object.id.key());
         } else {
-            refused.push(format!("{} ({owner}; {})", target.object.id, target.object.source));
+            let never = if hook { "; a Helm hook is never adopted" } else { "" };
+            refused.push(format!("{} ({owner}; {}{never})", target.object.id, target.object.source));
         }
     }
     // Adopting takes the object over whole, the fields another manager set included. Those
@@ -144,16 +138,6 @@ mod tests {
         assert!(mass_prune(100, 100, true).is_ok());
         let error = mass_prune(11, 20, false).expect_err("held").to_string();
         assert!(error.contains("11 of the 20") && error.contains("allowMassPrune") && error.contains("--allow-mass-prune"), "{error}");
-    }
-
-    #[test]
-    fn the_owner_is_the_cluster_label() {
-        let live = |labels: Value| serde_json::json!({"metadata": {"labels": labels}});
-        assert_eq!(owner(&live(serde_json::json!({LABEL_CLUSTER: "fleet.edge-1"}))), Some("fleet.edge-1"));
-        assert_eq!(owner(&live(serde_json::json!({"app": "x"}))), None);
-        assert_eq!(owner(&serde_json::json!({"metadata": {}})), None);
-        assert_eq!(describe_owner(&serde_json::json!({"metadata": {}})), "no airlock.dev/cluster label");
-        assert_eq!(describe_owner(&live(serde_json::json!({LABEL_CLUSTER: "fleet.other"}))), "airlock.dev/cluster=fleet.other");
     }
 
     #[test]

@@ -8,17 +8,21 @@
 //! - a cluster-scoped object must be a Namespace of the list (a create-only one, spec 2.5.1,
 //!   or not) or named in the signed `clusterScoped` allow-list; a CustomResourceDefinition
 //!   with a conversion webhook never passes, listed or not, since the API server would send
-//!   that webhook every object of the kind.
+//!   that webhook every object of the kind;
+//! - inside the list too: a Namespace may not set the operator's labels and annotations
+//!   (`namespace_keys`), and Endpoints and EndpointSlices, which can point a Service at any
+//!   address, pass only when the site allows them.
 //!
 //! Under `reject` the run stops with every offending object listed, under `filter` the
 //! object is dropped and reported. Without a list nothing is restricted, as in Sveltos. The
 //! effective list (local setting narrowed by the bundle's) is the caller's business.
 
 use airlock_bundle::path::SYSTEM_PART;
-use airlock_bundle::statement::ClusterScopedObject;
+use airlock_bundle::statement::{ClusterScopedObject, ProfileEntry};
 use serde_json::Value;
 
 use super::error::EngineError;
+use super::namespace_keys;
 use super::order::{CRD_GROUP, CRD_KIND};
 use super::outcome::{Action, ObjectResult};
 use super::scope::Target;
@@ -26,6 +30,7 @@ use super::settings::{NamespacePolicy, Settings};
 
 /// The Secret with the puller's renewed store credentials (spec 2.6).
 pub(super) const STORE_CREDENTIALS_SECRET: &str = "airlock-store-credentials";
+const ENDPOINT_SLICE_GROUP: &str = "discovery.k8s.io";
 
 /// Whether `namespace` is inside the watch list (None: no restriction).
 pub(super) fn watched(watch: Option<&[String]>, namespace: &str) -> bool {
@@ -42,6 +47,10 @@ enum Refusal {
     ClusterScoped,
     /// A CustomResourceDefinition whose conversion strategy is `Webhook`.
     ConversionWebhook,
+    /// A Namespace setting protected keys: (`label` or `annotation`, key).
+    ProtectedKeys(Vec<(&'static str, String)>),
+    /// Endpoints or an EndpointSlice, which the site does not allow.
+    Endpoints,
 }
 
 impl Refusal {
@@ -51,6 +60,11 @@ impl Refusal {
             Refusal::OwnNamespace(namespace) => format!("namespace {namespace} is the puller's own"),
             Refusal::ClusterScoped => "cluster-scoped and not in clusterScoped".into(),
             Refusal::ConversionWebhook => "a CustomResourceDefinition with a conversion webhook".into(),
+            Refusal::ProtectedKeys(keys) => {
+                let keys: Vec<String> = keys.iter().map(|(what, key)| format!("{what} {key}")).collect();
+                format!("{} protected: set by the cluster's operator, never by a bundle", keys.join(", "))
+            }
+            Refusal::Endpoints => "Endpoints and EndpointSlices can redirect a Service; the site does not allow them".into(),
         }
     }
 }
@@ -63,7 +77,7 @@ pub(super) fn enforce(targets: Vec<Target>, settings: &Settings) -> Result<(Vec<
     let mut kept = Vec::with_capacity(targets.len());
     let mut refused = Vec::new();
     for t in targets {
-        match refusal(&t, watch, settings) {
+        match refusal(&t, watch, settings).or_else(|| kept_from_bundle(&t, settings)) {
             None => kept.push(t),
             Some(why) => refused.push((t, why)),
         }
@@ -97,6 +111,18 @@ pub(super) fn enforce(targets: Vec<Target>, settings: &Settings) -> Result<(Vec<
     }
 }
 
+/// Holds every part's checks to the watch-namespaces (`checks::refusals`): one that
+/// reaches outside refuses the bundle, under `filter` too, since a check left out would
+/// pass what it was there to hold back.
+pub(super) fn enforce_checks(profiles: &[ProfileEntry], settings: &Settings) -> Result<(), EngineError> {
+    let Some(watch) = settings.watch_namespaces.as_deref() else {
+        return Ok(());
+    };
+    let own = settings.own_namespace.as_deref();
+    let refused: Vec<String> = profiles.iter().flat_map(|p| crate::checks::refusals(p, watch, own)).collect();
+    if refused.is_empty() { Ok(()) } else { Err(EngineError::OutsideWatchNamespaces { objects: refused }) }
+}
+
 /// Why `t` may not be applied on a cluster watching `watch`; None when it may.
 fn refusal(t: &Target, watch: &[String], settings: &Settings) -> Option<Refusal> {
     let id = &t.object.id;
@@ -113,6 +139,18 @@ fn refusal(t: &Target, watch: &[String], settings: &Settings) -> Option<Refusal>
         return None;
     }
     Some(if t.namespaced || t.object.create_only { Refusal::Outside(namespace.into()) } else { Refusal::ClusterScoped })
+}
+
+/// What a bundle may not write even inside its namespaces: the protected keys of a
+/// Namespace, and Endpoints and EndpointSlices unless the site allows them.
+fn kept_from_bundle(t: &Target, settings: &Settings) -> Option<Refusal> {
+    let id = &t.object.id;
+    if !t.namespaced && id.group.is_empty() && id.kind == "Namespace" {
+        let keys = namespace_keys::set_keys(&t.object.manifest.value(), &settings.protected_namespace_keys);
+        return (!keys.is_empty()).then_some(Refusal::ProtectedKeys(keys));
+    }
+    let endpoints = (id.group.is_empty() && id.kind == "Endpoints") || (id.group == ENDPOINT_SLICE_GROUP && id.kind == "EndpointSlice");
+    (endpoints && !settings.allow_endpoints).then_some(Refusal::Endpoints)
 }
 
 /// A cluster-scoped object other than a Namespace: in the allow-list, and for a CRD

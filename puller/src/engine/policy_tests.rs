@@ -219,3 +219,42 @@ fn the_own_namespace_stays_closed_even_when_watched_or_listed() {
     assert_eq!(refused.len(), 4, "{refused:?}");
     assert!(refused.iter().all(|o| o.ends_with(": namespace airlock-system is the puller's own")), "{refused:?}");
 }
+
+#[test]
+fn rejects_a_watched_namespace_that_sets_the_operators_keys() {
+    let labelled = |name: &str, metadata: Value| named("v1", "Namespace", None, name, json!({"metadata": metadata}));
+    let candidates = vec![
+        labelled("apps", json!({"labels": {"pod-security.kubernetes.io/enforce": "privileged", "team": "web"}})),
+        labelled("apps", json!({"annotations": {"example.com/exempt": "true"}, "labels": {"team": "web"}})),
+        labelled("apps", json!({"labels": {"team": "web"}})),
+    ];
+    let known = [("Namespace", false)];
+    let refused = rejected(candidates.clone(), &known, &settings(NamespacePolicy::Reject));
+    assert_eq!(
+        refused,
+        ["Namespace apps (ClusterProfile.p/Namespace.yaml document 1): label pod-security.kubernetes.io/enforce protected: set by the cluster's operator, never by a bundle".to_string()],
+        "Pod Security's labels always; other keys only when the settings name them"
+    );
+    let extended = Settings { protected_namespace_keys: vec!["example.com/*".into()], ..settings(NamespacePolicy::Reject) };
+    let refused = rejected(candidates.clone(), &known, &extended);
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert!(refused[1].ends_with(": annotation example.com/exempt protected: set by the cluster's operator, never by a bundle"));
+    let unconfined = Settings { watch_namespaces: None, ..extended };
+    assert_eq!(enforce(targets(candidates, &known), &unconfined).unwrap().0.len(), 3, "without watch-namespaces nothing is kept");
+}
+
+#[test]
+fn rejects_endpoints_and_endpoint_slices_unless_the_site_allows_them() {
+    let candidates = vec![
+        object("v1", "Endpoints", Some("apps"), json!({})),
+        object("discovery.k8s.io/v1beta1", "EndpointSlice", Some("apps"), json!({})),
+        object("v1", "Service", Some("apps"), json!({})),
+    ];
+    let known = [("Endpoints", true), ("EndpointSlice", true), ("Service", true)];
+    let refused = rejected(candidates.clone(), &known, &settings(NamespacePolicy::Reject));
+    assert_eq!(refused.len(), 2, "{refused:?}");
+    assert!(refused[0].starts_with("Endpoints apps/x (") && refused[1].starts_with("EndpointSlice.discovery.k8s.io apps/x ("));
+    assert!(refused.iter().all(|r| r.ends_with("can redirect a Service; the site does not allow them")), "{refused:?}");
+    let allowed = Settings { allow_endpoints: true, ..settings(NamespacePolicy::Reject) };
+    assert_eq!(enforce(targets(candidates, &known), &allowed).unwrap().0.len(), 3);
+}

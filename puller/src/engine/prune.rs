@@ -21,7 +21,7 @@ use super::manifest::cluster_label;
 use super::object::{InventoryEntry, ObjectKey, Propagation};
 use super::order::Class;
 use super::outcome::{Action, ObjectResult};
-use super::ownership::{describe_owner, owner};
+use super::owner::{describe_owner, owner};
 use super::policy;
 use super::release;
 use super::scope::Target;

@@ -7,7 +7,11 @@
 //! Deployment's ReplicaSets) are gone before the new one is made: nothing of the old one
 //! runs beside the new one or waits to be adopted by it. The wait is bounded; an object
 //! still there after it fails this run, and the next run creates it once it is gone.
-//! Entry points: [`needed`], [`run`].
+//!
+//! Only an object Airlock created for this cluster is deleted, whatever the bundle says:
+//! the live copy must carry this cluster's label, and the delete names its uid. A foreign
+//! one, or one of the name made since it was read, is left in place and the object fails.
+//! Entry points: [`needed`], [`run`], [`delete_and_wait`], [`ours`].
 
 use std::time::Duration;
 
@@ -15,7 +19,8 @@ use serde_json::Value;
 
 use super::error::ApiError;
 use super::kube_api::{Api, PropagationPolicy, Served};
-use super::object::DesiredObject;
+use super::object::{DesiredObject, ObjectId};
+use super::owner::{describe_owner, owner};
 
 /// How long the deleted object may take to disappear, dependents included.
 const GONE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -35,14 +40,16 @@ pub(super) fn needed(error: &ApiError) -> bool {
 /// whether it was created, and the object the server answered. `refused` is the error
 /// that asked for it, returned as it is when there is no live copy to delete (the object
 /// was refused as a create, which deleting cannot change).
+/// `label` is this cluster's `airlock.dev/cluster` value.
 pub(super) async fn run(
     api: &Api,
     served: &Served,
     object: &DesiredObject,
+    label: &str,
     force: bool,
     refused: ApiError,
 ) -> Result<(bool, Value), ApiError> {
-    if !delete_and_wait(api, served, object, PropagationPolicy::Foreground).await? {
+    if !delete_and_wait(api, served, object, label, PropagationPolicy::Foreground).await? {
         return Err(refused);
     }
     tracing::info!(object = %object.id, error = %refused, "deleted to be re-created");
@@ -50,21 +57,36 @@ pub(super) async fn run(
 }
 
 /// Deletes the live copy of `object`, if there is one, and waits until it is gone:
-/// whether there was one. A Helm hook's previous copy goes the same way.
+/// whether there was one. A Helm hook's previous copy goes the same way. A live copy that
+/// is not Airlock's for this cluster (`label`) is an error, and stays.
 pub(super) async fn delete_and_wait(
     api: &Api,
     served: &Served,
     object: &DesiredObject,
+    label: &str,
     propagation: PropagationPolicy,
 ) -> Result<bool, ApiError> {
     let namespace = object.id.namespace.as_deref();
-    let live = api.get(served, namespace, &object.id.name).await?;
-    let Some(uid) = live.as_ref().and_then(uid) else {
+    let Some(live) = api.get(served, namespace, &object.id.name).await? else {
+        return Ok(false);
+    };
+    ours(&live, &object.id, label)?;
+    let Some(uid) = uid(&live) else {
         return Ok(false);
     };
     api.delete(served, namespace, &object.id.name, &uid, propagation).await?;
     wait_gone(api, served, object, &uid).await?;
     Ok(true)
+}
+
+/// Refuses a live object that Airlock did not create for this cluster (`label`): it is
+/// never deleted, so the object of the bundle that would replace it fails instead.
+pub(super) fn ours(live: &Value, id: &ObjectId, label: &str) -> Result<(), ApiError> {
+    if owner(live) == Some(label) {
+        return Ok(());
+    }
+    let message = format!("{id} is not Airlock's for this cluster ({}): left in place, not deleted", describe_owner(live));
+    Err(ApiError { code: 0, message })
 }
 
 /// Waits until no object of `object`'s name with `uid` exists.
@@ -103,6 +125,24 @@ mod tests {
         assert!(needed(&error(422, immutable)));
         assert!(needed(&error(422, "Deployment.apps \"web\" is invalid: spec.strategy.rollingUpdate: Forbidden")));
         assert!(needed(&error(400, "update rejected: Immutable field detected")));
+    }
+
+    #[test]
+    fn only_an_object_labelled_for_this_cluster_is_ours_to_delete() {
+        let id = crate::engine::testing::object("v1", "ConfigMap", Some("web"), "cfg").id;
+        let labelled = |label: &str| serde_json::json!({"metadata": {"labels": {"airlock.dev/cluster": label}}});
+        assert_eq!(ours(&labelled("fleet.edge-1"), &id, "fleet.edge-1"), Ok(()));
+        for (live, owner) in [
+            (labelled("fleet.edge-2"), "airlock.dev/cluster=fleet.edge-2"),
+            (serde_json::json!({"metadata": {"labels": {"app": "x"}}}), "no airlock.dev/cluster label"),
+            (serde_json::json!({"metadata": {}}), "no airlock.dev/cluster label"),
+        ] {
+            let refused = ours(&live, &id, "fleet.edge-1").expect_err("not ours");
+            assert_eq!(
+                refused.message,
+                format!("ConfigMap web/cfg is not Airlock's for this cluster ({owner}): left in place, not deleted")
+            );
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::kube_api::{Api, FIELD_MANAGER};
 use super::manifest::{ANNOTATION_ADOPT, ANNOTATION_BUNDLE_DIGEST, ANNOTATION_VERSION, LABEL_CLUSTER, LABEL_PROFILE};
 use super::object::InventoryEntry;
-use super::ownership::{describe_owner, owner};
+use super::owner::{describe_owner, owner};
 
 /// Why the entry is released, not deleted.
 const RELEASED: &str = "released: adopted, Airlock did not create it";

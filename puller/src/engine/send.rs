@@ -20,6 +20,7 @@ use super::error::ApiError;
 use super::hook::HookEvent;
 use super::hook_run;
 use super::kube_api::{Api, Served};
+use super::manifest::cluster_label;
 use super::object::{DesiredObject, InventoryEntry, Manifest};
 use super::order::Class;
 use super::outcome::{Action, ObjectResult};
@@ -153,10 +154,11 @@ pub(super) async fn one(
         let detail = format!("{} {} is not served, although its CRD was applied", object.id.api_version(), object.id.kind);
         return Done::not_applied(result(Action::Failed, Some(detail)), kept);
     };
+    let label = cluster_label(&settings.cluster);
     let mut fired = None;
     let mut sent = match (&step, &object.hook) {
         (Step::CreateOnly, _) => create(api, served, object).await,
-        (Step::Fire(event), Some(hook)) => hook_run::fire(api, served, object, hook, force).await.map(|(created, live, ended)| {
+        (Step::Fire(event), Some(hook)) => hook_run::fire(api, served, object, hook, &label, force).await.map(|(created, live, ended)| {
             fired = Some(format!("{} hook: {ended}", event.as_str()));
             Some((created, live))
         }),
@@ -169,7 +171,13 @@ pub(super) async fn one(
         && recreate::needed(e)
     {
         recreated = Some(format!("recreated: the update was refused: {e}"));
-        sent = recreate::run(api, served, object, force, e.clone()).await.map(Some);
+        sent = if fresh.adopted || object.adopt {
+            // An adopted object was not Airlock's to begin with: it is never deleted.
+            let message = format!("{}; not re-created: {} is adopted, and Airlock deletes only what it created", e.message, object.id);
+            Err(ApiError { message, ..e.clone() })
+        } else {
+            recreate::run(api, served, object, &label, force, e.clone()).await.map(Some)
+        };
     }
     match sent {
         Ok(None) => Done::not_applied(result(Action::Unchanged, Some(CREATE_ONLY_EXISTS.into())), None),

@@ -1,7 +1,7 @@
 //! What the caller tells the engine about this cluster: its id, the watch-namespaces in
 //! effect and what to do with objects outside them, the puller's own namespace, the
-//! cluster-scoped objects allowed, dry-run,
-//! how many requests to keep in flight, and the parts to leave alone this run. Choosing
+//! cluster-scoped objects allowed, the Namespace keys and kinds containment keeps from a
+//! bundle, dry-run, how many requests to keep in flight, and the parts to leave alone this run. Choosing
 //! these is the caller's business.
 
 use std::collections::BTreeMap;
@@ -47,4 +47,10 @@ pub struct Settings {
     /// anyway: confirmed by the bundle's signed `allowMassPrune` or the local override
     /// (spec 2.5.4).
     pub allow_mass_prune: bool,
+    /// With watch-namespaces: label and annotation patterns of Namespaces a bundle may not
+    /// set, besides Pod Security's, which are always protected (spec 5.12). Local only.
+    pub protected_namespace_keys: Vec<String>,
+    /// With watch-namespaces: Endpoints and EndpointSlices may be written, which lets a
+    /// bundle point a Service at any address (spec 5.12). Local only; false refuses them.
+    pub allow_endpoints: bool,
 }

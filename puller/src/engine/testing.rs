@@ -87,5 +87,7 @@ pub fn settings(cluster: &str) -> Settings {
         held_back: Default::default(),
         decrypts: false,
         allow_mass_prune: false,
+        protected_namespace_keys: Vec::new(),
+        allow_endpoints: false,
     }
 }
