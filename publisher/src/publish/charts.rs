@@ -22,7 +22,7 @@ use crate::sveltos::{ObjectKey, Resources};
 pub fn wanted<'a>(plans: impl IntoIterator<Item = &'a ClusterPlan<'a>>) -> BTreeMap<ObjectKey, HelmChartRef> {
     let mut charts = BTreeMap::new();
     for plan in plans.into_iter().flat_map(ClusterPlan::charts).filter(|h| h.chart.renders() && h.chart.verification.is_none()) {
-        charts.entry(plan.revision.key.clone()).or_insert_with(|| plan.chart.clone());
+        charts.entry(plan.revision.key.clone()).or_insert_with(|| plan.chart.clone().into_owned());
     }
     charts
 }

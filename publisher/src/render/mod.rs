@@ -1,7 +1,8 @@
 //! Rendering: one cluster's profiles in, one unsigned bundle out, each profile failing
 //! alone.
 //!
-//! [`plan`] (`resolve`, `names`) resolves what each profile references; the source fetches
+//! [`plan`] (`resolve`, `names`, `chart_fields` for a helmCharts entry's templated fields)
+//! resolves what each profile references; the source fetches
 //! it; [`Renderer::prepare`] renders every profile (`shared`: `content` with `data` for
 //! templates and Lua, `kustomize` for kustomizationRefs, `patches`, `namespaces`; `checks` for the part's checks) and [`Renderer::assemble`] builds the
 //! bundle (`assemble`, `tier`), each part with its settings. A cluster whose bundle depends
@@ -15,6 +16,7 @@
 //! a cluster fails.
 
 pub mod assemble;
+mod chart_fields;
 mod checks;
 mod content;
 pub mod credentials;

@@ -64,7 +64,18 @@ pub struct HelmChartRef {
 impl HelmChartRef {
     /// Whether anything of it changes from cluster to cluster.
     pub fn templated(&self) -> bool {
-        !self.values_from.is_empty() || self.values.contains("{{")
+        !self.values_from.is_empty() || self.values.contains("{{") || self.fields_templated()
+    }
+
+    /// Whether a field naming the chart, the release or the registry login is a template:
+    /// Sveltos instantiates them all per cluster (`render::chart_fields`).
+    pub fn fields_templated(&self) -> bool {
+        let secrets = [&self.access.credentials, &self.access.ca].into_iter().flatten().flat_map(|s| [&s.namespace, &s.name]);
+        [&self.repository_url, &self.repository_name, &self.chart_name, &self.chart_version, &self.release_name]
+            .into_iter()
+            .chain([&self.release_namespace, &self.access.key])
+            .chain(secrets)
+            .any(|t| t.contains("{{"))
     }
 
     /// Whether the chart is rendered: to install it, or to uninstall it firing its delete
