@@ -47,6 +47,10 @@ pub fn resolve_into(charts: &BTreeMap<ObjectKey, HelmChartRef>, resources: &mut 
 }
 
 #[cfg(test)]
+#[path = "charts_tests.rs"]
+mod render_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::helm::RendererSettings;
