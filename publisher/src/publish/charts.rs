@@ -55,25 +55,11 @@ mod tests {
     use super::*;
     use crate::helm::RendererSettings;
     use crate::sveltos::Lookup;
-    use crate::sveltos::helm_chart::{HelmAction, RegistryAccess, chart_revision_reference};
+    use crate::sveltos::helm_chart::{RegistryAccess, chart_revision_reference};
     use crate::sveltos::model::SecretName;
 
     fn chart(credentials: Option<SecretName>) -> HelmChartRef {
-        HelmChartRef {
-            index: 0,
-            repository_url: "http://127.0.0.1:1".into(),
-            repository_name: "r".into(),
-            chart_name: "r/web".into(),
-            chart_version: "1.0.0".into(),
-            release_name: "web".into(),
-            release_namespace: "web".into(),
-            action: HelmAction::Install,
-            values: String::new(),
-            values_from: Vec::new(),
-            access: RegistryAccess { credentials, ..RegistryAccess::default() },
-            options: crate::helm::options::read(None, "spec.helmCharts[0]").expect("no options read"),
-            verification: None,
-        }
+        HelmChartRef { access: RegistryAccess { credentials, ..RegistryAccess::default() }, ..HelmChartRef::example(0) }
     }
 
     fn looked_up(chart: HelmChartRef) -> String {

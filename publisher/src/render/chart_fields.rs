@@ -155,21 +155,7 @@ mod tests {
     }
 
     fn chart() -> HelmChartRef {
-        HelmChartRef {
-            index: 2,
-            repository_url: "http://127.0.0.1:1".into(),
-            repository_name: "r".into(),
-            chart_name: "r/web".into(),
-            chart_version: "1.0.0".into(),
-            release_name: "web".into(),
-            release_namespace: "web".into(),
-            action: crate::sveltos::helm_chart::HelmAction::Install,
-            values: String::new(),
-            values_from: Vec::new(),
-            access: Default::default(),
-            options: crate::helm::options::read(None, "spec.helmCharts[2]").expect("no options read"),
-            verification: None,
-        }
+        HelmChartRef::example(2)
     }
 
     fn of(chart: &HelmChartRef) -> Result<HelmChartRef, String> {
@@ -210,7 +196,8 @@ mod tests {
 
     #[test]
     fn rejects_values_that_are_not_what_the_field_must_be() {
-        let cases: [(&str, fn(&mut HelmChartRef)); 6] = [
+        type Change = fn(&mut HelmChartRef);
+        let cases: [(&str, Change); 6] = [
             ("releaseName", |c| c.release_name = "{{ .Cluster.metadata.labels.site }}_x".into()),
             ("releaseName", |c| c.release_name = "a".repeat(54)),
             ("releaseNamespace", |c| c.release_namespace = "{{ .ClusterNamespace }}.x".into()),

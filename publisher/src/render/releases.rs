@@ -103,9 +103,10 @@ pub fn decide(prepared: &PreparedCluster, stored: Option<&Statement>, plan: &mut
 mod tests {
     use std::sync::Arc;
 
+    use airlock_bundle::PartSettings;
     use airlock_bundle::sign::{self, PartDigests};
     use airlock_bundle::statement::DEFAULT_TIER;
-    use airlock_bundle::{Bundle, Limits, Part, PartSettings, Release};
+    use airlock_bundle::testkit::Fixture;
 
     use super::super::hold::{self, Reason, Unplanned};
     use super::super::object::Object;
@@ -157,24 +158,9 @@ mod tests {
     }
 
     /// The store's statement of a bundle whose part `part` holds the file `path`.
-    fn holding(part: &str, path: &str) -> Statement {
-        let now: jiff::Timestamp = "2026-12-01T10:00:00Z".parse().unwrap();
-        let release = Release {
-            cluster: "fleet/edge".parse().unwrap(),
-            version: 3,
-            issued_at: now,
-            expires: now.checked_add(jiff::SignedDuration::from_hours(24)).unwrap(),
-            keyring_version: 1,
-            watch_namespaces: None,
-            active_window: None,
-            recipients: None,
-            allow_plaintext_secrets: false,
-            allow_mass_prune: false,
-            cluster_scoped: Vec::new(),
-        };
-        let content = Part::new(part, [(path.to_string(), b"name: test\n".to_vec())], &Limits::SPEC).unwrap();
-        let bundle = Bundle::from_parts([(part.to_string(), content)], &Limits::SPEC).unwrap();
-        sign::statement(&bundle, &release, &|_| PartSettings::default(), &PartDigests::default())
+    fn holding(path: &str) -> Statement {
+        let bundle = Fixture::bundle(vec![(path.to_string(), b"name: test\n".to_vec())]);
+        sign::statement(&bundle, &Fixture::new(1).release(3), &|_| PartSettings::default(), &PartDigests::default())
     }
 
     fn decided(prepared: &PreparedCluster, stored: Option<&Statement>) -> hold::Plan {
@@ -216,7 +202,7 @@ mod tests {
         let why = failure(&decided(&prepared, None), "ClusterProfile.b");
         assert!(why.contains("which ClusterProfile/a (tier 100) manages"), "{why}");
 
-        let statement = holding("ClusterProfile.b", "ClusterProfile.b/ConfigMap.apps.test.yaml");
+        let statement = holding("ClusterProfile.b/ConfigMap.apps.test.yaml");
         let why = failure(&decided(&prepared, Some(&statement)), "ClusterProfile.a");
         assert!(why.contains("which ClusterProfile/b (tier 100) manages"), "the current manager keeps it: {why}");
 

@@ -90,6 +90,29 @@ impl HelmChartRef {
     }
 }
 
+#[cfg(test)]
+impl HelmChartRef {
+    /// Entry `index` of a test: chart `r/web` 1.0.0 of an HTTP repository on 127.0.0.1:1,
+    /// released as `web` in `web`, with no values, login or options.
+    pub fn example(index: usize) -> HelmChartRef {
+        HelmChartRef {
+            index,
+            repository_url: "http://127.0.0.1:1".into(),
+            repository_name: "r".into(),
+            chart_name: "r/web".into(),
+            chart_version: "1.0.0".into(),
+            release_name: "web".into(),
+            release_namespace: "web".into(),
+            action: HelmAction::Install,
+            values: String::new(),
+            values_from: Vec::new(),
+            access: RegistryAccess::default(),
+            options: crate::helm::options::read(None, &format!("spec.helmCharts[{index}]")).expect("no options read"),
+            verification: None,
+        }
+    }
+}
+
 /// The reference a plan carries for the key a chart's resolved version and digest are
 /// kept under: one per repository, chart, version asked for and login, so entries that ask
 /// alike share one lookup.
