@@ -40,8 +40,10 @@ fn claimants<'p>(prepared: &'p PreparedCluster, plan: &Plan, lost: &BTreeSet<(St
         let Ok(prepared) = &draft.outcome else { continue };
         for claim in &prepared.releases {
             let release = (claim.namespace.clone(), claim.name.clone());
-            if !lost.contains(&(draft.name.to_string(), release.clone())) {
-                out.entry(release).or_default().push((draft, claim));
+            let claims = out.entry(release.clone()).or_default();
+            // Two entries of one profile with one release contest nothing with each other.
+            if !lost.contains(&(draft.name.to_string(), release)) && !claims.iter().any(|(d, _)| d.name == draft.name) {
+                claims.push((draft, claim));
             }
         }
     }
@@ -52,9 +54,10 @@ type Contest<'p> = BTreeMap<(String, String), Vec<(&'p PartDraft, &'p Claim)>>;
 
 /// Whether two parts of `prepared` render one release: who keeps it depends on the store.
 pub fn contested(prepared: &PreparedCluster) -> bool {
-    let mut seen = BTreeSet::new();
-    let claims = prepared.parts.iter().filter_map(|d| d.outcome.as_ref().ok()).flat_map(|p| &p.releases);
-    claims.map(|c| (&c.namespace, &c.name)).any(|release| !seen.insert(release))
+    let mut claimed: BTreeMap<(&str, &str), &str> = BTreeMap::new();
+    let parts = prepared.parts.iter().filter_map(|d| d.outcome.as_ref().ok().map(|p| (&*d.name, p)));
+    let claims = parts.flat_map(|(part, p)| p.releases.iter().map(move |c| (part, c)));
+    claims.into_iter().any(|(part, c)| *claimed.entry((&c.namespace, &c.name)).or_insert(part) != part)
 }
 
 /// Gives every release two parts render to one of them, holding or trimming the others,
@@ -194,6 +197,18 @@ mod tests {
         let [note] = &plan.notes["ClusterProfile.b"][..] else { panic!("{:?}", plan.notes) };
         assert_eq!(note.field, "spec.helmCharts[0]");
         assert!(note.detail.contains("apps/web is managed by ClusterProfile/a (tier 50)"), "{}", note.detail);
+    }
+
+    #[test]
+    fn two_entries_of_one_profile_with_one_release_contest_nothing() {
+        let mut twice = part("a", DEFAULT_TIER, false);
+        let Ok(prepared) = &twice.outcome else { unreachable!() };
+        let claims = vec![prepared.releases[0].clone(), Claim { field: "spec.helmCharts[1]".into(), ..prepared.releases[0].clone() }];
+        twice.outcome = Ok(Arc::new(Prepared::new(prepared.objects.clone(), claims)));
+        let prepared = cluster(vec![twice]);
+        assert!(!contested(&prepared));
+        let plan = decided(&prepared, None);
+        assert!(plan.held.is_empty() && plan.drops.is_empty(), "{:?}", plan.held);
     }
 
     #[test]
