@@ -22,7 +22,7 @@ use crate::sveltos::{ObjectKey, Resources};
 pub fn wanted<'a>(plans: impl IntoIterator<Item = &'a ClusterPlan<'a>>) -> BTreeMap<ObjectKey, HelmChartRef> {
     let mut charts = BTreeMap::new();
     for plan in plans.into_iter().flat_map(ClusterPlan::charts).filter(|h| h.chart.renders() && h.chart.verification.is_none()) {
-        charts.entry(plan.revision.key.clone()).or_insert_with(|| plan.chart.clone());
+        charts.entry(plan.revision.key.clone()).or_insert_with(|| plan.chart.clone().into_owned());
     }
     charts
 }
@@ -47,29 +47,19 @@ pub fn resolve_into(charts: &BTreeMap<ObjectKey, HelmChartRef>, resources: &mut 
 }
 
 #[cfg(test)]
+#[path = "charts_tests.rs"]
+mod render_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::helm::RendererSettings;
     use crate::sveltos::Lookup;
-    use crate::sveltos::helm_chart::{HelmAction, RegistryAccess, chart_revision_reference};
+    use crate::sveltos::helm_chart::{RegistryAccess, chart_revision_reference};
     use crate::sveltos::model::SecretName;
 
     fn chart(credentials: Option<SecretName>) -> HelmChartRef {
-        HelmChartRef {
-            index: 0,
-            repository_url: "http://127.0.0.1:1".into(),
-            repository_name: "r".into(),
-            chart_name: "r/web".into(),
-            chart_version: "1.0.0".into(),
-            release_name: "web".into(),
-            release_namespace: "web".into(),
-            action: HelmAction::Install,
-            values: String::new(),
-            values_from: Vec::new(),
-            access: RegistryAccess { credentials, ..RegistryAccess::default() },
-            options: crate::helm::options::read(None, "spec.helmCharts[0]").expect("no options read"),
-            verification: None,
-        }
+        HelmChartRef { access: RegistryAccess { credentials, ..RegistryAccess::default() }, ..HelmChartRef::example(0) }
     }
 
     fn looked_up(chart: HelmChartRef) -> String {

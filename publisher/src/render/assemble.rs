@@ -67,7 +67,7 @@ pub fn assemble(
         for o in &prepared_part.objects {
             match drops {
                 Some(d) if d.contains(&o.key) => warnings.push(format!(
-                    "{}: {} drops {} (continueOnConflict): another profile deploys it at the same tier",
+                    "{}: {} drops {} (continueOnConflict): another profile deploys it at the same tier, or manages its Helm release",
                     draft.display, draft.name, o.key
                 )),
                 _ => candidates.push(Candidate { part: draft.name.clone(), tier: draft.settings.tier, object: o.clone() }),
@@ -76,6 +76,7 @@ pub fn assemble(
         let mut s = draft.settings.clone();
         s.rendered = prepared_part.clock.clone();
         s.notes.extend(prepared_part.notes.iter().cloned());
+        s.notes.extend(plan.notes.get(&*draft.name).into_iter().flatten().cloned());
         settings.insert(draft.name.to_string(), s);
     }
     for (name, held) in &plan.held {

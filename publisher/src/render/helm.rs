@@ -63,7 +63,7 @@ pub fn manifests(
     renderer: &LazyRenderer,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Rendered>, RenderError> {
-    let spec = plan.chart;
+    let spec = &*plan.chart;
     if !spec.renders() {
         return Ok(Vec::new());
     }

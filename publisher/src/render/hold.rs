@@ -19,16 +19,18 @@
 //!
 //! A tie is won by the part whose stored bundle holds the object (Sveltos lets the first
 //! deployer keep it), else by the first part by name; a loser with `continueOnConflict`
-//! publishes without the object, one without it is held with a conflict failure.
+//! publishes without the object, one without it is held with a conflict failure. A Helm
+//! release two parts deploy goes whole to one of them first (`releases`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use airlock_bundle::PartSettings;
-use airlock_bundle::statement::{ProfileEntry, Statement, StopMatchingBehavior};
+use airlock_bundle::statement::{FieldNote, ProfileEntry, Statement, StopMatchingBehavior};
 
 use super::manifest::file_path;
 use super::object::Object;
+use super::releases;
 use super::tier::{self, Candidate};
 use super::{PartDraft, PreparedCluster};
 use crate::sveltos::{Inventory, ObjectKey, Touches};
@@ -100,8 +102,11 @@ pub struct Held {
 #[derive(Debug, Default)]
 pub struct Plan {
     pub held: BTreeMap<String, Held>,
-    /// Fresh copies a part drops, having lost a tie with `continueOnConflict`.
+    /// Fresh copies a part drops, having lost a tie or a Helm release with
+    /// `continueOnConflict`.
     pub drops: BTreeMap<String, BTreeSet<ObjectKey>>,
+    /// Notes a fresh part carries beside its profile's: the releases it lost.
+    pub notes: BTreeMap<String, Vec<FieldNote>>,
     /// Objects a fresh part carries from the store beside its own: the delete hooks of
     /// releases it no longer deploys (`publish::withdraw`).
     pub carried: BTreeMap<String, Vec<Arc<Object>>>,
@@ -194,6 +199,7 @@ pub fn plan(
         };
         plan.held.insert(e.name.clone(), Held { reason, settings: stored_settings(e), stored: Some(e.clone()) });
     }
+    releases::decide(prepared, stored, &mut plan, &hold);
     decide_ties(prepared, stored, &mut plan, &hold);
     hold_dependents(prepared, &mut plan, &hold);
     plan

@@ -1,13 +1,15 @@
 //! Rendering: one cluster's profiles in, one unsigned bundle out, each profile failing
 //! alone.
 //!
-//! [`plan`] (`resolve`, `names`) resolves what each profile references; the source fetches
+//! [`plan`] (`resolve`, `names`, `chart_fields` for a helmCharts entry's templated fields)
+//! resolves what each profile references; the source fetches
 //! it; [`Renderer::prepare`] renders every profile (`shared`: `content` with `data` for
 //! templates and Lua, `kustomize` for kustomizationRefs, `patches`, `namespaces`; `checks` for the part's checks) and [`Renderer::assemble`] builds the
 //! bundle (`assemble`, `tier`), each part with its settings. A cluster whose bundle depends
 //! on what the store holds (a profile that failed and keeps its last good part, a tie
 //! between profiles, a clock-reading template to render with its recorded time) is
-//! assembled once `hold` has decided from the store's statement; `publish` fetches it.
+//! assembled once `hold` (with `releases` for a Helm release two profiles deploy) has
+//! decided from the store's statement; `publish` fetches it.
 //! `credentials` adds the store credentials a cluster registered with `--token` gets
 //! relayed, in the part `Airlock.system`; `seal` encrypts what a cluster with an age
 //! recipient must not get in clear; `inputs` fingerprints what a cluster's rendering
@@ -15,6 +17,7 @@
 //! a cluster fails.
 
 pub mod assemble;
+mod chart_fields;
 mod checks;
 mod content;
 pub mod credentials;
@@ -29,6 +32,7 @@ mod names;
 mod namespaces;
 mod object;
 mod patches;
+pub mod releases;
 pub mod resolve;
 pub mod seal;
 pub mod shared;
@@ -117,12 +121,14 @@ pub struct PartDraft {
 impl PreparedCluster {
     /// Whether its bundle depends on what the store holds, beyond the parts of profiles
     /// that are not planned (which `publish` checks against the stored statement): a
-    /// profile failed, a template read the clock, or a prerequisite is not planned.
+    /// profile failed, a template read the clock, a prerequisite is not planned, or two
+    /// profiles deploy one Helm release.
     pub fn needs_store(&self) -> bool {
-        self.parts.iter().any(|d| match &d.outcome {
-            Err(_) => true,
-            Ok(p) => p.clock.is_some() || d.settings.depends_on.iter().any(|dep| !self.parts.iter().any(|o| *o.name == **dep)),
-        })
+        releases::contested(self)
+            || self.parts.iter().any(|d| match &d.outcome {
+                Err(_) => true,
+                Ok(p) => p.clock.is_some() || d.settings.depends_on.iter().any(|dep| !self.parts.iter().any(|o| *o.name == **dep)),
+            })
     }
 }
 

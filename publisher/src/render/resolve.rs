@@ -7,8 +7,10 @@
 //! profile that fails any of that fails alone, for this cluster: its plan carries the
 //! problem and renders nothing. Reading what was fetched is `content`'s, and `shared`'s.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
+use super::chart_fields;
 use super::credentials::{self, Relay};
 use super::error::RenderError;
 use super::names::{self, Resolved};
@@ -100,7 +102,8 @@ impl KustomizePlan<'_> {
 /// A `helmCharts` entry resolved for a cluster.
 #[derive(Debug, Clone)]
 pub struct HelmPlan<'a> {
-    pub chart: &'a HelmChartRef,
+    /// The entry with its templated fields rendered for the cluster (`chart_fields`).
+    pub chart: Cow<'a, HelmChartRef>,
     /// Where the chart's resolved version and digest are kept once looked up.
     pub revision: Reference,
     /// The objects of its `valuesFrom`, in order.
@@ -260,14 +263,17 @@ fn profile_plan<'a>(
         kustomizations.push(KustomizePlan { source: Resolution { spec: k, reference, templates: written }, revision, values_from });
     }
     let mut helm_charts = Vec::with_capacity(profile.helm_charts.len());
+    let chart_data = std::cell::OnceCell::new();
     for h in &profile.helm_charts {
+        let chart = chart_fields::instantiate(h, &profile.display(), cluster, &chart_data)?;
         let values_from = resolve_values_from(&h.values_from)?;
-        let secrets = [&h.access.credentials, &h.access.ca]
+        let secrets = [&chart.access.credentials, &chart.access.ca]
             .into_iter()
             .flatten()
             .map(|s| Reference { key: ObjectKey::new("v1", "Secret", &s.namespace, &s.name), api_version: "v1".into() })
             .collect();
-        helm_charts.push(HelmPlan { chart: h, revision: chart_revision_reference(h), values_from, secrets });
+        let revision = chart_revision_reference(&chart);
+        helm_charts.push(HelmPlan { chart, revision, values_from, secrets });
     }
     let mut jobs = BTreeMap::new();
     for job in profile.checks.jobs() {
@@ -349,7 +355,7 @@ impl ProfilePlan<'_> {
             || self.patches_from.iter().any(|r| templated(&r.reference))
             || self.profile.patches.iter().any(|p| p.patch.contains("{{"))
             || self.kustomizations.iter().any(|k| k.source.spec.templated())
-            || self.helm_charts.iter().any(|h| h.chart.templated());
+            || self.profile.helm_charts.iter().any(HelmChartRef::templated);
         (!any_templated && self.problem.is_none()).then(|| SharedKey {
             part: self.profile.part_name(),
             references: self.references().map(|r| r.key.clone()).collect(),

@@ -30,6 +30,7 @@ use super::manifest::{add_metadata, checked_path};
 use super::namespaces;
 use super::object::Object;
 use super::patches;
+use super::releases::Claim;
 use super::resolve::{ProfilePlan, SharedKey};
 use super::{helm, kustomize};
 use crate::helm::LazyRenderer;
@@ -48,11 +49,19 @@ pub struct Prepared {
     pub notes: Vec<FieldNote>,
     /// When a template read the clock: what the render read, and the time it was given.
     pub clock: Option<Rendering>,
+    /// The Helm releases among the objects: another profile may own one whole.
+    pub releases: Vec<Claim>,
     /// The part all the objects make, built for the first cluster that keeps them all.
     part: OnceLock<Result<Part, RenderError>>,
 }
 
 impl Prepared {
+    /// Objects that read no clock, with the releases among them.
+    #[cfg(test)]
+    pub fn new(objects: Vec<Arc<Object>>, releases: Vec<Claim>) -> Prepared {
+        Prepared { objects, warnings: Vec::new(), notes: Vec::new(), clock: None, releases, part: OnceLock::new() }
+    }
+
     /// The part `name` these objects make when a cluster keeps every one of them. Built
     /// once and then shared: its bytes and digests serve every cluster the profile is
     /// prepared for, instead of being joined and hashed again for each.
@@ -138,13 +147,25 @@ pub fn prepare(
     for k in &plan.kustomizations {
         rendered.extend(kustomize::manifests(&ctx, k, resources, env.kustomizer, &mut warnings)?);
     }
+    // Each release's objects, as positions in `rendered`: which release an object belongs to
+    // survives the patches, which may rename it.
+    let mut releases = Vec::with_capacity(plan.helm_charts.len());
     for h in &plan.helm_charts {
+        let from = rendered.len();
         rendered.extend(helm::manifests(&ctx, h, resources, env.helm, &mut warnings)?);
+        let claim = Claim {
+            namespace: h.chart.release_namespace.clone(),
+            name: h.chart.release_name.clone(),
+            field: h.chart.field(),
+            objects: BTreeSet::new(),
+        };
+        releases.push((claim, from..rendered.len()));
     }
     let patches = cache.parsed(patches::collect(&ctx, plan, resources, &mut warnings)?);
-    let mut kept: BTreeMap<ObjectKey, Rendered> = BTreeMap::new();
+    let mut kept: BTreeMap<ObjectKey, (Option<usize>, Rendered)> = BTreeMap::new();
     let mut notes = BTreeSet::new();
-    for mut r in rendered {
+    for (at, mut r) in rendered.into_iter().enumerate() {
+        let release = releases.iter().position(|(_, span)| span.contains(&at));
         let value = std::mem::take(&mut r.manifest.value);
         let value = if r.patched {
             let (value, dropped) = patches::apply(value, &patches, &display)?;
@@ -162,7 +183,7 @@ pub fn prepare(
         add_metadata(&mut r.manifest.value, "annotations", &profile.extra_annotations);
         // Keyed as deployed: a ConfigMap written without a namespace is the one in default.
         let deployed = r.manifest.key.deployed();
-        match kept.get(&deployed) {
+        match kept.get(&deployed).map(|(_, other)| other) {
             Some(other) if other.tier == r.tier => {
                 return Err(RenderError::Conflict {
                     object: r.manifest.key.to_string(),
@@ -172,11 +193,17 @@ pub fn prepare(
             }
             Some(other) if other.tier < r.tier => {}
             _ => {
-                kept.insert(deployed, r);
+                kept.insert(deployed, (release, r));
             }
         }
     }
-    let rendered: Vec<Rendered> = kept.into_values().collect();
+    for (release, r) in kept.values() {
+        if let Some(i) = release {
+            releases[*i].0.objects.insert(r.manifest.key.clone());
+        }
+    }
+    let releases = releases.into_iter().map(|(claim, _)| claim).collect();
+    let rendered: Vec<Rendered> = kept.into_values().map(|(_, r)| r).collect();
     let mut objects = namespaces::implicit(&display, &rendered);
     objects.extend(rendered.into_iter().map(|r| {
         let yaml = yaml::emit(std::slice::from_ref(&r.manifest.value)).into();
@@ -185,7 +212,7 @@ pub fn prepare(
     }));
     let clock = ctx.read_clock().then(|| Rendering { inputs: clock_inputs(plan, &ctx, resources), at: ctx.now() });
     warnings.extend(notes.iter().map(|n| format!("{display}: {}: {}", n.field, n.detail)));
-    Ok(Prepared { objects, warnings, notes: notes.into_iter().collect(), clock, part: OnceLock::new() })
+    Ok(Prepared { objects, warnings, notes: notes.into_iter().collect(), clock, releases, part: OnceLock::new() })
 }
 
 /// The object at `key`: `None` for an optional one that is missing (with a warning).

@@ -64,7 +64,18 @@ pub struct HelmChartRef {
 impl HelmChartRef {
     /// Whether anything of it changes from cluster to cluster.
     pub fn templated(&self) -> bool {
-        !self.values_from.is_empty() || self.values.contains("{{")
+        !self.values_from.is_empty() || self.values.contains("{{") || self.fields_templated()
+    }
+
+    /// Whether a field naming the chart, the release or the registry login is a template:
+    /// Sveltos instantiates them all per cluster (`render::chart_fields`).
+    pub fn fields_templated(&self) -> bool {
+        let secrets = [&self.access.credentials, &self.access.ca].into_iter().flatten().flat_map(|s| [&s.namespace, &s.name]);
+        [&self.repository_url, &self.repository_name, &self.chart_name, &self.chart_version, &self.release_name]
+            .into_iter()
+            .chain([&self.release_namespace, &self.access.key])
+            .chain(secrets)
+            .any(|t| t.contains("{{"))
     }
 
     /// Whether the chart is rendered: to install it, or to uninstall it firing its delete
@@ -76,6 +87,29 @@ impl HelmChartRef {
     /// The entry's place in messages: `spec.helmCharts[0]`.
     pub fn field(&self) -> String {
         format!("spec.helmCharts[{}]", self.index)
+    }
+}
+
+#[cfg(test)]
+impl HelmChartRef {
+    /// Entry `index` of a test: chart `r/web` 1.0.0 of an HTTP repository on 127.0.0.1:1,
+    /// released as `web` in `web`, with no values, login or options.
+    pub fn example(index: usize) -> HelmChartRef {
+        HelmChartRef {
+            index,
+            repository_url: "http://127.0.0.1:1".into(),
+            repository_name: "r".into(),
+            chart_name: "r/web".into(),
+            chart_version: "1.0.0".into(),
+            release_name: "web".into(),
+            release_namespace: "web".into(),
+            action: HelmAction::Install,
+            values: String::new(),
+            values_from: Vec::new(),
+            access: RegistryAccess::default(),
+            options: crate::helm::options::read(None, &format!("spec.helmCharts[{index}]")).expect("no options read"),
+            verification: None,
+        }
     }
 }
 

@@ -111,7 +111,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.continueOnConflict",
         Differs,
-        "profiles are reconciled when publishing, not on the cluster: of two profiles deploying one object at one tier, the one whose part holds it in the store keeps it (else the first by part name), as Sveltos lets the first deployer keep it; the other fails (keeping its last good part), or with continueOnConflict publishes without that object",
+        "profiles are reconciled when publishing, not on the cluster: of two profiles deploying one object at one tier, the one whose part holds it in the store keeps it (else the first by part name), as Sveltos lets the first deployer keep it; the other fails (keeping its last good part), or with continueOnConflict publishes without that object; a Helm release two profiles deploy goes whole to one (the lower tier, else the part holding it, else the first by part name), and the other fails alike or, with continueOnConflict, publishes without any of the release and with a note (docs/helm.md)",
     ),
     f("spec.continueOnError", Supported, "relayed to the puller (bundles-format.md 5.7)"),
     f("spec.maxConsecutiveFailures", Supported, "relayed to the puller (bundles-format.md 5.7)"),
@@ -242,9 +242,13 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.helmCharts[].chartVersion",
         Differs,
-        "an exact version or a semver range, resolved once per publish run; the exact version and the archive's digest are part of what a cluster's rendering reads",
+        "an exact version or a semver range, a template over the cluster like every field of the entry (one line; checked as a version before helm sees it), resolved once per publish run; the exact version and the archive's digest are part of what a cluster's rendering reads",
     ),
-    f("spec.helmCharts[].releaseName", Supported, "the release name the chart renders with"),
+    f(
+        "spec.helmCharts[].releaseName",
+        Supported,
+        "the release name the chart renders with, a template over the cluster, checked as a Helm release name",
+    ),
     f(
         "spec.helmCharts[].releaseNamespace",
         Supported,
