@@ -21,7 +21,10 @@ const EXAMPLES: &str = "Examples:
   # Revoke a stolen online key; the root (2 of 3) signs, one holder at a time:
   airlock-publisher keyring rotate --keyring keyring.json --add ops-2.pub --remove ops.pub \\
       --key alice.key --partial --out keyring-v3.json
-  airlock-publisher keyring sign --keyring keyring.json --update keyring-v3.json.update --key bob.key";
+  airlock-publisher keyring sign --keyring keyring.json --update keyring-v3.json.update --key bob.key
+  # ... or with a root key kept in a PKCS#11 token:
+  airlock-publisher keyring sign --keyring keyring.json --update keyring-v3.json.update \\
+      --key 'pkcs11:token=root;object=carol?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/run/pin'";
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum KeyringCommand {
@@ -58,8 +61,9 @@ pub struct RotateArgs {
     #[arg(long, value_name = "K")]
     pub root_threshold: Option<usize>,
     /// Private key to sign the update with: of the current root (the current keys when
-    /// there is none), and of the next root when it changes; repeatable.
-    #[arg(long = "key", value_name = "FILE", required = true)]
+    /// there is none), and of the next root when it changes; repeatable. A PKCS#8 PEM
+    /// file, or a key in a PKCS#11 token as an RFC 7512 `pkcs11:` URI.
+    #[arg(long = "key", value_name = "FILE|URI", required = true)]
     pub keys: Vec<PathBuf>,
     /// Write the update even when its signatures are not yet enough, for `keyring sign`
     /// by the other holders.
@@ -79,8 +83,9 @@ pub struct SignArgs {
     /// The update to add signatures to; rewritten in place.
     #[arg(long, value_name = "FILE")]
     pub update: PathBuf,
-    /// Private key to sign with; repeatable.
-    #[arg(long = "key", value_name = "FILE", required = true)]
+    /// Private key to sign with; repeatable. A PKCS#8 PEM file, or a key in a PKCS#11
+    /// token as an RFC 7512 `pkcs11:` URI.
+    #[arg(long = "key", value_name = "FILE|URI", required = true)]
     pub keys: Vec<PathBuf>,
 }
 
@@ -132,8 +137,8 @@ fn sign(args: SignArgs) -> anyhow::Result<u8> {
     Ok(report_missing(missing))
 }
 
-fn load_private_keys(paths: &[PathBuf]) -> anyhow::Result<Vec<airlock_bundle::SigningKey>> {
-    Ok(paths.iter().map(|p| keys::load_private_key(p)).collect::<Result<Vec<_>, _>>()?)
+fn load_private_keys(args: &[PathBuf]) -> anyhow::Result<Vec<Box<dyn airlock_bundle::Signer>>> {
+    Ok(keys::open_signers(args)?.into_iter().map(|(_, signer)| signer).collect())
 }
 
 /// Says whether pullers would adopt the update yet: exit 0 when they would, 2 while
