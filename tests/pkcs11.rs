@@ -1,6 +1,7 @@
 //! Keys kept in a PKCS#11 token, end to end, with SoftHSM2 as the device (`token`): the
 //! online Ed25519 key and a root key are generated inside a token of the test's own and
-//! never leave it. The real publisher signs with `--key 'pkcs11:...'` and publishes to the
+//! never leave it; `keyring public-key` reads the online one's public key out. The real
+//! publisher signs with `--key 'pkcs11:...'` and publishes to the
 //! real registry; the unchanged puller verifies the bundle against a keyring holding the
 //! token's public key and applies it to the managed apiserver. A second run is unchanged,
 //! so the secrets derived from the token's key (a template's random value here) are stable.
@@ -45,7 +46,12 @@ fn a_key_in_a_token_signs_bundles_and_keyring_updates_the_puller_accepts() {
     // Keyring version 1: the token's online key; a root of two, the token's and a file's.
     let public = |file: &Path| PublicKey::parse(&std::fs::read_to_string(file).expect("public key")).expect("a public key");
     let file_root = Keys::new("root-2");
-    let online = Role::new("online", 1, vec![public(&token.public("ops", 1))], &Limits::SPEC).expect("online role");
+    // The publisher reads the token's public key as the token wrote it at generation.
+    let shown = publisher(token.conf(), &["keyring", "public-key", "--key", &token.uri("ops")]);
+    assert_exit(&shown, 0);
+    let ops = PublicKey::parse(&shown.stdout).expect("a PEM public key");
+    assert_eq!(ops, public(&token.public("ops", 1)));
+    let online = Role::new("online", 1, vec![ops], &Limits::SPEC).expect("online role");
     let root = Role::new("root", 2, vec![public(&token.public("root", 2)), public(Path::new(&file_root.public))], &Limits::SPEC)
         .expect("root role");
     let keyring = Keyring::with_root(1, online, Some(root)).expect("keyring");

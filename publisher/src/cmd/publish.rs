@@ -174,19 +174,19 @@ impl PublishArgs {
     fn signer(&self) -> anyhow::Result<Signer> {
         let opened = keys::open_signers(&self.keys)?;
         // A key in a token has no directory to look beside.
-        let beside = opened[0].0.file().map(|f| f.parent().unwrap_or(Path::new(".")).join("keyring.json"));
+        let beside = opened[0].source.file().map(|f| f.parent().unwrap_or(Path::new(".")).join("keyring.json"));
         let keyring_path = self.keyring.clone().or_else(|| beside.filter(|b| b.is_file()));
         let keyring = keyring_path.as_deref().map(keys::load_keyring).transpose()?;
         if let (Some(keyring), Some(path)) = (&keyring, &keyring_path) {
             // A root key used online would no longer be offline, whatever pullers accept.
-            if let Some((source, _)) = opened.iter().find(|(_, k)| keyring.root().is_some_and(|r| r.holds(&k.public()))) {
-                bail!("--key {source}: a root key of keyring {}; root keys sign keyring updates only, never bundles", path.display());
+            if let Some(key) = opened.iter().find(|k| keyring.root().is_some_and(|r| r.holds(&k.signer.public()))) {
+                bail!("--key {}: a root key of keyring {}; root keys sign keyring updates only, never bundles", key.source, path.display());
             }
             // Pullers would reject every bundle; better to say so before signing any.
-            let probe = envelope::sign_by(IN_TOTO_PAYLOAD_TYPE, b"{}", &opened.iter().map(|(_, k)| k).collect::<Vec<_>>())?;
+            let probe = envelope::sign_by(IN_TOTO_PAYLOAD_TYPE, b"{}", &opened.iter().map(|k| &k.signer).collect::<Vec<_>>())?;
             let decoded = envelope::decode(&probe, IN_TOTO_PAYLOAD_TYPE, &Limits::SPEC)?;
             if let Err(e) = keyring.check(&decoded) {
-                bail!("the --key keys do not satisfy keyring {} (version {}): {e}", path.display(), keyring.version());
+                bail!("the keys given with --key do not satisfy keyring {} (version {}): {e}", path.display(), keyring.version());
             }
         }
         let keyring_version = keyring.as_ref().map_or(1, |k| k.version());
@@ -203,7 +203,7 @@ impl PublishArgs {
             let days = self.expires_in.as_secs_f64() / 86_400.0;
             bail!("--expires-in of {days:.1} days: pullers refuse a bundle valid for more than {max_days} days");
         }
-        let keys = opened.into_iter().map(|(_, k)| k).collect();
+        let keys = opened.into_iter().map(|k| k.signer).collect();
         Ok(Signer::new(keys, keyring_version, (!updates.is_empty()).then(|| chain(&updates)), self.expires_in)?)
     }
 }

@@ -115,7 +115,7 @@ pub fn sign_rotation<S: Signer>(
     match trusted {
         Ok(()) => Ok((update, None)),
         Err(e) if partial => Ok((update, Some(format!("not yet adoptable; it needs {}: {e}", signers_needed(current, next))))),
-        Err(e) => Err(rotation(format!("the --key files must include {}: {e}", signers_needed(current, next)))),
+        Err(e) => Err(rotation(format!("the keys given with --key must include {}: {e}", signers_needed(current, next)))),
     }
 }
 

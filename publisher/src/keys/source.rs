@@ -57,13 +57,19 @@ impl fmt::Display for KeySource {
     }
 }
 
+/// A `--key` opened: what it named, and the signer it opened to.
+pub struct OpenedKey {
+    pub source: KeySource,
+    pub signer: Box<dyn Signer>,
+}
+
 /// Reads and opens every `--key` value, in order.
-pub fn open_signers(args: &[PathBuf]) -> Result<Vec<(KeySource, Box<dyn Signer>)>, KeyFileError> {
+pub fn open_signers(args: &[PathBuf]) -> Result<Vec<OpenedKey>, KeyFileError> {
     args.iter()
         .map(|arg| {
             let source = KeySource::parse(arg)?;
             let signer = source.open()?;
-            Ok((source, signer))
+            Ok(OpenedKey { source, signer })
         })
         .collect()
 }
