@@ -24,7 +24,7 @@ use airlock_bundle::keyring::Role;
 use airlock_bundle::{Keyring, Limits, PublicKey};
 use common::{Run, assert_exit, publisher_bin, puller_bin};
 use jiff::Timestamp;
-use publisher_support::{Keys, kubectl_ok, summary};
+use publisher_support::{Keys, ManagedNamespaces, kubectl_ok, summary};
 use token::{Token, module};
 
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
@@ -36,7 +36,7 @@ fn a_key_in_a_token_signs_bundles_and_keyring_updates_the_puller_accepts() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = |name: &str| dir.path().join(name).to_str().expect("UTF-8 temp path").to_string();
     let (state_ns, app_ns) = (format!("{run}-state"), format!("{run}-app"));
-    let _cleanup = Cleanup(vec![state_ns.clone(), app_ns.clone()]);
+    let _cleanup = ManagedNamespaces(vec![state_ns.clone(), app_ns.clone()]);
     for ns in [&state_ns, &app_ns] {
         kubectl_ok(MANAGED, &["create", "namespace", ns], b"");
     }
@@ -155,16 +155,4 @@ fn management_set(run: &str, app_ns: &str) -> String {
          data:\n  web.yaml: |\n    apiVersion: v1\n    kind: ConfigMap\n    metadata: {{name: settings, namespace: {app_ns}}}\n\
          \x20   data: {{color: blue, password: {{{{ randAlphaNum 24 | quote }}}}}}\n"
     )
-}
-
-/// Deletes the test's namespaces on the managed apiserver, also when it failed.
-struct Cleanup(Vec<String>);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let _ = Command::new(common::service_env("AIRLOCK_KUBECTL"))
-            .args(["--kubeconfig", &common::service_env(MANAGED), "delete", "namespace", "--ignore-not-found", "--wait=false"])
-            .args(&self.0)
-            .output();
-    }
 }

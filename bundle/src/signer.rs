@@ -4,6 +4,8 @@
 //! the publisher implements above the contract). The envelope code (`envelope::sign_by`,
 //! `envelope::cosign`) signs through it; nothing here talks to a device.
 
+use std::ops::Deref;
+
 use ed25519_dalek::Signer as _;
 
 use crate::key::{PublicKey, SigningKey};
@@ -50,21 +52,12 @@ impl Signer for SigningKey {
     }
 }
 
-impl<S: Signer + ?Sized> Signer for Box<S> {
-    fn public(&self) -> PublicKey {
-        (**self).public()
-    }
-
-    fn sign(&self, message: &[u8]) -> Result<[u8; 64], SignError> {
-        (**self).sign(message)
-    }
-
-    fn in_memory(&self) -> Option<&SigningKey> {
-        (**self).in_memory()
-    }
-}
-
-impl<S: Signer + ?Sized> Signer for &S {
+/// A boxed or borrowed signer signs as the one it points to.
+impl<P> Signer for P
+where
+    P: Deref + Send + Sync,
+    P::Target: Signer,
+{
     fn public(&self) -> PublicKey {
         (**self).public()
     }
