@@ -19,6 +19,8 @@ cd "$HACK_DIR/.."
 # faketime (libfaketime) for the clock faults of tests/faults, age for the by-hand decryption
 # of encrypted bundle files (tests/confidential.rs, bundle/tests/age_cli.rs).
 ensure_pkgs jq openssl curl skopeo git faketime age
+# SoftHSM2, the PKCS#11 token tests/pkcs11.rs signs with (each test makes a token of its own).
+"$HACK_DIR/softhsm.sh" >/dev/null
 # helm v3 and v4 for the chart rendering tests and kubectl 1.32 for the kustomize builds,
 # which find them under $AIRLOCK_CACHE.
 "$HACK_DIR/helm.sh" >/dev/null

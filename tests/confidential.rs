@@ -28,7 +28,7 @@ use airlock_cli::install_crypto_provider;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use jiff::Timestamp;
-use publisher_support::{Keys, kubectl, kubectl_ok};
+use publisher_support::{Keys, ManagedNamespaces, kubectl, kubectl_ok};
 
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
 const AGE: &str = "/usr/bin/age";
@@ -47,7 +47,7 @@ async fn secrets_are_readable_by_their_own_cluster_only() {
     let markers = Markers::new(&run);
     let (app_ns, state_git, state_registry, state_other) =
         (format!("{run}-app"), format!("{run}-st-git"), format!("{run}-st-reg"), format!("{run}-st-other"));
-    let _cleanup = Cleanup(vec![app_ns.clone(), state_git.clone(), state_registry.clone(), state_other.clone()]);
+    let _cleanup = ManagedNamespaces(vec![app_ns.clone(), state_git.clone(), state_registry.clone(), state_other.clone()]);
 
     // Registration: each cluster gets an identity; the SveltosCluster its recipient.
     std::fs::create_dir(path("management")).expect("management dir");
@@ -313,17 +313,5 @@ impl StdinBytes for Command {
         let out = child.wait_with_output().expect("runs");
         assert!(out.status.success(), "{self:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
-
-/// Deletes the test's namespaces on the managed apiserver, also when it failed.
-struct Cleanup(Vec<String>);
-
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        let _ = Command::new(common::service_env("AIRLOCK_KUBECTL"))
-            .args(["--kubeconfig", &common::service_env(MANAGED), "delete", "namespace", "--ignore-not-found", "--wait=false"])
-            .args(&self.0)
-            .output();
     }
 }

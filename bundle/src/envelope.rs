@@ -3,10 +3,10 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use ed25519_dalek::Signer;
 use serde::{Deserialize, Serialize};
 
 use super::key::SigningKey;
+use super::signer::{SignError, Signer};
 use crate::limits::Limits;
 
 pub const IN_TOTO_PAYLOAD_TYPE: &str = "application/vnd.in-toto+json";
@@ -28,6 +28,8 @@ pub enum EnvelopeError {
     Base64 { field: &'static str },
     #[error("envelope has {count} signatures, over the limit of {limit}")]
     TooManySignatures { count: usize, limit: usize },
+    #[error("signing: {0}")]
+    Signing(#[from] SignError),
 }
 
 /// The JSON shape of a DSSE envelope.
@@ -62,22 +64,30 @@ pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Signs `payload` with every key and returns the envelope's JSON bytes.
+/// Signs `payload` with every key in memory and returns the envelope's JSON bytes.
 pub fn sign(payload_type: &str, payload: &[u8], keys: &[SigningKey]) -> Vec<u8> {
-    let message = pae(payload_type, payload);
-    encode(payload_type, payload, &keys.iter().map(|k| signature(k, &message)).collect::<Vec<_>>())
+    sign_by(payload_type, payload, keys).expect("a key in memory always signs")
 }
 
-/// Adds signatures by `keys` to an envelope, keeping the ones it holds; a key that signed
-/// it already is not added twice. For updates whose signers hold their keys apart (spec 7.3).
-pub fn cosign(bytes: &[u8], payload_type: &'static str, keys: &[SigningKey], limits: &Limits) -> Result<Vec<u8>, EnvelopeError> {
+/// Signs `payload` with every signer, wherever its key is, and returns the envelope's
+/// JSON bytes; the first signer that fails fails the whole envelope.
+pub fn sign_by<S: Signer>(payload_type: &str, payload: &[u8], signers: &[S]) -> Result<Vec<u8>, SignError> {
+    let message = pae(payload_type, payload);
+    let signatures = signers.iter().map(|s| signature(s, &message)).collect::<Result<Vec<_>, _>>()?;
+    Ok(encode(payload_type, payload, &signatures))
+}
+
+/// Adds signatures by `signers` to an envelope, keeping the ones it holds; a key that
+/// signed it already is not added twice. For updates whose signers hold their keys apart
+/// (spec 7.3).
+pub fn cosign<S: Signer>(bytes: &[u8], payload_type: &'static str, signers: &[S], limits: &Limits) -> Result<Vec<u8>, EnvelopeError> {
     let decoded = decode(bytes, payload_type, limits)?;
     let message = pae(payload_type, &decoded.payload);
     let mut signatures: Vec<EnvelopeSignature> =
         decoded.signatures.iter().map(|(keyid, sig)| EnvelopeSignature { keyid: keyid.clone(), sig: STANDARD.encode(sig) }).collect();
-    for key in keys {
-        if !signatures.iter().any(|s| s.keyid == key.public().key_id()) {
-            signatures.push(signature(key, &message));
+    for signer in signers {
+        if !signatures.iter().any(|s| s.keyid == signer.public().key_id()) {
+            signatures.push(signature(signer, &message)?);
         }
     }
     if signatures.len() > limits.signatures {
@@ -86,8 +96,8 @@ pub fn cosign(bytes: &[u8], payload_type: &'static str, keys: &[SigningKey], lim
     Ok(encode(payload_type, &decoded.payload, &signatures))
 }
 
-fn signature(key: &SigningKey, message: &[u8]) -> EnvelopeSignature {
-    EnvelopeSignature { keyid: key.public().key_id(), sig: STANDARD.encode(key.inner().sign(message).to_bytes()) }
+fn signature<S: Signer>(signer: &S, message: &[u8]) -> Result<EnvelopeSignature, SignError> {
+    Ok(EnvelopeSignature { keyid: signer.public().key_id(), sig: STANDARD.encode(signer.sign(message)?) })
 }
 
 /// `Envelope`'s JSON, written in place: the payload's base64 needs no escaping, and
@@ -156,7 +166,7 @@ mod tests {
         let both = cosign(&alone, KEYRING_PAYLOAD_TYPE, &[key(8), key(7)], &Limits::SPEC).unwrap();
         assert_eq!(both, sign(KEYRING_PAYLOAD_TYPE, b"{}", &[key(7), key(8)]));
         assert_eq!(cosign(&both, KEYRING_PAYLOAD_TYPE, &[key(8)], &Limits::SPEC).unwrap(), both);
-        assert!(matches!(cosign(&both, IN_TOTO_PAYLOAD_TYPE, &[], &Limits::SPEC), Err(EnvelopeError::PayloadType { .. })));
+        assert!(matches!(cosign(&both, IN_TOTO_PAYLOAD_TYPE, &[] as &[SigningKey], &Limits::SPEC), Err(EnvelopeError::PayloadType { .. })));
     }
 
     #[test]

@@ -42,6 +42,15 @@ impl PublicKey {
         Ok(PublicKey(key))
     }
 
+    /// The key of its 32 bytes (RFC 8032), as a PKCS#11 token's `CKA_EC_POINT` holds them.
+    pub fn from_bytes(bytes: &[u8; 32]) -> Result<PublicKey, KeyError> {
+        let key = VerifyingKey::from_bytes(bytes).map_err(|e| KeyError::BadPublicKey(e.to_string()))?;
+        if key.is_weak() {
+            return Err(KeyError::BadPublicKey("small-order key".into()));
+        }
+        Ok(PublicKey(key))
+    }
+
     /// DER SubjectPublicKeyInfo (RFC 8410).
     pub fn spki_der(&self) -> Vec<u8> {
         [&SPKI_PREFIX[..], self.0.as_bytes()].concat()

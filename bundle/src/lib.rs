@@ -27,6 +27,7 @@ pub mod report;
 pub mod seal;
 pub mod selector;
 pub mod sign;
+pub mod signer;
 pub mod statement;
 pub mod tar;
 #[cfg(feature = "testing")]
@@ -41,5 +42,6 @@ pub use key::{PublicKey, SigningKey};
 pub use keyring::Keyring;
 pub use limits::Limits;
 pub use sign::{PartSettings, Release, SignedBundle};
+pub use signer::{SignError, Signer};
 pub use statement::{Statement, StopMatchingBehavior, SyncMode};
 pub use verify::{Expectation, Floor, Transport, VerifiedBundle, VerifiedEnvelope, VerifyError};

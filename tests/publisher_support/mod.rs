@@ -224,6 +224,19 @@ pub fn kubectl_ok(kubeconfig: &str, args: &[&str], stdin: &[u8]) -> String {
     String::from_utf8(out.stdout).expect("kubectl prints UTF-8")
 }
 
+/// Deletes namespaces of the managed apiserver when dropped, also when the test failed.
+pub struct ManagedNamespaces(pub Vec<String>);
+
+impl Drop for ManagedNamespaces {
+    fn drop(&mut self) {
+        let _ = Command::new(crate::common::service_env("AIRLOCK_KUBECTL"))
+            .args(["--kubeconfig", &crate::common::service_env("AIRLOCK_KUBECONFIG_MANAGED"), "delete", "namespace"])
+            .args(["--ignore-not-found", "--wait=false"])
+            .args(&self.0)
+            .output();
+    }
+}
+
 /// Installs the Sveltos CRDs of hack/crds/ into the management apiserver.
 pub fn install_crds() {
     let crds = root().join("hack/crds");

@@ -12,6 +12,7 @@ pub use role::Role;
 
 use super::envelope::{self, DecodedEnvelope, EnvelopeError, KEYRING_PAYLOAD_TYPE};
 use super::key::{KeyError, PublicKey, SigningKey};
+use super::signer::{SignError, Signer};
 use crate::limits::Limits;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -183,6 +184,11 @@ impl Keyring {
     /// this one's when it brings a new root).
     pub fn sign_update(&self, keys: &[SigningKey]) -> Vec<u8> {
         envelope::sign(KEYRING_PAYLOAD_TYPE, &self.to_json(), keys)
+    }
+
+    /// [`Keyring::sign_update`] by signers wherever their keys are.
+    pub fn sign_update_by<S: Signer>(&self, signers: &[S]) -> Result<Vec<u8>, SignError> {
+        envelope::sign_by(KEYRING_PAYLOAD_TYPE, &self.to_json(), signers)
     }
 
     /// Whether `envelope`, an update to `next`, is trusted by this keyring (spec 7.3): the

@@ -21,7 +21,11 @@ const EXAMPLES: &str = "Examples:
   # Revoke a stolen online key; the root (2 of 3) signs, one holder at a time:
   airlock-publisher keyring rotate --keyring keyring.json --add ops-2.pub --remove ops.pub \\
       --key alice.key --partial --out keyring-v3.json
-  airlock-publisher keyring sign --keyring keyring.json --update keyring-v3.json.update --key bob.key";
+  airlock-publisher keyring sign --keyring keyring.json --update keyring-v3.json.update --key bob.key
+  # ... or with a root key kept in a PKCS#11 token, whose public key is read out with
+  airlock-publisher keyring public-key --key 'pkcs11:token=root;object=carol?module-path=...' > carol.pub
+  airlock-publisher keyring sign --keyring keyring.json --update keyring-v3.json.update \\
+      --key 'pkcs11:token=root;object=carol?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/run/pin'";
 
 #[derive(Debug, Clone, Subcommand)]
 pub enum KeyringCommand {
@@ -29,6 +33,9 @@ pub enum KeyringCommand {
     Rotate(RotateArgs),
     /// Add signatures to a keyring update written with `rotate --partial`.
     Sign(SignArgs),
+    /// Print the public key (SPKI PEM) of a private key, to put it into a keyring: the way
+    /// to read it out of a PKCS#11 token.
+    PublicKey(PublicKeyArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -58,8 +65,9 @@ pub struct RotateArgs {
     #[arg(long, value_name = "K")]
     pub root_threshold: Option<usize>,
     /// Private key to sign the update with: of the current root (the current keys when
-    /// there is none), and of the next root when it changes; repeatable.
-    #[arg(long = "key", value_name = "FILE", required = true)]
+    /// there is none), and of the next root when it changes; repeatable. A PKCS#8 PEM
+    /// file, or a key in a PKCS#11 token as an RFC 7512 `pkcs11:` URI.
+    #[arg(long = "key", value_name = "FILE|URI", required = true)]
     pub keys: Vec<PathBuf>,
     /// Write the update even when its signatures are not yet enough, for `keyring sign`
     /// by the other holders.
@@ -79,15 +87,26 @@ pub struct SignArgs {
     /// The update to add signatures to; rewritten in place.
     #[arg(long, value_name = "FILE")]
     pub update: PathBuf,
-    /// Private key to sign with; repeatable.
-    #[arg(long = "key", value_name = "FILE", required = true)]
+    /// Private key to sign with; repeatable. A PKCS#8 PEM file, or a key in a PKCS#11
+    /// token as an RFC 7512 `pkcs11:` URI.
+    #[arg(long = "key", value_name = "FILE|URI", required = true)]
     pub keys: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(after_help = EXAMPLES)]
+pub struct PublicKeyArgs {
+    /// The private key: a PKCS#8 PEM file, or a key in a PKCS#11 token as an RFC 7512
+    /// `pkcs11:` URI.
+    #[arg(long = "key", value_name = "FILE|URI")]
+    pub key: PathBuf,
 }
 
 pub fn run(command: KeyringCommand) -> anyhow::Result<u8> {
     match command {
         KeyringCommand::Rotate(args) => rotate(args),
         KeyringCommand::Sign(args) => sign(args),
+        KeyringCommand::PublicKey(args) => public_key(args),
     }
 }
 
@@ -132,8 +151,14 @@ fn sign(args: SignArgs) -> anyhow::Result<u8> {
     Ok(report_missing(missing))
 }
 
-fn load_private_keys(paths: &[PathBuf]) -> anyhow::Result<Vec<airlock_bundle::SigningKey>> {
-    Ok(paths.iter().map(|p| keys::load_private_key(p)).collect::<Result<Vec<_>, _>>()?)
+fn public_key(args: PublicKeyArgs) -> anyhow::Result<u8> {
+    let signer = load_private_keys(std::slice::from_ref(&args.key))?.remove(0);
+    print!("{}", signer.public().to_pem());
+    Ok(exit::OK)
+}
+
+fn load_private_keys(args: &[PathBuf]) -> anyhow::Result<Vec<Box<dyn airlock_bundle::Signer>>> {
+    Ok(keys::open_signers(args)?.into_iter().map(|k| k.signer).collect())
 }
 
 /// Says whether pullers would adopt the update yet: exit 0 when they would, 2 while

@@ -23,6 +23,11 @@ const EXAMPLES: &str = "Examples:
   airlock-publisher publish --from-dir ./management --to oci://registry.example/airlock \\
       --key keys/ops.key
 
+  # The online key kept in an HSM (any PKCS#11 module; SoftHSM2 here):
+  airlock-publisher publish --from-dir ./management --to oci://registry.example/airlock \\
+      --keyring keyring.json \\
+      --key 'pkcs11:token=airlock;object=ops?module-path=/usr/lib/softhsm/libsofthsm2.so&pin-source=file:/run/airlock/pin'
+
   # From the management cluster, two keys (threshold 2), one cluster, without writing:
   airlock-publisher publish --kubeconfig ~/.kube/mgmt --to git+https://git.example/bundles.git \\
       --key a.key --key b.key --keyring keyring.json --cluster fleet/edge-1 --dry-run
@@ -42,11 +47,13 @@ pub struct PublishArgs {
     /// branch write one repository or branch per cluster.
     #[arg(long, value_name = "STORE")]
     pub to: String,
-    /// Private signing key (PKCS#8 PEM, mode 0600). Repeat for a threshold above 1.
-    #[arg(long = "key", value_name = "FILE", required = true)]
+    /// Private signing key: a PKCS#8 PEM file (mode 0600), or a key kept in a PKCS#11
+    /// token as an RFC 7512 URI, 'pkcs11:token=T;object=O?module-path=/path/module.so&pin-source=file:/run/pin'.
+    /// Repeat for a threshold above 1.
+    #[arg(long = "key", value_name = "FILE|URI", required = true)]
     pub keys: Vec<PathBuf>,
     /// The keyring the bundles declare (its version is signed into every bundle).
-    /// Default: keyring.json beside the first --key, else version 1.
+    /// Default: keyring.json beside the first --key when it is a file, else version 1.
     #[arg(long, value_name = "FILE")]
     pub keyring: Option<PathBuf>,
     /// Keyring updates (FILE.update from `keyring rotate`), oldest first, carried to every
@@ -165,24 +172,21 @@ impl PublishArgs {
     }
 
     fn signer(&self) -> anyhow::Result<Signer> {
-        let keys = self.keys.iter().map(|p| keys::load_private_key(p)).collect::<Result<Vec<_>, _>>()?;
-        let beside = self.keys[0].parent().unwrap_or(Path::new(".")).join("keyring.json");
-        let keyring_path = self.keyring.clone().or_else(|| beside.is_file().then_some(beside));
+        let opened = keys::open_signers(&self.keys)?;
+        // A key in a token has no directory to look beside.
+        let beside = opened[0].source.file().map(|f| f.parent().unwrap_or(Path::new(".")).join("keyring.json"));
+        let keyring_path = self.keyring.clone().or_else(|| beside.filter(|b| b.is_file()));
         let keyring = keyring_path.as_deref().map(keys::load_keyring).transpose()?;
         if let (Some(keyring), Some(path)) = (&keyring, &keyring_path) {
             // A root key used online would no longer be offline, whatever pullers accept.
-            if let Some((p, _)) = self.keys.iter().zip(&keys).find(|(_, k)| keyring.root().is_some_and(|r| r.holds(&k.public()))) {
-                bail!(
-                    "--key {}: a root key of keyring {}; root keys sign keyring updates only, never bundles",
-                    p.display(),
-                    path.display()
-                );
+            if let Some(key) = opened.iter().find(|k| keyring.root().is_some_and(|r| r.holds(&k.signer.public()))) {
+                bail!("--key {}: a root key of keyring {}; root keys sign keyring updates only, never bundles", key.source, path.display());
             }
             // Pullers would reject every bundle; better to say so before signing any.
-            let probe = envelope::sign(IN_TOTO_PAYLOAD_TYPE, b"{}", &keys);
+            let probe = envelope::sign_by(IN_TOTO_PAYLOAD_TYPE, b"{}", &opened.iter().map(|k| &k.signer).collect::<Vec<_>>())?;
             let decoded = envelope::decode(&probe, IN_TOTO_PAYLOAD_TYPE, &Limits::SPEC)?;
             if let Err(e) = keyring.check(&decoded) {
-                bail!("the --key files do not satisfy keyring {} (version {}): {e}", path.display(), keyring.version());
+                bail!("the keys given with --key do not satisfy keyring {} (version {}): {e}", path.display(), keyring.version());
             }
         }
         let keyring_version = keyring.as_ref().map_or(1, |k| k.version());
@@ -199,7 +203,8 @@ impl PublishArgs {
             let days = self.expires_in.as_secs_f64() / 86_400.0;
             bail!("--expires-in of {days:.1} days: pullers refuse a bundle valid for more than {max_days} days");
         }
-        Ok(Signer { keys, keyring_version, chain: (!updates.is_empty()).then(|| chain(&updates)), expires_in: self.expires_in })
+        let keys = opened.into_iter().map(|k| k.signer).collect();
+        Ok(Signer::new(keys, keyring_version, (!updates.is_empty()).then(|| chain(&updates)), self.expires_in)?)
     }
 }
 

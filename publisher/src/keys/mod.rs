@@ -1,11 +1,14 @@
 //! Signing keys and keyrings on disk: loading private keys (refusing ones others can
 //! read), generating a key pair with its first keyring; the next keyring of a rotation is
-//! `rotation`'s.
+//! `rotation`'s. A key may stay in a PKCS#11 token instead of a file: `source` tells the
+//! two apart, `pkcs11` opens a token's.
 //!
 //! The formats and the signing itself are `airlock_bundle::keyring`'s; this module only
 //! deals with files, modes and the checks a person at a terminal needs.
 
+pub mod pkcs11;
 mod rotation;
+mod source;
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -18,6 +21,7 @@ use airlock_bundle::keyring::Role;
 use airlock_bundle::{Keyring, PublicKey, SigningKey};
 
 pub use rotation::{Change, cosign_rotation, next_keyring, sign_rotation, write_rotation};
+pub use source::open_signers;
 
 /// Why a key or keyring file could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -33,6 +37,8 @@ pub enum KeyFileError {
     Exists { path: String },
     #[error("rotation: {0}")]
     Rotation(String),
+    #[error(transparent)]
+    Pkcs11(#[from] pkcs11::Pkcs11Error),
 }
 
 pub(crate) fn io(path: &Path, e: impl std::fmt::Display) -> KeyFileError {

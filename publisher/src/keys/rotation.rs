@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use airlock_bundle::envelope::{self, KEYRING_PAYLOAD_TYPE};
 use airlock_bundle::keyring::{Role, TrustError};
-use airlock_bundle::{Keyring, Limits, PublicKey, SigningKey};
+use airlock_bundle::{Keyring, Limits, PublicKey, Signer};
 
 use super::{KeyFileError, create_new, refuse_existing};
 
@@ -104,26 +104,30 @@ fn judge(current: &Keyring, update: &[u8]) -> Result<(Keyring, Result<(), TrustE
 /// Signs `next` as an update with `keys`. Refused when they are not enough for pullers to
 /// adopt it, unless `partial`: the update then waits for `cosign_rotation` by the other
 /// signers, and the message says who is still missing.
-pub fn sign_rotation(
+pub fn sign_rotation<S: Signer>(
     current: &Keyring,
     next: &Keyring,
-    keys: &[SigningKey],
+    keys: &[S],
     partial: bool,
 ) -> Result<(Vec<u8>, Option<String>), KeyFileError> {
-    let update = next.sign_update(keys);
+    let update = next.sign_update_by(keys).map_err(|e| rotation(e.to_string()))?;
     let (_, trusted) = judge(current, &update)?;
     match trusted {
         Ok(()) => Ok((update, None)),
         Err(e) if partial => Ok((update, Some(format!("not yet adoptable; it needs {}: {e}", signers_needed(current, next))))),
-        Err(e) => Err(rotation(format!("the --key files must include {}: {e}", signers_needed(current, next)))),
+        Err(e) => Err(rotation(format!("the keys given with --key must include {}: {e}", signers_needed(current, next)))),
     }
 }
 
 /// Adds the signatures of `keys` to `update`, an update from `current`; returns the new
 /// bytes, the keyring it brings, and who is still missing, if anyone.
-pub fn cosign_rotation(current: &Keyring, update: &[u8], keys: &[SigningKey]) -> Result<(Vec<u8>, Keyring, Option<String>), KeyFileError> {
+pub fn cosign_rotation<S: Signer>(
+    current: &Keyring,
+    update: &[u8],
+    keys: &[S],
+) -> Result<(Vec<u8>, Keyring, Option<String>), KeyFileError> {
     let (next, _) = judge(current, update)?;
-    let signs = |k: &SigningKey| current.signs_updates().holds(&k.public()) || next.signs_updates().holds(&k.public());
+    let signs = |k: &S| current.signs_updates().holds(&k.public()) || next.signs_updates().holds(&k.public());
     if let Some(k) = keys.iter().find(|k| !signs(k)) {
         return Err(rotation(format!("key {} signs neither the current keyring's updates nor the next one's", k.public().key_id())));
     }

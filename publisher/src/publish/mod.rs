@@ -27,6 +27,7 @@ mod kept;
 mod rollout;
 #[cfg(test)]
 mod sealing_tests;
+mod secrets;
 mod settle;
 mod withdraw;
 
@@ -35,14 +36,11 @@ use std::sync::Arc;
 
 use airlock_bundle::age::Recipient;
 use airlock_bundle::sign::PartDigests;
-use airlock_bundle::{ClusterId, Digest, Keyring, Limits, SignedBundle, SigningKey};
+use airlock_bundle::{ClusterId, Digest, Keyring, Limits, SignError, SignedBundle};
 use airlock_store::{PublishMeta, Store};
-use ed25519_dalek::pkcs8::spki::der::pem::LineEnding;
-use ed25519_dalek::pkcs8::{DecodePrivateKey, EncodePrivateKey};
 use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;
-use ring::hmac;
 
 use crate::helm::{LazyRenderer, RendererSettings};
 use crate::kustomize;
@@ -60,48 +58,48 @@ use draft::Draft;
 
 /// Store reads in flight at once: a registry answers many at a time.
 const STORE_READS: usize = 16;
-/// Separates the entropy secret from any other use of the signing key.
-const ENTROPY_LABEL: &[u8] = b"airlock-publisher template entropy secret v1";
-/// Separates the seal secret likewise.
-const SEAL_LABEL: &[u8] = b"airlock-publisher seal secret v1";
 
 /// Who signs, and what every bundle declares about the keyring.
 pub struct Signer {
-    pub keys: Vec<SigningKey>,
+    /// Each key in memory or in a token; the first also keys the derived secrets.
+    pub keys: Vec<Box<dyn airlock_bundle::Signer>>,
     pub keyring_version: u64,
     /// Keyring updates (spec 7.3) carried beside every bundle.
     pub chain: Option<Vec<u8>>,
     pub expires_in: SignedDuration,
+    entropy: [u8; 32],
+    seal: [u8; 32],
 }
 
 impl Signer {
+    /// Derives the secrets from the first key once, so a token is asked before anything is
+    /// rendered, and a token that cannot sign fails the run before it publishes anything.
+    pub fn new(
+        keys: Vec<Box<dyn airlock_bundle::Signer>>,
+        keyring_version: u64,
+        chain: Option<Vec<u8>>,
+        expires_in: SignedDuration,
+    ) -> Result<Signer, SignError> {
+        let first = keys.first().expect("a publisher signs with at least one key");
+        let (entropy, seal) = (secrets::derive(first, secrets::ENTROPY_LABEL)?, secrets::derive(first, secrets::SEAL_LABEL)?);
+        Ok(Signer { keys, keyring_version, chain, expires_in, entropy, seal })
+    }
+
     /// The secret templates' random values come from: derived from the first signing key,
     /// so it needs no file of its own, and a new key renews every generated secret.
     fn entropy(&self) -> Entropy {
-        Entropy(self.derive(ENTROPY_LABEL))
+        Entropy(self.entropy)
     }
 
     /// The secret that keys every random value of a seal (`airlock_bundle::seal`), derived
     /// like [`Signer::entropy`] under a label of its own.
     fn seal_secret(&self) -> [u8; 32] {
-        self.derive(SEAL_LABEL)
-    }
-
-    fn derive(&self, label: &[u8]) -> [u8; 32] {
-        // Keyed by the key's PKCS#8 v2 PEM (seed and public key), as it always was: any
-        // other encoding would change every random value a template has rendered.
-        let seed_only = self.keys[0].to_pkcs8_pem();
-        let inner = ed25519_dalek::SigningKey::from_pkcs8_pem(&seed_only).expect("a PEM of our own");
-        let v2 = inner.to_pkcs8_pem(LineEnding::LF).expect("PKCS#8 encodes");
-        let key = hmac::Key::new(hmac::HMAC_SHA256, v2.as_bytes());
-        let mut secret = [0; 32];
-        secret.copy_from_slice(hmac::sign(&key, label).as_ref());
-        secret
+        self.seal
     }
 
     /// The publisher's own keys as a keyring, to verify what it reads back to sign again.
     fn own_keyring(&self, limits: &Limits) -> Option<Keyring> {
-        let mut keys: Vec<_> = self.keys.iter().map(SigningKey::public).collect();
+        let mut keys: Vec<_> = self.keys.iter().map(|k| k.public()).collect();
         keys.sort_by_key(|k| k.key_id());
         keys.dedup_by_key(|k| k.key_id());
         Keyring::new(self.keyring_version, 1, keys, limits).ok()

@@ -43,12 +43,7 @@ fn write_fleet(dir: &Path, source: &str) {
 async fn publisher(root: &Path, age_recipients: Vec<Recipient>, memo: bool) -> Publisher {
     let layout = StoreRef::OciLayout(root.join("layout"));
     Publisher {
-        signer: Signer {
-            keys: vec![SigningKey::from_seed([5; 32])],
-            keyring_version: 1,
-            chain: None,
-            expires_in: SignedDuration::from_hours(720),
-        },
+        signer: Signer::new(vec![Box::new(SigningKey::from_seed([5; 32]))], 1, None, SignedDuration::from_hours(720)).unwrap(),
         store: airlock_store::open(&layout, &Default::default()).await.unwrap().into(),
         meta: PublishMeta::default(),
         only: Vec::new(),

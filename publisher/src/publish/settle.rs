@@ -69,10 +69,15 @@ pub fn settle(run: &Run<'_>, mut draft: Draft<'_>) -> (Row, Option<(SignedBundle
             let status = if refresh { Status::Refreshed } else { Status::Published };
             let Full { rendered, mut statement, .. } = *full.expect("a cluster to publish was rendered");
             statement.predicate.version = version;
-            let envelope = envelope::sign(IN_TOTO_PAYLOAD_TYPE, &statement.to_json(), &signer.keys);
-            let stored = stored_of(&statement, signer.chain.as_deref(), Digest::of(&envelope));
-            let signed = SignedBundle { bundle: rendered.bundle, statement, envelope, keyring_chain: signer.chain.clone() };
-            ((row(version, status), Some((signed, draft.inputs))), Some(stored))
+            match envelope::sign_by(IN_TOTO_PAYLOAD_TYPE, &statement.to_json(), &signer.keys) {
+                Ok(envelope) => {
+                    let stored = stored_of(&statement, signer.chain.as_deref(), Digest::of(&envelope));
+                    let signed = SignedBundle { bundle: rendered.bundle, statement, envelope, keyring_chain: signer.chain.clone() };
+                    ((row(version, status), Some((signed, draft.inputs))), Some(stored))
+                }
+                // A token gone mid-run: this cluster keeps what the store holds.
+                Err(e) => ((failed(id.clone(), e.to_string(), warnings.clone()), None), None),
+            }
         }
     };
     let mut outline = outline;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::keys::load_chain;
+use airlock_bundle::SigningKey;
 
 fn key(seed: u8) -> SigningKey {
     SigningKey::from_seed([seed; 32])
