@@ -103,7 +103,7 @@ impl SourceTree {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     pub(crate) fn tar_gz(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
