@@ -289,7 +289,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.kustomizationRefs[].kind",
         Differs,
-        "ConfigMap (binaryData kustomize.tar.gz), Secret of type addons.projectsveltos.io/cluster-profile (data kustomize.tar.gz), a Flux GitRepository (url, ref branch/tag/commit/name) and a Flux OCIRepository (url, ref tag/digest, layerSelector, insecure) the publisher fetches itself, anonymously; a Bucket gets a not-supported note and is skipped",
+        "ConfigMap (binaryData kustomize.tar.gz), Secret of type addons.projectsveltos.io/cluster-profile (data kustomize.tar.gz), a Flux GitRepository (url, ref branch/tag/commit/name) and a Flux OCIRepository (url, ref tag/digest, layerSelector, insecure) the publisher fetches itself, anonymously, read as source.toolkit.fluxcd.io/v1 or, where the management cluster serves only that, v1beta2 (Sveltos reads v1 alone); a Bucket gets a not-supported note and is skipped",
     ),
     f(
         "spec.kustomizationRefs[].name",
