@@ -6,7 +6,7 @@
 //! cluster's values and namespace are applied to a copy (`substitute`).
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::error::{KustomizeError, io_error};
 use super::source::KustomizeSource;
 use super::substitute::Built;
-use super::tree::SourceTree;
+use super::tree::{SourceTree, inside_tree};
 use super::{confine, git, substitute};
 use crate::once::OnceMap;
 use crate::process::{self, ProcessError, Run};
@@ -137,27 +137,6 @@ impl Kustomizer {
         let text = String::from_utf8(out).map_err(|_| source_err("kustomize printed bytes that are not UTF-8".into()))?;
         Built::of(&text, origin)
     }
-}
-
-/// `path` below the tree's root, resolved as Sveltos joins it to the directory the source
-/// was unpacked in (Go's `filepath.Join`): a leading `/` is the tree's root and `..` steps
-/// back lexically. `None` when it steps above the root, which Sveltos would read from the
-/// controller's own file system.
-fn inside_tree(path: &str) -> Option<PathBuf> {
-    let mut out = PathBuf::new();
-    for component in Path::new(path).components() {
-        match component {
-            Component::Normal(name) => out.push(name),
-            Component::RootDir | Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    return None;
-                }
-            }
-            Component::Prefix(_) => return None,
-        }
-    }
-    Some(out)
 }
 
 /// Appends `components` to the kustomization's own list, as Sveltos does before building.
