@@ -180,17 +180,6 @@ fn the_sandbox_keeps_kustomize_out_of_the_publishers_files() {
     assert!(allowed.status.success(), "a file the sandbox names is read: {}", String::from_utf8_lossy(&allowed.stderr));
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=airlock", "-c", "user.email=airlock@example.invalid"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
 #[test]
 fn builds_from_a_flux_git_repository_on_the_git_server() {
     let base = common::service_env("AIRLOCK_GIT_HTTP");
@@ -202,18 +191,18 @@ fn builds_from_a_flux_git_repository_on_the_git_server() {
 
     let work = tempfile::tempdir().expect("tempdir");
     write_tree(work.path(), BASE);
-    git(work.path(), &["init", "-q", "-b", "main"]);
-    git(work.path(), &["add", "."]);
-    git(work.path(), &["commit", "-q", "-m", "hello world"]);
-    git(work.path(), &["tag", "v1"]);
+    common::git(work.path(), &["init", "-q", "-b", "main"]);
+    common::git(work.path(), &["add", "."]);
+    common::git(work.path(), &["commit", "-q", "-m", "hello world"]);
+    common::git(work.path(), &["tag", "v1"]);
     std::fs::write(
         work.path().join("base/configmap.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: the-map\ndata:\n  altGreeting: Good Evening!\n",
     )
     .unwrap();
-    git(work.path(), &["commit", "-q", "-am", "evening"]);
-    git(work.path(), &["tag", "-a", "-m", "annotated", "v2"]);
-    git(work.path(), &["push", "-q", &url, "main", "v1", "v2"]);
+    common::git(work.path(), &["commit", "-q", "-am", "evening"]);
+    common::git(work.path(), &["tag", "-a", "-m", "annotated", "v2"]);
+    common::git(work.path(), &["push", "-q", &url, "main", "v1", "v2"]);
     let rev_parse = |rev: &str| {
         let out = Command::new("git").arg("-C").arg(work.path()).args(["rev-parse", rev]).output().expect("git runs");
         String::from_utf8(out.stdout).expect("UTF-8").trim().to_string()
@@ -281,10 +270,10 @@ async fn publishes_what_a_git_branch_holds_and_follows_it() {
     let url = common::new_git_repo(&run);
     let work = tempfile::tempdir().expect("tempdir");
     write_tree(work.path(), BASE);
-    git(work.path(), &["init", "-q", "-b", "main"]);
-    git(work.path(), &["add", "."]);
-    git(work.path(), &["commit", "-q", "-m", "hello world"]);
-    git(work.path(), &["push", "-q", &url, "main"]);
+    common::git(work.path(), &["init", "-q", "-b", "main"]);
+    common::git(work.path(), &["add", "."]);
+    common::git(work.path(), &["commit", "-q", "-m", "hello world"]);
+    common::git(work.path(), &["push", "-q", &url, "main"]);
 
     let (fleet, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     profile_dir(fleet.path(), &run, &url);
@@ -325,8 +314,8 @@ async fn publishes_what_a_git_branch_holds_and_follows_it() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: the-map\ndata:\n  altGreeting: Good Evening!\n",
     )
     .unwrap();
-    git(work.path(), &["commit", "-q", "-am", "evening"]);
-    git(work.path(), &["push", "-q", &url, "main"]);
+    common::git(work.path(), &["commit", "-q", "-am", "evening"]);
+    common::git(work.path(), &["push", "-q", &url, "main"]);
     let moved = publish(0);
     assert_eq!(support::summary(&moved)[0].1, "2", "a new commit is a new version: {moved}");
     assert_eq!(greeting(&support::read_back(&store, &cluster, &keys.keyring).await), "Good Evening!");

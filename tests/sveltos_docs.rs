@@ -4,7 +4,8 @@
 //! cluster's bundle read back verified and compared with what the examples say Sveltos
 //! deploys there (objects, templated values, settings, notes, failures), the push-mode
 //! cluster checked to get nothing, and one cluster's bundle applied by `airlock-puller`.
-//! The examples' charts come from `shared/charts`, served on 127.0.0.1 for the run.
+//! The examples' charts come from `shared/charts`, served on 127.0.0.1 for the run, and
+//! their Git repositories are pushed to the test Git server (`git_repos`).
 //!
 //! It reports every difference at once, as a table of feature against expected and actual
 //! (`report`), instead of stopping at the first: the table is the list of what the
@@ -22,6 +23,8 @@ mod common;
 mod diff;
 #[path = "sveltos_docs/expected.rs"]
 mod expected;
+#[path = "sveltos_docs/git_repos.rs"]
+mod git_repos;
 #[path = "sveltos_docs/managed.rs"]
 mod managed;
 #[path = "sveltos_docs/management.rs"]
@@ -47,17 +50,21 @@ const APPLIED: &str = "docs-fleet/edge-west";
 /// replaced by the address of the one the test serves.
 const CHART_REPO: &str = "http://chart-repo.invalid";
 
-/// `from`, the examples' directory, copied into `to` with [`CHART_REPO`] replaced by `url`.
-fn with_chart_repo(from: &std::path::Path, to: &std::path::Path, url: &str) {
+/// `from`, the examples' directory, copied into `to` with each `(placeholder, address)`
+/// of `addresses` replaced: [`CHART_REPO`] and the Git repositories' placeholders.
+fn with_addresses(from: &std::path::Path, to: &std::path::Path, addresses: &[(String, String)]) {
     std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
     for entry in std::fs::read_dir(from).unwrap_or_else(|e| panic!("{}: {e}", from.display())) {
         let path = entry.expect("a directory entry").path();
         let target = to.join(path.file_name().expect("a file name"));
         if path.is_dir() {
-            with_chart_repo(&path, &target, url);
+            with_addresses(&path, &target, addresses);
         } else {
-            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            std::fs::write(&target, text.replace(CHART_REPO, url)).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
+            let mut text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            for (placeholder, address) in addresses {
+                text = text.replace(placeholder.as_str(), address);
+            }
+            std::fs::write(&target, text).unwrap_or_else(|e| panic!("{}: {e}", target.display()));
         }
     }
 }
@@ -161,7 +168,10 @@ async fn sveltos_documentation_examples_publish_as_sveltos_deploys() {
         std::env::var_os("AIRLOCK_SVELTOS_DOCS_DIR").map_or_else(|| root().join("testdata/sveltos-docs"), Into::into);
     let tmp = tempfile::tempdir().expect("tempdir");
     let charts = chart_repo::ChartRepo::serve(&chart_repo::charts_dir(), None);
-    with_chart_repo(&dir, &tmp.path().join("examples"), &charts.url);
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let mut addresses = git_repos::push_all(&dir, scratch.path());
+    addresses.push((CHART_REPO.to_string(), charts.url.clone()));
+    with_addresses(&dir, &tmp.path().join("examples"), &addresses);
     let suite = Suite::load(&tmp.path().join("examples"));
     let keys = Keys::new("docs");
     let mut report = Report::default();

@@ -116,6 +116,18 @@ pub fn new_git_repo(name: &str) -> String {
     String::from_utf8(out.stdout).expect("a UTF-8 URL").trim().to_string()
 }
 
+/// `git` in `dir` with a fixed identity; panics with git's stderr when it fails.
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=airlock", "-c", "user.email=airlock@example.invalid"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?} in {}: {}", dir.display(), String::from_utf8_lossy(&out.stderr));
+}
+
 /// A finished process: exit code and output, printed whole when an assertion fails.
 pub struct Run {
     pub code: Option<i32>,

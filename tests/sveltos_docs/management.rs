@@ -1,8 +1,10 @@
 //! The examples on the management apiserver of `hack/services.sh`: the real Sveltos CRDs
-//! (`hack/sveltos-crds.sh`), then every management file applied with kubectl, and a check
-//! that the apiserver kept every field the files set. On drop the examples are deleted and
-//! Airlock's own CRDs of `hack/crds/` (same names, smaller schemas) are put back, since the
-//! other end-to-end tests expect those.
+//! (`hack/sveltos-crds.sh`) and a Flux GitRepository CRD serving only v1beta2
+//! (`testdata/flux-crds/`, as Flux before 2.0 serves it), then every management file
+//! applied with kubectl, and a check that the apiserver kept every field the files set. On
+//! drop the examples and the Flux CRD are deleted and Airlock's own CRDs of `hack/crds/`
+//! (same names, smaller schemas) are put back, since the other end-to-end tests expect
+//! those.
 //!
 //! The CRDs are shared by every test using that apiserver: if another test applies
 //! `hack/crds/` while the examples are being applied, the smaller schemas prune fields
@@ -113,13 +115,18 @@ impl Management {
 impl Drop for Management {
     fn drop(&mut self) {
         self.delete(false);
+        let _ = kubectl(&["delete", "--ignore-not-found", "--wait=false", "-f", &flux_crds()]);
         let crds = root().join("hack/crds").display().to_string();
         let _ = kubectl(&["apply", "--server-side", "-f", &crds]);
         let _ = kubectl(&["wait", "--for", "condition=established", "--timeout=60s", "-f", &crds]);
     }
 }
 
-/// `hack/sveltos-crds.sh install` against the management apiserver.
+fn flux_crds() -> String {
+    root().join("testdata/flux-crds").display().to_string()
+}
+
+/// `hack/sveltos-crds.sh install` against the management apiserver, then the Flux CRDs.
 fn install_crds() -> Result<(), String> {
     let script: PathBuf = root().join("hack/sveltos-crds.sh");
     let out = Command::new(&script)
@@ -127,9 +134,10 @@ fn install_crds() -> Result<(), String> {
         .env("AIRLOCK_KUBECTL", service_env("AIRLOCK_KUBECTL"))
         .output()
         .expect("hack/sveltos-crds.sh runs");
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!("hack/sveltos-crds.sh install: {}", String::from_utf8_lossy(&out.stderr).trim()))
+    if !out.status.success() {
+        return Err(format!("hack/sveltos-crds.sh install: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
+    let flux = flux_crds();
+    kubectl_ok(&["apply", "--server-side", "-f", &flux])?;
+    kubectl_ok(&["wait", "--for", "condition=established", "--timeout=60s", "-f", &flux]).map(drop)
 }

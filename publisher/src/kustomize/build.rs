@@ -6,7 +6,7 @@
 //! cluster's values and namespace are applied to a copy (`substitute`).
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::error::{KustomizeError, io_error};
 use super::source::KustomizeSource;
 use super::substitute::Built;
-use super::tree::SourceTree;
+use super::tree::{SourceTree, inside_tree};
 use super::{confine, git, substitute};
 use crate::once::OnceMap;
 use crate::process::{self, ProcessError, Run};
@@ -114,10 +114,9 @@ impl Kustomizer {
                 git::checkout(origin, url, reference, &mut tree)?;
             }
         }
-        let relative = Path::new(request.path);
-        if relative.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
+        let Some(relative) = inside_tree(request.path) else {
             return Err(source_err(format!("path {:?} leaves the source tree", request.path)));
-        }
+        };
         let dir = tree.root().join(relative);
         let file = dir.join(KUSTOMIZATION);
         if !file.is_file() {
@@ -167,4 +166,55 @@ fn run_kubectl(kubectl: &Path, args: &[String], tree: Option<&Path>) -> Result<V
         sandbox = sandbox.read(tree);
     }
     process::run(&Run { program: kubectl, args, env, stdin: None, timeout: BUILD_TIMEOUT, output_limit: BUILD_OUTPUT_BYTES, sandbox })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kustomizer() -> Kustomizer {
+        // Never started: the requests below fail before kubectl would run.
+        let kubectl = PathBuf::from("/nonexistent/kubectl");
+        Kustomizer { kubectl, version: "v5".into(), invocations: AtomicU64::new(0), builds: OnceMap::default() }
+    }
+
+    fn build(files: &[(&str, &str)], path: &str) -> Result<Vec<Value>, KustomizeError> {
+        let entries: Vec<_> = files.iter().map(|(p, text)| (*p, tar::EntryType::Regular, text.as_bytes())).collect();
+        let source = KustomizeSource::Tarball(crate::kustomize::tree::tests::tar_gz(&entries));
+        let values = BTreeMap::new();
+        let request = KustomizeRequest {
+            origin: "ClusterProfile/p: ConfigMap n/k",
+            source: &source,
+            path,
+            components: &[],
+            target_namespace: None,
+            values: &values,
+        };
+        kustomizer().build(&request)
+    }
+
+    #[test]
+    fn resolves_a_path_as_sveltos_joins_it_to_the_tree() {
+        assert_eq!(inside_tree("/apps/base"), Some(PathBuf::from("apps/base")), "a leading slash is the tree's root");
+        assert_eq!(inside_tree("./overlays/../base/"), Some(PathBuf::from("base")));
+        assert_eq!(inside_tree(""), Some(PathBuf::new()));
+        assert_eq!(inside_tree("base/../.."), None);
+        assert_eq!(inside_tree("../sibling"), None);
+    }
+
+    #[test]
+    fn rejects_a_plain_yaml_directory_without_a_kustomization() {
+        // Sveltos reads <path>/kustomization.yaml and fails the reference without it; it
+        // generates none for plain YAML.
+        let err = build(&[("plain/deployment.yaml", "kind: Deployment\n")], "plain").unwrap_err();
+        assert!(matches!(&err, KustomizeError::Source { message, .. } if message == "no kustomization.yaml in \"plain\""), "{err}");
+        let other_name = build(&[("plain/kustomization.yml", "resources: []\n")], "plain").unwrap_err();
+        assert!(matches!(other_name, KustomizeError::Source { .. }), "only the exact name is read, as Sveltos reads it");
+    }
+
+    #[test]
+    fn rejects_a_path_above_the_tree() {
+        let err = build(&[("base/kustomization.yaml", "resources: []\n")], "base/../../etc").unwrap_err();
+        assert!(matches!(&err, KustomizeError::Source { message, .. } if message.contains("leaves the source tree")), "{err}");
+    }
 }

@@ -30,4 +30,4 @@ pub use build::{KustomizeRequest, Kustomizer, LazyKustomizer};
 pub use error::KustomizeError;
 pub use revision::{commit_of, resolve_into as resolve_revisions};
 pub use source::{GitRef, KustomizeSource, SECRET_TYPE, TARBALL_KEY};
-pub use tree::{MAX_ENTRIES, MAX_FILE_BYTES, MAX_TREE_BYTES};
+pub use tree::{MAX_ENTRIES, MAX_FILE_BYTES, MAX_TREE_BYTES, skipped_tar_entry};

@@ -1,16 +1,21 @@
 //! A kustomization's source tree on disk, in a temporary directory: directories and regular
-//! files only, written from a gzip'ed tarball (Sveltos's ConfigMap and Secret sources) or
-//! from a Git commit's tree (`git`).
+//! files only, written from a tarball (Sveltos's ConfigMap and Secret sources) or from a
+//! Git commit's tree (`git`).
 //!
-//! As Sveltos's `extractTarGz`: symbolic links, devices and other entry types are skipped,
-//! the gzip stream and each file are capped at [`MAX_FILE_BYTES`]. Stricter than it: a path
-//! is checked component by component (no absolute paths, no `..`, no empty or `.`
-//! components), so nothing is written outside the tree, and the whole tree is capped too.
+//! As Sveltos's `extractTarGz`: the tarball is gzip'ed or plain (told by gzip's magic
+//! bytes); symbolic links, devices and other entry types are skipped, and so are macOS's
+//! AppleDouble files (`._name`) and pax headers written as files (`skipped_tar_entry`);
+//! an entry name is cleaned as Go's `filepath.Join` cleans it (a leading `/` is the tree's
+//! root, `..` steps back); the stream and each file are capped at [`MAX_FILE_BYTES`].
+//! Stricter than it: a name that steps above the tree is refused rather than compared as a
+//! string prefix, and the whole tree is capped too.
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 
 use flate2::read::GzDecoder;
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 use super::error::{KustomizeError, io_error};
 
@@ -46,19 +51,14 @@ impl SourceTree {
 
     /// Where `name` goes in the tree, or why it may not.
     fn place(&mut self, name: &str) -> Result<PathBuf, KustomizeError> {
-        let mut at = self.root().to_path_buf();
-        for component in Path::new(name).components() {
-            match component {
-                Component::Normal(part) => at.push(part),
-                Component::CurDir if at == self.root() => {}
-                _ => return Err(self.refuse(format!("entry {name:?} leaves the source tree"))),
-            }
-        }
+        let Some(relative) = inside_tree(name) else {
+            return Err(self.refuse(format!("entry {name:?} leaves the source tree")));
+        };
         self.entries += 1;
         if self.entries > MAX_ENTRIES {
             return Err(self.refuse(format!("more than {MAX_ENTRIES} entries")));
         }
-        Ok(at)
+        Ok(self.root().join(relative))
     }
 
     pub(super) fn add_dir(&mut self, name: &str) -> Result<(), KustomizeError> {
@@ -84,14 +84,18 @@ impl SourceTree {
         std::fs::write(&at, bytes).map_err(|e| io_error(&at, e))
     }
 
-    /// Unpacks a `kustomize.tar.gz`.
-    pub(super) fn unpack(&mut self, tar_gz: &[u8]) -> Result<(), KustomizeError> {
-        let stream = GzDecoder::new(tar_gz).take(MAX_FILE_BYTES);
+    /// Unpacks a `kustomize.tar.gz`, which Sveltos also takes as a plain tar.
+    pub(super) fn unpack(&mut self, tarball: &[u8]) -> Result<(), KustomizeError> {
+        let stream: Box<dyn Read> =
+            if tarball.starts_with(&GZIP_MAGIC) { Box::new(GzDecoder::new(tarball).take(MAX_FILE_BYTES)) } else { Box::new(tarball) };
         let mut archive = tar::Archive::new(stream);
         let entries = archive.entries().map_err(|e| self.refuse(format!("kustomize.tar.gz: {e}")))?;
         for entry in entries {
             let entry = entry.map_err(|e| self.refuse(format!("kustomize.tar.gz: {e}")))?;
             let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+            if skipped_tar_entry(&name) {
+                continue;
+            }
             match entry.header().entry_type() {
                 tar::EntryType::Directory => self.add_dir(&name)?,
                 tar::EntryType::Regular | tar::EntryType::Continuous => self.add_file(&name, entry)?,
@@ -102,8 +106,37 @@ impl SourceTree {
     }
 }
 
+/// `path` below the tree's root, resolved as Sveltos joins it to the directory the source
+/// was unpacked in (Go's `filepath.Join`): a leading `/` is the tree's root and `..` steps
+/// back lexically. `None` when it steps above the root, which Sveltos would read from the
+/// controller's own file system.
+pub(super) fn inside_tree(path: &str) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Normal(name) => out.push(name),
+            Component::RootDir | Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+/// Whether Sveltos skips a tar entry of this name (`isSkippableTarEntry`): macOS's
+/// AppleDouble files, which share their file's extension but hold binary metadata, and pax
+/// headers that a writer stored as files.
+pub fn skipped_tar_entry(name: &str) -> bool {
+    let base = name.trim_end_matches('/').rsplit('/').next().unwrap_or(name);
+    base.starts_with("._") || name.contains("PaxHeader")
+}
+
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     pub(crate) fn tar_gz(entries: &[(&str, tar::EntryType, &[u8])]) -> Vec<u8> {
@@ -139,8 +172,25 @@ mod tests {
     }
 
     #[test]
+    fn unpacks_as_sveltos_extracts_a_plain_tar_skipping_apple_double_files() {
+        let mut tree = SourceTree::new("test").expect("tree");
+        let gzipped = tar_gz(&[
+            ("/base/kustomization.yaml", tar::EntryType::Regular, b"resources: []\n"),
+            ("base/._kustomization.yaml", tar::EntryType::Regular, b"\x00\x05\x16\x07"),
+            ("PaxHeader/base/x.yaml", tar::EntryType::Regular, b"path=x"),
+            ("base/../extra/cm.yaml", tar::EntryType::Regular, b"a: 1\n"),
+        ]);
+        let mut plain = Vec::new();
+        GzDecoder::new(&gzipped[..]).read_to_end(&mut plain).expect("a gzip stream");
+        tree.unpack(&plain).expect("a plain tar unpacks");
+        assert!(tree.root().join("base/kustomization.yaml").is_file(), "a leading slash is the tree's root");
+        assert!(tree.root().join("extra/cm.yaml").is_file(), ".. steps back inside the tree");
+        assert!(!tree.root().join("base/._kustomization.yaml").exists() && !tree.root().join("PaxHeader").exists());
+    }
+
+    #[test]
     fn rejects_entries_that_leave_the_tree() {
-        for name in ["../evil", "/etc/evil", "a/../../evil"] {
+        for name in ["../evil", "a/../../evil"] {
             let mut tree = SourceTree::new("test").expect("tree");
             let err = tree.unpack(&tar_gz(&[(name, tar::EntryType::Regular, b"x")])).unwrap_err();
             assert!(matches!(&err, KustomizeError::Source { message, .. } if message.contains("leaves the source tree")), "{name}: {err}");

@@ -5,14 +5,17 @@
 //! The shape is told by content, not by name or Content-Type: gzip by its magic bytes, tar
 //! by the `ustar` magic that POSIX, GNU and pax writers all put in every header. A tar is
 //! read in memory and never written to disk: only regular files are read (links,
-//! directories and devices are skipped, so no path in it can point anywhere), files of
-//! other extensions are skipped, and the files come out sorted by entry name, so the
-//! documents keep one order whatever order the archive was written in.
+//! directories and devices are skipped, so no path in it can point anywhere); files of
+//! other extensions are skipped, and so are macOS's AppleDouble files and pax headers
+//! written as files, as Sveltos's `isYAMLManifestEntry` skips them; the files come out
+//! sorted by entry name, so the documents keep one order whatever order the archive was
+//! written in.
 
 use std::io::Read;
 
 use super::error::RemoteError;
 use super::limits::{MAX_INFLATED, MAX_TAR_ENTRIES};
+use crate::kustomize::skipped_tar_entry;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const TAR_MAGIC: &[u8] = b"ustar";
@@ -61,7 +64,7 @@ fn tar_files(bytes: &[u8], url: &str) -> Result<Vec<(String, String)>, RemoteErr
             continue;
         }
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        if !EXTENSIONS.iter().any(|ext| name.to_ascii_lowercase().ends_with(ext)) {
+        if skipped_tar_entry(&name) || !EXTENSIONS.iter().any(|ext| name.to_ascii_lowercase().ends_with(ext)) {
             continue;
         }
         let mut data = Vec::new();
@@ -130,6 +133,12 @@ pub mod tests {
             [("a.json", "{}"), ("c.YAML", "c: 1\n"), ("z/b.yml", "b: 1\n")].iter().map(|(n, t)| (n.to_string(), t.to_string())).collect();
         assert_eq!(files(&tar, "x.tar", "u").unwrap(), want);
         assert_eq!(files(&gzip(&tar), "x.tar.gz", "u").unwrap(), want);
+    }
+
+    #[test]
+    fn skips_apple_double_files_and_pax_headers_as_sveltos_does() {
+        let tar = files_of(&[("._a.yaml", "\u{0}\u{5}"), ("d/._b.yml", "\u{0}"), ("PaxHeader/c.yaml", "path=c"), ("c.yaml", "c: 1\n")]);
+        assert_eq!(files(&tar, "x", "u").unwrap(), vec![("c.yaml".to_string(), "c: 1\n".to_string())]);
     }
 
     #[test]

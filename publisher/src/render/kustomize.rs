@@ -1,12 +1,16 @@
 //! One `kustomizationRefs` entry's objects for one cluster, as Sveltos deploys them: the
 //! source read from its ConfigMap, Secret, GitRepository (at the commit looked up for
-//! this run) OCIRepository or `remoteURL` (the tarball fetched for this run), `path`, `components` and `targetNamespace` templated with the cluster's
-//! data, the substitution values, then the build (`crate::kustomize`). The values are
-//! `values` and the data of the `valuesFrom` objects that carry the template annotation,
-//! templated the same way, later keys winning; then the data of the other `valuesFrom`
-//! objects, as written, win over those (in list order). The objects
-//! go on through the profile's pipeline like a policyRef's: patches, extra metadata,
-//! tiers, implicit namespaces.
+//! this run), OCIRepository or `remoteURL` (the tarball fetched for this run), `path`,
+//! `components` and `targetNamespace` templated with the cluster's data, the substitution
+//! values, then the build (`crate::kustomize`).
+//!
+//! The values are merged as Sveltos's `getKustomizedResources` merges them: `values` and
+//! the data of the `valuesFrom` objects carrying `projectsveltos.io/template` are templated
+//! with the cluster's data, later keys winning; the data of the other `valuesFrom` objects
+//! is taken as written and wins over all of them. The source is required whatever
+//! `optional` says, and the objects built go on through extra metadata, tiers and
+//! implicit namespaces but not through the profile's patches: Sveltos's kustomize handler
+//! reads neither `optional` nor `patches`.
 
 use std::collections::BTreeMap;
 
@@ -23,8 +27,7 @@ use crate::kustomize::{GitRef, KustomizeRequest, KustomizeSource, LazyKustomizer
 use crate::sveltos::kustomization::KustomizeKind;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
 
-/// The objects `plan` builds for the cluster of `ctx`; none when its source is optional
-/// and missing.
+/// The objects `plan` builds for the cluster of `ctx`.
 pub fn manifests(
     ctx: &Context<'_>,
     plan: &KustomizePlan<'_>,
@@ -36,8 +39,8 @@ pub fn manifests(
     let field = format!("spec.kustomizationRefs[{}]", spec.index);
     let described = plan.source.describe();
     let what = || (field.clone(), described.clone());
-    let Some(value) = lookup(resources, &plan.source.reference.key, spec.optional, ctx.profile, &what, warnings)? else {
-        return Ok(Vec::new());
+    let Some(value) = lookup(resources, &plan.source.reference.key, false, ctx.profile, &what, warnings)? else {
+        unreachable!("lookup fails a missing reference that is not optional")
     };
     let origin = format!("{}: {field}: {described}", ctx.profile);
     let source = match spec.kind {
@@ -104,7 +107,7 @@ pub fn manifests(
                 manifest: Manifest { key, value, origin },
                 tier: spec.tier,
                 create_namespace,
-                patched: true,
+                patched: false,
                 confidential: false,
             })
         })

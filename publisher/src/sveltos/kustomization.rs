@@ -16,7 +16,11 @@ use super::key::{ObjectKey, Reference};
 use super::model::{PolicyKind, RemoteUrl};
 use crate::duration::parse_go_duration;
 
-/// The API version the publisher asks a Flux GitRepository in.
+/// The API group of Flux's sources.
+pub const FLUX_SOURCE_GROUP: &str = "source.toolkit.fluxcd.io";
+/// The API version the publisher asks a Flux source in first; a management cluster whose
+/// Flux predates it serves the sources only as `v1beta2`, whose fields the publisher reads
+/// alike, so the live source falls back to whichever version the API server serves.
 pub const FLUX_SOURCE_API_VERSION: &str = "source.toolkit.fluxcd.io/v1";
 /// The kind of the key a Flux source's resolved commit or artifact is kept under: no API
 /// server has it, so no source is asked for it.

@@ -5,8 +5,10 @@
 //! ClusterSets and Sets when their CRDs are installed, and gets only the ConfigMaps,
 //! Secrets and template resources that rendering names: a management cluster holds far
 //! more Secrets than any profile references. Kinds other than ConfigMap and Secret are
-//! found through discovery. An object that cannot be read fails only the profiles that
-//! reference it. Nothing is written to the cluster.
+//! found through discovery; a Flux source is read in the version asked for when the API
+//! server serves it, else in the one it prefers among those serving the kind. An object
+//! that cannot be read fails only the profiles that reference it. Nothing is written to
+//! the cluster.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,6 +19,7 @@ use serde_json::Value;
 
 use super::inventory::{Inventory, Resources, SourceError};
 use super::key::{ObjectKey, Reference};
+use super::kustomization::FLUX_SOURCE_GROUP;
 use super::model::{CLUSTER_GROUP, PROFILE_GROUP, SVELTOS_VERSION};
 /// What a list of a kind whose CRD is not installed says.
 const NOT_INSTALLED: &str = " (is the Sveltos CRD installed?)";
@@ -126,8 +129,12 @@ impl LiveSource {
                 let gvk_id = format!("{}/{}", r.api_version, key.kind);
                 if !discovered.contains_key(&gvk_id) {
                     let (group, version) = r.api_version.rsplit_once('/').unwrap_or(("", &r.api_version));
-                    let gvk = GroupVersionKind::gvk(group, version, &key.kind);
-                    let found = pinned_kind(&self.client, &gvk).await.map(|(ar, caps)| (ar, caps.scope)).map_err(text);
+                    let found = if group == FLUX_SOURCE_GROUP {
+                        self.any_served(group, version, &key.kind).await
+                    } else {
+                        let gvk = GroupVersionKind::gvk(group, version, &key.kind);
+                        pinned_kind(&self.client, &gvk).await.map(|(ar, caps)| (ar, caps.scope)).map_err(text)
+                    };
                     discovered.insert(gvk_id.clone(), found);
                 }
                 let (ar, scope) = discovered[&gvk_id].clone()?;
@@ -139,6 +146,25 @@ impl LiveSource {
             }
         }
     }
+
+    /// `kind` of `group` in `version` when the API server serves it there, else in the
+    /// first of its versions, by Kubernetes's version priority, that serves the kind.
+    async fn any_served(&self, group: &str, version: &str, kind: &str) -> Result<(ApiResource, Scope), String> {
+        let api_group = kube::discovery::group(&self.client, group).await.map_err(|e| format!("discover {group}: {e}"))?;
+        let serving: Vec<&str> =
+            api_group.versions().filter(|v| api_group.versioned_resources(v).iter().any(|(ar, _)| ar.kind == kind)).collect();
+        let chosen = served_version(version, &serving)
+            .ok_or_else(|| format!("the API server serves no version of {kind}.{group} (is Flux installed?)"))?;
+        let found = api_group.versioned_resources(chosen).into_iter().find(|(ar, _)| ar.kind == kind);
+        let (ar, caps) = found.expect("chosen among the versions serving the kind");
+        Ok((ar, caps.scope))
+    }
+}
+
+/// The version to read a kind in: `requested` when it is among `serving` (the versions
+/// that serve the kind, by version priority), else the first of them.
+fn served_version<'a>(requested: &str, serving: &[&'a str]) -> Option<&'a str> {
+    serving.iter().find(|v| **v == requested).or_else(|| serving.first()).copied()
 }
 
 async fn get_typed<K>(client: &kube::Client, key: &ObjectKey) -> Result<Option<Value>, kube::Error>
@@ -157,4 +183,17 @@ where
 fn typed_value(mut obj: DynamicObject, ar: &ApiResource) -> Value {
     obj.types = Some(TypeMeta { api_version: ar.api_version.clone(), kind: ar.kind.clone() });
     serde_json::to_value(obj).expect("a Kubernetes object serialises")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::served_version;
+
+    #[test]
+    fn reads_a_flux_source_in_v1beta2_when_v1_is_not_served() {
+        assert_eq!(served_version("v1", &["v1beta2"]), Some("v1beta2"));
+        assert_eq!(served_version("v1", &["v1beta2", "v1"]), Some("v1"), "the version asked for, when served, wins");
+        assert_eq!(served_version("v1", &["v1", "v1beta2"]), Some("v1"));
+        assert_eq!(served_version("v1", &[]), None);
+    }
 }

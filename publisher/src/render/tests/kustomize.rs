@@ -89,7 +89,7 @@ fn values_from_objects_without_the_template_annotation_win_as_written() {
 }
 
 #[test]
-fn kustomized_objects_take_the_profile_patches_and_the_reference_tier() {
+fn kustomized_objects_take_the_reference_tier_but_not_the_profile_patches() {
     let (_dir, kubectl) = fake_kubectl();
     let w = kustomize_world(
         "{kind: ConfigMap, namespace: defs, name: app, path: app, tier: 10, skipNamespaceCreation: true, values: {Region: a, Size: b}},
@@ -99,7 +99,8 @@ fn kustomized_objects_take_the_profile_patches_and_the_reference_tier() {
     );
     let r = render_with_kubectl(&w, &kubectl);
     let deploy = file(&r, "ClusterProfile.k/Deployment.cluster.web.yaml");
-    assert!(deploy.contains("replicas: 3") && deploy.contains("region: a"), "{deploy}");
+    // Sveltos patches policyRefs' content and charts, never what kustomize built.
+    assert!(deploy.contains("replicas: 1") && deploy.contains("region: a"), "{deploy}");
     assert_eq!(r.objects, 1, "the tier-20 copy lost, and no namespace was asked for");
 }
 
@@ -131,17 +132,15 @@ spec:
 }
 
 #[test]
-fn a_missing_source_fails_unless_optional_and_a_missing_kubectl_fails_the_profile() {
+fn a_missing_source_fails_even_when_optional_and_a_missing_kubectl_fails_the_profile() {
     let (_dir, kubectl) = fake_kubectl();
-    let w = kustomize_world("{kind: Secret, namespace: defs, name: absent, optional: true}", "");
-    let r = render_with_kubectl(&w, &kubectl);
-    assert!(r.failures.is_empty() && r.objects == 0, "{:?}", r.failures);
-    assert!(r.warnings.iter().any(|w| w.contains("optional Secret defs/absent not found")), "{:?}", r.warnings);
-
-    let w = kustomize_world("{kind: Secret, namespace: defs, name: absent}", "");
-    let r = render_with_kubectl(&w, &kubectl);
-    let message = &failure(&r, "ClusterProfile.k").unwrap().message;
-    assert!(message.contains("spec.kustomizationRefs[0]: Secret defs/absent not found"), "{message}");
+    // Sveltos's kustomize handler never reads the reference's `optional`.
+    for optional in ["true", "false"] {
+        let w = kustomize_world(&format!("{{kind: Secret, namespace: defs, name: absent, optional: {optional}}}"), "");
+        let r = render_with_kubectl(&w, &kubectl);
+        let message = &failure(&r, "ClusterProfile.k").expect("the profile fails").message;
+        assert!(message.contains("spec.kustomizationRefs[0]: Secret defs/absent not found"), "{message}");
+    }
 
     let w = kustomize_world("{kind: ConfigMap, namespace: defs, name: app, path: app}", "");
     let r = render_with_kubectl(&w, std::path::Path::new("/nonexistent/kubectl"));

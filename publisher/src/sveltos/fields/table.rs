@@ -288,12 +288,12 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "spec.kustomizationRefs",
         Differs,
-        "built on the management side with the kustomize inside kubectl (kubectl kustomize --load-restrictor LoadRestrictionsNone; plugins off), found on PATH or given by --kubectl; the objects go through patches, extra labels and tiers like a policyRef's (docs/helm.md, Kustomize)",
+        "built on the management side with the kustomize inside kubectl (kubectl kustomize --load-restrictor LoadRestrictionsNone; plugins off), found on PATH or given by --kubectl; the objects go through extra labels and tiers like a policyRef's, but not through spec.patches, which Sveltos applies to policyRefs and charts only (docs/helm.md, Kustomize)",
     ),
     f(
         "spec.kustomizationRefs[].kind",
         Differs,
-        "ConfigMap (binaryData kustomize.tar.gz), Secret of type addons.projectsveltos.io/cluster-profile (data kustomize.tar.gz), a Flux GitRepository (url, ref branch/tag/commit/name) and a Flux OCIRepository (url, ref tag/digest, layerSelector, insecure) the publisher fetches itself, anonymously; a Bucket gets a not-supported note and is skipped",
+        "ConfigMap (binaryData kustomize.tar.gz), Secret of type addons.projectsveltos.io/cluster-profile (data kustomize.tar.gz), a Flux GitRepository (url, ref branch/tag/commit/name) and a Flux OCIRepository (url, ref tag/digest, layerSelector, insecure) the publisher fetches itself, anonymously, read as source.toolkit.fluxcd.io/v1 or, where the management cluster serves only that, v1beta2 (Sveltos reads v1 alone); a Bucket gets a not-supported note and is skipped",
     ),
     f(
         "spec.kustomizationRefs[].name",
@@ -307,11 +307,15 @@ pub static PROFILE_FIELDS: &[Field] = &[
     ),
     f(
         "spec.kustomizationRefs[].path",
-        Differs,
-        "a template; the directory must hold a kustomization.yaml (one is not generated for plain YAML); it may not leave the source tree",
+        Supported,
+        "a template, joined to the source tree as Sveltos joins it (a leading / is the tree's root, .. steps back); the directory must hold a file named exactly kustomization.yaml, as Sveltos reads it, which generates none for plain YAML; a path stepping above the tree fails the profile",
     ),
     all("spec.kustomizationRefs[].components", Supported, "templates, appended to the kustomization's components before the build"),
-    f("spec.kustomizationRefs[].targetNamespace", Supported, "set on every object built (the puller leaves it off cluster-scoped kinds)"),
+    f(
+        "spec.kustomizationRefs[].targetNamespace",
+        Differs,
+        "set on every object built (the puller leaves it off cluster-scoped kinds); a template, where Sveltos sets it as written (so a templated one fails there)",
+    ),
     all(
         "spec.kustomizationRefs[].values",
         Supported,
@@ -326,7 +330,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f("spec.kustomizationRefs[].valuesFrom[].name", Supported, "a template like the reference's name"),
     f("spec.kustomizationRefs[].valuesFrom[].namespace", Supported, "a template; empty means the cluster's namespace"),
     f("spec.kustomizationRefs[].valuesFrom[].optional", Supported, "a missing object adds no values instead of failing the profile"),
-    f("spec.kustomizationRefs[].optional", Supported, "a missing source is skipped instead of failing the profile"),
+    f("spec.kustomizationRefs[].optional", Supported, "ignored, as Sveltos ignores it: a missing source fails the profile"),
     f(
         "spec.kustomizationRefs[].tier",
         Supported,
