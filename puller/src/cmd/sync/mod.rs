@@ -140,7 +140,7 @@ async fn run(
 ) -> Result<RunResult, Failure> {
     let (mut state_store, state) = StateStore::load(client, &names(settings), &settings.cluster).await?;
     (report.applied_version, report.applied_digest) = applied(state.as_ref()).unzip();
-    let trusted = &Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity);
+    let trusted = &Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity)?;
     let identities = Identities::derive(&settings.identities, state.as_ref());
     let open = Some(identities.all());
     let floor = match &state {
