@@ -247,7 +247,7 @@ async fn run(
             let profiles = &envelope.predicate().profiles;
             let counts = state.as_ref().map(|s| s.failures.clone()).unwrap_or_default();
             engine_settings.held_back = failures::held_back(&counts, profiles);
-            let checker = Checker { client, timeout: settings.check_timeout };
+            let checker = Checker { client, timeout: settings.check_timeout, sealed: crate::checks::sealed(&desired) };
             let recorded_checks = state.as_ref().map(|s| s.delete_checks.clone()).unwrap_or_default();
             let leaving = delete_checks::leaving(&recorded_checks, profiles);
             let mut failed = Vec::new();
