@@ -89,7 +89,7 @@ pub enum Failure {
     ImportTarget(StoreError),
     /// `import`: the mirror refused the archive or could not write it (boxed, as the
     /// largest of these).
-    #[error("import of {} into {to}: {source}", archive.display())]
+    #[error("import of {} into {}: {source}", archive.display(), to.shown())]
     Import { archive: PathBuf, to: Box<StoreRef>, source: Box<MirrorError> },
     #[error(transparent)]
     ExportReports(#[from] ExportReportsError),
