@@ -23,7 +23,7 @@ use crate::sveltos::{ObjectKey, Resources};
 /// Names what rendering does with its inputs. Change it whenever the same inputs would
 /// render to other bytes (a new YAML writer, a new label), so no fingerprint from before
 /// matches.
-const RENDERING: &str = concat!("airlock-publisher ", env!("CARGO_PKG_VERSION"), " rendering 6");
+const RENDERING: &str = concat!("airlock-publisher ", env!("CARGO_PKG_VERSION"), " rendering 7");
 
 /// Fingerprints the clusters of one run: the digests of the fetched objects and of the
 /// profiles are taken once and shared by every cluster.
