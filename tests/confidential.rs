@@ -15,8 +15,12 @@
 //! - the by-hand recipe of spec section 12 (`age -d -i identity.txt`, `sha256sum`) opens a
 //!   file and matches its signed plaintext digest;
 //! - publishing again, unchanged, writes nothing to either store.
+//!
+//! `fail_closed` checks the other side: a cluster without a recipient gets none of it.
 
 mod common;
+#[path = "confidential/fail_closed.rs"]
+mod fail_closed;
 #[path = "publisher_support/mod.rs"]
 mod publisher_support;
 
@@ -36,14 +40,8 @@ const REJECTED: i32 = 3;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn secrets_are_readable_by_their_own_cluster_only() {
-    install_crypto_provider();
-    let run = format!("conf-{:x}-{:x}", Timestamp::now().as_second() % 0x100_0000, std::process::id());
-    let dir = tempfile::tempdir().expect("temp dir");
+    let Stores { run, dir, keys, registry, git_url, git_store } = Stores::new("conf", "confidential");
     let path = |name: &str| dir.path().join(name).to_str().expect("UTF-8 temp path").to_string();
-    let keys = Keys::new("confidential");
-    let registry = format!("oci+http://{}/{run}", common::service_env("AIRLOCK_REGISTRY"));
-    let git_url = common::new_git_repo(&run);
-    let git_store = format!("git+{git_url}");
     let markers = Markers::new(&run);
     let (app_ns, state_git, state_registry, state_other) =
         (format!("{run}-app"), format!("{run}-st-git"), format!("{run}-st-reg"), format!("{run}-st-other"));
@@ -74,12 +72,7 @@ async fn secrets_are_readable_by_their_own_cluster_only() {
     publish(&registry);
     publish(&git_store);
     let archive = path("fleet.tar");
-    let out = tool(
-        common::publisher_bin(),
-        &["export", "--from", &registry, "--to", &format!("oci-archive:{archive}")],
-        &["--keyring", &keys.keyring_path],
-    );
-    assert_eq!(out.code, Some(0), "export: {out:?}");
+    export(&registry, &archive, &keys);
 
     // What the store, the history and the archive hold.
     let registry_data = Path::new(&common::service_env("AIRLOCK_STATE")).join("registry-plain/data/docker/registry/v2");
@@ -123,10 +116,7 @@ async fn secrets_are_readable_by_their_own_cluster_only() {
     assert!(opened.status.success(), "age -d: {}", String::from_utf8_lossy(&opened.stderr));
     let plaintext = String::from_utf8(opened.stdout).expect("UTF-8 YAML");
     assert!(plaintext.starts_with("# airlock.dev/salt: ") && plaintext.contains(&markers.plain), "{plaintext}");
-    let envelope: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(cluster_dir.join("envelope.json")).expect("envelope")).expect("JSON");
-    let payload: serde_json::Value =
-        serde_json::from_slice(&B64.decode(envelope["payload"].as_str().expect("payload")).expect("base64")).expect("statement");
+    let payload = statement(&checkout, &run, "edge-1");
     let entry = payload["predicate"]["files"].as_array().expect("files").iter().find(|f| f["path"] == relative.as_str()).expect("signed");
     let sha256sum = Command::new("sha256sum").arg("-").stdin_bytes(plaintext.as_bytes());
     assert_eq!(sha256sum.split_whitespace().next(), entry["plaintext"]["sha256"].as_str(), "the signed plaintext digest");
@@ -162,6 +152,42 @@ async fn secrets_are_readable_by_their_own_cluster_only() {
     publish(&git_store);
     assert_eq!(registry_tags(&registry_data, &run), tags, "an unchanged publish pushed a tag");
     assert_eq!(git_head(&git_url, dir.path()), head, "an unchanged publish made a commit");
+}
+
+/// A test's run id, scratch directory, signing keys and stores: a registry repository and
+/// a new Git repository, both named for the run.
+struct Stores {
+    run: String,
+    dir: tempfile::TempDir,
+    keys: Keys,
+    registry: String,
+    git_url: String,
+    git_store: String,
+}
+
+impl Stores {
+    fn new(prefix: &str, keys: &str) -> Stores {
+        install_crypto_provider();
+        let run = format!("{prefix}-{:x}-{:x}", Timestamp::now().as_second() % 0x100_0000, std::process::id());
+        let registry = format!("oci+http://{}/{run}", common::service_env("AIRLOCK_REGISTRY"));
+        let git_url = common::new_git_repo(&run);
+        let git_store = format!("git+{git_url}");
+        Stores { dir: tempfile::tempdir().expect("temp dir"), keys: Keys::new(keys), registry, git_url, git_store, run }
+    }
+}
+
+/// Exports every bundle of `registry` into the archive `archive`.
+fn export(registry: &str, archive: &str, keys: &Keys) {
+    let to = format!("oci-archive:{archive}");
+    let out = tool(common::publisher_bin(), &["export", "--from", registry, "--to", &to], &["--keyring", &keys.keyring_path]);
+    assert_eq!(out.code, Some(0), "export: {out:?}");
+}
+
+/// The statement signed for `cluster` of run `run` in a checkout of the Git store.
+fn statement(checkout: &Path, run: &str, cluster: &str) -> serde_json::Value {
+    let envelope = checkout.join(format!("clusters/{run}/{cluster}/envelope.json"));
+    let envelope: serde_json::Value = serde_json::from_slice(&std::fs::read(envelope).expect("envelope")).expect("JSON");
+    serde_json::from_slice(&B64.decode(envelope["payload"].as_str().expect("payload")).expect("base64")).expect("statement")
 }
 
 /// The marker values: two in the Secret (one under `stringData`, one under `data`, so

@@ -183,7 +183,8 @@ fn management_set(dir: &Path, run: &str, app_ns: &str, value: &str) {
     );
     let text = format!(
         "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata:\n  name: edge-1\n  namespace: {run}\n  \
-         labels: {{secrets: \"on\"}}\nspec: {{pullMode: true}}\n---\napiVersion: config.projectsveltos.io/v1beta1\n\
+         labels: {{secrets: \"on\"}}\n  annotations: {{airlock.dev/plaintext-secrets: allow}}\nspec: {{pullMode: true}}\n---\n\
+         apiVersion: config.projectsveltos.io/v1beta1\n\
          kind: ClusterProfile\nmetadata:\n  name: {run}-secrets\nspec:\n  clusterSelector:\n    matchLabels: {{secrets: \"on\"}}\n  \
          syncMode: ContinuousWithDriftDetection\n  policyRefs:\n    - {{kind: Secret, namespace: {run}, name: app-manifests}}\n---\n\
          apiVersion: v1\nkind: Secret\nmetadata: {{name: app-manifests, namespace: {run}}}\n\

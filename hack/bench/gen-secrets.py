@@ -7,8 +7,8 @@ ClusterProfile selecting them, whose ConfigMap holds 20 Secrets of 200-500 bytes
 each, one data key per Secret. The ConfigMap is a template that puts the cluster's name in
 every Secret, so each cluster's Secrets differ from every other's, as real credentials
 would. With --recipient R every cluster is annotated `airlock.dev/age-recipient: R`, which
-makes the publisher encrypt each of those Secret files to R; without it the same fleet is
-published in clear.
+makes the publisher encrypt each of those Secret files to R; without it every cluster is
+annotated `airlock.dev/plaintext-secrets: allow` and the same fleet is published in clear.
 
 Only the Python standard library is used; the same --seed and sizes give the same bytes.
 
@@ -62,7 +62,9 @@ def secrets_config_map(rng):
 
 
 def cluster(i, recipient):
-    note = f"  annotations: {{{RECIPIENT_ANNOTATION}: {recipient}}}\n" if recipient else ""
+    # Without a recipient the publisher refuses Secrets unless the cluster allows them in clear.
+    note = (f"  annotations: {{{RECIPIENT_ANNOTATION}: {recipient}}}\n" if recipient
+            else "  annotations: {airlock.dev/plaintext-secrets: allow}\n")
     return f"""apiVersion: lib.projectsveltos.io/v1beta1
 kind: SveltosCluster
 metadata:

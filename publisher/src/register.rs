@@ -35,7 +35,8 @@ use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
 use crate::annotations::{
-    AGE_RECIPIENT_ANNOTATION, CLUSTER_SCOPED_ANNOTATION, FIELD_MANAGER, REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION,
+    AGE_RECIPIENT_ANNOTATION, CLUSTER_SCOPED_ANNOTATION, FIELD_MANAGER, PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION,
+    REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION,
 };
 use crate::sveltos::model::WATCH_NAMESPACES_ANNOTATION;
 use settings::{ClusterFlags, Registration};
@@ -87,7 +88,10 @@ an identity it does not have yet, and refused there until then: to avoid that ga
 identity with age-keygen first, register with --age-identity-file OLD
 --previous-age-identity-file NEW, apply at the site, then register with --age-identity-file
 NEW --previous-age-identity-file OLD. Registering again with neither flag replaces the
-identity outright. With --no-encryption the cluster gets no identity, no annotation, and its Secrets in clear.
+identity outright. With --no-encryption the cluster gets no identity and no recipient, but the annotation
+airlock.dev/plaintext-secrets: allow, and its Secrets in clear. A SveltosCluster with neither
+annotation gets no Secret at all: `publish` fails each profile that would carry one in clear,
+and the whole cluster when relayed store credentials or a kept part would.
 
 Stdout gets the registration YAML for the managed cluster: the puller's namespace,
 ServiceAccount and RBAC, a ConfigMap with the keyring and settings, a Secret with the store
@@ -214,8 +218,11 @@ fn sveltos_cluster(reg: &Registration) -> Value {
     if !reg.cluster_scoped.is_empty() {
         annotations[CLUSTER_SCOPED_ANNOTATION] = reg.cluster_scoped.iter().map(ToString::to_string).collect::<Vec<_>>().join(",").into();
     }
-    if let Some(age) = &reg.age {
-        annotations[AGE_RECIPIENT_ANNOTATION] = age.recipient().to_string().into();
+    // Without an identity the publisher refuses the cluster's Secrets unless told, and
+    // --no-encryption is that telling.
+    match &reg.age {
+        Some(age) => annotations[AGE_RECIPIENT_ANNOTATION] = age.recipient().to_string().into(),
+        None => annotations[PLAINTEXT_SECRETS_ANNOTATION] = PLAINTEXT_SECRETS_ALLOW.into(),
     }
     for (key, value) in reg.token.iter().flat_map(|t| token::annotations(t, &reg.puller_namespace)) {
         annotations[key] = value.into();

@@ -19,6 +19,7 @@ use crate::cmd::export_reports::ExportReportsError;
 use crate::engine::{EngineError, ObjectId};
 use crate::kept::error::{StateError, Unreadable};
 use crate::source::SourceError;
+use crate::trusted::TrustError;
 
 /// Why a command failed. Not `PartialEq`: an import's [`MirrorError`] is not.
 #[derive(Debug, thiserror::Error)]
@@ -36,6 +37,9 @@ pub enum Failure {
     /// Fetching or verifying the bundle.
     #[error(transparent)]
     Source(#[from] SourceError),
+    /// The keyring to verify with: older than the state records.
+    #[error(transparent)]
+    Trust(#[from] TrustError),
     /// The bundle's manifests, the policy, or the API server during the apply.
     #[error(transparent)]
     Engine(#[from] EngineError),
@@ -85,7 +89,7 @@ pub enum Failure {
     ImportTarget(StoreError),
     /// `import`: the mirror refused the archive or could not write it (boxed, as the
     /// largest of these).
-    #[error("import of {} into {to}: {source}", archive.display())]
+    #[error("import of {} into {}: {source}", archive.display(), to.shown())]
     Import { archive: PathBuf, to: Box<StoreRef>, source: Box<MirrorError> },
     #[error(transparent)]
     ExportReports(#[from] ExportReportsError),
@@ -98,7 +102,7 @@ impl Failure {
         match self {
             Failure::Source(e) => e.is_rejection(),
             Failure::Engine(e) => e.is_rejection(),
-            Failure::BelowFloor { .. } => true,
+            Failure::BelowFloor { .. } | Failure::Trust(_) => true,
             Failure::Import { source, .. } => source.is_rejection(),
             _ => false,
         }
@@ -149,6 +153,7 @@ mod tests {
             Failure::Source(SourceError::from(refused)),
             Failure::Engine(EngineError::OutsideWatchNamespaces { objects: vec!["ConfigMap a/b".into()] }),
             Failure::BelowFloor { version: 3, floor: 4 },
+            Failure::Trust(TrustError::KeyringBelowState { recorded: 3, derived: 1 }),
         ];
         for f in &rejections {
             assert_eq!(f.exit_code(), exit::REJECTED, "{f}");

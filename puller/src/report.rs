@@ -5,8 +5,8 @@
 //! The payload, its file name and its signing are the contract's (`airlock_bundle::report`);
 //! this module fills a report from a run. Writing it to `--report-to` is `report_writer`'s,
 //! keeping the latest one in the cluster `kept::last_report`'s. Secret values never get
-//! here: results carry object ids, and the detail of a Secret's result (a diff could show
-//! its data) is dropped.
+//! here: results carry object ids, and the detail of a Secret's result, or of any object
+//! read from an encrypted file (a diff could show its data), is dropped.
 
 pub use airlock_bundle::report::{BundleSeen, Drift, ProfileNotes, RunResult};
 use jiff::Timestamp;
@@ -66,11 +66,13 @@ impl RunReport for Report {
     }
 }
 
-/// A result safe to show: a Secret's detail is dropped, since a diff or a validation
-/// error can quote its data.
+/// A result safe to show: the detail of a Secret, or of any object read from an encrypted
+/// file, is dropped, since a diff or a validation error can quote its data.
 pub fn redacted(result: &ObjectResult) -> ObjectResult {
     let mut r = result.clone();
-    if r.id.kind == "Secret" && r.id.group.is_empty() {
+    if r.sealed {
+        r.detail = r.detail.map(|_| "(detail of an object from an encrypted file withheld)".into());
+    } else if r.id.kind == "Secret" && r.id.group.is_empty() {
         r.detail = r.detail.map(|_| "(detail of a Secret withheld)".into());
     }
     r
@@ -112,7 +114,7 @@ pub fn test_result(kind: &str, name: &str, action: Action, detail: Option<&str>)
         namespace: Some("web".into()),
         name: name.into(),
     };
-    ObjectResult { id, profile: "ClusterProfile.web".into(), action, detail: detail.map(str::to_string) }
+    ObjectResult { id, profile: "ClusterProfile.web".into(), action, detail: detail.map(str::to_string), sealed: false }
 }
 
 #[cfg(test)]
@@ -173,6 +175,23 @@ mod tests {
     fn never_carries_secret_details() {
         let text = String::from_utf8(report().to_json()).unwrap();
         assert!(!text.contains("hunter2") && !text.contains("swordfish"), "{text}");
+    }
+
+    #[test]
+    fn never_carries_details_of_an_object_read_from_an_encrypted_file() {
+        let mut r = Report::start(&"fleet/edge-1".parse().unwrap());
+        let sealed = |action, detail: &str| ObjectResult { sealed: true, ..result("ConfigMap", action, Some(detail)) };
+        let results = vec![
+            sealed(Action::DriftCorrected, "drifted: data.token: s3cr3t -> other"),
+            sealed(Action::Failed, "ConfigMap \"x\" is invalid: data.token: Invalid value: \"s3cr3t\""),
+            result("ConfigMap", Action::Configured, Some("data.color: blue -> green")),
+        ];
+        r.record(&Outcome { results, ..Outcome::default() }, true);
+        let text = String::from_utf8(r.to_json()).unwrap();
+        assert!(!text.contains("s3cr3t"), "{text}");
+        assert_eq!(r.objects[0].detail.as_deref(), Some("(detail of an object from an encrypted file withheld)"));
+        assert_eq!(r.objects[2].detail.as_deref(), Some("data.color: blue -> green"), "an object in clear keeps its detail");
+        assert_eq!(r.drift, Drift { found: 2, corrected: 1 }, "withheld, yet counted");
     }
 
     #[test]

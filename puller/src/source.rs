@@ -225,7 +225,7 @@ mod tests {
     use airlock_bundle::{Keyring, Limits};
 
     fn trusting(keyring: &Keyring) -> Trusted {
-        Trusted::derive(keyring, None, std::time::Duration::from_secs(90 * 86_400))
+        Trusted::derive(keyring, None, std::time::Duration::from_secs(90 * 86_400)).expect("no state, nothing to fall below")
     }
 
     fn keyring(version: u64, seed: u8) -> Keyring {

@@ -83,7 +83,7 @@ impl StoreRef {
         let expanded = expand(branch, cluster);
         if !git2::Reference::is_valid_name(&format!("refs/heads/{expanded}")) {
             let message = format!("#{expanded}, the branch of {cluster}, is not a valid Git branch name");
-            return Err(StoreError::Config { store: redact(&self.to_string()).0, message });
+            return Err(StoreError::Config { store: self.shown(), message });
         }
         Ok(StoreRef::Git { url: expand(url, cluster), branch: expanded })
     }
@@ -118,6 +118,14 @@ fn check_git_placeholders(url: &str, branch: &str) -> Result<(), String> {
     Ok(())
 }
 
+impl StoreRef {
+    /// How messages and logs name it: a Git URL without its `user:password@`, which
+    /// `Display` keeps because registration writes the reference out whole.
+    pub fn shown(&self) -> String {
+        redact(&self.to_string()).0
+    }
+}
+
 impl fmt::Display for StoreRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -134,6 +142,15 @@ impl fmt::Display for StoreRef {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shown_names_a_git_reference_without_its_credentials() {
+        let r: StoreRef = "git+http://ops:s3cret@127.0.0.1:8418/fleet.git#main".parse().unwrap();
+        assert_eq!(r.shown(), "git+http://127.0.0.1:8418/fleet.git#main");
+        assert!(r.to_string().contains("ops:s3cret@"), "Display keeps it, for the registration YAML");
+        let oci: StoreRef = "oci://reg.example/x".parse().unwrap();
+        assert_eq!(oci.shown(), oci.to_string());
+    }
 
     #[test]
     fn parses_every_kind() {

@@ -16,10 +16,10 @@ use airlock_cli::install_crypto_provider;
 use airlock_store::{RegistryCredentials, StoreRef};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
-use kube::api::{Api, ListParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use tokio::process::Command;
 
-use super::kept::{Kept, KeptReport, State};
+use super::kept::{Kept, KeptReport, State, gunzip, gzip};
 use super::{Run, assert_exit, create_namespace, kube_client, managed_kubeconfig, puller_bin, service_env};
 
 /// How a test bundle is signed, when not by the fixture key with the default settings.
@@ -165,6 +165,18 @@ impl Site {
     /// The state, if there is a state Secret.
     pub async fn state(&self) -> Option<State> {
         self.kept.state().await
+    }
+
+    /// Rewrites the state Secret's value as whoever can write that Secret would: `edit`
+    /// changes its JSON.
+    pub async fn forge_state(&self, edit: impl FnOnce(&mut serde_json::Value)) {
+        use base64::Engine as _;
+        let mut state: serde_json::Value = serde_json::from_slice(&gunzip(&self.kept.state_bytes().await.expect("a state"))).expect("JSON");
+        edit(&mut state);
+        let data = base64::engine::general_purpose::STANDARD.encode(gzip(state.to_string().as_bytes()));
+        let patch = serde_json::json!({"data": {"state.json.gz": data}});
+        let secrets = Api::<Secret>::namespaced(self.client.clone(), &self.state_ns);
+        secrets.patch(&self.kept.name("airlock-state-"), &PatchParams::default(), &Patch::Merge(&patch)).await.expect("state forged");
     }
 
     pub async fn state_version(&self) -> Option<u64> {

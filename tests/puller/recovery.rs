@@ -4,15 +4,12 @@
 
 use std::time::Duration;
 
-use base64::Engine;
-
 use airlock_bundle::Limits;
 use airlock_bundle::{Keyring, SigningKey, keyring};
 use airlock_puller::report::RunResult;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 
-use crate::common::kept::{gunzip, gzip};
 use crate::common::puller::{Signing, Site};
 use crate::common::{Run, assert_exit};
 
@@ -114,13 +111,11 @@ async fn keys_written_into_the_state_are_not_trusted() {
 
     let attacker = SigningKey::from_seed([9; 32]);
     let forged = Keyring::new(2, 1, vec![attacker.public()], &Limits::SPEC).unwrap();
-    let mut state: serde_json::Value = serde_json::from_slice(&gunzip(&site.kept.state_bytes().await.unwrap())).unwrap();
-    state["keyring"] = serde_json::from_slice(&forged.to_json()).unwrap();
-    state["keyringChain"] = serde_json::from_slice(&keyring::chain(&[forged.sign_update(&[SigningKey::from_seed([9; 32])])])).unwrap();
-    let data = base64::engine::general_purpose::STANDARD.encode(gzip(state.to_string().as_bytes()));
-    let secrets = Api::<Secret>::namespaced(site.client.clone(), &site.state_ns);
-    let patch = serde_json::json!({"data": {"state.json.gz": data}});
-    secrets.patch(&site.kept.name("airlock-state-"), &PatchParams::default(), &Patch::Merge(&patch)).await.expect("state forged");
+    site.forge_state(|state| {
+        state["keyring"] = serde_json::from_slice(&forged.to_json()).unwrap();
+        state["keyringChain"] = serde_json::from_slice(&keyring::chain(&[forged.sign_update(&[SigningKey::from_seed([9; 32])])])).unwrap();
+    })
+    .await;
     let before = site.versions().await;
 
     let how = Signing { keys: Some(vec![attacker]), ..Signing::default() };

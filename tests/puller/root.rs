@@ -5,6 +5,8 @@
 //! million versions up, the root undoes: a rotation the root signed, carried in the next
 //! bundle, revokes the key, holds even though that bundle fails to apply, refuses the
 //! thief's next bundle, and starts the floor afresh so the publisher's own versions apply.
+//! Nor can whoever edits the state undo the rotation: a keyring older than the one the
+//! state records is refused, not used.
 
 use airlock_bundle::keyring::{self, Role};
 use airlock_bundle::{Keyring, Limits, SignedBundle, SigningKey};
@@ -155,4 +157,35 @@ async fn the_puller_enforces_its_own_maximum_validity() {
     assert_refused(&run, "longer than the 7 days a bundle may be valid");
     site.assert_untouched("a bundle valid 30 days is refused under --max-validity 7d").await;
     assert_exit(&site.command_from(&drill.source, "sync", &[]).output().await.expect("airlock-puller runs").into(), 0);
+}
+
+/// The root rotated key 11 away and a bundle under the new keyring applied. Then the
+/// state's kept chain is dropped (whoever can write the state Secret can), so the keyring
+/// file alone gives version 1, and the thief of key 11 publishes under it with no chain:
+/// the run is refused (exit 3) instead of trusting key 11 again, and nothing changes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_keyring_older_than_the_state_records_is_refused() {
+    let drill = Drill::new().await;
+    let site = &drill.site;
+    assert_exit(&drill.sync(drill.bundle(1, "one", 11, 1, None, vec![])).await, 0);
+    let chain = keyring::chain(&[keyring(2, 12).sign_update(&[key(21), key(23)])]);
+    assert_exit(&drill.sync(drill.bundle(2, "two", 12, 2, Some(chain), vec![])).await, 0);
+    assert_eq!(site.state().await.unwrap().keyring_version, Some(2));
+
+    site.forge_state(|state| {
+        state.as_object_mut().expect("an object").remove("keyringChain");
+    })
+    .await;
+    let before = site.versions().await;
+    let run = drill.sync(drill.bundle(3, "stolen", 11, 1, None, vec![])).await;
+    assert_refused(&run, "the state records keyring version 2, but the keyring file and the state's keyring chain give only version 1");
+    assert!(run.stderr.contains("give the puller a keyring file of version 2 or later"), "{run:?}");
+    assert_eq!(site.versions().await, before, "nothing written");
+    assert_eq!(drill.value().await, "two");
+
+    // The keyring file brought up to version 2 (the current registration's) runs again.
+    std::fs::write(site.dir.path().join("keyring.json"), keyring(2, 12).to_json()).expect("keyring written");
+    let run = drill.sync(drill.bundle(3, "three", 12, 2, None, vec![])).await;
+    assert_exit(&run, 0);
+    assert_eq!(drill.value().await, "three");
 }

@@ -152,7 +152,8 @@ impl Fleet {
             writeln!(
                 clusters,
                 "---\napiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata:\n  name: {name}\n  \
-                 namespace: {run}\n  labels: {{{labels}}}\nspec: {{pullMode: true}}"
+                 namespace: {run}\n  labels: {{{labels}}}\n  annotations: {{airlock.dev/plaintext-secrets: allow}}\n\
+                 spec: {{pullMode: true}}"
             )
             .expect("writing to a String");
         }

@@ -34,6 +34,35 @@ pub enum KustomizeError {
     Io { path: String, message: String },
 }
 
+/// A failed fetch of `url`, named without its user information, query or fragment, which
+/// libgit2's own message may quote too: the message lands in a signed statement that any
+/// reader of the store sees.
+pub(super) fn fetch_error(origin: &str, url: &str, message: &str) -> KustomizeError {
+    let shown = crate::sveltos::model::redact(url);
+    let authority = url.split_once("://").map_or("", |(_, rest)| rest.split('/').next().unwrap_or_default());
+    let mut message = message.replace(url, &shown);
+    if let Some((user, _)) = authority.rsplit_once('@').filter(|(user, _)| !user.is_empty()) {
+        message = message.replace(&format!("{user}@"), "").replace(user, "***");
+    }
+    KustomizeError::Fetch { origin: origin.into(), url: shown, message }
+}
+
 pub(super) fn io_error(path: &std::path::Path, err: impl std::fmt::Display) -> KustomizeError {
     KustomizeError::Io { path: path.display().to_string(), message: err.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fetch_error_names_the_url_without_its_credentials() {
+        let url = "https://ops:s3cret@git.example/fleet.git?token=t0k";
+        let quoted = format!("failed to resolve address for {url}: ops:s3cret rejected");
+        let err = fetch_error("ClusterProfile/web", url, &quoted).to_string();
+        assert!(!err.contains("s3cret") && !err.contains("t0k") && !err.contains("ops:"), "{err}");
+        assert!(err.starts_with("ClusterProfile/web: git fetch of https://git.example/fleet.git: "), "{err}");
+        let plain = fetch_error("o", "http://127.0.0.1:1/x.git", "connection refused").to_string();
+        assert_eq!(plain, "o: git fetch of http://127.0.0.1:1/x.git: connection refused");
+    }
 }

@@ -7,7 +7,7 @@
 
 use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
 
-use super::error::KustomizeError;
+use super::error::{KustomizeError, fetch_error};
 use super::source::GitRef;
 use super::tree::{MAX_FILE_BYTES, SourceTree};
 
@@ -16,7 +16,7 @@ const BLOB_MODES: [i32; 2] = [0o100644, 0o100755];
 
 /// Fetches `reference` of `url` and writes its tree into `tree`; the commit's id.
 pub(super) fn checkout(origin: &str, url: &str, reference: &GitRef, tree: &mut SourceTree) -> Result<String, KustomizeError> {
-    let fetch_err = |e: git2::Error| KustomizeError::Fetch { origin: origin.into(), url: url.into(), message: e.message().to_string() };
+    let fetch_err = |e: git2::Error| fetch_error(origin, url, e.message());
     let scratch = tempfile::tempdir().map_err(|e| super::error::io_error(&std::env::temp_dir(), e))?;
     let repo = Repository::init_bare(scratch.path()).map_err(fetch_err)?;
     let mut remote = repo.remote_anonymous(url).map_err(fetch_err)?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use git2::{Direction, Repository};
 use serde_json::json;
 
-use super::error::{KustomizeError, io_error};
+use super::error::{KustomizeError, fetch_error, io_error};
 use super::source::{GitRef, KustomizeSource};
 use crate::sveltos::kustomization::{revision_key, source_interval};
 use crate::sveltos::{Lookup, ObjectKey, Resources};
@@ -53,7 +53,7 @@ pub fn commit_of(origin: &str, url: &str, reference: &GitRef) -> Result<String, 
         GitRef::Tag(t) => format!("refs/tags/{t}"),
         GitRef::Name(n) => n.clone(),
     };
-    let fetch_err = |message: String| KustomizeError::Fetch { origin: origin.into(), url: url.into(), message };
+    let fetch_err = |message: String| fetch_error(origin, url, &message);
     let scratch = tempfile::tempdir().map_err(|e| io_error(&std::env::temp_dir(), e))?;
     let repo = Repository::init_bare(scratch.path()).map_err(|e| fetch_err(e.message().into()))?;
     let mut remote = repo.remote_anonymous(url).map_err(|e| fetch_err(e.message().into()))?;

@@ -114,9 +114,12 @@ fn a_rotation_keeps_the_previous_identities_after_the_current_one() {
 }
 
 #[test]
-fn no_encryption_gives_no_identity_annotation_or_flag() {
+fn no_encryption_gives_no_identity_annotation_or_flag_but_allows_secrets_in_clear() {
     let (reg, annotation, text) = registered(&["--no-encryption"]);
+    let plaintext = |reg: &Registration| sveltos_cluster(reg)["metadata"]["annotations"]["airlock.dev/plaintext-secrets"].clone();
+    assert_eq!(plaintext(&reg), "allow", "without it, publish would refuse the cluster's Secrets");
     assert_eq!((reg.age, annotation, text), (None, None, None));
+    assert_eq!(plaintext(&registered(&[]).0), Value::Null, "a cluster with a recipient never allows Secrets in clear");
     let (_, docs) = super::tests::render(&["--no-encryption"]);
     let pod = &get(&docs, "CronJob", Some("airlock-system"), "airlock-puller")["spec"]["jobTemplate"]["spec"]["template"]["spec"];
     assert!(!pod["containers"][0]["args"].as_array().unwrap().iter().any(|a| a == "--age-identity"));

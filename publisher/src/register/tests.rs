@@ -278,7 +278,10 @@ fn sveltos_cluster_carries_pull_mode_labels_and_annotation() {
 
     let plain = flags(&keyring, &["--no-encryption"]).check().unwrap();
     let annotations = sveltos_cluster(&plain)["metadata"]["annotations"].as_object().unwrap().clone();
-    assert_eq!(annotations.keys().collect::<Vec<_>>(), ["airlock.dev/report-interval", "airlock.dev/report-key"]);
+    assert_eq!(
+        annotations.keys().collect::<Vec<_>>(),
+        ["airlock.dev/plaintext-secrets", "airlock.dev/report-interval", "airlock.dev/report-key"]
+    );
     let hourly = flags(&keyring, &["--report-every", "60m"]).check().unwrap();
     assert_eq!(sveltos_cluster(&hourly)["metadata"]["annotations"]["airlock.dev/report-interval"], "1h");
     let contained =

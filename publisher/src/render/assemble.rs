@@ -176,7 +176,7 @@ pub fn assemble(
         };
         built.push((name.clone(), part));
     }
-    let to = Seal { cluster: &prepared.cluster, recipient: prepared.recipient, sealing };
+    let to = Seal { cluster: &prepared.cluster, recipient: prepared.recipient, allow_clear: prepared.allow_plaintext_secrets, sealing };
     let sealed = seal::seal(&to, built, &marked, kept, limits)?;
     let bundle = Bundle::from_parts(sealed.parts, limits)?;
     Ok(Assembly::Done(Box::new(Rendered {

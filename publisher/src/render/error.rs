@@ -4,6 +4,7 @@
 
 use airlock_bundle::content::ContentError;
 
+use crate::annotations::{PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION};
 use crate::kustomize::KustomizeError;
 use crate::sveltos::model::MANIFEST_SECRET_TYPE;
 
@@ -48,6 +49,15 @@ pub enum RenderError {
     /// The cluster's files to encrypt could not be (spec 2.7).
     #[error("{cluster}: cannot encrypt the bundle's confidential files: {message}")]
     Seal { cluster: String, message: String },
+    /// Something that would be sealed for a cluster with an age recipient (a `Secret`, an
+    /// object of a confidential source, relayed store credentials), for a cluster that has
+    /// none and does not allow Secrets in clear (spec 2.7): it never reaches a store.
+    #[error(
+        "{cluster}: {what} would be stored in clear: the cluster has no age recipient; register it \
+         (airlock-publisher register cluster ...) to encrypt it, or annotate its SveltosCluster \
+         {PLAINTEXT_SECRETS_ANNOTATION}: {PLAINTEXT_SECRETS_ALLOW} to publish it in clear"
+    )]
+    Clear { cluster: String, what: String },
     #[error("dependsOn has a cycle through {part}")]
     DependencyCycle { part: String },
     /// The store's bundle, whose parts this one keeps, could not be read: publishing

@@ -196,7 +196,9 @@ impl<'r> Renderer<'r> {
                 }
                 let mut settings = settings_of(profile);
                 // A profile whose references did not resolve fails in prepare_part, first.
+                // So does one that would carry a Secret in clear where that is not allowed.
                 let outcome = self.prepare_part(pp, plan, self.now).and_then(|prepared| {
+                    seal::refuse_clear(plan.cluster, &prepared.objects).map_err(|e| e.to_string())?;
                     settings.checks = checks::checks_of(pp, self.resources, &mut warnings)?;
                     Ok(prepared)
                 });

@@ -5,6 +5,12 @@
 //! credentials). The files are sealed to the cluster's recipient first, then to the
 //! publisher's extra (break-glass) recipients. Entry point: [`seal`].
 //!
+//! A cluster without a recipient gets none of that in clear unless its SveltosCluster
+//! allows it (`airlock.dev/plaintext-secrets: allow`): [`refuse_clear`] fails the profile
+//! that would carry it, like any profile that cannot render, and [`seal`] fails the whole
+//! cluster for what no profile answers for (relayed credentials, a part kept from the
+//! store with a `Secret` in clear), since dropping those would prune the cluster's copies.
+//!
 //! Sealing is deterministic (`airlock_bundle::seal`), so an unchanged Secret seals to the
 //! same bytes and an unchanged cluster is not published again. A part with nothing to seal
 //! is kept as it is, still shared with every other cluster it serves; only a part that
@@ -20,6 +26,8 @@ use airlock_bundle::{ClusterId, Limits, Part};
 use super::assemble::KeptContent;
 use super::credentials::SYSTEM_PART;
 use super::error::RenderError;
+use super::object::Object;
+use crate::sveltos::model::SveltosCluster;
 
 /// What sealing needs of the run: the publisher's seal secret, and the recipients every
 /// sealed file is encrypted to after the cluster's own.
@@ -47,9 +55,27 @@ impl std::fmt::Debug for Sealing {
 /// What one cluster's bundle is sealed for.
 pub struct Seal<'a> {
     pub cluster: &'a ClusterId,
-    /// The cluster's own recipient; `None` leaves every file in clear.
+    /// The cluster's own recipient; `None` leaves every file in clear, if allowed.
     pub recipient: Option<Recipient>,
+    /// `airlock.dev/plaintext-secrets: allow`: without a recipient, what would be sealed
+    /// goes in clear instead of failing the cluster.
+    pub allow_clear: bool,
     pub sealing: Option<&'a Sealing>,
+}
+
+/// Refuses a profile's `objects` for `cluster` when one of them would be sealed for a
+/// recipient, the cluster has none, and it does not allow Secrets in clear.
+pub fn refuse_clear(cluster: &SveltosCluster, objects: &[std::sync::Arc<Object>]) -> Result<(), RenderError> {
+    if cluster.age_recipient.is_some() || cluster.allow_plaintext_secrets {
+        return Ok(());
+    }
+    let mut confidential = objects.iter().filter(|o| o.confidential);
+    let Some(first) = confidential.next() else { return Ok(()) };
+    let what = match confidential.count() {
+        0 => format!("{} ({})", first.key, first.origin),
+        more => format!("{} ({}) and {more} more confidential object(s)", first.key, first.origin),
+    };
+    Err(RenderError::Clear { cluster: cluster.id.to_string(), what })
 }
 
 /// A bundle's parts once sealed.
@@ -72,7 +98,12 @@ pub fn seal(
     limits: &Limits,
 ) -> Result<Sealed, RenderError> {
     let sealer = match (to.recipient, to.sealing) {
-        (None, _) => None,
+        (None, _) => {
+            if !to.allow_clear {
+                refuse_clear_parts(to.cluster, &parts)?;
+            }
+            None
+        }
         (Some(own), Some(sealing)) => Some(sealer(to.cluster, own, sealing, limits)?),
         (Some(_), None) => {
             return Err(RenderError::Seal { cluster: to.cluster.to_string(), message: "this run has no seal secret".into() });
@@ -117,6 +148,24 @@ pub fn seal(
     Ok(Sealed { parts: out, recipients: Some(recipients) })
 }
 
+/// Refuses a bundle without recipient whose parts would carry in clear what a recipient
+/// would have sealed: the relayed credentials, or a `Secret` in a part this render did not
+/// make (kept from the store, carried for a withdrawal) whose profile `refuse_clear` could
+/// not fail alone. A file sealed before the cluster lost its recipient stays sealed.
+fn refuse_clear_parts(cluster: &ClusterId, parts: &[(String, Part)]) -> Result<(), RenderError> {
+    for (name, part) in parts {
+        let mut clear = part.files().filter(|(path, _)| part.plaintext(path).is_none());
+        let found = match name.as_str() {
+            SYSTEM_PART => clear.next().map(|_| "the relayed store credentials (part Airlock.system)".to_string()),
+            _ => clear.find(|(_, bytes)| holds_secret(bytes)).map(|(path, _)| format!("the Secret in {path}")),
+        };
+        if let Some(what) = found {
+            return Err(RenderError::Clear { cluster: cluster.to_string(), what });
+        }
+    }
+    Ok(())
+}
+
 /// The cluster's sealer: its own recipient first, then the extra ones it does not repeat.
 fn sealer(cluster: &ClusterId, own: Recipient, sealing: &Sealing, limits: &Limits) -> Result<Sealer, RenderError> {
     let mut recipients = vec![own];
@@ -152,7 +201,12 @@ mod tests {
     fn seals_the_system_part_whole_marked_files_and_unmarked_parts_by_their_bytes() {
         let cluster: ClusterId = "fleet/a".parse().unwrap();
         let sealing = Sealing::new([3; 32], Vec::new());
-        let to = Seal { cluster: &cluster, recipient: Some(Identity::from_secret([1; 32]).recipient()), sealing: Some(&sealing) };
+        let to = Seal {
+            cluster: &cluster,
+            recipient: Some(Identity::from_secret([1; 32]).recipient()),
+            allow_clear: false,
+            sealing: Some(&sealing),
+        };
         let parts = vec![
             part("Airlock.system", &[("ConfigMap.ops.x.yaml", MAP)]),
             part("ClusterProfile.fresh", &[("ConfigMap.apps.m.yaml", MAP), ("Secret.apps.db.yaml", SECRET)]),
@@ -180,7 +234,7 @@ mod tests {
         let cluster: ClusterId = "fleet/a".parse().unwrap();
         let own = Identity::from_secret([1; 32]).recipient();
         let parts = || vec![part("ClusterProfile.p", &[("Secret.apps.db.yaml", SECRET)])];
-        let none = Seal { cluster: &cluster, recipient: Some(own), sealing: None };
+        let none = Seal { cluster: &cluster, recipient: Some(own), allow_clear: false, sealing: None };
         let err = seal(&none, parts(), &BTreeMap::new(), &BTreeMap::new(), &Limits::SPEC).unwrap_err();
         assert!(matches!(err, RenderError::Seal { ref cluster, .. } if cluster == "fleet/a"), "{err}");
         let many: Vec<Recipient> = (2..=Limits::SPEC.recipients as u8 + 1).map(|s| Identity::from_secret([s; 32]).recipient()).collect();

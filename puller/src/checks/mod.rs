@@ -9,7 +9,8 @@
 //! nothing healthy); around a delete it passes, since those checks usually wait for
 //! objects to be gone. A check without objects runs its script once on the metrics alone
 //! (`metrics`); a Job check runs its Job (`job`). The checks of a list run in order and
-//! the first failure ends the list, as in Sveltos.
+//! the first failure ends the list, as in Sveltos. A script's message, or its error, about
+//! a `Secret` or an object the bundle carried encrypted is withheld: it can quote the data.
 
 mod cel;
 mod contained;
@@ -17,13 +18,16 @@ mod job;
 mod metrics;
 mod objects;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::time::Duration;
 
+use airlock_bundle::seal::is_secret;
 use airlock_bundle::statement::{Check, ProfileEntry, check_list};
 use airlock_lua::{LuaBudget, LuaSource, check_health_syntax, evaluate_health};
 pub use contained::refusals;
+
+use crate::engine::DesiredObject;
 
 /// When a list of checks runs, which decides whether an empty list of objects passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,6 +90,20 @@ pub struct Checker<'a> {
     pub cluster_label: String,
     /// How long `validateHealths` may take to pass.
     pub timeout: Duration,
+    /// The objects read from encrypted files, named as [`objects::name_of`] names them.
+    pub sealed: BTreeSet<String>,
+}
+
+/// What a check says instead of a script's words about a `Secret` or a sealed object.
+const WITHHELD: &str = "(the script's message is withheld: the object is a Secret or came encrypted)";
+
+/// The names of `desired`'s objects read from encrypted files, for [`Checker::sealed`].
+pub fn sealed(desired: &[DesiredObject]) -> BTreeSet<String> {
+    let named = |o: &DesiredObject| match &o.id.namespace {
+        Some(namespace) => format!("{} {namespace}/{}", o.id.kind, o.id.name),
+        None => format!("{} {}", o.id.kind, o.id.name),
+    };
+    desired.iter().filter(|o| o.sealed).map(named).collect()
 }
 
 /// How often failing `validateHealths` are tried again.
@@ -130,10 +148,14 @@ impl Checker<'_> {
         let source = LuaSource { profile: part, resource: &resource, key: "script" };
         let judge = |object: Option<&serde_json::Value>| -> Result<(), String> {
             let Some(script) = &check.script else { return Ok(()) };
-            let health = evaluate_health(&source, script, object, &values, &LuaBudget::DEFAULT).map_err(|e| e.to_string())?;
+            let withheld = |message: String| match object {
+                Some(o) if is_secret(o) || self.sealed.contains(&objects::name_of(o)) => WITHHELD.to_string(),
+                _ => message,
+            };
+            let health = evaluate_health(&source, script, object, &values, &LuaBudget::DEFAULT).map_err(|e| withheld(e.to_string()))?;
             match (health.healthy, object) {
                 (true, _) => Ok(()),
-                (false, Some(o)) => Err(format!("{} is not healthy: {}", objects::name_of(o), health.message)),
+                (false, Some(o)) => Err(format!("{} is not healthy: {}", objects::name_of(o), withheld(health.message))),
                 (false, None) => Err(format!("not healthy: {}", health.message)),
             }
         };

@@ -55,7 +55,7 @@ impl ImportArgs {
         }
         let to: StoreRef = self.to.parse().context("--to")?;
         if to == StoreRef::OciArchive(archive.clone()) {
-            bail!("--to {to}: the archive --from reads");
+            bail!("--to {}: the archive --from reads", to.shown());
         }
         Ok(Import { archive, to, keyring: read_keyring(&self.keyring).context("--keyring")? })
     }
@@ -107,7 +107,7 @@ fn summary(to: &StoreRef, imported: &[Imported]) -> String {
             }
         };
     }
-    let _ = writeln!(out, "imported into {to}: {written} written, {present} already present");
+    let _ = writeln!(out, "imported into {}: {written} written, {present} already present", to.shown());
     out
 }
 

@@ -31,7 +31,7 @@ pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<(String, Option<Fa
     let settings = args.check(kube)?;
     let client = settings.kube.client().await.map_err(|e| Failure::KubeClient(e.to_string()))?;
     let (mut state_store, state) = StateStore::load(&client, &names(&settings), &settings.cluster).await?;
-    let trusted = Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity);
+    let trusted = Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity)?;
     let identities = Identities::derive(&settings.identities, state.as_ref());
     let floor = trusted.floor(state.as_ref());
     let store = source::open(&settings.source).await?;

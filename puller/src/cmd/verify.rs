@@ -44,7 +44,7 @@ pub struct VerifyArgs {
 pub async fn verify(args: &VerifyArgs) -> Result<(String, Option<Failure>), Failure> {
     let settings = args.source.check()?;
     let state = args.state.as_deref().map(read_state).transpose()?;
-    let trusted = Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity);
+    let trusted = Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity)?;
     let store = source::open(&settings.source).await?;
     let clusters = match (&settings.cluster, &state) {
         (Some(c), _) => vec![c.clone()],

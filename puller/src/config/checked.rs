@@ -109,7 +109,7 @@ impl SourceArgs {
         let store = match &cluster {
             Some(cluster) => store.for_cluster(cluster).map_err(|e| anyhow::anyhow!("--source: {e}"))?,
             None if store.is_per_cluster() => {
-                bail!("--source {store} names one Git repository or branch per cluster: --cluster is required")
+                bail!("--source {} names one Git repository or branch per cluster: --cluster is required", store.shown())
             }
             None => store,
         };

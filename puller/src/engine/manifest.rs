@@ -102,20 +102,30 @@ struct Part<'a> {
 
 /// The labelled objects of one file, in document order.
 fn file_objects(part: Part<'_>, path: &str, bytes: &[u8], stamp: &Stamp) -> Result<Vec<DesiredObject>, EngineError> {
-    let documents = parse_file(path, bytes)?;
+    let sealed = is_sealed(path);
+    // A parser's message may quote the text it stopped at: not of a file that came encrypted.
+    let withheld = |message: String| if sealed { WITHHELD.to_string() } else { message };
+    let documents = parse_file(path, bytes).map_err(|e| match e {
+        EngineError::Manifest { source_path, message } => EngineError::Manifest { source_path, message: withheld(message) },
+        other => other,
+    })?;
     let mut objects = Vec::with_capacity(documents.len());
     for (index, line, document) in documents {
         let at = |message: String| EngineError::Manifest {
             source_path: path.to_string(),
-            message: format!("document {index} (line {line}): {message}"),
+            message: format!("document {index} (line {line}): {}", withheld(message)),
         };
-        if stamp.refuses_clear_secrets && !is_sealed(path) && is_secret(&document) {
+        if stamp.refuses_clear_secrets && !sealed && is_secret(&document) {
             return Err(at(CLEAR_SECRET.into()));
         }
-        objects.push(object(part, format!("{path} document {index}"), document, stamp).map_err(at)?);
+        let object = object(part, format!("{path} document {index}"), document, stamp).map_err(at)?;
+        objects.push(DesiredObject { sealed, ..object });
     }
     Ok(objects)
 }
+
+/// What an error about an encrypted file's content says instead of the parser's words.
+const WITHHELD: &str = "refused; the reason is withheld, since it could quote the encrypted file (bundles-format.md 2.7)";
 
 /// Splits one file into its non-empty documents: (1-based index, line, value).
 pub(super) fn parse_file(path: &str, bytes: &[u8]) -> Result<Vec<(usize, u64, Value)>, EngineError> {
@@ -193,6 +203,7 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
         cleanup_on_fail,
         propagation,
         source,
+        sealed: false,
         id,
         hash,
         manifest: Manifest::from(manifest),

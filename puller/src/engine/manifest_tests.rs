@@ -423,3 +423,50 @@ fn a_puller_that_decrypts_refuses_a_secret_in_clear_unless_the_bundle_allows_it(
     let source = &objects.iter().find(|o| o.id.kind == "Secret").expect("the Secret").source;
     assert_eq!(source, "ClusterProfile.web/Secret.web.db.yaml.age document 1");
 }
+
+/// `files` signed for the fixture's cluster with each file whose path ends in `.c.yaml`
+/// (if any) sealed to `identity`, then verified and decrypted as a puller does.
+fn sealing_c(files: Vec<(String, Vec<u8>)>, identity: &airlock_bundle::age::Identity) -> airlock_bundle::VerifiedBundle {
+    use airlock_bundle::testkit::Fixture;
+    let fixture = Fixture::new(1);
+    let sealer = airlock_bundle::seal::Sealer::new(&fixture.cluster, vec![identity.recipient()], &[9; 32]);
+    let plain = Fixture::bundle(files);
+    let parts = plain
+        .parts()
+        .map(|(name, part)| (name.to_string(), sealer.seal_part(name, part, |path, _| path.ends_with(".c.yaml"), &Limits::SPEC).unwrap()));
+    let bundle = airlock_bundle::Bundle::from_parts(parts, &Limits::SPEC).unwrap();
+    let any = bundle.files().any(|(path, _)| path.ends_with(".age"));
+    let release = airlock_bundle::Release { recipients: any.then(|| sealer.recipients()), ..fixture.release(1) };
+    opened(&airlock_bundle::sign::sign(bundle, &release, &|_| PartSettings::default(), &fixture.keys, None), std::slice::from_ref(identity))
+}
+
+#[test]
+fn objects_of_an_encrypted_file_are_marked_and_its_errors_quote_nothing_of_it() {
+    let identity = airlock_bundle::age::Identity::from_secret([5; 32]);
+    let confidential = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: web\ndata:\n  token: s3cr3t\n";
+    let files = vec![
+        ("ClusterProfile.web/ConfigMap.web.c.yaml".to_string(), confidential.as_bytes().to_vec()),
+        ("ClusterProfile.web/cm.yaml".to_string(), CONFIG_MAP.as_bytes().to_vec()),
+    ];
+    let objects = desired(&sealing_c(files, &identity), &settings()).unwrap();
+    let marks: Vec<(&str, bool)> = objects.iter().map(|o| (o.id.name.as_str(), o.sealed)).collect();
+    assert!(marks.contains(&("c", true)) && marks.iter().filter(|(_, s)| *s).count() == 1, "{marks:?}");
+    assert!(objects.iter().all(|o| o.source.contains(".age") == o.sealed), "marked exactly when read from a .age file");
+
+    // A document the puller refuses: a clear file's message quotes it, a sealed one's does not.
+    let bad = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: web\n  annotations:\n    airlock.dev/adopt: s3cr3t\n";
+    let refused = |path: &str| {
+        let files = vec![(path.to_string(), bad.as_bytes().to_vec())];
+        match desired(&sealing_c(files, &identity), &settings()) {
+            Err(EngineError::Manifest { message, .. }) => message,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    };
+    let clear = refused("ClusterProfile.web/ConfigMap.web.x.yaml");
+    assert!(clear.contains("s3cr3t"), "in clear the reason is shown: {clear}");
+    let withheld = refused("ClusterProfile.web/ConfigMap.web.c.yaml");
+    assert!(!withheld.contains("s3cr3t") && withheld.contains("withheld"), "{withheld}");
+    let unparsable = vec![("ClusterProfile.web/ConfigMap.web.c.yaml".to_string(), b"a: s3cr3t\na: s3cr3t\n".to_vec())];
+    let error = desired(&sealing_c(unparsable, &identity), &settings()).unwrap_err().to_string();
+    assert!(!error.contains("s3cr3t") && error.contains("ConfigMap.web.c.yaml.age"), "{error}");
+}

@@ -56,6 +56,9 @@ pub struct DesiredObject {
     pub propagation: Option<Propagation>,
     /// Where it came from in the bundle: file path and document index.
     pub source: String,
+    /// Read from an encrypted file (spec 2.7): its results, and the checks that judge it,
+    /// show no more of it than of a `Secret`, and no log quotes an error about it.
+    pub sealed: bool,
     pub id: ObjectId,
     /// The manifest, with Airlock's labels and annotations added.
     pub manifest: Manifest,

@@ -15,6 +15,10 @@ pub struct ObjectResult {
     /// Field-level diff or error text, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// Of an object read from an encrypted file: its detail is withheld wherever the
+    /// result is shown (`report::redacted`). Never serialized: only a run knows it.
+    #[serde(skip)]
+    pub sealed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -101,6 +101,7 @@ pub(super) fn enforce(targets: Vec<Target>, settings: &Settings) -> Result<(Vec<
                 .into_iter()
                 .map(|(t, why)| ObjectResult {
                     detail: Some(why.detail(&list)),
+                    sealed: t.object.sealed,
                     id: t.object.id,
                     profile: t.object.profile,
                     action: Action::Refused,

@@ -113,6 +113,7 @@ pub(super) async fn run(api: &Api, selection: Selection<'_>, settings: &Settings
         profile: entry.profile.clone(),
         action,
         detail: Some(detail.to_string()),
+        sealed: false,
     };
     let (adopted, leave): (Vec<_>, Vec<_>) = selection.leave.into_iter().partition(|e| e.adopted);
     let mut pruned = Pruned {

@@ -52,7 +52,10 @@ pub(super) async fn run(
     if !delete_and_wait(api, served, object, label, PropagationPolicy::Foreground).await? {
         return Err(refused);
     }
-    tracing::info!(object = %object.id, error = %refused, "deleted to be re-created");
+    match object.sealed {
+        true => tracing::info!(object = %object.id, "deleted to be re-created (the refusal is withheld: the object came encrypted)"),
+        false => tracing::info!(object = %object.id, error = %refused, "deleted to be re-created"),
+    }
     api.apply(served, &object.id, object.manifest.json(), force, false).await
 }
 

@@ -163,7 +163,7 @@ impl ReloadCheck {
                         }
                     }
                 };
-                results.push(ObjectResult { id: workload.id.clone(), profile: workload.profile.clone(), action, detail });
+                results.push(ObjectResult { id: workload.id.clone(), profile: workload.profile.clone(), action, detail, sealed: false });
             }
             mounted.push(Mounted { workload: workload.id, digest: keep });
         }

@@ -92,7 +92,7 @@ impl Done {
 
 /// The result of `action` on `object`.
 pub(super) fn result(object: &DesiredObject, action: Action, detail: Option<String>) -> ObjectResult {
-    ObjectResult { id: object.id.clone(), profile: object.profile.clone(), action, detail }
+    ObjectResult { id: object.id.clone(), profile: object.profile.clone(), action, detail, sealed: object.sealed }
 }
 
 /// Runs `step` on `target`; `previous` is its entry in the previous inventory, and
@@ -203,7 +203,10 @@ pub(super) async fn one(
             Done { result: result(action, detail), entry, uid, crd, ready, created }
         }
         Err(e) => {
-            tracing::warn!(object = %object.id, error = %e, "apply failed");
+            match object.sealed {
+                true => tracing::warn!(object = %object.id, "apply failed (the error is withheld: the object came encrypted)"),
+                false => tracing::warn!(object = %object.id, error = %e, "apply failed"),
+            }
             let entry = if object.create_only { None } else { kept };
             Done::not_applied(result(Action::Failed, Some(e.to_string())), entry)
         }

@@ -55,6 +55,7 @@ pub fn object(api_version: &str, kind: &str, namespace: Option<&str>, name: &str
         cleanup_on_fail: Default::default(),
         propagation: None,
         source: format!("ClusterProfile.p/{kind}.yaml document 1"),
+        sealed: false,
         id: ObjectId {
             group: group.into(),
             version: version.into(),

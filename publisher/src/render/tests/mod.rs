@@ -31,7 +31,21 @@ spec: {pullMode: true}
 "#;
 
 fn world(extra: &str) -> (Inventory, Resources) {
-    let docs = yaml::parse_documents(&format!("{CLUSTERS}---\n{extra}")).unwrap();
+    world_of(&format!("{CLUSTERS}---\n{extra}"))
+}
+
+/// As [`world`], with eu-1 and us-1, which have no age recipient, allowing Secrets in clear.
+fn world_allowing_clear(extra: &str) -> (Inventory, Resources) {
+    let clusters = CLUSTERS
+        .replace(r#""apps"}}"#, r#""apps", airlock.dev/plaintext-secrets: allow}}"#)
+        .replace("labels: {region: us}}", "labels: {region: us}, annotations: {airlock.dev/plaintext-secrets: allow}}");
+    assert_eq!(clusters.matches("plaintext-secrets").count(), 2, "both clusters allow");
+    world_of(&format!("{clusters}---\n{extra}"))
+}
+
+/// The world `text` makes, clusters and all.
+fn world_of(text: &str) -> (Inventory, Resources) {
+    let docs = yaml::parse_documents(text).unwrap();
     let inv = Inventory::from_objects(docs.iter().map(|d| ("test".to_string(), d)));
     assert!(inv.broken.is_empty(), "{:?}", inv.broken);
     let res = Resources::found(docs.iter().filter_map(|d| ObjectKey::of(d).map(|k| (k, d.clone()))).collect());
@@ -193,7 +207,8 @@ fn secrets_must_be_manifest_secrets_and_are_decoded() {
     };
     // An empty policyRef namespace on a ClusterProfile means the cluster's namespace.
     let cp = profile("creds", 100, "region: eu", "{kind: Secret, name: creds}");
-    let r = render_for(&world(&format!("{cp}---\n{}", secret("addons.projectsveltos.io/cluster-profile"))), "fleet/eu-1").unwrap();
+    let clear = world_allowing_clear(&format!("{cp}---\n{}", secret("addons.projectsveltos.io/cluster-profile")));
+    let r = render_for(&clear, "fleet/eu-1").unwrap();
     assert!(file(&r, "ClusterProfile.creds/Secret.apps.db.yaml").contains("password: hunter2"));
     let r = render_for(&world(&format!("{cp}---\n{}", secret("Opaque"))), "fleet/eu-1").unwrap();
     let want = RenderError::NotManifests { object: "Secret fleet/creds".into(), actual: "Opaque".into() }.to_string();
@@ -336,17 +351,23 @@ fn a_shared_profile_part_is_whole_only_where_nothing_overrides_it() {
 
 /// A cluster registered with `--token`, its management Secret (`expires` as annotation, a
 /// login for `user`), and a profile deploying into `apps`.
+/// It allows Secrets in clear, having no age recipient.
 fn relayed_world(secret_annotations: &str, user: &str) -> (Inventory, Resources) {
+    world(&relayed_text(secret_annotations, user).replace("ops}}", "ops, airlock.dev/plaintext-secrets: allow}}"))
+}
+
+/// The text of [`relayed_world`], without its allowance.
+fn relayed_text(secret_annotations: &str, user: &str) -> String {
     let auth = STANDARD.encode(format!("{user}:pw"));
     let config = STANDARD.encode(format!(r#"{{"auths":{{"registry.example":{{"auth":"{auth}"}}}}}}"#));
-    world(&format!(
+    format!(
         "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\n\
          metadata: {{name: tok-1, namespace: fleet, labels: {{region: eu}}, annotations: {{airlock.dev/store-credentials: tok-1-creds, airlock.dev/puller-namespace: ops}}}}\n\
          spec: {{pullMode: true}}\n---\n\
          apiVersion: v1\nkind: Secret\nmetadata: {{name: tok-1-creds, namespace: fleet{secret_annotations}}}\n\
          type: kubernetes.io/dockerconfigjson\ndata: {{.dockerconfigjson: {config}}}\n---\n{}",
         web_profile("web"),
-    ))
+    )
 }
 
 /// With an offset and a fraction, which the relay writes as UTC whole seconds.
@@ -377,6 +398,16 @@ fn relays_the_management_secret_into_the_system_part() {
     // Without the annotation (no --token), no system part.
     let plain = render_for(&world(&web_profile("web")), "fleet/eu-1").unwrap();
     assert!(plain.bundle.parts().all(|(n, _)| n != "Airlock.system"));
+}
+
+#[test]
+fn relayed_credentials_in_clear_fail_the_cluster_unless_it_allows_them() {
+    let err = render_for(&world(&relayed_text(EXPIRES, "puller-a")), "fleet/tok-1").unwrap_err();
+    assert!(matches!(&err, RenderError::Clear { cluster, .. } if cluster == "fleet/tok-1"), "{err}");
+    let message = err.to_string();
+    assert!(message.contains("the relayed store credentials (part Airlock.system)"), "{message}");
+    assert!(message.contains("register cluster") && message.contains("airlock.dev/plaintext-secrets: allow"), "{message}");
+    assert!(!message.contains(&STANDARD.encode("puller-a:pw")), "{message}");
 }
 
 #[test]

@@ -57,13 +57,13 @@ const SEALED_DB: &str = "ClusterProfile.app/Secret.apps.db.yaml.age";
 
 #[test]
 fn a_cluster_with_a_recipient_gets_its_secrets_sealed_and_shares_the_rest() {
-    let w = world(&fleet());
+    let w = world_allowing_clear(&fleet());
     let renderer = sealing(&w.1, Vec::new());
     let (clear, sealed) = (render_with(&renderer, &w, "fleet/eu-1"), render_with(&renderer, &w, "fleet/eu-2"));
 
     assert_eq!(clear.recipients, None);
     assert!(paths(&clear).contains(&"ClusterProfile.app/Secret.apps.db.yaml"));
-    assert!(file(&clear, "ClusterProfile.app/Secret.apps.db.yaml").contains("hunter2"), "no recipient: in clear as before");
+    assert!(file(&clear, "ClusterProfile.app/Secret.apps.db.yaml").contains("hunter2"), "no recipient, allowed: in clear");
 
     assert_eq!(
         paths(&sealed),
@@ -122,20 +122,28 @@ fn break_glass_recipients_come_after_the_clusters_own() {
     assert_eq!(clear.recipients, None, "a cluster without a recipient of its own gets nothing sealed");
 }
 
+/// The source of `plain` with the annotation airlock.dev/confidential: `value`.
+fn marked_source(value: &str) -> String {
+    config_map("plain", "defs", PLAIN).replace(
+        "metadata: {name: plain, namespace: defs}",
+        &format!("metadata: {{name: plain, namespace: defs, annotations: {{airlock.dev/confidential: {value}}}}}"),
+    )
+}
+
 #[test]
 fn a_source_marked_confidential_is_sealed_whatever_its_kind() {
-    let marked = |value: &str| {
-        let source = config_map("plain", "defs", PLAIN).replace(
-            "metadata: {name: plain, namespace: defs}",
-            &format!("metadata: {{name: plain, namespace: defs, annotations: {{airlock.dev/confidential: {value}}}}}"),
-        );
-        world(&fleet().replace(&config_map("plain", "defs", PLAIN), &source))
-    };
+    let marked = |value: &str| world(&fleet().replace(&config_map("plain", "defs", PLAIN), &marked_source(value)));
     let w = marked("'true'");
     let renderer = sealing(&w.1, Vec::new());
     let sealed = render_with(&renderer, &w, "fleet/eu-2");
     assert!(paths(&sealed).contains(&"ClusterProfile.plain/ConfigMap.tools.plain.yaml.age"), "{:?}", paths(&sealed));
-    assert!(paths(&render_with(&renderer, &w, "fleet/eu-1")).contains(&"ClusterProfile.plain/ConfigMap.tools.plain.yaml"));
+    let refused = render_with(&renderer, &w, "fleet/eu-1");
+    let message = &failure(&refused, "ClusterProfile.plain").expect("no recipient: refused").message;
+    assert!(message.starts_with("fleet/eu-1: ConfigMap tools/plain (ClusterProfile/plain: "), "{message}");
+    assert!(!paths(&refused).iter().any(|p| p.contains("tools.plain")), "{:?}", paths(&refused));
+    let allowed = world_allowing_clear(&fleet().replace(&config_map("plain", "defs", PLAIN), &marked_source("'true'")));
+    let clear = render_with(&sealing(&allowed.1, Vec::new()), &allowed, "fleet/eu-1");
+    assert!(paths(&clear).contains(&"ClusterProfile.plain/ConfigMap.tools.plain.yaml"), "allowed: in clear");
 
     for bad in ["'yes'", "'True'", "true"] {
         let w = marked(bad);
@@ -236,4 +244,46 @@ fn broken_without_recipient() -> (Inventory, Resources) {
     let start = text.find(", annotations: {airlock.dev/age-recipient:").unwrap();
     let end = start + text[start..].find("}}").unwrap() + 1;
     world(&format!("{}{}", &text[..start], &text[end..]))
+}
+
+#[test]
+fn a_cluster_without_a_recipient_gets_no_secret_in_clear_unless_it_allows_them() {
+    let w = world(&fleet());
+    let r = render_with(&sealing(&w.1, Vec::new()), &w, "fleet/eu-1");
+    let message = &failure(&r, "ClusterProfile.app").expect("the profile carrying the Secret fails").message;
+    for part in [
+        "fleet/eu-1: Secret apps/db (ClusterProfile/app: ",
+        "would be stored in clear: the cluster has no age recipient",
+        "airlock-publisher register cluster",
+        "airlock.dev/plaintext-secrets: allow",
+    ] {
+        assert!(message.contains(part), "{part:?} in {message}");
+    }
+    assert_eq!(r.failures.iter().map(|f| f.part.as_str()).collect::<Vec<_>>(), ["ClusterProfile.app"]);
+    assert!(paths(&r).contains(&"ClusterProfile.plain/ConfigMap.tools.plain.yaml"), "the other profiles still publish");
+    assert!(!paths(&r).iter().any(|p| p.starts_with("ClusterProfile.app/")), "nothing of the refused part: {:?}", paths(&r));
+    assert!(!r.bundle.files().any(|(_, b)| b.windows(7).any(|w| w == b"hunter2")));
+    let (statement, _) = stored(&r, 1);
+    assert!(!statement.predicate.allow_plaintext_secrets);
+    assert!(!serde_json::to_string(&statement).unwrap().contains("hunter2"), "nor in the failure it signs");
+
+    let allowed = world_allowing_clear(&fleet());
+    let r = render_with(&sealing(&allowed.1, Vec::new()), &allowed, "fleet/eu-1");
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert!(file(&r, "ClusterProfile.app/Secret.apps.db.yaml").contains("hunter2"));
+    assert!(stored(&r, 1).0.predicate.allow_plaintext_secrets, "the choice is signed, for the puller to check");
+}
+
+#[test]
+fn a_part_kept_in_clear_with_a_secret_fails_the_cluster_once_clear_is_no_longer_allowed() {
+    let allowed = world_allowing_clear(&fleet());
+    let first = render_with(&sealing(&allowed.1, Vec::new()), &allowed, "fleet/eu-1");
+    let (statement, kept) = stored(&first, 4);
+    // The source of `app` is gone, so its part is kept from the store, and the allowance
+    // was withdrawn meanwhile: republishing the kept Secret in clear is refused.
+    let broken = world(&fleet().replace("metadata: {name: app, namespace: defs}", "metadata: {name: gone, namespace: defs}"));
+    let err = render_stored(&sealing(&broken.1, Vec::new()), &broken, "fleet/eu-1", Some((&statement, &kept))).unwrap_err();
+    assert!(matches!(&err, RenderError::Clear { cluster, .. } if cluster == "fleet/eu-1"), "{err}");
+    assert!(err.to_string().contains("the Secret in ClusterProfile.app/Secret.apps.db.yaml"), "{err}");
+    assert!(!err.to_string().contains("hunter2"), "{err}");
 }

@@ -350,6 +350,7 @@ fn random_values_stay_for_unchanged_inputs_and_differ_per_cluster() {
     );
     let password =
         |w: &(Inventory, Resources), c: &str| file(&render_for(w, c).unwrap(), "ClusterProfile.r/Secret.apps.pw.yaml").to_string();
+    let world = world_allowing_clear;
     let (a, again) = (password(&world(&text), "fleet/eu-1"), password(&world(&text), "fleet/eu-1"));
     assert_eq!(a, again, "the same inputs draw the same values");
     assert_ne!(a, password(&world(&text), "fleet/us-1"));

@@ -140,7 +140,7 @@ async fn run(
 ) -> Result<RunResult, Failure> {
     let (mut state_store, state) = StateStore::load(client, &names(settings), &settings.cluster).await?;
     (report.applied_version, report.applied_digest) = applied(state.as_ref()).unzip();
-    let trusted = &Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity);
+    let trusted = &Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity)?;
     let identities = Identities::derive(&settings.identities, state.as_ref());
     let open = Some(identities.all());
     let floor = match &state {
@@ -247,8 +247,12 @@ async fn run(
             let profiles = &envelope.predicate().profiles;
             let counts = state.as_ref().map(|s| s.failures.clone()).unwrap_or_default();
             engine_settings.held_back = failures::held_back(&counts, profiles);
-            let checker =
-                Checker { client, cluster_label: engine::cluster_label(&engine_settings.cluster), timeout: settings.check_timeout };
+            let checker = Checker {
+                client,
+                cluster_label: engine::cluster_label(&engine_settings.cluster),
+                timeout: settings.check_timeout,
+                sealed: crate::checks::sealed(&desired),
+            };
             let recorded_checks = state.as_ref().map(|s| s.delete_checks.clone()).unwrap_or_default();
             let leaving = delete_checks::leaving(&recorded_checks, profiles);
             let mut failed = Vec::new();
