@@ -15,7 +15,7 @@ async fn a_cluster_without_a_recipient_gets_no_secret_in_clear() {
     let markers = Markers::new(&run);
     let (marked, plain) = (format!("marked-{run}-Zq8r"), format!("plain-{run}-Hy2c"));
     let (app_ns, state_ns) = (format!("{run}-app"), format!("{run}-st"));
-    let _cleanup = Cleanup(vec![app_ns.clone(), state_ns.clone()]);
+    let _cleanup = ManagedNamespaces(vec![app_ns.clone(), state_ns.clone()]);
 
     std::fs::create_dir(path("management")).expect("management dir");
     let cluster = |annotations: &str| {
