@@ -29,7 +29,8 @@ const L: Limits = Limits::SPEC;
 /// Generated clusters beside the fixture's three; every second one is in the north zone.
 const SITES: usize = 50;
 
-/// Adds SITES pull-mode clusters to the fixture, and a platform profile every cluster of the
+/// Adds SITES pull-mode clusters to the fixture (taking Secrets in clear, as the fixture's
+/// own do), and a platform profile every cluster of the
 /// run gets: four CA bundles of 96 KiB each, the kind of shared content that dominates a
 /// real fleet's bundles (and that a delta must not carry again).
 fn grow_fleet(fx: &Fixture) {
@@ -39,8 +40,8 @@ fn grow_fleet(fx: &Fixture) {
         let zone = if i % 2 == 0 { "north" } else { "south" };
         yaml += &format!(
             "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata:\n  name: site-{i:02}\n  \
-             namespace: {run}\n  labels: {{e2e.airlock.dev/run: {run}, e2e.airlock.dev/zone: {zone}}}\n\
-             spec: {{pullMode: true}}\n---\n"
+             namespace: {run}\n  labels: {{e2e.airlock.dev/run: {run}, e2e.airlock.dev/zone: {zone}}}\n  \
+             annotations: {{airlock.dev/plaintext-secrets: allow}}\nspec: {{pullMode: true}}\n---\n"
         );
     }
     yaml += &format!(
