@@ -110,10 +110,13 @@ fn answer(stream: TcpStream, dir: &Path, expected: Option<&str>, archives: &Atom
 }
 
 /// A pull-mode SveltosCluster `<run>/edge` labelled `site: <site>`, annotated with
-/// `annotations` (a YAML flow mapping's entries), that reported Kubernetes v1.20.2, and a
+/// `annotations` (a YAML flow mapping's entries) and allowed Secrets in clear (it has no
+/// age recipient, and charts render Secrets), that reported Kubernetes v1.20.2, and a
 /// ClusterProfile `<run>` selecting it whose spec goes on with `spec` (its fields, indented
 /// two spaces).
 pub fn edge_fleet(run: &str, site: &str, annotations: &str, spec: &str) -> String {
+    let annotations =
+        ["airlock.dev/plaintext-secrets: allow", annotations].into_iter().filter(|a| !a.is_empty()).collect::<Vec<_>>().join(", ");
     format!(
         "apiVersion: lib.projectsveltos.io/v1beta1
 kind: SveltosCluster
