@@ -95,6 +95,7 @@ impl Helm {
     /// Runs helm in `scratch`'s throw-away homes; its stdout on success.
     pub(super) fn run(&self, scratch: &Scratch, invocation: &Invocation<'_>) -> Result<Vec<u8>, ProcessError> {
         self.invocations.fetch_add(1, Ordering::Relaxed);
+        tracing::debug!(verb = %invocation.args.first().map_or("", String::as_str), "helm runs");
         spawn(&self.path, scratch, invocation)
     }
 }
