@@ -150,33 +150,24 @@ fn the_sandbox_keeps_kustomize_out_of_the_publishers_files() {
     assert!(unconfined.status.success(), "{}", String::from_utf8_lossy(&unconfined.stderr));
     assert!(String::from_utf8_lossy(&unconfined.stdout).contains(marker), "without the sandbox the attack reads the key");
 
-    let confined = Command::new(common::publisher_bin())
-        .args(["sandbox-exec", "--read"])
-        .arg(tree.path())
-        .args(["--read", "/dev/null", "--"])
-        .arg(&kubectl)
-        .args(build)
-        .arg(tree.path())
-        .env_clear()
-        .output()
-        .expect("airlock-publisher runs");
-    let (stdout, stderr) = (String::from_utf8_lossy(&confined.stdout), String::from_utf8_lossy(&confined.stderr));
-    assert!(!confined.status.success(), "the confined build must fail: {stdout}");
+    // The build through `airlock-publisher sandbox-exec`, allowed to read the tree and `more`.
+    let confined = |more: Option<&Path>| {
+        let mut command = Command::new(common::publisher_bin());
+        command.args(["sandbox-exec", "--read"]).arg(tree.path());
+        if let Some(dir) = more {
+            command.arg("--read").arg(dir);
+        }
+        command.args(["--read", "/dev/null", "--"]).arg(&kubectl).args(build).arg(tree.path()).env_clear();
+        command.output().expect("airlock-publisher runs")
+    };
+
+    let refused = confined(None);
+    let (stdout, stderr) = (String::from_utf8_lossy(&refused.stdout), String::from_utf8_lossy(&refused.stderr));
+    assert!(!refused.status.success(), "the confined build must fail: {stdout}");
     assert!(stderr.contains("permission denied"), "{stderr}");
     assert!(!stdout.contains(marker) && !stderr.contains(marker), "the key's bytes leaked: {stdout} {stderr}");
 
-    let allowed = Command::new(common::publisher_bin())
-        .args(["sandbox-exec", "--read"])
-        .arg(tree.path())
-        .arg("--read")
-        .arg(secret.path())
-        .args(["--read", "/dev/null", "--"])
-        .arg(&kubectl)
-        .args(build)
-        .arg(tree.path())
-        .env_clear()
-        .output()
-        .expect("airlock-publisher runs");
+    let allowed = confined(Some(secret.path()));
     assert!(allowed.status.success(), "a file the sandbox names is read: {}", String::from_utf8_lossy(&allowed.stderr));
 }
 
