@@ -397,8 +397,8 @@ pub static PROFILE_FIELDS: &[Field] = &[
 pub static CLUSTER_FIELDS: &[Field] = &[
     f(
         "metadata.annotations[agent.projectsveltos.io/watch-namespaces]",
-        Supported,
-        "relayed in the bundle; the puller refuses objects outside them",
+        Differs,
+        "relayed in the signed bundle; stricter than Sveltos's agent: the puller refuses every object outside them before applying anything, cluster-scoped objects only where the bundle allows them, and registration narrows the puller's RBAC to them",
     ),
     f("spec.pullMode", Supported, "only pull-mode clusters get bundles"),
     f(
@@ -416,15 +416,27 @@ pub static CLUSTER_FIELDS: &[Field] = &[
     f("spec.kubeconfigKeyName", NotApplicable, PUSH),
     all("spec.tokenRequestRenewalOption", NotApplicable, PUSH),
     all("spec.workloadIdentity", NotApplicable, PUSH),
-    f("spec.consecutiveFailureThreshold", NotApplicable, PUSH),
+    f(
+        "spec.consecutiveFailureThreshold",
+        Supported,
+        "read by airlock-publisher ingest: a cluster that misses this many report intervals is marked Down and not ready",
+    ),
     all("spec.readinessChecks", NotApplicable, PUSH),
     all("spec.livenessChecks", NotApplicable, PUSH),
     f("status.ready", Supported, "set by airlock-publisher ingest from the pullers' reports"),
     f("status.version", Supported, "set by airlock-publisher ingest: the site's Kubernetes version"),
     f("status.agentLastReportTime", Supported, "set by airlock-publisher ingest: when the last ingested report's run finished"),
-    f("status.failureMessage", Differs, "not written: ingest records the last reported error in the annotation airlock.dev/last-error"),
-    f("status.connectionStatus", NotApplicable, PUSH),
-    f("status.connectionFailures", NotApplicable, PUSH),
+    f(
+        "status.failureMessage",
+        Differs,
+        "written by airlock-publisher ingest when reports go missing (ReportsMissing); the last error a report carries goes to the annotation airlock.dev/last-error",
+    ),
+    f(
+        "status.connectionStatus",
+        Supported,
+        "written by airlock-publisher ingest: Down once spec.consecutiveFailureThreshold report intervals passed without a report, Healthy again on the next one",
+    ),
+    f("status.connectionFailures", Supported, "written by airlock-publisher ingest: the report intervals missed since the last report"),
     f("status.lastReconciledTokenRequestAt", NotApplicable, PUSH),
     f("status.activeWindowHash", NotApplicable, "Sveltos's record of the window it computed; the puller judges the window itself"),
     f("status.nextPause", NotApplicable, "Sveltos's record of the window it computed; the puller judges the window itself"),
