@@ -1,11 +1,12 @@
 //! What both binaries share at their edges: kubectl-like cluster flags, log setup, the
-//! exit codes scripts rely on, the Lease that elects one writer ([`lease`]), the metadata
+//! exit codes scripts rely on, the one grammar of durations ([`duration`]), the Lease that elects one writer ([`lease`]), the metadata
 //! of the objects they write ([`meta`]) and progress of long transfers ([`progress`]).
 //! The publisher and the puller use it beside `airlock-store` and `airlock-bundle`; it
 //! points down at `airlock-store` only for the mirror's progress, and neither lower crate
 //! uses it.
 #![forbid(unsafe_code)]
 
+pub mod duration;
 pub mod lease;
 pub mod meta;
 pub mod progress;

@@ -10,7 +10,7 @@ pub mod publish;
 pub mod status;
 pub mod watch;
 
-pub use crate::duration::parse_duration;
+pub use airlock_cli::duration::parse_duration;
 
 use std::path::PathBuf;
 

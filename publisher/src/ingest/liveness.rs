@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::status::{OWNED_STATUS, Update};
 use crate::annotations::REPORT_INTERVAL_ANNOTATION;
-use crate::duration::{format_duration, parse_duration};
+use airlock_cli::duration::{format_duration, parse_duration};
 
 /// The report interval of a SveltosCluster without the annotation: the puller's default.
 pub const DEFAULT_INTERVAL: SignedDuration = SignedDuration::from_mins(30);

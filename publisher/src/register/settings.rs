@@ -20,8 +20,8 @@ use jiff::{SignedDuration, Timestamp};
 use super::age::AgeIdentities;
 use super::containment::{Containment, ContainmentFlags};
 use super::token::{Token, TokenFlags};
-use crate::duration::{format_duration, parse_duration};
 use crate::render::credentials::Login;
+use airlock_cli::duration::{format_duration, parse_duration};
 
 /// A keyring holds at most 64 keys of under 200 bytes each; a docker config a few auths.
 /// Anything larger than this is the wrong file.

@@ -17,16 +17,17 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use super::sync;
-use crate::config::{SyncArgs, parse_interval};
+use crate::config::SyncArgs;
 use crate::failure::Failure;
 use crate::report_writer;
+use airlock_cli::duration::parse_std_duration;
 
 #[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub sync: SyncArgs,
     /// Time between the end of one run and the start of the next (e.g. 90s, 5m, 1h).
-    #[arg(long, default_value = "5m", value_parser = parse_interval)]
+    #[arg(long, default_value = "5m", value_parser = parse_std_duration)]
     pub interval: Duration,
     /// Address of the /metrics and /healthz endpoints.
     #[arg(long, default_value = "0.0.0.0:9090")]

@@ -17,9 +17,10 @@ use airlock_store::StoreRef;
 use anyhow::{Context, bail};
 
 use super::file::{SettingsFile, read_capped, read_identities, read_keyring, read_settings_file};
-use super::flags::{SourceArgs, SyncArgs, parse_interval};
+use super::flags::{SourceArgs, SyncArgs};
 use super::reporting::{self, Reporting};
 use crate::engine::{self, NamespacePolicy};
+use airlock_cli::duration::parse_std_duration;
 
 /// A PKCS#8 PEM Ed25519 key is 119 bytes.
 const KEY_FILE_BYTES: u64 = 16 * 1024;
@@ -194,7 +195,7 @@ impl SyncArgs {
 fn duration(flag: Option<Duration>, file: Option<&str>, key: &str, default: Duration) -> anyhow::Result<Duration> {
     match (flag, file) {
         (Some(d), _) => Ok(d),
-        (None, Some(text)) => parse_interval(text).map_err(|e| anyhow::anyhow!("{key}: {e}")),
+        (None, Some(text)) => parse_std_duration(text).map_err(|e| anyhow::anyhow!("{key}: {e}")),
         (None, None) => Ok(default),
     }
 }

@@ -32,7 +32,7 @@ pub(super) struct SettingsFile {
     pub report_key: Option<PathBuf>,
     pub age_identity: Option<PathBuf>,
     pub push_reports: Option<bool>,
-    /// A duration such as `30m` (`parse_interval`).
+    /// A duration such as `30m` (`airlock_cli::duration`).
     pub report_every: Option<String>,
     /// The sync Lease's duration, as `reportEvery`.
     pub lease_duration: Option<String>,

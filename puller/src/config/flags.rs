@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use airlock_cli::duration::parse_std_duration;
 use clap::Args;
 
 use crate::engine::NamespacePolicy;
@@ -35,7 +36,7 @@ pub struct SourceArgs {
     /// The longest validity (`expires` minus `issuedAt`) a bundle may claim, and how far
     /// past the newest `issuedAt` accepted one may be while the clock is behind it
     /// (bundles-format.md 8.9, 8.10): 1h to 366d, default 90d (2160h).
-    #[arg(long, value_parser = parse_interval, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_std_duration, value_name = "DURATION")]
     pub max_validity: Option<Duration>,
     /// Settings file written by registration: JSON with source, cluster, keyring,
     /// maxValidity, watchNamespaces, namespacePolicy, stateNamespace, reportTo, reportKey,
@@ -93,43 +94,15 @@ pub struct SyncArgs {
     pub push_reports: bool,
     /// Send a report to the store at least this often, even when nothing changed: the
     /// management side counts a cluster silent for three of these as not ready (default 30m).
-    #[arg(long, value_parser = parse_interval, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_std_duration, value_name = "DURATION")]
     pub report_every: Option<Duration>,
     /// How long the sync Lease holds without renewal, which is how long a killed puller
     /// keeps the next one waiting: shorter than the schedule's period lets the next
     /// scheduled run take over (default 2m).
-    #[arg(long, value_parser = parse_interval, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_std_duration, value_name = "DURATION")]
     pub lease_duration: Option<Duration>,
     /// How long a run waits for a part's validateHealths to pass after applying it, and
     /// for a Job check without a timeout of its own (default 2m).
-    #[arg(long, value_parser = parse_interval, value_name = "DURATION")]
+    #[arg(long, value_parser = parse_std_duration, value_name = "DURATION")]
     pub check_timeout: Option<Duration>,
-}
-
-/// Parses an interval such as `90s`, `5m` or `1h`.
-pub fn parse_interval(text: &str) -> Result<Duration, String> {
-    // jiff reads no days into an exact duration (a calendar day may not last 24h); here a
-    // day is 24 hours, as validity periods count them.
-    if let Some(days) = text.strip_suffix('d').and_then(|n| n.parse::<u64>().ok()) {
-        return parse_interval(&format!("{}h", days.saturating_mul(24)));
-    }
-    let d: jiff::SignedDuration = text.parse().map_err(|e| format!("{text:?} is not a duration like 5m or 90d: {e}"))?;
-    let d = Duration::try_from(d).map_err(|_| format!("{text:?} is negative"))?;
-    if d < Duration::from_secs(1) {
-        return Err(format!("{text:?} is shorter than one second"));
-    }
-    Ok(d)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_intervals() {
-        assert_eq!(parse_interval("5m"), Ok(Duration::from_secs(300)));
-        assert_eq!(parse_interval("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_interval("90d"), Ok(Duration::from_secs(90 * 86_400)));
-        assert!(parse_interval("0s").is_err() && parse_interval("-5m").is_err() && parse_interval("soon").is_err());
-    }
 }

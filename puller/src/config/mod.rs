@@ -15,5 +15,5 @@ mod reporting;
 
 pub use checked::{DEFAULT_STATE_NAMESPACE, Source, SourceSettings, SyncSettings, effective_watch_namespaces};
 pub use file::{read_capped, read_keyring};
-pub use flags::{SourceArgs, SyncArgs, parse_interval};
+pub use flags::{SourceArgs, SyncArgs};
 pub use reporting::{DEFAULT_REPORT_EVERY, Reporting};

@@ -9,7 +9,8 @@ use airlock_store::StoreRef;
 use anyhow::bail;
 
 use super::file::SettingsFile;
-use super::flags::{SyncArgs, parse_interval};
+use super::flags::SyncArgs;
+use airlock_cli::duration::parse_std_duration;
 
 /// The report interval when none is given: what `register cluster --report-every` defaults to.
 pub const DEFAULT_REPORT_EVERY: Duration = Duration::from_secs(30 * 60);
@@ -28,7 +29,7 @@ pub(super) fn check(args: &SyncArgs, file: &SettingsFile, store: &StoreRef, sign
     let push = args.push_reports || file.push_reports.unwrap_or(false);
     let every = match (args.report_every, &file.report_every) {
         (Some(every), _) => every,
-        (None, Some(text)) => parse_interval(text).map_err(|e| anyhow::anyhow!("reportEvery: {e}"))?,
+        (None, Some(text)) => parse_std_duration(text).map_err(|e| anyhow::anyhow!("reportEvery: {e}"))?,
         (None, None) => DEFAULT_REPORT_EVERY,
     };
     if push && !signed {
