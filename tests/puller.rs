@@ -160,16 +160,19 @@ async fn run_serves_health_and_metrics_and_stops_on_sigterm() {
     };
     assert!(healthy.ends_with("ok\n"), "{healthy}");
     assert_eq!(site.config_maps().await.len(), 2, "the first run applied the bundle");
-    // Let a second run happen, then read the metrics.
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let metrics = http_get(port, "/metrics").await.expect("metrics answer");
+    // Wait for a second run, then read the metrics.
+    let ok_runs = |metrics: &str| {
+        metrics.lines().find_map(|l| l.strip_prefix("airlock_sync_runs_total{result=\"ok\"} ")).and_then(|n| n.parse::<u64>().ok())
+    };
+    let metrics = loop {
+        let metrics = http_get(port, "/metrics").await.expect("metrics answer");
+        match ok_runs(&metrics) {
+            Some(runs) if runs >= 2 => break metrics,
+            _ if started.elapsed() > Duration::from_secs(60) => panic!("no second run within a minute: {metrics}"),
+            _ => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    };
     assert!(metrics.contains("airlock_applied_version 1\n"), "{metrics}");
-    let ok_runs = metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("airlock_sync_runs_total{result=\"ok\"} "))
-        .and_then(|n| n.parse::<u64>().ok())
-        .expect("ok runs");
-    assert!(ok_runs >= 2, "{metrics}");
     assert!(metrics.contains("airlock_sync_runs_total{result=\"error\"} 0\n"), "{metrics}");
     assert!(metrics.contains("airlock_bundle_expires_timestamp_seconds "), "{metrics}");
 
