@@ -42,27 +42,39 @@ ALL_PKGS=(
 # Every Kubernetes binary in one go build: the packages they share compile once.
 KUBE_BINARIES=(kube-apiserver kube-controller-manager kubectl kube-scheduler kubelet)
 
-# start_node — once more after a stop when the first start fails: a machine whose previous
-# node was killed mid-run (its pods outlive the kubelet) may still be tearing it down.
-start_node() {
-  "$HACK_DIR/node.sh" start && return 0
-  log "warning: the node did not start; stopping what it left and starting it once more"
-  "$HACK_DIR/node.sh" stop
-  "$HACK_DIR/node.sh" start
+# start_service SCRIPT [ARGS...] — starts one service with `SCRIPT start ARGS`; when that
+# fails, shows the end of every log it wrote, stops what it left and starts it once more:
+# a port still held by a process on its way out, or a node whose previous pods outlive
+# their kubelet, rarely fails twice. The second failure shows its logs too.
+start_service() {
+  local script="$1" attempt mark
+  shift
+  for attempt in 1 2; do
+    mark="$(mktemp)"
+    if "$HACK_DIR/$script" start "$@"; then
+      rm -f "$mark"
+      return 0
+    fi
+    log "$script start $*: attempt $attempt failed; the end of the logs it wrote:"
+    find "$AIRLOCK_STATE/logs" -name '*.log' -newer "$mark" -exec tail -n 15 -v {} + >&2 2>/dev/null || true
+    rm -f "$mark"
+    [ "$attempt" = 2 ] || "$HACK_DIR/$script" stop "$@" || true
+  done
+  return 1
 }
 
 start() {
   local t0=$SECONDS inst node_pid
   ensure_pkgs "${ALL_PKGS[@]}"
   "$HACK_DIR/kube.sh" build "${KUBE_BINARIES[@]}"
-  "$HACK_DIR/registry.sh" start
-  "$HACK_DIR/git-server.sh" start
+  start_service registry.sh || die "the registries did not start"
+  start_service git-server.sh || die "the Git server did not start"
   # The node takes longest (its kubelet waits for the runtime, then for Ready): it starts
   # beside the control planes rather than after them.
-  start_node &
+  start_service node.sh &
   node_pid=$!
   for inst in "${KUBE_INSTANCES[@]}"; do
-    "$HACK_DIR/kube.sh" start "$inst"
+    start_service kube.sh "$inst" || die "the $inst API server did not start"
   done
   wait "$node_pid" || die "the node did not start (hack/node.sh start)"
   env_lines >"$AIRLOCK_STATE/services.env.tmp"
