@@ -65,11 +65,6 @@ impl RunResult {
         }
     }
 
-    /// The cluster runs what it was given, or waits for its window to apply it (spec 14.5).
-    pub fn ready(self) -> bool {
-        matches!(self, RunResult::Applied | RunResult::UpToDate | RunResult::Deferred)
-    }
-
     /// The `result` label of the puller's `airlock_sync_runs_total`: `ok`, `rejected` or
     /// `error`, the three classes a caller acts on differently.
     pub fn metric_label(self) -> &'static str {
@@ -368,16 +363,16 @@ mod tests {
 
     #[test]
     fn names_results_as_written_as_reasons_and_as_classes() {
-        for (result, name, reason, ready, class) in [
-            (RunResult::Applied, "applied", "Applied", true, "ok"),
-            (RunResult::UpToDate, "up-to-date", "UpToDate", true, "ok"),
-            (RunResult::DryRun, "dry-run", "DryRun", false, "ok"),
-            (RunResult::Deferred, "deferred", "Deferred", true, "ok"),
-            (RunResult::Rejected, "rejected", "Rejected", false, "rejected"),
-            (RunResult::Error, "error", "Error", false, "error"),
+        for (result, name, reason, class) in [
+            (RunResult::Applied, "applied", "Applied", "ok"),
+            (RunResult::UpToDate, "up-to-date", "UpToDate", "ok"),
+            (RunResult::DryRun, "dry-run", "DryRun", "ok"),
+            (RunResult::Deferred, "deferred", "Deferred", "ok"),
+            (RunResult::Rejected, "rejected", "Rejected", "rejected"),
+            (RunResult::Error, "error", "Error", "error"),
         ] {
             assert_eq!(serde_json::to_value(result).unwrap(), name);
-            assert_eq!((result.name(), result.reason(), result.ready(), result.metric_label()), (name, reason, ready, class));
+            assert_eq!((result.name(), result.reason(), result.metric_label()), (name, reason, class));
         }
     }
 }

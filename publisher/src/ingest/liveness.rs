@@ -1,6 +1,12 @@
 //! Missed reports (spec 14.9): a SveltosCluster whose puller has sent nothing for more
-//! report intervals than its `spec.consecutiveFailureThreshold` allows is not ready, the
-//! way Sveltos's own cluster manager marks a pull-mode cluster whose agent went quiet.
+//! report intervals than its `spec.consecutiveFailureThreshold` allows is `Down`, the way
+//! Sveltos's own cluster manager marks a pull-mode cluster whose agent went quiet. As there,
+//! `ready` stays as it is: Sveltos's selectors would read `false` as the cluster no longer
+//! matching and withdraw its add-ons.
+//!
+//! Sveltos counts one failure per reconcile (about a minute) once the agent's last report
+//! is older than ten minutes; a puller may report once a day, so here a failure is one
+//! report interval missed, the cluster's own (`airlock.dev/report-interval`).
 //!
 //! A pure function over the SveltosCluster's JSON, like `status`: `online` asks it about
 //! every cluster a read of the store found nothing new for, and writes what it returns.
@@ -18,11 +24,11 @@ use airlock_cli::duration::{format_duration, parse_duration};
 pub const DEFAULT_INTERVAL: SignedDuration = SignedDuration::from_mins(30);
 /// `spec.consecutiveFailureThreshold` when unset, as in Sveltos's CRD.
 pub const DEFAULT_THRESHOLD: i64 = 3;
-/// Why a cluster gone quiet is not ready: the first word of its `failureMessage`.
+/// Why a cluster gone quiet is `Down`: the first word of its `failureMessage`.
 pub const REASON: &str = "ReportsMissing";
 
 /// What `now` changes on `object`, a SveltosCluster of which no new report came: its
-/// missed intervals, and once they reach the threshold, not ready. `None` when nothing
+/// missed intervals, and once they reach the threshold, `Down`. `None` when nothing
 /// changes.
 pub fn missed(object: &Value, now: Timestamp) -> Option<Update> {
     let status = object["status"].as_object()?;
@@ -48,7 +54,6 @@ pub fn missed(object: &Value, now: Timestamp) -> Option<Update> {
             rfc3339::format(&last),
             format_duration(interval)
         );
-        new.insert("ready".into(), false.into());
         new.insert("failureMessage".into(), message.into());
     }
     Some(Update { status: new, annotations: Default::default() })
@@ -82,13 +87,13 @@ mod tests {
     }
 
     #[test]
-    fn counts_missed_intervals_and_is_not_ready_at_the_threshold() {
+    fn counts_missed_intervals_and_is_down_but_still_ready_at_the_threshold() {
         let object = cluster(Some("5m"), None, healthy());
         let two = missed(&object, at(15)).expect("two intervals missed");
         assert_eq!((two.status["connectionFailures"].clone(), two.status["ready"].clone()), (json!(2), json!(true)));
         assert_eq!(two.status["connectionStatus"], "Healthy");
         let down = missed(&object, at(20)).expect("three missed");
-        assert_eq!(down.status["ready"], false);
+        assert_eq!(down.status["ready"], true, "Sveltos leaves ready alone: selectors would drop the cluster");
         assert_eq!(down.status["connectionStatus"], "Down");
         let message = "ReportsMissing: no report since 2026-03-01T10:00:00Z: 3 report intervals of 5m missed";
         assert_eq!(down.status["failureMessage"], message);

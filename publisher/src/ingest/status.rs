@@ -46,18 +46,20 @@ pub fn update(report: &PullReport, object: &Value) -> Update {
     // An error run may not have reached the API server; the version last reported stays.
     let version = report.kubernetes_version.clone().or_else(|| existing["version"].as_str().map(str::to_string));
     let mut status = Map::new();
-    status.insert("ready".into(), report.result.ready().into());
+    // Sveltos's pull-mode agent sets ready once it reaches the management side and nothing
+    // clears it on a failed apply; every selector reads `false` as "stopped matching", so a
+    // failed run must not say it. What failed is the failing profile's status (`addons`).
+    status.insert("ready".into(), true.into());
     if let Some(v) = version {
         status.insert("version".into(), v.into());
     }
     status.insert("agentLastReportTime".into(), finished.into());
-    // What Sveltos's cluster manager keeps for a cluster it reaches: a report is the puller
-    // reaching the management side (spec 14.5).
+    // What Sveltos's cluster manager keeps for a cluster whose agent reports: a report is
+    // the puller reaching the management side (spec 14.5). Its failureMessage is about the
+    // connection only (any message counts as a failure there), so the run's error goes to
+    // an annotation instead.
     status.insert("connectionStatus".into(), "Healthy".into());
     status.insert("connectionFailures".into(), 0.into());
-    if let Some(error) = &report.error {
-        status.insert("failureMessage".into(), error.chars().take(MAX_ERROR_CHARS).collect::<String>().into());
-    }
     let mut annotations = BTreeMap::from([
         (APPLIED_VERSION_ANNOTATION, report.applied_version.map(|v| v.to_string())),
         // Full precision, unlike the status times: two runs in one second must still order.
