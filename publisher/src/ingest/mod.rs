@@ -12,11 +12,15 @@
 //! written are named in `crate::annotations`. Nothing here talks to managed
 //! clusters.
 
+pub mod addons;
+pub mod applied;
 pub mod input;
 pub mod liveness;
 pub mod online;
+pub mod profiles;
 pub mod report;
 pub mod status;
+pub mod sveltos_target;
 pub mod target;
 #[cfg(test)]
 mod tests;
@@ -116,7 +120,17 @@ pub async fn ingest(received: Vec<Received>, target: &Target, limits: &Limits) -
             Some(t) if t > finished => Outcome::Older { ingested: t },
             _ => {
                 let report = rows[i].report.as_ref().expect("verified above");
-                match target.write(&cluster, &object, &status::update(report, &object)).await {
+                // The profiles first: the cluster's report time, written last, marks the
+                // report done, and a failure before it leaves the report to be read again.
+                let profiles = match target {
+                    Target::Live(client) => sveltos_target::write(client, &cluster, report).await.map(drop),
+                    Target::Dir(_) => Ok(()),
+                };
+                let written = match profiles {
+                    Ok(()) => target.write(&cluster, &object, &status::update(report, &object)).await,
+                    Err(e) => Err(e),
+                };
+                match written {
                     Ok(()) => Outcome::Ingested,
                     Err(e) => Outcome::Failed(e),
                 }

@@ -39,9 +39,9 @@ pub enum ReportError {
     Misplaced { place: ClusterId, claimed: ClusterId },
 }
 
-/// The fields of a verified report (spec 14.3); the per-object results are the puller's
-/// record and are skipped, not read.
-pub type PullReport = airlock_bundle::report::PullReport;
+/// The fields of a verified report (spec 14.3), with its per-object entries as ingest
+/// reads them.
+pub type PullReport = airlock_bundle::report::PullReport<super::applied::ReportedObject>;
 
 /// A decoded envelope and the cluster it claims to be from; not trusted yet.
 #[derive(Debug, Clone)]

@@ -28,6 +28,9 @@ pub enum TargetError {
     File { path: String, message: String },
     #[error("management cluster: listing SveltosClusters: {message}")]
     List { message: String },
+    /// A Sveltos object a report's profiles are recorded on (ClusterConfiguration, profile).
+    #[error("management cluster: {what}: {message}")]
+    Object { what: String, message: String },
 }
 
 /// The SveltosClusters' home.
