@@ -10,8 +10,15 @@
 # beside the repository) and never copied into it; hack/crds/ keeps Airlock's own, smaller
 # CRDs of the same names.
 #
+# `status` does the same for the two CRDs of beyond-profiles/ that `airlock-publisher
+# ingest` writes (ClusterConfiguration, ClusterReport), and marks every string property
+# `nullable: true`: 1.20 reads an empty string in a custom resource as null and refuses it
+# where the property is not nullable, and Sveltos writes "" for the core group and for the
+# namespace of a cluster-scoped object.
+#
 # Usage: hack/sveltos-crds.sh print              # the stripped CRDs on stdout, one stream
 #        hack/sveltos-crds.sh install KUBECONFIG # server-side apply, then wait Established
+#        hack/sveltos-crds.sh status KUBECONFIG  # the same for ClusterConfiguration, ClusterReport
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,17 +49,30 @@ print_all() {
   done
 }
 
+print_status() {
+  local f first=1
+  for f in "$crds"/beyond-profiles/config.projectsveltos.io_{clusterconfigurations,clusterreports}.yaml; do
+    [ -e "$f" ] || { echo "no $f (set SVELTOS_CRDS)" >&2; exit 1; }
+    [ "$first" = 1 ] || echo "---"
+    first=0
+    strip "$f" | awk '{ print } /^ *type: string$/ { match($0, /^ */); printf "%*snullable: true\n", RLENGTH, "" }'
+  done
+}
+
+out=""
+install() {
+  local kubeconfig="$1" print="$2" kubectl="${AIRLOCK_KUBECTL:-kubectl}"
+  out="$(mktemp)"
+  trap 'rm -f "$out"' EXIT
+  "$print" >"$out"
+  "$kubectl" --kubeconfig "$kubeconfig" apply --server-side -f "$out" >&2
+  "$kubectl" --kubeconfig "$kubeconfig" wait --for condition=established --timeout=60s -f "$out" >&2
+}
+
 case "${1:-}" in
   print) print_all ;;
-  install)
-    kubeconfig="${2:?usage: $0 install KUBECONFIG}"
-    kubectl="${AIRLOCK_KUBECTL:-kubectl}"
-    out="$(mktemp)"
-    trap 'rm -f "$out"' EXIT
-    print_all >"$out"
-    "$kubectl" --kubeconfig "$kubeconfig" apply --server-side -f "$out" >&2
-    "$kubectl" --kubeconfig "$kubeconfig" wait --for condition=established --timeout=60s -f "$out" >&2
-    ;;
+  install) install "${2:?usage: $0 install KUBECONFIG}" print_all ;;
+  status) install "${2:?usage: $0 status KUBECONFIG}" print_status ;;
   *)
     sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
     exit 2

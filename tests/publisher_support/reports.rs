@@ -10,7 +10,12 @@ use serde_json::{Value, json};
 /// A report of `cluster` as the puller writes it (spec 14.3), saying it runs bundle
 /// `applied`, signed with `key`.
 pub fn signed_report(cluster: &str, finished: &str, result: &str, kubernetes: &str, applied: u64, key: &SigningKey) -> Vec<u8> {
-    let report = json!({
+    sign_report(&report(cluster, finished, result, kubernetes, applied), key)
+}
+
+/// The report `signed_report` signs, for a test to add its per-object entries to.
+pub fn report(cluster: &str, finished: &str, result: &str, kubernetes: &str, applied: u64) -> Value {
+    json!({
         "apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": cluster,
         "startedAt": finished, "finishedAt": finished, "durationMs": 1500, "result": result,
         "appliedVersion": applied, "appliedDigest": format!("sha256:{}", "ab".repeat(32)),
@@ -18,8 +23,12 @@ pub fn signed_report(cluster: &str, finished: &str, result: &str, kubernetes: &s
                    "expires": "2026-04-01T09:00:00Z", "keyringVersion": 1, "signers": []},
         "kubernetesVersion": kubernetes, "objects": [], "drift": {"found": 1, "corrected": 1}, "refused": [],
         "error": if result == "error" { Value::from("apiserver unreachable") } else { Value::Null }, "apiRequests": 12,
-    });
-    envelope::sign(REPORT_PAYLOAD_TYPE, &serde_json::to_vec(&report).expect("JSON"), std::slice::from_ref(key))
+    })
+}
+
+/// `report` in its envelope, signed with the cluster's report key (spec 14.2).
+pub fn sign_report(report: &Value, key: &SigningKey) -> Vec<u8> {
+    envelope::sign(REPORT_PAYLOAD_TYPE, &serde_json::to_vec(report).expect("JSON"), std::slice::from_ref(key))
 }
 
 /// The report key `register cluster` put into its YAML.
