@@ -22,7 +22,7 @@ pub fn status(profile: &Value, cluster: &ClusterId, state: &ProfileState, time: 
     let (old_matching, old_failed) = (list("matchingClusters"), list("failedClusters"));
     let mut matching: Vec<Value> = old_matching.iter().filter(|r| !this(r)).cloned().collect();
     if state.matching {
-        let at = old_matching.iter().position(|r| this(r));
+        let at = old_matching.iter().position(&this);
         // An entry written by someone else keeps its fields (uid, resourceVersion).
         let entry = at.map_or_else(|| reference(cluster), |i| old_matching[i].clone());
         matching.insert(at.unwrap_or(matching.len()).min(matching.len()), entry);

@@ -14,6 +14,8 @@
 #[cfg(test)]
 mod compat;
 mod table;
+#[cfg(test)]
+mod written;
 
 use std::collections::BTreeSet;
 

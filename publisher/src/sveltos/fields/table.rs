@@ -53,17 +53,17 @@ pub struct Field {
     pub detail: &'static str,
 }
 
-const fn f(path: &'static str, class: Class, detail: &'static str) -> Field {
+pub(super) const fn f(path: &'static str, class: Class, detail: &'static str) -> Field {
     Field { path, class, subtree: false, detail }
 }
 
 /// An entry that covers every field below it.
-const fn all(path: &'static str, class: Class, detail: &'static str) -> Field {
+pub(super) const fn all(path: &'static str, class: Class, detail: &'static str) -> Field {
     Field { path, class, subtree: true, detail }
 }
 
 const IGNORED: &str = "ignored, as Sveltos ignores it";
-const STATUS: &str = "written by Sveltos's controllers on the management cluster; the publisher reads none of it";
+const STATUS: &str = "written by Sveltos's controllers on the management cluster; the publisher reads none of it, and airlock-publisher ingest writes only matchingClusters and failedClusters";
 const PUSH: &str = "how Sveltos reaches a cluster it pushes to; a pulling cluster is never reached";
 
 /// ClusterProfile and Profile.
@@ -391,6 +391,16 @@ pub static PROFILE_FIELDS: &[Field] = &[
         "relayed to the puller, whose drift check and re-apply leave those fields alone (bundles-format.md 5.8)",
     ),
     all("status", NotApplicable, STATUS),
+    all(
+        "status.matchingClusters",
+        Differs,
+        "written by airlock-publisher ingest: the clusters whose ingested reports show the profile deployed or failing there (what sveltosctl show usage reads); Sveltos lists every matching cluster, so one that has not reported the profile yet is missing",
+    ),
+    all(
+        "status.failedClusters",
+        Differs,
+        "written by airlock-publisher ingest: the clusters where the profile failed in the last report that says: an object failed to apply (kind, namespace/name and the puller's detail) or the render failed; lastFailureTime is that report's finishedAt. Sveltos lists here the clusters it could not make a ClusterSummary for, and puts deployment failures in the ClusterSummary",
+    ),
 ];
 
 /// SveltosCluster.
@@ -418,18 +428,22 @@ pub static CLUSTER_FIELDS: &[Field] = &[
     all("spec.workloadIdentity", NotApplicable, PUSH),
     f(
         "spec.consecutiveFailureThreshold",
-        Supported,
-        "read by airlock-publisher ingest: a cluster that misses this many report intervals is marked Down and not ready",
+        Differs,
+        "read by airlock-publisher ingest: a cluster that misses this many report intervals (airlock.dev/report-interval) is marked Down, ready staying as it is, as in Sveltos; Sveltos counts one failure per reconcile (about a minute) once the agent's last report is ten minutes old, which a puller reporting daily would always fail",
     ),
     all("spec.readinessChecks", NotApplicable, PUSH),
     all("spec.livenessChecks", NotApplicable, PUSH),
-    f("status.ready", Supported, "set by airlock-publisher ingest from the pullers' reports"),
+    f(
+        "status.ready",
+        Supported,
+        "set true by airlock-publisher ingest on every verified report, as Sveltos's agent sets it when it reports; a failed run or missed reports leave it, since every selector reads false as the cluster no longer matching (a failure shows on the failing profile's status.failedClusters)",
+    ),
     f("status.version", Supported, "set by airlock-publisher ingest: the site's Kubernetes version"),
     f("status.agentLastReportTime", Supported, "set by airlock-publisher ingest: when the last ingested report's run finished"),
     f(
         "status.failureMessage",
         Differs,
-        "written by airlock-publisher ingest when reports go missing (ReportsMissing); the last error a report carries goes to the annotation airlock.dev/last-error",
+        "written by airlock-publisher ingest when reports go missing (ReportsMissing: ..., where Sveltos writes its heartbeat-timeout message) and removed by the next report; the error a report carries goes to the annotation airlock.dev/last-error, as Sveltos's counts any failureMessage as a connection failure",
     ),
     f(
         "status.connectionStatus",
