@@ -15,7 +15,7 @@ use airlock_bundle::ClusterId;
 use airlock_bundle::statement::rfc3339;
 use serde_json::{Map, Value, json};
 
-use super::applied::{Action, ReportedObject};
+use super::applied::{Effect, ReportedObject};
 use super::report::{PullReport, RunResult};
 
 /// The kind of cluster in Sveltos's names and labels.
@@ -115,29 +115,29 @@ pub fn addons(report: &PullReport, cluster: &ClusterId, old: &Value) -> Option<A
         let key = (object.id.group.clone(), object.id.kind.clone(), object.id.namespace.clone(), object.id.name.clone());
         let earlier = before.get(&profile).and_then(|h| h.get(&key));
         let deployed = after.entry(profile.clone()).or_default();
-        match object.action {
-            a if a.wrote() => {
+        let effect = object.effect();
+        match effect {
+            Effect::Wrote => {
                 deployed.insert(key, Deployed { version: object.id.version.clone(), time: finished.clone() });
             }
             // Not written this run: applied when it was last recorded (else by this run).
-            Action::Unchanged => {
+            Effect::Unchanged => {
                 let time = earlier.map(|d| d.time.clone()).filter(|t| !t.is_empty()).unwrap_or_else(|| finished.clone());
                 deployed.insert(key, Deployed { version: object.id.version.clone(), time });
             }
-            a if a.gone() => {
+            Effect::Gone => {
                 deployed.remove(&key);
             }
-            // Left as it was: failed, skipped, previewed.
-            _ => {
+            Effect::Failed | Effect::Kept => {
                 if let Some(earlier) = earlier {
                     deployed.insert(key, earlier.clone());
                 }
             }
         }
-        if !object.action.gone() {
+        if effect != Effect::Gone {
             named.insert(profile.clone());
         }
-        if object.action == Action::Failed {
+        if effect == Effect::Failed {
             failed.entry(profile).or_default().push(object_failure(object));
         }
     }

@@ -1,7 +1,7 @@
 //! The per-object entries of a report (spec 14.3 `objects`) as ingest reads them: which
-//! object, of which part, and what the run did to it. The puller's own type carries more
-//! (whether a detail is sealed) and lives in its apply engine; this one reads the wire
-//! form only, and is what `addons` turns into Sveltos's per-profile status.
+//! object, of which part, and what the run did to it, read for what that means to the
+//! objects a profile holds on the cluster ([`Effect`]). The puller's own type carries more
+//! and lives in its apply engine; this one reads the wire form only, for `addons`.
 
 use serde::Deserialize;
 
@@ -16,45 +16,20 @@ pub struct ReportedId {
     pub name: String,
 }
 
-/// What a run did to one object (spec 14.3 `action`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Action {
-    Created,
-    Configured,
+/// What a run's action on an object (spec 14.3 `action`) means for what the cluster runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Written by the run (`created`, `configured`, `driftCorrected`, `recreated`,
+    /// `restarted`): applied when the run finished.
+    Wrote,
+    /// On the cluster as the part wants it, not written this run.
     Unchanged,
-    Pruned,
-    Left,
-    DriftCorrected,
-    Recreated,
-    Restarted,
-    WouldCreate,
-    WouldConfigure,
-    WouldPrune,
-    Refused,
+    /// No longer the part's on the cluster (`pruned`, `left`, `refused`).
+    Gone,
     Failed,
-    Skipped,
-    /// An action a later puller may add within version 1 (14.3: readers ignore what they
-    /// do not know): it changes nothing ingest records.
-    #[serde(other)]
-    Unknown,
-}
-
-impl Action {
-    /// The run wrote the object: it was applied at the run's end.
-    pub fn wrote(self) -> bool {
-        matches!(self, Action::Created | Action::Configured | Action::DriftCorrected | Action::Recreated | Action::Restarted)
-    }
-
-    /// The object is on the cluster after the run, as the part wants it.
-    pub fn deployed(self) -> bool {
-        self.wrote() || self == Action::Unchanged
-    }
-
-    /// The object is no longer the part's on the cluster.
-    pub fn gone(self) -> bool {
-        matches!(self, Action::Pruned | Action::Left | Action::Refused)
-    }
+    /// Left as it was: `skipped`, the previews of a dry run, and any action a later puller
+    /// adds within version 1 (readers ignore what they do not know, 14.3).
+    Kept,
 }
 
 /// One entry of a report's `objects`.
@@ -63,9 +38,21 @@ pub struct ReportedObject {
     pub id: ReportedId,
     /// The part name (spec 2.3).
     pub profile: String,
-    pub action: Action,
+    pub action: String,
     #[serde(default)]
     pub detail: Option<String>,
+}
+
+impl ReportedObject {
+    pub fn effect(&self) -> Effect {
+        match self.action.as_str() {
+            "created" | "configured" | "driftCorrected" | "recreated" | "restarted" => Effect::Wrote,
+            "unchanged" => Effect::Unchanged,
+            "pruned" | "left" | "refused" => Effect::Gone,
+            "failed" => Effect::Failed,
+            _ => Effect::Kept,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -81,14 +68,13 @@ mod tests {
             "profile": "ClusterProfile.web", "action": "driftCorrected",
         }))
         .unwrap();
-        assert_eq!((entry.action, entry.id.namespace.as_deref(), entry.detail), (Action::DriftCorrected, Some("apps"), None));
+        assert_eq!((entry.effect(), entry.id.namespace.as_deref(), entry.detail), (Effect::Wrote, Some("apps"), None));
         let later: ReportedObject = serde_json::from_value(json!({
             "id": {"group": "", "version": "v1", "kind": "Namespace", "namespace": null, "name": "apps"},
             "profile": "ClusterProfile.web", "action": "adopted", "detail": "x",
         }))
         .unwrap();
-        assert_eq!(later.action, Action::Unknown);
-        assert!(!later.action.deployed() && !later.action.gone());
+        assert_eq!(later.effect(), Effect::Kept);
     }
 
     #[test]
