@@ -2,8 +2,9 @@
 //! ingest` on the management apiserver of `hack/services.sh`: with Sveltos's
 //! ClusterConfiguration CRD installed (`hack/sveltos-crds.sh status`), a registered cluster's
 //! signed reports become its ClusterConfiguration (read back here into the table
-//! `sveltosctl show addons` prints) and its profiles' matchingClusters and failedClusters;
-//! a failed profile leaves the cluster ready and shows on that profile.
+//! `sveltosctl show addons` prints), its profiles' matchingClusters and failedClusters, and
+//! a ClusterReport for a previewed profile (`show dryrun`); a failed profile leaves the
+//! cluster ready and shows on that profile.
 
 mod common;
 #[path = "publisher_support/mod.rs"]
@@ -18,6 +19,7 @@ use support::{Keys, install_crds, kubectl_ok, run, unique};
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const T1: &str = "2026-03-01T10:00:00Z";
 const T2: &str = "2026-03-02T10:00:00Z";
+const T3: &str = "2026-03-03T10:00:00Z";
 
 /// Sveltos's ClusterConfiguration and ClusterReport CRDs, as 1.20 accepts them.
 fn install_status_crds() {
@@ -95,13 +97,17 @@ fn row(cluster: &str, kind: &str, namespace: &str, name: &str, time: &str, profi
     [cluster, kind, namespace, name, "N/A", time, profile].map(str::to_string)
 }
 
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
 fn refs(list: &Value) -> Vec<String> {
     let name = |r: &Value| format!("{}/{}", r["namespace"].as_str().unwrap_or_default(), r["name"].as_str().unwrap_or_default());
     list.as_array().into_iter().flatten().map(|r| if r["clusterRef"].is_object() { name(&r["clusterRef"]) } else { name(r) }).collect()
 }
 
 #[tokio::test]
-async fn ingest_writes_what_show_addons_and_show_usage_read_and_a_failed_profile_keeps_the_cluster_ready() {
+async fn ingest_writes_what_show_addons_usage_and_dryrun_read_and_a_failed_profile_keeps_the_cluster_ready() {
     install_crds();
     install_status_crds();
     let ns = unique("svstatus");
@@ -171,6 +177,34 @@ async fn ingest_writes_what_show_addons_and_show_usage_read_and_a_failed_profile
     let monitoring = &get(&["profile", "-n", &ns, "monitoring"])["status"];
     assert!(refs(&monitoring["failedClusters"]).is_empty(), "{monitoring}");
     assert_eq!(addons_rows(&ns), expected, "what failed to change stays as last applied");
+
+    // Then a bundle whose Profile is in DryRun: its preview becomes the ClusterReport
+    // `show dryrun` reads, owned by the Profile; the ClusterProfile applied and recovered.
+    let mut previewed = report(&cluster, T3, "applied", "v1.20.2", 5);
+    let mut agent = object(&monitoring_part, "apps", "Deployment", Some("mon"), "agent", "wouldConfigure");
+    agent["detail"] = "spec.replicas: 1 -> 2".into();
+    previewed["objects"] = json!([
+        object(&web_part, "", "Namespace", None, "apps", "unchanged"),
+        object(&web_part, "", "ConfigMap", Some("apps"), "settings", "configured"),
+        agent,
+        object(&monitoring_part, "", "ServiceAccount", Some("mon"), "agent", "wouldCreate"),
+    ]);
+    ingest("report-3.json", &previewed);
+    let dry = get(&["clusterreport", "-n", &ns, "p--monitoring--sveltos--edge-1"]);
+    assert_eq!(dry["metadata"]["ownerReferences"][0]["kind"], "Profile", "show dryrun finds the profile here: {dry}");
+    assert_eq!((dry["spec"]["clusterNamespace"].as_str(), dry["spec"]["clusterName"].as_str()), (Some(ns.as_str()), Some("edge-1")));
+    let dry_rows: Vec<[&str; 4]> = dry["status"]["resourceReports"]
+        .as_array()
+        .expect("resource reports")
+        .iter()
+        .map(|r| [text(&r["resource"]["kind"]), text(&r["resource"]["name"]), text(&r["action"]), text(&r["message"])])
+        .collect();
+    assert_eq!(dry_rows, [["Deployment", "agent", "Update", "spec.replicas: 1 -> 2"], ["ServiceAccount", "agent", "Create", ""]]);
+    let web_status = &get(&["clusterprofile", &web])["status"];
+    assert!(refs(&web_status["failedClusters"]).is_empty(), "recovered: {web_status}");
+    let after = addons_rows(&ns);
+    assert_eq!(after[0], row(&cluster, ":ConfigMap", "apps", "settings", T3, &format!("ClusterProfile/{web}")));
+    assert_eq!(after[1..], expected[1..], "unchanged and previewed objects keep their time");
 
     kubectl_ok(MANAGEMENT, &["delete", "clusterprofile", &web, "--wait=false"], b"");
     kubectl_ok(MANAGEMENT, &["delete", "namespace", &ns, "--wait=false"], b"");

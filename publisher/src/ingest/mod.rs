@@ -14,6 +14,7 @@
 
 pub mod addons;
 pub mod applied;
+pub mod dryrun;
 pub mod input;
 pub mod liveness;
 pub mod online;

@@ -1,6 +1,6 @@
-//! Writes what a report says per profile (`addons`, `profiles`) to the Sveltos objects of
-//! the management cluster that Sveltos's own tools read: the cluster's ClusterConfiguration
-//! and the profiles' status. Every write is a server-side apply under the publisher's field
+//! Writes what a report says per profile (`addons`, `profiles`, `dryrun`) to the Sveltos
+//! objects of the management cluster that Sveltos's own tools read: the cluster's
+//! ClusterConfiguration, the profiles' status, and a ClusterReport per previewed profile. Every write is a server-side apply under the publisher's field
 //! manager, the status through the status subresource; a profile's lists, which hold every
 //! cluster, are applied conditional on the resourceVersion read, and read again on a
 //! conflict.
@@ -15,9 +15,9 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchP
 use serde_json::{Value, json};
 
 use super::addons::{self, ProfileRef, ProfileState};
-use super::profiles;
 use super::report::PullReport;
 use super::target::TargetError;
+use super::{dryrun, profiles};
 use crate::annotations::FIELD_MANAGER;
 use crate::sveltos::live::sveltos_kinds;
 
@@ -31,6 +31,8 @@ pub struct Written {
     pub configuration: bool,
     /// Profiles whose status changed.
     pub profiles: usize,
+    /// ClusterReports of previewed profiles written.
+    pub dry_runs: usize,
 }
 
 fn configuration_resource() -> ApiResource {
@@ -68,26 +70,68 @@ pub async fn write(client: &kube::Client, cluster: &ClusterId, report: &PullRepo
     let status = json!({"apiVersion": resource.api_version, "kind": resource.kind, "status": change.status});
     api.patch_status(&name, &apply, &Patch::Apply(&status)).await.map_err(|e| error(what(), e))?;
     let time = rfc3339::format(&report.finished_at);
-    let mut changed = 0;
+    let mut written = Written { configuration: true, ..Default::default() };
     for state in &change.profiles {
         if profile(client, cluster, state, &time).await? {
-            changed += 1;
+            written.profiles += 1;
         }
     }
-    Ok(Written { configuration: true, profiles: changed })
+    for (profile, entries) in dryrun::previews(report, cluster) {
+        if cluster_report(client, cluster, &profile, entries).await? {
+            written.dry_runs += 1;
+        }
+    }
+    Ok(written)
 }
 
-/// Records `state` on its profile; false when the profile is gone or nothing changed.
-async fn profile(client: &kube::Client, cluster: &ClusterId, state: &ProfileState, time: &str) -> Result<bool, TargetError> {
+/// The API of `profile`'s kind, its resource, and how errors name it.
+fn profile_api(client: &kube::Client, profile: &ProfileRef) -> (Api<DynamicObject>, ApiResource, String) {
     let [_, (cluster_profiles, _), (namespaced, _)] = sveltos_kinds();
-    let (api, resource, what): (Api<DynamicObject>, _, _) = match &state.profile {
+    match profile {
         ProfileRef::ClusterProfile(name) => {
             (Api::all_with(client.clone(), &cluster_profiles), cluster_profiles, format!("ClusterProfile {name}"))
         }
         ProfileRef::Profile { namespace, name } => {
             (Api::namespaced_with(client.clone(), namespace, &namespaced), namespaced, format!("Profile {namespace}/{name}"))
         }
-    };
+    }
+}
+
+/// Writes the ClusterReport of `profile`'s preview on `cluster`, owned by the profile as
+/// Sveltos's are; false when the profile is gone or the CRD is not installed.
+async fn cluster_report(
+    client: &kube::Client,
+    cluster: &ClusterId,
+    profile: &ProfileRef,
+    entries: Vec<Value>,
+) -> Result<bool, TargetError> {
+    let (profiles, profile_resource, what) = profile_api(client, profile);
+    let Some(owner) = profiles.get_opt(profile.name()).await.map_err(|e| error(what, e))? else { return Ok(false) };
+    let gvk = GroupVersionKind::gvk("config.projectsveltos.io", "v1beta1", "ClusterReport");
+    let resource = ApiResource::from_gvk_with_plural(&gvk, "clusterreports");
+    let name = dryrun::report_name(profile, cluster);
+    let what = || format!("ClusterReport {}/{name}", cluster.namespace());
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), cluster.namespace(), &resource);
+    let owner = json!({"apiVersion": profile_resource.api_version, "kind": profile_resource.kind, "name": profile.name(), "uid": owner.metadata.uid});
+    let object = json!({
+        "apiVersion": resource.api_version, "kind": resource.kind,
+        "metadata": {"name": name, "namespace": cluster.namespace(), "labels": dryrun::report_labels(profile, cluster), "ownerReferences": [owner]},
+        "spec": {"clusterNamespace": cluster.namespace(), "clusterName": cluster.name()},
+    });
+    let apply = PatchParams::apply(FIELD_MANAGER).force();
+    match api.patch(&name, &apply, &Patch::Apply(&object)).await {
+        Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(false),
+        Err(e) => return Err(error(what(), e)),
+        Ok(_) => {}
+    }
+    let status = json!({"apiVersion": resource.api_version, "kind": resource.kind, "status": {"resourceReports": entries}});
+    api.patch_status(&name, &apply, &Patch::Apply(&status)).await.map_err(|e| error(what(), e))?;
+    Ok(true)
+}
+
+/// Records `state` on its profile; false when the profile is gone or nothing changed.
+async fn profile(client: &kube::Client, cluster: &ClusterId, state: &ProfileState, time: &str) -> Result<bool, TargetError> {
+    let (api, resource, what) = profile_api(client, &state.profile);
     let name = state.profile.name();
     for _ in 0..CONFLICT_ATTEMPTS {
         let Some(found) = api.get_opt(name).await.map_err(|e| error(what.clone(), e))? else { return Ok(false) };
