@@ -286,6 +286,7 @@ fn settings_of(p: &Profile) -> PartSettings {
         notes: p.notes.clone(),
         failure: None,
         rendered: None,
+        service_account: p.tenant.clone(),
     }
 }
 

@@ -14,6 +14,7 @@ mod kustomization;
 mod profile;
 mod reader;
 mod refs;
+mod tenant;
 #[cfg(test)]
 mod tests;
 
