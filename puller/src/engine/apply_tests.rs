@@ -17,6 +17,7 @@ fn entry(hash: &str) -> InventoryEntry {
         hook: false,
         propagation: None,
         adopted: false,
+        service_account: None,
     }
 }
 
