@@ -74,6 +74,16 @@ pub static PROFILE_FIELDS: &[Field] = &[
         "a paused profile is not reconciled: each cluster keeps what the profile deployed there, and no cluster gets it anew",
     ),
     f(
+        "metadata.labels[projectsveltos.io/serviceaccount-name]",
+        Differs,
+        "with serviceaccount-namespace, the tenant: signed in the part's settings, and every write of the part at the edge (apply, prune, drift correction, hooks, Job checks) impersonates that ServiceAccount, so the cluster's RBAC holds the tenant to its rights (bundles-format.md 5.13); both labels or neither, each a Kubernetes name, else the profile fails. Unlike Sveltos, which deploys as the ServiceAccount <namespace>--<name> its RoleRequest makes in its own namespace, the puller impersonates the ServiceAccount of the labels' namespace and name on the managed cluster, which the RoleRequest part or the operator creates and register --tenant lets the puller impersonate",
+    ),
+    f(
+        "metadata.labels[projectsveltos.io/serviceaccount-namespace]",
+        Differs,
+        "as metadata.labels[projectsveltos.io/serviceaccount-name]; copied as it is for a namespaced Profile too, as Sveltos copies it (not defaulted to the Profile's namespace); a contained puller refuses a namespace outside its watch-namespaces",
+    ),
+    f(
         "metadata.annotations[projectsveltos.io/tex-template]",
         Differs,
         "no effect: reference names are rendered without the HTML escaping Sveltos applies when it is absent (names cannot hold the escaped characters)",
