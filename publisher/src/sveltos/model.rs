@@ -118,6 +118,11 @@ pub enum ProfileKind {
     Profile {
         namespace: String,
     },
+    /// A RoleRequest: the ServiceAccount, Roles and bindings it grants `tenant`, applied
+    /// as the puller (bundles-format.md 5.13).
+    RoleRequest {
+        tenant: airlock_bundle::statement::ServiceAccountRef,
+    },
 }
 
 impl ProfileKind {
@@ -126,6 +131,7 @@ impl ProfileKind {
         match self {
             ProfileKind::ClusterProfile => format!("ClusterProfile.{name}"),
             ProfileKind::Profile { namespace } => format!("Profile.{namespace}.{name}"),
+            ProfileKind::RoleRequest { .. } => format!("RoleRequest.{name}"),
         }
     }
 
@@ -134,6 +140,7 @@ impl ProfileKind {
         match self {
             ProfileKind::ClusterProfile => format!("ClusterProfile/{name}"),
             ProfileKind::Profile { namespace } => format!("Profile/{namespace}/{name}"),
+            ProfileKind::RoleRequest { .. } => format!("RoleRequest/{name}"),
         }
     }
 }
@@ -378,7 +385,7 @@ impl Profile {
     pub fn own_namespace(&self) -> Option<&str> {
         match &self.kind {
             ProfileKind::Profile { namespace } => Some(namespace),
-            ProfileKind::ClusterProfile => None,
+            ProfileKind::ClusterProfile | ProfileKind::RoleRequest { .. } => None,
         }
     }
 }

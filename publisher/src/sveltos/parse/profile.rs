@@ -49,7 +49,7 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
     let spec = Fields::of(raw_spec, "spec", &object)?;
     let own = match &kind {
         ProfileKind::Profile { namespace } => Some(namespace.as_str()),
-        ProfileKind::ClusterProfile => None,
+        ProfileKind::ClusterProfile | ProfileKind::RoleRequest { .. } => None,
     };
     let mut notes = fields::profile_notes(raw_spec);
     let selector = match spec.raw("clusterSelector") {
