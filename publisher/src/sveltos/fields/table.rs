@@ -403,6 +403,32 @@ pub static PROFILE_FIELDS: &[Field] = &[
     all("status", NotApplicable, STATUS),
 ];
 
+/// RoleRequest: read as a profile of its own part (bundles-format.md 5.13).
+pub static ROLE_REQUEST_FIELDS: &[Field] = &[
+    all(
+        "spec.clusterSelector",
+        Supported,
+        "a label selector over SveltosCluster labels, as a profile's; each matching pull-mode cluster gets the part RoleRequest.<name>, applied as the puller",
+    ),
+    all(
+        "spec.roleRefs",
+        Differs,
+        "each ConfigMap or Secret read as a spec.policyRefs entry with the same kind, name and namespace is; of their objects the Roles and ClusterRoles are deployed, each with a RoleBinding or ClusterRoleBinding of its name binding it to the tenant's ServiceAccount, and the rest is left out with a warning, as Sveltos leaves it. A contained puller can grant only rights it holds in the role's namespace (it has no bind or escalate), and a ClusterRole or its binding only when --allow-cluster-scoped lists it",
+    ),
+    f(
+        "spec.serviceAccountName",
+        Differs,
+        "with serviceAccountNamespace, the tenant: the part creates that ServiceAccount of the managed cluster, which the tenant's labelled profiles are applied as; Sveltos creates <namespace>--<name> in its own namespace instead, which a pulling cluster without Sveltos has not",
+    ),
+    f("spec.serviceAccountNamespace", Differs, "as spec.serviceAccountName; a contained puller needs it among its watch-namespaces"),
+    f(
+        "spec.expirationSeconds",
+        NotApplicable,
+        "the life of the token Sveltos stores for a cluster it pushes to; the puller impersonates the ServiceAccount, with no token",
+    ),
+    all("status", NotApplicable, STATUS),
+];
+
 /// SveltosCluster.
 pub static CLUSTER_FIELDS: &[Field] = &[
     f(

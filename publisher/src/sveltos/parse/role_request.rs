@@ -3,16 +3,16 @@
 //! `RoleRequest.<name>`: its clusterSelector selects clusters as a profile's does, and its
 //! `roleRefs` are ConfigMap and Secret references read as `policyRefs` are. What the part
 //! holds (the Roles and ClusterRoles of those references, a binding for each, the tenant's
-//! ServiceAccount) is the renderer's (`render::role_request`). `expirationSeconds` sets
-//! the life of the token Sveltos stores for a cluster it pushes to, which a pulling
-//! cluster never gets: it gets a note.
+//! ServiceAccount) is the renderer's (`render::role_request`). Fields with no meaning for
+//! a pulling cluster (`expirationSeconds`) get the notes `fields` gives them.
 
-use airlock_bundle::statement::{FieldNote, ServiceAccountRef, Support, tenant};
+use airlock_bundle::statement::{ServiceAccountRef, tenant};
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version};
 use super::refs;
+use crate::sveltos::fields;
 use crate::sveltos::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileChecks, ProfileKind};
 use crate::sveltos::selector::Selector;
 
@@ -34,14 +34,7 @@ pub fn parse_role_request(value: &Value) -> Result<Profile, ModelError> {
         Value::Null => None,
         v => Selector::parse(v).map_err(|m| spec.error("clusterSelector", m))?,
     };
-    let mut notes = Vec::new();
-    if !spec.raw("expirationSeconds").is_null() {
-        notes.push(FieldNote {
-            field: "spec.expirationSeconds".into(),
-            support: Support::NotApplicable,
-            detail: "the life of the token Sveltos stores for a cluster it pushes to; the puller impersonates the ServiceAccount, with no token".into(),
-        });
-    }
+    let mut notes = fields::role_request_notes(&value["spec"]);
     let policy_refs = refs::references(&spec, "roleRefs", None, &mut notes)?;
     Ok(Profile {
         kind: ProfileKind::RoleRequest { tenant: ServiceAccountRef { namespace, name: account } },
