@@ -187,6 +187,7 @@ impl<'r> Renderer<'r> {
             .iter()
             .map(|n| format!("SveltosCluster {}: {} ({:?}): {}", plan.cluster.id, n.field, n.support, n.detail))
             .collect();
+        let grants = role_request::grants(plan.profiles.iter().map(|pp| pp.profile));
         let parts = plan
             .profiles
             .iter()
@@ -196,6 +197,7 @@ impl<'r> Renderer<'r> {
                     warnings.push(format!("{}: {} ({:?}): {}", profile.display(), note.field, note.support, note.detail));
                 }
                 let mut settings = settings_of(profile);
+                role_request::after_grants(&mut settings, &grants);
                 // A profile whose references did not resolve fails in prepare_part, first.
                 // So does one that would carry a Secret in clear where that is not allowed.
                 let outcome = self.prepare_part(pp, plan, self.now).and_then(|prepared| {

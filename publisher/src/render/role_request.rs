@@ -13,6 +13,7 @@
 //! the managed cluster has no Sveltos namespace and a contained puller may write only in
 //! its watched namespaces. The implicit Namespaces of the roles' namespaces stay.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use airlock_bundle::statement::ServiceAccountRef;
@@ -21,11 +22,32 @@ use serde_json::{Value, json};
 use super::object::Object;
 use super::shared::Prepared;
 use crate::sveltos::ObjectKey;
+use crate::sveltos::model::{Profile, ProfileKind};
 use crate::yaml;
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 /// The label Sveltos puts on every object it creates for a RoleRequest.
 const ROLE_REQUEST_LABEL: &str = "projectsveltos.io/role-request";
+
+/// The parts of the RoleRequests among `profiles`, by the tenant each grants.
+pub fn grants<'a>(profiles: impl Iterator<Item = &'a Profile>) -> BTreeMap<ServiceAccountRef, Vec<String>> {
+    let mut grants: BTreeMap<ServiceAccountRef, Vec<String>> = BTreeMap::new();
+    for profile in profiles {
+        if let ProfileKind::RoleRequest { tenant } = &profile.kind {
+            grants.entry(tenant.clone()).or_default().push(profile.part_name());
+        }
+    }
+    grants
+}
+
+/// Makes a tenant's part depend on the RoleRequest parts granting its tenant on this
+/// cluster: applied first, they create the ServiceAccount and the bindings its writes
+/// need, where applied together the tenant's objects could be refused for a run.
+pub fn after_grants(settings: &mut airlock_bundle::PartSettings, grants: &BTreeMap<ServiceAccountRef, Vec<String>>) {
+    let Some(parts) = settings.service_account.as_ref().and_then(|t| grants.get(t)) else { return };
+    let all: BTreeSet<String> = settings.depends_on.drain(..).chain(parts.iter().cloned()).collect();
+    settings.depends_on = all.into_iter().collect();
+}
 
 /// The objects `prepared` holds for the RoleRequest `display` granting `tenant`, as its
 /// part deploys them; its warnings name what was left out.

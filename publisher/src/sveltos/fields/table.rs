@@ -76,7 +76,7 @@ pub static PROFILE_FIELDS: &[Field] = &[
     f(
         "metadata.labels[projectsveltos.io/serviceaccount-name]",
         Differs,
-        "with serviceaccount-namespace, the tenant: signed in the part's settings, and every write of the part at the edge (apply, prune, drift correction, hooks, Job checks) impersonates that ServiceAccount, so the cluster's RBAC holds the tenant to its rights (bundles-format.md 5.13); both labels or neither, each a Kubernetes name, else the profile fails. Unlike Sveltos, which deploys as the ServiceAccount <namespace>--<name> its RoleRequest makes in its own namespace, the puller impersonates the ServiceAccount of the labels' namespace and name on the managed cluster, which the RoleRequest part or the operator creates and register --tenant lets the puller impersonate",
+        "with serviceaccount-namespace, the tenant: signed in the part's settings, and every write of the part at the edge (apply, prune, drift correction, hooks, Job checks) impersonates that ServiceAccount, so the cluster's RBAC holds the tenant to its rights (bundles-format.md 5.13); both labels or neither, each a Kubernetes name, else the profile fails. Unlike Sveltos, which deploys as the ServiceAccount <namespace>--<name> its RoleRequest makes in its own namespace, the puller impersonates the ServiceAccount of the labels' namespace and name on the managed cluster, which the RoleRequest part or the operator creates and register --tenant lets the puller impersonate; the part depends on the RoleRequest parts granting that tenant on the cluster, so they are applied first",
     ),
     f(
         "metadata.labels[projectsveltos.io/serviceaccount-namespace]",
