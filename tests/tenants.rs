@@ -45,7 +45,11 @@ fn role_request(ns: &str) -> Vec<(String, Vec<u8>)> {
     let part = "RoleRequest.team-a";
     vec![
         file(part, "ServiceAccount", format!("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: {TENANT}\n  namespace: {ns}\n")),
-        file(part, "ServiceAccount.intruder", format!("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: {INTRUDER}\n  namespace: {ns}\n")),
+        file(
+            part,
+            "ServiceAccount.intruder",
+            format!("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: {INTRUDER}\n  namespace: {ns}\n"),
+        ),
         file(
             part,
             "Role",
@@ -127,7 +131,8 @@ async fn a_tenant_part_is_applied_with_its_service_accounts_rights_only() {
     files.push(config_map("ClusterProfile.intruder", &a, "intruder", "v1"));
     let third = site.sync_released(3, &files, &args, |_| {}, &settings).await;
     common::assert_exit(&third, 1);
-    let named = format!("part ClusterProfile.intruder is applied as ServiceAccount {a}/{INTRUDER}, which fails: the puller may not impersonate it");
+    let named =
+        format!("part ClusterProfile.intruder is applied as ServiceAccount {a}/{INTRUDER}, which fails: the puller may not impersonate it");
     assert!(third.stderr.contains(&named), "{third:?}");
     assert_eq!(site.value(&b, "plain").await.as_deref(), Some("v2"), "nothing applied, the plain part neither");
     assert_eq!(site.value(&a, "tenant").await.as_deref(), Some("v2"));

@@ -64,7 +64,11 @@ pub fn grant(prepared: &Prepared, tenant: &ServiceAccountRef, display: &str) -> 
             objects.push(object.clone());
             bindings.push(binding(key, tenant, display));
         } else {
-            warnings.push(format!("{display}: {} ({}) is not a Role or ClusterRole: left out, as Sveltos leaves it", describe(key), object.origin));
+            warnings.push(format!(
+                "{display}: {} ({}) is not a Role or ClusterRole: left out, as Sveltos leaves it",
+                describe(key),
+                object.origin
+            ));
         }
     }
     objects.push(service_account(tenant, display));
@@ -151,7 +155,10 @@ mod tests {
             ]
         );
         assert_eq!(warnings.len(), 1);
-        assert!(warnings[0].contains("ConfigMap team-a/stray (ConfigMap mgmt/roles key stray) is not a Role or ClusterRole"), "{warnings:?}");
+        assert!(
+            warnings[0].contains("ConfigMap team-a/stray (ConfigMap mgmt/roles key stray) is not a Role or ClusterRole"),
+            "{warnings:?}"
+        );
         let binding: Value = crate::yaml::parse_documents(&out.objects[3].yaml).unwrap().remove(0);
         assert_eq!(binding["roleRef"], json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "edit"}));
         assert_eq!(binding["subjects"], json!([{"kind": "ServiceAccount", "name": "deployer", "namespace": "team-a"}]));

@@ -154,7 +154,14 @@ impl Api {
 
     /// A JSON merge patch of the object under `manager`, as `by`, for fields the manifests
     /// never name (a restart's pod-template annotation).
-    pub(super) async fn merge(&self, by: Writer<'_>, served: &Served, id: &ObjectId, patch: &Value, manager: &str) -> Result<Value, ApiError> {
+    pub(super) async fn merge(
+        &self,
+        by: Writer<'_>,
+        served: &Served,
+        id: &ObjectId,
+        patch: &Value,
+        manager: &str,
+    ) -> Result<Value, ApiError> {
         let params = PatchParams { field_manager: Some(manager.into()), ..PatchParams::default() };
         let request = self.request(served, id.namespace.as_deref()).patch(&id.name, &params, &Patch::Merge(patch));
         let (_, body) = self.send_as(by, request).await?;

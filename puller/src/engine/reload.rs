@@ -20,10 +20,10 @@ use serde_json::{Value, json};
 
 use super::error::{ApiError, EngineError};
 use super::kube_api::Api;
-use super::tenant::Tenants;
 use super::object::{DesiredObject, KnownKind, ObjectId};
 use super::outcome::{Action, ObjectResult, Outcome};
 use super::settings::Settings;
+use super::tenant::Tenants;
 
 /// The pod-template annotation whose new value rolls a workload out again.
 pub const ANNOTATION_RESTARTED_AT: &str = "airlock.dev/restarted-at";
@@ -76,7 +76,13 @@ pub fn workloads(desired: &[DesiredObject], settings: &Settings) -> Vec<Workload
                     secrets.extend(source.get("secret").and_then(|s| name(s, "name")));
                 }
             }
-            Workload { id: o.id.clone(), profile: o.profile.clone(), config_maps, secrets, service_account: o.rules.service_account.clone() }
+            Workload {
+                id: o.id.clone(),
+                profile: o.profile.clone(),
+                config_maps,
+                secrets,
+                service_account: o.rules.service_account.clone(),
+            }
         })
         .filter(|w| !w.config_maps.is_empty() || !w.secrets.is_empty())
         .collect()

@@ -256,11 +256,15 @@ async fn dry_run(
     let live = api.get(served, namespace, &object.id.name).await?;
     let sent = match (&live, object.create_only) {
         (Some(_), true) => return Ok((Action::Unchanged, Some(CREATE_ONLY_EXISTS.into()))),
-        (None, true) => api.create(object.rules.service_account.as_ref(), served, &object.id, object.manifest.json(), true).await.map(|_| None),
+        (None, true) => {
+            api.create(object.rules.service_account.as_ref(), served, &object.id, object.manifest.json(), true).await.map(|_| None)
+        }
         (_, false) => {
             let stripped = live.as_ref().and_then(|_| stripped(object));
             let manifest = stripped.as_ref().unwrap_or(&object.manifest);
-            api.apply(object.rules.service_account.as_ref(), served, &object.id, manifest.json(), force, true).await.map(|(_, after)| Some(after))
+            api.apply(object.rules.service_account.as_ref(), served, &object.id, manifest.json(), force, true)
+                .await
+                .map(|(_, after)| Some(after))
         }
     };
     match sent {

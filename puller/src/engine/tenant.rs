@@ -104,7 +104,11 @@ pub(super) fn contained(profiles: &[ProfileEntry], settings: &Settings) -> Resul
 
 /// Asks the API server, as the puller, whether it may impersonate each tenant: the first
 /// it may not fails the run before anything is written, naming a part and the account.
-pub(super) async fn may_impersonate(api: &Api, settings: &Settings, parts: &BTreeMap<ServiceAccountRef, String>) -> Result<(), EngineError> {
+pub(super) async fn may_impersonate(
+    api: &Api,
+    settings: &Settings,
+    parts: &BTreeMap<ServiceAccountRef, String>,
+) -> Result<(), EngineError> {
     for account in settings.tenants.accounts() {
         let review = json!({
             "apiVersion": "authorization.k8s.io/v1",
@@ -134,13 +138,20 @@ mod tests {
     use crate::engine::testing::{profile, settings};
 
     fn tenant(name: &str, namespace: &str, account: &str) -> ProfileEntry {
-        ProfileEntry { service_account: Some(ServiceAccountRef { namespace: namespace.into(), name: account.into() }), ..profile(name, &[]) }
+        ProfileEntry {
+            service_account: Some(ServiceAccountRef { namespace: namespace.into(), name: account.into() }),
+            ..profile(name, &[])
+        }
     }
 
     #[test]
     fn a_contained_puller_refuses_tenants_outside_its_namespaces() {
         let mut s = settings("fleet/edge-1");
-        let profiles = [tenant("ClusterProfile.a", "team-a", "deployer"), tenant("ClusterProfile.b", "kube-system", "admin"), profile("ClusterProfile.c", &[])];
+        let profiles = [
+            tenant("ClusterProfile.a", "team-a", "deployer"),
+            tenant("ClusterProfile.b", "kube-system", "admin"),
+            profile("ClusterProfile.c", &[]),
+        ];
         assert_eq!(contained(&profiles, &s), Ok(()), "without watch-namespaces any tenant may be named");
         s.watch_namespaces = Some(vec!["team-a".into(), "airlock".into()]);
         s.own_namespace = Some("airlock".into());

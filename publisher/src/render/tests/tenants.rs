@@ -45,8 +45,11 @@ fn a_labelled_profile_signs_its_tenant() {
     assert!(r.settings["ClusterProfile.tenant"].depends_on.is_empty(), "no RoleRequest grants it here");
 
     // With the RoleRequest granting that tenant, its part is applied first.
-    let w = world(&format!("{labelled}---
-{}", role_request("region: eu")));
+    let w = world(&format!(
+        "{labelled}---
+{}",
+        role_request("region: eu")
+    ));
     let r = render_for(&w, "fleet/eu-1").unwrap();
     assert_eq!(r.settings["ClusterProfile.tenant"].depends_on, ["RoleRequest.team-a"]);
 }

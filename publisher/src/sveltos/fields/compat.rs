@@ -74,8 +74,11 @@ fn the_compatibility_table_covers_every_crd_field() {
     assert_eq!(profile, crd_paths("config.projectsveltos.io_profiles.yaml"), "ClusterProfile and Profile specs differ");
     let cluster = crd_paths("lib.projectsveltos.io_sveltosclusters.yaml");
     let role_request = crd_paths("beyond-profiles/lib.projectsveltos.io_rolerequests.yaml");
-    let kinds =
-        [("ClusterProfile", PROFILE_FIELDS, &profile), ("SveltosCluster", CLUSTER_FIELDS, &cluster), ("RoleRequest", ROLE_REQUEST_FIELDS, &role_request)];
+    let kinds = [
+        ("ClusterProfile", PROFILE_FIELDS, &profile),
+        ("SveltosCluster", CLUSTER_FIELDS, &cluster),
+        ("RoleRequest", ROLE_REQUEST_FIELDS, &role_request),
+    ];
     for (kind, fields, paths) in kinds {
         let missing: Vec<&String> = paths.iter().filter(|p| lookup(fields, p).is_none()).collect();
         assert!(missing.is_empty(), "{kind} fields the table does not classify: {missing:#?}");

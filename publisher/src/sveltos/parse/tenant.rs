@@ -14,7 +14,8 @@ use crate::sveltos::model::{ModelError, SERVICE_ACCOUNT_NAME_LABEL, SERVICE_ACCO
 
 /// The tenant `labels` name, if any; `object` names the profile in errors.
 pub fn tenant(labels: &BTreeMap<String, String>, object: &str) -> Result<Option<ServiceAccountRef>, ModelError> {
-    let field = |label: &str, message: String| ModelError::Field { object: object.into(), field: format!("metadata.labels[{label}]"), message };
+    let field =
+        |label: &str, message: String| ModelError::Field { object: object.into(), field: format!("metadata.labels[{label}]"), message };
     let (name, namespace) = match (labels.get(SERVICE_ACCOUNT_NAME_LABEL), labels.get(SERVICE_ACCOUNT_NAMESPACE_LABEL)) {
         (None, None) => return Ok(None),
         (Some(name), Some(namespace)) => (name, namespace),

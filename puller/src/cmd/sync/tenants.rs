@@ -45,7 +45,13 @@ mod tests {
         let sa = |name: &str| ServiceAccountRef { namespace: "team-a".into(), name: name.into() };
         let staying = ProfileEntry { service_account: Some(sa("now")), ..profile("ClusterProfile.a", &[]) };
         let entry = |profile: &str, account: &str| InventoryEntry {
-            id: ObjectId { group: String::new(), version: "v1".into(), kind: "ConfigMap".into(), namespace: Some("team-a".into()), name: "x".into() },
+            id: ObjectId {
+                group: String::new(),
+                version: "v1".into(),
+                kind: "ConfigMap".into(),
+                namespace: Some("team-a".into()),
+                name: "x".into(),
+            },
             profile: profile.into(),
             applied_hash: "00".into(),
             leave_on_removal: false,
@@ -55,7 +61,10 @@ mod tests {
             adopted: false,
             service_account: Some(sa(account)),
         };
-        let parts = by_part(&[staying, profile("ClusterProfile.c", &[])], &[entry("ClusterProfile.a", "before"), entry("ClusterProfile.b", "gone")]);
+        let parts = by_part(
+            &[staying, profile("ClusterProfile.c", &[])],
+            &[entry("ClusterProfile.a", "before"), entry("ClusterProfile.b", "gone")],
+        );
         assert_eq!(parts.len(), 2);
         assert_eq!(parts["ClusterProfile.a"].name, "now", "the bundle's setting wins for a part it still holds");
         assert_eq!(parts["ClusterProfile.b"].name, "gone");
