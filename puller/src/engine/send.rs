@@ -44,7 +44,7 @@ pub(super) enum Step {
     /// Nothing to send: unchanged since the previous inventory.
     Unchanged,
     /// OneTime and applied before: never touched again; the previous entry stays.
-    Keep(InventoryEntry),
+    Keep(Box<InventoryEntry>),
     /// Create-only: created when absent, else left alone; never in the inventory.
     CreateOnly,
     /// Not sent, with why (spec 5.7); the previous entry stays.
