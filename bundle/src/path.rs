@@ -19,7 +19,7 @@ pub enum PathError {
     Extension(String),
     #[error("path {0:?} is longer than 255 bytes or cannot be split for a ustar header")]
     Length(String),
-    #[error("part name {0:?} is not ClusterProfile.<name>, Profile.<namespace>.<name> or Airlock.system")]
+    #[error("part name {0:?} is not ClusterProfile.<name>, Profile.<namespace>.<name>, RoleRequest.<name> or Airlock.system")]
     PartName(String),
 }
 
@@ -62,12 +62,12 @@ pub fn check_path(path: &str) -> Result<&str, PathError> {
     Ok(components[0])
 }
 
-/// Checks a part name: `ClusterProfile.<name>`, `Profile.<namespace>.<name>` or the
-/// system part.
+/// Checks a part name: `ClusterProfile.<name>`, `Profile.<namespace>.<name>`,
+/// `RoleRequest.<name>` or the system part.
 pub fn check_part_name(name: &str) -> Result<(), PathError> {
     let ok = match name.split_once('.') {
         _ if name == SYSTEM_PART => true,
-        Some(("ClusterProfile", rest)) => is_dns_subdomain(rest),
+        Some(("ClusterProfile" | "RoleRequest", rest)) => is_dns_subdomain(rest),
         Some(("Profile", rest)) => rest.split_once('.').is_some_and(|(ns, n)| is_dns_label(ns) && is_dns_subdomain(n)),
         _ => false,
     };
@@ -95,6 +95,7 @@ mod tests {
         assert_eq!(check_path("Profile.team-a.db/x/y.yaml"), Ok("Profile.team-a.db"));
         assert_eq!(check_path("Airlock.system/creds.yaml"), Ok("Airlock.system"));
         assert_eq!(check_path("ClusterProfile.web/Secret.web.db.yaml.age"), Ok("ClusterProfile.web"));
+        assert_eq!(check_path("RoleRequest.team-a/Role.yaml"), Ok("RoleRequest.team-a"));
     }
 
     /// A `PathError` variant, by its constructor.
@@ -120,6 +121,7 @@ mod tests {
             ("Kustomize.web/x.yaml", PartName),
             ("Profile.onlynamespace/x.yaml", PartName),
             ("ClusterProfile.Web/x.yaml", PartName),
+            ("RoleRequest.Team_A/x.yaml", PartName),
         ];
         for (path, want) in cases {
             let got = check_path(path).unwrap_err();

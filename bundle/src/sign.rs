@@ -30,6 +30,8 @@ pub struct PartSettings {
     pub notes: Vec<FieldNote>,
     pub failure: Option<RenderFailure>,
     pub rendered: Option<Rendering>,
+    /// The ServiceAccount every write of the part impersonates (spec 5.3).
+    pub service_account: Option<ServiceAccountRef>,
 }
 
 impl Default for PartSettings {
@@ -48,6 +50,7 @@ impl Default for PartSettings {
             notes: Vec::new(),
             failure: None,
             rendered: None,
+            service_account: None,
         }
     }
 }
@@ -161,6 +164,7 @@ pub fn profile_entry(name: &str, digest: Digest, size: u64, s: PartSettings) -> 
         notes: s.notes,
         failure: s.failure,
         rendered: s.rendered,
+        service_account: s.service_account,
     }
 }
 

@@ -78,16 +78,20 @@ pub struct KubeArgs {
 impl KubeArgs {
     /// A client for the chosen cluster.
     pub async fn client(&self) -> Result<kube::Client, kube::Error> {
+        kube::Client::try_from(self.config().await?)
+    }
+
+    /// The configuration of the chosen cluster, from which clients are made.
+    pub async fn config(&self) -> Result<kube::Config, kube::Error> {
         let options = kube::config::KubeConfigOptions { context: self.context.clone(), ..Default::default() };
-        let config = match &self.kubeconfig {
+        Ok(match &self.kubeconfig {
             Some(path) => {
                 let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(kube::Error::InferKubeconfig)?;
                 kube::Config::from_custom_kubeconfig(kubeconfig, &options).await.map_err(kube::Error::InferKubeconfig)?
             }
             None if self.context.is_some() => kube::Config::from_kubeconfig(&options).await.map_err(kube::Error::InferKubeconfig)?,
             None => kube::Config::infer().await.map_err(kube::Error::InferConfig)?,
-        };
-        kube::Client::try_from(config)
+        })
     }
 }
 

@@ -17,6 +17,7 @@ mod objects;
 mod pod_tests;
 mod rbac;
 mod settings;
+mod tenants;
 #[cfg(test)]
 mod tests;
 mod token;

@@ -25,7 +25,9 @@ fn mounting(ns: &str, replicas: u32) -> String {
 /// One reload pass over `files` as `version`: the restart results and the digests to keep.
 async fn reload(s: &Scenario, version: u64, files: &Files, recorded: &[Mounted]) -> (BTreeMap<String, Action>, Vec<Mounted>) {
     let desired = s.desired_with(version, files, &settings);
-    let check = engine::check_reload(&s.client, engine::workloads(&desired, &s.settings), recorded).await.expect("reload check");
+    let check = engine::check_reload(&s.client, &s.settings.tenants, engine::workloads(&desired, &s.settings), recorded)
+        .await
+        .expect("reload check");
     let (outcome, mounted) = check.restart(false).await;
     (actions(&outcome), mounted)
 }

@@ -303,7 +303,12 @@ impl Site {
     }
 
     pub async fn config_map_value(&self, ns: &str) -> Option<String> {
-        let cm = Api::<ConfigMap>::namespaced(self.admin.clone(), ns).get_opt("cfg").await.expect("get ConfigMap")?;
+        self.value(ns, "cfg").await
+    }
+
+    /// The `value` of the ConfigMap `ns/name`, as the admin reads it.
+    pub async fn value(&self, ns: &str, name: &str) -> Option<String> {
+        let cm = Api::<ConfigMap>::namespaced(self.admin.clone(), ns).get_opt(name).await.expect("get ConfigMap")?;
         cm.data?.remove("value")
     }
 
@@ -366,6 +371,33 @@ impl Site {
         let mut config: serde_json::Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
         for user in config["users"].as_array_mut().expect("kubeconfig users") {
             user["user"]["as"] = self.service_account().into();
+        }
+        std::fs::write(self.path("kubeconfig.json"), config.to_string()).expect("kubeconfig written");
+    }
+}
+
+impl Site {
+    /// Makes the puller authenticate with its ServiceAccount's own token instead of the
+    /// admin impersonating it: requests the puller itself impersonates (a tenant's) are then
+    /// authorized against the puller's grant, which an admin's impersonation would replace.
+    pub async fn authenticate_with_token(&self) {
+        let accounts = Api::<ServiceAccount>::namespaced(self.admin.clone(), &self.puller_ns);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let secret = loop {
+            let account = accounts.get("airlock-puller").await.expect("the puller's ServiceAccount");
+            if let Some(name) = account.secrets.into_iter().flatten().find_map(|s| s.name) {
+                break name;
+            }
+            assert!(Instant::now() < deadline, "no token Secret for the puller's ServiceAccount after 20 s");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let data = self.secret_data(&self.puller_ns, &secret).await.expect("the token Secret");
+        let token = String::from_utf8(data["token"].0.clone()).expect("a UTF-8 token");
+        let path = common::service_env(MANAGED);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let mut config: serde_json::Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+        for user in config["users"].as_array_mut().expect("kubeconfig users") {
+            user["user"] = json!({"token": token});
         }
         std::fs::write(self.path("kubeconfig.json"), config.to_string()).expect("kubeconfig written");
     }

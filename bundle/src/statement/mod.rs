@@ -12,10 +12,12 @@ use serde::{Deserialize, Serialize};
 mod check;
 mod profile;
 mod scoped;
+pub mod tenant;
 
 pub use check::{CelRule, Check, Checks, JobCheck, MetricQuery, Metrics, SecretName, Selection, list as check_list};
 pub use profile::{DriftExclusion, FieldNote, ProfileEntry, RenderFailure, Rendering, Support, Target};
 pub use scoped::{ClusterScopedObject, parse_cluster_scoped};
+pub use tenant::ServiceAccountRef;
 
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
 pub const PREDICATE_TYPE: &str = "https://airlock.dev/bundle/v1";

@@ -9,7 +9,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::{Checks, StopMatchingBehavior, SyncMode, rfc3339};
+use super::{Checks, ServiceAccountRef, StopMatchingBehavior, SyncMode, rfc3339};
 use crate::digest::Digest;
 
 /// One part and how the puller treats its objects (spec 5.3).
@@ -43,6 +43,10 @@ pub struct ProfileEntry {
     pub failure: Option<RenderFailure>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rendered: Option<Rendering>,
+    /// The tenant whose rights the part is applied with: every write of the part
+    /// impersonates this ServiceAccount (spec 5.3); absent means the puller's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account: Option<ServiceAccountRef>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -153,13 +157,17 @@ mod tests {
             notes: vec![],
             failure: None,
             rendered: None,
+            service_account: None,
         }
     }
 
     #[test]
     fn defaults_are_left_out() {
         let json = serde_json::to_string(&entry()).unwrap();
-        assert!(!json.contains("continueOnError") && !json.contains("notes") && !json.contains("failure"), "{json}");
+        assert!(
+            !json.contains("continueOnError") && !json.contains("notes") && !json.contains("failure") && !json.contains("serviceAccount"),
+            "{json}"
+        );
         assert_eq!(serde_json::from_str::<ProfileEntry>(&json).unwrap(), entry());
     }
 
@@ -176,10 +184,12 @@ mod tests {
             notes: vec![FieldNote { field: "spec.helmCharts".into(), support: Support::NotSupported, detail: "no charts".into() }],
             failure: Some(RenderFailure { message: "template: missing key".into(), kept_from: Some(4) }),
             rendered: Some(Rendering { inputs: Digest::of(b"x"), at: "2026-12-01T00:00:00Z".parse().unwrap() }),
+            service_account: Some(ServiceAccountRef { namespace: "team-a".into(), name: "deployer".into() }),
             ..entry()
         };
         let json = serde_json::to_string(&full).unwrap();
         assert!(json.contains(r#""support":"not-supported""#) && json.contains(r#""keptFrom":4"#), "{json}");
+        assert!(json.ends_with(r#","serviceAccount":{"namespace":"team-a","name":"deployer"}}"#), "{json}");
         assert_eq!(serde_json::from_str::<ProfileEntry>(&json).unwrap(), full);
     }
 

@@ -33,6 +33,9 @@ pub(super) fn check_profile(profile: &ProfileEntry, version: u64) -> Result<(), 
     for (list, check) in profile.checks.all() {
         runnable(check).map_err(|why| bad(format!("{list} {:?}: {why}", check.name)))?;
     }
+    if let Some(sa) = &profile.service_account {
+        sa.check().map_err(|why| bad(format!("serviceAccount {why}")))?;
+    }
     if let Some(note) = profile.notes.iter().find(|n| n.field.is_empty()) {
         return Err(bad(format!("a note names no field ({:?})", note.detail)));
     }

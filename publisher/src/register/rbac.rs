@@ -96,6 +96,29 @@ pub fn documents(reg: &Registration) -> Result<Vec<Value>, serde_json::Error> {
             subjects: Some(vec![subject.clone()]),
         })?);
     }
+    docs.extend(tenant_documents(reg, &shared, &subject)?);
+    Ok(docs)
+}
+
+/// Per namespace of `--tenant`, a Role letting the puller impersonate exactly its tenant
+/// ServiceAccounts there, by name, and its binding. Impersonating a ServiceAccount needs
+/// nothing on users or groups: the API server adds the ServiceAccount's groups itself.
+fn tenant_documents(reg: &Registration, name: &str, subject: &Subject) -> Result<Vec<Value>, serde_json::Error> {
+    let mut by_namespace: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for tenant in &reg.tenants {
+        by_namespace.entry(tenant.namespace.as_str()).or_default().push(tenant.name.clone());
+    }
+    let name = format!("{name}:tenants");
+    let mut docs = Vec::new();
+    for (namespace, accounts) in by_namespace {
+        let rules = vec![named(rule(&[""], &["serviceaccounts"], &["impersonate"]), accounts)];
+        docs.push(doc(&Role { metadata: meta(&name, Some(namespace)), rules: Some(rules) })?);
+        docs.push(doc(&RoleBinding {
+            metadata: meta(&name, Some(namespace)),
+            role_ref: role_ref("Role", &name),
+            subjects: Some(vec![subject.clone()]),
+        })?);
+    }
     Ok(docs)
 }
 

@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use airlock_bundle::cluster::{is_dns_label, is_label_key, is_label_name};
-use airlock_bundle::statement::{ClusterScopedObject, parse_cluster_scoped};
+use airlock_bundle::statement::{ClusterScopedObject, ServiceAccountRef, parse_cluster_scoped};
 use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Keyring, PublicKey, SigningKey};
 use airlock_store::{GitCredentials, StoreRef};
@@ -19,6 +19,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::age::AgeIdentities;
 use super::containment::{Containment, ContainmentFlags};
+use super::tenants::parse_tenants;
 use super::token::{Token, TokenFlags};
 use crate::render::credentials::Login;
 use airlock_cli::duration::{format_duration, parse_duration};
@@ -146,6 +147,11 @@ pub struct ClusterFlags {
     /// reports). The path must be there on every node the pod may run on.
     #[arg(long)]
     pub mount_host_path: bool,
+    /// A tenant ServiceAccount, `NAMESPACE/NAME`, whose profiles (labelled
+    /// projectsveltos.io/serviceaccount-name and -namespace) the puller applies as it: the
+    /// puller may impersonate exactly these; with --watch-namespaces, each in one of them.
+    #[arg(long, value_delimiter = ',', value_name = "NAMESPACE/NAME,...")]
+    pub tenant: Vec<String>,
     #[command(flatten)]
     pub token: TokenFlags,
     #[command(flatten)]
@@ -185,6 +191,8 @@ pub struct Registration {
     pub cluster_scoped: Vec<ClusterScopedObject>,
     /// What the contained puller keeps from its bundles; empty without watch-namespaces.
     pub containment: Containment,
+    /// `--tenant`, sorted: the ServiceAccounts the puller may impersonate.
+    pub tenants: Vec<ServiceAccountRef>,
     pub source: StoreRef,
     /// The keyring file's text, as given.
     pub keyring: String,
@@ -237,7 +245,9 @@ impl ClusterFlags {
             bail!("--watch-namespaces: {own:?} is the puller's own namespace (its state and keys): a bundle may not write there");
         }
         let containment = self.containment.check(watch_namespaces.is_some())?;
+        let tenants = parse_tenants(&self.tenant, watch_namespaces.as_deref(), &self.puller_namespace)?;
         Ok(Registration {
+            tenants,
             containment,
             labels: parse_labels(&self.labels)?,
             watch_namespaces,

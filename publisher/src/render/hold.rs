@@ -135,6 +135,7 @@ pub fn stored_settings(entry: &ProfileEntry) -> PartSettings {
         notes: entry.notes.clone(),
         failure: entry.failure.clone(),
         rendered: entry.rendered.clone(),
+        service_account: entry.service_account.clone(),
     }
 }
 

@@ -34,6 +34,7 @@ mod object;
 mod patches;
 pub mod releases;
 pub mod resolve;
+mod role_request;
 pub mod seal;
 pub mod shared;
 pub mod tier;
@@ -49,7 +50,7 @@ use jiff::{SignedDuration, Timestamp};
 use crate::helm::LazyRenderer;
 use crate::kustomize::LazyKustomizer;
 use crate::sveltos::Resources;
-use crate::sveltos::model::Profile;
+use crate::sveltos::model::{Profile, ProfileKind};
 pub use assemble::{Assembly, KeptContent};
 pub use data::Entropy;
 pub use error::RenderError;
@@ -186,6 +187,7 @@ impl<'r> Renderer<'r> {
             .iter()
             .map(|n| format!("SveltosCluster {}: {} ({:?}): {}", plan.cluster.id, n.field, n.support, n.detail))
             .collect();
+        let grants = role_request::grants(plan.profiles.iter().map(|pp| pp.profile));
         let parts = plan
             .profiles
             .iter()
@@ -195,6 +197,7 @@ impl<'r> Renderer<'r> {
                     warnings.push(format!("{}: {} ({:?}): {}", profile.display(), note.field, note.support, note.detail));
                 }
                 let mut settings = settings_of(profile);
+                role_request::after_grants(&mut settings, &grants);
                 // A profile whose references did not resolve fails in prepare_part, first.
                 // So does one that would carry a Secret in clear where that is not allowed.
                 let outcome = self.prepare_part(pp, plan, self.now).and_then(|prepared| {
@@ -232,7 +235,11 @@ impl<'r> Renderer<'r> {
     /// Renders one profile of a planned cluster with `now` as the clock.
     pub fn prepare_part(&self, pp: &ProfilePlan<'_>, plan: &ClusterPlan<'_>, now: Timestamp) -> Result<Arc<Prepared>, String> {
         let env = Env { entropy: self.entropy.as_ref(), kustomizer: &self.kustomizer, helm: &self.helm, now };
-        self.shared.get(pp, plan.cluster, self.resources, env).map_err(|e| e.to_string())
+        let prepared = self.shared.get(pp, plan.cluster, self.resources, env).map_err(|e| e.to_string())?;
+        Ok(match &pp.profile.kind {
+            ProfileKind::RoleRequest { tenant } => Arc::new(role_request::grant(&prepared, tenant, &pp.profile.display())),
+            _ => prepared,
+        })
     }
 
     /// Assembles a prepared cluster, with what `hold` decided and the held content, its
@@ -286,6 +293,7 @@ fn settings_of(p: &Profile) -> PartSettings {
         notes: p.notes.clone(),
         failure: None,
         rendered: None,
+        service_account: p.tenant.clone(),
     }
 }
 

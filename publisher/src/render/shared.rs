@@ -62,6 +62,18 @@ impl Prepared {
         Prepared { objects, warnings: Vec::new(), notes: Vec::new(), clock: None, releases, part: OnceLock::new() }
     }
 
+    /// `objects` and `warnings` in place of `from`'s, with its notes, clock and releases.
+    pub fn of(objects: Vec<Arc<Object>>, warnings: Vec<String>, from: &Prepared) -> Prepared {
+        Prepared {
+            objects,
+            warnings,
+            notes: from.notes.clone(),
+            clock: from.clock.clone(),
+            releases: from.releases.clone(),
+            part: OnceLock::new(),
+        }
+    }
+
     /// The part `name` these objects make when a cluster keeps every one of them. Built
     /// once and then shared: its bytes and digests serve every cluster the profile is
     /// prepared for, instead of being joined and hashed again for each.

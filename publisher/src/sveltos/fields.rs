@@ -23,7 +23,7 @@ use airlock_bundle::statement::{FieldNote, Support};
 use serde_json::Value;
 
 pub use table::Field;
-use table::{CLUSTER_FIELDS, PROFILE_FIELDS};
+use table::{CLUSTER_FIELDS, PROFILE_FIELDS, ROLE_REQUEST_FIELDS};
 
 /// The entry covering `path` in `fields`: its own, or a `subtree` ancestor's.
 pub fn lookup(fields: &'static [Field], path: &str) -> Option<&'static Field> {
@@ -48,6 +48,11 @@ pub fn profile_notes(spec: &Value) -> Vec<FieldNote> {
 /// [`profile_notes`] for a SveltosCluster's `spec`: its push-mode fields, mostly.
 pub fn cluster_notes(spec: &Value) -> Vec<FieldNote> {
     notes(CLUSTER_FIELDS, spec)
+}
+
+/// [`profile_notes`] for a RoleRequest's `spec`.
+pub fn role_request_notes(spec: &Value) -> Vec<FieldNote> {
+    notes(ROLE_REQUEST_FIELDS, spec)
 }
 
 fn notes(fields: &'static [Field], spec: &Value) -> Vec<FieldNote> {

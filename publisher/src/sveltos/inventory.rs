@@ -12,7 +12,7 @@ use airlock_bundle::ClusterId;
 use super::broken::{Broken, Touches};
 use super::key::ObjectKey;
 use super::model::{CLUSTER_GROUP, ClusterSet, PROFILE_GROUP, Profile, SveltosCluster};
-use super::parse::{parse_cluster, parse_profile, parse_set, part_of_unreadable};
+use super::parse::{parse_cluster, parse_profile, parse_role_request, parse_set, part_of_unreadable};
 
 /// Why the source could not be read at all; what one object breaks is a [`Broken`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -61,6 +61,13 @@ impl Inventory {
                         }
                     }
                 }
+                (CLUSTER_GROUP, "RoleRequest") => match parse_role_request(value) {
+                    Ok(p) => inv.profiles.push(p),
+                    Err(e) => {
+                        let (part, display) = (format!("RoleRequest.{}", key.name), format!("RoleRequest/{}", key.name));
+                        inv.broken.push(broken(e.to_string(), Touches::Profile { part, display }));
+                    }
+                },
                 (CLUSTER_GROUP, kind @ ("ClusterSet" | "Set")) => match parse_set(value, kind == "Set") {
                     Ok(s) => inv.sets.push(s),
                     Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),

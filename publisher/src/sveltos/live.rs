@@ -2,7 +2,7 @@
 //! in-cluster config).
 //!
 //! Lists SveltosClusters, ClusterProfiles and Profiles (v1beta1, page by page), and the
-//! ClusterSets and Sets when their CRDs are installed, and gets only the ConfigMaps,
+//! ClusterSets, Sets and RoleRequests when their CRDs are installed, and gets only the ConfigMaps,
 //! Secrets and template resources that rendering names: a management cluster holds far
 //! more Secrets than any profile references. Kinds other than ConfigMap and Secret are
 //! found through discovery; a Flux source is read in the version asked for when the API
@@ -39,9 +39,14 @@ pub fn sveltos_kinds() -> [(ApiResource, bool); 3] {
     ]
 }
 
-/// The set kinds `setRefs` name: listed when their CRDs are installed, none otherwise.
-fn set_kinds() -> [ApiResource; 2] {
-    [sveltos_resource(CLUSTER_GROUP, "ClusterSet", "clustersets"), sveltos_resource(CLUSTER_GROUP, "Set", "sets")]
+/// The set kinds `setRefs` name, and RoleRequests: listed when their CRDs are installed,
+/// none otherwise.
+fn set_kinds() -> [ApiResource; 3] {
+    [
+        sveltos_resource(CLUSTER_GROUP, "ClusterSet", "clustersets"),
+        sveltos_resource(CLUSTER_GROUP, "Set", "sets"),
+        sveltos_resource(CLUSTER_GROUP, "RoleRequest", "rolerequests"),
+    ]
 }
 
 /// A connection to the management cluster.

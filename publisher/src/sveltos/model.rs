@@ -34,6 +34,10 @@ pub const LUA_ANNOTATION: &str = "projectsveltos.io/lua";
 pub const CONFIDENTIAL_ANNOTATION: &str = "airlock.dev/confidential";
 /// A profile with this annotation (any value) is not reconciled.
 pub const PAUSED_ANNOTATION: &str = "profile.projectsveltos.io/paused";
+/// With [`SERVICE_ACCOUNT_NAMESPACE_LABEL`] on a profile: the tenant ServiceAccount whose
+/// rights its objects are applied with.
+pub const SERVICE_ACCOUNT_NAME_LABEL: &str = "projectsveltos.io/serviceaccount-name";
+pub const SERVICE_ACCOUNT_NAMESPACE_LABEL: &str = "projectsveltos.io/serviceaccount-namespace";
 /// The only Secret type whose data Sveltos deploys as manifests (or patches).
 pub const MANIFEST_SECRET_TYPE: &str = "addons.projectsveltos.io/cluster-profile";
 
@@ -114,6 +118,11 @@ pub enum ProfileKind {
     Profile {
         namespace: String,
     },
+    /// A RoleRequest: the ServiceAccount, Roles and bindings it grants `tenant`, applied
+    /// as the puller (bundles-format.md 5.13).
+    RoleRequest {
+        tenant: airlock_bundle::statement::ServiceAccountRef,
+    },
 }
 
 impl ProfileKind {
@@ -122,6 +131,7 @@ impl ProfileKind {
         match self {
             ProfileKind::ClusterProfile => format!("ClusterProfile.{name}"),
             ProfileKind::Profile { namespace } => format!("Profile.{namespace}.{name}"),
+            ProfileKind::RoleRequest { .. } => format!("RoleRequest.{name}"),
         }
     }
 
@@ -130,6 +140,7 @@ impl ProfileKind {
         match self {
             ProfileKind::ClusterProfile => format!("ClusterProfile/{name}"),
             ProfileKind::Profile { namespace } => format!("Profile/{namespace}/{name}"),
+            ProfileKind::RoleRequest { .. } => format!("RoleRequest/{name}"),
         }
     }
 }
@@ -346,6 +357,8 @@ pub struct Profile {
     pub checks: ProfileChecks,
     pub extra_labels: BTreeMap<String, String>,
     pub extra_annotations: BTreeMap<String, String>,
+    /// The tenant of Sveltos's ServiceAccount labels: the part is applied as it.
+    pub tenant: Option<airlock_bundle::statement::ServiceAccountRef>,
     /// Fields set that the publisher does not honour as Sveltos would, for every cluster
     /// the profile matches (bundles-format.md 5.9).
     pub notes: Vec<FieldNote>,
@@ -372,7 +385,7 @@ impl Profile {
     pub fn own_namespace(&self) -> Option<&str> {
         match &self.kind {
             ProfileKind::Profile { namespace } => Some(namespace),
-            ProfileKind::ClusterProfile => None,
+            ProfileKind::ClusterProfile | ProfileKind::RoleRequest { .. } => None,
         }
     }
 }

@@ -19,13 +19,16 @@ use crate::engine::LABEL_CLUSTER;
 /// How often the Job's status is read.
 const POLL: Duration = Duration::from_secs(1);
 
-/// Runs the check's Job; `label` is this cluster's `airlock.dev/cluster` value.
-pub async fn run(client: &kube::Client, check: &JobCheck, label: &str) -> Result<(), String> {
+/// Runs the check's Job; `label` is this cluster's `airlock.dev/cluster` value. Reads go
+/// through `client`, the delete and the create through `writer` (the tenant's of a tenant
+/// part, spec 5.3).
+pub async fn run(client: &kube::Client, writer: &kube::Client, check: &JobCheck, label: &str) -> Result<(), String> {
     let mut job: Job = serde_json::from_value(check.manifest.clone()).map_err(|e| format!("the Job manifest: {e}"))?;
     job.metadata.labels.get_or_insert_default().insert(LABEL_CLUSTER.into(), label.into());
     let (namespace, name) = (job.metadata.namespace.clone().unwrap_or_default(), job.metadata.name.clone().unwrap_or_default());
     let described = format!("Job {namespace}/{name}");
     let api: Api<Job> = Api::namespaced(client.clone(), &namespace);
+    let write: Api<Job> = Api::namespaced(writer.clone(), &namespace);
     let deadline = Instant::now() + Duration::from_secs(check.timeout_seconds);
     let fail = |what: &str, e: kube::Error| format!("{what} {described}: {e}");
     if let Some(earlier) = api.get_opt(&name).await.map_err(|e| fail("reading", e))? {
@@ -36,7 +39,7 @@ pub async fn run(client: &kube::Client, check: &JobCheck, label: &str) -> Result
         }
         let uid = earlier.metadata.uid.clone();
         let params = DeleteParams { preconditions: Some(Preconditions { uid, resource_version: None }), ..DeleteParams::background() };
-        match api.delete(&name, &params).await {
+        match write.delete(&name, &params).await {
             Ok(_) => {}
             Err(kube::Error::Api(status)) if status.code == 404 => {}
             Err(e) => return Err(fail("deleting the earlier", e)),
@@ -48,7 +51,7 @@ pub async fn run(client: &kube::Client, check: &JobCheck, label: &str) -> Result
         }
         sleep(POLL).await;
     }
-    api.create(&PostParams::default(), &job).await.map_err(|e| fail("creating", e))?;
+    write.create(&PostParams::default(), &job).await.map_err(|e| fail("creating", e))?;
     loop {
         let current = api.get(&name).await.map_err(|e| fail("reading", e))?;
         let conditions = current.status.and_then(|s| s.conditions).unwrap_or_default();

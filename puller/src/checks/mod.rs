@@ -86,6 +86,10 @@ pub fn validate(profile: &ProfileEntry) -> Result<(), (String, String)> {
 /// Runs checks against one cluster.
 pub struct Checker<'a> {
     pub client: &'a kube::Client,
+    /// The clients that write as tenants: a Job check of a tenant's part runs as it.
+    pub tenants: &'a crate::engine::Tenants,
+    /// Each tenant part's ServiceAccount.
+    pub tenant_parts: &'a BTreeMap<String, airlock_bundle::statement::ServiceAccountRef>,
     /// This cluster's `airlock.dev/cluster` value, which a Job check's Job carries.
     pub cluster_label: String,
     /// How long `validateHealths` may take to pass.
@@ -138,7 +142,11 @@ impl Checker<'_> {
 
     async fn one(&self, part: &str, stage: Stage, check: &Check) -> Result<(), String> {
         if let Some(job) = &check.job {
-            return job::run(self.client, job, &self.cluster_label).await;
+            let writer = match self.tenant_parts.get(part) {
+                Some(account) => self.tenants.writer(account).map_err(|e| e.to_string())?,
+                None => self.client,
+            };
+            return job::run(self.client, writer, job, &self.cluster_label).await;
         }
         let values = match &check.metrics {
             Some(m) => metrics::fetch(self.client, m).await?,

@@ -41,6 +41,8 @@ pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<(String, Option<Fa
     engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
     let desired = engine::desired(&bundle, &engine_settings)?;
     let previous = state_store.inventory(state.as_ref()).await?;
+    engine_settings.tenants =
+        super::sync::tenants::connect(&settings, &super::sync::tenants::by_part(&bundle.predicate().profiles, &previous)).await?;
     let plan = engine::plan(&client, desired, &previous, &engine_settings).await?;
     let applied = state.as_ref().map_or("none".to_string(), |s| s.version.to_string());
     let mut heading = format!(

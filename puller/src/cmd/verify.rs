@@ -163,6 +163,7 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
         allow_mass_prune: false,
         protected_namespace_keys: Vec::new(),
         allow_endpoints: false,
+        tenants: engine::Tenants::default(),
     };
     if p.recipients.is_some() && !decrypted {
         out.push_str("  objects: not listed, as some files are encrypted\n\n");

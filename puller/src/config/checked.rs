@@ -243,6 +243,7 @@ impl SyncSettings {
             // Local only: what containment keeps from a bundle is not the bundle's to choose.
             protected_namespace_keys: self.protected_namespace_keys.clone(),
             allow_endpoints: self.allow_endpoints,
+            tenants: engine::Tenants::default(),
         }
     }
 }

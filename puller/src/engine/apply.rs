@@ -36,7 +36,7 @@ pub(super) fn decide(object: &DesiredObject, previous: Option<&InventoryEntry>) 
     match (object.sync_mode, previous) {
         (SyncMode::DryRun, _) => Some(Step::Preview),
         _ if object.create_only => Some(Step::CreateOnly),
-        (SyncMode::OneTime, Some(previous)) => Some(Step::Keep(previous.clone())),
+        (SyncMode::OneTime, Some(previous)) => Some(Step::Keep(Box::new(previous.clone()))),
         (SyncMode::ContinuousWithDriftDetection, _) if unchanged => None,
         _ if unchanged => Some(Step::Unchanged),
         _ => Some(Step::Apply),

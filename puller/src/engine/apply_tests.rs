@@ -17,6 +17,7 @@ fn entry(hash: &str) -> InventoryEntry {
         hook: false,
         propagation: None,
         adopted: false,
+        service_account: None,
     }
 }
 
@@ -30,8 +31,8 @@ fn decide_follows_sync_mode_and_previous_inventory() {
         (Continuous, Some(&older), Some(Step::Apply)),
         (Continuous, Some(&same), Some(Step::Unchanged)),
         (OneTime, None, Some(Step::Apply)),
-        (OneTime, Some(&older), Some(Step::Keep(older.clone()))),
-        (OneTime, Some(&same), Some(Step::Keep(same.clone()))),
+        (OneTime, Some(&older), Some(Step::Keep(Box::new(older.clone())))),
+        (OneTime, Some(&same), Some(Step::Keep(Box::new(same.clone())))),
         (ContinuousWithDriftDetection, None, Some(Step::Apply)),
         (ContinuousWithDriftDetection, Some(&older), Some(Step::Apply)),
         (ContinuousWithDriftDetection, Some(&same), None),

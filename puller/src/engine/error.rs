@@ -21,6 +21,15 @@ pub enum EngineError {
     /// refused by policy.
     #[error("{} object(s) outside watch-namespaces: {}", objects.len(), objects.join(", "))]
     OutsideWatchNamespaces { objects: Vec<String> },
+    /// Parts whose tenant ServiceAccount lives outside the watch-namespaces, or in the
+    /// puller's own namespace, every one listed: refused by policy (spec 5.12).
+    #[error("{} part(s) name a tenant ServiceAccount outside the watch-namespaces: {}", parts.len(), parts.join(", "))]
+    TenantOutside { parts: Vec<String> },
+    /// The puller may not impersonate a tenant ServiceAccount a part names: nothing is
+    /// written, and nothing as the puller instead. The site's RBAC may change, so it is
+    /// not a bundle fault.
+    #[error("part {part} is applied as ServiceAccount {account}, which fails: {why}")]
+    Impersonation { part: String, account: String, why: String },
     /// Live objects the bundle would write that Airlock did not create for this cluster
     /// (not in its inventory, without its `airlock.dev/cluster` label) and whose manifest
     /// does not allow taking them over, every one listed: refused by policy (spec 2.5.4).
@@ -67,6 +76,7 @@ impl EngineError {
             EngineError::Manifest { .. }
                 | EngineError::Setting { .. }
                 | EngineError::OutsideWatchNamespaces { .. }
+                | EngineError::TenantOutside { .. }
                 | EngineError::ForeignObjects { .. }
                 | EngineError::MassPrune { .. }
         )

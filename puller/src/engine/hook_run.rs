@@ -34,7 +34,8 @@ pub(super) async fn fire(
         // The apply would take it over, and the hook's policy may then delete it.
         recreate::ours(&live, &object.id, label)?;
     }
-    let (created, live) = api.apply(served, &object.id, object.manifest.json(), force, false).await?;
+    let (created, live) =
+        api.apply(object.rules.service_account.as_ref(), served, &object.id, object.manifest.json(), force, false).await?;
     let uid = live.pointer("/metadata/uid").and_then(Value::as_str).unwrap_or_default().to_string();
     let ended = finished(api, served, object, hook).await;
     let delete = match &ended {
@@ -43,7 +44,7 @@ pub(super) async fn fire(
     };
     if delete {
         let namespace = object.id.namespace.as_deref();
-        api.delete(served, namespace, &object.id.name, &uid, PropagationPolicy::Background).await?;
+        api.delete(object.rules.service_account.as_ref(), served, namespace, &object.id.name, &uid, PropagationPolicy::Background).await?;
     }
     let ended = ended?;
     Ok((created, live, if delete { format!("{ended}, then deleted") } else { ended }))

@@ -90,6 +90,7 @@ fn entry(object: &DesiredObject, hook: bool) -> InventoryEntry {
         hook,
         propagation: None,
         adopted: false,
+        service_account: None,
     }
 }
 

@@ -26,6 +26,11 @@ use serde_json::value::RawValue;
 
 use super::error::{ApiError, EngineError};
 use super::object::{KnownKind, ObjectId};
+use super::tenant::Tenants;
+
+/// Who a write is sent as: the puller (None), or the tenant ServiceAccount of the
+/// object's part.
+pub(super) type Writer<'a> = Option<&'a airlock_bundle::statement::ServiceAccountRef>;
 
 /// Server-side apply's field manager: whose fields Airlock owns.
 pub(super) const FIELD_MANAGER: &str = "airlock";
@@ -66,12 +71,15 @@ pub(super) struct Api {
     served: Mutex<HashMap<String, Option<Vec<Served>>>>,
     /// Kinds known without discovery, by (apiVersion, kind).
     known: Mutex<HashMap<(String, String), Served>>,
+    /// Who writes a tenant part's objects: never `client`.
+    tenants: Tenants,
 }
 
 impl Api {
-    pub(super) fn new(client: &kube::Client, known: &[KnownKind]) -> Api {
+    pub(super) fn new(client: &kube::Client, known: &[KnownKind], tenants: &Tenants) -> Api {
         Api {
             client: client.clone(),
+            tenants: tenants.clone(),
             requests: AtomicU64::new(0),
             served: Mutex::new(HashMap::new()),
             known: Mutex::new(known.iter().map(|k| ((k.api_version.clone(), k.kind.clone()), k.served())).collect()),
@@ -126,9 +134,10 @@ impl Api {
         }
     }
 
-    /// Server-side apply; returns whether the object was created, and the object.
+    /// Server-side apply as `by`; returns whether the object was created, and the object.
     pub(super) async fn apply(
         &self,
+        by: Writer<'_>,
         served: &Served,
         id: &ObjectId,
         manifest: &RawValue,
@@ -139,33 +148,48 @@ impl Api {
         params.force = force;
         params.dry_run = dry_run;
         let request = self.request(served, id.namespace.as_deref()).patch(&id.name, &params, &Patch::Apply(manifest));
-        let (status, body) = self.send(request).await?;
+        let (status, body) = self.send_as(by, request).await?;
         Ok((status == 201, parse(&body)?))
     }
 
-    /// A JSON merge patch of the object under `manager`, for fields the manifests never
-    /// name (a restart's pod-template annotation).
-    pub(super) async fn merge(&self, served: &Served, id: &ObjectId, patch: &Value, manager: &str) -> Result<Value, ApiError> {
+    /// A JSON merge patch of the object under `manager`, as `by`, for fields the manifests
+    /// never name (a restart's pod-template annotation).
+    pub(super) async fn merge(
+        &self,
+        by: Writer<'_>,
+        served: &Served,
+        id: &ObjectId,
+        patch: &Value,
+        manager: &str,
+    ) -> Result<Value, ApiError> {
         let params = PatchParams { field_manager: Some(manager.into()), ..PatchParams::default() };
         let request = self.request(served, id.namespace.as_deref()).patch(&id.name, &params, &Patch::Merge(patch));
-        let (_, body) = self.send(request).await?;
+        let (_, body) = self.send_as(by, request).await?;
         parse(&body)
     }
 
-    /// A JSON patch of the object under `manager`: `patch` is its operations, whose
-    /// `test`s make it conditional (422 when one fails).
-    pub(super) async fn json_patch(&self, served: &Served, id: &ObjectId, patch: Value, manager: &str) -> Result<Value, ApiError> {
+    /// A JSON patch of the object under `manager`, as `by`: `patch` is its operations,
+    /// whose `test`s make it conditional (422 when one fails).
+    pub(super) async fn json_patch(
+        &self,
+        by: Writer<'_>,
+        served: &Served,
+        id: &ObjectId,
+        patch: Value,
+        manager: &str,
+    ) -> Result<Value, ApiError> {
         let patch = serde_json::from_value(patch).map_err(|e| ApiError { code: 0, message: format!("building the patch: {e}") })?;
         let params = PatchParams { field_manager: Some(manager.into()), ..PatchParams::default() };
         let request = self.request(served, id.namespace.as_deref()).patch(&id.name, &params, &Patch::<()>::Json(patch));
-        let (_, body) = self.send(request).await?;
+        let (_, body) = self.send_as(by, request).await?;
         parse(&body)
     }
 
-    /// Creates the object, which server-side apply would update if it existed: the object
-    /// created, or None when one of that name exists (409).
+    /// Creates the object as `by`, which server-side apply would update if it existed:
+    /// the object created, or None when one of that name exists (409).
     pub(super) async fn create(
         &self,
+        by: Writer<'_>,
         served: &Served,
         id: &ObjectId,
         manifest: &RawValue,
@@ -173,7 +197,7 @@ impl Api {
     ) -> Result<Option<Value>, ApiError> {
         let params = PostParams { dry_run, field_manager: Some(FIELD_MANAGER.into()) };
         let request = self.request(served, id.namespace.as_deref()).create(&params, manifest.get().as_bytes().to_vec());
-        match self.send(request).await {
+        match self.send_as(by, request).await {
             Ok((_, body)) => Ok(Some(parse(&body)?)),
             Err(e) if e.code == 409 => Ok(None),
             Err(e) => Err(e),
@@ -208,6 +232,7 @@ impl Api {
     /// background, or before the object itself (foreground).
     pub(super) async fn delete(
         &self,
+        by: Writer<'_>,
         served: &Served,
         namespace: Option<&str>,
         name: &str,
@@ -220,7 +245,7 @@ impl Api {
             ..DeleteParams::default()
         };
         let request = self.request(served, namespace).delete(name, &params);
-        match self.send(request).await {
+        match self.send_as(by, request).await {
             Err(e) if e.code == 404 => Ok(()),
             other => other.map(|_| ()),
         }
@@ -266,13 +291,47 @@ impl Api {
         Request::new(DynamicObject::url_path(&served.resource, namespace))
     }
 
-    /// Counts and sends one request; an error status becomes an [`ApiError`] with the
-    /// server's message.
+    /// A SelfSubjectAccessReview of the puller's own rights: the server's answer.
+    pub(super) async fn review(&self, review: &Value) -> Result<Value, ApiError> {
+        let request = serde_json::to_vec(review).map_err(kube::core::request::Error::SerializeBody).and_then(|body| {
+            http::Request::post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")
+                .header(http::header::CONTENT_TYPE, "application/json")
+                .body(body)
+                .map_err(kube::core::request::Error::BuildRequest)
+        });
+        let (_, answer) = self.send(request).await?;
+        parse(&answer)
+    }
+
+    /// Counts and sends one request as the puller.
     async fn send(&self, request: Result<http::Request<Vec<u8>>, kube::core::request::Error>) -> Result<(u16, Vec<u8>), ApiError> {
+        self.send_with(&self.client, request).await
+    }
+
+    /// Counts and sends one write as `by`: a tenant's through its impersonating client.
+    async fn send_as(
+        &self,
+        by: Writer<'_>,
+        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+    ) -> Result<(u16, Vec<u8>), ApiError> {
+        let client = match by {
+            None => &self.client,
+            Some(account) => self.tenants.writer(account)?,
+        };
+        self.send_with(client, request).await
+    }
+
+    /// Counts and sends one request through `client`; an error status becomes an
+    /// [`ApiError`] with the server's message.
+    async fn send_with(
+        &self,
+        client: &kube::Client,
+        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+    ) -> Result<(u16, Vec<u8>), ApiError> {
         let request = request.map_err(|e| ApiError { code: 0, message: format!("building request: {e}") })?;
         self.requests.fetch_add(1, Ordering::Relaxed);
         let unreachable = |e: kube::Error| ApiError { code: 0, message: e.to_string() };
-        let response = self.client.send(request.map(kube::client::Body::from)).await.map_err(unreachable)?;
+        let response = client.send(request.map(kube::client::Body::from)).await.map_err(unreachable)?;
         let status = response.status().as_u16();
         let body = response.into_body().collect_bytes().await.map_err(unreachable)?.to_vec();
         if status >= 400 {

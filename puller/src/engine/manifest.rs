@@ -20,7 +20,7 @@ use super::error::EngineError;
 use super::object::{DesiredObject, Manifest, ObjectId};
 use super::part::{self, PartRules};
 use super::settings::Settings;
-use super::{cleanup, defaults, hook, order, policy, ready};
+use super::{cleanup, defaults, hook, order, policy, ready, tenant};
 
 /// Ties an object to the cluster it was applied for; prune and drift select by it.
 pub const LABEL_CLUSTER: &str = "airlock.dev/cluster";
@@ -64,6 +64,7 @@ fn objects(bundle: &VerifiedBundle, settings: &Settings, texts: bool) -> Result<
     let waves = order::waves(&predicate.profiles);
     let rules = part::rules(&predicate.profiles)?;
     policy::enforce_checks(&predicate.profiles, settings)?;
+    tenant::contained(&predicate.profiles, settings)?;
     let stamp = Stamp {
         cluster: cluster_label(&settings.cluster),
         version: predicate.version.to_string(),

@@ -54,6 +54,7 @@ mod reload;
 mod scope;
 mod send;
 mod settings;
+mod tenant;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 
@@ -75,12 +76,21 @@ pub use part::PartRules;
 pub use reload::{ANNOTATION_RESTARTED_AT, Mounted, ReloadCheck, Workload, check_reload, workloads};
 use scope::Target;
 pub use settings::{NamespacePolicy, Settings};
+pub use tenant::{Tenants, accounts};
 
 /// Resolves kinds and applies the watch-namespaces policy: the objects that may be
 /// written, and the results of those refused. Read-only, so nothing is written when the
 /// policy rejects the bundle.
 async fn admit(api: &Api, desired: Vec<DesiredObject>, settings: &Settings) -> Result<(Vec<Target>, Vec<ObjectResult>), EngineError> {
-    policy::enforce(scope::resolve(api, desired).await?, settings)
+    let mut parts = BTreeMap::new();
+    for o in &desired {
+        if let Some(account) = &o.rules.service_account {
+            parts.entry(account.clone()).or_insert_with(|| o.profile.clone());
+        }
+    }
+    let admitted = policy::enforce(scope::resolve(api, desired).await?, settings)?;
+    tenant::may_impersonate(api, settings, &parts).await?;
+    Ok(admitted)
 }
 
 fn outcome(api: &Api, (mut results, inventory): Finished, refused: Vec<ObjectResult>) -> Outcome {
@@ -108,7 +118,7 @@ pub async fn sync(
     previous: &[InventoryEntry],
     settings: &Settings,
 ) -> Result<Outcome, EngineError> {
-    let api = Api::new(client, &[]);
+    let api = Api::new(client, &[], &settings.tenants);
     let (targets, refused) = admit(&api, desired, settings).await?;
     let finished = apply::sync(&api, targets, previous, settings).await?;
     Ok(outcome(&api, finished, refused))
@@ -125,7 +135,7 @@ pub async fn check_drift(
     known: &[KnownKind],
     settings: &Settings,
 ) -> Result<DriftCheck, EngineError> {
-    let api = Api::new(client, known);
+    let api = Api::new(client, known, &settings.tenants);
     let checked = desired
         .into_iter()
         .filter(|o| o.sync_mode == SyncMode::ContinuousWithDriftDetection && !o.create_only && o.hook.is_none())
@@ -170,7 +180,7 @@ pub async fn plan(
     previous: &[InventoryEntry],
     settings: &Settings,
 ) -> Result<Plan, EngineError> {
-    let api = Api::new(client, &[]);
+    let api = Api::new(client, &[], &settings.tenants);
     let (targets, refused) = admit(&api, desired, settings).await?;
     let (finished, refusal) = preview::plan(&api, targets, previous, settings).await?;
     Ok(Plan { outcome: outcome(&api, finished, refused), refusal })

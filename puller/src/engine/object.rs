@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use airlock_bundle::statement::ServiceAccountRef;
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -139,6 +140,10 @@ pub struct InventoryEntry {
     /// deleted, as it and what depends on it (a CRD's instances) were there before.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub adopted: bool,
+    /// The tenant its part was applied as: it is pruned or released as that tenant too,
+    /// though the part may be gone from the bundle by then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account: Option<ServiceAccountRef>,
 }
 
 /// A release's deletion propagation, recorded in the inventory with each of its objects:

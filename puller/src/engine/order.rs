@@ -11,7 +11,10 @@
 //! objects, and an instance in one profile often needs the CRD of another. Workloads go
 //! after the ConfigMaps, Secrets and ServiceAccounts of their wave, as Helm and Flux order
 //! them: the API server refuses a Pod whose ServiceAccount does not exist yet, and its
-//! controller then retries with a growing back-off. Pure functions; no I/O.
+//! controller then retries with a growing back-off. Roles and ClusterRoles go before the
+//! other objects of their wave, as Helm orders them: a puller without `bind` may create a
+//! binding only to a role that exists, whose rules the API server checks it holds.
+//! Pure functions; no I/O.
 
 use std::collections::HashMap;
 
@@ -22,6 +25,8 @@ use airlock_bundle::statement::ProfileEntry;
 pub(super) enum Class {
     Crd,
     Namespace,
+    /// Roles and ClusterRoles: before the bindings that name them.
+    Role,
     ClusterScoped,
     Namespaced,
     Workload,
@@ -29,12 +34,14 @@ pub(super) enum Class {
 
 pub(super) const CRD_GROUP: &str = "apiextensions.k8s.io";
 pub(super) const CRD_KIND: &str = "CustomResourceDefinition";
+const RBAC_GROUP: &str = "rbac.authorization.k8s.io";
 
 impl Class {
     pub(super) fn of(group: &str, kind: &str, namespaced: bool) -> Class {
         match (group, kind) {
             (CRD_GROUP, CRD_KIND) => Class::Crd,
             ("", "Namespace") => Class::Namespace,
+            (RBAC_GROUP, "Role" | "ClusterRole") => Class::Role,
             ("", "Pod" | "ReplicationController")
             | ("apps", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet")
             | ("batch", "Job" | "CronJob")
@@ -53,8 +60,9 @@ impl Class {
             Class::Workload => 0,
             Class::Namespaced => 1,
             Class::ClusterScoped => 2,
-            Class::Crd => 3,
-            Class::Namespace => 4,
+            Class::Role => 3,
+            Class::Crd => 4,
+            Class::Namespace => 5,
         }
     }
 }
@@ -130,12 +138,24 @@ mod tests {
     fn crd_before_namespace_before_cluster_scoped_before_namespaced() {
         let crd = Stage::new(Class::of(CRD_GROUP, CRD_KIND, false), 3, 500);
         let namespace = Stage::new(Class::of("", "Namespace", false), 2, 1);
-        let cluster = Stage::new(Class::of("rbac.authorization.k8s.io", "ClusterRole", false), 0, 100);
+        let cluster = Stage::new(Class::of("scheduling.k8s.io", "PriorityClass", false), 0, 100);
         let namespaced = Stage::new(Class::of("", "ConfigMap", true), 0, 100);
         let workload = Stage::new(Class::of("apps", "Deployment", true), 0, 100);
         let mut stages = vec![workload, namespaced, cluster, namespace, crd];
         stages.sort();
         assert_eq!(stages, vec![crd, namespace, cluster, namespaced, workload]);
+    }
+
+    #[test]
+    fn roles_go_before_the_bindings_that_name_them() {
+        let group = "rbac.authorization.k8s.io";
+        let role = Stage::new(Class::of(group, "Role", true), 0, 100);
+        let cluster_role = Stage::new(Class::of(group, "ClusterRole", false), 0, 100);
+        let binding = Stage::new(Class::of(group, "RoleBinding", true), 0, 100);
+        let cluster_binding = Stage::new(Class::of(group, "ClusterRoleBinding", false), 0, 100);
+        assert_eq!(role, cluster_role, "one stage: applied together");
+        assert!(role < cluster_binding && cluster_binding < binding);
+        assert!(Class::Role.prune_rank() > Class::ClusterScoped.prune_rank(), "pruned after the bindings");
     }
 
     #[test]
@@ -184,8 +204,8 @@ mod tests {
 
     #[test]
     fn prune_goes_the_other_way() {
-        let mut classes = vec![Class::Crd, Class::Namespace, Class::ClusterScoped, Class::Namespaced, Class::Workload];
+        let mut classes = vec![Class::Crd, Class::Namespace, Class::Role, Class::ClusterScoped, Class::Namespaced, Class::Workload];
         classes.sort_by_key(|c| c.prune_rank());
-        assert_eq!(classes, vec![Class::Workload, Class::Namespaced, Class::ClusterScoped, Class::Crd, Class::Namespace]);
+        assert_eq!(classes, vec![Class::Workload, Class::Namespaced, Class::ClusterScoped, Class::Role, Class::Crd, Class::Namespace]);
     }
 }

@@ -7,7 +7,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use airlock_bundle::statement::ProfileEntry;
+use airlock_bundle::statement::{ProfileEntry, ServiceAccountRef};
 
 use super::error::EngineError;
 use super::exclusion::{self, Exclusions};
@@ -22,6 +22,8 @@ pub struct PartRules {
     pub exclusions: Exclusions,
     /// `reloader`: its workloads restart when what they mount changes (spec 5.10).
     pub reloader: bool,
+    /// The tenant every write of the part impersonates (spec 5.3); None: the puller.
+    pub service_account: Option<ServiceAccountRef>,
 }
 
 /// The rules of every part of `profiles`, checked in full: a drift exclusion that cannot
@@ -37,6 +39,7 @@ pub(super) fn rules(profiles: &[ProfileEntry]) -> Result<HashMap<String, Arc<Par
                 requires: requires.get(p.name.as_str()).cloned().unwrap_or_default(),
                 exclusions: exclusion::compile(p)?,
                 reloader: p.reloader,
+                service_account: p.service_account.clone(),
             };
             Ok((p.name.clone(), Arc::new(rules)))
         })

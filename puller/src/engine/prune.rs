@@ -171,7 +171,7 @@ async fn one(
         Some(Propagation::Foreground) => PropagationPolicy::Foreground,
         Some(Propagation::Orphan) => PropagationPolicy::Orphan,
     };
-    api.delete(&served, namespace, &entry.id.name, uid, propagation).await.map_err(|e| e.to_string())?;
+    api.delete(entry.service_account.as_ref(), &served, namespace, &entry.id.name, uid, propagation).await.map_err(|e| e.to_string())?;
     tracing::info!(object = %entry.id, "pruned");
     Ok((Action::Pruned, "no longer in the bundle".into()))
 }
@@ -210,6 +210,7 @@ mod tests {
             hook: false,
             propagation: None,
             adopted: false,
+            service_account: None,
         }
     }
 

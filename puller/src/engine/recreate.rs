@@ -56,7 +56,7 @@ pub(super) async fn run(
         true => tracing::info!(object = %object.id, "deleted to be re-created (the refusal is withheld: the object came encrypted)"),
         false => tracing::info!(object = %object.id, error = %refused, "deleted to be re-created"),
     }
-    api.apply(served, &object.id, object.manifest.json(), force, false).await
+    api.apply(object.rules.service_account.as_ref(), served, &object.id, object.manifest.json(), force, false).await
 }
 
 /// Deletes the live copy of `object`, if there is one, and waits until it is gone:
@@ -77,7 +77,7 @@ pub(super) async fn delete_and_wait(
     let Some(uid) = uid(&live) else {
         return Ok(false);
     };
-    api.delete(served, namespace, &object.id.name, &uid, propagation).await?;
+    api.delete(object.rules.service_account.as_ref(), served, namespace, &object.id.name, &uid, propagation).await?;
     wait_gone(api, served, object, &uid).await?;
     Ok(true)
 }

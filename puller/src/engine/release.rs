@@ -47,7 +47,7 @@ pub(super) async fn one(api: &Api, entry: &InventoryEntry, label: &str, preview:
         if preview {
             return Ok(format!("{RELEASED}; its Airlock labels, annotations and field manager would be removed"));
         }
-        match api.json_patch(&served, &entry.id, unmark(&live), RELEASE_MANAGER).await {
+        match api.json_patch(entry.service_account.as_ref(), &served, &entry.id, unmark(&live), RELEASE_MANAGER).await {
             Ok(_) => {
                 tracing::info!(object = %entry.id, "released an adopted object, Airlock's marks removed");
                 return Ok(format!("{RELEASED}; its Airlock labels, annotations and field manager removed"));

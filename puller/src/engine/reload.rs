@@ -23,6 +23,7 @@ use super::kube_api::Api;
 use super::object::{DesiredObject, KnownKind, ObjectId};
 use super::outcome::{Action, ObjectResult, Outcome};
 use super::settings::Settings;
+use super::tenant::Tenants;
 
 /// The pod-template annotation whose new value rolls a workload out again.
 pub const ANNOTATION_RESTARTED_AT: &str = "airlock.dev/restarted-at";
@@ -38,6 +39,8 @@ pub struct Workload {
     pub profile: String,
     pub config_maps: BTreeSet<String>,
     pub secrets: BTreeSet<String>,
+    /// The tenant its part is applied as, who restarts it too.
+    pub service_account: Option<airlock_bundle::statement::ServiceAccountRef>,
 }
 
 /// The digest of what one workload mounts, as a run last saw it: kept by the caller.
@@ -73,7 +76,13 @@ pub fn workloads(desired: &[DesiredObject], settings: &Settings) -> Vec<Workload
                     secrets.extend(source.get("secret").and_then(|s| name(s, "name")));
                 }
             }
-            Workload { id: o.id.clone(), profile: o.profile.clone(), config_maps, secrets }
+            Workload {
+                id: o.id.clone(),
+                profile: o.profile.clone(),
+                config_maps,
+                secrets,
+                service_account: o.rules.service_account.clone(),
+            }
         })
         .filter(|w| !w.config_maps.is_empty() || !w.secrets.is_empty())
         .collect()
@@ -94,8 +103,13 @@ fn known() -> Vec<KnownKind> {
 }
 
 /// Reads what each workload mounts and compares its digest with `recorded`. Read-only.
-pub async fn check_reload(client: &kube::Client, workloads: Vec<Workload>, recorded: &[Mounted]) -> Result<ReloadCheck, EngineError> {
-    let api = Api::new(client, &known());
+pub async fn check_reload(
+    client: &kube::Client,
+    tenants: &Tenants,
+    workloads: Vec<Workload>,
+    recorded: &[Mounted],
+) -> Result<ReloadCheck, EngineError> {
+    let api = Api::new(client, &known(), tenants);
     let mut checked = Vec::with_capacity(workloads.len());
     for workload in workloads {
         let digest = mounted_digest(&api, &workload).await?;
@@ -180,7 +194,7 @@ fn mounts(workload: &Workload) -> String {
 async fn restart(api: &Api, workload: &Workload, at: &str) -> Result<(), ApiError> {
     let served = api.served(&workload.id).await.ok().flatten().expect("the workload kinds are known");
     let patch = json!({"spec": {"template": {"metadata": {"annotations": {ANNOTATION_RESTARTED_AT: at}}}}});
-    api.merge(&served, &workload.id, &patch, RELOADER_MANAGER).await?;
+    api.merge(workload.service_account.as_ref(), &served, &workload.id, &patch, RELOADER_MANAGER).await?;
     tracing::info!(object = %workload.id, "restarted: what it mounts changed");
     Ok(())
 }

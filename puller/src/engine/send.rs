@@ -44,7 +44,7 @@ pub(super) enum Step {
     /// Nothing to send: unchanged since the previous inventory.
     Unchanged,
     /// OneTime and applied before: never touched again; the previous entry stays.
-    Keep(InventoryEntry),
+    Keep(Box<InventoryEntry>),
     /// Create-only: created when absent, else left alone; never in the inventory.
     CreateOnly,
     /// Not sent, with why (spec 5.7); the previous entry stays.
@@ -118,6 +118,7 @@ pub(super) async fn one(
         propagation: object.propagation,
         // Adopted once, adopted for good: the object was not Airlock's to begin with.
         adopted: previous.is_some_and(|p| p.adopted),
+        service_account: object.rules.service_account.clone(),
     };
     let kept = previous.cloned();
     let (drift, preview) = match &step {
@@ -221,7 +222,7 @@ async fn apply(api: &Api, served: &Served, object: &DesiredObject, force: bool) 
         _ => None,
     };
     let manifest = stripped.as_ref().unwrap_or(&object.manifest);
-    api.apply(served, &object.id, manifest.json(), force, false).await.map(Some)
+    api.apply(object.rules.service_account.as_ref(), served, &object.id, manifest.json(), force, false).await.map(Some)
 }
 
 /// A create-only object, created when absent: None when it exists.
@@ -229,7 +230,7 @@ async fn create(api: &Api, served: &Served, object: &DesiredObject) -> Result<Op
     if api.get(served, object.id.namespace.as_deref(), &object.id.name).await?.is_some() {
         return Ok(None);
     }
-    Ok(api.create(served, &object.id, object.manifest.json(), false).await?.map(|live| (true, live)))
+    Ok(api.create(object.rules.service_account.as_ref(), served, &object.id, object.manifest.json(), false).await?.map(|live| (true, live)))
 }
 
 /// The manifest without the fields its part's drift exclusions name for it, when any do.
@@ -255,11 +256,15 @@ async fn dry_run(
     let live = api.get(served, namespace, &object.id.name).await?;
     let sent = match (&live, object.create_only) {
         (Some(_), true) => return Ok((Action::Unchanged, Some(CREATE_ONLY_EXISTS.into()))),
-        (None, true) => api.create(served, &object.id, object.manifest.json(), true).await.map(|_| None),
+        (None, true) => {
+            api.create(object.rules.service_account.as_ref(), served, &object.id, object.manifest.json(), true).await.map(|_| None)
+        }
         (_, false) => {
             let stripped = live.as_ref().and_then(|_| stripped(object));
             let manifest = stripped.as_ref().unwrap_or(&object.manifest);
-            api.apply(served, &object.id, manifest.json(), force, true).await.map(|(_, after)| Some(after))
+            api.apply(object.rules.service_account.as_ref(), served, &object.id, manifest.json(), force, true)
+                .await
+                .map(|(_, after)| Some(after))
         }
     };
     match sent {

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use airlock_bundle::statement::ClusterScopedObject;
 use serde::{Deserialize, Serialize};
 
+use super::tenant::Tenants;
+
 /// How the puller restricts namespaced objects outside the watch-namespaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -53,4 +55,7 @@ pub struct Settings {
     /// With watch-namespaces: Endpoints and EndpointSlices may be written, which lets a
     /// bundle point a Service at any address (spec 5.12). Local only; false refuses them.
     pub allow_endpoints: bool,
+    /// The clients that write as the tenant ServiceAccounts the parts name (spec 5.3);
+    /// a part naming one without a client here is not written.
+    pub tenants: Tenants,
 }

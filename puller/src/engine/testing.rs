@@ -90,5 +90,6 @@ pub fn settings(cluster: &str) -> Settings {
         allow_mass_prune: false,
         protected_namespace_keys: Vec::new(),
         allow_endpoints: false,
+        tenants: Default::default(),
     }
 }

@@ -142,6 +142,7 @@ pub(crate) mod tests {
                 hook: false,
                 propagation: None,
                 adopted: false,
+                service_account: None,
             })
             .collect()
     }

@@ -6,6 +6,7 @@ mod kustomize;
 mod remote;
 mod sealing;
 mod sveltos;
+mod tenants;
 mod withdrawn;
 
 use std::collections::{BTreeMap, BTreeSet};

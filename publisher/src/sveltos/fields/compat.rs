@@ -1,9 +1,9 @@
 //! Holds `docs/sveltos-compatibility.md` to the real Sveltos CRDs and to the table the
-//! parser notes fields by: every field of the v1beta1 ClusterProfile, Profile and
-//! SveltosCluster schemas, and of the ClusterConfiguration status ingest writes, must be
-//! declared, every declaration must name a field the CRDs have (or an annotation), and the
-//! document's generated tables must be what this module writes from the declarations.
-//! `AIRLOCK_WRITE_COMPAT=1` rewrites them.
+//! parser notes fields by: every field of the v1beta1 ClusterProfile, Profile,
+//! SveltosCluster and RoleRequest schemas, and of the ClusterConfiguration status ingest
+//! writes, must be declared, every declaration must name a field the CRDs have (or an
+//! annotation), and the document's generated tables must be what this module writes from
+//! the declarations. `AIRLOCK_WRITE_COMPAT=1` rewrites them.
 //!
 //! The CRDs are read where the workspace's checkouts share them, `../shared/sveltos-crds`
 //! beside the repository, or from `AIRLOCK_SVELTOS_CRDS`; they are never copied in.
@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::table::{CLUSTER_FIELDS, PROFILE_FIELDS};
+use super::table::{CLUSTER_FIELDS, PROFILE_FIELDS, ROLE_REQUEST_FIELDS};
 use super::written::CONFIGURATION_FIELDS;
 use super::{Field, lookup};
 
@@ -76,9 +76,11 @@ fn the_compatibility_table_covers_every_crd_field() {
     assert_eq!(profile, crd_paths("config.projectsveltos.io_profiles.yaml"), "ClusterProfile and Profile specs differ");
     let cluster = crd_paths("lib.projectsveltos.io_sveltosclusters.yaml");
     let configuration = crd_paths("beyond-profiles/config.projectsveltos.io_clusterconfigurations.yaml");
+    let role_request = crd_paths("beyond-profiles/lib.projectsveltos.io_rolerequests.yaml");
     let kinds = [
         ("ClusterProfile", PROFILE_FIELDS, &profile),
         ("SveltosCluster", CLUSTER_FIELDS, &cluster),
+        ("RoleRequest", ROLE_REQUEST_FIELDS, &role_request),
         ("ClusterConfiguration", CONFIGURATION_FIELDS, &configuration),
     ];
     for (kind, fields, paths) in kinds {
@@ -90,9 +92,10 @@ fn the_compatibility_table_covers_every_crd_field() {
     }
 
     let generated = format!(
-        "{BEGIN}\n\n### ClusterProfile and Profile\n\n{}\n### SveltosCluster\n\n{}\n### ClusterConfiguration (written by ingest)\n\n{}\n{END}",
+        "{BEGIN}\n\n### ClusterProfile and Profile\n\n{}\n### SveltosCluster\n\n{}\n### RoleRequest\n\n{}\n### ClusterConfiguration (written by ingest)\n\n{}\n{END}",
         table(PROFILE_FIELDS, &profile),
         table(CLUSTER_FIELDS, &cluster),
+        table(ROLE_REQUEST_FIELDS, &role_request),
         table(CONFIGURATION_FIELDS, &configuration)
     );
     let doc_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/sveltos-compatibility.md");

@@ -74,6 +74,16 @@ pub static PROFILE_FIELDS: &[Field] = &[
         "a paused profile is not reconciled: each cluster keeps what the profile deployed there, and no cluster gets it anew",
     ),
     f(
+        "metadata.labels[projectsveltos.io/serviceaccount-name]",
+        Differs,
+        "with serviceaccount-namespace, the tenant: signed in the part's settings, and every write of the part at the edge (apply, prune, drift correction, hooks, Job checks) impersonates that ServiceAccount, so the cluster's RBAC holds the tenant to its rights (bundles-format.md 5.13); both labels or neither, each a Kubernetes name, else the profile fails. Unlike Sveltos, which deploys as the ServiceAccount <namespace>--<name> its RoleRequest makes in its own namespace, the puller impersonates the ServiceAccount of the labels' namespace and name on the managed cluster, which the RoleRequest part or the operator creates and register --tenant lets the puller impersonate; the part depends on the RoleRequest parts granting that tenant on the cluster, so they are applied first",
+    ),
+    f(
+        "metadata.labels[projectsveltos.io/serviceaccount-namespace]",
+        Differs,
+        "as metadata.labels[projectsveltos.io/serviceaccount-name]; copied as it is for a namespaced Profile too, as Sveltos copies it (not defaulted to the Profile's namespace); a contained puller refuses a namespace outside its watch-namespaces",
+    ),
+    f(
         "metadata.annotations[projectsveltos.io/tex-template]",
         Differs,
         "no effect: reference names are rendered without the HTML escaping Sveltos applies when it is absent (names cannot hold the escaped characters)",
@@ -401,6 +411,32 @@ pub static PROFILE_FIELDS: &[Field] = &[
         Differs,
         "written by airlock-publisher ingest: the clusters where the profile failed in the last report that says: an object failed to apply (kind, namespace/name and the puller's detail) or the render failed; lastFailureTime is that report's finishedAt. Sveltos lists here the clusters it could not make a ClusterSummary for, and puts deployment failures in the ClusterSummary",
     ),
+];
+
+/// RoleRequest: read as a profile of its own part (bundles-format.md 5.13).
+pub static ROLE_REQUEST_FIELDS: &[Field] = &[
+    all(
+        "spec.clusterSelector",
+        Supported,
+        "a label selector over SveltosCluster labels, as a profile's; each matching pull-mode cluster gets the part RoleRequest.<name>, applied as the puller",
+    ),
+    all(
+        "spec.roleRefs",
+        Differs,
+        "each ConfigMap or Secret read as a spec.policyRefs entry with the same kind, name and namespace is; of their objects the Roles and ClusterRoles are deployed, each with a RoleBinding or ClusterRoleBinding of its name binding it to the tenant's ServiceAccount, and the rest is left out with a warning, as Sveltos leaves it. A contained puller can grant only rights it holds in the role's namespace (it has no bind or escalate), and a ClusterRole or its binding only when --allow-cluster-scoped lists it",
+    ),
+    f(
+        "spec.serviceAccountName",
+        Differs,
+        "with serviceAccountNamespace, the tenant: the part creates that ServiceAccount of the managed cluster, which the tenant's labelled profiles are applied as; Sveltos creates <namespace>--<name> in its own namespace instead, which a pulling cluster without Sveltos has not",
+    ),
+    f("spec.serviceAccountNamespace", Differs, "as spec.serviceAccountName; a contained puller needs it among its watch-namespaces"),
+    f(
+        "spec.expirationSeconds",
+        NotApplicable,
+        "the life of the token Sveltos stores for a cluster it pushes to; the puller impersonates the ServiceAccount, with no token",
+    ),
+    all("status", NotApplicable, STATUS),
 ];
 
 /// SveltosCluster.

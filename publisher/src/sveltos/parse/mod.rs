@@ -14,8 +14,11 @@ mod kustomization;
 mod profile;
 mod reader;
 mod refs;
+mod role_request;
+mod tenant;
 #[cfg(test)]
 mod tests;
 
 pub use cluster::{parse_cluster, parse_set};
 pub use profile::{parse_profile, part_of_unreadable};
+pub use role_request::parse_role_request;

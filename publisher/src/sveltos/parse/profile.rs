@@ -7,7 +7,7 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version};
-use super::{checks, helm_chart, kustomization, refs};
+use super::{checks, helm_chart, kustomization, refs, tenant};
 use crate::sveltos::fields;
 use crate::sveltos::max_update::MaxUpdate;
 use crate::sveltos::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileKind};
@@ -44,11 +44,12 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
     check_version(value, &object)?;
     let meta = Metadata::of(value, &object)?;
     let annotations = meta.map("annotations")?;
+    let tenant = tenant::tenant(&meta.map("labels")?, &object)?;
     let raw_spec = &value["spec"];
     let spec = Fields::of(raw_spec, "spec", &object)?;
     let own = match &kind {
         ProfileKind::Profile { namespace } => Some(namespace.as_str()),
-        ProfileKind::ClusterProfile => None,
+        ProfileKind::ClusterProfile | ProfileKind::RoleRequest { .. } => None,
     };
     let mut notes = fields::profile_notes(raw_spec);
     let selector = match spec.raw("clusterSelector") {
@@ -90,6 +91,7 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
         checks: checks::checks(&spec)?,
         extra_labels: spec.or_default("extraLabels")?,
         extra_annotations: spec.or_default("extraAnnotations")?,
+        tenant,
         notes,
         kind,
         name,

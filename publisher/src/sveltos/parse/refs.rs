@@ -40,8 +40,14 @@ pub fn cluster_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldN
 
 /// `policyRefs` the publisher deploys: Remote ConfigMaps, Secrets and remote URLs.
 pub fn policy_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNote>) -> Result<Vec<PolicyRef>, ModelError> {
+    references(spec, "policyRefs", own, notes)
+}
+
+/// The ConfigMap and Secret references of the list `field` (`policyRefs`, a RoleRequest's
+/// `roleRefs`), which Sveltos reads alike.
+pub fn references(spec: &Fields<'_>, field: &str, own: Option<&str>, notes: &mut Vec<FieldNote>) -> Result<Vec<PolicyRef>, ModelError> {
     let mut out = Vec::new();
-    for (index, r) in spec.items("policyRefs")? {
+    for (index, r) in spec.items(field)? {
         let kind: String = r.or_default("kind")?;
         let name: String = r.or_default("name")?;
         let namespace: String = r.or_default("namespace")?;

@@ -35,6 +35,7 @@
 //! manifests or talk to stores itself.
 
 mod checks;
+pub(crate) mod tenants;
 mod writer;
 
 use airlock_bundle::{Floor, VerifiedEnvelope};
@@ -174,6 +175,7 @@ async fn run(
             engine_settings.decrypts = identities.decrypts();
             engine_settings.held_back = failures::held_back(state.as_ref().map_or(&[][..], |s| &s.failures), &bundle.predicate().profiles);
             let desired = engine::desired(&bundle, &engine_settings)?;
+            engine_settings.tenants = tenants::connect(settings, &tenants::by_part(&bundle.predicate().profiles, &[])).await?;
             drop(bundle);
             let workloads = engine::workloads(&desired, &engine_settings);
             let mut state = state;
@@ -194,7 +196,7 @@ async fn run(
                 check_outcome(&outcome)?;
             }
             let recorded = state.as_ref().map(|s| s.mounted.clone()).unwrap_or_default();
-            let check = writer.stopped(&stop).guard(engine::check_reload(client, workloads, &recorded)).await??;
+            let check = writer.stopped(&stop).guard(engine::check_reload(client, &engine_settings.tenants, workloads, &recorded)).await??;
             let moved = check.mounted() != recorded;
             if moved && !settings.dry_run && writer.held.is_none() {
                 match writer.take(settings, client, &mut state_store, state.as_ref()).await? {
@@ -247,8 +249,13 @@ async fn run(
             let profiles = &envelope.predicate().profiles;
             let counts = state.as_ref().map(|s| s.failures.clone()).unwrap_or_default();
             engine_settings.held_back = failures::held_back(&counts, profiles);
+            let previous = state_store.inventory(state.as_ref()).await?;
+            let tenant_parts = tenants::by_part(profiles, &previous);
+            engine_settings.tenants = tenants::connect(settings, &tenant_parts).await?;
             let checker = Checker {
                 client,
+                tenants: &engine_settings.tenants,
+                tenant_parts: &tenant_parts,
                 cluster_label: engine::cluster_label(&engine_settings.cluster),
                 timeout: settings.check_timeout,
                 sealed: crate::checks::sealed(&desired),
@@ -259,7 +266,6 @@ async fn run(
             if !settings.dry_run {
                 failed = writer.stopped(&stop).guard(checks::before(&checker, profiles, &leaving, &mut engine_settings.held_back)).await?;
             }
-            let previous = state_store.inventory(state.as_ref()).await?;
             let workloads = engine::workloads(&desired, &engine_settings);
             let recorded = state.as_ref().map(|s| s.mounted.clone()).unwrap_or_default();
             let outcome = writer.stopped(&stop).guard(engine::sync(client, desired, &previous, &engine_settings)).await??;
@@ -280,7 +286,7 @@ async fn run(
             if !writer.held.as_ref().is_some_and(HeldLease::held) {
                 return Err(Failure::LeaseLost);
             }
-            let check = writer.stopped(&stop).guard(engine::check_reload(client, workloads, &recorded)).await??;
+            let check = writer.stopped(&stop).guard(engine::check_reload(client, &engine_settings.tenants, workloads, &recorded)).await??;
             let (restarted, mounted) = writer.stopped(&stop).guard(check.restart(false)).await?;
             report.record(&restarted, false);
             let applied = applied_state(settings, trusted, &identities, &envelope, record, &floor, outcome.kinds);
