@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use airlock_cli::{LogArgs, exit, install_crypto_provider};
-use airlock_publisher::{cmd, register, sandbox};
+use airlock_publisher::{cmd, register, sandbox, worker};
 use clap::{Parser, Subcommand};
 
 use cmd::export::ExportArgs;
@@ -69,14 +69,38 @@ enum Command {
     /// Confine this process and execute a program: how helm and kubectl are started.
     #[command(name = sandbox::EXEC_COMMAND, hide = true)]
     SandboxExec(sandbox::SandboxExecArgs),
+    /// Confine this process and render what the publisher hands it: how `publish` and
+    /// `watch` keep profile content away from the keys.
+    #[command(name = worker::COMMAND, hide = true)]
+    RenderWorker(worker::RenderWorkerArgs),
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     install_crypto_provider();
     let cli = Cli::parse();
     cli.log.init();
-    let result = match cli.command {
+    worker::log_like(&cli.log);
+    // The worker confines itself before the runtime starts its threads: Landlock restricts
+    // the thread that asks and those it starts after.
+    if let Command::RenderWorker(args) = &cli.command
+        && let Err(e) = worker::confine(args)
+    {
+        return failed(e);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
+    match runtime.block_on(run(cli.command)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => failed(e),
+    }
+}
+
+fn failed(e: anyhow::Error) -> ExitCode {
+    tracing::error!("{e:#}");
+    ExitCode::from(exit::ERROR)
+}
+
+async fn run(command: Command) -> anyhow::Result<u8> {
+    match command {
         Command::Publish(args) => cmd::publish::run(*args).await,
         Command::Watch(args) => cmd::watch::run(*args).await,
         Command::Status(args) => cmd::status::run(args).await,
@@ -86,12 +110,6 @@ async fn main() -> ExitCode {
         Command::Export(args) => cmd::export::run(*args).await,
         Command::Ingest(args) => cmd::ingest::run(args).await,
         Command::SandboxExec(args) => Err(sandbox::enter(args).into()),
-    };
-    match result {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            tracing::error!("{e:#}");
-            ExitCode::from(exit::ERROR)
-        }
+        Command::RenderWorker(args) => worker::serve_jobs(&args).await,
     }
 }
