@@ -132,18 +132,20 @@ impl PublishArgs {
                 Some(Arc::new(KubeReader::new(self.source.kube.client().await.context("connecting to the management cluster")?)))
             }
         };
-        let cache_root = self.cache_root();
+        // The worker runs in a directory of its own.
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        let cache_root = self.cache_root().as_ref().map(absolute);
         let job = Job {
-            from_dir: self.source.from_dir.clone(),
+            from_dir: self.source.from_dir.as_ref().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| absolute(d))),
             store: store.describe(),
             meta: PublishMeta { source: self.source_uri.clone(), revision: self.revision.clone() },
             only: self.clusters.clone(),
             dry_run: self.dry_run,
             renew_before: self.renew_before,
-            kubectl: self.kubectl.clone(),
-            helm: self.helm.clone(),
+            kubectl: self.kubectl.as_ref().map(absolute),
+            helm: self.helm.as_ref().map(absolute),
             helm_cache: cache_root.as_ref().map(|d| d.join("helm")),
-            memo: self.memo_file(),
+            memo: self.memo_file().as_ref().map(absolute),
             age_recipients,
             keys: signer.keys.iter().map(|k| k.public().to_pem()).collect(),
             keyring_version: signer.keyring_version,

@@ -69,7 +69,7 @@ async fn run(peer: &Arc<Peer>, job: &Job, publisher: &Publisher) -> anyhow::Resu
 
 /// The publisher of `job`, its keys, secrets and store the signer's. Built once: what it
 /// fetched and remembers lasts for the worker's life.
-fn publisher(peer: &Arc<Peer>, job: &Job) -> anyhow::Result<Publisher> {
+pub(super) fn publisher(peer: &Arc<Peer>, job: &Job) -> anyhow::Result<Publisher> {
     let mut keys: Vec<Box<dyn airlock_bundle::Signer>> = Vec::new();
     for (key, pem) in job.keys.iter().enumerate() {
         let public = PublicKey::parse(pem).with_context(|| format!("the signer's key number {}", key + 1))?;

@@ -20,6 +20,8 @@ mod serve;
 mod signer_proxy;
 mod source_proxy;
 mod store_proxy;
+#[cfg(test)]
+mod tests;
 mod wire;
 
 use std::ffi::OsString;
@@ -125,7 +127,8 @@ impl RenderWorker {
         }
         let executable = std::env::current_exe().context("finding this executable to start the render worker")?;
         let mut command = Command::new(&executable);
-        command.arg(COMMAND).args(sandbox::flags(&self.sandbox(&executable, scratch.path())));
+        let sandbox = sandbox_of(&self.job, self.caches.as_deref(), &executable, scratch.path());
+        command.arg(COMMAND).args(sandbox::flags(&sandbox));
         if self.unconfined {
             command.arg("--unconfined");
         }
@@ -145,28 +148,29 @@ impl RenderWorker {
         tracing::debug!(pid = child.id(), "render worker started");
         Ok(Running { child, peer, serving, _scratch: scratch })
     }
+}
 
-    /// What the worker may touch: this executable and the programs it runs, the system's
-    /// libraries, the source directory, its scratch directory and the caches; TCP, since
-    /// only what it renders tells whether a run fetches (remote URLs, charts, Flux sources).
-    fn sandbox(&self, executable: &Path, scratch: &Path) -> Sandbox {
-        let mut sandbox = Sandbox::new().read(executable).network().write(scratch).write("/dev/null");
-        for (name, flag) in [("helm", &self.job.helm), ("kubectl", &self.job.kubectl)] {
-            if let Ok(program) = process::locate(name, flag.as_deref()) {
-                sandbox = sandbox.read(std::fs::canonicalize(&program).unwrap_or(program));
-            }
+/// What the worker of `job` may touch: this executable and the programs it runs, the
+/// system's libraries, the source directory, its scratch directory and the caches; TCP,
+/// since only what it renders tells whether a run fetches (remote URLs, charts, Flux
+/// sources).
+fn sandbox_of(job: &Job, caches: Option<&Path>, executable: &Path, scratch: &Path) -> Sandbox {
+    let mut sandbox = Sandbox::new().read(executable).network().write(scratch).write("/dev/null");
+    for (name, flag) in [("helm", &job.helm), ("kubectl", &job.kubectl)] {
+        if let Ok(program) = process::locate(name, flag.as_deref()) {
+            sandbox = sandbox.read(std::fs::canonicalize(&program).unwrap_or(program));
         }
-        for path in SYSTEM_FILES {
-            sandbox = sandbox.read(path);
-        }
-        if let Some(dir) = &self.job.from_dir {
-            sandbox = sandbox.read(std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone()));
-        }
-        if let Some(caches) = &self.caches {
-            sandbox = sandbox.write(caches);
-        }
-        sandbox
     }
+    for path in SYSTEM_FILES {
+        sandbox = sandbox.read(path);
+    }
+    if let Some(dir) = &job.from_dir {
+        sandbox = sandbox.read(dir);
+    }
+    if let Some(caches) = caches {
+        sandbox = sandbox.write(caches);
+    }
+    sandbox
 }
 
 impl Drop for Running {

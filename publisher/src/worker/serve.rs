@@ -99,7 +99,7 @@ impl Served {
             StoreCall::FetchPart { cluster, fetched, part } => json(store.fetch_part(&cluster, &fetched, &part, limits).await),
             StoreCall::Clusters => json(store.clusters(limits).await),
             StoreCall::Publish { bundles, meta } => json(store.publish(&self.rebuilt(bundles)?, &meta).await),
-            StoreCall::Batch { meta } => json(self.start_batch(meta)),
+            StoreCall::Batch { meta } => json(Ok::<_, StoreError>(self.start_batch(meta))),
             StoreCall::Add { batch, bundles } => {
                 let (tx, rx) = oneshot::channel();
                 self.step(batch, Step::Add(self.rebuilt(bundles)?, tx))?;
