@@ -109,7 +109,7 @@ impl Signer {
     }
 
     /// The publisher's own keys as a keyring, to verify what it reads back to sign again.
-    fn own_keyring(&self, limits: &Limits) -> Option<Keyring> {
+    pub(crate) fn own_keyring(&self, limits: &Limits) -> Option<Keyring> {
         let mut keys: Vec<_> = self.keys.iter().map(|k| k.public()).collect();
         keys.sort_by_key(|k| k.key_id());
         keys.dedup_by_key(|k| k.key_id());

@@ -114,8 +114,10 @@ impl Served {
         }
     }
 
+    /// The bundles the worker hands to the store, each signed by this signer's keys.
     fn rebuilt(&self, bundles: Vec<WireBundle>) -> Result<Vec<SignedBundle>, String> {
-        bundles.into_iter().map(|b| b.rebuild(&self.limits)).collect()
+        let own = self.signer.own_keyring(&self.limits).ok_or("the publisher's keys make no keyring")?;
+        bundles.into_iter().map(|b| b.rebuild(&own, &self.limits)).collect()
     }
 
     /// A batch of the store, kept by a task of its own: it borrows the store, and its

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock_bundle::statement::{Plaintext, ProfileEntry};
-use airlock_bundle::{Bundle, ClusterId, Digest, Limits, Part, SignedBundle, Statement, b64};
+use airlock_bundle::{Bundle, ClusterId, Digest, Keyring, Limits, Part, SignedBundle, Statement, b64};
 use airlock_store::{Fetched, PublishMeta};
 use bytes::Bytes;
 use jiff::SignedDuration;
@@ -147,9 +147,11 @@ impl WireBundle {
         WireBundle { envelope: signed.envelope.clone(), keyring_chain: signed.keyring_chain.clone(), parts }
     }
 
-    /// The bundle again, its statement read from the envelope, each within `limits`.
-    pub fn rebuild(self, limits: &Limits) -> Result<SignedBundle, String> {
+    /// The bundle again, its statement read from the envelope, each within `limits`; an
+    /// envelope `own` (the signer's keys) did not sign is refused.
+    pub fn rebuild(self, own: &Keyring, limits: &Limits) -> Result<SignedBundle, String> {
         let decoded = envelope::decode(&self.envelope, IN_TOTO_PAYLOAD_TYPE, limits).map_err(|e| format!("envelope: {e}"))?;
+        own.check(&decoded).map_err(|e| format!("refused to store an envelope the publisher's keys did not sign: {e}"))?;
         let statement: Statement = serde_json::from_slice(&decoded.payload).map_err(|e| format!("statement: {e}"))?;
         let mut parts = Vec::with_capacity(self.parts.len());
         for (name, files) in self.parts {

@@ -1,0 +1,113 @@
+//! The render worker on a real publisher: `watch` from the management apiserver to the
+//! registry keeps one worker across its runs, a child of its own. The worker holds none of
+//! the publisher's environment (a planted variable, `KUBECONFIG`, the registry password),
+//! runs with `no_new_privs`, holds no descriptor of the key file or the kubeconfig, and
+//! the bundles it rendered and the publisher signed verify with the publisher's keyring.
+
+mod common;
+#[path = "publisher_support/mod.rs"]
+mod support;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::publisher_bin;
+use support::live::{Applied, kubeconfig};
+use support::{Keys, try_read_back, unique};
+
+/// The publisher, killed when the test ends however it ends.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The children of `parent` whose command line has `word`.
+fn children(parent: u32, word: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc lists") {
+        let Some(pid) = entry.expect("a /proc entry").file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let ppid = status.lines().find_map(|l| l.strip_prefix("PPid:")).map(str::trim);
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        if ppid == Some(&parent.to_string()) && String::from_utf8_lossy(&cmdline).split('\0').any(|a| a == word) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+fn environ(pid: u32) -> Vec<String> {
+    let bytes = std::fs::read(format!("/proc/{pid}/environ")).expect("the environment of a process of ours reads");
+    bytes.split(|b| *b == 0).filter(|v| !v.is_empty()).map(|v| String::from_utf8_lossy(v).into_owned()).collect()
+}
+
+fn descriptors(pid: u32) -> Vec<PathBuf> {
+    let dir = std::fs::read_dir(format!("/proc/{pid}/fd")).expect("the descriptors of a process of ours list");
+    dir.filter_map(|e| std::fs::read_link(e.expect("a descriptor").path()).ok()).collect()
+}
+
+#[tokio::test]
+async fn the_render_worker_holds_nothing_of_the_publishers() {
+    let applied = Applied::new("worker");
+    let fx = &applied.0;
+    let keys = Keys::new("ops");
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let store = format!("oci+http://{}/airlock-e2e/{}", common::service_env("AIRLOCK_REGISTRY"), unique("worker"));
+    let edge1 = fx.cluster("edge-1");
+    let canary = format!("canary-{}", fx.run);
+    let cache = tmp.path().join("cache");
+    let log = tmp.path().join("watch.log");
+    let publisher = Running(
+        Command::new(publisher_bin())
+            .args(["watch", "--to", &store, "--key", &keys.key, "--cluster", &edge1.to_string(), "--no-reports"])
+            .args(["--lease-namespace", &fx.run, "--cache-dir", cache.to_str().expect("UTF-8 temp path")])
+            .env("KUBECONFIG", kubeconfig())
+            .env("AIRLOCK_E2E_CANARY", &canary)
+            .env("AIRLOCK_REGISTRY_USERNAME", "canary-user")
+            .env("AIRLOCK_REGISTRY_PASSWORD", &canary)
+            .env("AIRLOCK_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("airlock-publisher watch starts"),
+    );
+    let parent = publisher.0.id();
+
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let bundle = loop {
+        match try_read_back(&store, &edge1, &keys.keyring).await {
+            Ok(bundle) => break bundle,
+            Err(e) => {
+                let log = std::fs::read_to_string(&log).unwrap_or_default();
+                assert!(Instant::now() < deadline, "{edge1}: nothing published after 90s ({e}); the log:\n{log}");
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    assert_eq!(bundle.predicate().version, 1, "published through the worker, verified with the publisher's keyring");
+
+    let workers = children(parent, "render-worker");
+    assert_eq!(workers.len(), 1, "one worker, kept across runs: {workers:?}");
+    let worker = workers[0];
+    assert!(environ(parent).contains(&format!("AIRLOCK_E2E_CANARY={canary}")), "the planted variable is the publisher's");
+    let env = environ(worker);
+    for leaked in env.iter().filter(|v| v.contains(&canary) || v.starts_with("KUBECONFIG=") || v.starts_with("AIRLOCK_REGISTRY")) {
+        panic!("the worker's environment holds {leaked}");
+    }
+    let home = env.iter().find_map(|v| v.strip_prefix("HOME=")).expect("the worker has a HOME");
+    assert_ne!(Some(home), std::env::var("HOME").ok().as_deref(), "the worker's HOME is its scratch directory");
+    let status = std::fs::read_to_string(format!("/proc/{worker}/status")).expect("the worker's status reads");
+    assert!(status.lines().any(|l| l.split_whitespace().eq(["NoNewPrivs:", "1"])), "{status}");
+    let key = std::fs::canonicalize(&keys.key).expect("the key file exists");
+    let config = std::fs::canonicalize(kubeconfig()).expect("the kubeconfig exists");
+    let held = descriptors(worker);
+    assert!(!held.is_empty(), "the worker's descriptors list");
+    for path in &held {
+        assert!(path != &key && path != &config && !path.starts_with(keys.dir.path()), "the worker holds {}", path.display());
+    }
+}
