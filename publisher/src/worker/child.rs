@@ -36,10 +36,27 @@ pub struct RenderWorkerArgs {
 /// Confines this process as `args` say. Called before any other thread exists: Landlock
 /// restricts the calling thread and those it starts after.
 pub fn confine(args: &RenderWorkerArgs) -> anyhow::Result<()> {
+    warn_of_inherited();
     if !args.unconfined {
         sandbox::confine(&args.rules.sandbox()).context("confining the render worker")?;
     }
     Ok(())
+}
+
+/// Warns of descriptors besides stdin, stdout and stderr: the publisher opens every file
+/// close-on-exec, so one here was inherited by the publisher itself or opened by a library
+/// that does not (a PKCS#11 module), and stays readable whatever Landlock says. Closing it
+/// would take the one system call this crate's `forbid(unsafe_code)` rules out.
+fn warn_of_inherited() {
+    let Ok(listing) = std::fs::read_dir("/proc/self/fd") else { return };
+    let listed: Vec<_> = listing.flatten().map(|e| e.path()).collect();
+    for path in listed {
+        let number = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<u32>().ok());
+        // The listing's own descriptor is gone by now and reads as no link.
+        if let (Some(3..), Ok(target)) = (number, std::fs::read_link(&path)) {
+            tracing::warn!(descriptor = number, target = %target.display(), "the render worker inherited a descriptor of the publisher's");
+        }
+    }
 }
 
 /// Serves the signer's jobs until it closes the channel.
