@@ -48,6 +48,27 @@ async fn layout(root: &Path, name: &str) -> Arc<dyn Store> {
     airlock_store::open(&StoreRef::OciLayout(root.join(name)), &Default::default()).await.unwrap().into()
 }
 
+/// A job from `from_dir` (the signer's cluster without one) signed by `keys`.
+fn job(from_dir: Option<std::path::PathBuf>, keys: Vec<String>, expires_in: SignedDuration) -> Job {
+    Job {
+        from_dir,
+        store: "oci-layout:through-the-worker".into(),
+        meta: PublishMeta::default(),
+        only: Vec::new(),
+        dry_run: false,
+        renew_before: SignedDuration::from_hours(24),
+        kubectl: None,
+        helm: None,
+        helm_cache: None,
+        memo: None,
+        age_recipients: Vec::new(),
+        keys,
+        keyring_version: 1,
+        chain: None,
+        expires_in,
+    }
+}
+
 fn digests(published: &Published) -> Vec<String> {
     published.rows.iter().map(|r| format!("{} {:?} {:?}", r.cluster, r.status, r.digest)).collect()
 }
@@ -82,23 +103,7 @@ async fn a_run_through_the_channel_publishes_what_a_run_holding_the_key_does() {
     let guard = Guard { only: Vec::new(), expires_in: SignedDuration::from_hours(720) };
     let served = Arc::new(Served::new(signer(), Arc::clone(&store), None, guard, Limits::SPEC));
     tokio::spawn(served.serve(to_worker, calls));
-    let job = Job {
-        from_dir: None,
-        store: store.describe(),
-        meta: PublishMeta::default(),
-        only: Vec::new(),
-        dry_run: false,
-        renew_before: SignedDuration::from_hours(24),
-        kubectl: None,
-        helm: None,
-        helm_cache: None,
-        memo: None,
-        age_recipients: Vec::new(),
-        keys: vec![SigningKey::from_seed([5; 32]).public().to_pem()],
-        keyring_version: 1,
-        chain: None,
-        expires_in: SignedDuration::from_hours(720),
-    };
+    let job = job(None, vec![SigningKey::from_seed([5; 32]).public().to_pem()], SignedDuration::from_hours(720));
     let worker = publisher(&to_signer, &job).unwrap();
     let through = publish::run(&source(), &worker).await.unwrap();
 
@@ -121,23 +126,7 @@ fn a_thread_confined_as_the_worker_reaches_only_its_own_files() {
     for file in [&key, &kubeconfig, &dotfile] {
         std::fs::write(file, "secret").unwrap();
     }
-    let job = Job {
-        from_dir: Some(source.path().to_path_buf()),
-        store: "oci-layout:/nowhere".into(),
-        meta: PublishMeta::default(),
-        only: Vec::new(),
-        dry_run: false,
-        renew_before: SignedDuration::from_hours(24),
-        kubectl: None,
-        helm: None,
-        helm_cache: None,
-        memo: None,
-        age_recipients: Vec::new(),
-        keys: Vec::new(),
-        keyring_version: 1,
-        chain: None,
-        expires_in: SignedDuration::from_hours(24),
-    };
+    let job = job(Some(source.path().to_path_buf()), Vec::new(), SignedDuration::from_hours(24));
     let scratch = tempfile::tempdir().unwrap();
     let sandbox = sandbox_of(&job, Some(caches.path()), &std::env::current_exe().unwrap(), scratch.path());
     let (source, caches, scratch) = (source.path().to_path_buf(), caches.path().to_path_buf(), scratch.path().to_path_buf());
