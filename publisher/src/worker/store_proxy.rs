@@ -24,8 +24,8 @@ impl StoreProxy {
     }
 
     async fn call<T: DeserializeOwned>(&self, call: StoreCall) -> Result<T, StoreError> {
-        let what = format!("{call:?}").split([' ', '{']).next().unwrap_or_default().to_string();
-        let answer: Result<Result<T, StoreError>, _> = self.peer.call(&what, &Call::Store(call)).await;
+        let what = call.name();
+        let answer: Result<Result<T, StoreError>, _> = self.peer.call(what, &Call::Store(call)).await;
         answer.map_err(|e| StoreError::Unavailable { store: self.name.clone(), message: e.to_string() })?
     }
 }

@@ -87,6 +87,24 @@ pub enum StoreCall {
     },
 }
 
+impl StoreCall {
+    /// The method called, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            StoreCall::FetchEnvelope { .. } => "fetch_envelope",
+            StoreCall::FetchEnvelopeUnless { .. } => "fetch_envelope_unless",
+            StoreCall::EnvelopeDigests { .. } => "envelope_digests",
+            StoreCall::ManifestDigest { .. } => "manifest_digest",
+            StoreCall::FetchPart { .. } => "fetch_part",
+            StoreCall::Clusters => "clusters",
+            StoreCall::Publish { .. } => "publish",
+            StoreCall::Batch { .. } => "batch",
+            StoreCall::Add { .. } => "batch add",
+            StoreCall::Commit { .. } => "batch commit",
+        }
+    }
+}
+
 /// One publish run, as the signer hands it to the worker: everything of the publisher's
 /// settings but its secrets and credentials.
 #[derive(Debug, Serialize, Deserialize)]
