@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::publisher_bin;
-use support::live::{Applied, kubeconfig};
+use support::live::{Applied, kubeconfig, kubectl};
 use support::{Keys, try_read_back, unique};
 
 /// The publisher, killed when the test ends however it ends.
@@ -52,7 +52,7 @@ fn descriptors(pid: u32) -> Vec<PathBuf> {
 }
 
 #[tokio::test]
-async fn the_render_worker_holds_nothing_of_the_publishers() {
+async fn the_render_worker_holds_nothing_of_the_publishers_and_comes_back_when_killed() {
     let applied = Applied::new("worker");
     let fx = &applied.0;
     let keys = Keys::new("ops");
@@ -78,18 +78,24 @@ async fn the_render_worker_holds_nothing_of_the_publishers() {
     );
     let parent = publisher.0.id();
 
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let bundle = loop {
-        match try_read_back(&store, &edge1, &keys.keyring).await {
-            Ok(bundle) => break bundle,
-            Err(e) => {
-                let log = std::fs::read_to_string(&log).unwrap_or_default();
-                assert!(Instant::now() < deadline, "{edge1}: nothing published after 90s ({e}); the log:\n{log}");
+    let published = |version: u64| {
+        let (store, edge1, keys, log) = (&store, &edge1, &keys, &log);
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(90);
+            loop {
+                let seen = match try_read_back(store, edge1, &keys.keyring).await {
+                    Ok(bundle) if bundle.predicate().version == version => return,
+                    Ok(bundle) => format!("version {}", bundle.predicate().version),
+                    Err(e) => e,
+                };
+                let log = std::fs::read_to_string(log).unwrap_or_default();
+                assert!(Instant::now() < deadline, "{edge1}: no version {version} after 90s ({seen}); the log:\n{log}");
+                tokio::time::sleep(Duration::from_millis(300)).await;
             }
         }
-        tokio::time::sleep(Duration::from_millis(300)).await;
     };
-    assert_eq!(bundle.predicate().version, 1, "published through the worker, verified with the publisher's keyring");
+    // Verified with the publisher's keyring: rendered by the worker, signed by the publisher.
+    published(1).await;
 
     let workers = children(parent, "render-worker");
     assert_eq!(workers.len(), 1, "one worker, kept across runs: {workers:?}");
@@ -110,4 +116,11 @@ async fn the_render_worker_holds_nothing_of_the_publishers() {
     for path in &held {
         assert!(path != &key && path != &config && !path.starts_with(keys.dir.path()), "the worker holds {}", path.display());
     }
+
+    // A worker that dies is replaced at the next run, which publishes as before.
+    Command::new("kill").args(["-KILL", &worker.to_string()]).status().expect("kill runs");
+    kubectl(&["label", "sveltoscluster", "-n", &fx.run, "edge-1", "e2e.airlock.dev/canary=true"]);
+    published(2).await;
+    let again = children(parent, "render-worker");
+    assert!(again.len() == 1 && again[0] != worker, "a new worker: {again:?}, the killed one {worker}");
 }
