@@ -96,7 +96,7 @@ impl<'a> Context<'a> {
             let cluster = self.cluster.id.to_string();
             let inputs = Digest::of(format!("{}\n{}", Digest::of(text.as_bytes()), self.data_digest()).as_bytes()).to_string();
             RenderEntropy::derive(
-                &*secret.0,
+                Arc::clone(&secret.0),
                 &[cluster.as_bytes(), self.part.as_bytes(), resource.as_bytes(), key.as_bytes(), inputs.as_bytes()],
             )
         });

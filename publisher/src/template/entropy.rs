@@ -31,6 +31,7 @@
 //! It does not choose the secret or assemble the context; `render/` does.
 
 use std::fmt;
+use std::sync::Arc;
 
 use airlock_bundle::mac::{Mac, framed};
 use rand_chacha::ChaCha20Rng;
@@ -39,22 +40,28 @@ use rand_core::SeedableRng as _;
 /// Separates this use of the secret from any other HMAC under it.
 const DOMAIN: &[u8] = b"airlock template entropy v1";
 
-/// A render's seed. Deliberately not `Clone`-able into logs: `Debug` hides it.
-#[derive(Clone, PartialEq, Eq)]
+/// A render's seed, derived on first use: most renders call no random function, and the
+/// secret may be an oracle in another process. `Debug` hides it.
+#[derive(Clone)]
 pub struct RenderEntropy {
-    seed: [u8; 32],
+    secret: Arc<dyn Mac>,
+    message: Vec<u8>,
 }
 
 impl RenderEntropy {
     /// The seed for one render from the publisher's `secret` and the render's `context`
     /// parts (each is length-prefixed, so `["ab", "c"]` and `["a", "bc"]` differ).
-    pub fn derive(secret: &dyn Mac, context: &[&[u8]]) -> Self {
-        Self { seed: secret.mac(&framed(DOMAIN, context)) }
+    pub fn derive(secret: Arc<dyn Mac>, context: &[&[u8]]) -> Self {
+        Self { secret, message: framed(DOMAIN, context) }
+    }
+
+    fn seed(&self) -> [u8; 32] {
+        self.secret.mac(&self.message)
     }
 
     /// The generator a render draws from, from its first byte.
     pub(super) fn stream(&self) -> ChaCha20Rng {
-        ChaCha20Rng::from_seed(self.seed)
+        ChaCha20Rng::from_seed(self.seed())
     }
 }
 
@@ -80,19 +87,19 @@ mod tests {
 
     #[test]
     fn the_same_secret_and_context_give_the_same_stream() {
-        let a = RenderEntropy::derive(&Secret::new(&[7; 32]), &[b"edge-1", b"web"]);
-        let b = RenderEntropy::derive(&Secret::new(&[7; 32]), &[b"edge-1", b"web"]);
+        let a = RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1", b"web"]);
+        let b = RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1", b"web"]);
         assert_eq!(first_bytes(&a), first_bytes(&b));
     }
 
     #[test]
     fn another_secret_or_context_gives_another_stream() {
-        let base = first_bytes(&RenderEntropy::derive(&Secret::new(&[7; 32]), &[b"edge-1", b"web"]));
+        let base = first_bytes(&RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1", b"web"]));
         for other in [
-            RenderEntropy::derive(&Secret::new(&[8; 32]), &[b"edge-1", b"web"]),
-            RenderEntropy::derive(&Secret::new(&[7; 32]), &[b"edge-2", b"web"]),
-            RenderEntropy::derive(&Secret::new(&[7; 32]), &[b"edge-1w", b"eb"]),
-            RenderEntropy::derive(&Secret::new(&[7; 32]), &[b"edge-1", b"web", b""]),
+            RenderEntropy::derive(Arc::new(Secret::new(&[8; 32])), &[b"edge-1", b"web"]),
+            RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-2", b"web"]),
+            RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1w", b"eb"]),
+            RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1", b"web", b""]),
         ] {
             assert_ne!(first_bytes(&other), base, "{other:?}");
         }
@@ -102,12 +109,12 @@ mod tests {
     /// password. Computed apart, with Python's hmac.
     #[test]
     fn derives_the_seed_it_always_did() {
-        let seed = RenderEntropy::derive(&Secret::new(&[7; 32]), &[b"edge-1", b"web"]).seed;
+        let seed = RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1", b"web"]).seed();
         assert_eq!(hex::encode(seed), "32aba9a64878ad0c75794c5d6867ee429adf3115c1e538f684abc0959b57e56f");
     }
 
     #[test]
     fn debug_hides_the_seed() {
-        assert_eq!(format!("{:?}", RenderEntropy::derive(&Secret::new(&[1; 32]), &[])), "RenderEntropy(..)");
+        assert_eq!(format!("{:?}", RenderEntropy::derive(Arc::new(Secret::new(&[1; 32])), &[])), "RenderEntropy(..)");
     }
 }

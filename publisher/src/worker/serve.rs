@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use airlock_bundle::mac::Mac;
-use airlock_bundle::{Digest, Limits, SignedBundle};
+use airlock_bundle::{Digest, Limits, Part, SignedBundle};
 use airlock_store::{PublishMeta, Store, StoreError};
 use jiff::Timestamp;
 use serde::Serialize;
@@ -30,6 +30,8 @@ pub struct Served {
     pub guard: Guard,
     pub limits: Limits,
     batches: Mutex<HashMap<u64, mpsc::UnboundedSender<Step>>>,
+    /// The parts each open batch carried, by key.
+    carried: Mutex<HashMap<u64, HashMap<Digest, Part>>>,
     next_batch: AtomicU64,
 }
 
@@ -41,7 +43,7 @@ enum Step {
 
 impl Served {
     pub fn new(signer: Signer, store: Arc<dyn Store>, reader: Option<Arc<dyn ClusterReader>>, guard: Guard, limits: Limits) -> Served {
-        Served { signer, store, reader, guard, limits, batches: Mutex::default(), next_batch: AtomicU64::new(0) }
+        Served { signer, store, reader, guard, limits, batches: Mutex::default(), carried: Mutex::default(), next_batch: AtomicU64::new(0) }
     }
 
     /// Answers the worker's calls until the channel closes, each as a task of its own;
@@ -98,26 +100,31 @@ impl Served {
             StoreCall::ManifestDigest { cluster } => json(store.manifest_digest(&cluster, limits).await),
             StoreCall::FetchPart { cluster, fetched, part } => json(store.fetch_part(&cluster, &fetched, &part, limits).await),
             StoreCall::Clusters => json(store.clusters(limits).await),
-            StoreCall::Publish { bundles, meta } => json(store.publish(&self.rebuilt(bundles)?, &meta).await),
+            StoreCall::Publish { bundles, meta } => json(store.publish(&self.rebuilt(bundles, &mut HashMap::new())?, &meta).await),
             StoreCall::Batch { meta } => json(Ok::<_, StoreError>(self.start_batch(meta))),
             StoreCall::Add { batch, bundles } => {
                 let (tx, rx) = oneshot::channel();
-                self.step(batch, Step::Add(self.rebuilt(bundles)?, tx))?;
+                let bundles = {
+                    let mut carried = self.carried.lock().expect("no panic holds the lock");
+                    self.rebuilt(bundles, carried.entry(batch).or_default())?
+                };
+                self.step(batch, Step::Add(bundles, tx))?;
                 json(rx.await.map_err(|_| "the batch ended".to_string())?)
             }
             StoreCall::Commit { batch } => {
                 let (tx, rx) = oneshot::channel();
                 self.step(batch, Step::Commit(tx))?;
                 self.batches.lock().expect("no panic holds the lock").remove(&batch);
+                self.carried.lock().expect("no panic holds the lock").remove(&batch);
                 json(rx.await.map_err(|_| "the batch ended".to_string())?)
             }
         }
     }
 
     /// The bundles the worker hands to the store, each signed by this signer's keys.
-    fn rebuilt(&self, bundles: Vec<WireBundle>) -> Result<Vec<SignedBundle>, String> {
+    fn rebuilt(&self, bundles: Vec<WireBundle>, known: &mut HashMap<Digest, Part>) -> Result<Vec<SignedBundle>, String> {
         let own = self.signer.own_keyring(&self.limits).ok_or("the publisher's keys make no keyring")?;
-        bundles.into_iter().map(|b| b.rebuild(&own, &self.limits)).collect()
+        bundles.into_iter().map(|b| b.rebuild(&own, &self.limits, known)).collect()
     }
 
     /// A batch of the store, kept by a task of its own: it borrows the store, and its

@@ -1,5 +1,6 @@
 //! The worker's store: every call made on the signer's, which holds the credentials.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use airlock_bundle::statement::ProfileEntry;
@@ -64,11 +65,13 @@ impl Store for StoreProxy {
     }
 
     async fn publish(&self, bundles: &[SignedBundle], meta: &PublishMeta) -> Result<(), StoreError> {
-        self.call(StoreCall::Publish { bundles: bundles.iter().map(WireBundle::of).collect(), meta: meta.clone() }).await
+        let mut sent = HashSet::new();
+        let bundles = bundles.iter().map(|b| WireBundle::of(b, &mut sent).0).collect();
+        self.call(StoreCall::Publish { bundles, meta: meta.clone() }).await
     }
 
     fn batch<'s>(&'s self, meta: &PublishMeta) -> Box<dyn Batch + 's> {
-        Box::new(BatchProxy { store: self, meta: meta.clone(), number: None })
+        Box::new(BatchProxy { store: self, meta: meta.clone(), number: None, sent: HashSet::new() })
     }
 
     async fn clusters(&self, _limits: &Limits) -> Result<Vec<ClusterId>, StoreError> {
@@ -82,7 +85,13 @@ struct BatchProxy<'s> {
     store: &'s StoreProxy,
     meta: PublishMeta,
     number: Option<u64>,
+    /// The keys of the parts whose files this batch carried.
+    sent: HashSet<Digest>,
 }
+
+/// The file bytes one call carries at most, beside bundles whose parts all came before: a
+/// frame stays far below its limit, and a chunk of bundles takes few calls.
+const CALL_BYTES: usize = 16 << 20;
 
 #[async_trait]
 impl Batch for BatchProxy<'_> {
@@ -91,11 +100,23 @@ impl Batch for BatchProxy<'_> {
             Some(n) => n,
             None => *self.number.insert(self.store.call(StoreCall::Batch { meta: self.meta.clone() }).await?),
         };
-        // One bundle a call, so no frame holds more than one bundle at its limits.
+        // As many bundles a call as fit CALL_BYTES of new files, and at least one: a bundle
+        // at its limits still fits a frame alone.
         let mut named = Vec::with_capacity(bundles.len());
+        let (mut call, mut bytes) = (Vec::new(), 0);
         for bundle in &bundles {
-            let one: Vec<Option<Digest>> = self.store.call(StoreCall::Add { batch, bundles: vec![WireBundle::of(bundle)] }).await?;
-            named.extend(one);
+            let (wire, carried) = WireBundle::of(bundle, &mut self.sent);
+            if !call.is_empty() && bytes + carried > CALL_BYTES {
+                let batched: Vec<Option<Digest>> = self.store.call(StoreCall::Add { batch, bundles: std::mem::take(&mut call) }).await?;
+                named.extend(batched);
+                bytes = 0;
+            }
+            call.push(wire);
+            bytes += carried;
+        }
+        if !call.is_empty() {
+            let batched: Vec<Option<Digest>> = self.store.call(StoreCall::Add { batch, bundles: call }).await?;
+            named.extend(batched);
         }
         Ok(named)
     }

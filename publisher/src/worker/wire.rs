@@ -1,6 +1,7 @@
 //! What crosses the channel between the signer and its render worker: the worker's calls,
 //! the job the signer hands it, and signed bundles on their way to the store.
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
@@ -131,14 +132,23 @@ pub struct Job {
     pub expires_in: SignedDuration,
 }
 
-/// A signed bundle: its envelope and its files, from which the signer builds it again.
+/// A signed bundle: its envelope and its parts, from which the signer builds it again.
+/// A part many clusters share crosses once per batch: after its files, only its key.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct WireBundle {
     #[serde(with = "b64")]
     envelope: Vec<u8>,
     #[serde(with = "b64::option")]
     keyring_chain: Option<Vec<u8>>,
-    parts: Vec<(String, Vec<WireFile>)>,
+    parts: Vec<(String, WirePart)>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+enum WirePart {
+    /// The part's files, the first time the batch sees it, under its key.
+    Files { key: Digest, files: Vec<WireFile> },
+    /// A part whose files came before in the same batch.
+    Sent(Digest),
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -149,32 +159,61 @@ struct WireFile {
     plaintext: Option<Plaintext>,
 }
 
+/// What identifies a part's content: its name, each file's path and digest, and what each
+/// encrypted file decrypts to. The file digests are worked out once for a part and every
+/// clone of it, so a part shared by many bundles is keyed once.
+fn part_key(name: &str, part: &Part) -> Digest {
+    let mut text = format!("{name}\n");
+    for ((path, _), digest) in part.files().zip(part.file_digests()) {
+        let plaintext = part.plaintext(path).map(|p| serde_json::to_string(p).expect("a plaintext serialises"));
+        text.push_str(&format!("{path}\0{digest}\0{}\n", plaintext.unwrap_or_default()));
+    }
+    Digest::of(text.as_bytes())
+}
+
 impl WireBundle {
-    pub fn of(signed: &SignedBundle) -> WireBundle {
+    /// `signed` on the wire, without the files of the parts in `sent` (the keys of parts
+    /// this batch carried before), which it extends. Also the bytes of files it carries.
+    pub fn of(signed: &SignedBundle, sent: &mut HashSet<Digest>) -> (WireBundle, usize) {
+        let mut carried = 0;
         let parts = signed
             .bundle
             .parts()
             .map(|(name, part)| {
-                let files = part
+                let key = part_key(name, part);
+                if !sent.insert(key) {
+                    return (name.to_string(), WirePart::Sent(key));
+                }
+                let files: Vec<WireFile> = part
                     .files()
                     .map(|(path, bytes)| WireFile { path: path.into(), bytes: bytes.to_vec(), plaintext: part.plaintext(path).cloned() })
                     .collect();
-                (name.to_string(), files)
+                carried += files.iter().map(|f| f.bytes.len()).sum::<usize>();
+                (name.to_string(), WirePart::Files { key, files })
             })
             .collect();
-        WireBundle { envelope: signed.envelope.clone(), keyring_chain: signed.keyring_chain.clone(), parts }
+        (WireBundle { envelope: signed.envelope.clone(), keyring_chain: signed.keyring_chain.clone(), parts }, carried)
     }
 
     /// The bundle again, its statement read from the envelope, each within `limits`; an
-    /// envelope `own` (the signer's keys) did not sign is refused.
-    pub fn rebuild(self, own: &Keyring, limits: &Limits) -> Result<SignedBundle, String> {
+    /// envelope `own` (the signer's keys) did not sign is refused. `known` holds the parts
+    /// this batch carried before, by key, and gets the new ones.
+    pub fn rebuild(self, own: &Keyring, limits: &Limits, known: &mut HashMap<Digest, Part>) -> Result<SignedBundle, String> {
         let decoded = envelope::decode(&self.envelope, IN_TOTO_PAYLOAD_TYPE, limits).map_err(|e| format!("envelope: {e}"))?;
         own.check(&decoded).map_err(|e| format!("refused to store an envelope the publisher's keys did not sign: {e}"))?;
         let statement: Statement = serde_json::from_slice(&decoded.payload).map_err(|e| format!("statement: {e}"))?;
         let mut parts = Vec::with_capacity(self.parts.len());
-        for (name, files) in self.parts {
-            let files = files.into_iter().map(|f| (f.path, Bytes::from(f.bytes), f.plaintext));
-            parts.push((name.clone(), Part::sealed(&name, files, limits).map_err(|e| format!("part {name}: {e}"))?));
+        for (name, part) in self.parts {
+            let part = match part {
+                WirePart::Files { key, files } => {
+                    let files = files.into_iter().map(|f| (f.path, Bytes::from(f.bytes), f.plaintext));
+                    let part = Part::sealed(&name, files, limits).map_err(|e| format!("part {name}: {e}"))?;
+                    known.insert(key, part.clone());
+                    part
+                }
+                WirePart::Sent(key) => known.get(&key).cloned().ok_or_else(|| format!("part {name}: refers to files never sent"))?,
+            };
+            parts.push((name, part));
         }
         let bundle = Bundle::from_parts(parts, limits).map_err(|e| format!("bundle: {e}"))?;
         Ok(SignedBundle { bundle, statement, envelope: self.envelope, keyring_chain: self.keyring_chain })
