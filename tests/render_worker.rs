@@ -63,7 +63,12 @@ async fn the_render_worker_holds_nothing_of_the_publishers_and_comes_back_when_k
     let cache = tmp.path().join("cache");
     let log = tmp.path().join("watch.log");
     let publisher = Running(
-        Command::new(publisher_bin())
+        // Through a shell that leaves the key file open as descriptor 3, as a careless
+        // wrapper script would: the publisher inherits it, the worker must not.
+        Command::new("sh")
+            .args(["-c", r#"exec "$0" "$@" 3<"$AIRLOCK_E2E_OPEN_FILE""#])
+            .arg(publisher_bin())
+            .env("AIRLOCK_E2E_OPEN_FILE", &keys.key)
             .args(["watch", "--to", &store, "--key", &keys.key, "--cluster", &edge1.to_string(), "--no-reports"])
             .args(["--lease-namespace", &fx.run, "--cache-dir", cache.to_str().expect("UTF-8 temp path")])
             .env("KUBECONFIG", kubeconfig())
@@ -111,6 +116,7 @@ async fn the_render_worker_holds_nothing_of_the_publishers_and_comes_back_when_k
     assert!(status.lines().any(|l| l.split_whitespace().eq(["NoNewPrivs:", "1"])), "{status}");
     let key = std::fs::canonicalize(&keys.key).expect("the key file exists");
     let config = std::fs::canonicalize(kubeconfig()).expect("the kubeconfig exists");
+    assert!(descriptors(parent).contains(&key), "the publisher inherited the key file as a descriptor");
     let held = descriptors(worker);
     assert!(!held.is_empty(), "the worker's descriptors list");
     for path in &held {

@@ -43,10 +43,10 @@ pub fn confine(args: &RenderWorkerArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Warns of descriptors besides stdin, stdout and stderr: the publisher opens every file
-/// close-on-exec, so one here was inherited by the publisher itself or opened by a library
-/// that does not (a PKCS#11 module), and stays readable whatever Landlock says. Closing it
-/// would take the one system call this crate's `forbid(unsafe_code)` rules out.
+/// Warns of descriptors besides stdin, stdout and stderr left after the binary closed
+/// every inherited one (a kernel without `close_range`): one inherited by the publisher
+/// itself or opened by a library that does not set close-on-exec (a PKCS#11 module) stays
+/// readable whatever Landlock says.
 fn warn_of_inherited() {
     let Ok(listing) = std::fs::read_dir("/proc/self/fd") else { return };
     let listed: Vec<_> = listing.flatten().map(|e| e.path()).collect();
