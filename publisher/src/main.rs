@@ -1,7 +1,8 @@
 //! `airlock-publisher`: reads Sveltos profiles and publishes one signed bundle per pull-mode
 //! cluster. This file only parses the command line, calls into the library (`lib.rs`) and
 //! turns results into exit codes.
-// One audited call needs `unsafe`: closing inherited descriptors (`close_inherited`).
+// Two audited calls need `unsafe`, both in the render worker before it confines itself:
+// `close_inherited` and `forbid_new_privileges`.
 #![deny(unsafe_code)]
 
 use std::process::ExitCode;
@@ -85,6 +86,7 @@ fn main() -> ExitCode {
     // the thread that asks and those it starts after.
     if let Command::RenderWorker(args) = &cli.command {
         close_inherited();
+        forbid_new_privileges();
         if let Err(e) = worker::confine(args) {
             return failed(e);
         }
@@ -108,6 +110,18 @@ fn close_inherited() {
     // invalidates nothing the program holds.
     unsafe {
         libc::close_range(3, libc::c_uint::MAX, 0);
+    }
+}
+
+/// Sets `no_new_privs` in the render worker, so nothing it executes gains privileges
+/// through setuid or file capabilities: Landlock sets it too, but a worker started with
+/// `--allow-unconfined-tools` on a kernel without Landlock would go without.
+#[allow(unsafe_code)]
+fn forbid_new_privileges() {
+    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS) takes plain integers and touches no memory of
+    // this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     }
 }
 
