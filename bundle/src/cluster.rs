@@ -45,6 +45,19 @@ impl fmt::Display for ClusterId {
     }
 }
 
+impl serde::Serialize for ClusterId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ClusterId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ClusterId, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// RFC 1123 label: what a namespace must be.
 pub fn is_dns_label(s: &str) -> bool {
     !s.is_empty()

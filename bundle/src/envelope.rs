@@ -64,6 +64,17 @@ pub fn pae(payload_type: &str, payload: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The payload of `message` when it is the pre-authentication encoding of a payload of
+/// `payload_type`: what a signer that does not trust its caller reads before signing.
+pub fn pae_payload<'m>(message: &'m [u8], payload_type: &str) -> Option<&'m [u8]> {
+    let head = format!("DSSEv1 {} {} ", payload_type.len(), payload_type);
+    let rest = message.strip_prefix(head.as_bytes())?;
+    let space = rest.iter().position(|b| *b == b' ')?;
+    let len: usize = std::str::from_utf8(&rest[..space]).ok()?.parse().ok()?;
+    let payload = &rest[space + 1..];
+    (payload.len() == len && pae(payload_type, payload) == message).then_some(payload)
+}
+
 /// Signs `payload` with every key in memory and returns the envelope's JSON bytes.
 pub fn sign(payload_type: &str, payload: &[u8], keys: &[SigningKey]) -> Vec<u8> {
     sign_by(payload_type, payload, keys).expect("a key in memory always signs")
@@ -167,6 +178,15 @@ mod tests {
         assert_eq!(both, sign(KEYRING_PAYLOAD_TYPE, b"{}", &[key(7), key(8)]));
         assert_eq!(cosign(&both, KEYRING_PAYLOAD_TYPE, &[key(8)], &Limits::SPEC).unwrap(), both);
         assert!(matches!(cosign(&both, IN_TOTO_PAYLOAD_TYPE, &[] as &[SigningKey], &Limits::SPEC), Err(EnvelopeError::PayloadType { .. })));
+    }
+
+    #[test]
+    fn reads_the_payload_of_its_own_encoding_only() {
+        let message = pae(IN_TOTO_PAYLOAD_TYPE, b"{\"a\": 1}");
+        assert_eq!(pae_payload(&message, IN_TOTO_PAYLOAD_TYPE), Some(&b"{\"a\": 1}"[..]));
+        assert_eq!(pae_payload(&message, "text/plain"), None, "another payload type");
+        assert_eq!(pae_payload(&message[..message.len() - 1], IN_TOTO_PAYLOAD_TYPE), None, "a length that does not match");
+        assert_eq!(pae_payload(b"airlock-publisher template entropy secret v1", IN_TOTO_PAYLOAD_TYPE), None);
     }
 
     #[test]

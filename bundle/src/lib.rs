@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 pub mod age;
+pub mod b64;
 pub mod cluster;
 pub mod content;
 pub mod cron;
@@ -22,6 +23,7 @@ pub mod gzip;
 pub mod key;
 pub mod keyring;
 pub mod limits;
+pub mod mac;
 pub mod path;
 pub mod report;
 pub mod seal;

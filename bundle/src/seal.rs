@@ -12,6 +12,8 @@
 //! random ones. Equal ciphertexts thus only ever say "unchanged", which the bundle digest
 //! says anyway.
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use ring::hmac;
 
@@ -20,6 +22,7 @@ use crate::cluster::ClusterId;
 use crate::content::{ContentError, Part};
 use crate::digest::Digest;
 use crate::limits::Limits;
+use crate::mac::{Mac, framed};
 use crate::path::SEALED_SUFFIX;
 use crate::statement::Plaintext;
 
@@ -32,15 +35,15 @@ pub const SALT_PREFIX: &str = "# airlock.dev/salt: ";
 pub struct Sealer {
     cluster: String,
     recipients: Vec<Recipient>,
-    secret: hmac::Key,
+    secret: Arc<dyn Mac>,
 }
 
 impl Sealer {
     /// A sealer to `recipients`, the cluster's own first, keyed by the publisher's
-    /// `secret`. `recipients` must not be empty.
-    pub fn new(cluster: &ClusterId, recipients: Vec<Recipient>, secret: &[u8; 32]) -> Sealer {
+    /// `secret`, which may be an oracle. `recipients` must not be empty.
+    pub fn new(cluster: &ClusterId, recipients: Vec<Recipient>, secret: Arc<dyn Mac>) -> Sealer {
         assert!(!recipients.is_empty(), "a seal needs a recipient");
-        Sealer { cluster: cluster.to_string(), recipients, secret: hmac::Key::new(hmac::HMAC_SHA256, secret) }
+        Sealer { cluster: cluster.to_string(), recipients, secret }
     }
 
     /// The recipients as the statement lists them.
@@ -69,17 +72,12 @@ impl Sealer {
 
     /// One file sealed: its new path, the armored age file, and what it decrypts to.
     pub fn seal_file(&self, path: &str, bytes: &[u8]) -> (String, Vec<u8>, Plaintext) {
-        let mut mac = hmac::Context::with_key(&self.secret);
-        mac.update(DOMAIN);
-        for field in [self.cluster.as_bytes(), path.as_bytes()] {
-            mac.update(&(field.len() as u64).to_be_bytes());
-            mac.update(field);
-        }
+        let mut message = framed(DOMAIN, &[self.cluster.as_bytes(), path.as_bytes()]);
         for recipient in &self.recipients {
-            mac.update(recipient.as_bytes());
+            message.extend_from_slice(recipient.as_bytes());
         }
-        mac.update(&Digest::of(bytes).hex_digits());
-        let key = hmac::Key::new(hmac::HMAC_SHA256, mac.sign().as_ref());
+        message.extend_from_slice(&Digest::of(bytes).hex_digits());
+        let key = hmac::Key::new(hmac::HMAC_SHA256, &self.secret.mac(&message));
         let salt = hmac::sign(&key, b"salt");
         let mut entropy = [0; 32];
         entropy.copy_from_slice(hmac::sign(&key, b"age").as_ref());
@@ -120,8 +118,22 @@ mod tests {
 
     const SECRET_YAML: &[u8] = b"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: web\nstringData:\n  password: hunter2\n";
 
+    fn secret(byte: u8) -> Arc<dyn Mac> {
+        Arc::new(crate::mac::Secret::new(&[byte; 32]))
+    }
+
     fn sealer(identity: &Identity) -> Sealer {
-        Sealer::new(&"fleet/edge-1".parse().unwrap(), vec![identity.recipient()], &[7; 32])
+        Sealer::new(&"fleet/edge-1".parse().unwrap(), vec![identity.recipient()], secret(7))
+    }
+
+    /// The salt pins the derivation: an upgrade that changed it would seal every unchanged
+    /// Secret anew and publish every cluster again. Computed apart, with Python's hmac.
+    #[test]
+    fn seals_with_the_salt_it_always_had() {
+        let (_, sealed, _) = sealer(&Identity::from_secret([1; 32])).seal_file("ClusterProfile.web/Secret.web.db.yaml", SECRET_YAML);
+        let opened = age::decrypt(&sealed, &[Identity::from_secret([1; 32])], 1 << 20).unwrap();
+        let first = std::str::from_utf8(&opened).unwrap().lines().next().unwrap().to_string();
+        assert_eq!(first, format!("{SALT_PREFIX}516a93df05bcd06dc847b90c986b992f0979aecfa3514ee034a891da0cfcde58"));
     }
 
     #[test]
@@ -137,9 +149,9 @@ mod tests {
         assert!(first.starts_with(SALT_PREFIX) && first.len() == SALT_PREFIX.len() + 64, "{first}");
         assert_eq!(&opened[first.len() + 1..], SECRET_YAML);
         let other_path = sealer(&identity).seal_file("ClusterProfile.web/Secret.web.db2.yaml", SECRET_YAML);
-        let other_cluster = Sealer::new(&"fleet/edge-2".parse().unwrap(), vec![identity.recipient()], &[7; 32])
+        let other_cluster = Sealer::new(&"fleet/edge-2".parse().unwrap(), vec![identity.recipient()], secret(7))
             .seal_file("ClusterProfile.web/Secret.web.db.yaml", SECRET_YAML);
-        let other_secret = Sealer::new(&"fleet/edge-1".parse().unwrap(), vec![identity.recipient()], &[8; 32])
+        let other_secret = Sealer::new(&"fleet/edge-1".parse().unwrap(), vec![identity.recipient()], secret(8))
             .seal_file("ClusterProfile.web/Secret.web.db.yaml", SECRET_YAML);
         for (what, other) in [("path", other_path), ("cluster", other_cluster), ("secret", other_secret)] {
             assert_ne!(other.1, sealed, "{what}");

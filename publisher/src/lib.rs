@@ -33,6 +33,7 @@ mod table;
 mod template;
 #[cfg(test)]
 mod test_archive;
+pub mod worker;
 mod yaml;
 
 /// Template rendering for the fuzz target `fuzz/fuzz_targets/template.rs`; not an API.

@@ -1,12 +1,14 @@
 //! `airlock-publisher`: reads Sveltos profiles and publishes one signed bundle per pull-mode
 //! cluster. This file only parses the command line, calls into the library (`lib.rs`) and
 //! turns results into exit codes.
-#![forbid(unsafe_code)]
+// Two audited calls need `unsafe`, both in the render worker before it confines itself:
+// `close_inherited` and `forbid_new_privileges`.
+#![deny(unsafe_code)]
 
 use std::process::ExitCode;
 
 use airlock_cli::{LogArgs, exit, install_crypto_provider};
-use airlock_publisher::{cmd, register, sandbox};
+use airlock_publisher::{cmd, register, sandbox, worker};
 use clap::{Parser, Subcommand};
 
 use cmd::export::ExportArgs;
@@ -69,14 +71,67 @@ enum Command {
     /// Confine this process and execute a program: how helm and kubectl are started.
     #[command(name = sandbox::EXEC_COMMAND, hide = true)]
     SandboxExec(sandbox::SandboxExecArgs),
+    /// Confine this process and render what the publisher hands it: how `publish` and
+    /// `watch` keep profile content away from the keys.
+    #[command(name = worker::COMMAND, hide = true)]
+    RenderWorker(worker::RenderWorkerArgs),
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     install_crypto_provider();
     let cli = Cli::parse();
     cli.log.init();
-    let result = match cli.command {
+    worker::log_like(&cli.log);
+    // The worker confines itself before the runtime starts its threads: Landlock restricts
+    // the thread that asks and those it starts after.
+    if let Command::RenderWorker(args) = &cli.command {
+        close_inherited();
+        forbid_new_privileges();
+        if let Err(e) = worker::confine(args) {
+            return failed(e);
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
+    match runtime.block_on(run(cli.command)) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => failed(e),
+    }
+}
+
+/// Closes every descriptor above stderr in the render worker before it confines itself:
+/// the publisher opens its files close-on-exec, but one it was started with (a shell's
+/// `3<keyfile`) or one a PKCS#11 module opened would stay readable in the worker whatever
+/// Landlock says. The worker talks over stdin and stdout only. On a kernel without
+/// `close_range` (before 5.9) the worker warns of each one left (`worker::confine`).
+#[allow(unsafe_code)]
+fn close_inherited() {
+    // SAFETY: called before any other thread exists and before this process opened
+    // anything of its own: no descriptor above stderr is in use, so closing them all
+    // invalidates nothing the program holds.
+    unsafe {
+        libc::close_range(3, libc::c_uint::MAX, 0);
+    }
+}
+
+/// Sets `no_new_privs` in the render worker, so nothing it executes gains privileges
+/// through setuid or file capabilities: Landlock sets it too, but a worker started with
+/// `--allow-unconfined-tools` on a kernel without Landlock would go without.
+#[allow(unsafe_code)]
+fn forbid_new_privileges() {
+    // SAFETY: prctl(PR_SET_NO_NEW_PRIVS) takes plain integers and touches no memory of
+    // this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    }
+}
+
+fn failed(e: anyhow::Error) -> ExitCode {
+    tracing::error!("{e:#}");
+    ExitCode::from(exit::ERROR)
+}
+
+async fn run(command: Command) -> anyhow::Result<u8> {
+    match command {
         Command::Publish(args) => cmd::publish::run(*args).await,
         Command::Watch(args) => cmd::watch::run(*args).await,
         Command::Status(args) => cmd::status::run(args).await,
@@ -86,12 +141,6 @@ async fn main() -> ExitCode {
         Command::Export(args) => cmd::export::run(*args).await,
         Command::Ingest(args) => cmd::ingest::run(args).await,
         Command::SandboxExec(args) => Err(sandbox::enter(args).into()),
-    };
-    match result {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            tracing::error!("{e:#}");
-            ExitCode::from(exit::ERROR)
-        }
+        Command::RenderWorker(args) => worker::serve_jobs(&args).await,
     }
 }

@@ -4,7 +4,7 @@
 
 /// Why a store could not do what was asked. The three classes are kept apart because
 /// callers act differently on them (see `docs/operations.md`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum StoreError {
     /// The store holds nothing for this cluster (or this part).

@@ -8,16 +8,20 @@ use airlock_bundle::digest::Digest;
 use airlock_bundle::limits::Limits;
 use airlock_bundle::statement::Statement;
 use airlock_bundle::verify::Transport;
+use serde::{Deserialize, Serialize};
 
 use crate::error::StoreError;
 use crate::oci::{ENVELOPE_MEDIA_TYPE, KEYRINGS_MEDIA_TYPE, OciDescriptor, OciManifest, RawManifest};
 
-/// The small, first fetch for a cluster: enough to verify before fetching content.
-#[derive(Debug, Clone)]
+/// The small, first fetch for a cluster: enough to verify before fetching content. It
+/// crosses the publisher's channel to its render worker as JSON.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Fetched {
     /// The envelope's exact bytes.
+    #[serde(with = "airlock_bundle::b64")]
     pub envelope: Vec<u8>,
     /// The keyring chain stored beside it, if any (spec 7.3).
+    #[serde(with = "airlock_bundle::b64::option")]
     pub keyring_chain: Option<Vec<u8>>,
     /// Where the parts are, in terms of the store that answered.
     pub(crate) locator: Locator,
@@ -37,17 +41,17 @@ impl Fetched {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) enum Locator {
     Oci(Box<RawManifest>),
     Git { commit: String },
 }
 
 /// A part as a store hands it over.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum PartCopy {
-    Gzip(Vec<u8>),
-    Tar(Vec<u8>),
+    Gzip(#[serde(with = "airlock_bundle::b64")] Vec<u8>),
+    Tar(#[serde(with = "airlock_bundle::b64")] Vec<u8>),
 }
 
 impl PartCopy {
@@ -73,7 +77,7 @@ impl Fetched {
 
 /// The digests of a cluster's newest envelope and of the keyring chain beside it, as the
 /// store names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EnvelopeDigests {
     pub envelope: Digest,
     pub chain: Option<Digest>,

@@ -2,7 +2,7 @@
 //! annotations (spec 9.1) or Git commit trailers.
 
 /// Annotations a publish run records beside the bundles (spec 9.1).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct PublishMeta {
     /// `org.opencontainers.image.source`: where the profiles came from.
     pub source: Option<String>,

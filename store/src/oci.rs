@@ -194,6 +194,20 @@ pub struct RawManifest {
     pub manifest: OciManifest,
 }
 
+/// As its bytes: what it parses from is all it holds.
+impl Serialize for RawManifest {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        airlock_bundle::b64::serialize(&self.bytes, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawManifest {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RawManifest, D::Error> {
+        let bytes = airlock_bundle::b64::deserialize(d)?;
+        RawManifest::parse("channel", "manifest", bytes).map_err(serde::de::Error::custom)
+    }
+}
+
 impl RawManifest {
     /// Parses bytes a store returned; they must be an Airlock bundle manifest.
     pub fn parse(store: &str, what: &str, bytes: Vec<u8>) -> Result<RawManifest, StoreError> {

@@ -4,6 +4,7 @@
 // Each test binary uses its own subset.
 #![allow(dead_code)]
 
+pub mod live;
 pub mod reports;
 
 use std::io::Write;

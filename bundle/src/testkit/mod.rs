@@ -96,7 +96,7 @@ impl Fixture {
 
     /// [`Fixture::signed`] with every file holding a `Secret` encrypted to `recipients`.
     pub fn sealed(&self, version: u64, files: Vec<(String, Vec<u8>)>, recipients: &[Recipient]) -> SignedBundle {
-        let sealer = Sealer::new(&self.cluster, recipients.to_vec(), &[9; 32]);
+        let sealer = Sealer::new(&self.cluster, recipients.to_vec(), std::sync::Arc::new(crate::mac::Secret::new(&[9; 32])));
         let plain = Fixture::bundle(files);
         let parts = plain.parts().map(|(name, part)| {
             let sealed = sealer.seal_part(name, part, |_, bytes| holds_secret(bytes), &Limits::SPEC).expect("fixture part seals");

@@ -1,22 +1,26 @@
 //! `airlock-publisher publish`: one run of the pipeline, a summary table, an exit code.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use airlock_bundle::age::Recipient;
 use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock_bundle::keyring::chain;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_cli::exit;
-use airlock_store::PublishMeta;
+use airlock_store::{PublishMeta, Store};
 use anyhow::{Context, bail, ensure};
 use clap::Args;
 use jiff::SignedDuration;
 
 use super::{SourceArgs, StoreArgs, parse_duration};
 use crate::keys;
-use crate::memo::{self, Memo};
-use crate::publish::{self, Published, Publisher, Signer, Status};
+use crate::memo;
+use crate::publish::{Published, Signer, Status};
+use crate::sandbox::Launcher;
+use crate::sveltos::live::{ClusterReader, KubeReader};
 use crate::table;
+use crate::worker::{Guard, Job, RenderWorker, Served};
 
 const EXAMPLES: &str = "Examples:
   # Publish from a Git checkout of the management manifests to a registry:
@@ -108,27 +112,48 @@ pub struct PublishArgs {
 }
 
 impl PublishArgs {
-    /// Loads keys and keyrings and opens the store: everything but the source.
-    pub async fn publisher(&self) -> anyhow::Result<Publisher> {
-        crate::sandbox::install(self.allow_unconfined_tools)?;
+    /// Loads keys and keyrings, opens the store and, unless the source is a directory,
+    /// connects to the management cluster (with `client` when the caller has one): the
+    /// signer's half. The render worker gets the rest as its job.
+    pub async fn render_worker(&self, client: Option<kube::Client>) -> anyhow::Result<RenderWorker> {
+        let unconfined = matches!(crate::sandbox::install(self.allow_unconfined_tools)?, Launcher::Unconfined);
+        if unconfined {
+            tracing::warn!(
+                "the render worker runs without Landlock: it holds no key, secret or credential, but can read every file the publisher can"
+            );
+        }
         let signer = self.signer()?;
-        let age_recipients = self.age_recipients()?;
-        let store = self.store.open(&self.to).await?;
-        Ok(Publisher {
-            signer,
-            store: store.into(),
+        let age_recipients = self.age_recipients()?.iter().map(ToString::to_string).collect();
+        let store: Arc<dyn Store> = self.store.open(&self.to).await?.into();
+        let reader: Option<Arc<dyn ClusterReader>> = match (&self.source.from_dir, client) {
+            (Some(_), _) => None,
+            (None, Some(client)) => Some(Arc::new(KubeReader::new(client))),
+            (None, None) => {
+                Some(Arc::new(KubeReader::new(self.source.kube.client().await.context("connecting to the management cluster")?)))
+            }
+        };
+        // The worker runs in a directory of its own.
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        let cache_root = self.cache_root().as_ref().map(absolute);
+        let job = Job {
+            from_dir: self.source.from_dir.as_ref().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| absolute(d))),
+            store: store.describe(),
             meta: PublishMeta { source: self.source_uri.clone(), revision: self.revision.clone() },
             only: self.clusters.clone(),
             dry_run: self.dry_run,
-            limits: Limits::SPEC,
-            memo: self.memo(),
             renew_before: self.renew_before,
-            remote: Default::default(),
-            kubectl: self.kubectl.clone(),
-            helm: self.helm.clone(),
-            helm_cache: self.cache_root().map(|d| d.join("helm")),
+            kubectl: self.kubectl.as_ref().map(absolute),
+            helm: self.helm.as_ref().map(absolute),
+            helm_cache: cache_root.as_ref().map(|d| d.join("helm")),
+            memo: self.memo_file().as_ref().map(absolute),
             age_recipients,
-        })
+            keys: signer.keys.iter().map(|k| k.public().to_pem()).collect(),
+            keyring_version: signer.keyring_version,
+            chain: signer.chain.clone(),
+            expires_in: self.expires_in,
+        };
+        let guard = Guard { only: self.clusters.clone(), expires_in: self.expires_in };
+        Ok(RenderWorker::new(Served::new(signer, store, reader, guard, Limits::SPEC), job, cache_root, unconfined))
     }
 
     /// The `--age-recipient`s, checked. A value is named by its position, never shown: an
@@ -150,15 +175,15 @@ impl PublishArgs {
         Ok(recipients)
     }
 
-    /// The render memo of this source: one file per source directory or management
+    /// The render memo's file for this source: one per source directory or management
     /// cluster, so publishing two fleets from one machine keeps both.
-    fn memo(&self) -> Memo {
-        let Some(dir) = self.cache_root() else { return Memo::disabled() };
+    fn memo_file(&self) -> Option<PathBuf> {
+        let dir = self.cache_root()?;
         let source = match &self.source.from_dir {
             Some(d) => format!("dir {}", std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()).display()),
             None => format!("cluster {:?} {:?}", self.source.kube.kubeconfig, self.source.kube.context),
         };
-        Memo::open(&dir.join(memo::file_name(&source)))
+        Some(dir.join(memo::file_name(&source)))
     }
 
     /// Where what is remembered across runs is kept; `None` with `--no-cache`.
@@ -209,9 +234,8 @@ impl PublishArgs {
 }
 
 pub async fn run(args: PublishArgs) -> anyhow::Result<u8> {
-    let publisher = args.publisher().await?;
-    let source = args.source.open().await?;
-    let published = publish::run(&source, &publisher).await?;
+    let mut worker = args.render_worker(None).await?;
+    let published = worker.run().await?;
     report(&published);
     table::write_summary(&mut std::io::stdout().lock(), &published)?;
     Ok(exit_code(&published))

@@ -36,9 +36,7 @@ use super::parse_duration;
 use super::publish::{PublishArgs, report};
 use crate::ingest::online;
 use crate::ingest::target::Target;
-use crate::publish;
-use crate::sveltos::Source;
-use crate::sveltos::live::{LiveSource, sveltos_kinds};
+use crate::sveltos::live::sveltos_kinds;
 
 const EXAMPLES: &str = "Example:
   airlock-publisher watch --kubeconfig ~/.kube/mgmt --to oci://registry.example/airlock \\
@@ -85,9 +83,8 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
     if args.publish.source.from_dir.is_some() {
         bail!("watch reads a live management cluster; use publish for --from-dir");
     }
-    let publisher = args.publish.publisher().await?;
     let client = args.publish.source.kube.client().await.context("connecting to the management cluster")?;
-    let source = Source::Live(LiveSource::new(client.clone()));
+    let mut worker = args.publish.render_worker(Some(client.clone())).await?;
     let lease = LeaseConfig {
         namespace: args.lease_namespace.clone(),
         name: "airlock-publisher".into(),
@@ -124,12 +121,12 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
             break Err(lost_lease());
         }
         next_run = Instant::now() + resync;
-        match publish::run(&source, &publisher).await {
+        match worker.run().await {
             Ok(published) => {
                 report(&published);
                 // A remoteURL is fetched again once its interval passed, changed or not.
-                if let Some(due) = publisher.remote.next_due() {
-                    next_run = next_run.min(Instant::from_std(due));
+                if let Some(due) = published.remote_due {
+                    next_run = next_run.min(Instant::now() + due);
                 }
                 // A Flux source's branch or tag may move without any object changing.
                 if let Some(every) = published.source_interval {

@@ -35,6 +35,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use airlock_bundle::age::Recipient;
+use airlock_bundle::mac::{Mac, Secret};
 use airlock_bundle::sign::PartDigests;
 use airlock_bundle::{ClusterId, Digest, Keyring, Limits, SignError, SignedBundle};
 use airlock_store::{PublishMeta, Store};
@@ -61,14 +62,23 @@ const STORE_READS: usize = 16;
 
 /// Who signs, and what every bundle declares about the keyring.
 pub struct Signer {
-    /// Each key in memory or in a token; the first also keys the derived secrets.
+    /// Each key in memory, in a token, or behind the render worker's signer; the first
+    /// also keys the derived secrets.
     pub keys: Vec<Box<dyn airlock_bundle::Signer>>,
     pub keyring_version: u64,
     /// Keyring updates (spec 7.3) carried beside every bundle.
     pub chain: Option<Vec<u8>>,
     pub expires_in: SignedDuration,
-    entropy: [u8; 32],
-    seal: [u8; 32],
+    pub(crate) secrets: Secrets,
+}
+
+/// The two secrets derived from the first key, each held here or behind an oracle: the
+/// one template random values come from (`render::Entropy`), and the one that keys every
+/// random value of a seal (`airlock_bundle::seal`).
+#[derive(Clone)]
+pub(crate) struct Secrets {
+    pub entropy: Arc<dyn Mac>,
+    pub seal: Arc<dyn Mac>,
 }
 
 impl Signer {
@@ -82,23 +92,24 @@ impl Signer {
     ) -> Result<Signer, SignError> {
         let first = keys.first().expect("a publisher signs with at least one key");
         let (entropy, seal) = (secrets::derive(first, secrets::ENTROPY_LABEL)?, secrets::derive(first, secrets::SEAL_LABEL)?);
-        Ok(Signer { keys, keyring_version, chain, expires_in, entropy, seal })
+        let secrets = Secrets { entropy: Arc::new(Secret::new(&entropy)), seal: Arc::new(Secret::new(&seal)) };
+        Ok(Signer::with_secrets(keys, keyring_version, chain, expires_in, secrets))
     }
 
-    /// The secret templates' random values come from: derived from the first signing key,
-    /// so it needs no file of its own, and a new key renews every generated secret.
-    fn entropy(&self) -> Entropy {
-        Entropy(self.entropy)
-    }
-
-    /// The secret that keys every random value of a seal (`airlock_bundle::seal`), derived
-    /// like [`Signer::entropy`] under a label of its own.
-    fn seal_secret(&self) -> [u8; 32] {
-        self.seal
+    /// A signer whose secrets were derived elsewhere: the render worker's, whose keys and
+    /// secrets stay with its signer process.
+    pub(crate) fn with_secrets(
+        keys: Vec<Box<dyn airlock_bundle::Signer>>,
+        keyring_version: u64,
+        chain: Option<Vec<u8>>,
+        expires_in: SignedDuration,
+        secrets: Secrets,
+    ) -> Signer {
+        Signer { keys, keyring_version, chain, expires_in, secrets }
     }
 
     /// The publisher's own keys as a keyring, to verify what it reads back to sign again.
-    fn own_keyring(&self, limits: &Limits) -> Option<Keyring> {
+    pub(crate) fn own_keyring(&self, limits: &Limits) -> Option<Keyring> {
         let mut keys: Vec<_> = self.keys.iter().map(|k| k.public()).collect();
         keys.sort_by_key(|k| k.key_id());
         keys.dedup_by_key(|k| k.key_id());
@@ -132,7 +143,7 @@ pub struct Publisher {
 }
 
 /// What happened to one cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Status {
     Published,
     /// Same content, signed again before it expires.
@@ -144,7 +155,7 @@ pub enum Status {
 }
 
 /// One line of the summary.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Row {
     pub cluster: ClusterId,
     pub version: Option<u64>,
@@ -157,13 +168,15 @@ pub struct Row {
 }
 
 /// What a run did: a row per cluster, and what of the source it could not read.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Published {
     pub rows: Vec<Row>,
     pub broken: Vec<Broken>,
     /// The shortest `spec.interval` of the Flux sources the run built from: when a
     /// long-running publisher should look at their branches and tags again.
     pub source_interval: Option<std::time::Duration>,
+    /// How long until the first `remoteURL` is due to be fetched again.
+    pub remote_due: Option<std::time::Duration>,
 }
 
 impl Published {
@@ -274,14 +287,14 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         Ok(expires) => Times { now, expires },
         Err(e) => {
             rows.extend(clusters.iter().map(|c| settle::failed(c.id.clone(), format!("--expires-in: {e}"), Vec::new())));
-            return Ok(Published { rows: sorted(rows), broken: inventory.broken, source_interval });
+            return Ok(Published { rows: sorted(rows), broken: inventory.broken, source_interval, remote_due: remote_due(publisher) });
         }
     };
     let unplanned = Unplanned::of(&inventory);
-    let sealing = Sealing::new(publisher.signer.seal_secret(), publisher.age_recipients.clone());
+    let sealing = Sealing::new(Arc::clone(&publisher.signer.secrets.seal), publisher.age_recipients.clone());
     let run = Run {
         publisher,
-        renderer: Renderer::new(&resources, &publisher.limits, Some(publisher.signer.entropy()), now)
+        renderer: Renderer::new(&resources, &publisher.limits, Some(Entropy(Arc::clone(&publisher.signer.secrets.entropy))), now)
             .with_kubectl(publisher.kubectl.clone())
             .with_helm(helm)
             .with_sealing(sealing),
@@ -331,7 +344,11 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         phases.add("save the memo", &mut since);
     }
     phases.log();
-    Ok(Published { rows: sorted(rows), broken: inventory.broken, source_interval })
+    Ok(Published { rows: sorted(rows), broken: inventory.broken, source_interval, remote_due: remote_due(publisher) })
+}
+
+fn remote_due(publisher: &Publisher) -> Option<std::time::Duration> {
+    publisher.remote.next_due().map(|at| at.saturating_duration_since(std::time::Instant::now()))
 }
 
 /// The rows in cluster order.

@@ -16,8 +16,10 @@
 
 use std::cell::{Cell, OnceCell};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use airlock_bundle::Digest;
+use airlock_bundle::mac::Mac;
 use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
@@ -26,9 +28,10 @@ use crate::sveltos::model::SveltosCluster;
 use crate::template::{self, RenderEntropy, RenderEnv, TemplateSource};
 use airlock_lua::{self as lua, LuaBudget, LuaSource};
 
-/// What every render of a run shares: the secret random values come from.
+/// What every render of a run shares: the secret random values come from, held here or
+/// behind the signer's oracle.
 #[derive(Clone)]
-pub struct Entropy(pub [u8; 32]);
+pub struct Entropy(pub Arc<dyn Mac>);
 
 impl std::fmt::Debug for Entropy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -93,7 +96,7 @@ impl<'a> Context<'a> {
             let cluster = self.cluster.id.to_string();
             let inputs = Digest::of(format!("{}\n{}", Digest::of(text.as_bytes()), self.data_digest()).as_bytes()).to_string();
             RenderEntropy::derive(
-                &secret.0,
+                Arc::clone(&secret.0),
                 &[cluster.as_bytes(), self.part.as_bytes(), resource.as_bytes(), key.as_bytes(), inputs.as_bytes()],
             )
         });

@@ -18,8 +18,10 @@
 //! encrypted files byte for byte, since the publisher cannot decrypt them.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use airlock_bundle::age::Recipient;
+use airlock_bundle::mac::Mac;
 use airlock_bundle::seal::{Sealer, holds_secret};
 use airlock_bundle::{ClusterId, Limits, Part};
 
@@ -33,14 +35,14 @@ use crate::sveltos::model::SveltosCluster;
 /// sealed file is encrypted to after the cluster's own.
 #[derive(Clone)]
 pub struct Sealing {
-    secret: [u8; 32],
+    secret: Arc<dyn Mac>,
     extra: Vec<Recipient>,
 }
 
 impl Sealing {
     /// `secret` keys every random value of a seal (`Sealer`); `extra` are the publisher's
     /// break-glass recipients, for clusters that have a recipient of their own.
-    pub fn new(secret: [u8; 32], extra: Vec<Recipient>) -> Sealing {
+    pub fn new(secret: Arc<dyn Mac>, extra: Vec<Recipient>) -> Sealing {
         Sealing { secret, extra }
     }
 }
@@ -174,13 +176,14 @@ fn sealer(cluster: &ClusterId, own: Recipient, sealing: &Sealing, limits: &Limit
         let message = format!("{} recipients, over the limit of {}", recipients.len(), limits.recipients);
         return Err(RenderError::Seal { cluster: cluster.to_string(), message });
     }
-    Ok(Sealer::new(cluster, recipients, &sealing.secret))
+    Ok(Sealer::new(cluster, recipients, Arc::clone(&sealing.secret)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use airlock_bundle::age::Identity;
+    use airlock_bundle::mac::Secret;
 
     const SECRET: &[u8] = b"apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: apps}\n";
     const MAP: &[u8] = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: m, namespace: apps}\n";
@@ -200,7 +203,7 @@ mod tests {
     #[test]
     fn seals_the_system_part_whole_marked_files_and_unmarked_parts_by_their_bytes() {
         let cluster: ClusterId = "fleet/a".parse().unwrap();
-        let sealing = Sealing::new([3; 32], Vec::new());
+        let sealing = Sealing::new(Arc::new(Secret::new(&[3; 32])), Vec::new());
         let to = Seal {
             cluster: &cluster,
             recipient: Some(Identity::from_secret([1; 32]).recipient()),
@@ -238,7 +241,7 @@ mod tests {
         let err = seal(&none, parts(), &BTreeMap::new(), &BTreeMap::new(), &Limits::SPEC).unwrap_err();
         assert!(matches!(err, RenderError::Seal { ref cluster, .. } if cluster == "fleet/a"), "{err}");
         let many: Vec<Recipient> = (2..=Limits::SPEC.recipients as u8 + 1).map(|s| Identity::from_secret([s; 32]).recipient()).collect();
-        let sealing = Sealing::new([3; 32], many);
+        let sealing = Sealing::new(Arc::new(Secret::new(&[3; 32])), many);
         let err = seal(&Seal { sealing: Some(&sealing), ..none }, parts(), &BTreeMap::new(), &BTreeMap::new(), &Limits::SPEC).unwrap_err();
         assert!(err.to_string().contains("over the limit of 16"), "{err}");
         assert!(!format!("{sealing:?}").contains("3, 3"), "Debug never shows the secret");

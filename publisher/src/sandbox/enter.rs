@@ -21,9 +21,9 @@ use super::Sandbox;
 /// The newest Landlock ABI whose rights are asked for; older kernels enforce what they know.
 const ABI_WANTED: ABI = ABI::V6;
 
-/// The hidden command's flags.
+/// A [`Sandbox`] as flags: how `sandbox-exec` and the render worker are told theirs.
 #[derive(Debug, Args)]
-pub struct SandboxExecArgs {
+pub struct Rules {
     /// Read and execute beneath PATH.
     #[arg(long, value_name = "PATH")]
     read: Vec<PathBuf>,
@@ -33,6 +33,19 @@ pub struct SandboxExecArgs {
     /// Allow TCP connections.
     #[arg(long)]
     network: bool,
+}
+
+impl Rules {
+    pub fn sandbox(&self) -> Sandbox {
+        Sandbox { read: self.read.clone(), write: self.write.clone(), network: self.network }
+    }
+}
+
+/// The hidden command's flags.
+#[derive(Debug, Args)]
+pub struct SandboxExecArgs {
+    #[command(flatten)]
+    rules: Rules,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "PROGRAM")]
     command: Vec<OsString>,
@@ -53,6 +66,16 @@ pub enum EnterError {
 /// The `sandbox-exec` command line for `program` with `args` inside `sandbox`.
 pub(super) fn arguments(program: &Path, args: &[String], sandbox: &Sandbox) -> Vec<OsString> {
     let mut out = vec![OsString::from(super::EXEC_COMMAND)];
+    out.extend(flags(sandbox));
+    out.push("--".into());
+    out.push(program.into());
+    out.extend(args.iter().map(OsString::from));
+    out
+}
+
+/// The [`Rules`] flags that give `sandbox`.
+pub(crate) fn flags(sandbox: &Sandbox) -> Vec<OsString> {
+    let mut out = Vec::new();
     for (flag, paths) in [("--read", &sandbox.read), ("--write", &sandbox.write)] {
         for path in paths {
             out.push(flag.into());
@@ -62,9 +85,6 @@ pub(super) fn arguments(program: &Path, args: &[String], sandbox: &Sandbox) -> V
     if sandbox.network {
         out.push("--network".into());
     }
-    out.push("--".into());
-    out.push(program.into());
-    out.extend(args.iter().map(OsString::from));
     out
 }
 
@@ -82,20 +102,23 @@ pub(super) fn probe() -> Result<(), String> {
 pub fn enter(args: SandboxExecArgs) -> EnterError {
     let (program, rest) = args.command.split_first().expect("clap requires the program");
     let program = PathBuf::from(program);
-    if let Err(e) = restrict(&program, &args.read, &args.write, args.network) {
+    if let Err(e) = confine(&args.rules.sandbox().read(&program)) {
         return e;
     }
     let e = std::process::Command::new(&program).args(rest).exec();
     EnterError::Exec { program: program.display().to_string(), message: e.to_string() }
 }
 
-fn restrict(program: &Path, read: &[PathBuf], write: &[PathBuf], network: bool) -> Result<(), EnterError> {
+/// Restricts this thread, and everything it executes or starts after, to `sandbox`, and
+/// sets `no_new_privs`. A process confines itself by calling it before starting threads.
+pub fn confine(sandbox: &Sandbox) -> Result<(), EnterError> {
     let landlock = |e: landlock::RulesetError| EnterError::Landlock(e.to_string());
     let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(ABI_WANTED)).map_err(landlock)?;
-    if !network {
+    if !sandbox.network {
         ruleset = ruleset.handle_access(AccessNet::from_all(ABI_WANTED)).map_err(landlock)?;
     }
-    let readable = std::iter::once(program).chain(read.iter().map(PathBuf::as_path)).filter(|p| p.exists());
+    let (read, write) = (&sandbox.read, &sandbox.write);
+    let readable = read.iter().filter(|p| p.exists());
     let status = ruleset
         .scope(Scope::from_all(ABI_WANTED))
         .map_err(landlock)?
@@ -139,8 +162,7 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let (allowed, scratch, denied) = (allowed.path().to_path_buf(), scratch.path().to_path_buf(), denied.path().to_path_buf());
         std::thread::spawn(move || {
-            restrict(Path::new("/nonexistent/program"), std::slice::from_ref(&allowed), std::slice::from_ref(&scratch), false)
-                .expect("this kernel enforces Landlock");
+            confine(&Sandbox::new().read("/nonexistent/program").read(&allowed).write(&scratch)).expect("this kernel enforces Landlock");
             assert_eq!(std::fs::read_to_string(allowed.join("chart.tgz")).unwrap(), "chart");
             assert_eq!(std::fs::read(denied.join("signing.key")).unwrap_err().kind(), ErrorKind::PermissionDenied);
             assert_eq!(std::fs::read("/proc/self/environ").unwrap_err().kind(), ErrorKind::PermissionDenied);

@@ -20,7 +20,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-pub use enter::{EnterError, SandboxExecArgs, enter};
+pub(crate) use enter::flags;
+pub use enter::{EnterError, Rules, SandboxExecArgs, confine, enter};
 
 /// The name of the hidden command that confines itself and executes a program.
 pub const EXEC_COMMAND: &str = "sandbox-exec";

@@ -8,7 +8,7 @@ use airlock_bundle::ClusterId;
 use super::key::ObjectKey;
 
 /// An object (or a piece of a file) that could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Broken {
     /// Where it was: `mgmt/profiles.yaml document 3`, or `management cluster ...`.
     pub origin: String,
@@ -18,7 +18,7 @@ pub struct Broken {
 }
 
 /// What a broken object touches.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Touches {
     /// A profile: every cluster keeps what it holds of its part.
     Profile { part: String, display: String },

@@ -15,7 +15,7 @@ use super::model::{CLUSTER_GROUP, ClusterSet, PROFILE_GROUP, Profile, SveltosClu
 use super::parse::{parse_cluster, parse_profile, parse_role_request, parse_set, part_of_unreadable};
 
 /// Why the source could not be read at all; what one object breaks is a [`Broken`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum SourceError {
     #[error("{path}: {message}")]

@@ -6,7 +6,7 @@ use std::fmt;
 use serde_json::Value;
 
 /// The identity of a Kubernetes object: API group (not version), kind, namespace, name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct ObjectKey {
     pub group: String,
     pub kind: String,
@@ -77,7 +77,7 @@ fn group_of(api_version: &str) -> &str {
 }
 
 /// A management-cluster object rendering needs, with the version to ask for it in.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Reference {
     pub key: ObjectKey,
     pub api_version: String,

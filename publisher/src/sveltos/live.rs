@@ -9,8 +9,15 @@
 //! server serves it, else in the one it prefers among those serving the kind. An object
 //! that cannot be read fails only the profiles that reference it. Nothing is written to
 //! the cluster.
+//!
+//! The reads go through a [`ClusterReader`]: [`KubeReader`] holds the client; the
+//! publisher's render worker, which holds no credentials, reads through its signer
+//! process's. What is read is parsed here, on the caller's side.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use async_trait::async_trait;
 
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, TypeMeta};
@@ -49,24 +56,41 @@ fn set_kinds() -> [ApiResource; 3] {
     ]
 }
 
-/// A connection to the management cluster.
+/// The reads the live source makes of the management cluster.
+#[async_trait]
+pub trait ClusterReader: Send + Sync {
+    /// Every object of the listed kind whose plural is `plural` (one of [`sveltos_kinds`]
+    /// and the set kinds), with apiVersion and kind set.
+    async fn list(&self, plural: &str) -> Result<Vec<Value>, SourceError>;
+
+    /// Each of `wanted`, in order: `None` when it does not exist, an error message when it
+    /// cannot be read.
+    async fn get(&self, wanted: &[Reference]) -> Vec<Result<Option<Value>, String>>;
+}
+
+/// The management cluster, as the source reads it.
 #[derive(Clone)]
 pub struct LiveSource {
-    client: kube::Client,
+    reader: Arc<dyn ClusterReader>,
 }
 
 impl LiveSource {
     pub fn new(client: kube::Client) -> LiveSource {
-        LiveSource { client }
+        LiveSource::through(Arc::new(KubeReader { client }))
+    }
+
+    /// A source whose reads `reader` makes.
+    pub fn through(reader: Arc<dyn ClusterReader>) -> LiveSource {
+        LiveSource { reader }
     }
 
     pub async fn inventory(&self) -> Result<Inventory, SourceError> {
         let mut objects = Vec::new();
         for (ar, _) in sveltos_kinds() {
-            objects.extend(self.list(&ar).await?);
+            objects.extend(self.reader.list(&ar.plural).await?);
         }
         for ar in set_kinds() {
-            match self.list(&ar).await {
+            match self.reader.list(&ar.plural).await {
                 Ok(sets) => objects.extend(sets),
                 Err(SourceError::Kube { message, .. }) if message.contains(NOT_INSTALLED) => {}
                 Err(e) => return Err(e),
@@ -78,7 +102,60 @@ impl LiveSource {
         })))
     }
 
-    async fn list(&self, ar: &ApiResource) -> Result<Vec<Value>, SourceError> {
+    /// The referenced objects that exist; one that cannot be read (no permission, an
+    /// unknown kind) is a failure of the profiles referencing it, not of the run.
+    pub async fn fetch(&self, wanted: &BTreeSet<Reference>) -> Resources {
+        let wanted: Vec<Reference> = wanted.iter().cloned().collect();
+        let read = self.reader.get(&wanted).await;
+        let mut found = BTreeMap::new();
+        let mut failed = BTreeMap::new();
+        for (r, read) in wanted.into_iter().zip(read) {
+            match read {
+                Ok(Some(v)) => {
+                    found.insert(r.key, v);
+                }
+                Ok(None) => {}
+                Err(message) => {
+                    failed.insert(r.key.clone(), format!("management cluster: get {}: {message}", r.key));
+                }
+            }
+        }
+        Resources::new(found, failed)
+    }
+}
+
+/// A management cluster read with the publisher's own client.
+pub struct KubeReader {
+    client: kube::Client,
+}
+
+impl KubeReader {
+    pub fn new(client: kube::Client) -> KubeReader {
+        KubeReader { client }
+    }
+}
+
+#[async_trait]
+impl ClusterReader for KubeReader {
+    async fn list(&self, plural: &str) -> Result<Vec<Value>, SourceError> {
+        let listed = sveltos_kinds().into_iter().map(|(ar, _)| ar).chain(set_kinds()).find(|ar| ar.plural == plural);
+        let ar =
+            listed.ok_or_else(|| SourceError::Kube { what: format!("list {plural}"), message: "not a kind the publisher lists".into() })?;
+        self.list_all(&ar).await
+    }
+
+    async fn get(&self, wanted: &[Reference]) -> Vec<Result<Option<Value>, String>> {
+        let mut discovered: BTreeMap<String, Result<(ApiResource, Scope), String>> = BTreeMap::new();
+        let mut out = Vec::with_capacity(wanted.len());
+        for r in wanted {
+            out.push(self.get_one(r, &mut discovered).await);
+        }
+        out
+    }
+}
+
+impl KubeReader {
+    async fn list_all(&self, ar: &ApiResource) -> Result<Vec<Value>, SourceError> {
         let api: Api<DynamicObject> = Api::all_with(self.client.clone(), ar);
         let kube_err = |e: kube::Error| {
             let hint = if matches!(&e, kube::Error::Api(s) if s.code == 404) { NOT_INSTALLED } else { "" };
@@ -100,27 +177,7 @@ impl LiveSource {
         }
     }
 
-    /// The referenced objects that exist; one that cannot be read (no permission, an
-    /// unknown kind) is a failure of the profiles referencing it, not of the run.
-    pub async fn fetch(&self, wanted: &BTreeSet<Reference>) -> Resources {
-        let mut found = BTreeMap::new();
-        let mut failed = BTreeMap::new();
-        let mut discovered: BTreeMap<String, Result<(ApiResource, Scope), String>> = BTreeMap::new();
-        for r in wanted {
-            match self.get(r, &mut discovered).await {
-                Ok(Some(v)) => {
-                    found.insert(r.key.clone(), v);
-                }
-                Ok(None) => {}
-                Err(message) => {
-                    failed.insert(r.key.clone(), format!("management cluster: get {}: {message}", r.key));
-                }
-            }
-        }
-        Resources::new(found, failed)
-    }
-
-    async fn get(
+    async fn get_one(
         &self,
         r: &Reference,
         discovered: &mut BTreeMap<String, Result<(ApiResource, Scope), String>>,

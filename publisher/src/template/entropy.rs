@@ -31,39 +31,37 @@
 //! It does not choose the secret or assemble the context; `render/` does.
 
 use std::fmt;
+use std::sync::Arc;
 
+use airlock_bundle::mac::{Mac, framed};
 use rand_chacha::ChaCha20Rng;
 use rand_core::SeedableRng as _;
-use ring::hmac;
 
 /// Separates this use of the secret from any other HMAC under it.
 const DOMAIN: &[u8] = b"airlock template entropy v1";
 
-/// A render's seed. Deliberately not `Clone`-able into logs: `Debug` hides it.
-#[derive(Clone, PartialEq, Eq)]
+/// A render's seed, derived on first use: most renders call no random function, and the
+/// secret may be an oracle in another process. `Debug` hides it.
+#[derive(Clone)]
 pub struct RenderEntropy {
-    seed: [u8; 32],
+    secret: Arc<dyn Mac>,
+    message: Vec<u8>,
 }
 
 impl RenderEntropy {
     /// The seed for one render from the publisher's `secret` and the render's `context`
     /// parts (each is length-prefixed, so `["ab", "c"]` and `["a", "bc"]` differ).
-    pub fn derive(secret: &[u8; 32], context: &[&[u8]]) -> Self {
-        let key = hmac::Key::new(hmac::HMAC_SHA256, secret);
-        let mut mac = hmac::Context::with_key(&key);
-        mac.update(DOMAIN);
-        for part in context {
-            mac.update(&(part.len() as u64).to_be_bytes());
-            mac.update(part);
-        }
-        let mut seed = [0; 32];
-        seed.copy_from_slice(mac.sign().as_ref());
-        Self { seed }
+    pub fn derive(secret: Arc<dyn Mac>, context: &[&[u8]]) -> Self {
+        Self { secret, message: framed(DOMAIN, context) }
+    }
+
+    fn seed(&self) -> [u8; 32] {
+        self.secret.mac(&self.message)
     }
 
     /// The generator a render draws from, from its first byte.
     pub(super) fn stream(&self) -> ChaCha20Rng {
-        ChaCha20Rng::from_seed(self.seed)
+        ChaCha20Rng::from_seed(self.seed())
     }
 }
 
@@ -79,6 +77,8 @@ mod tests {
 
     use super::*;
 
+    use airlock_bundle::mac::Secret;
+
     fn first_bytes(entropy: &RenderEntropy) -> [u8; 16] {
         let mut out = [0; 16];
         entropy.stream().fill_bytes(&mut out);
@@ -87,26 +87,34 @@ mod tests {
 
     #[test]
     fn the_same_secret_and_context_give_the_same_stream() {
-        let a = RenderEntropy::derive(&[7; 32], &[b"edge-1", b"web"]);
-        let b = RenderEntropy::derive(&[7; 32], &[b"edge-1", b"web"]);
+        let a = RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1", b"web"]);
+        let b = RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1", b"web"]);
         assert_eq!(first_bytes(&a), first_bytes(&b));
     }
 
     #[test]
     fn another_secret_or_context_gives_another_stream() {
-        let base = first_bytes(&RenderEntropy::derive(&[7; 32], &[b"edge-1", b"web"]));
+        let base = first_bytes(&RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1", b"web"]));
         for other in [
-            RenderEntropy::derive(&[8; 32], &[b"edge-1", b"web"]),
-            RenderEntropy::derive(&[7; 32], &[b"edge-2", b"web"]),
-            RenderEntropy::derive(&[7; 32], &[b"edge-1w", b"eb"]),
-            RenderEntropy::derive(&[7; 32], &[b"edge-1", b"web", b""]),
+            RenderEntropy::derive(Arc::new(Secret::new(&[8; 32])), &[b"edge-1", b"web"]),
+            RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-2", b"web"]),
+            RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1w", b"eb"]),
+            RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1", b"web", b""]),
         ] {
             assert_ne!(first_bytes(&other), base, "{other:?}");
         }
     }
 
+    /// The seed pins the derivation: an upgrade that changed it would renew every generated
+    /// password. Computed apart, with Python's hmac.
+    #[test]
+    fn derives_the_seed_it_always_did() {
+        let seed = RenderEntropy::derive(Arc::new(Secret::new(&[7; 32])), &[b"edge-1", b"web"]).seed();
+        assert_eq!(hex::encode(seed), "32aba9a64878ad0c75794c5d6867ee429adf3115c1e538f684abc0959b57e56f");
+    }
+
     #[test]
     fn debug_hides_the_seed() {
-        assert_eq!(format!("{:?}", RenderEntropy::derive(&[1; 32], &[])), "RenderEntropy(..)");
+        assert_eq!(format!("{:?}", RenderEntropy::derive(Arc::new(Secret::new(&[1; 32])), &[])), "RenderEntropy(..)");
     }
 }

@@ -180,7 +180,8 @@ fn render_within(
     compiled.tracker.reset();
     let dot = from_json(data);
     compiled.session.begin(session::State {
-        stream: env.entropy.as_ref().map(RenderEntropy::stream),
+        entropy: env.entropy.clone(),
+        stream: None,
         now: env.now,
         resources: dot.field("MgmtResources").cloned().unwrap_or(Value::Nil),
         absent: env.absent.clone(),

@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use gotmpl::{TemplateError, Value};
 use rand_chacha::ChaCha20Rng;
 
+use super::RenderEntropy;
+
 /// What a function puts before its message when it cannot run in this render; `render`
 /// turns such a failure into `TemplateError::Unavailable`.
 pub(super) const UNAVAILABLE_PREFIX: &str = "unavailable: ";
@@ -64,6 +66,8 @@ pub(super) struct Session(Arc<Mutex<Option<State>>>);
 
 pub(super) struct State {
     /// `None` when the caller gave no entropy: random functions then fail.
+    pub entropy: Option<RenderEntropy>,
+    /// The stream drawn from `entropy`, opened by the first random function.
     pub stream: Option<ChaCha20Rng>,
     /// `None` when the caller gave no clock: `now` then fails.
     pub now: Option<jiff::Timestamp>,
@@ -109,9 +113,14 @@ impl Session {
 
     /// `f` with the render's random stream, which fails when the render has none.
     pub fn random<T>(&self, function: &str, f: impl FnOnce(&mut ChaCha20Rng) -> gotmpl::Result<T>) -> gotmpl::Result<T> {
-        self.with(function, |state| match state.stream.as_mut() {
-            Some(stream) => f(stream),
-            None => Err(unavailable(function, Unavailable::WithoutEntropy)),
+        self.with(function, |state| {
+            if state.stream.is_none() {
+                state.stream = state.entropy.as_ref().map(RenderEntropy::stream);
+            }
+            match state.stream.as_mut() {
+                Some(stream) => f(stream),
+                None => Err(unavailable(function, Unavailable::WithoutEntropy)),
+            }
         })
     }
 

@@ -53,7 +53,7 @@ fn error_message(text: &str) -> String {
 /// An environment with entropy from a fixed secret and `context`, at a fixed instant.
 fn seeded_env(context: &str) -> RenderEnv {
     RenderEnv {
-        entropy: Some(RenderEntropy::derive(&[42; 32], &[context.as_bytes()])),
+        entropy: Some(RenderEntropy::derive(std::sync::Arc::new(airlock_bundle::mac::Secret::new(&[42; 32])), &[context.as_bytes()])),
         now: Some("2024-05-01T10:00:00Z".parse().unwrap()),
         ..RenderEnv::default()
     }

@@ -429,7 +429,11 @@ fn a_puller_that_decrypts_refuses_a_secret_in_clear_unless_the_bundle_allows_it(
 fn sealing_c(files: Vec<(String, Vec<u8>)>, identity: &airlock_bundle::age::Identity) -> airlock_bundle::VerifiedBundle {
     use airlock_bundle::testkit::Fixture;
     let fixture = Fixture::new(1);
-    let sealer = airlock_bundle::seal::Sealer::new(&fixture.cluster, vec![identity.recipient()], &[9; 32]);
+    let sealer = airlock_bundle::seal::Sealer::new(
+        &fixture.cluster,
+        vec![identity.recipient()],
+        std::sync::Arc::new(airlock_bundle::mac::Secret::new(&[9; 32])),
+    );
     let plain = Fixture::bundle(files);
     let parts = plain
         .parts()

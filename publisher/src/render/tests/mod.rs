@@ -59,7 +59,7 @@ fn now() -> jiff::Timestamp {
 }
 
 fn renderer(res: &Resources) -> Renderer<'_> {
-    Renderer::new(res, &Limits::SPEC, Some(Entropy([7; 32])), now())
+    Renderer::new(res, &Limits::SPEC, Some(Entropy(std::sync::Arc::new(airlock_bundle::mac::Secret::new(&[7; 32])))), now())
 }
 
 /// Renders a cluster as `publish` would with the store holding `stored` (the statement

@@ -38,7 +38,7 @@ fn fleet() -> String {
 }
 
 fn sealing(res: &Resources, extra: Vec<Recipient>) -> Renderer<'_> {
-    renderer(res).with_sealing(Sealing::new([9; 32], extra))
+    renderer(res).with_sealing(Sealing::new(std::sync::Arc::new(airlock_bundle::mac::Secret::new(&[9; 32])), extra))
 }
 
 fn render_with(r: &Renderer<'_>, w: &(Inventory, Resources), cluster: &str) -> Rendered {

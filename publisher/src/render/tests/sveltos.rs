@@ -380,7 +380,12 @@ fn a_clock_reading_part_records_when_it_rendered() {
     let (inv, res) = &w;
     let c = inv.clusters.iter().find(|c| c.id.to_string() == "fleet/eu-1").unwrap();
     let p = plan(c, select::profiles_for(c, inv), inv).unwrap();
-    let later = Renderer::new(res, &Limits::SPEC, Some(Entropy([7; 32])), "2031-01-01T00:00:00Z".parse().unwrap());
+    let later = Renderer::new(
+        res,
+        &Limits::SPEC,
+        Some(Entropy(std::sync::Arc::new(airlock_bundle::mac::Secret::new(&[7; 32])))),
+        "2031-01-01T00:00:00Z".parse().unwrap(),
+    );
     let pinned = later.prepare_part(&p.profiles[0], &p, rendered.at).unwrap();
     assert_eq!(pinned.clock, Some(rendered));
 }

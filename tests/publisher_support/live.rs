@@ -1,0 +1,51 @@
+//! The fixture management set applied to the management apiserver of `hack/services.sh`
+//! (with the Sveltos CRDs of `hack/crds/`), in a namespace of its own.
+
+use std::process::Command;
+
+use super::Fixture;
+use crate::common::{self, root};
+
+const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
+
+pub fn kubeconfig() -> String {
+    common::service_env(MANAGEMENT)
+}
+
+/// kubectl against the management apiserver; its stdout, or a panic with its stderr.
+pub fn kubectl(args: &[&str]) -> String {
+    let out = Command::new(common::service_env("AIRLOCK_KUBECTL"))
+        .arg("--kubeconfig")
+        .arg(kubeconfig())
+        .args(args)
+        .output()
+        .expect("kubectl runs");
+    assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("kubectl prints UTF-8")
+}
+
+/// The fixture applied to the management cluster; removed again on drop.
+pub struct Applied(pub Fixture);
+
+impl Applied {
+    pub fn new(test: &str) -> Applied {
+        let crds = root().join("hack/crds").display().to_string();
+        kubectl(&["apply", "--server-side", "-f", &crds]);
+        kubectl(&["wait", "--for", "condition=established", "--timeout=60s", "-f", &crds]);
+        let fx = Fixture::new(test);
+        kubectl(&["create", "namespace", &fx.run]);
+        kubectl(&["apply", "--server-side", "-f", fx.path()]);
+        Applied(fx)
+    }
+}
+
+impl Drop for Applied {
+    fn drop(&mut self) {
+        let run = &self.0.run;
+        let profiles: Vec<String> = ["base", "north", "south", "secret", "canary"].iter().map(|p| format!("{run}-{p}")).collect();
+        let mut args = vec!["delete", "clusterprofiles.config.projectsveltos.io", "--ignore-not-found"];
+        args.extend(profiles.iter().map(String::as_str));
+        let _ = std::panic::catch_unwind(|| kubectl(&args));
+        let _ = std::panic::catch_unwind(|| kubectl(&["delete", "namespace", run, "--wait=false"]));
+    }
+}
