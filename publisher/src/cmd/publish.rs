@@ -138,6 +138,13 @@ impl PublishArgs {
         let job = Job {
             from_dir: self.source.from_dir.as_ref().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| absolute(d))),
             store: store.describe(),
+            layout: match self.to.parse() {
+                Ok(airlock_store::StoreRef::OciLayout(dir)) => {
+                    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+                    Some(std::fs::canonicalize(&dir).unwrap_or_else(|_| absolute(&dir)))
+                }
+                _ => None,
+            },
             meta: PublishMeta { source: self.source_uri.clone(), revision: self.revision.clone() },
             only: self.clusters.clone(),
             dry_run: self.dry_run,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use airlock_bundle::age::Recipient;
 use airlock_bundle::{Limits, PublicKey};
+use airlock_store::StoreRef;
 use anyhow::Context;
 use clap::Args;
 
@@ -68,7 +69,7 @@ pub async fn serve(args: &RenderWorkerArgs) -> anyhow::Result<u8> {
         let job: Job = serde_json::from_value(body).context("the signer sent a job that is not one")?;
         let publisher = match &mut publisher {
             Some(kept) => kept,
-            None => publisher.insert(self::publisher(&peer, &job)?),
+            None => publisher.insert(self::publisher(&peer, &job).await?),
         };
         let published = run(&peer, &job, publisher).await;
         peer.reply(id, published.and_then(|p| Ok(serde_json::to_value(p)?)).map_err(|e| format!("{e:#}")));
@@ -86,7 +87,7 @@ async fn run(peer: &Arc<Peer>, job: &Job, publisher: &Publisher) -> anyhow::Resu
 
 /// The publisher of `job`, its keys, secrets and store the signer's. Built once: what it
 /// fetched and remembers lasts for the worker's life.
-pub(super) fn publisher(peer: &Arc<Peer>, job: &Job) -> anyhow::Result<Publisher> {
+pub(super) async fn publisher(peer: &Arc<Peer>, job: &Job) -> anyhow::Result<Publisher> {
     let mut keys: Vec<Box<dyn airlock_bundle::Signer>> = Vec::new();
     for (key, pem) in job.keys.iter().enumerate() {
         let public = PublicKey::parse(pem).with_context(|| format!("the signer's key number {}", key + 1))?;
@@ -97,7 +98,13 @@ pub(super) fn publisher(peer: &Arc<Peer>, job: &Job) -> anyhow::Result<Publisher
     let age_recipients = job.age_recipients.iter().map(|r| r.parse::<Recipient>()).collect::<Result<_, _>>()?;
     Ok(Publisher {
         signer: Signer::with_secrets(keys, job.keyring_version, job.chain.clone(), job.expires_in, secrets),
-        store: Arc::new(StoreProxy::new(Arc::clone(peer), job.store.clone())),
+        store: match &job.layout {
+            Some(dir) => airlock_store::open(&StoreRef::OciLayout(dir.clone()), &Default::default())
+                .await
+                .with_context(|| format!("opening {}", job.store))?
+                .into(),
+            None => Arc::new(StoreProxy::new(Arc::clone(peer), job.store.clone())),
+        },
         meta: job.meta.clone(),
         only: job.only.clone(),
         dry_run: job.dry_run,

@@ -151,7 +151,8 @@ impl RenderWorker {
 }
 
 /// What the worker of `job` may touch: this executable and the programs it runs, the
-/// system's libraries, the source directory, its scratch directory and the caches; TCP,
+/// system's libraries, the source directory, its scratch directory, the caches and an OCI
+/// layout it publishes to; TCP,
 /// since only what it renders tells whether a run fetches (remote URLs, charts, Flux
 /// sources).
 fn sandbox_of(job: &Job, caches: Option<&Path>, executable: &Path, scratch: &Path) -> Sandbox {
@@ -169,6 +170,9 @@ fn sandbox_of(job: &Job, caches: Option<&Path>, executable: &Path, scratch: &Pat
     }
     if let Some(caches) = caches {
         sandbox = sandbox.write(caches);
+    }
+    if let Some(layout) = &job.layout {
+        sandbox = sandbox.write(layout);
     }
     sandbox
 }

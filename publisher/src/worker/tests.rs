@@ -53,6 +53,7 @@ fn job(from_dir: Option<std::path::PathBuf>, keys: Vec<String>, expires_in: Sign
     Job {
         from_dir,
         store: "oci-layout:through-the-worker".into(),
+        layout: None,
         meta: PublishMeta::default(),
         only: Vec::new(),
         dry_run: false,
@@ -104,7 +105,7 @@ async fn a_run_through_the_channel_publishes_what_a_run_holding_the_key_does() {
     let served = Arc::new(Served::new(signer(), Arc::clone(&store), None, guard, Limits::SPEC));
     tokio::spawn(served.serve(to_worker, calls));
     let job = job(None, vec![SigningKey::from_seed([5; 32]).public().to_pem()], SignedDuration::from_hours(720));
-    let worker = publisher(&to_signer, &job).unwrap();
+    let worker = publisher(&to_signer, &job).await.unwrap();
     let through = publish::run(&source(), &worker).await.unwrap();
 
     assert!(!in_process.any_failed() && in_process.rows.len() == 1, "{in_process:?}");

@@ -114,6 +114,10 @@ pub struct Job {
     pub from_dir: Option<PathBuf>,
     /// The store, as the signer describes it.
     pub store: String,
+    /// An OCI layout the worker writes itself: a store on disk holds no credentials, and
+    /// what it holds is verified by every puller, so its bundles need not cross the
+    /// channel. `None`: the signer's store, through the channel.
+    pub layout: Option<PathBuf>,
     pub meta: PublishMeta,
     pub only: Vec<ClusterId>,
     pub dry_run: bool,
