@@ -83,9 +83,23 @@ pub fn sign(payload_type: &str, payload: &[u8], keys: &[SigningKey]) -> Vec<u8> 
 /// Signs `payload` with every signer, wherever its key is, and returns the envelope's
 /// JSON bytes; the first signer that fails fails the whole envelope.
 pub fn sign_by<S: Signer>(payload_type: &str, payload: &[u8], signers: &[S]) -> Result<Vec<u8>, SignError> {
-    let message = pae(payload_type, payload);
-    let signatures = signers.iter().map(|s| signature(s, &message)).collect::<Result<Vec<_>, _>>()?;
-    Ok(encode(payload_type, payload, &signatures))
+    let mut envelopes = sign_all_by(payload_type, &[payload], signers)?;
+    Ok(envelopes.pop().expect("one envelope per payload"))
+}
+
+/// [`sign_by`] for many payloads at once, each signer asked once for all of them: a key
+/// in another process or a device answers one call rather than one per payload.
+pub fn sign_all_by<S: Signer>(payload_type: &str, payloads: &[&[u8]], signers: &[S]) -> Result<Vec<Vec<u8>>, SignError> {
+    let messages: Vec<Vec<u8>> = payloads.iter().map(|p| pae(payload_type, p)).collect();
+    let messages: Vec<&[u8]> = messages.iter().map(Vec::as_slice).collect();
+    let mut signatures: Vec<Vec<EnvelopeSignature>> = payloads.iter().map(|_| Vec::with_capacity(signers.len())).collect();
+    for signer in signers {
+        let keyid = signer.public().key_id();
+        for (envelope, sig) in signatures.iter_mut().zip(signer.sign_all(&messages)?) {
+            envelope.push(EnvelopeSignature { keyid: keyid.clone(), sig: STANDARD.encode(sig) });
+        }
+    }
+    Ok(payloads.iter().zip(&signatures).map(|(payload, signatures)| encode(payload_type, payload, signatures)).collect())
 }
 
 /// Adds signatures by `signers` to an envelope, keeping the ones it holds; a key that

@@ -31,6 +31,12 @@ pub trait Signer: Send + Sync {
     /// The signature of `message`.
     fn sign(&self, message: &[u8]) -> Result<[u8; 64], SignError>;
 
+    /// The signatures of `messages`, in order: one call for many, so a signer whose key is
+    /// away (in another process, in a device) can answer them together.
+    fn sign_all(&self, messages: &[&[u8]]) -> Result<Vec<[u8; 64]>, SignError> {
+        messages.iter().map(|m| self.sign(m)).collect()
+    }
+
     /// The key itself when it is in this process's memory; `None` for a device that keeps
     /// it. For derivations that were keyed by the key's bytes before devices existed.
     fn in_memory(&self) -> Option<&SigningKey> {
@@ -64,6 +70,10 @@ where
 
     fn sign(&self, message: &[u8]) -> Result<[u8; 64], SignError> {
         (**self).sign(message)
+    }
+
+    fn sign_all(&self, messages: &[&[u8]]) -> Result<Vec<[u8; 64]>, SignError> {
+        (**self).sign_all(messages)
     }
 
     fn in_memory(&self) -> Option<&SigningKey> {

@@ -323,7 +323,8 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         let drafts = draft::complete_all(&run, drafts).await;
         let drafts = rollout::hold_back(&run, drafts, &mut rollout).await;
         phases.add("complete from the store", &mut since);
-        let settled: Vec<(Row, Option<(SignedBundle, Digest)>)> = drafts.into_par_iter().map(|d| settle::settle(&run, d)).collect();
+        let settled: Vec<settle::Settled> = drafts.into_par_iter().map(|d| settle::settle(&run, d)).collect();
+        let settled: Vec<(Row, Option<(SignedBundle, Digest)>)> = settle::sign_all(&run, settled);
         let (chunk_rows, changed): (Vec<Row>, Vec<_>) = settled.into_iter().unzip();
         rows.extend(chunk_rows);
         phases.add("compare and sign", &mut since);

@@ -76,6 +76,20 @@ impl Served {
                 .map_err(|e| format!("signing panicked: {e}"))??;
                 json(signature.to_vec())
             }
+            Call::SignAll { key, messages } => {
+                let now = Timestamp::now();
+                for message in &messages {
+                    self.guard.check(&message.0, now)?;
+                }
+                let signatures = tokio::task::spawn_blocking(move || {
+                    let signer = self.signer.keys.get(key).ok_or_else(|| format!("no key number {key}"))?;
+                    let messages: Vec<&[u8]> = messages.iter().map(|m| m.0.as_slice()).collect();
+                    signer.sign_all(&messages).map_err(|e| e.to_string())
+                })
+                .await
+                .map_err(|e| format!("signing panicked: {e}"))??;
+                json(signatures.iter().map(|s| s.to_vec()).collect::<Vec<_>>())
+            }
             Call::Mac { secret, message } => {
                 let secrets = &self.signer.secrets;
                 let mac: &dyn Mac = match secret {

@@ -7,7 +7,7 @@ use airlock_bundle::mac::Mac;
 use airlock_bundle::{PublicKey, SignError, Signer};
 
 use super::rpc::Peer;
-use super::wire::{Call, SecretName};
+use super::wire::{Call, Message, SecretName};
 
 /// One signing key of the signer's.
 pub struct SignerProxy {
@@ -28,6 +28,23 @@ impl Signer for SignerProxy {
             self.peer.call_blocking("sign", &Call::Sign { key: self.key, message: message.to_vec() }).map_err(|e| failed(e.to_string()))?;
         let signature: [u8; 64] = signature.try_into().map_err(|_| failed("a signature that is not 64 bytes".into()))?;
         airlock_bundle::signer::checked(&self.public, message, signature)
+    }
+
+    fn sign_all(&self, messages: &[&[u8]]) -> Result<Vec<[u8; 64]>, SignError> {
+        let failed = |message: String| SignError::Device { key_id: self.public.key_id(), message };
+        let call = Call::SignAll { key: self.key, messages: messages.iter().map(|m| Message(m.to_vec())).collect() };
+        let signatures: Vec<Vec<u8>> = self.peer.call_blocking("sign", &call).map_err(|e| failed(e.to_string()))?;
+        if signatures.len() != messages.len() {
+            return Err(failed(format!("{} signatures for {} messages", signatures.len(), messages.len())));
+        }
+        messages
+            .iter()
+            .zip(signatures)
+            .map(|(message, signature)| {
+                let signature: [u8; 64] = signature.try_into().map_err(|_| failed("a signature that is not 64 bytes".into()))?;
+                airlock_bundle::signer::checked(&self.public, message, signature)
+            })
+            .collect()
     }
 }
 

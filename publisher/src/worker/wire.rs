@@ -33,6 +33,12 @@ pub enum Call {
         #[serde(with = "b64")]
         message: Vec<u8>,
     },
+    /// Signatures by key `key` of each of `messages`, in order: a chunk's statements in one
+    /// call.
+    SignAll {
+        key: usize,
+        messages: Vec<Message>,
+    },
     /// HMAC-SHA256 of `message` under one of the secrets derived from the first key.
     Mac {
         secret: SecretName,
@@ -40,6 +46,10 @@ pub enum Call {
         message: Vec<u8>,
     },
 }
+
+/// Bytes to sign.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Message(#[serde(with = "b64")] pub Vec<u8>);
 
 /// The derived secrets the signer keeps.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
