@@ -105,18 +105,15 @@ async fn a_release_pruned_with_orphan_propagation_leaves_the_dependents() {
 
     let pruned = s.sync(2, &vec![base], &[]).await;
     assert_eq!(actions(&pruned)["Deployment app"], Action::Pruned, "{pruned:#?}");
-    // The garbage collector orphans the ReplicaSet by removing its owner reference; had
-    // it been told to cascade, it would have deleted it instead.
+    // The garbage collector orphans the ReplicaSet by removing its owner reference, then
+    // lets the Deployment go; had it been told to cascade, it would have deleted the
+    // ReplicaSet too. Wait for the Deployment to be gone, then look.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let left = loop {
-        let left = sets.list(&Default::default()).await.expect("lists").items;
-        let owned = left.iter().any(|r| r.metadata.owner_references.as_ref().is_some_and(|o| !o.is_empty()));
-        if !owned || std::time::Instant::now() > deadline {
-            break left;
-        }
+    while s.get("apps/v1", "Deployment", &ns, "app").await.is_some() {
+        assert!(std::time::Instant::now() < deadline, "the pruned Deployment is still there after 30s");
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    };
+    }
+    let left = sets.list(&Default::default()).await.expect("lists").items;
     assert_eq!(left.len(), 1, "orphan: the ReplicaSet stays");
     assert!(left[0].metadata.owner_references.as_ref().is_none_or(|o| o.is_empty()), "and is no longer owned: {:?}", left[0].metadata);
-    assert!(s.get("apps/v1", "Deployment", &ns, "app").await.is_none());
 }
