@@ -40,9 +40,6 @@ export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
 log "rustfmt and clippy"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-# The selection micro-benchmark needs the publisher's `bench` feature, which the line above
-# leaves off.
-cargo clippy -p airlock-publisher --features bench --benches --locked -- -D warnings
 # The contract crate stays free of transport: a third party must be able to vendor it.
 if cargo tree --locked -p airlock-bundle -e normal --prefix none | grep -E '^(tokio|reqwest|hyper|git2|kube|oci-client|k8s-openapi|rustls) '; then
   die "airlock-bundle depends on an async runtime, network, Git or Kubernetes crate (above)"

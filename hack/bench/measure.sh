@@ -26,9 +26,16 @@ BENCH_QUICK="${BENCH_QUICK:-}"
 BENCH_PROFILE="${BENCH_PROFILE:-}"
 BENCH_SERVERS="${BENCH_SERVERS:-}"
 BIN_DIR="$(cd "$REPO" && bench_bin_dir)"
-# The cargo profile of what micro.sh and reports.sh build: the dev build in quick mode, as
-# bench_binaries.
-if [ -n "$BENCH_QUICK" ]; then BENCH_CARGO_PROFILE=dev; else BENCH_CARGO_PROFILE=bench; fi
+# How micro.sh and reports.sh build: optimized as users build, or in quick mode as
+# `cargo test --workspace` does (its profile and its feature set), so that after the test
+# run only the benchmark targets themselves are compiled.
+if [ -n "$BENCH_QUICK" ]; then
+  BENCH_CARGO_BUILD=(test --workspace --locked --no-run)
+  BENCH_CARGO_RUN=(test --workspace --locked)
+else
+  BENCH_CARGO_BUILD=(build --profile bench --locked)
+  BENCH_CARGO_RUN=(bench --profile bench --locked)
+fi
 RESULTS="$BENCH_OUT/results.tsv"
 LOGS="$BENCH_OUT/logs"
 PROFILES="$BENCH_OUT/profiles"

@@ -32,9 +32,9 @@ rm -rf "$DATA"
 mkdir -p "$DATA"
 
 log "building the fleet's generator (publisher/examples/bench-reports.rs)"
-# The profile and features micro.sh's `cargo bench` builds the publisher with: nothing
-# more to compile after it.
-(cd "$REPO" && cargo build --profile "$BENCH_CARGO_PROFILE" --locked -p airlock-publisher --features bench --example bench-reports) \
+# As micro.sh builds the publisher: nothing more to compile after it.
+if [ -n "$BENCH_QUICK" ]; then example=(--example bench-reports); else example=(-p airlock-publisher --example bench-reports); fi
+(cd "$REPO" && cargo "${BENCH_CARGO_BUILD[@]}" "${example[@]}") \
   >"$LOGS/reports-build.log" 2>&1 || { tail -n 25 "$LOGS/reports-build.log" >&2; die "building bench-reports failed"; }
 log "registering $CLUSTERS clusters and pushing their reports to $STORE"
 timed reports-generate -- "$BIN_DIR/examples/bench-reports" --clusters "$CLUSTERS" --store "$STORE" \

@@ -2,7 +2,7 @@
 //! SveltosClusters, with the labels and selectors of `hack/bench/gen-fleet.py` (the fleet of
 //! the publisher benchmarks), so the figure is the selection step of that publish.
 //!
-//!     cargo bench -p airlock-publisher --features bench --bench selection
+//!     cargo bench -p airlock-publisher --bench selection
 
 use std::hint::black_box;
 

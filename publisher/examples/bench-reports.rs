@@ -6,8 +6,8 @@
 //! artifacts are byte for byte what pullers push.
 //!
 //! It measures nothing and checks nothing that ingest checks; cluster `i`'s key comes from
-//! `--seed` and `i`, so a run with the same seed registers the same keys. Built only with
-//! `--features bench`, never into a release binary. Entry point: `main`.
+//! `--seed` and `i`, so a run with the same seed registers the same keys. An example, never
+//! part of a release binary. Entry point: `main`.
 
 use std::path::PathBuf;
 

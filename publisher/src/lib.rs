@@ -42,7 +42,6 @@ mod yaml;
 pub use template::{TemplateSource, render as render_template};
 
 /// Selection for the micro-benchmark `benches/selection.rs`; not an API.
-#[cfg(feature = "bench")]
 #[doc(hidden)]
 pub use sveltos::{
     Inventory,
