@@ -6,6 +6,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD_NO_PAD;
 use ring::{aead, hmac};
+use zeroize::Zeroizing;
 
 use super::{
     AgeError, CHUNK_LEN, FILE_KEY_LEN, INTRO, Identity, PAYLOAD_NONCE_LEN, TAG_LEN, armor, chunk_nonce, header_mac_key, payload_key,
@@ -149,7 +150,7 @@ impl<'a> Lines<'a> {
 }
 
 /// The file key from the first stanza an identity unwraps, identities in order.
-fn unwrap_file_key(stanzas: &[Stanza<'_>], identities: &[Identity]) -> Result<[u8; FILE_KEY_LEN], AgeError> {
+fn unwrap_file_key(stanzas: &[Stanza<'_>], identities: &[Identity]) -> Result<Zeroizing<[u8; FILE_KEY_LEN]>, AgeError> {
     for identity in identities {
         for stanza in stanzas.iter().filter(|s| s.kind == b"X25519") {
             if let Some(key) = unwrap_x25519(stanza, identity)? {
@@ -162,7 +163,7 @@ fn unwrap_file_key(stanzas: &[Stanza<'_>], identities: &[Identity]) -> Result<[u
 
 /// The file key of an X25519 stanza, `None` if it is not addressed to `identity`. A stanza
 /// no X25519 identity could open is an error, as in age, not a stanza for someone else.
-fn unwrap_x25519(stanza: &Stanza<'_>, identity: &Identity) -> Result<Option<[u8; FILE_KEY_LEN]>, AgeError> {
+fn unwrap_x25519(stanza: &Stanza<'_>, identity: &Identity) -> Result<Option<Zeroizing<[u8; FILE_KEY_LEN]>>, AgeError> {
     let [share] = stanza.args[..] else {
         return Err(header_err("an X25519 stanza does not have exactly one argument"));
     };
@@ -171,17 +172,19 @@ fn unwrap_x25519(stanza: &Stanza<'_>, identity: &Identity) -> Result<Option<[u8;
         return Err(header_err("an X25519 stanza's body is not a wrapped 16-byte file key"));
     }
     let shared = x25519(identity.secret, &share).ok_or_else(|| header_err("an X25519 stanza's share is a low-order point"))?;
-    let mut body = stanza.body.clone();
+    let mut body = Zeroizing::new(stanza.body.clone());
     let key = wrap_key(&shared, &share, &identity.recipient());
     match key.open_in_place(aead::Nonce::assume_unique_for_key([0; 12]), aead::Aad::empty(), &mut body) {
-        Ok(opened) => Ok(Some(opened.try_into().expect("16 bytes, checked above"))),
+        Ok(opened) => Ok(Some(Zeroizing::new(opened.try_into().expect("16 bytes, checked above")))),
         Err(_) => Ok(None),
     }
 }
 
 /// Opens the payload: the 16-byte nonce, then the STREAM chunks.
 fn open_payload(file_key: &[u8; FILE_KEY_LEN], payload: &[u8], max_plaintext: u64) -> Result<Vec<u8>, AgeError> {
-    let (nonce, stream) = payload.split_first_chunk::<PAYLOAD_NONCE_LEN>().ok_or(AgeError::Payload)?;
+    // The nonce is part of the header in age's reading: a file cut inside it is malformed,
+    // not a payload that was changed.
+    let (nonce, stream) = payload.split_first_chunk::<PAYLOAD_NONCE_LEN>().ok_or_else(|| header_err("the payload nonce is cut short"))?;
     let (chunks, size) = stream_shape(stream.len()).ok_or(AgeError::Payload)?;
     if size as u64 > max_plaintext {
         return Err(AgeError::TooLarge { limit: max_plaintext });

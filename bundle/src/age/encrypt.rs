@@ -6,6 +6,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD_NO_PAD;
 use curve25519_dalek::montgomery::MontgomeryPoint;
 use ring::{aead, hmac};
+use zeroize::Zeroizing;
 
 use super::{
     CHUNK_LEN, FILE_KEY_LEN, INTRO, PAYLOAD_NONCE_LEN, Recipient, armor, chunk_nonce, header_mac_key, hkdf_sha256, payload_key, wrap_key,
@@ -42,9 +43,9 @@ pub fn encrypt(plaintext: &[u8], recipients: &[Recipient], entropy: &[u8; 32]) -
 }
 
 /// The file key that `entropy` gives.
-pub(super) fn file_key(entropy: &[u8; 32]) -> [u8; FILE_KEY_LEN] {
-    let mut key = [0u8; FILE_KEY_LEN];
-    hkdf_sha256(entropy, &[], &[FILE_KEY_INFO], &mut key);
+pub(super) fn file_key(entropy: &[u8; 32]) -> Zeroizing<[u8; FILE_KEY_LEN]> {
+    let mut key = Zeroizing::new([0u8; FILE_KEY_LEN]);
+    hkdf_sha256(entropy, &[], &[FILE_KEY_INFO], &mut *key);
     key
 }
 
@@ -52,10 +53,10 @@ pub(super) fn file_key(entropy: &[u8; 32]) -> [u8; FILE_KEY_LEN] {
 fn header(file_key: &[u8; FILE_KEY_LEN], recipients: &[Recipient], entropy: &[u8; 32]) -> String {
     let mut header = format!("{INTRO}\n");
     for (index, recipient) in recipients.iter().enumerate() {
-        let mut secret = [0u8; 32];
-        hkdf_sha256(entropy, &[], &[EPHEMERAL_INFO, &(index as u64).to_be_bytes(), recipient.as_bytes()], &mut secret);
-        let share = MontgomeryPoint::mul_base_clamped(secret).to_bytes();
-        let shared = x25519(secret, recipient.as_bytes()).expect("a Recipient is never a low-order point");
+        let mut secret = Zeroizing::new([0u8; 32]);
+        hkdf_sha256(entropy, &[], &[EPHEMERAL_INFO, &(index as u64).to_be_bytes(), recipient.as_bytes()], &mut *secret);
+        let share = MontgomeryPoint::mul_base_clamped(*secret).to_bytes();
+        let shared = x25519(*secret, recipient.as_bytes()).expect("a Recipient is never a low-order point");
         let mut body = file_key.to_vec();
         wrap_key(&shared, &share, recipient)
             .seal_in_place_append_tag(aead::Nonce::assume_unique_for_key([0; 12]), aead::Aad::empty(), &mut body)

@@ -25,6 +25,7 @@ use std::str::FromStr;
 
 use curve25519_dalek::montgomery::MontgomeryPoint;
 use ring::{aead, hkdf, hmac};
+use zeroize::{Zeroize, Zeroizing};
 
 pub use decrypt::decrypt;
 pub use encrypt::encrypt;
@@ -64,9 +65,16 @@ const TAG_LEN: usize = 16;
 const CHUNK_LEN: usize = 64 * 1024;
 
 /// An X25519 identity: the secret that decrypts what is encrypted to its [`Recipient`].
+/// Wiped from memory when dropped.
 #[derive(Clone)]
 pub struct Identity {
     secret: [u8; 32],
+}
+
+impl Drop for Identity {
+    fn drop(&mut self) {
+        self.secret.zeroize();
+    }
 }
 
 impl Identity {
@@ -183,9 +191,9 @@ impl fmt::Debug for Recipient {
 
 /// X25519 of `secret` (clamped) and `point`; `None` for the all-zero result of a low-order
 /// point, which age rejects.
-fn x25519(secret: [u8; 32], point: &[u8; 32]) -> Option<[u8; 32]> {
-    let shared = MontgomeryPoint(*point).mul_clamped(secret).to_bytes();
-    (shared != [0; 32]).then_some(shared)
+fn x25519(secret: [u8; 32], point: &[u8; 32]) -> Option<Zeroizing<[u8; 32]>> {
+    let shared = Zeroizing::new(MontgomeryPoint(*point).mul_clamped(secret).to_bytes());
+    (*shared != [0; 32]).then_some(shared)
 }
 
 /// An HKDF output length that is not one of ring's key types.
@@ -210,21 +218,21 @@ fn chacha_key(key: &[u8; 32]) -> aead::LessSafeKey {
 /// The key that wraps the file key in an X25519 stanza, for the stanza's ephemeral
 /// `share` and the `recipient` it is addressed to.
 fn wrap_key(shared: &[u8; 32], share: &[u8; 32], recipient: &Recipient) -> aead::LessSafeKey {
-    let mut key = [0u8; 32];
-    hkdf_sha256(shared, &[share.as_slice(), recipient.as_bytes()].concat(), &[X25519_LABEL], &mut key);
+    let mut key = Zeroizing::new([0u8; 32]);
+    hkdf_sha256(shared, &[share.as_slice(), recipient.as_bytes()].concat(), &[X25519_LABEL], &mut *key);
     chacha_key(&key)
 }
 
 /// The HMAC key of the header's MAC line.
 fn header_mac_key(file_key: &[u8; FILE_KEY_LEN]) -> hmac::Key {
-    let mut key = [0u8; 32];
-    hkdf_sha256(file_key, &[], &[b"header"], &mut key);
-    hmac::Key::new(hmac::HMAC_SHA256, &key)
+    let mut key = Zeroizing::new([0u8; 32]);
+    hkdf_sha256(file_key, &[], &[b"header"], &mut *key);
+    hmac::Key::new(hmac::HMAC_SHA256, &*key)
 }
 
 fn payload_key(file_key: &[u8; FILE_KEY_LEN], nonce: &[u8; PAYLOAD_NONCE_LEN]) -> aead::LessSafeKey {
-    let mut key = [0u8; 32];
-    hkdf_sha256(file_key, nonce, &[b"payload"], &mut key);
+    let mut key = Zeroizing::new([0u8; 32]);
+    hkdf_sha256(file_key, nonce, &[b"payload"], &mut *key);
     chacha_key(&key)
 }
 

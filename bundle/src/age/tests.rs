@@ -127,7 +127,8 @@ fn rejects_truncation_at_every_length() {
     let end = header_len(&binary);
     for len in 0..binary.len() {
         let err = open(&binary[..len]).unwrap_err();
-        match len < end {
+        // A file cut inside the payload's nonce is malformed, as age reads it.
+        match len < end + PAYLOAD_NONCE_LEN {
             true => assert!(matches!(err, AgeError::Header(_)), "{len} bytes: {err:?}"),
             false => assert_eq!(err, AgeError::Payload, "{len} bytes"),
         }
