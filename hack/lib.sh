@@ -202,9 +202,12 @@ print_stop_hint() {
 # directory: the release build users run, or with BENCH_QUICK (the harness check CI runs,
 # whose figures only show the harness works) the dev build the tests and the quickstart
 # already made. Always this package set: another set unifies features differently and
-# would build every dependency again.
+# would build every dependency again. BENCH_BIN_DIR names binaries built elsewhere (another
+# commit's, to compare two builds on the same data) and builds nothing.
 bench_binaries() {
-  if [ -n "${BENCH_QUICK:-}" ]; then
+  if [ -n "${BENCH_BIN_DIR:-}" ]; then
+    :
+  elif [ -n "${BENCH_QUICK:-}" ]; then
     cargo build --locked -p airlock-puller -p airlock-publisher >&2
   else
     log "building the release binaries"
@@ -215,7 +218,11 @@ bench_binaries() {
 
 # bench_bin_dir — where bench_binaries puts them (CI builds into its own CARGO_TARGET_DIR).
 bench_bin_dir() {
-  realpath -m "${CARGO_TARGET_DIR:-target}/$([ -n "${BENCH_QUICK:-}" ] && echo debug || echo release)"
+  if [ -n "${BENCH_BIN_DIR:-}" ]; then
+    realpath -m "$BENCH_BIN_DIR"
+  else
+    realpath -m "${CARGO_TARGET_DIR:-target}/$([ -n "${BENCH_QUICK:-}" ] && echo debug || echo release)"
+  fi
 }
 
 # bench_workdir NAME — a fresh directory for one benchmark invocation under $BENCH_OUT

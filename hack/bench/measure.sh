@@ -15,6 +15,7 @@
 #   BENCH_QUICK    1 for the small sizes CI runs
 #   BENCH_PROFILE  1 to record a CPU profile (perf, else skipped) of the commands measured
 #   BENCH_SERVERS  pid-file names (hack/lib.sh) of the server processes to charge
+#   BENCH_BIN_DIR  binaries built elsewhere, run instead of building (hack/lib.sh bench_binaries)
 
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
