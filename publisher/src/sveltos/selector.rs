@@ -1,34 +1,18 @@
 //! Kubernetes label selectors as Sveltos's clusterSelector and `export --selector` write
-//! them: matchLabels and matchExpressions with the four set operators, parsed strictly,
-//! and whether a set of labels satisfies one. Which objects carry the labels is the
-//! caller's business.
+//! them: matchLabels and matchExpressions with the four set operators, parsed strictly
+//! (kube's own conversion takes an `In` without values and an `Exists` with them), then
+//! matched by [`kube::core::Selector`]. Which objects carry the labels is the caller's
+//! business.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
+use kube::core::{Expression, SelectorExt};
 use serde::Deserialize;
 use serde_json::Value;
 
 /// A Kubernetes label selector: matchLabels and matchExpressions, all of which must hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Selector {
-    match_labels: BTreeMap<String, String>,
-    expressions: Vec<Requirement>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Requirement {
-    key: String,
-    operator: Operator,
-    values: BTreeSet<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-enum Operator {
-    In,
-    NotIn,
-    Exists,
-    DoesNotExist,
-}
+pub struct Selector(kube::core::Selector);
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -48,42 +32,43 @@ struct RawRequirement {
     values: Vec<String>,
 }
 
+impl RawRequirement {
+    fn expression(self, index: usize) -> Result<Expression, String> {
+        let needs_values = matches!(self.operator.as_str(), "In" | "NotIn");
+        if !needs_values && !matches!(self.operator.as_str(), "Exists" | "DoesNotExist") {
+            return Err(format!("matchExpressions[{index}]: operator {:?} is not In, NotIn, Exists or DoesNotExist", self.operator));
+        }
+        if needs_values == self.values.is_empty() {
+            let want = if needs_values { "needs values" } else { "takes no values" };
+            return Err(format!("matchExpressions[{index}]: operator {} {want}", self.operator));
+        }
+        let values = self.values.into_iter().collect();
+        Ok(match self.operator.as_str() {
+            "In" => Expression::In(self.key, values),
+            "NotIn" => Expression::NotIn(self.key, values),
+            "Exists" => Expression::Exists(self.key),
+            _ => Expression::DoesNotExist(self.key),
+        })
+    }
+}
+
 impl Selector {
-    /// Parses a clusterSelector. `None` for an empty one, which selects nothing.
+    /// Parses a clusterSelector. `None` for an empty one, which selects nothing in Sveltos
+    /// (where Kubernetes's empty selector selects everything).
     pub fn parse(value: &Value) -> Result<Option<Selector>, String> {
         let raw = RawSelector::deserialize(value).map_err(|e| e.to_string())?;
-        let expressions = raw
-            .match_expressions
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let operator = Operator::deserialize(Value::String(r.operator.clone()))
-                    .map_err(|_| format!("matchExpressions[{i}]: operator {:?} is not In, NotIn, Exists or DoesNotExist", r.operator))?;
-                let needs_values = matches!(operator, Operator::In | Operator::NotIn);
-                if needs_values == r.values.is_empty() {
-                    let want = if needs_values { "needs values" } else { "takes no values" };
-                    return Err(format!("matchExpressions[{i}]: operator {} {want}", r.operator));
-                }
-                Ok(Requirement { key: r.key, operator, values: r.values.into_iter().collect() })
-            })
-            .collect::<Result<Vec<_>, String>>()?;
+        let expressions =
+            raw.match_expressions.into_iter().enumerate().map(|(i, r)| r.expression(i)).collect::<Result<Vec<_>, String>>()?;
         if raw.match_labels.is_empty() && expressions.is_empty() {
             return Ok(None);
         }
-        Ok(Some(Selector { match_labels: raw.match_labels, expressions }))
+        let mut selector: kube::core::Selector = raw.match_labels.into_iter().collect();
+        selector.extend(expressions);
+        Ok(Some(Selector(selector)))
     }
 
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
-        self.match_labels.iter().all(|(k, v)| labels.get(k) == Some(v))
-            && self.expressions.iter().all(|r| {
-                let value = labels.get(&r.key);
-                match r.operator {
-                    Operator::In => value.is_some_and(|v| r.values.contains(v)),
-                    Operator::NotIn => value.is_none_or(|v| !r.values.contains(v)),
-                    Operator::Exists => value.is_some(),
-                    Operator::DoesNotExist => value.is_none(),
-                }
-            })
+        self.0.matches(labels)
     }
 }
 
