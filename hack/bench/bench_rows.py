@@ -307,9 +307,9 @@ Verification inflates the {show_bytes(r, 'verify.blob_bytes')} of stored blobs t
 bundle's {show_bytes(r, 'verify.tar_bytes')} and hashes that twice, once for each part's
 digest and once file by file (spec 8.11-8.13), besides checking the signature and parsing
 and listing the 1,000 manifests: two SHA-256 passes where the peer makes one. Inflating
-overlaps both hashes (three threads per part), and the manifests are read by the line
-reader (`bundle/src/yaml/lines.rs`) on every core and listed without writing their JSON
-text. The profile below is mostly the two SHA-256 passes, the inflate, and the line reader.
+overlaps both hashes (three threads per part), and the manifests are read by serde-saphyr
+on every core and listed without writing their JSON text. The profile below is mostly the
+two SHA-256 passes, the inflate, and the YAML parser.
 What would close it: one SHA-256 pass instead of two. The contract asks for both (8.12 and
 8.13), and each byte feeds two hash states; on a machine where the run is this close,
 the second pass is the margin.

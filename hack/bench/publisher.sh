@@ -136,7 +136,7 @@ top of the compression the floor does, on as many cores as there are."
 else
   gap="What stands between this and 2x the floor: the floor compresses and hashes the
 distinct parts once, in one stream. The publisher also renders every cluster's templates
-and reads their output (\`airlock_bundle::yaml::lines\`, the line reader), writes every object back as YAML,
+and reads their output (the publisher's line reader, \`publisher/src/yaml/lines.rs\`), writes every object back as YAML,
 hashes every file and every part for the statements, signs $clusters statements (Ed25519
 hashes each twice with SHA-512) and creates $blobs files in one directory, which the
 filesystem does one at a time. It keeps both cores busy from start to end, and no function

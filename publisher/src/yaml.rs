@@ -6,9 +6,8 @@
 //! out of `serde_json::Value`, which has no sharing, so the output never holds anchors or
 //! aliases (spec 2.5). Kubernetes reads `0644` as an octal number, and so does this module.
 //!
-//! serde_saphyr defines what a stream means and how a value is written. The shared line
-//! reader (`airlock_bundle::yaml::lines`, with YAML 1.1 booleans here) reads the block-style
-//! manifests templates render; `direct` builds the values of other plain streams from the
+//! serde_saphyr defines what a stream means and how a value is written. The line reader
+//! (`lines`, with the scalars of `scalar`) reads the block-style manifests templates render; `direct` builds the values of other plain streams from the
 //! parser's events, skipping serde's visitors; and `writer` writes plain values as
 //! serde_saphyr does, without its serializer. Each leaves what it is not sure of (tags,
 //! anchors, errors, quoting...) to the next, and `tests` holds them all to serde_saphyr's
@@ -16,12 +15,13 @@
 
 mod direct;
 mod limits;
+mod lines;
+mod scalar;
 mod split;
 #[cfg(test)]
 mod tests;
 mod writer;
 
-use airlock_bundle::yaml::{Booleans, lines};
 use serde_json::Value;
 
 pub use limits::{MAX_ALIASES, MAX_DEPTH, MAX_DOCUMENTS, MAX_INPUT_FILE_BYTES, MAX_REPLAYED_EVENTS};
@@ -48,9 +48,9 @@ pub fn parse_documents(text: &str) -> Result<Vec<Value>, String> {
     by_lines(text).or_else(|| direct::parse(text)).map_or_else(|| saphyr_documents(text), Ok)
 }
 
-/// [`parse_documents`] by the shared line reader alone, with YAML 1.1 booleans.
+/// [`parse_documents`] by the line reader alone.
 fn by_lines(text: &str) -> Option<Vec<Value>> {
-    Some(lines::read(text, Booleans::Yaml11)?.into_iter().map(|d| d.value).collect())
+    Some(lines::read(text)?.into_iter().map(|d| d.value).collect())
 }
 
 /// [`parse_documents`] by serde_saphyr alone.

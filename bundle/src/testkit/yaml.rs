@@ -1,12 +1,10 @@
 //! YAML to hold fast readers to serde_saphyr's answer: tricky scalars in every position,
 //! manifests edited at random, streams generated from the tricky scalars, and the
 //! repository's own YAML files. Deterministic: the same call gives the same texts on every
-//! machine. The line reader's tests (`crate::yaml`) and the publisher's, which holds its
-//! event path and writer to serde_saphyr as well, read the same texts.
+//! machine. The publisher's tests hold its line reader, event path and writer to
+//! serde_saphyr on them.
 
 use std::path::{Path, PathBuf};
-
-use crate::yaml::{self, Booleans};
 
 /// Plain spellings of every kind serde_saphyr resolves, and a few near misses.
 pub const PLAIN: &[&str] = &[
@@ -377,16 +375,4 @@ pub fn repository_yaml_files() -> Vec<(PathBuf, String)> {
         walk(&root.join(dir), &mut files);
     }
     files
-}
-
-/// Asserts that the line reader, reading as a puller does (spec 2.5), gives serde_saphyr's
-/// documents and lines or leaves the stream to it (always when serde_saphyr refuses it),
-/// and returns whether it answered.
-pub fn read_as_saphyr_reads(text: &str) -> bool {
-    let Some(documents) = yaml::lines::read(text, Booleans::Core) else { return false };
-    match yaml::manifests_by_saphyr(text) {
-        Ok(expected) => assert_eq!(documents, expected, "the line reader differs from serde_saphyr on:\n{text}"),
-        Err(e) => panic!("the line reader gave {documents:?} where serde_saphyr refuses ({e}):\n{text}"),
-    }
-    true
 }

@@ -1,5 +1,5 @@
-//! What the readers of this module hand back: a stream's non-empty documents, each with
-//! the line it starts on, and the stream length the fast paths take at most.
+//! What a YAML reader hands back: a stream's non-empty documents, each with the line it
+//! starts on.
 
 use serde_json::Value;
 
@@ -9,7 +9,3 @@ pub struct Document {
     pub line: u64,
     pub value: Value,
 }
-
-/// Stream length the fast paths take: serde_saphyr caps scalar and comment bytes at 64 MiB
-/// each, which a stream of half that cannot reach.
-pub const MAX_BYTES: usize = 32 << 20;

@@ -1,23 +1,15 @@
-//! The manifests of spec 2.5 read into JSON values, and the line reader both sides use.
-//!
-//! serde_saphyr defines what a stream means and words every error. [`lines`] reads the
-//! block-style YAML that templates render a line at a time, for a fraction of the cost, and
-//! gives up on anything else. [`manifests`] is how a puller reads a bundle's files: the line
-//! reader, then serde_saphyr with the contract's options. The publisher reads its inputs
-//! with the same line reader and YAML 1.1 booleans. `testkit::yaml` (feature `testing`)
-//! holds the reader to serde_saphyr's answer with both.
+//! The manifests of spec 2.5 read into JSON values: [`manifests`] is how a puller reads a
+//! bundle's files, by serde_saphyr with the contract's options, which defines what a
+//! stream means and words every error.
 
 mod document;
-pub mod lines;
-pub mod scalar;
 #[cfg(test)]
 mod tests;
 
 use serde_json::Value;
 use serde_saphyr::{DuplicateKeyPolicy, MergeKeyPolicy, Spanned};
 
-pub use document::{Document, MAX_BYTES};
-pub use scalar::{Booleans, checked_key};
+pub use document::Document;
 
 use crate::Limits;
 
@@ -29,11 +21,6 @@ pub struct YamlError(String);
 
 /// Reads a bundle file's YAML (spec 2.5) into its non-empty documents.
 pub fn manifests(text: &str) -> Result<Vec<Document>, YamlError> {
-    lines::read(text, Booleans::Core).map_or_else(|| manifests_by_saphyr(text), Ok)
-}
-
-/// [`manifests`] by serde_saphyr alone: the answer the line reader is held to.
-pub fn manifests_by_saphyr(text: &str) -> Result<Vec<Document>, YamlError> {
     let limits = &Limits::SPEC;
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {

@@ -13,7 +13,8 @@
 //! and scalars are judged by the functions the line reader uses (`airlock_bundle::yaml`), so a
 //! value means the same on either path.
 
-use airlock_bundle::yaml::{Booleans, MAX_BYTES, checked_key, scalar};
+use super::limits::MAX_FAST_PATH_BYTES;
+use super::scalar::{self, checked_key};
 use granit_parser::{Event, Parser, ScalarStyle};
 use serde_json::{Map, Value};
 
@@ -37,7 +38,7 @@ enum Open {
 
 /// The stream's non-null documents, or `None` when serde_saphyr must decide.
 pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
-    if text.len() > MAX_BYTES {
+    if text.len() > MAX_FAST_PATH_BYTES {
         return None;
     }
     let mut parser = Parser::new_from_str_with_options(text, parser_options());
@@ -65,7 +66,7 @@ pub(super) fn parse(text: &str) -> Option<Vec<Value>> {
                     *key = Some(checked_key(&text, style == ScalarStyle::Plain, map, integers)?);
                     continue;
                 }
-                scalar::resolve(&text, style == ScalarStyle::Plain, Booleans::Yaml11)?
+                scalar::resolve(&text, style == ScalarStyle::Plain)?
             }
             Event::SequenceStart(_, anchor, ref tag) | Event::MappingStart(_, anchor, ref tag) => {
                 let is_key = matches!(open.last(), Some(Open::Mapping { key: None, .. }));

@@ -14,5 +14,8 @@ pub const MAX_DEPTH: usize = Limits::SPEC.yaml_depth;
 /// Alias uses in one stream. Operators do write anchors in management manifests, and the
 /// output expands them, so a few are allowed; a bomb needs far more.
 pub const MAX_ALIASES: usize = 1_000;
+/// Stream length the fast paths (`lines`, `direct`) take: serde_saphyr caps scalar and
+/// comment bytes at 64 MiB each, which a stream of half that cannot reach.
+pub const MAX_FAST_PATH_BYTES: usize = 32 << 20;
 /// Events replayed through aliases in one stream: bounds what expansion can produce.
 pub const MAX_REPLAYED_EVENTS: usize = 100_000;

@@ -2,25 +2,26 @@
 //! and sequences laid out by indentation, scalars that end on their line (plain, quoted,
 //! `|` literal blocks), and flow collections that close on their line.
 //!
-//! A publish parses every template it renders for every cluster, and a sync or a verify
-//! parses every file of its bundle. Driving a general parser's scanner and event machinery
+//! A publish parses every template it renders for every cluster. Driving a general parser's scanner and event machinery
 //! for them weighs on both; reading the lines of this subset directly is far cheaper.
 //! [`read`] answers only for input whose
 //! meaning it is sure of and gives up (`None`) at anything else — a character outside
 //! printable ASCII, a tab, a carriage return, a directive or `...`, a tag, anchor or alias,
 //! a complex key, a duplicate or merge key, a folded or explicitly indented block scalar, a
 //! scalar or flow collection continued on the next line, an indentation it did not expect —
-//! and leaves the stream to serde_saphyr. `testkit::yaml` (feature `testing`) holds it to
-//! serde_saphyr's answer. What one line's text holds (an entry, a quoted or plain scalar) is
+//! and leaves the stream to serde_saphyr. The module's tests hold it to serde_saphyr's
+//! answer on the texts of `airlock_bundle::testkit::yaml`. What one line's text holds (an entry, a quoted or plain scalar) is
 //! read in `scan`.
 
 mod scan;
 
 use serde_json::{Map, Value};
 
-use super::document::{Document, MAX_BYTES};
-use super::scalar::{self, Booleans, checked_key};
-use crate::Limits;
+use airlock_bundle::Limits;
+use airlock_bundle::yaml::Document;
+
+use super::limits::MAX_FAST_PATH_BYTES;
+use super::scalar::{self, checked_key};
 use scan::{Entry, MAX_KEY, end_of_line, entry, flow_plain, is_blank_or_comment, is_item, plain, quoted};
 
 /// Nodes in one stream: serde_saphyr's budget allows 250,000; a stream near that is left
@@ -28,8 +29,8 @@ use scan::{Entry, MAX_KEY, end_of_line, entry, flow_plain, is_blank_or_comment, 
 const MAX_NODES: usize = 100_000;
 
 /// The stream's non-null documents, or `None` when the general parser must decide.
-pub fn read(text: &str, booleans: Booleans) -> Option<Vec<Document>> {
-    if text.len() > MAX_BYTES || !printable(text) {
+pub fn read(text: &str) -> Option<Vec<Document>> {
+    if text.len() > MAX_FAST_PATH_BYTES || !printable(text) {
         return None;
     }
     // Without a final line break, a block scalar on the last line would end differently.
@@ -37,7 +38,7 @@ pub fn read(text: &str, booleans: Booleans) -> Option<Vec<Document>> {
         Some(body) => (body, true),
         None => (text, false),
     };
-    let mut reader = Reader { lines: Vec::new(), at: 0, final_break: true, nodes: 0, booleans };
+    let mut reader = Reader { lines: Vec::new(), at: 0, final_break: true, nodes: 0 };
     let (mut documents, mut started) = (Vec::new(), 0);
     for (number, line) in (1..).zip(body.split('\n')) {
         if let Some(rest) = line.strip_prefix("---") {
@@ -88,7 +89,6 @@ struct Reader<'a> {
     final_break: bool,
     /// Nodes read in the stream so far.
     nodes: usize,
-    booleans: Booleans,
 }
 
 impl<'a> Reader<'a> {
@@ -214,7 +214,7 @@ impl<'a> Reader<'a> {
 
     fn scalar(&mut self, text: &str, plain: bool, depth: usize) -> Option<Value> {
         self.count(depth)?;
-        scalar::resolve(text, plain, self.booleans)
+        scalar::resolve(text, plain)
     }
 
     /// A `|` block scalar whose header is `header`, under a collection at `indent`.

@@ -1,6 +1,6 @@
 //! What an untagged scalar means, as serde_saphyr 2.2 resolves it into `serde_json::Value`
-//! with legacy octal `0644` on, and booleans as [`Booleans`] says; everything else is
-//! YAML 1.2 core schema. [`checked_key`] says the same of a scalar as a mapping key.
+//! with legacy octal `0644` on and YAML 1.1's booleans (`yes`, `on`..., what Sveltos and
+//! kubectl read in the publisher's inputs); everything else is YAML 1.2 core schema. [`checked_key`] says the same of a scalar as a mapping key.
 //!
 //! A scalar must mean here exactly what it means to serde_saphyr, which reads whatever the
 //! fast paths leave; `testkit::yaml` compares the two on every spelling we could
@@ -10,20 +10,9 @@
 
 use serde_json::{Map, Number, Value};
 
-/// Which plain scalars are booleans.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Booleans {
-    /// YAML 1.2's core schema: `true`, `True`, `TRUE` and their opposites; `yes` is a
-    /// string. A bundle's files (spec 2.5).
-    Core,
-    /// YAML 1.1's as well, in any case: `yes`, `y`, `on` and their opposites. What Sveltos
-    /// and kubectl read in the publisher's inputs.
-    Yaml11,
-}
-
 /// The value of an untagged scalar, plain or not (quoted, block), or `None` when only
 /// serde_saphyr may say.
-pub fn resolve(text: &str, plain: bool, booleans: Booleans) -> Option<Value> {
+pub fn resolve(text: &str, plain: bool) -> Option<Value> {
     if !plain {
         return Some(Value::String(text.to_string()));
     }
@@ -31,7 +20,7 @@ pub fn resolve(text: &str, plain: bool, booleans: Booleans) -> Option<Value> {
         return Some(Value::Null);
     }
     let t = trim(text);
-    if let Some(b) = boolean(t, booleans) {
+    if let Some(b) = boolean(t) {
         return Some(Value::Bool(b));
     }
     let unsigned = t.strip_prefix(['+', '-']).unwrap_or(t);
@@ -118,15 +107,8 @@ fn digits_value(digits: &str, radix: u32) -> Option<u128> {
     any.then_some(value)
 }
 
-/// The boolean a trimmed plain scalar spells.
-fn boolean(t: &str, booleans: Booleans) -> Option<bool> {
-    if booleans == Booleans::Core {
-        return match t {
-            "true" | "True" | "TRUE" => Some(true),
-            "false" | "False" | "FALSE" => Some(false),
-            _ => None,
-        };
-    }
+/// The boolean a trimmed plain scalar spells, in YAML 1.1 and in any case.
+fn boolean(t: &str) -> Option<bool> {
     let is = |words: [&str; 4]| words.iter().any(|w| t.eq_ignore_ascii_case(w));
     if is(["true", "yes", "y", "on"]) {
         Some(true)
