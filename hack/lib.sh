@@ -140,9 +140,11 @@ start_bg() {
   # setsid: own session, so it survives our exit and our Ctrl-C; the inner shell
   # records its own pid and then execs, so the pid file names the service itself
   # (setsid may fork, making $! useless). stdin from /dev/null so CI never blocks.
+  # Descriptors above 2 are closed first: a service outlives whoever started it, and must
+  # not keep their files open (a `flock` around a test run would never be released).
   rm -f "$(pid_file "$name")"
   # shellcheck disable=SC2016 # expanded by the inner shell
-  setsid env AIRLOCK_SERVICE_NAME="$name" bash -c 'echo "$$" >"$0"; exec "$@"' "$(pid_file "$name")" "$@" \
+  setsid env AIRLOCK_SERVICE_NAME="$name" bash -c 'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done; echo "$$" >"$0"; exec "$@"' "$(pid_file "$name")" "$@" \
     </dev/null >>"$lf" 2>&1 &
   local i
   for ((i = 0; i < 50; i++)); do
