@@ -49,6 +49,7 @@ pub fn object(api_version: &str, kind: &str, namespace: Option<&str>, name: &str
         create_only: false,
         adopt: false,
         force_recreate: false,
+        drift_ignored: false,
         release: None,
         hook: None,
         wait: None,
