@@ -120,12 +120,43 @@ impl BundleSeen {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Drift {
     /// Objects found changed or deleted under ContinuousWithDriftDetection.
     pub found: u64,
     /// Of those, re-applied.
     pub corrected: u64,
+    /// The same counts per part that had drift found, sorted by part name; absent when none
+    /// had: a kept report may leave out its per-object list, not these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<PartDrift>,
+}
+
+/// The drift found in one part's objects in a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartDrift {
+    /// The part name (spec 2.3).
+    pub name: String,
+    pub found: u64,
+    pub corrected: u64,
+}
+
+impl Drift {
+    /// Counts one drifted object of `part`, re-applied or not.
+    pub fn count(&mut self, part: &str, corrected: bool) {
+        let add = u64::from(corrected);
+        self.found += 1;
+        self.corrected += add;
+        let i = match self.profiles.binary_search_by(|p| p.name.as_str().cmp(part)) {
+            Ok(i) => i,
+            Err(i) => {
+                self.profiles.insert(i, PartDrift { name: part.to_string(), found: 0, corrected: 0 });
+                i
+            }
+        };
+        self.profiles[i].found += 1;
+        self.profiles[i].corrected += add;
+    }
 }
 
 /// What the publisher told the site about one part of the bundle verified (spec 5.9):
@@ -286,9 +317,25 @@ mod tests {
     #[test]
     fn reads_a_written_report_ignoring_unknown_fields_and_skipping_objects() {
         let report: PullReport = serde_json::from_value(written()).unwrap();
-        assert_eq!((report.result, report.applied_version, report.drift), (RunResult::UpToDate, Some(3), Drift { found: 2, corrected: 1 }));
+        let drift = Drift { found: 2, corrected: 1, profiles: vec![] };
+        assert_eq!((report.result, report.applied_version, report.drift), (RunResult::UpToDate, Some(3), drift));
         assert_eq!(report.bundle.unwrap().signers, ["ab"]);
         assert_eq!(report.objects.len(), 1);
+    }
+
+    #[test]
+    fn counts_drift_per_part_sorted_and_writes_the_list_only_when_there_is_one() {
+        let mut drift = Drift::default();
+        assert_eq!(serde_json::to_value(&drift).unwrap(), serde_json::json!({"found": 0, "corrected": 0}));
+        drift.count("Profile.fleet.mon", true);
+        drift.count("ClusterProfile.web", false);
+        drift.count("Profile.fleet.mon", true);
+        let part = |name: &str, found, corrected| PartDrift { name: name.into(), found, corrected };
+        assert_eq!((drift.found, drift.corrected), (3, 2));
+        assert_eq!(drift.profiles, [part("ClusterProfile.web", 1, 0), part("Profile.fleet.mon", 2, 2)]);
+        let json = serde_json::to_value(&drift).unwrap();
+        assert_eq!(json["profiles"][1], serde_json::json!({"name": "Profile.fleet.mon", "found": 2, "corrected": 2}));
+        assert_eq!(serde_json::from_value::<Drift>(json).unwrap(), drift);
     }
 
     #[test]
