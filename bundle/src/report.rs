@@ -159,6 +159,34 @@ impl Drift {
     }
 }
 
+/// What a run did to a Helm release (spec 2.5.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReleaseOperation {
+    Install,
+    Upgrade,
+    /// Nothing of the release changed since it was last applied.
+    None,
+}
+
+/// One Helm release of the bundle a run applied: which chart, from where, and what the
+/// run did to it, from its objects' release labels and chart annotations (spec 2.5.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseSeen {
+    /// The part name (spec 2.3).
+    pub profile: String,
+    pub name: String,
+    pub namespace: String,
+    pub chart_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_version: Option<String>,
+    /// The chart's repository as the profile names it (`repositoryURL`).
+    #[serde(rename = "repoURL")]
+    pub repo_url: String,
+    pub operation: ReleaseOperation,
+}
+
 /// What the publisher told the site about one part of the bundle verified (spec 5.9):
 /// the fields it did not honour and a render that failed, as signed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,6 +251,10 @@ pub struct PullReport<O = serde::de::IgnoredAny> {
     /// The parts of the bundle verified that carry notes or a failure; absent when none does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<ProfileNotes>,
+    /// The Helm releases of the bundle a run applied (`result` `applied`), sorted by part,
+    /// namespace and name; absent otherwise, and when the bundle has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub releases: Vec<ReleaseSeen>,
 }
 
 impl<O> PullReport<O> {
@@ -248,6 +280,7 @@ impl<O> PullReport<O> {
             error: None,
             api_requests: 0,
             profiles: Vec::new(),
+            releases: Vec::new(),
         }
     }
 
@@ -336,6 +369,31 @@ mod tests {
         let json = serde_json::to_value(&drift).unwrap();
         assert_eq!(json["profiles"][1], serde_json::json!({"name": "Profile.fleet.mon", "found": 2, "corrected": 2}));
         assert_eq!(serde_json::from_value::<Drift>(json).unwrap(), drift);
+    }
+
+    #[test]
+    fn carries_releases_only_when_there_are_some() {
+        let mut report: PullReport<serde_json::Value> = serde_json::from_value(written()).unwrap();
+        assert!(report.releases.is_empty());
+        let release = ReleaseSeen {
+            profile: "ClusterProfile.web".into(),
+            name: "ingress".into(),
+            namespace: "web".into(),
+            chart_version: "4.0.2".into(),
+            app_version: None,
+            repo_url: "https://charts.example".into(),
+            operation: ReleaseOperation::Upgrade,
+        };
+        let plain = serde_json::to_value(&report).unwrap();
+        assert!(plain.get("releases").is_none(), "{plain}");
+        report.releases = vec![release.clone()];
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            json["releases"],
+            serde_json::json!([{"profile": "ClusterProfile.web", "name": "ingress", "namespace": "web", "chartVersion": "4.0.2",
+                                "repoURL": "https://charts.example", "operation": "upgrade"}])
+        );
+        assert_eq!(serde_json::from_value::<PullReport<serde_json::Value>>(json).unwrap().releases, [release]);
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //!
 //! Only a run that applied a new bundle lists every object (spec 14.3); any other report is
 //! merged over what the ClusterConfiguration held. A report lists objects, not where they
-//! came from: each is recorded under the feature `Resources`, and Helm charts are not
-//! listed (a report names no release, chart or version).
+//! came from: each is recorded under the feature `Resources`, a Helm release's objects
+//! too; the releases themselves are recorded under `Helm` (`charts`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,6 +16,7 @@ use airlock_bundle::statement::rfc3339;
 use serde_json::{Map, Value, json};
 
 use super::applied::{Effect, ReportedObject};
+use super::charts::{self, Charts};
 use super::report::{PullReport, RunResult};
 
 /// The kind of cluster in Sveltos's names and labels.
@@ -105,6 +106,7 @@ pub fn addons(report: &PullReport, cluster: &ClusterId, old: &Value) -> Option<A
     report.bundle.as_ref()?;
     let finished = rfc3339::format(&report.finished_at);
     let before = held(old, cluster);
+    let charts = charts::after(report, cluster, &charts::held(old, cluster), &finished);
     // A run that applied a new bundle lists all of it; what it does not list is gone.
     let complete = report.result == RunResult::Applied;
     let mut after: Held = if complete { BTreeMap::new() } else { before.clone() };
@@ -148,6 +150,7 @@ pub fn addons(report: &PullReport, cluster: &ClusterId, old: &Value) -> Option<A
             failed.entry(profile).or_default().insert(0, format!("render failed: {}", failure.message));
         }
     }
+    named.extend(charts.keys().cloned());
     after.retain(|profile, deployed| !deployed.is_empty() || named.contains(profile) || (!complete && before.contains_key(profile)));
     for profile in &named {
         after.entry(profile.clone()).or_default();
@@ -170,12 +173,12 @@ pub fn addons(report: &PullReport, cluster: &ClusterId, old: &Value) -> Option<A
             ProfileState { profile: profile.clone(), matching: after.contains_key(profile), failure }
         })
         .collect();
-    Some(Addons { status: status_of(&after), profiles })
+    Some(Addons { status: status_of(&after, &charts), profiles })
 }
 
 /// The profile of part `part`, when it is one that can match `cluster` (a Profile only
 /// matches clusters of its own namespace).
-fn ours(part: &str, cluster: &ClusterId) -> Option<ProfileRef> {
+pub(super) fn ours(part: &str, cluster: &ClusterId) -> Option<ProfileRef> {
     ProfileRef::of_part(part).filter(|p| match p {
         ProfileRef::Profile { namespace, .. } => namespace == cluster.namespace(),
         ProfileRef::ClusterProfile(_) => true,
@@ -220,8 +223,8 @@ fn held(status: &Value, cluster: &ClusterId) -> Held {
     held
 }
 
-/// The ClusterConfiguration status of `held`, sorted, every section complete.
-fn status_of(held: &Held) -> Value {
+/// The ClusterConfiguration status of `held` and `charts`, sorted, every section complete.
+fn status_of(held: &Held, charts: &Charts) -> Value {
     let (mut cluster_profiles, mut profiles) = (Vec::new(), Vec::new());
     for (profile, deployed) in held {
         let resources: Vec<Value> = deployed
@@ -242,7 +245,13 @@ fn status_of(held: &Held) -> Value {
                 Value::Object(r)
             })
             .collect();
-        let features = if resources.is_empty() { json!([]) } else { json!([{"featureID": "Resources", "resources": resources}]) };
+        let mut features = Vec::new();
+        if let Some(charts) = charts.get(profile).filter(|c| !c.is_empty()) {
+            features.push(json!({"featureID": charts::FEATURE, "charts": charts}));
+        }
+        if !resources.is_empty() {
+            features.push(json!({"featureID": "Resources", "resources": resources}));
+        }
         match profile {
             ProfileRef::ClusterProfile(name) => cluster_profiles.push(json!({"clusterProfileName": name, "Features": features})),
             ProfileRef::Profile { name, .. } => profiles.push(json!({"profileName": name, "Features": features})),

@@ -14,7 +14,9 @@
 
 pub mod addons;
 pub mod applied;
+pub mod charts;
 pub mod dryrun;
+pub mod drift;
 pub mod input;
 pub mod liveness;
 pub mod online;
