@@ -24,6 +24,7 @@
 //! [`desired`], [`sync`], [`check_drift`], [`plan`], [`workloads`] and [`check_reload`].
 
 mod apply;
+mod charts;
 mod cleanup;
 mod compare;
 mod defaults;
@@ -62,6 +63,7 @@ use std::collections::BTreeMap;
 
 use airlock_bundle::{SyncMode, VerifiedBundle};
 
+pub use charts::{ANNOTATION_APP_VERSION, ANNOTATION_CHART_VERSION, ANNOTATION_REPOSITORY, releases};
 pub use error::{ApiError, EngineError};
 pub use exclusion::Exclusions;
 use gate::Held;
