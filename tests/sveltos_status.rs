@@ -228,10 +228,9 @@ async fn ingest_writes_what_show_addons_usage_and_dryrun_read_and_a_failed_profi
 /// `name` in `namespace` holding `value`, of part `part`, with `annotations` (YAML flow).
 fn config_map(part: &str, name: &str, namespace: &str, value: &str, annotations: &str) -> (String, Vec<u8>) {
     let (path, text) = config_map_file(name, namespace, value);
-    let text = String::from_utf8(text).expect("UTF-8").replace(
-        &format!("  namespace: {namespace}\n"),
-        &format!("  namespace: {namespace}\n  annotations: {{{annotations}}}\n"),
-    );
+    let text = String::from_utf8(text)
+        .expect("UTF-8")
+        .replace(&format!("  namespace: {namespace}\n"), &format!("  namespace: {namespace}\n  annotations: {{{annotations}}}\n"));
     (path.replacen("ClusterProfile.app/", &format!("{part}/"), 1), text.into_bytes())
 }
 
@@ -255,7 +254,8 @@ async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ign
     // One profile under drift detection: a namespace, two ConfigMaps, and a third that
     // carries Sveltos's annotation.
     let app = site.app_ns.clone();
-    let mut files = vec![(format!("{part}/Namespace.{app}.yaml"), format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {app}\n").into_bytes())];
+    let mut files =
+        vec![(format!("{part}/Namespace.{app}.yaml"), format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {app}\n").into_bytes())];
     files.push(config_map(&part, "cm-0", &app, "one", "note: plain"));
     files.push(config_map(&part, "cm-1", &app, "one", "note: plain"));
     files.push(config_map(&part, "cm-ignored", &app, "one", "projectsveltos.io/driftDetectionIgnore: \"\""));
@@ -298,7 +298,10 @@ async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ign
     let drift: Value = serde_json::from_str(cc["metadata"]["annotations"]["airlock.dev/drift"].as_str().expect("drift annotation"))
         .expect("drift is JSON");
     let entry = &drift["profiles"][format!("ClusterProfile/{web}")];
-    println!("PROFILE | FOUND | CORRECTED | LAST DRIFT | OBJECTS\nClusterProfile/{web} | {} | {} | {} | {}", entry["found"], entry["corrected"], entry["lastDriftTime"], entry["objects"]);
+    println!(
+        "PROFILE | FOUND | CORRECTED | LAST DRIFT | OBJECTS\nClusterProfile/{web} | {} | {} | {} | {}",
+        entry["found"], entry["corrected"], entry["lastDriftTime"], entry["objects"]
+    );
     assert_eq!((entry["found"].as_u64(), entry["corrected"].as_u64()), (Some(2), Some(2)), "{drift}");
     assert_eq!(entry["objects"], json!([format!("ConfigMap {app}/cm-0"), format!("ConfigMap {app}/cm-1")]), "{drift}");
     let rows = addons_rows(&ns);
@@ -311,5 +314,9 @@ async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ign
     let again = get(&["clusterconfiguration", "-n", &ns, &format!("sveltos--{name}")]);
     assert_eq!(again["metadata"]["annotations"]["airlock.dev/drift"], cc["metadata"]["annotations"]["airlock.dev/drift"]);
     kubectl_ok(MANAGEMENT, &["delete", "sveltoscluster", "-n", &ns, &name, "--wait=false"], b"");
-    kubectl_ok(MANAGEMENT, &["delete", "clusterconfiguration", "-n", &ns, &format!("sveltos--{name}"), "--ignore-not-found", "--wait=false"], b"");
+    kubectl_ok(
+        MANAGEMENT,
+        &["delete", "clusterconfiguration", "-n", &ns, &format!("sveltos--{name}"), "--ignore-not-found", "--wait=false"],
+        b"",
+    );
 }

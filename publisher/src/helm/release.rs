@@ -200,7 +200,10 @@ mod tests {
         for object in release.crds.iter().chain(&release.objects).chain(release.hooks.iter().map(|h| &h.manifest)) {
             let annotations = &object.object["metadata"]["annotations"];
             assert_eq!(annotations[CHART_VERSION_ANNOTATION], "0.1.0+build", "the exact version: {object:?}");
-            assert_eq!((&annotations[REPOSITORY_ANNOTATION], &annotations[APP_VERSION_ANNOTATION]), (&"oci://registry/charts".into(), &"2.0".into()));
+            assert_eq!(
+                (&annotations[REPOSITORY_ANNOTATION], &annotations[APP_VERSION_ANNOTATION]),
+                (&"oci://registry/charts".into(), &"2.0".into())
+            );
         }
         assert_eq!(release.hooks[0].manifest.object["metadata"]["annotations"]["helm.sh/hook"], "pre-install", "its own annotations kept");
     }

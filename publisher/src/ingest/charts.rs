@@ -74,7 +74,9 @@ pub fn after(report: &PullReport, cluster: &ClusterId, before: &Charts, finished
         charts.entry(profile).or_default().push(Value::Object(chart));
     }
     for list in charts.values_mut() {
-        list.sort_by(|a, b| (a["namespace"].as_str(), a["releaseName"].as_str()).cmp(&(b["namespace"].as_str(), b["releaseName"].as_str())));
+        list.sort_by(|a, b| {
+            (a["namespace"].as_str(), a["releaseName"].as_str()).cmp(&(b["namespace"].as_str(), b["releaseName"].as_str()))
+        });
     }
     charts
 }
@@ -116,14 +118,20 @@ mod tests {
         let first = report(
             T1,
             "applied",
-            json!([release("ClusterProfile.web", "b", "1.0.0", "install"), release("ClusterProfile.web", "a", "2.0.0", "install"),
-                   release("Profile.other.x", "c", "1.0.0", "install")]),
+            json!([
+                release("ClusterProfile.web", "b", "1.0.0", "install"),
+                release("ClusterProfile.web", "a", "2.0.0", "install"),
+                release("Profile.other.x", "c", "1.0.0", "install")
+            ]),
         );
         let charts = after(&first, &cluster(), &Charts::new(), T1);
         assert_eq!(charts, Charts::from([(web.clone(), vec![chart("a", "2.0.0", T1), chart("b", "1.0.0", T1)])]));
 
-        let second =
-            report(T2, "applied", json!([release("ClusterProfile.web", "a", "2.1.0", "upgrade"), release("ClusterProfile.web", "b", "1.0.0", "none")]));
+        let second = report(
+            T2,
+            "applied",
+            json!([release("ClusterProfile.web", "a", "2.1.0", "upgrade"), release("ClusterProfile.web", "b", "1.0.0", "none")]),
+        );
         let later = after(&second, &cluster(), &charts, T2);
         assert_eq!(later[&web], [chart("a", "2.1.0", T2), chart("b", "1.0.0", T1)]);
 

@@ -150,7 +150,12 @@ mod tests {
         let objects = json!([corrected("ClusterProfile.web", "ConfigMap", Some("apps"), "settings")]);
         let second: DriftRecord =
             serde_json::from_str(&record(&report("2026-03-02T10:00:00Z", later, objects), &cluster(), Some(&first)).unwrap()).unwrap();
-        let web = ProfileDrift { found: 3, corrected: 3, last_drift_time: "2026-03-02T10:00:00Z".into(), objects: vec!["ConfigMap apps/settings".into()] };
+        let web = ProfileDrift {
+            found: 3,
+            corrected: 3,
+            last_drift_time: "2026-03-02T10:00:00Z".into(),
+            objects: vec!["ConfigMap apps/settings".into()],
+        };
         assert_eq!(second.profiles, BTreeMap::from([("ClusterProfile/web".into(), web), ("Profile/mon".into(), mon)]));
         assert_eq!(second.counted_through, "2026-03-02T10:00:00Z");
     }

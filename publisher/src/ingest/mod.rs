@@ -15,8 +15,8 @@
 pub mod addons;
 pub mod applied;
 pub mod charts;
-pub mod dryrun;
 pub mod drift;
+pub mod dryrun;
 pub mod input;
 pub mod liveness;
 pub mod online;

@@ -16,9 +16,9 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchP
 use serde_json::{Value, json};
 
 use super::addons::{self, ProfileRef, ProfileState};
+use super::drift::{self, DRIFT_ANNOTATION};
 use super::report::PullReport;
 use super::target::TargetError;
-use super::drift::{self, DRIFT_ANNOTATION};
 use super::{dryrun, profiles};
 use crate::annotations::FIELD_MANAGER;
 use crate::sveltos::live::sveltos_kinds;

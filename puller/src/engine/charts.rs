@@ -28,8 +28,7 @@ pub const ANNOTATION_APP_VERSION: &str = "airlock.dev/helm-app-version";
 /// as a sync changes nothing of theirs.
 pub fn releases(desired: &[DesiredObject], previous: &[InventoryEntry], held_back: &BTreeMap<String, String>) -> Vec<ReleaseSeen> {
     let held = Held::new(held_back, desired.iter());
-    let applied: Vec<&DesiredObject> =
-        desired.iter().filter(|o| held.reason(o).is_none() && o.sync_mode != SyncMode::DryRun).collect();
+    let applied: Vec<&DesiredObject> = desired.iter().filter(|o| held.reason(o).is_none() && o.sync_mode != SyncMode::DryRun).collect();
     let operations = hook::operations(applied.iter().copied(), previous);
     let mut seen: BTreeMap<(String, String), ReleaseSeen> = BTreeMap::new();
     for object in applied.into_iter().filter(|o| o.hook.is_none()) {
@@ -51,15 +50,18 @@ pub fn releases(desired: &[DesiredObject], previous: &[InventoryEntry], held_bac
             // An uninstall leaves no object of the release in the bundle.
             Some(Operation::Uninstall) | None => ReleaseOperation::None,
         };
-        seen.insert(key, ReleaseSeen {
-            profile: object.profile.clone(),
-            name,
-            namespace: text("labels", LABEL_RELEASE_NAMESPACE).unwrap_or_default(),
-            chart_version: version,
-            app_version: text("annotations", ANNOTATION_APP_VERSION).filter(|v| !v.is_empty()),
-            repo_url,
-            operation,
-        });
+        seen.insert(
+            key,
+            ReleaseSeen {
+                profile: object.profile.clone(),
+                name,
+                namespace: text("labels", LABEL_RELEASE_NAMESPACE).unwrap_or_default(),
+                chart_version: version,
+                app_version: text("annotations", ANNOTATION_APP_VERSION).filter(|v| !v.is_empty()),
+                repo_url,
+                operation,
+            },
+        );
     }
     let mut out: Vec<ReleaseSeen> = seen.into_values().collect();
     out.sort_by(|a, b| (&a.profile, &a.namespace, &a.name).cmp(&(&b.profile, &b.namespace, &b.name)));
@@ -127,7 +129,8 @@ mod tests {
         let mut changed = b.clone();
         changed.hash = "h2".into();
         let previous = [entry(&a1), entry(&object("a2", Some(("web", "a")), Some("1.2.3"), "h1")), entry(&b)];
-        let second = releases(&[a1.clone(), object("a2", Some(("web", "a")), Some("1.2.3"), "h1"), changed.clone()], &previous, &BTreeMap::new());
+        let second =
+            releases(&[a1.clone(), object("a2", Some(("web", "a")), Some("1.2.3"), "h1"), changed.clone()], &previous, &BTreeMap::new());
         assert_eq!(second, [seen("a", "1.2.3", ReleaseOperation::None), seen("b", "0.1.0", ReleaseOperation::Upgrade)]);
 
         let held = BTreeMap::from([("ClusterProfile.p".to_string(), "failed too often".to_string())]);

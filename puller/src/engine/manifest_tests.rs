@@ -312,10 +312,7 @@ fn drift_detection_ignore_is_read_from_sveltos_annotation_whatever_its_value() {
         file("ClusterProfile.web/c.yaml", &CONFIG_MAP.replace("name: a", "name: c")),
     ];
     let objects = parse(1, &files).unwrap();
-    assert_eq!(
-        objects.iter().map(|o| (o.id.name.as_str(), o.drift_ignored)).collect::<Vec<_>>(),
-        [("a", true), ("b", true), ("c", false)]
-    );
+    assert_eq!(objects.iter().map(|o| (o.id.name.as_str(), o.drift_ignored)).collect::<Vec<_>>(), [("a", true), ("b", true), ("c", false)]);
     let kept = objects[0].manifest.value();
     assert_eq!(kept["metadata"]["annotations"]["projectsveltos.io/driftDetectionIgnore"], "", "applied as written");
 }

@@ -32,15 +32,27 @@ pub static CONFIGURATION_FIELDS: &[Field] = &[
     ),
     f("status.clusterProfileResources[].Features[].charts[].releaseName", Supported, "the release's name"),
     f("status.clusterProfileResources[].Features[].charts[].namespace", Supported, "the release's namespace"),
-    f("status.clusterProfileResources[].Features[].charts[].chartVersion", Supported, "the exact chart version rendered (a range resolved)"),
-    f("status.clusterProfileResources[].Features[].charts[].appVersion", Supported, "the appVersion of the chart's Chart.yaml; absent when it declares none"),
+    f(
+        "status.clusterProfileResources[].Features[].charts[].chartVersion",
+        Supported,
+        "the exact chart version rendered (a range resolved)",
+    ),
+    f(
+        "status.clusterProfileResources[].Features[].charts[].appVersion",
+        Supported,
+        "the appVersion of the chart's Chart.yaml; absent when it declares none",
+    ),
     f("status.clusterProfileResources[].Features[].charts[].repoURL", Supported, "the profile's repositoryURL, templates rendered"),
     f(
         "status.clusterProfileResources[].Features[].charts[].lastAppliedTime",
         Differs,
         "when the run that installed or upgraded the release finished; a release nothing of which changed keeps the time recorded before",
     ),
-    f("status.clusterProfileResources[].Features[].charts[].icon", NotSupported, "never written: the chart's icon is not carried to the cluster and back"),
+    f(
+        "status.clusterProfileResources[].Features[].charts[].icon",
+        NotSupported,
+        "never written: the chart's icon is not carried to the cluster and back",
+    ),
     f(
         "status.clusterProfileResources[].Features[].resources",
         Supported,
