@@ -198,29 +198,38 @@ fn object_failure(object: &ReportedObject) -> String {
 /// dropped (the next complete report writes them again).
 fn held(status: &Value, cluster: &ClusterId) -> Held {
     let mut held = Held::new();
-    let sections = [("clusterProfileResources", "clusterProfileName"), ("profileResources", "profileName")];
-    for (list, name_field) in sections {
-        for section in status[list].as_array().into_iter().flatten() {
-            let Some(name) = section[name_field].as_str() else { continue };
-            let profile = match list {
-                "clusterProfileResources" => ProfileRef::ClusterProfile(name.to_string()),
-                _ => ProfileRef::Profile { namespace: cluster.namespace().to_string(), name: name.to_string() },
+    for (profile, section) in sections(status, cluster) {
+        let deployed = held.entry(profile).or_default();
+        for r in feature_entries(section, "resources") {
+            let text = |k: &str| r[k].as_str().map(str::to_string);
+            let (Some(group), Some(version), Some(kind), Some(name)) = (text("group"), text("version"), text("kind"), text("name")) else {
+                continue;
             };
-            let deployed = held.entry(profile).or_default();
-            let resources =
-                section["Features"].as_array().into_iter().flatten().flat_map(|f| f["resources"].as_array().into_iter().flatten());
-            for r in resources {
-                let text = |k: &str| r[k].as_str().map(str::to_string);
-                let (Some(group), Some(version), Some(kind), Some(name)) = (text("group"), text("version"), text("kind"), text("name"))
-                else {
-                    continue;
-                };
-                let time = text("lastAppliedTime").unwrap_or_default();
-                deployed.insert((group, kind, text("namespace").filter(|n| !n.is_empty()), name), Deployed { version, time });
-            }
+            let time = text("lastAppliedTime").unwrap_or_default();
+            deployed.insert((group, kind, text("namespace").filter(|n| !n.is_empty()), name), Deployed { version, time });
         }
     }
     held
+}
+
+/// Each profile's section of a ClusterConfiguration status, with the profile it names.
+pub(super) fn sections<'a>(status: &'a Value, cluster: &'a ClusterId) -> impl Iterator<Item = (ProfileRef, &'a Value)> + 'a {
+    let lists = [("clusterProfileResources", "clusterProfileName"), ("profileResources", "profileName")];
+    lists.into_iter().flat_map(move |(list, name_field)| {
+        status[list].as_array().into_iter().flatten().filter_map(move |section| {
+            let name = section[name_field].as_str()?.to_string();
+            let profile = match list {
+                "clusterProfileResources" => ProfileRef::ClusterProfile(name),
+                _ => ProfileRef::Profile { namespace: cluster.namespace().to_string(), name },
+            };
+            Some((profile, section))
+        })
+    })
+}
+
+/// The entries of list `field` (`resources`, `charts`) of every feature of a section.
+pub(super) fn feature_entries<'a>(section: &'a Value, field: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    section["Features"].as_array().into_iter().flatten().flat_map(move |f| f[field].as_array().into_iter().flatten())
 }
 
 /// The ClusterConfiguration status of `held` and `charts`, sorted, every section complete.

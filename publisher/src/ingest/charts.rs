@@ -13,7 +13,7 @@ use airlock_bundle::ClusterId;
 use airlock_bundle::report::ReleaseOperation;
 use serde_json::{Map, Value};
 
-use super::addons::{ProfileRef, ours};
+use super::addons::{ProfileRef, feature_entries, ours, sections};
 use super::report::{PullReport, RunResult};
 
 /// The feature Sveltos lists charts under.
@@ -25,19 +25,10 @@ pub type Charts = BTreeMap<ProfileRef, Vec<Value>>;
 /// The charts a ClusterConfiguration status holds, per profile.
 pub fn held(status: &Value, cluster: &ClusterId) -> Charts {
     let mut held = Charts::new();
-    let sections = [("clusterProfileResources", "clusterProfileName"), ("profileResources", "profileName")];
-    for (list, name_field) in sections {
-        for section in status[list].as_array().into_iter().flatten() {
-            let Some(name) = section[name_field].as_str() else { continue };
-            let profile = match list {
-                "clusterProfileResources" => ProfileRef::ClusterProfile(name.to_string()),
-                _ => ProfileRef::Profile { namespace: cluster.namespace().to_string(), name: name.to_string() },
-            };
-            let charts = section["Features"].as_array().into_iter().flatten().flat_map(|f| f["charts"].as_array().into_iter().flatten());
-            let charts: Vec<Value> = charts.filter(|c| c["releaseName"].is_string()).cloned().collect();
-            if !charts.is_empty() {
-                held.entry(profile).or_default().extend(charts);
-            }
+    for (profile, section) in sections(status, cluster) {
+        let charts: Vec<Value> = feature_entries(section, "charts").filter(|c| c["releaseName"].is_string()).cloned().collect();
+        if !charts.is_empty() {
+            held.entry(profile).or_default().extend(charts);
         }
     }
     held

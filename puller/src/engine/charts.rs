@@ -93,17 +93,7 @@ mod tests {
     }
 
     fn entry(object: &DesiredObject) -> InventoryEntry {
-        InventoryEntry {
-            id: object.id.clone(),
-            profile: object.profile.clone(),
-            applied_hash: object.hash.clone(),
-            leave_on_removal: false,
-            release: object.release.clone(),
-            hook: false,
-            propagation: None,
-            adopted: false,
-            service_account: None,
-        }
+        testing::entry(object, false)
     }
 
     #[test]
