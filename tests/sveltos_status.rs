@@ -271,7 +271,12 @@ async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ign
     let first = sync().await;
     common::assert_exit(&first, 0);
     ingest();
-    let applied_at = addons_rows(&ns).iter().find(|r| r[3] == "cm-1").expect("cm-1 listed")[5].clone();
+    let cluster = site.cluster.to_string();
+    let time_of = |rows: &[[String; 7]], object: &str| {
+        let row = rows.iter().find(|r| r[0] == cluster && r[3] == object);
+        row.unwrap_or_else(|| panic!("{object} listed: {rows:?}"))[5].clone()
+    };
+    let applied_at = time_of(&addons_rows(&ns), "cm-ignored");
 
     // Changed and deleted by hand at the edge; the ignored one changed too.
     let api = Api::<ConfigMap>::namespaced(site.client.clone(), &app);
@@ -305,9 +310,8 @@ async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ign
     assert_eq!((entry["found"].as_u64(), entry["corrected"].as_u64()), (Some(2), Some(2)), "{drift}");
     assert_eq!(entry["objects"], json!([format!("ConfigMap {app}/cm-0"), format!("ConfigMap {app}/cm-1")]), "{drift}");
     let rows = addons_rows(&ns);
-    let time = |name: &str| rows.iter().find(|r| r[3] == name).unwrap_or_else(|| panic!("{name} listed: {rows:?}"))[5].clone();
-    assert_eq!(time("cm-0"), text(&entry["lastDriftTime"]), "re-applied by the correction");
-    assert_eq!(time("cm-ignored"), applied_at, "not re-applied");
+    assert_eq!(time_of(&rows, "cm-0"), text(&entry["lastDriftTime"]), "re-applied by the correction");
+    assert_eq!(time_of(&rows, "cm-ignored"), applied_at, "not re-applied");
 
     // Ingesting the same report again counts nothing twice.
     ingest();
