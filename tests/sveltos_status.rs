@@ -248,6 +248,7 @@ async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ign
     let key_file = site.dir.path().join("report.key");
     std::fs::write(&key_file, report_key_of(&out.stdout).to_pkcs8_pem()).expect("report key written");
     let reports = site.dir.path().join("reports");
+    std::fs::create_dir(&reports).expect("reports directory");
     let web = unique("drift");
     let part = format!("ClusterProfile.{web}");
 
