@@ -103,8 +103,14 @@ async fn publishes_helm_charts_per_cluster_and_follows_their_inputs() {
     let bundle = support::read_back(&store, &a, &keys.keyring).await;
     let files = names(&bundle, &part);
     let deployment = support::file(&bundle, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml"));
-    let recorded =
-        ["airlock.dev/helm-release: ksm", "airlock.dev/helm-chart: kube-state-metrics-4.0.2", "airlock.dev/helm-values: sha256:"];
+    let recorded = [
+        "airlock.dev/helm-release: ksm",
+        "airlock.dev/helm-chart: kube-state-metrics-4.0.2",
+        "airlock.dev/helm-values: sha256:",
+        "airlock.dev/helm-chart-version: \"4.0.2\"",
+        "airlock.dev/helm-app-version: \"2.2.4\"",
+        "airlock.dev/helm-repository: http",
+    ];
     for expected in ["cluster: edge-a", "site: north", "kube: v1.20.2", "replicas: 1"].into_iter().chain(recorded) {
         assert!(deployment.contains(expected), "{expected} in {deployment}");
     }

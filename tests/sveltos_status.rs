@@ -4,7 +4,10 @@
 //! signed reports become its ClusterConfiguration (read back here into the table
 //! `sveltosctl show addons` prints), its profiles' matchingClusters and failedClusters, and
 //! a ClusterReport for a previewed profile (`show dryrun`); a failed profile leaves the
-//! cluster ready and shows on that profile.
+//! cluster ready and shows on that profile. Drift: a real puller on the managed apiserver
+//! corrects what was changed by hand, leaves alone what Sveltos's
+//! `projectsveltos.io/driftDetectionIgnore` keeps out of drift detection, and its signed
+//! report becomes the per-profile drift on the ClusterConfiguration.
 
 mod common;
 #[path = "publisher_support/mod.rs"]
@@ -12,6 +15,10 @@ mod support;
 
 use std::process::Command;
 
+use airlock_bundle::SyncMode;
+use common::puller::{Signing, Site, config_map_file};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 use support::reports::{report, report_key_of, sign_report};
 use support::{Keys, install_crds, kubectl_ok, run, unique};
@@ -143,13 +150,19 @@ async fn ingest_writes_what_show_addons_usage_and_dryrun_read_and_a_failed_profi
         object(&web_part, "", "ConfigMap", Some("apps"), "settings", "created"),
         object(&monitoring_part, "apps", "Deployment", Some("mon"), "agent", "created"),
     ]);
+    applied["releases"] = json!([{"profile": web_part, "name": "ingress", "namespace": "edge", "chartVersion": "4.0.2",
+                                  "appVersion": "1.1.0", "repoURL": "https://charts.example", "operation": "install"}]);
     ingest("report-1.json", &applied);
+    let helm = [&cluster, "helm chart", "edge", "ingress", "4.0.2", T1, &format!("ClusterProfile/{web}")].map(str::to_string);
     let expected = [
         row(&cluster, ":ConfigMap", "apps", "settings", T1, &format!("ClusterProfile/{web}")),
         row(&cluster, ":Namespace", "", "apps", T1, &format!("ClusterProfile/{web}")),
         row(&cluster, "apps:Deployment", "mon", "agent", T1, "Profile/monitoring"),
+        helm.clone(),
     ];
     assert_eq!(addons_rows(&ns), expected);
+    let chart = &get(&["clusterconfiguration", "-n", &ns, "sveltos--edge-1"])["status"]["clusterProfileResources"][0]["Features"][0];
+    assert_eq!((chart["featureID"].as_str(), chart["charts"][0]["appVersion"].as_str()), (Some("Helm"), Some("1.1.0")), "{chart}");
     let cc = get(&["clusterconfiguration", "-n", &ns, "sveltos--edge-1"]);
     assert_eq!(cc["metadata"]["labels"]["projectsveltos.io/cluster-type"], "Sveltos");
     let managers: Vec<&str> =
@@ -183,6 +196,8 @@ async fn ingest_writes_what_show_addons_usage_and_dryrun_read_and_a_failed_profi
     let mut previewed = report(&cluster, T3, "applied", "v1.20.2", 5);
     let mut agent = object(&monitoring_part, "apps", "Deployment", Some("mon"), "agent", "wouldConfigure");
     agent["detail"] = "spec.replicas: 1 -> 2".into();
+    previewed["releases"] = json!([{"profile": web_part, "name": "ingress", "namespace": "edge", "chartVersion": "4.0.2",
+                                    "appVersion": "1.1.0", "repoURL": "https://charts.example", "operation": "none"}]);
     previewed["objects"] = json!([
         object(&web_part, "", "Namespace", None, "apps", "unchanged"),
         object(&web_part, "", "ConfigMap", Some("apps"), "settings", "configured"),
@@ -208,4 +223,105 @@ async fn ingest_writes_what_show_addons_usage_and_dryrun_read_and_a_failed_profi
 
     kubectl_ok(MANAGEMENT, &["delete", "clusterprofile", &web, "--wait=false"], b"");
     kubectl_ok(MANAGEMENT, &["delete", "namespace", &ns, "--wait=false"], b"");
+}
+
+/// `name` in `namespace` holding `value`, of part `part`, with `annotations` (YAML flow).
+fn config_map(part: &str, name: &str, namespace: &str, value: &str, annotations: &str) -> (String, Vec<u8>) {
+    let (path, text) = config_map_file(name, namespace, value);
+    let text = String::from_utf8(text)
+        .expect("UTF-8")
+        .replace(&format!("  namespace: {namespace}\n"), &format!("  namespace: {namespace}\n  annotations: {{{annotations}}}\n"));
+    (path.replacen("ClusterProfile.app/", &format!("{part}/"), 1), text.into_bytes())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ignores_is_left_alone() {
+    install_crds();
+    install_status_crds();
+    let site = Site::new("svdrift").await;
+    let (ns, name) = (site.cluster.namespace().to_string(), site.cluster.name().to_string());
+    let keys = Keys::new("ops");
+    let mgmt = common::service_env(MANAGEMENT);
+    let args = ["register", "cluster", "--namespace", &ns, "--cluster", &name, "--pullmode", "--source", "oci+http://127.0.0.1:1/x"];
+    let out = run(&[&args[..], &["--keyring", &keys.keyring_path, "--kubeconfig", &mgmt]].concat());
+    assert!(out.status.success(), "register: {}", String::from_utf8_lossy(&out.stderr));
+    let key_file = site.dir.path().join("report.key");
+    std::fs::write(&key_file, report_key_of(&out.stdout).to_pkcs8_pem()).expect("report key written");
+    let reports = site.dir.path().join("reports");
+    std::fs::create_dir(&reports).expect("reports directory");
+    let web = unique("drift");
+    let part = format!("ClusterProfile.{web}");
+
+    // One profile under drift detection: a namespace, two ConfigMaps, and a third that
+    // carries Sveltos's annotation.
+    let app = site.app_ns.clone();
+    let mut files =
+        vec![(format!("{part}/Namespace.{app}.yaml"), format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {app}\n").into_bytes())];
+    files.push(config_map(&part, "cm-0", &app, "one", "note: plain"));
+    files.push(config_map(&part, "cm-1", &app, "one", "note: plain"));
+    files.push(config_map(&part, "cm-ignored", &app, "one", "projectsveltos.io/driftDetectionIgnore: \"\""));
+    let how = Signing { sync_mode: SyncMode::ContinuousWithDriftDetection, ..Signing::default() };
+    site.publish("store", &[site.signed_as(1, files, how, |_| {})]).await;
+    let report_args = ["--report-to", reports.to_str().expect("UTF-8 path"), "--report-key", key_file.to_str().expect("UTF-8 path")];
+    let sync = || async { site.run("sync", "store", &report_args).await };
+    let ingest = || {
+        let out = run(&["ingest", "--from", reports.to_str().expect("UTF-8 path"), "--kubeconfig", &mgmt]);
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(0), "{text}");
+    };
+    let first = sync().await;
+    common::assert_exit(&first, 0);
+    ingest();
+    let cluster = site.cluster.to_string();
+    let time_of = |rows: &[[String; 7]], object: &str| {
+        let row = rows.iter().find(|r| r[0] == cluster && r[3] == object);
+        row.unwrap_or_else(|| panic!("{object} listed: {rows:?}"))[5].clone()
+    };
+    let applied_at = time_of(&addons_rows(&ns), "cm-ignored");
+
+    // Changed and deleted by hand at the edge; the ignored one changed too.
+    let api = Api::<ConfigMap>::namespaced(site.client.clone(), &app);
+    let edit = json!({"data": {"value": "edited by hand"}});
+    api.patch("cm-0", &PatchParams::default(), &Patch::Merge(&edit)).await.expect("edited");
+    api.patch("cm-ignored", &PatchParams::default(), &Patch::Merge(&edit)).await.expect("edited");
+    api.delete("cm-1", &DeleteParams::default()).await.expect("deleted");
+    // Reports are named to the millisecond; the next run's must be later than the first's.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let second = sync().await;
+    common::assert_exit(&second, 0);
+    assert!(second.stdout.contains("(drift: 2 found, 2 corrected)"), "{second:?}");
+    let value = |cm: &ConfigMap| cm.data.as_ref().expect("data")["value"].clone();
+    let cms = site.config_maps().await;
+    assert_eq!((value(&cms["cm-0"]), value(&cms["cm-1"])), ("one".into(), "one".into()), "corrected");
+    assert_eq!(value(&api.get("cm-ignored").await.expect("still there")), "edited by hand", "left alone");
+    let kept = serde_json::to_value(site.kept_report().await.report.drift).expect("JSON");
+    assert_eq!(kept["profiles"], json!([{"name": part, "found": 2, "corrected": 2}]), "{kept}");
+
+    // On the management side: the ClusterConfiguration's drift per profile, and the
+    // corrected objects' new time in what `show addons` prints.
+    ingest();
+    let cc = get(&["clusterconfiguration", "-n", &ns, &format!("sveltos--{name}")]);
+    let drift: Value = serde_json::from_str(cc["metadata"]["annotations"]["airlock.dev/drift"].as_str().expect("drift annotation"))
+        .expect("drift is JSON");
+    let entry = &drift["profiles"][format!("ClusterProfile/{web}")];
+    println!(
+        "PROFILE | FOUND | CORRECTED | LAST DRIFT | OBJECTS\nClusterProfile/{web} | {} | {} | {} | {}",
+        entry["found"], entry["corrected"], entry["lastDriftTime"], entry["objects"]
+    );
+    assert_eq!((entry["found"].as_u64(), entry["corrected"].as_u64()), (Some(2), Some(2)), "{drift}");
+    assert_eq!(entry["objects"], json!([format!("ConfigMap {app}/cm-0"), format!("ConfigMap {app}/cm-1")]), "{drift}");
+    let rows = addons_rows(&ns);
+    assert_eq!(time_of(&rows, "cm-0"), text(&entry["lastDriftTime"]), "re-applied by the correction");
+    assert_eq!(time_of(&rows, "cm-ignored"), applied_at, "not re-applied");
+
+    // Ingesting the same report again counts nothing twice.
+    ingest();
+    let again = get(&["clusterconfiguration", "-n", &ns, &format!("sveltos--{name}")]);
+    assert_eq!(again["metadata"]["annotations"]["airlock.dev/drift"], cc["metadata"]["annotations"]["airlock.dev/drift"]);
+    kubectl_ok(MANAGEMENT, &["delete", "sveltoscluster", "-n", &ns, &name, "--wait=false"], b"");
+    kubectl_ok(
+        MANAGEMENT,
+        &["delete", "clusterconfiguration", "-n", &ns, &format!("sveltos--{name}"), "--ignore-not-found", "--wait=false"],
+        b"",
+    );
 }

@@ -120,12 +120,71 @@ impl BundleSeen {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Drift {
     /// Objects found changed or deleted under ContinuousWithDriftDetection.
     pub found: u64,
     /// Of those, re-applied.
     pub corrected: u64,
+    /// The same counts per part that had drift found, sorted by part name; absent when none
+    /// had: a kept report may leave out its per-object list, not these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profiles: Vec<PartDrift>,
+}
+
+/// The drift found in one part's objects in a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartDrift {
+    /// The part name (spec 2.3).
+    pub name: String,
+    pub found: u64,
+    pub corrected: u64,
+}
+
+impl Drift {
+    /// Counts one drifted object of `part`, re-applied or not.
+    pub fn count(&mut self, part: &str, corrected: bool) {
+        let add = u64::from(corrected);
+        self.found += 1;
+        self.corrected += add;
+        let i = match self.profiles.binary_search_by(|p| p.name.as_str().cmp(part)) {
+            Ok(i) => i,
+            Err(i) => {
+                self.profiles.insert(i, PartDrift { name: part.to_string(), found: 0, corrected: 0 });
+                i
+            }
+        };
+        self.profiles[i].found += 1;
+        self.profiles[i].corrected += add;
+    }
+}
+
+/// What a run did to a Helm release (spec 2.5.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReleaseOperation {
+    Install,
+    Upgrade,
+    /// Nothing of the release changed since it was last applied.
+    None,
+}
+
+/// One Helm release of the bundle a run applied: which chart, from where, and what the
+/// run did to it, from its objects' release labels and chart annotations (spec 2.5.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReleaseSeen {
+    /// The part name (spec 2.3).
+    pub profile: String,
+    pub name: String,
+    pub namespace: String,
+    pub chart_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_version: Option<String>,
+    /// The chart's repository as the profile names it (`repositoryURL`).
+    #[serde(rename = "repoURL")]
+    pub repo_url: String,
+    pub operation: ReleaseOperation,
 }
 
 /// What the publisher told the site about one part of the bundle verified (spec 5.9):
@@ -192,6 +251,10 @@ pub struct PullReport<O = serde::de::IgnoredAny> {
     /// The parts of the bundle verified that carry notes or a failure; absent when none does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<ProfileNotes>,
+    /// The Helm releases of the bundle a run applied (`result` `applied`), sorted by part,
+    /// namespace and name; absent otherwise, and when the bundle has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub releases: Vec<ReleaseSeen>,
 }
 
 impl<O> PullReport<O> {
@@ -217,6 +280,7 @@ impl<O> PullReport<O> {
             error: None,
             api_requests: 0,
             profiles: Vec::new(),
+            releases: Vec::new(),
         }
     }
 
@@ -286,9 +350,50 @@ mod tests {
     #[test]
     fn reads_a_written_report_ignoring_unknown_fields_and_skipping_objects() {
         let report: PullReport = serde_json::from_value(written()).unwrap();
-        assert_eq!((report.result, report.applied_version, report.drift), (RunResult::UpToDate, Some(3), Drift { found: 2, corrected: 1 }));
+        let drift = Drift { found: 2, corrected: 1, profiles: vec![] };
+        assert_eq!((report.result, report.applied_version, report.drift), (RunResult::UpToDate, Some(3), drift));
         assert_eq!(report.bundle.unwrap().signers, ["ab"]);
         assert_eq!(report.objects.len(), 1);
+    }
+
+    #[test]
+    fn counts_drift_per_part_sorted_and_writes_the_list_only_when_there_is_one() {
+        let mut drift = Drift::default();
+        assert_eq!(serde_json::to_value(&drift).unwrap(), serde_json::json!({"found": 0, "corrected": 0}));
+        drift.count("Profile.fleet.mon", true);
+        drift.count("ClusterProfile.web", false);
+        drift.count("Profile.fleet.mon", true);
+        let part = |name: &str, found, corrected| PartDrift { name: name.into(), found, corrected };
+        assert_eq!((drift.found, drift.corrected), (3, 2));
+        assert_eq!(drift.profiles, [part("ClusterProfile.web", 1, 0), part("Profile.fleet.mon", 2, 2)]);
+        let json = serde_json::to_value(&drift).unwrap();
+        assert_eq!(json["profiles"][1], serde_json::json!({"name": "Profile.fleet.mon", "found": 2, "corrected": 2}));
+        assert_eq!(serde_json::from_value::<Drift>(json).unwrap(), drift);
+    }
+
+    #[test]
+    fn carries_releases_only_when_there_are_some() {
+        let mut report: PullReport<serde_json::Value> = serde_json::from_value(written()).unwrap();
+        assert!(report.releases.is_empty());
+        let release = ReleaseSeen {
+            profile: "ClusterProfile.web".into(),
+            name: "ingress".into(),
+            namespace: "web".into(),
+            chart_version: "4.0.2".into(),
+            app_version: None,
+            repo_url: "https://charts.example".into(),
+            operation: ReleaseOperation::Upgrade,
+        };
+        let plain = serde_json::to_value(&report).unwrap();
+        assert!(plain.get("releases").is_none(), "{plain}");
+        report.releases = vec![release.clone()];
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            json["releases"],
+            serde_json::json!([{"profile": "ClusterProfile.web", "name": "ingress", "namespace": "web", "chartVersion": "4.0.2",
+                                "repoURL": "https://charts.example", "operation": "upgrade"}])
+        );
+        assert_eq!(serde_json::from_value::<PullReport<serde_json::Value>>(json).unwrap().releases, [release]);
     }
 
     #[test]

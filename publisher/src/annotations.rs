@@ -31,6 +31,9 @@ pub const API_VERSIONS_ANNOTATION: &str = "airlock.dev/api-versions";
 pub const APPLIED_VERSION_ANNOTATION: &str = "airlock.dev/applied-version";
 /// Objects the last reported run found drifted and re-applied.
 pub const DRIFT_CORRECTED_ANNOTATION: &str = "airlock.dev/drift-corrected";
+/// On a cluster's ClusterConfiguration: the drift its puller found and corrected, per
+/// profile, totalled over the ingested reports (JSON, `ingest::drift`).
+pub const DRIFT_ANNOTATION: &str = "airlock.dev/drift";
 /// The last reported run's error; absent after a run without one.
 pub const LAST_ERROR_ANNOTATION: &str = "airlock.dev/last-error";
 /// How often the cluster's puller sends a report at least (a duration such as `30m`), set

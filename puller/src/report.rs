@@ -8,7 +8,7 @@
 //! here: results carry object ids, and the detail of a Secret's result, or of any object
 //! read from an encrypted file (a diff could show its data), is dropped.
 
-pub use airlock_bundle::report::{BundleSeen, Drift, ProfileNotes, RunResult};
+pub use airlock_bundle::report::{BundleSeen, Drift, PartDrift, ProfileNotes, RunResult};
 use jiff::Timestamp;
 
 use crate::engine::{Action, ObjectResult, Outcome};
@@ -33,11 +33,8 @@ impl RunReport for Report {
         self.api_requests += outcome.api_requests;
         for r in &outcome.results {
             match r.action {
-                Action::DriftCorrected => {
-                    self.drift.found += 1;
-                    self.drift.corrected += 1;
-                }
-                Action::Failed | Action::WouldConfigure | Action::WouldCreate if drift_pass => self.drift.found += 1,
+                Action::DriftCorrected => self.drift.count(&r.profile, true),
+                Action::Failed | Action::WouldConfigure | Action::WouldCreate if drift_pass => self.drift.count(&r.profile, false),
                 Action::Refused => self.refused.push(r.id.to_string()),
                 _ => {}
             }
@@ -191,7 +188,7 @@ mod tests {
         assert!(!text.contains("s3cr3t"), "{text}");
         assert_eq!(r.objects[0].detail.as_deref(), Some("(detail of an object from an encrypted file withheld)"));
         assert_eq!(r.objects[2].detail.as_deref(), Some("data.color: blue -> green"), "an object in clear keeps its detail");
-        assert_eq!(r.drift, Drift { found: 2, corrected: 1 }, "withheld, yet counted");
+        assert_eq!((r.drift.found, r.drift.corrected), (2, 1), "withheld, yet counted");
     }
 
     #[test]
@@ -209,7 +206,12 @@ mod tests {
             ..Outcome::default()
         };
         d.record(&outcome, true);
-        assert_eq!(d.drift, Drift { found: 2, corrected: 1 });
+        let web = PartDrift { name: "ClusterProfile.web".into(), found: 2, corrected: 1 };
+        assert_eq!(d.drift, Drift { found: 2, corrected: 1, profiles: vec![web] });
+        let mut sync = Report::start(&"fleet/edge-1".parse().unwrap());
+        sync.record(&outcome, false);
+        let web = PartDrift { name: "ClusterProfile.web".into(), found: 1, corrected: 1 };
+        assert_eq!(sync.drift, Drift { found: 1, corrected: 1, profiles: vec![web] }, "a sync's failure is not drift");
     }
 
     #[test]

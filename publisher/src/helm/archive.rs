@@ -1,5 +1,6 @@
 //! Reads a chart archive's `Chart.yaml`: which chart and version `helm pull` actually
-//! fetched, when the profile asked for a range or its spelling differs from the chart's.
+//! fetched, when the profile asked for a range or its spelling differs from the chart's,
+//! and the app version the cluster's report names.
 //!
 //! It reads only the top-level `Chart.yaml` entry, through size caps; nothing is unpacked.
 
@@ -14,11 +15,13 @@ pub(super) const MAX_INFLATED_BYTES: u64 = 256 << 20;
 /// `Chart.yaml` is metadata: names, versions, dependencies.
 const MAX_CHART_YAML_BYTES: u64 = 1 << 20;
 
-/// Name and version from an archive's `Chart.yaml`.
+/// Name, version and app version from an archive's `Chart.yaml`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ChartMeta {
     pub name: String,
     pub version: String,
+    /// `appVersion`, which a chart need not declare.
+    pub app_version: Option<String>,
 }
 
 /// The archive's `<chart>/Chart.yaml`, or why it has none.
@@ -43,7 +46,7 @@ pub(super) fn chart_meta(archive: &[u8]) -> Result<ChartMeta, String> {
             Value::Number(n) => Ok(n.to_string()),
             _ => Err(format!("{path} has no {name}")),
         };
-        return Ok(ChartMeta { name: field("name")?, version: field("version")? });
+        return Ok(ChartMeta { name: field("name")?, version: field("version")?, app_version: field("appVersion").ok() });
     }
     Err("no Chart.yaml at the top of the archive".into())
 }
@@ -57,9 +60,12 @@ mod tests {
     fn reads_the_top_level_chart_yaml() {
         let bytes = archive(&[
             ("web/charts/sub/Chart.yaml", "name: sub\nversion: 9.9.9\n"),
-            ("web/Chart.yaml", "apiVersion: v2\nname: web\nversion: v1.2.3\n"),
+            ("web/Chart.yaml", "apiVersion: v2\nname: web\nversion: v1.2.3\nappVersion: 4.5\n"),
         ]);
-        assert_eq!(chart_meta(&bytes), Ok(ChartMeta { name: "web".into(), version: "v1.2.3".into() }));
+        let meta = ChartMeta { name: "web".into(), version: "v1.2.3".into(), app_version: Some("4.5".into()) };
+        assert_eq!(chart_meta(&bytes), Ok(meta));
+        let without = archive(&[("web/Chart.yaml", "apiVersion: v2\nname: web\nversion: 1.0.0\n")]);
+        assert_eq!(chart_meta(&without).map(|m| m.app_version), Ok(None));
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! order Helm runs them (`hooks`).
 //!
 //! Every object gets the labels [`RELEASE_LABEL`], [`RELEASE_NAMESPACE_LABEL`] and
-//! [`CHART_LABEL`], so the site can find a release's objects. Helm's own
+//! [`CHART_LABEL`], so the site can find a release's objects, and the chart's exact
+//! version, repository and app version as annotations, so its report can name them. Helm's own
 //! `app.kubernetes.io/managed-by: Helm` and `meta.helm.sh/release-*` are not added: no
 //! Helm release record exists on the cluster, and `helm` must not believe it owns them.
 
@@ -24,12 +25,22 @@ pub const RELEASE_NAMESPACE_LABEL: &str = "airlock.dev/helm-release-namespace";
 /// 63 characters).
 pub const CHART_LABEL: &str = "airlock.dev/helm-chart";
 
+/// The exact chart version, the repository as the profile names it, and the chart's
+/// `appVersion`: annotations on every object of a release, which the puller reads only to
+/// name the release in its report (bundles-format.md 2.5.3, 14.3).
+pub const CHART_VERSION_ANNOTATION: &str = "airlock.dev/helm-chart-version";
+pub const REPOSITORY_ANNOTATION: &str = "airlock.dev/helm-repository";
+pub const APP_VERSION_ANNOTATION: &str = "airlock.dev/helm-app-version";
+
 /// Which chart, exactly, a release was rendered from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChartId {
     pub name: String,
     pub version: String,
     pub digest: Digest,
+    /// The repository's URL, as the profile's `repositoryURL` gives it.
+    pub repository: String,
+    pub app_version: Option<String>,
 }
 
 /// One rendered object and the chart file it came from.
@@ -81,6 +92,10 @@ fn name_of(object: &Value) -> &str {
 /// file of a document that is not a Kubernetes object.
 pub(super) fn split(output: &str, name: &str, namespace: &str, chart: ChartId) -> Result<Release, (String, String)> {
     let chart_label = chart_label_value(&chart);
+    let mut chart_annotations = vec![(CHART_VERSION_ANNOTATION, chart.version.clone()), (REPOSITORY_ANNOTATION, chart.repository.clone())];
+    if let Some(app) = chart.app_version.clone().filter(|a| !a.is_empty()) {
+        chart_annotations.push((APP_VERSION_ANNOTATION, app));
+    }
     let mut release = Release { name: name.into(), namespace: namespace.into(), chart, crds: vec![], objects: vec![], hooks: vec![] };
     let mut source = String::new();
     for chunk in crate::yaml::split_documents(output) {
@@ -98,7 +113,7 @@ pub(super) fn split(output: &str, name: &str, namespace: &str, chart: ChartId) -
             if !named {
                 return Err((source.clone(), "a document without apiVersion, kind or metadata.name".into()));
             }
-            label(&mut object, name, namespace, &chart_label);
+            label(&mut object, name, namespace, &chart_label, &chart_annotations);
             let manifest = Manifest { source: source.clone(), object };
             if is_crds_dir(&source) {
                 release.crds.push(manifest);
@@ -133,16 +148,25 @@ fn chart_label_value(chart: &ChartId) -> String {
     cut.trim_end_matches(|c: char| !c.is_ascii_alphanumeric()).to_string()
 }
 
-fn label(object: &mut Value, release: &str, namespace: &str, chart: &str) {
+fn label(object: &mut Value, release: &str, namespace: &str, chart: &str, annotations: &[(&str, String)]) {
     let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return };
-    let labels = metadata.entry("labels").or_insert_with(|| Value::Object(Map::new()));
-    if !labels.is_object() {
-        *labels = Value::Object(Map::new());
-    }
-    let labels = labels.as_object_mut().expect("made an object above");
+    let labels = map_entry(metadata, "labels");
     labels.insert(RELEASE_LABEL.into(), release.into());
     labels.insert(RELEASE_NAMESPACE_LABEL.into(), namespace.into());
     labels.insert(CHART_LABEL.into(), chart.into());
+    let annotated = map_entry(metadata, "annotations");
+    for (key, value) in annotations {
+        annotated.insert((*key).into(), value.clone().into());
+    }
+}
+
+/// `metadata[key]` as a mapping, made one if it is missing or is not one.
+fn map_entry<'a>(metadata: &'a mut Map<String, Value>, key: &str) -> &'a mut Map<String, Value> {
+    let entry = metadata.entry(key).or_insert_with(|| Value::Object(Map::new()));
+    if !entry.is_object() {
+        *entry = Value::Object(Map::new());
+    }
+    entry.as_object_mut().expect("made an object above")
 }
 
 #[cfg(test)]
@@ -150,7 +174,13 @@ mod tests {
     use super::*;
 
     fn chart() -> ChartId {
-        ChartId { name: "c".into(), version: "0.1.0+build".into(), digest: Digest::of(b"c") }
+        ChartId {
+            name: "c".into(),
+            version: "0.1.0+build".into(),
+            digest: Digest::of(b"c"),
+            repository: "oci://registry/charts".into(),
+            app_version: Some("2.0".into()),
+        }
     }
 
     const OUTPUT: &str = "---\n# Source: c/crds/two.yaml\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: as.x.io\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: bs.x.io\n\n---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n---\n# Source: c/templates/h.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: a-job\n  annotations:\n    helm.sh/hook: pre-install\n";
@@ -167,6 +197,15 @@ mod tests {
         assert_eq!(labels[RELEASE_LABEL], "r");
         assert_eq!(labels[RELEASE_NAMESPACE_LABEL], "ns");
         assert_eq!(labels[CHART_LABEL], "c-0.1.0_build");
+        for object in release.crds.iter().chain(&release.objects).chain(release.hooks.iter().map(|h| &h.manifest)) {
+            let annotations = &object.object["metadata"]["annotations"];
+            assert_eq!(annotations[CHART_VERSION_ANNOTATION], "0.1.0+build", "the exact version: {object:?}");
+            assert_eq!(
+                (&annotations[REPOSITORY_ANNOTATION], &annotations[APP_VERSION_ANNOTATION]),
+                (&"oci://registry/charts".into(), &"2.0".into())
+            );
+        }
+        assert_eq!(release.hooks[0].manifest.object["metadata"]["annotations"]["helm.sh/hook"], "pre-install", "its own annotations kept");
     }
 
     #[test]

@@ -121,7 +121,16 @@ impl Renderer {
                 entry
             }
         };
-        let id = ChartId { name: chart.name.clone(), version: chart.version.clone(), digest: chart.digest };
+        // The app version is read from the archive each render: the cache's records of
+        // charts fetched before it was kept do not have it.
+        let app_version = std::fs::read(&chart.archive).ok().and_then(|bytes| super::archive::chart_meta(&bytes).ok()?.app_version);
+        let id = ChartId {
+            name: chart.name.clone(),
+            version: chart.version.clone(),
+            digest: chart.digest,
+            repository: request.chart.repository.url().to_string(),
+            app_version,
+        };
         let release =
             split(&entry.output, &request.release, &request.namespace, id).map_err(|(source_path, message)| HelmError::Manifest {
                 chart: request.chart.label.clone(),

@@ -6,8 +6,8 @@
 //!
 //! Only a run that applied a new bundle lists every object (spec 14.3); any other report is
 //! merged over what the ClusterConfiguration held. A report lists objects, not where they
-//! came from: each is recorded under the feature `Resources`, and Helm charts are not
-//! listed (a report names no release, chart or version).
+//! came from: each is recorded under the feature `Resources`, a Helm release's objects
+//! too; the releases themselves are recorded under `Helm` (`charts`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -16,6 +16,7 @@ use airlock_bundle::statement::rfc3339;
 use serde_json::{Map, Value, json};
 
 use super::applied::{Effect, ReportedObject};
+use super::charts::{self, Charts};
 use super::report::{PullReport, RunResult};
 
 /// The kind of cluster in Sveltos's names and labels.
@@ -105,6 +106,7 @@ pub fn addons(report: &PullReport, cluster: &ClusterId, old: &Value) -> Option<A
     report.bundle.as_ref()?;
     let finished = rfc3339::format(&report.finished_at);
     let before = held(old, cluster);
+    let charts = charts::after(report, cluster, &charts::held(old, cluster), &finished);
     // A run that applied a new bundle lists all of it; what it does not list is gone.
     let complete = report.result == RunResult::Applied;
     let mut after: Held = if complete { BTreeMap::new() } else { before.clone() };
@@ -148,6 +150,7 @@ pub fn addons(report: &PullReport, cluster: &ClusterId, old: &Value) -> Option<A
             failed.entry(profile).or_default().insert(0, format!("render failed: {}", failure.message));
         }
     }
+    named.extend(charts.keys().cloned());
     after.retain(|profile, deployed| !deployed.is_empty() || named.contains(profile) || (!complete && before.contains_key(profile)));
     for profile in &named {
         after.entry(profile.clone()).or_default();
@@ -170,12 +173,12 @@ pub fn addons(report: &PullReport, cluster: &ClusterId, old: &Value) -> Option<A
             ProfileState { profile: profile.clone(), matching: after.contains_key(profile), failure }
         })
         .collect();
-    Some(Addons { status: status_of(&after), profiles })
+    Some(Addons { status: status_of(&after, &charts), profiles })
 }
 
 /// The profile of part `part`, when it is one that can match `cluster` (a Profile only
 /// matches clusters of its own namespace).
-fn ours(part: &str, cluster: &ClusterId) -> Option<ProfileRef> {
+pub(super) fn ours(part: &str, cluster: &ClusterId) -> Option<ProfileRef> {
     ProfileRef::of_part(part).filter(|p| match p {
         ProfileRef::Profile { namespace, .. } => namespace == cluster.namespace(),
         ProfileRef::ClusterProfile(_) => true,
@@ -195,33 +198,42 @@ fn object_failure(object: &ReportedObject) -> String {
 /// dropped (the next complete report writes them again).
 fn held(status: &Value, cluster: &ClusterId) -> Held {
     let mut held = Held::new();
-    let sections = [("clusterProfileResources", "clusterProfileName"), ("profileResources", "profileName")];
-    for (list, name_field) in sections {
-        for section in status[list].as_array().into_iter().flatten() {
-            let Some(name) = section[name_field].as_str() else { continue };
-            let profile = match list {
-                "clusterProfileResources" => ProfileRef::ClusterProfile(name.to_string()),
-                _ => ProfileRef::Profile { namespace: cluster.namespace().to_string(), name: name.to_string() },
+    for (profile, section) in sections(status, cluster) {
+        let deployed = held.entry(profile).or_default();
+        for r in feature_entries(section, "resources") {
+            let text = |k: &str| r[k].as_str().map(str::to_string);
+            let (Some(group), Some(version), Some(kind), Some(name)) = (text("group"), text("version"), text("kind"), text("name")) else {
+                continue;
             };
-            let deployed = held.entry(profile).or_default();
-            let resources =
-                section["Features"].as_array().into_iter().flatten().flat_map(|f| f["resources"].as_array().into_iter().flatten());
-            for r in resources {
-                let text = |k: &str| r[k].as_str().map(str::to_string);
-                let (Some(group), Some(version), Some(kind), Some(name)) = (text("group"), text("version"), text("kind"), text("name"))
-                else {
-                    continue;
-                };
-                let time = text("lastAppliedTime").unwrap_or_default();
-                deployed.insert((group, kind, text("namespace").filter(|n| !n.is_empty()), name), Deployed { version, time });
-            }
+            let time = text("lastAppliedTime").unwrap_or_default();
+            deployed.insert((group, kind, text("namespace").filter(|n| !n.is_empty()), name), Deployed { version, time });
         }
     }
     held
 }
 
-/// The ClusterConfiguration status of `held`, sorted, every section complete.
-fn status_of(held: &Held) -> Value {
+/// Each profile's section of a ClusterConfiguration status, with the profile it names.
+pub(super) fn sections<'a>(status: &'a Value, cluster: &'a ClusterId) -> impl Iterator<Item = (ProfileRef, &'a Value)> + 'a {
+    let lists = [("clusterProfileResources", "clusterProfileName"), ("profileResources", "profileName")];
+    lists.into_iter().flat_map(move |(list, name_field)| {
+        status[list].as_array().into_iter().flatten().filter_map(move |section| {
+            let name = section[name_field].as_str()?.to_string();
+            let profile = match list {
+                "clusterProfileResources" => ProfileRef::ClusterProfile(name),
+                _ => ProfileRef::Profile { namespace: cluster.namespace().to_string(), name },
+            };
+            Some((profile, section))
+        })
+    })
+}
+
+/// The entries of list `field` (`resources`, `charts`) of every feature of a section.
+pub(super) fn feature_entries<'a>(section: &'a Value, field: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    section["Features"].as_array().into_iter().flatten().flat_map(move |f| f[field].as_array().into_iter().flatten())
+}
+
+/// The ClusterConfiguration status of `held` and `charts`, sorted, every section complete.
+fn status_of(held: &Held, charts: &Charts) -> Value {
     let (mut cluster_profiles, mut profiles) = (Vec::new(), Vec::new());
     for (profile, deployed) in held {
         let resources: Vec<Value> = deployed
@@ -242,7 +254,13 @@ fn status_of(held: &Held) -> Value {
                 Value::Object(r)
             })
             .collect();
-        let features = if resources.is_empty() { json!([]) } else { json!([{"featureID": "Resources", "resources": resources}]) };
+        let mut features = Vec::new();
+        if let Some(charts) = charts.get(profile).filter(|c| !c.is_empty()) {
+            features.push(json!({"featureID": charts::FEATURE, "charts": charts}));
+        }
+        if !resources.is_empty() {
+            features.push(json!({"featureID": "Resources", "resources": resources}));
+        }
         match profile {
             ProfileRef::ClusterProfile(name) => cluster_profiles.push(json!({"clusterProfileName": name, "Features": features})),
             ProfileRef::Profile { name, .. } => profiles.push(json!({"profileName": name, "Features": features})),

@@ -14,6 +14,8 @@
 
 pub mod addons;
 pub mod applied;
+pub mod charts;
+pub mod drift;
 pub mod dryrun;
 pub mod input;
 pub mod liveness;

@@ -1,6 +1,7 @@
-//! Writes what a report says per profile (`addons`, `profiles`, `dryrun`) to the Sveltos
-//! objects of the management cluster that Sveltos's own tools read: the cluster's
-//! ClusterConfiguration, the profiles' status, and a ClusterReport per previewed profile. Every write is a server-side apply under the publisher's field
+//! Writes what a report says per profile (`addons`, `profiles`, `dryrun`, `drift`) to the
+//! Sveltos objects of the management cluster that Sveltos's own tools read: the cluster's
+//! ClusterConfiguration (with the drift per profile as an annotation), the profiles'
+//! status, and a ClusterReport per previewed profile. Every write is a server-side apply under the publisher's field
 //! manager, the status through the status subresource; a profile's lists, which hold every
 //! cluster, are applied conditional on the resourceVersion read, and read again on a
 //! conflict.
@@ -15,6 +16,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchP
 use serde_json::{Value, json};
 
 use super::addons::{self, ProfileRef, ProfileState};
+use super::drift::{self, DRIFT_ANNOTATION};
 use super::report::PullReport;
 use super::target::TargetError;
 use super::{dryrun, profiles};
@@ -50,17 +52,23 @@ pub async fn write(client: &kube::Client, cluster: &ClusterId, report: &PullRepo
     let name = addons::configuration_name(cluster);
     let what = || format!("ClusterConfiguration {}/{name}", cluster.namespace());
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), cluster.namespace(), &resource);
-    let old = match api.get_opt(&name).await {
-        Ok(found) => found.map(|o| o.data["status"].clone()).unwrap_or(Value::Null),
+    let (old, old_drift) = match api.get_opt(&name).await {
+        Ok(found) => {
+            let drift = found.as_ref().and_then(|o| o.metadata.annotations.as_ref()?.get(DRIFT_ANNOTATION).cloned());
+            (found.map(|o| o.data["status"].clone()).unwrap_or(Value::Null), drift)
+        }
         Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Written::default()),
         Err(e) => return Err(error(what(), e)),
     };
     let Some(change) = addons::addons(report, cluster, &old) else { return Ok(Written::default()) };
     let apply = PatchParams::apply(FIELD_MANAGER).force();
-    let object = json!({
+    let mut object = json!({
         "apiVersion": resource.api_version, "kind": resource.kind,
         "metadata": {"name": name, "namespace": cluster.namespace(), "labels": addons::configuration_labels(cluster)},
     });
+    if let Some(drift) = drift::record(report, cluster, old_drift.as_deref()) {
+        object["metadata"]["annotations"] = json!({DRIFT_ANNOTATION: drift});
+    }
     match api.patch(&name, &apply, &Patch::Apply(&object)).await {
         // The kind is not served: Sveltos's addon-controller CRDs are not installed.
         Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Written::default()),

@@ -37,7 +37,7 @@ pub(super) fn decide(object: &DesiredObject, previous: Option<&InventoryEntry>) 
         (SyncMode::DryRun, _) => Some(Step::Preview),
         _ if object.create_only => Some(Step::CreateOnly),
         (SyncMode::OneTime, Some(previous)) => Some(Step::Keep(Box::new(previous.clone()))),
-        (SyncMode::ContinuousWithDriftDetection, _) if unchanged => None,
+        (SyncMode::ContinuousWithDriftDetection, _) if unchanged && !object.drift_ignored => None,
         _ if unchanged => Some(Step::Unchanged),
         _ => Some(Step::Apply),
     }

@@ -45,6 +45,14 @@ fn decide_follows_sync_mode_and_previous_inventory() {
 }
 
 #[test]
+fn an_object_sveltos_keeps_out_of_drift_detection_is_not_compared_but_still_applied_when_it_changes() {
+    let ignored = DesiredObject { drift_ignored: true, ..object(SyncMode::ContinuousWithDriftDetection, "h1") };
+    assert_eq!(decide(&ignored, Some(&entry("h1"))), Some(Step::Unchanged), "not compared with its live copy");
+    assert_eq!(decide(&ignored, Some(&entry("h0"))), Some(Step::Apply), "a new manifest is applied");
+    assert_eq!(decide(&ignored, None), Some(Step::Apply));
+}
+
+#[test]
 fn the_previous_inventory_is_found_whatever_the_api_version() {
     let mut old = entry("h");
     old.id.version = "v1beta1".into();

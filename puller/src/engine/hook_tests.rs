@@ -81,17 +81,7 @@ fn object(name: &str, release: &str, hash: &str) -> DesiredObject {
 }
 
 fn entry(object: &DesiredObject, hook: bool) -> InventoryEntry {
-    InventoryEntry {
-        id: object.id.clone(),
-        profile: object.profile.clone(),
-        applied_hash: object.hash.clone(),
-        leave_on_removal: false,
-        release: object.release.clone(),
-        hook,
-        propagation: None,
-        adopted: false,
-        service_account: None,
-    }
+    testing::entry(object, hook)
 }
 
 #[test]

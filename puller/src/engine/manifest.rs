@@ -41,6 +41,8 @@ pub const ANNOTATION_ADOPT: &str = "airlock.dev/adopt";
 pub const ANNOTATION_FORCE_RECREATE: &str = "airlock.dev/force-recreate";
 /// Sveltos's own annotation for the same, on one resource; any value sets it (spec 2.5.2).
 pub const SVELTOS_FORCE_RECREATE: &str = "projectsveltos.io/forceRecreate";
+/// Sveltos's annotation excluding one object from drift detection; any value, even empty.
+pub const SVELTOS_DRIFT_IGNORE: &str = "projectsveltos.io/driftDetectionIgnore";
 /// Annotations that change with every bundle version even when the object did not: left
 /// out of hashes, drift checks and diffs, or every object would be re-applied each version.
 pub(super) const VOLATILE_ANNOTATIONS: [&str; 2] = [ANNOTATION_VERSION, ANNOTATION_BUNDLE_DIGEST];
@@ -175,6 +177,7 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
     let propagation = cleanup::propagation(annotations, release.is_some(), hook.is_some())?;
     // Sveltos counts its annotation as set whatever its value, even empty.
     let force_recreate = flag(annotations, ANNOTATION_FORCE_RECREATE)? || annotations.contains_key(SVELTOS_FORCE_RECREATE);
+    let drift_ignored = annotations.contains_key(SVELTOS_DRIFT_IGNORE);
     for key in VOLATILE_ANNOTATIONS {
         annotations.remove(key);
     }
@@ -198,6 +201,7 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
         create_only,
         adopt,
         force_recreate,
+        drift_ignored,
         release,
         hook,
         wait,

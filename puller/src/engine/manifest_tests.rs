@@ -303,6 +303,21 @@ fn force_recreate_is_read_from_either_annotation() {
 }
 
 #[test]
+fn drift_detection_ignore_is_read_from_sveltos_annotation_whatever_its_value() {
+    let annotated =
+        |annotation: &str| CONFIG_MAP.replace("  namespace: web\n", &format!("  namespace: web\n  annotations:\n    {annotation}\n"));
+    let files = [
+        file("ClusterProfile.web/a.yaml", &annotated("projectsveltos.io/driftDetectionIgnore: \"\"")),
+        file("ClusterProfile.web/b.yaml", &annotated("projectsveltos.io/driftDetectionIgnore: ok").replace("name: a", "name: b")),
+        file("ClusterProfile.web/c.yaml", &CONFIG_MAP.replace("name: a", "name: c")),
+    ];
+    let objects = parse(1, &files).unwrap();
+    assert_eq!(objects.iter().map(|o| (o.id.name.as_str(), o.drift_ignored)).collect::<Vec<_>>(), [("a", true), ("b", true), ("c", false)]);
+    let kept = objects[0].manifest.value();
+    assert_eq!(kept["metadata"]["annotations"]["projectsveltos.io/driftDetectionIgnore"], "", "applied as written");
+}
+
+#[test]
 fn a_release_and_its_hooks_are_read_from_their_labels_and_annotations() {
     let labels = "  labels:\n    airlock.dev/helm-release: web\n    airlock.dev/helm-release-namespace: apps\n";
     let object = CONFIG_MAP.replace("  namespace: web\n", &format!("  namespace: web\n{labels}"));

@@ -24,6 +24,7 @@
 //! [`desired`], [`sync`], [`check_drift`], [`plan`], [`workloads`] and [`check_reload`].
 
 mod apply;
+mod charts;
 mod cleanup;
 mod compare;
 mod defaults;
@@ -62,6 +63,7 @@ use std::collections::BTreeMap;
 
 use airlock_bundle::{SyncMode, VerifiedBundle};
 
+pub use charts::{ANNOTATION_APP_VERSION, ANNOTATION_CHART_VERSION, ANNOTATION_REPOSITORY, releases};
 pub use error::{ApiError, EngineError};
 pub use exclusion::Exclusions;
 use gate::Held;
@@ -126,8 +128,9 @@ pub async fn sync(
 
 /// The first step of a drift check for an unchanged bundle: for ContinuousWithDriftDetection
 /// profiles, list each kind once (kinds in `known` without discovery) and compare with what
-/// was applied. Create-only objects and Helm hooks are never compared, and parts held back
-/// are skipped.
+/// was applied. Create-only objects, Helm hooks and objects annotated
+/// `projectsveltos.io/driftDetectionIgnore` are never compared, and parts held back are
+/// skipped.
 /// Read-only.
 pub async fn check_drift(
     client: &kube::Client,
@@ -138,7 +141,7 @@ pub async fn check_drift(
     let api = Api::new(client, known, &settings.tenants);
     let checked = desired
         .into_iter()
-        .filter(|o| o.sync_mode == SyncMode::ContinuousWithDriftDetection && !o.create_only && o.hook.is_none())
+        .filter(|o| o.sync_mode == SyncMode::ContinuousWithDriftDetection && !o.create_only && o.hook.is_none() && !o.drift_ignored)
         .collect();
     let (targets, mut decided) = admit(&api, checked, settings).await?;
     let held = Held::new(&settings.held_back, targets.iter().map(|t| &t.object));

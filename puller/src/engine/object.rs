@@ -41,6 +41,9 @@ pub struct DesiredObject {
     /// Deleted and created again when its update is refused in a way only that resolves
     /// (spec 2.5.2): its policyRef says `force`, or it carries Sveltos's annotation.
     pub force_recreate: bool,
+    /// Annotated `projectsveltos.io/driftDetectionIgnore` (any value): never compared with
+    /// its live copy, so never corrected; a changed manifest is applied as usual (spec 5.8).
+    pub drift_ignored: bool,
     /// The Helm release it belongs to, `<namespace>/<name>`, from its release labels (spec
     /// 2.5.3).
     pub release: Option<String>,

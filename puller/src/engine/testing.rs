@@ -13,7 +13,7 @@ use airlock_bundle::{Bundle, Digest, Floor, PartSettings, StopMatchingBehavior, 
 /// Which values an apiserver leaves out of an object it stores, as drift detection judges
 /// them: end-to-end tests that read objects back judge them the same way.
 pub use super::compare::is_zero;
-use super::object::{DesiredObject, ObjectId};
+use super::object::{DesiredObject, InventoryEntry, ObjectId};
 use super::settings::{NamespacePolicy, Settings};
 
 /// `files` (path, YAML) signed as `version` of the fixture cluster `fleet/edge-1`, each
@@ -49,6 +49,7 @@ pub fn object(api_version: &str, kind: &str, namespace: Option<&str>, name: &str
         create_only: false,
         adopt: false,
         force_recreate: false,
+        drift_ignored: false,
         release: None,
         hook: None,
         wait: None,
@@ -91,5 +92,20 @@ pub fn settings(cluster: &str) -> Settings {
         protected_namespace_keys: Vec::new(),
         allow_endpoints: false,
         tenants: Default::default(),
+    }
+}
+
+/// The inventory entry `object` leaves once applied (a hook's, with `hook`).
+pub fn entry(object: &DesiredObject, hook: bool) -> InventoryEntry {
+    InventoryEntry {
+        id: object.id.clone(),
+        profile: object.profile.clone(),
+        applied_hash: object.hash.clone(),
+        leave_on_removal: false,
+        release: object.release.clone(),
+        hook,
+        propagation: None,
+        adopted: false,
+        service_account: None,
     }
 }

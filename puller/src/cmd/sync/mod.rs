@@ -268,6 +268,7 @@ async fn run(
             }
             let workloads = engine::workloads(&desired, &engine_settings);
             let recorded = state.as_ref().map(|s| s.mounted.clone()).unwrap_or_default();
+            let releases = engine::releases(&desired, &previous, &engine_settings.held_back);
             let outcome = writer.stopped(&stop).guard(engine::sync(client, desired, &previous, &engine_settings)).await??;
             report.record(&outcome, false);
             let counts = failures::counted(&counts, profiles, &outcome.results);
@@ -292,6 +293,7 @@ async fn run(
             let applied = applied_state(settings, trusted, &identities, &envelope, record, &floor, outcome.kinds);
             state_store.save(State { failures: counts, mounted, ..applied }, outcome.inventory).await?;
             (report.applied_version, report.applied_digest) = bundle.unzip();
+            report.releases = releases;
             // A restart that failed keeps its recorded digest, so the next run tries again.
             check_outcome(&restarted)?;
             Ok(RunResult::Applied)
