@@ -6,15 +6,11 @@
 //! a ClusterReport for a previewed profile (`show dryrun`); a failed profile leaves the
 //! cluster ready and shows on that profile.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use std::process::Command;
 
+use airlock_e2e::publisher::reports::{report, report_key_of, sign_report};
+use airlock_e2e::publisher::{Keys, install_crds, kubectl_ok, run, unique};
 use serde_json::{Value, json};
-use support::reports::{report, report_key_of, sign_report};
-use support::{Keys, install_crds, kubectl_ok, run, unique};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const T1: &str = "2026-03-01T10:00:00Z";
@@ -23,9 +19,9 @@ const T3: &str = "2026-03-03T10:00:00Z";
 
 /// Sveltos's ClusterConfiguration and ClusterReport CRDs, as 1.20 accepts them.
 fn install_status_crds() {
-    let out = Command::new(common::root().join("hack/sveltos-crds.sh"))
-        .args(["status", &common::service_env(MANAGEMENT)])
-        .env("AIRLOCK_KUBECTL", common::service_env("AIRLOCK_KUBECTL"))
+    let out = Command::new(airlock_e2e::root().join("hack/sveltos-crds.sh"))
+        .args(["status", &airlock_e2e::service_env(MANAGEMENT)])
+        .env("AIRLOCK_KUBECTL", airlock_e2e::service_env("AIRLOCK_KUBECTL"))
         .output()
         .expect("hack/sveltos-crds.sh runs");
     assert!(out.status.success(), "hack/sveltos-crds.sh status: {}", String::from_utf8_lossy(&out.stderr));
@@ -108,12 +104,12 @@ fn refs(list: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn ingest_writes_what_show_addons_usage_and_dryrun_read_and_a_failed_profile_keeps_the_cluster_ready() {
-    install_crds();
+    let _crds = install_crds();
     install_status_crds();
     let ns = unique("svstatus");
     let keys = Keys::new("ops");
-    let mgmt = common::service_env(MANAGEMENT);
-    let source = format!("oci+http://{}/airlock-e2e/{ns}", common::service_env("AIRLOCK_REGISTRY"));
+    let mgmt = airlock_e2e::service_env(MANAGEMENT);
+    let source = format!("oci+http://{}/airlock-e2e/{ns}", airlock_e2e::service_env("AIRLOCK_REGISTRY"));
     let args = ["register", "cluster", "--namespace", &ns, "--cluster", "edge-1", "--pullmode", "--labels", "site=a"];
     let out = run(&[&args[..], &["--source", &source, "--keyring", &keys.keyring_path, "--kubeconfig", &mgmt]].concat());
     assert!(out.status.success(), "register: {}", String::from_utf8_lossy(&out.stderr));
