@@ -7,10 +7,6 @@
 //! `kubectl get sveltoscluster` shows READY and VERSION, and a report signed with another key
 //! refused and named.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
@@ -18,11 +14,11 @@ use std::process::Command;
 use airlock_bundle::SigningKey;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_cli::KubeArgs;
+use airlock_e2e::publisher::reports::{report_key_of, signed_report};
+use airlock_e2e::publisher::{Fixture, Keys, file, has_part, install_crds, kubectl_ok, read_back, run, run_expect, summary, unique};
 use airlock_store::mirror::ExportIndex;
 use airlock_store::{OciStore, StoreRef, open_oci};
 use base64::Engine;
-use support::reports::{report_key_of, signed_report};
-use support::{Fixture, Keys, file, has_part, install_crds, kubectl_ok, read_back, run, run_expect, summary, unique};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const L: Limits = Limits::SPEC;
@@ -94,9 +90,9 @@ async fn oci(reference: &str) -> Box<dyn OciStore> {
 }
 
 /// `airlock-puller import` of `archive` into `into`, as the disconnected site runs it.
-fn import(archive: &Path, into: &str, keys: &Keys) -> common::Run {
+fn import(archive: &Path, into: &str, keys: &Keys) -> airlock_e2e::Run {
     let from = format!("oci-archive:{}", archive.display());
-    let out = Command::new(common::puller_bin())
+    let out = Command::new(airlock_e2e::puller_bin())
         .args(["import", "--from", &from, "--to", into, "--keyring", &keys.keyring_path])
         .env("AIRLOCK_LOG", "warn")
         .output()
@@ -117,7 +113,7 @@ fn imported(archive: &Path, into: &str, keys: &Keys) -> (usize, usize) {
 /// Imports `archive` into a registry prefix of its own and expects exit 1 and an error
 /// mentioning `want`, with nothing written there.
 async fn refused(archive: &Path, keys: &Keys, want: &str) {
-    let empty = format!("oci+http://{}/airlock-e2e/{}", common::service_env("AIRLOCK_REGISTRY_REMOTE"), unique("refused"));
+    let empty = format!("oci+http://{}/airlock-e2e/{}", airlock_e2e::service_env("AIRLOCK_REGISTRY_REMOTE"), unique("refused"));
     let run = import(archive, &empty, keys);
     eprintln!("refused {}: {}", archive.display(), run.stderr.trim());
     assert_eq!(run.code, Some(1), "{run:?}");
@@ -144,8 +140,8 @@ async fn export_carries_only_what_changed_and_import_refuses_damaged_archives() 
     let fx = Fixture::new("airgap");
     grow_fleet(&fx);
     let keys = Keys::new("ops");
-    let connected = format!("oci+http://{}/airlock-e2e/{}", common::service_env("AIRLOCK_REGISTRY"), fx.run);
-    let far = format!("oci+http://{}/airlock-e2e/{}", common::service_env("AIRLOCK_REGISTRY_REMOTE"), fx.run);
+    let connected = format!("oci+http://{}/airlock-e2e/{}", airlock_e2e::service_env("AIRLOCK_REGISTRY"), fx.run);
+    let far = format!("oci+http://{}/airlock-e2e/{}", airlock_e2e::service_env("AIRLOCK_REGISTRY_REMOTE"), fx.run);
     let publish = ["publish", "--from-dir", fx.path(), "--to", &connected, "--key", &keys.key];
     let first = summary(&run_expect(&publish, 0));
     assert_eq!(first.len(), SITES + 3);
@@ -218,7 +214,7 @@ async fn export_carries_only_what_changed_and_import_refuses_damaged_archives() 
 /// The managed apiserver's `gitVersion`, which its puller would report.
 async fn managed_version() -> String {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let kube = KubeArgs { kubeconfig: Some(common::service_env("AIRLOCK_KUBECONFIG_MANAGED").into()), context: None };
+    let kube = KubeArgs { kubeconfig: Some(airlock_e2e::service_env("AIRLOCK_KUBECONFIG_MANAGED").into()), context: None };
     kube.client().await.expect("managed client").apiserver_version().await.expect("version").git_version
 }
 
@@ -236,11 +232,11 @@ fn annotation(ns: &str, name: &str) -> String {
 
 #[tokio::test]
 async fn ingest_marks_the_cluster_ready_and_refuses_a_report_signed_with_another_key() {
-    install_crds();
+    let _crds = install_crds();
     let ns = unique("ingest");
     let keys = Keys::new("ops");
-    let mgmt = common::service_env(MANAGEMENT);
-    let source = format!("oci+http://{}/airlock-e2e/{ns}", common::service_env("AIRLOCK_REGISTRY"));
+    let mgmt = airlock_e2e::service_env(MANAGEMENT);
+    let source = format!("oci+http://{}/airlock-e2e/{ns}", airlock_e2e::service_env("AIRLOCK_REGISTRY"));
     let register = |extra: &[&str]| {
         let mut args = vec!["register", "cluster", "--namespace", &ns, "--cluster", "edge-1", "--pullmode", "--labels", "site=a"];
         args.extend_from_slice(&["--source", &source, "--keyring", &keys.keyring_path, "--kubeconfig", &mgmt]);
@@ -294,7 +290,7 @@ async fn ingest_marks_the_cluster_ready_and_refuses_a_report_signed_with_another
         std::fs::write(site.path().join(format!("report-{ns}.edge-1-{time}.000Z.json")), bytes).expect("write report");
     }
     let bundle = reports.path().join("reports.json");
-    let out = Command::new(common::puller_bin())
+    let out = Command::new(airlock_e2e::puller_bin())
         .args(["export-reports", "--from", site.path().to_str().expect("UTF-8 path"), "--to", bundle.to_str().expect("UTF-8 path")])
         .output()
         .expect("airlock-puller runs");

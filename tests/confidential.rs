@@ -18,21 +18,17 @@
 //!
 //! `fail_closed` checks the other side: a cluster without a recipient gets none of it.
 
-mod common;
-#[path = "confidential/fail_closed.rs"]
 mod fail_closed;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
 
 use std::io::Read as _;
 use std::path::Path;
 use std::process::Command;
 
 use airlock_cli::install_crypto_provider;
+use airlock_e2e::publisher::{Keys, ManagedNamespaces, kubectl, kubectl_ok};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use jiff::Timestamp;
-use publisher_support::{Keys, ManagedNamespaces, kubectl, kubectl_ok};
 
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
 const AGE: &str = "/usr/bin/age";
@@ -51,7 +47,7 @@ async fn secrets_are_readable_by_their_own_cluster_only() {
     std::fs::create_dir(path("management")).expect("management dir");
     for cluster in ["edge-1", "edge-2"] {
         let out = tool(
-            common::publisher_bin(),
+            airlock_e2e::publisher_bin(),
             &["register", "cluster", "--namespace", &run, "--cluster", cluster, "--pullmode", "--labels", "conf=on"],
             &["--source", &registry, "--keyring", &keys.keyring_path, "--to-dir", &path("management")],
         );
@@ -65,7 +61,7 @@ async fn secrets_are_readable_by_their_own_cluster_only() {
     std::fs::write(dir.path().join("management/profile.yaml"), markers.management_set(&run, &app_ns)).expect("management set");
 
     let publish = |to: &str| {
-        let out = tool(common::publisher_bin(), &["publish", "--from-dir", &path("management"), "--to", to], &["--key", &keys.key]);
+        let out = tool(airlock_e2e::publisher_bin(), &["publish", "--from-dir", &path("management"), "--to", to], &["--key", &keys.key]);
         assert_eq!(out.code, Some(0), "publish to {to}: {out:?}");
         out
     };
@@ -75,9 +71,9 @@ async fn secrets_are_readable_by_their_own_cluster_only() {
     export(&registry, &archive, &keys);
 
     // What the store, the history and the archive hold.
-    let registry_data = Path::new(&common::service_env("AIRLOCK_STATE")).join("registry-plain/data/docker/registry/v2");
+    let registry_data = Path::new(&airlock_e2e::service_env("AIRLOCK_STATE")).join("registry-plain/data/docker/registry/v2");
     let stored = registry_texts(&registry_data, &run);
-    let history = git_history(&common::service_env("AIRLOCK_GIT_ROOT"), &run);
+    let history = git_history(&airlock_e2e::service_env("AIRLOCK_GIT_ROOT"), &run);
     let carried = archive_texts(Path::new(&archive));
     for (what, text) in [("registry storage", &stored), ("Git history", &history), ("archive", &carried)] {
         assert!(text.contains(&markers.clear), "{what}: the search must find the ConfigMap's marker");
@@ -91,14 +87,14 @@ async fn secrets_are_readable_by_their_own_cluster_only() {
     let edge1 = format!("{run}/edge-1");
     let sync = |store: &str, state_ns: &str, identity: &str| {
         tool(
-            common::puller_bin(),
+            airlock_e2e::puller_bin(),
             &["sync", "--source", store, "--cluster", &edge1, "--keyring", &keys.keyring_path, "--state-namespace", state_ns],
-            &["--age-identity", &path(identity), "--kubeconfig", &common::service_env(MANAGED)],
+            &["--age-identity", &path(identity), "--kubeconfig", &airlock_e2e::service_env(MANAGED)],
         )
     };
-    let client = common::kube_client(&common::service_env(MANAGED)).await;
+    let client = airlock_e2e::kube_client(&airlock_e2e::service_env(MANAGED)).await;
     for ns in [&app_ns, &state_git, &state_registry, &state_other] {
-        common::create_namespace(&client, ns).await;
+        airlock_e2e::create_namespace(&client, ns).await;
     }
     let other = sync(&registry, &state_other, "edge-2.identity.txt");
     assert_eq!(other.code, Some(REJECTED), "{other:?}");
@@ -169,8 +165,8 @@ impl Stores {
     fn new(prefix: &str, keys: &str) -> Stores {
         install_crypto_provider();
         let run = format!("{prefix}-{:x}-{:x}", Timestamp::now().as_second() % 0x100_0000, std::process::id());
-        let registry = format!("oci+http://{}/{run}", common::service_env("AIRLOCK_REGISTRY"));
-        let git_url = common::new_git_repo(&run);
+        let registry = format!("oci+http://{}/{run}", airlock_e2e::service_env("AIRLOCK_REGISTRY"));
+        let git_url = airlock_e2e::new_git_repo(&run);
         let git_store = format!("git+{git_url}");
         Stores { dir: tempfile::tempdir().expect("temp dir"), keys: Keys::new(keys), registry, git_url, git_store, run }
     }
@@ -179,7 +175,7 @@ impl Stores {
 /// Exports every bundle of `registry` into the archive `archive`.
 fn export(registry: &str, archive: &str, keys: &Keys) {
     let to = format!("oci-archive:{archive}");
-    let out = tool(common::publisher_bin(), &["export", "--from", registry, "--to", &to], &["--keyring", &keys.keyring_path]);
+    let out = tool(airlock_e2e::publisher_bin(), &["export", "--from", registry, "--to", &to], &["--keyring", &keys.keyring_path]);
     assert_eq!(out.code, Some(0), "export: {out:?}");
 }
 
@@ -317,7 +313,7 @@ fn assert_absent(namespace: &str, name: &str) {
     assert!(!out.status.success(), "Secret {namespace}/{name} exists");
 }
 
-fn tool(bin: std::path::PathBuf, a: &[&str], b: &[&str]) -> common::Run {
+fn tool(bin: std::path::PathBuf, a: &[&str], b: &[&str]) -> airlock_e2e::Run {
     Command::new(&bin).args(a).args(b).env_remove("KUBECONFIG").env_remove("AIRLOCK_LOG").output().expect("tool runs").into()
 }
 

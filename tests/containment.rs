@@ -23,18 +23,10 @@
 //! adopted hook, a hook's re-creation, a Job check or prune. Each fails closed: its exit code, its error, and the
 //! `uid/resourceVersion` of every object aimed at unchanged.
 
-#[path = "containment/attacks.rs"]
 mod attacks;
-mod common;
-// Shared with the least-privilege suite; each uses part of it.
-#[allow(dead_code)]
-#[path = "rbac/probe.rs"]
-mod probe;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
 
 use airlock_bundle::statement::ClusterScopedObject;
-use probe::{Probe, Site};
+use airlock_e2e::probe::{Probe, Site};
 
 fn allowed_priority_class(run: &str) -> String {
     format!("{run}-allowed")
@@ -86,7 +78,7 @@ async fn a_bundle_cannot_leave_its_namespaces_by_policy_nor_by_grant() {
     let mut files = site.config_maps(&[watched.as_str()]);
     files.extend(attack(&site));
     let policy = site.sync(1, &files, &["--watch-namespaces", &site.watch_list()]).await;
-    common::assert_exit(&policy, 3);
+    airlock_e2e::assert_exit(&policy, 3);
     for named in [
         format!("ClusterRoleBinding.rbac.authorization.k8s.io {run}-bundle"),
         format!("ValidatingWebhookConfiguration.admissionregistration.k8s.io {run}-bundle"),
@@ -148,7 +140,7 @@ async fn a_bundle_cannot_leave_its_namespaces_by_policy_nor_by_grant() {
     // rather than meet an object Airlock did not create.
     let allowed = allowed_priority_class(&run);
     let removed = std::process::Command::new("kubectl")
-        .args(["--kubeconfig", &common::service_env("AIRLOCK_KUBECONFIG_MANAGED"), "delete", "priorityclass", "--ignore-not-found"])
+        .args(["--kubeconfig", &airlock_e2e::service_env("AIRLOCK_KUBECONFIG_MANAGED"), "delete", "priorityclass", "--ignore-not-found"])
         .args([allowed.as_str(), &format!("{run}-probe")])
         .output()
         .expect("kubectl runs");
@@ -159,7 +151,7 @@ async fn a_bundle_cannot_leave_its_namespaces_by_policy_nor_by_grant() {
     let entry = ClusterScopedObject { group: "scheduling.k8s.io".into(), kind: "PriorityClass".into(), name: allowed.clone() };
     let watch = ["--watch-namespaces", &site.watch_list()];
     let applied = site.sync_released(2, &files, &watch, |r| r.cluster_scoped = vec![entry], &|_| Default::default()).await;
-    common::assert_exit(&applied, 0);
+    airlock_e2e::assert_exit(&applied, 0);
     assert!(site.holds("priorityclass", None, &allowed), "the allow-listed PriorityClass was applied");
     assert_eq!(site.config_map_value(&watched).await.as_deref(), Some("v1"));
     assert_eq!(site.state_version().await, Some(2));
@@ -193,7 +185,7 @@ async fn a_hostile_bundle_fails_closed_inside_its_namespaces() {
         files
     };
     let applied = site.sync_released(1, &baseline(), &args, |_| {}, &attacks::parts(Vec::new())).await;
-    common::assert_exit(&applied, 0);
+    airlock_e2e::assert_exit(&applied, 0);
     let enforce = |ns: &str| {
         attacks::admin(&["get", "namespace", ns, "-o", "jsonpath={.metadata.labels.pod-security\\.kubernetes\\.io/enforce}"], "")
     };
@@ -359,7 +351,7 @@ async fn a_hostile_bundle_fails_closed_inside_its_namespaces() {
     let mut files = site.config_maps(&[a.as_str()]);
     files.push(namespace(&a, "team: web", ""));
     let labelled = site.sync_released(20, &files, &args, |_| {}, &attacks::parts(Vec::new())).await;
-    common::assert_exit(&labelled, 0);
+    airlock_e2e::assert_exit(&labelled, 0);
     assert_eq!(enforce(&a), "restricted", "the forced apply left the level as it was");
     let airlock =
         attacks::admin(&["get", "namespace", &a, "-o", "jsonpath={.metadata.managedFields[?(@.manager==\"airlock\")].fieldsV1}"], "");

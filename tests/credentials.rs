@@ -4,23 +4,17 @@
 //! apiserver, reading its store credentials the way the CronJob's pod does (a directory
 //! filled from the Secret: `$DOCKER_CONFIG` for a registry, `$AIRLOCK_GIT_CREDENTIALS` for a
 //! Git server). The same round trip runs against a registry and a Git server of the test's
-//! own (`servers`), whose users change for real.
-
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
-#[path = "credentials/servers.rs"]
-mod servers;
+//! own (`airlock_e2e::login_servers`), whose users change for real.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use airlock_e2e::login_servers::{PUBLISHER, Server};
+use airlock_e2e::publisher::{Keys, Names, install_crds, kubectl_ok, management_set};
+use airlock_e2e::{Run, publisher_bin, puller_bin};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use common::{Run, publisher_bin, puller_bin};
 use jiff::{SignedDuration, Timestamp};
-use publisher_support::{Keys, Names, install_crds, kubectl_ok, management_set};
-use servers::{PUBLISHER, Server};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
@@ -51,7 +45,7 @@ impl World {
 
     /// `publish` of this test's two clusters: exit code, and per cluster (version, status, warnings).
     fn publish(&self) -> (Option<i32>, Vec<[String; 3]>, String) {
-        let mgmt = common::service_env(MANAGEMENT);
+        let mgmt = airlock_e2e::service_env(MANAGEMENT);
         let out = Command::new(publisher_bin())
             .args(["publish", "--kubeconfig", &mgmt, "--to", &self.server.publish_to(), "--no-cache"])
             .args(["--key", &self.keys.key, "--keyring", &self.keys.keyring_path])
@@ -85,7 +79,7 @@ impl World {
             .args(["--watch-namespaces", &self.names.app_ns()])
             .arg("--age-identity")
             .arg(self.identity_file())
-            .env("KUBECONFIG", common::service_env(MANAGED))
+            .env("KUBECONFIG", airlock_e2e::service_env(MANAGED))
             .env(variable, value)
             .env("AIRLOCK_LOG", "warn")
             .output()
@@ -151,7 +145,7 @@ fn renewed_git_credentials_reach_the_puller_inside_its_bundle() {
 /// Register, publish, sync, renew, relay, revoke, sync with what the bundle delivered, and
 /// let the credentials expire; with `w`'s store, which starts with the users PUBLISHER and OLD.
 fn renewal_round_trip(w: World) {
-    install_crds();
+    let _crds = install_crds();
     let (ns, app_ns) = (w.names.ns().to_string(), w.names.app_ns());
     kubectl_ok(MANAGEMENT, &["create", "namespace", &ns], b"");
     kubectl_ok(MANAGEMENT, &["apply", "-f", "-"], management_set(&ns, &app_ns, "blue").as_bytes());

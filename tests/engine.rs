@@ -11,18 +11,11 @@
 //! what a release's options ask of the site (wait, cleanup, deletion propagation) in
 //! `engine/release.rs`.
 
-mod common;
-#[path = "engine/hooks.rs"]
 mod hooks;
-#[path = "engine/recreate.rs"]
 mod recreate;
-#[path = "engine/release.rs"]
 mod release;
-#[path = "engine/reload.rs"]
 mod reload;
-#[path = "engine/scenario.rs"]
 mod scenario;
-#[path = "engine/settings.rs"]
 mod settings;
 
 use std::collections::BTreeMap;
@@ -31,8 +24,9 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use airlock_puller::engine::{self, Action, EngineError, NamespacePolicy};
 use futures::{StreamExt, TryStreamExt};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, WatchEvent, WatchParams};
-use scenario::*;
 use serde_json::json;
+
+use scenario::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn first_sync_creates_everything_and_an_unchanged_resync_writes_nothing() {

@@ -1,49 +1,37 @@
 //! Faults end to end: the real `airlock-puller sync` against the real
 //! registry, Git server and Kubernetes 1.20 API server of `hack/services.sh`, with the
 //! fault put between them: a registry answering 500, cutting a transfer or stopping mid-
-//! fetch, and an API server unreachable mid-apply (both through `faults/proxy.rs`); a real
+//! fetch, and an API server unreachable mid-apply (both through `airlock_e2e::fault_proxy`); a real
 //! kube-apiserver stopped mid-apply and restarted (`hack/kube.sh`'s `faults` instance); the
 //! puller's clock moved (libfaketime); the state or inventory Secret deleted or corrupted
 //! by hand, or left half-written; the state written by another writer mid-run; a Git
 //! remote rewound to an older history.
 //!
 //! Every case asserts the exact exit code and error, that a failed or refused run changed
-//! no object's resourceVersion (the snapshot of `hostile/site.rs`) and that the state
+//! no object's resourceVersion (the snapshot of `airlock_e2e::hostile_site`) and that the state
 //! never claims a version not fully applied, then that the next healthy run converges to
 //! exactly the bundle's objects: none missing, none extra, none stale. The SIGKILL and
 //! two-pullers faults are in `puller.rs`, refused bundles in `hostile.rs`.
 
-#[path = "faults/apiserver.rs"]
 mod apiserver;
-#[path = "faults/clock.rs"]
 mod clock;
-mod common;
-#[path = "faults/inventory.rs"]
 mod inventory;
-#[path = "faults/proxy.rs"]
 mod proxy;
-#[path = "faults/registry.rs"]
 mod registry;
-#[path = "faults/rollback.rs"]
 mod rollback;
-#[path = "faults/state_race.rs"]
 mod state_race;
-// Shared with the hostile suite, which uses all of it.
-#[allow(dead_code)]
-#[path = "hostile/site.rs"]
-mod site;
 
 use std::collections::BTreeMap;
 
 use airlock_bundle::Digest;
 use airlock_bundle::{Release, SignedBundle};
+use airlock_e2e::Run;
+use airlock_e2e::hostile_site::{Site, Snapshot};
+use airlock_e2e::kept::Kept;
+pub use airlock_e2e::kept::{gunzip, gzip};
 use airlock_store::{PublishMeta, RegistryCredentials, StoreRef};
-use common::Run;
-use common::kept::Kept;
-pub use common::kept::{gunzip, gzip};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams};
-use site::{Site, Snapshot};
 
 /// The label every object the puller applies carries.
 const CLUSTER_LABEL: &str = "airlock.dev/cluster";

@@ -2,8 +2,6 @@
 //! (`git http-backend` on `$AIRLOCK_GIT_HTTP`). Every test pushes to a fresh repository
 //! of its own and keeps its cache in a temporary directory.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
@@ -17,7 +15,7 @@ use airlock_store::{Fetch, GitStore, PublishMeta, Store, fetch_verified};
 /// A new empty repository on the test server; its http URL.
 fn new_repo(test: &str) -> String {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let base = common::service_env("AIRLOCK_GIT_HTTP");
+    let base = airlock_e2e::service_env("AIRLOCK_GIT_HTTP");
     let name = format!("airlock-e2e-{test}-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hack/git-server.sh");
     let out = Command::new(&script).args(["new-repo", &name]).output().expect("hack/git-server.sh runs");

@@ -6,20 +6,14 @@
 //! cluster, applies that cluster's bundle to the managed apiserver, is refused the other's,
 //! and pushes its reports into its own place, which ingest reads back.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
-#[path = "credentials/servers.rs"]
-mod servers;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use airlock_e2e::login_servers::{PUBLISHER, Server};
+use airlock_e2e::publisher::{Keys, Names, install_crds, kubectl, kubectl_ok, management_set};
+use airlock_e2e::{Run, publisher_bin, puller_bin};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use common::{Run, publisher_bin, puller_bin};
-use publisher_support::{Keys, Names, install_crds, kubectl, kubectl_ok, management_set};
-use servers::{PUBLISHER, Server};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
@@ -100,7 +94,7 @@ impl World {
     }
 
     fn publish(&self) -> Run {
-        let mgmt = common::service_env(MANAGEMENT);
+        let mgmt = airlock_e2e::service_env(MANAGEMENT);
         Command::new(publisher_bin())
             .args(["publish", "--kubeconfig", &mgmt, "--to", &self.publish_to(), "--no-cache"])
             .args(["--key", &self.keys.key, "--keyring", &self.keys.keyring_path])
@@ -121,7 +115,7 @@ impl World {
             .args(["--watch-namespaces", &self.names.app_ns(), "--push-reports"])
             .arg("--report-key")
             .arg(report_key)
-            .env("KUBECONFIG", common::service_env(MANAGED))
+            .env("KUBECONFIG", airlock_e2e::service_env(MANAGED))
             .env("AIRLOCK_GIT_CREDENTIALS", login)
             .env("AIRLOCK_LOG", "warn")
             .output()
@@ -204,7 +198,7 @@ fn a_branch_per_cluster_lets_each_cluster_read_its_own_only() {
 /// edge-a with edge-b's login (refused, nothing applied) and then its own (applied), and
 /// read its report back with ingest.
 fn round_trip(w: &World, refusal: &str) {
-    install_crds();
+    let _crds = install_crds();
     let (ns, app_ns) = (w.names.run.clone(), w.names.app_ns());
     kubectl_ok(MANAGEMENT, &["create", "namespace", &ns], b"");
     kubectl_ok(MANAGEMENT, &["apply", "-f", "-"], management_set(&ns, &app_ns, "blue").as_bytes());
@@ -248,7 +242,7 @@ fn round_trip(w: &World, refusal: &str) {
     let pushed = Command::new("git").arg("-C").arg(w.server.git_repo(&repo)).args(["rev-parse", "--verify", &reports]).output();
     assert!(pushed.expect("git runs").status.success(), "{reports} in {repo}");
     let ingest = Command::new(publisher_bin())
-        .args(["ingest", "--from", &w.publish_to(), "--kubeconfig", &common::service_env(MANAGEMENT)])
+        .args(["ingest", "--from", &w.publish_to(), "--kubeconfig", &airlock_e2e::service_env(MANAGEMENT)])
         .env("AIRLOCK_LOG", "warn")
         .output()
         .expect("airlock-publisher runs");

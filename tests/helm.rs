@@ -3,17 +3,15 @@
 //! process: object lists, rendered objects and hook order held to what helm itself printed
 //! and what a real `helm install` did on a 1.20.2 API server (`shared/charts/traces`).
 
-mod chart_repo;
-
 use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
+use airlock_e2e::chart_repo::{ChartRepo, charts_dir, helm_paths};
 use airlock_publisher::helm::{
     Access, CHART_LABEL, Capabilities, ChartRef, Helm, HookEvent, Manifest, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, Release,
     ReleaseRequest, Renderer, RendererSettings, TemplateOptions,
 };
-use chart_repo::{ChartRepo, charts_dir, helm_paths};
 use serde_json::{Value, json};
 
 /// One reference rendering of `shared/charts`.

@@ -12,16 +12,11 @@
 //! a profile that drops the chart, once. With `wait`, the post-install hook runs only once the release's Deployment is
 //! available.
 
-mod chart_repo;
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use chart_repo::{ChartRepo, edge_fleet, helm_paths};
+use airlock_e2e::chart_repo::{ChartRepo, edge_fleet, helm_paths};
 use serde_json::Value;
 
 const NODE: &str = "AIRLOCK_KUBECONFIG_NODE";
@@ -140,16 +135,16 @@ fn fleet(run: &str, url: &str, action: &str, options: &str, values: &str) -> Str
     values: |
       image: {image}
 {values}",
-        image = common::service_env("AIRLOCK_NODE_BUSYBOX")
+        image = airlock_e2e::service_env("AIRLOCK_NODE_BUSYBOX")
     );
     // As ingest records the APIs a cluster reports (tests/pull_loop.rs shows a real report's).
     edge_fleet(run, run, "airlock.dev/api-versions: 'apps/v1,batch/v1,example.airlock.dev/v1,v1'", &spec)
 }
 
 fn sync(store: &str, cluster: &str, keyring: &str, state: &str) -> Output {
-    Command::new(common::puller_bin())
+    Command::new(airlock_e2e::puller_bin())
         .args(["sync", "--source", store, "--cluster", cluster, "--state-namespace", state, "--keyring", keyring])
-        .env("KUBECONFIG", common::service_env(NODE))
+        .env("KUBECONFIG", airlock_e2e::service_env(NODE))
         .env("AIRLOCK_LOG", "warn")
         .output()
         .expect("airlock-puller runs")
@@ -166,7 +161,7 @@ fn text(out: &Output) -> String {
 
 /// `kind` `name` in `ns` as JSON, or None.
 fn get(ns: &str, kind: &str, name: &str) -> Option<Value> {
-    let out = support::kubectl(NODE, &["get", kind, name, "-n", ns, "-o", "json", "--ignore-not-found"], b"");
+    let out = airlock_e2e::publisher::kubectl(NODE, &["get", kind, name, "-n", ns, "-o", "json", "--ignore-not-found"], b"");
     let body = String::from_utf8_lossy(&out.stdout);
     (!body.trim().is_empty()).then(|| serde_json::from_str(&body).expect("kubectl prints JSON"))
 }
@@ -194,7 +189,7 @@ struct Loop {
     repo: ChartRepo,
     fleet_dir: tempfile::TempDir,
     _out: tempfile::TempDir,
-    keys: support::Keys,
+    keys: airlock_e2e::publisher::Keys,
     store: String,
     cluster: String,
     state: String,
@@ -202,7 +197,7 @@ struct Loop {
 
 impl Loop {
     fn new(name: &str) -> Loop {
-        let run = support::unique(name);
+        let run = airlock_e2e::publisher::unique(name);
         let helm = helm_paths()[0].clone();
         let repo_dir = tempfile::tempdir().expect("tempdir");
         make_chart(&helm, repo_dir.path());
@@ -211,12 +206,23 @@ impl Loop {
         let store = format!("oci-layout:{}", out.path().join("layout").display());
         let (cluster, state) = (format!("{run}/edge"), format!("{run}-state"));
         for ns in [&run, &state] {
-            support::kubectl_ok(NODE, &["create", "namespace", ns], b"");
+            airlock_e2e::publisher::kubectl_ok(NODE, &["create", "namespace", ns], b"");
         }
         wait_for_account(&run);
         let fleet_dir = tempfile::tempdir().expect("tempdir");
         let helm = helm.display().to_string();
-        Loop { run, helm, _repo_dir: repo_dir, repo, fleet_dir, _out: out, keys: support::Keys::new(name), store, cluster, state }
+        Loop {
+            run,
+            helm,
+            _repo_dir: repo_dir,
+            repo,
+            fleet_dir,
+            _out: out,
+            keys: airlock_e2e::publisher::Keys::new(name),
+            store,
+            cluster,
+            state,
+        }
     }
 
     /// Publishes the release with `action`, `options` and the `values` lines.
@@ -228,7 +234,7 @@ impl Loop {
         std::fs::write(self.fleet_dir.path().join("fleet.yaml"), fleet).unwrap();
         let dir = self.fleet_dir.path().display().to_string();
         let args = ["publish", "--from-dir", &dir, "--to", &self.store, "--key", &self.keys.key, "--helm", &self.helm, "--no-cache"];
-        support::run_expect(&args, 0);
+        airlock_e2e::publisher::run_expect(&args, 0);
     }
 
     fn sync(&self) -> Output {
@@ -238,7 +244,7 @@ impl Loop {
 
 impl Drop for Loop {
     fn drop(&mut self) {
-        let _ = support::kubectl(NODE, &["delete", "namespace", &self.run, &self.state, "--wait=false"], b"");
+        let _ = airlock_e2e::publisher::kubectl(NODE, &["delete", "namespace", &self.run, &self.state, "--wait=false"], b"");
     }
 }
 
@@ -355,7 +361,7 @@ fn a_profile_that_stops_matching_uninstalls_its_release_with_the_delete_hooks_on
 
     let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     let cluster: airlock_bundle::ClusterId = l.cluster.parse().expect("a cluster id");
-    let carried = runtime.block_on(support::read_back(&l.store, &cluster, &l.keys.keyring));
+    let carried = runtime.block_on(airlock_e2e::publisher::read_back(&l.store, &cluster, &l.keys.keyring));
     let part = format!("ClusterProfile.{run}");
     let mut paths: Vec<&str> = carried.bundle().files().map(|(p, _)| p).filter(|p| p.starts_with(&part)).collect();
     paths.sort();
@@ -371,8 +377,8 @@ fn a_profile_that_stops_matching_uninstalls_its_release_with_the_delete_hooks_on
     let version = carried.predicate().version;
     let reported = withdrawn.replacen("annotations: {", &format!("annotations: {{airlock.dev/applied-version: '{version}', "), 1);
     l.publish_fleet(&reported);
-    let dropped = runtime.block_on(support::read_back(&l.store, &cluster, &l.keys.keyring));
-    assert!(!support::has_part(&dropped, &part), "the cluster reported applying the withdrawal: the part goes");
+    let dropped = runtime.block_on(airlock_e2e::publisher::read_back(&l.store, &cluster, &l.keys.keyring));
+    assert!(!airlock_e2e::publisher::has_part(&dropped, &part), "the cluster reported applying the withdrawal: the part goes");
     let last = l.sync();
     assert!(last.status.success(), "after the part went: {}", text(&last));
     assert_eq!(get(run, "job", "backup").expect("backup")["metadata"]["uid"], ran[0]["metadata"]["uid"]);

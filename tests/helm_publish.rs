@@ -6,13 +6,8 @@
 //! touches, a repository that is down fails only its profile, and Uninstall withdraws the
 //! release.
 
-mod chart_repo;
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use airlock_bundle::{ClusterId, VerifiedBundle};
-use chart_repo::{ChartRepo, charts_dir, edge_fleet, helm_paths};
+use airlock_e2e::chart_repo::{ChartRepo, charts_dir, edge_fleet, helm_paths};
 
 fn cluster(run: &str, name: &str) -> String {
     format!(
@@ -70,7 +65,7 @@ fn names(bundle: &VerifiedBundle, part: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn publishes_helm_charts_per_cluster_and_follows_their_inputs() {
-    let run = support::unique("helm");
+    let run = airlock_e2e::publisher::unique("helm");
     let repo = ChartRepo::serve(&charts_dir(), None);
     let helm = helm_paths()[0].display().to_string();
     let (fleet, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
@@ -84,12 +79,12 @@ async fn publishes_helm_charts_per_cluster_and_follows_their_inputs() {
         ("b.yaml", cluster(&run, "edge-b")),
         ("profile.yaml", profile(&run, &format!("{run}-helm"), &repo.url, "Install")),
     ]);
-    let keys = support::Keys::new("helm");
+    let keys = airlock_e2e::publisher::Keys::new("helm");
     let store = format!("oci-layout:{}", out.path().join("layout").display());
     let fleet_dir = fleet.path().display().to_string();
     let cache = out.path().join("cache").display().to_string();
     let publish = |code| {
-        support::run_expect(
+        airlock_e2e::publisher::run_expect(
             &["publish", "--from-dir", &fleet_dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--cache-dir", &cache],
             code,
         )
@@ -98,11 +93,11 @@ async fn publishes_helm_charts_per_cluster_and_follows_their_inputs() {
     let part = format!("ClusterProfile.{run}-helm");
 
     let first = publish(0);
-    let rows = support::summary(&first);
+    let rows = airlock_e2e::publisher::summary(&first);
     assert!(rows.len() == 2 && rows.iter().all(|r| r.2 == "published"), "{first}");
-    let bundle = support::read_back(&store, &a, &keys.keyring).await;
+    let bundle = airlock_e2e::publisher::read_back(&store, &a, &keys.keyring).await;
     let files = names(&bundle, &part);
-    let deployment = support::file(&bundle, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml"));
+    let deployment = airlock_e2e::publisher::file(&bundle, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml"));
     let recorded = [
         "airlock.dev/helm-release: ksm",
         "airlock.dev/helm-chart: kube-state-metrics-4.0.2",
@@ -116,39 +111,44 @@ async fn publishes_helm_charts_per_cluster_and_follows_their_inputs() {
     }
     assert!(files.contains(&"ClusterRole.cluster.ksm-kube-state-metrics.yaml".to_string()), "cluster-scoped kinds stay so: {files:?}");
     assert!(files.contains(&format!("Namespace.cluster.{run}-ksm.yaml")), "the release namespace is created: {files:?}");
-    let hook = support::file(&bundle, &format!("{part}/Job.{run}-ingress.ingress-ingress-nginx-admission-create.yaml"));
+    let hook = airlock_e2e::publisher::file(&bundle, &format!("{part}/Job.{run}-ingress.ingress-ingress-nginx-admission-create.yaml"));
     assert!(hook.contains("helm.sh/hook: pre-install,pre-upgrade"), "install hooks ship with the release: {hook}");
     for site in ["airlock.dev/hook: pre-install,pre-upgrade", "airlock.dev/hook-delete-policy: before-hook-creation,hook-succeeded"] {
         assert!(hook.contains(site), "{site}: the site fires it: {hook}");
     }
-    let other = support::read_back(&store, &b, &keys.keyring).await;
-    assert!(support::file(&other, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml")).contains("cluster: edge-b"));
+    let other = airlock_e2e::publisher::read_back(&store, &b, &keys.keyring).await;
+    assert!(
+        airlock_e2e::publisher::file(&other, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml"))
+            .contains("cluster: edge-b")
+    );
 
     assert_eq!(repo.archives(), 2, "each chart is fetched once for both clusters");
     let asked = repo.requests();
     let again = publish(0);
-    assert!(support::summary(&again).iter().all(|r| r.2 == "unchanged"), "{again}");
+    assert!(airlock_e2e::publisher::summary(&again).iter().all(|r| r.2 == "unchanged"), "{again}");
     assert_eq!(repo.archives(), 3, "an exact version is not fetched again; the range is resolved again, once");
     assert_eq!(repo.requests(), asked + 2, "the range's index.yaml and the archive it resolves to");
 
     write(&[("b.yaml", cluster(&run, "edge-b").replace("replicas: 1", "replicas: 3"))]);
     let touched = publish(0);
-    let rows = support::summary(&touched);
+    let rows = airlock_e2e::publisher::summary(&touched);
     assert_eq!(rows.iter().map(|r| r.2.as_str()).collect::<Vec<_>>(), ["unchanged", "published"], "{touched}");
-    let other = support::read_back(&store, &b, &keys.keyring).await;
-    assert!(support::file(&other, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml")).contains("replicas: 3"));
+    let other = airlock_e2e::publisher::read_back(&store, &b, &keys.keyring).await;
+    assert!(
+        airlock_e2e::publisher::file(&other, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml")).contains("replicas: 3")
+    );
 
     write(&[("down.yaml", profile(&run, &format!("{run}-down"), "http://127.0.0.1:1", "Install"))]);
     let down = publish(2);
     assert!(down.contains(&format!("ClusterProfile/{run}-down")) && down.contains("127.0.0.1:1"), "names the profile and URL: {down}");
-    let kept = support::read_back(&store, &a, &keys.keyring).await;
+    let kept = airlock_e2e::publisher::read_back(&store, &a, &keys.keyring).await;
     assert!(names(&kept, &part).iter().any(|f| f.starts_with("Deployment.")), "the other profile keeps rendering");
     std::fs::remove_file(fleet.path().join("down.yaml")).unwrap();
 
     write(&[("profile.yaml", profile(&run, &format!("{run}-helm"), &repo.url, "Uninstall"))]);
     let withdrawn = publish(0);
-    assert!(support::summary(&withdrawn).iter().all(|r| r.2 == "published"), "{withdrawn}");
-    let bundle = support::read_back(&store, &a, &keys.keyring).await;
+    assert!(airlock_e2e::publisher::summary(&withdrawn).iter().all(|r| r.2 == "published"), "{withdrawn}");
+    let bundle = airlock_e2e::publisher::read_back(&store, &a, &keys.keyring).await;
     let files = names(&bundle, &part);
     assert!(!files.iter().any(|f| f.contains("kube-state-metrics")), "Uninstall withdraws the release: {files:?}");
     assert!(files.iter().any(|f| f.contains("ingress-nginx-controller")), "the other release stays: {files:?}");
@@ -159,10 +159,10 @@ fn sync(store: &str, cluster: &str, keyring: &str, state: &str) -> std::process:
 }
 
 fn sync_with(store: &str, cluster: &str, keyring: &str, state: &str, extra: &[&str]) -> std::process::Output {
-    std::process::Command::new(common::puller_bin())
+    std::process::Command::new(airlock_e2e::puller_bin())
         .args(["sync", "--source", store, "--cluster", cluster, "--state-namespace", state, "--keyring", keyring])
         .args(extra)
-        .env("KUBECONFIG", common::managed_kubeconfig())
+        .env("KUBECONFIG", airlock_e2e::managed_kubeconfig())
         .env("AIRLOCK_LOG", "warn")
         .output()
         .expect("airlock-puller runs")
@@ -179,7 +179,8 @@ fn assert_synced(out: &std::process::Output, what: &str) {
 }
 
 fn live(args: &[&str]) -> bool {
-    let out = support::kubectl("AIRLOCK_KUBECONFIG_MANAGED", &[&["get", "--ignore-not-found", "-o", "name"], args].concat(), b"");
+    let out =
+        airlock_e2e::publisher::kubectl("AIRLOCK_KUBECONFIG_MANAGED", &[&["get", "--ignore-not-found", "-o", "name"], args].concat(), b"");
     !String::from_utf8_lossy(&out.stdout).trim().is_empty()
 }
 
@@ -193,7 +194,7 @@ fn live(args: &[&str]) -> bool {
 /// Uninstall prunes the release but those CRDs.
 #[tokio::test]
 async fn applies_real_charts_to_a_1_20_api_server_and_uninstalls_them() {
-    let run = support::unique("helm-apply");
+    let run = airlock_e2e::publisher::unique("helm-apply");
     let short = format!("h{}", std::process::id() % 100_000);
     let repo = ChartRepo::serve(&charts_dir(), None);
     let helm = helm_paths()[0].display().to_string();
@@ -230,18 +231,21 @@ async fn applies_real_charts_to_a_1_20_api_server_and_uninstalls_them() {
         edge_fleet(&run, &short, "", &spec)
     };
     std::fs::write(fleet.path().join("fleet.yaml"), profile("Install", "1")).unwrap();
-    let keys = support::Keys::new("helm");
+    let keys = airlock_e2e::publisher::Keys::new("helm");
     let store = format!("oci-layout:{}", out.path().join("layout").display());
     let fleet_dir = fleet.path().display().to_string();
     let publish = || {
-        support::run_expect(&["publish", "--from-dir", &fleet_dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--no-cache"], 0)
+        airlock_e2e::publisher::run_expect(
+            &["publish", "--from-dir", &fleet_dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--no-cache"],
+            0,
+        )
     };
     let cluster = format!("{run}/edge");
     let state = format!("{short}-state");
-    support::kubectl_ok("AIRLOCK_KUBECONFIG_MANAGED", &["create", "namespace", &state], b"");
+    airlock_e2e::publisher::kubectl_ok("AIRLOCK_KUBECONFIG_MANAGED", &["create", "namespace", &state], b"");
 
     let published = publish();
-    assert_eq!(support::summary(&published)[0].2, "published", "{published}");
+    assert_eq!(airlock_e2e::publisher::summary(&published)[0].2, "published", "{published}");
     assert_synced(&sync(&store, &cluster, &keys.keyring_path, &state), "first sync");
     let admission = format!("{short}-ing-ingress-nginx-controller-admission");
     assert!(live(&["service", &admission, "-n", &format!("{short}-ingress")]), "the Service without protocol is applied");
@@ -257,10 +261,10 @@ async fn applies_real_charts_to_a_1_20_api_server_and_uninstalls_them() {
     assert!(live(&["configmap", "-n", &format!("{short}-monitoring"), "-l", &format!("airlock.dev/helm-release={short}-kps")]));
     assert_synced(&sync(&store, &cluster, &keys.keyring_path, &state), "a second sync of the same bundle");
     std::fs::write(fleet.path().join("fleet.yaml"), profile("Install", "2")).unwrap();
-    assert_eq!(support::summary(&publish())[0].1, "2");
+    assert_eq!(airlock_e2e::publisher::summary(&publish())[0].1, "2");
     assert_synced(&sync(&store, &cluster, &keys.keyring_path, &state), "an upgrade, which applies the CRDs again");
     assert!(live(&["configmap", "-n", &format!("{short}-monitoring"), "-l", "edition=2"]), "the upgrade is applied");
-    let crd = support::kubectl_ok(
+    let crd = airlock_e2e::publisher::kubectl_ok(
         "AIRLOCK_KUBECONFIG_MANAGED",
         &["get", "crd", "prometheuses.monitoring.coreos.com", "-o", "jsonpath={.metadata.annotations}"],
         b"",
@@ -271,7 +275,7 @@ async fn applies_real_charts_to_a_1_20_api_server_and_uninstalls_them() {
 
     std::fs::write(fleet.path().join("fleet.yaml"), profile("Uninstall", "2")).unwrap();
     let withdrawn = publish();
-    assert_eq!(support::summary(&withdrawn)[0].1, "3", "{withdrawn}");
+    assert_eq!(airlock_e2e::publisher::summary(&withdrawn)[0].1, "3", "{withdrawn}");
     // Uninstalling the charts would prune every object of the cluster: held until confirmed.
     let held = sync(&store, &cluster, &keys.keyring_path, &state);
     let stderr = String::from_utf8_lossy(&held.stderr);
@@ -283,7 +287,7 @@ async fn applies_real_charts_to_a_1_20_api_server_and_uninstalls_them() {
     assert!(!live(&["service", &admission, "-n", &format!("{short}-ingress")]), "Uninstall prunes the release");
     assert!(!live(&["clusterrole", &format!("{short}-ing-ingress-nginx")]), "and its cluster-scoped objects");
     assert!(live(&["crd", "prometheuses.monitoring.coreos.com"]), "but not the crds/ CRDs, which helm never deletes");
-    let _ = support::kubectl(
+    let _ = airlock_e2e::publisher::kubectl(
         "AIRLOCK_KUBECONFIG_MANAGED",
         &["delete", "namespace", &state, &format!("{short}-ingress"), &format!("{short}-monitoring"), "--wait=false"],
         b"",

@@ -3,17 +3,14 @@
 //! repositories inside the test process (with and without basic auth), ranges, sources
 //! that are down or lack the chart, and a chart that renders differently every time.
 
-mod chart_repo;
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use airlock_e2e::chart_repo::{ChartRepo, charts_dir, helm_paths};
 use airlock_publisher::helm::{
     Access, Capabilities, ChartRef, Class, Credentials, Helm, HelmError, ReleaseRequest, Renderer, RendererSettings, TemplateOptions,
 };
-use chart_repo::{ChartRepo, charts_dir, helm_paths};
 use serde_json::json;
 
 fn renderer(path: &Path, cache: Option<&Path>) -> Renderer {
@@ -55,7 +52,7 @@ fn oci_prefix(registry: &str, test: &str, helm: &Helm) -> String {
 
 #[test]
 fn renders_an_oci_chart_as_its_http_twin() {
-    let registry = common::service_env("AIRLOCK_REGISTRY");
+    let registry = airlock_e2e::service_env("AIRLOCK_REGISTRY");
     let charts = charts_dir();
     let repo = ChartRepo::serve(&charts, None);
     for path in helm_paths() {
@@ -89,8 +86,9 @@ fn renders_an_oci_chart_as_its_http_twin() {
 
 #[test]
 fn logs_in_to_a_registry_with_a_docker_config() {
-    let registry = common::service_env("AIRLOCK_REGISTRY_AUTH");
-    let (user, password) = (common::service_env("AIRLOCK_REGISTRY_AUTH_USER"), common::service_env("AIRLOCK_REGISTRY_AUTH_PASSWORD"));
+    let registry = airlock_e2e::service_env("AIRLOCK_REGISTRY_AUTH");
+    let (user, password) =
+        (airlock_e2e::service_env("AIRLOCK_REGISTRY_AUTH_USER"), airlock_e2e::service_env("AIRLOCK_REGISTRY_AUTH_PASSWORD"));
     let charts = charts_dir();
     for path in helm_paths() {
         let home = tempfile::tempdir().expect("tempdir");

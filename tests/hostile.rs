@@ -10,22 +10,17 @@
 //! pinned, variant by variant, by `bundle/tests/verify/`; this suite proves the puller
 //! acts on those refusals without touching the cluster.
 
-#[path = "hostile/cases.rs"]
 mod cases;
-mod common;
-#[path = "hostile/craft.rs"]
 mod craft;
-#[path = "hostile/damage.rs"]
 mod damage;
-#[path = "hostile/site.rs"]
-mod site;
 
 use std::time::Instant;
 
+use airlock_e2e::Run;
+use airlock_e2e::hostile_site::{BASELINE, Site, Snapshot};
 use airlock_store::StoreRef;
+
 use cases::Case;
-use common::Run;
-use site::{BASELINE, Site, Snapshot};
 
 /// The suite covers at least this many ways a bundle can be wrong.
 const AT_LEAST: usize = 30;

@@ -2,8 +2,6 @@
 //! the registry to an oci-archive and on to a second registry, keeping the manifest digest,
 //! and the result still verifies (spec 9.1-9.4).
 
-mod common;
-
 use std::process::Command;
 
 use airlock_bundle::Limits;
@@ -25,7 +23,7 @@ fn manifest_digest(reference: &str) -> String {
 #[tokio::test]
 async fn skopeo_copies_registry_to_archive_to_registry_keeping_digest_and_signature() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let (src_host, dst_host) = (common::service_env("AIRLOCK_REGISTRY"), common::service_env("AIRLOCK_REGISTRY_REMOTE"));
+    let (src_host, dst_host) = (airlock_e2e::service_env("AIRLOCK_REGISTRY"), airlock_e2e::service_env("AIRLOCK_REGISTRY_REMOTE"));
     let prefix = format!("interop-{}-{}", jiff::Timestamp::now().as_second(), std::process::id());
     let fx = Fixture::new(1);
     let signed = fx.signed(7, Fixture::files());

@@ -3,8 +3,6 @@
 //! the README does), and kube-rs 5 doing server-side apply of a CRD, an instance and its
 //! status (as the puller and the publisher do).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -23,9 +21,9 @@ fn repo(path: &str) -> PathBuf {
 
 /// `kubectl --kubeconfig KUBECONFIG args...`; its stdout, or a panic with its stderr.
 fn kubectl(kubeconfig: &str, args: &[&str]) -> String {
-    let out = Command::new(common::service_env("AIRLOCK_KUBECTL"))
+    let out = Command::new(airlock_e2e::service_env("AIRLOCK_KUBECTL"))
         .arg("--kubeconfig")
-        .arg(common::service_env(kubeconfig))
+        .arg(airlock_e2e::service_env(kubeconfig))
         .args(args)
         .output()
         .expect("kubectl runs");
@@ -38,6 +36,7 @@ const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
 
 #[test]
 fn crds_and_examples_apply_to_the_management_apiserver() {
+    let _crds = airlock_e2e::locks::airlock_crds();
     let (crds, examples) = (repo("hack/crds"), repo("examples"));
     let (crds, examples) = (crds.to_str().unwrap(), examples.to_str().unwrap());
     kubectl(MANAGEMENT, &["apply", "--server-side", "-f", crds]);
@@ -102,7 +101,7 @@ async fn wait_established(crds: &Api<CustomResourceDefinition>, name: &str) {
 #[tokio::test]
 async fn kube_client_applies_a_crd_an_instance_and_its_status_on_the_managed_apiserver() {
     install_crypto_provider();
-    let kube = KubeArgs { kubeconfig: Some(common::service_env(MANAGED).into()), context: None };
+    let kube = KubeArgs { kubeconfig: Some(airlock_e2e::service_env(MANAGED).into()), context: None };
     let client = kube.client().await.expect("client for the managed apiserver");
     let apply = PatchParams::apply("airlock-e2e").force();
 

@@ -4,10 +4,6 @@
 //! `airlock-publisher publish` following a branch. The trees are the Sveltos
 //! documentation's hello-world with a production overlay.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -79,7 +75,7 @@ fn request<'a>(source: &'a KustomizeSource, path: &'a str, values: &'a BTreeMap<
 
 #[test]
 fn builds_an_overlay_from_a_config_map_tarball() {
-    let kustomizer = Kustomizer::locate(Some(&common::kustomize_kubectl())).expect("kubectl runs");
+    let kustomizer = Kustomizer::locate(Some(&airlock_e2e::kustomize_kubectl())).expect("kubectl runs");
     assert_eq!(kustomizer.kustomize_version(), "v5.5.0");
     let source = KustomizeSource::from_config_map(&config_map(BASE), "ClusterProfile/kustomize").expect("a tarball");
     let values = BTreeMap::from([("Region".to_string(), "east".to_string()), ("Version".to_string(), "v1.2.0".to_string())]);
@@ -114,7 +110,7 @@ fn builds_an_overlay_from_a_config_map_tarball() {
 
 #[test]
 fn refuses_a_kustomization_that_reads_outside_its_tree() {
-    let kustomizer = Kustomizer::locate(Some(&common::kustomize_kubectl())).expect("kubectl runs");
+    let kustomizer = Kustomizer::locate(Some(&airlock_e2e::kustomize_kubectl())).expect("kubectl runs");
     let none = BTreeMap::new();
     for text in [
         "configMapGenerator: [{name: keys, files: [/etc/hostname]}]\n",
@@ -143,7 +139,7 @@ fn the_sandbox_keeps_kustomize_out_of_the_publishers_files() {
     let tree = tempfile::tempdir().expect("tempdir");
     let kustomization = format!("configMapGenerator: [{{name: keys, files: [{}]}}]\n", key.display());
     write_tree(tree.path(), &[("kustomization.yaml", kustomization.as_str())]);
-    let kubectl = common::kustomize_kubectl();
+    let kubectl = airlock_e2e::kustomize_kubectl();
     let build = ["kustomize", "--load-restrictor", "LoadRestrictionsNone", "--"];
 
     let unconfined = Command::new(&kubectl).args(build).arg(tree.path()).output().expect("kubectl runs");
@@ -152,7 +148,7 @@ fn the_sandbox_keeps_kustomize_out_of_the_publishers_files() {
 
     // The build through `airlock-publisher sandbox-exec`, allowed to read the tree and `more`.
     let confined = |more: Option<&Path>| {
-        let mut command = Command::new(common::publisher_bin());
+        let mut command = Command::new(airlock_e2e::publisher_bin());
         command.args(["sandbox-exec", "--read"]).arg(tree.path());
         if let Some(dir) = more {
             command.arg("--read").arg(dir);
@@ -173,7 +169,7 @@ fn the_sandbox_keeps_kustomize_out_of_the_publishers_files() {
 
 #[test]
 fn builds_from_a_flux_git_repository_on_the_git_server() {
-    let base = common::service_env("AIRLOCK_GIT_HTTP");
+    let base = airlock_e2e::service_env("AIRLOCK_GIT_HTTP");
     let name = format!("airlock-e2e-kustomize-{}", std::process::id());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hack/git-server.sh");
     let out = Command::new(&script).args(["new-repo", &name]).output().expect("hack/git-server.sh runs");
@@ -182,18 +178,18 @@ fn builds_from_a_flux_git_repository_on_the_git_server() {
 
     let work = tempfile::tempdir().expect("tempdir");
     write_tree(work.path(), BASE);
-    common::git(work.path(), &["init", "-q", "-b", "main"]);
-    common::git(work.path(), &["add", "."]);
-    common::git(work.path(), &["commit", "-q", "-m", "hello world"]);
-    common::git(work.path(), &["tag", "v1"]);
+    airlock_e2e::git(work.path(), &["init", "-q", "-b", "main"]);
+    airlock_e2e::git(work.path(), &["add", "."]);
+    airlock_e2e::git(work.path(), &["commit", "-q", "-m", "hello world"]);
+    airlock_e2e::git(work.path(), &["tag", "v1"]);
     std::fs::write(
         work.path().join("base/configmap.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: the-map\ndata:\n  altGreeting: Good Evening!\n",
     )
     .unwrap();
-    common::git(work.path(), &["commit", "-q", "-am", "evening"]);
-    common::git(work.path(), &["tag", "-a", "-m", "annotated", "v2"]);
-    common::git(work.path(), &["push", "-q", &url, "main", "v1", "v2"]);
+    airlock_e2e::git(work.path(), &["commit", "-q", "-am", "evening"]);
+    airlock_e2e::git(work.path(), &["tag", "-a", "-m", "annotated", "v2"]);
+    airlock_e2e::git(work.path(), &["push", "-q", &url, "main", "v1", "v2"]);
     let rev_parse = |rev: &str| {
         let out = Command::new("git").arg("-C").arg(work.path()).args(["rev-parse", rev]).output().expect("git runs");
         String::from_utf8(out.stdout).expect("UTF-8").trim().to_string()
@@ -205,7 +201,7 @@ fn builds_from_a_flux_git_repository_on_the_git_server() {
     }
     assert!(matches!(commit_of("o", &url, &GitRef::Branch("none".into())), Err(KustomizeError::Fetch { .. })));
 
-    let kustomizer = Kustomizer::locate(Some(&common::kustomize_kubectl())).expect("kubectl runs");
+    let kustomizer = Kustomizer::locate(Some(&airlock_e2e::kustomize_kubectl())).expect("kubectl runs");
     let none = BTreeMap::new();
     let greeting = |reference: Value| {
         let repo = json!({"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository", "spec": {"url": url, "ref": reference}});
@@ -257,24 +253,24 @@ spec:
 /// cluster keeps what the profile last rendered.
 #[tokio::test]
 async fn publishes_what_a_git_branch_holds_and_follows_it() {
-    let run = support::unique("kustomize-git");
-    let url = common::new_git_repo(&run);
+    let run = airlock_e2e::publisher::unique("kustomize-git");
+    let url = airlock_e2e::new_git_repo(&run);
     let work = tempfile::tempdir().expect("tempdir");
     write_tree(work.path(), BASE);
-    common::git(work.path(), &["init", "-q", "-b", "main"]);
-    common::git(work.path(), &["add", "."]);
-    common::git(work.path(), &["commit", "-q", "-m", "hello world"]);
-    common::git(work.path(), &["push", "-q", &url, "main"]);
+    airlock_e2e::git(work.path(), &["init", "-q", "-b", "main"]);
+    airlock_e2e::git(work.path(), &["add", "."]);
+    airlock_e2e::git(work.path(), &["commit", "-q", "-m", "hello world"]);
+    airlock_e2e::git(work.path(), &["push", "-q", &url, "main"]);
 
     let (fleet, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     profile_dir(fleet.path(), &run, &url);
-    let keys = support::Keys::new("kustomize");
+    let keys = airlock_e2e::publisher::Keys::new("kustomize");
     let store = format!("oci-layout:{}", out.path().join("layout").display());
-    let kubectl = common::kustomize_kubectl().display().to_string();
+    let kubectl = airlock_e2e::kustomize_kubectl().display().to_string();
     let fleet_dir = fleet.path().display().to_string();
     let cache = out.path().join("cache").display().to_string();
     let publish = |code| {
-        support::run_expect(
+        airlock_e2e::publisher::run_expect(
             &["publish", "--from-dir", &fleet_dir, "--to", &store, "--key", &keys.key, "--kubectl", &kubectl, "--cache-dir", &cache],
             code,
         )
@@ -282,15 +278,15 @@ async fn publishes_what_a_git_branch_holds_and_follows_it() {
     let cluster: airlock_bundle::ClusterId = format!("{run}/edge").parse().expect("a cluster id");
     let part = format!("ClusterProfile.{run}-git");
     let greeting = |bundle: &airlock_bundle::VerifiedBundle| {
-        let map = support::file(bundle, &format!("{part}/ConfigMap.edge-apps.the-map.yaml"));
+        let map = airlock_e2e::publisher::file(bundle, &format!("{part}/ConfigMap.edge-apps.the-map.yaml"));
         map.lines().find_map(|l| l.trim().strip_prefix("altGreeting: ").map(str::to_string)).expect("a greeting")
     };
 
     let first = publish(0);
-    assert_eq!(support::summary(&first)[0].2, "published", "{first}");
-    let bundle = support::read_back(&store, &cluster, &keys.keyring).await;
+    assert_eq!(airlock_e2e::publisher::summary(&first)[0].2, "published", "{first}");
+    let bundle = airlock_e2e::publisher::read_back(&store, &cluster, &keys.keyring).await;
     assert_eq!(greeting(&bundle), "Good Morning!");
-    let deployment = support::file(&bundle, &format!("{part}/Deployment.edge-apps.the-deployment.yaml"));
+    let deployment = airlock_e2e::publisher::file(&bundle, &format!("{part}/Deployment.edge-apps.the-deployment.yaml"));
     assert!(deployment.contains("region: north") && deployment.contains("image: nginx:v1.2.0"), "{deployment}");
     assert!(
         bundle.bundle().files().any(|(p, _)| p == format!("{part}/Namespace.cluster.edge-apps.yaml")),
@@ -298,25 +294,25 @@ async fn publishes_what_a_git_branch_holds_and_follows_it() {
     );
 
     let again = publish(0);
-    assert_eq!(support::summary(&again)[0].2, "unchanged", "the branch did not move: {again}");
+    assert_eq!(airlock_e2e::publisher::summary(&again)[0].2, "unchanged", "the branch did not move: {again}");
 
     std::fs::write(
         work.path().join("base/configmap.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: the-map\ndata:\n  altGreeting: Good Evening!\n",
     )
     .unwrap();
-    common::git(work.path(), &["commit", "-q", "-am", "evening"]);
-    common::git(work.path(), &["push", "-q", &url, "main"]);
+    airlock_e2e::git(work.path(), &["commit", "-q", "-am", "evening"]);
+    airlock_e2e::git(work.path(), &["push", "-q", &url, "main"]);
     let moved = publish(0);
-    assert_eq!(support::summary(&moved)[0].1, "2", "a new commit is a new version: {moved}");
-    assert_eq!(greeting(&support::read_back(&store, &cluster, &keys.keyring).await), "Good Evening!");
+    assert_eq!(airlock_e2e::publisher::summary(&moved)[0].1, "2", "a new commit is a new version: {moved}");
+    assert_eq!(greeting(&airlock_e2e::publisher::read_back(&store, &cluster, &keys.keyring).await), "Good Evening!");
 
     let gone = url.replace(&run, &format!("{run}-gone"));
     std::fs::write(fleet.path().join("fleet.yaml"), std::fs::read_to_string(fleet.path().join("fleet.yaml")).unwrap().replace(&url, &gone))
         .unwrap();
     let failed = publish(2);
     assert!(failed.contains(&format!("ClusterProfile/{run}-git")) && failed.contains(&gone), "names the profile and the URL: {failed}");
-    let kept = support::read_back(&store, &cluster, &keys.keyring).await;
+    let kept = airlock_e2e::publisher::read_back(&store, &cluster, &keys.keyring).await;
     assert_eq!(greeting(&kept), "Good Evening!", "the failed profile keeps its last good part");
 }
 
@@ -328,8 +324,8 @@ const FLUX_CONTENT: &str = "application/vnd.cncf.flux.content.v1.tar+gzip";
 /// other content publishes a new version.
 #[tokio::test]
 async fn publishes_what_an_oci_artifact_holds_and_follows_its_tag() {
-    let run = support::unique("kustomize-oci");
-    let registry = common::service_env("AIRLOCK_REGISTRY");
+    let run = airlock_e2e::publisher::unique("kustomize-oci");
+    let registry = airlock_e2e::service_env("AIRLOCK_REGISTRY");
     let repository = format!("airlock-e2e/{run}");
     let tarball = |greeting: &str| {
         let mut files: Vec<(&str, String)> = BASE.iter().map(|(p, t)| (*p, t.to_string())).collect();
@@ -339,7 +335,7 @@ async fn publishes_what_an_oci_artifact_holds_and_follows_its_tag() {
         let encoded = config_map(&files)["binaryData"]["kustomize.tar.gz"].as_str().expect("a tarball").to_string();
         base64::engine::general_purpose::STANDARD.decode(encoded).expect("base64")
     };
-    common::oci::push_artifact(&registry, &repository, "v1", FLUX_CONTENT, &tarball("Good Morning!"), None).await;
+    airlock_e2e::oci::push_artifact(&registry, &repository, "v1", FLUX_CONTENT, &tarball("Good Morning!"), None).await;
 
     let (fleet, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
     let text = format!(
@@ -366,13 +362,13 @@ spec:
 "
     );
     std::fs::write(fleet.path().join("fleet.yaml"), text).expect("writes the fleet");
-    let keys = support::Keys::new("kustomize");
+    let keys = airlock_e2e::publisher::Keys::new("kustomize");
     let store = format!("oci-layout:{}", out.path().join("layout").display());
-    let kubectl = common::kustomize_kubectl().display().to_string();
+    let kubectl = airlock_e2e::kustomize_kubectl().display().to_string();
     let fleet_dir = fleet.path().display().to_string();
     let cache = out.path().join("cache").display().to_string();
     let publish = || {
-        support::run_expect(
+        airlock_e2e::publisher::run_expect(
             &["publish", "--from-dir", &fleet_dir, "--to", &store, "--key", &keys.key, "--kubectl", &kubectl, "--cache-dir", &cache],
             0,
         )
@@ -382,14 +378,17 @@ spec:
     let remote_map = format!("ClusterProfile.{run}-oci/ConfigMap.oci-remote.the-map.yaml");
 
     let first = publish();
-    assert_eq!(support::summary(&first)[0].2, "published", "{first}");
-    let bundle = support::read_back(&store, &cluster, &keys.keyring).await;
-    assert!(support::file(&bundle, &map).contains("Good Morning!"));
-    assert!(support::file(&bundle, &remote_map).contains("Good Morning!"), "the remoteURL of the same artifact");
+    assert_eq!(airlock_e2e::publisher::summary(&first)[0].2, "published", "{first}");
+    let bundle = airlock_e2e::publisher::read_back(&store, &cluster, &keys.keyring).await;
+    assert!(airlock_e2e::publisher::file(&bundle, &map).contains("Good Morning!"));
+    assert!(airlock_e2e::publisher::file(&bundle, &remote_map).contains("Good Morning!"), "the remoteURL of the same artifact");
     let again = publish();
-    assert_eq!(support::summary(&again)[0].2, "unchanged", "the tag did not move: {again}");
-    common::oci::push_artifact(&registry, &repository, "v1", FLUX_CONTENT, &tarball("Good Evening!"), None).await;
+    assert_eq!(airlock_e2e::publisher::summary(&again)[0].2, "unchanged", "the tag did not move: {again}");
+    airlock_e2e::oci::push_artifact(&registry, &repository, "v1", FLUX_CONTENT, &tarball("Good Evening!"), None).await;
     let moved = publish();
-    assert_eq!(support::summary(&moved)[0].1, "2", "the tag moved: {moved}");
-    assert!(support::file(&support::read_back(&store, &cluster, &keys.keyring).await, &map).contains("Good Evening!"));
+    assert_eq!(airlock_e2e::publisher::summary(&moved)[0].1, "2", "the tag moved: {moved}");
+    assert!(
+        airlock_e2e::publisher::file(&airlock_e2e::publisher::read_back(&store, &cluster, &keys.keyring).await, &map)
+            .contains("Good Evening!")
+    );
 }

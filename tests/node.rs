@@ -10,10 +10,7 @@
 //! strace files). The puller's Job checks run here too (`node/job_check.rs`). A missing
 //! node fails these tests, as every service does here.
 
-mod common;
-#[path = "node/connects.rs"]
 mod connects;
-#[path = "node/job_check.rs"]
 mod job_check;
 
 use std::net::SocketAddr;
@@ -38,7 +35,7 @@ const UID: i64 = 65532;
 
 async fn client() -> kube::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let path = common::service_env("AIRLOCK_KUBECONFIG_NODE");
+    let path = airlock_e2e::service_env("AIRLOCK_KUBECONFIG_NODE");
     let kubeconfig = kube::config::Kubeconfig::read_from(&path).expect("the node's kubeconfig");
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("kubeconfig usable");
     kube::Client::try_from(config).expect("client for the node's apiserver")
@@ -48,7 +45,7 @@ async fn client() -> kube::Client {
 /// token: until then the API server refuses pods there.
 async fn namespace(client: &kube::Client, test: &str) -> String {
     let name = format!("airlock-node-{test}-{}", std::process::id());
-    common::create_namespace(client, &name).await;
+    airlock_e2e::create_namespace(client, &name).await;
     wait_for_token(client, &name).await;
     name
 }
@@ -75,11 +72,11 @@ async fn delete_namespace(client: &kube::Client, name: &str) {
 /// `$AIRLOCK_NODE_BUSYBOX_OCI` pushed to the local registry under a tag of this run, so
 /// that a pod must pull it.
 fn push_busybox(test: &str) -> String {
-    let registry = common::service_env("AIRLOCK_REGISTRY");
+    let registry = airlock_e2e::service_env("AIRLOCK_REGISTRY");
     let image = format!("{registry}/airlock-e2e-node/busybox:{test}-{}", std::process::id());
     let out = Command::new("skopeo")
         .args(["copy", "--quiet", "--dest-tls-verify=false"])
-        .arg(common::service_env("AIRLOCK_NODE_BUSYBOX_OCI"))
+        .arg(airlock_e2e::service_env("AIRLOCK_NODE_BUSYBOX_OCI"))
         .arg(format!("docker://{image}"))
         .output()
         .expect("skopeo runs");
@@ -182,7 +179,7 @@ async fn run_pod_reading_itself(client: &kube::Client, ns: &str, image: &str, pu
 async fn a_host_network_busybox_pod_runs_to_completion_and_reads_the_api_in_cluster() {
     let client = client().await;
     let ns = namespace(&client, "pod").await;
-    run_pod_reading_itself(&client, &ns, &common::service_env("AIRLOCK_NODE_BUSYBOX"), "Never").await;
+    run_pod_reading_itself(&client, &ns, &airlock_e2e::service_env("AIRLOCK_NODE_BUSYBOX"), "Never").await;
     delete_namespace(&client, &ns).await;
 }
 
@@ -259,14 +256,14 @@ async fn containerd_the_kubelet_and_their_pods_connect_only_to_loopback() {
     run_pod_reading_itself(&client, &ns, &image, "Always").await;
     delete_namespace(&client, &ns).await;
 
-    let traces = PathBuf::from(common::service_env("AIRLOCK_NODE_TRACES"));
+    let traces = PathBuf::from(airlock_e2e::service_env("AIRLOCK_NODE_TRACES"));
     let kubelet = connects::read(&traces.join("kubelet.trace"));
     let containerd = connects::read(&traces.join("containerd.trace"));
     let outside: Vec<&str> = kubelet.iter().chain(&containerd).filter(|c| !c.target.allowed()).map(|c| c.line.as_str()).collect();
     assert!(outside.is_empty(), "connects outside 127.0.0.0/8 and unix sockets:\n{}", outside.join("\n"));
 
     let api: SocketAddr = API.parse().unwrap();
-    let registry: SocketAddr = common::service_env("AIRLOCK_REGISTRY").parse().expect("the registry as IP:port");
+    let registry: SocketAddr = airlock_e2e::service_env("AIRLOCK_REGISTRY").parse().expect("the registry as IP:port");
     let reached = |trace: &[connects::Connect], to: SocketAddr| trace.iter().any(|c| c.target == Target::Ip(to.ip(), to.port()));
     assert!(reached(&kubelet, api), "the kubelet's trace shows no connect to the API server {api}");
     assert!(reached(&containerd, registry), "containerd's trace shows no pull from {registry}");

@@ -4,12 +4,10 @@
 //! (`AIRLOCK_KUBECONFIG_MANAGED`), each attack refused with exit 3, its error, and nothing
 //! written: no object, no state (which holds the floor), no inventory.
 
-mod common;
-
 use airlock_bundle::report::RunResult;
+use airlock_e2e::puller::{Site, app_files, assert_refused, config_map_file};
+use airlock_e2e::{Run, assert_exit, create_namespace, service_env};
 use airlock_puller::engine::Action;
-use common::puller::{Site, app_files, assert_refused, config_map_file};
-use common::{Run, assert_exit, create_namespace, service_env};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;

@@ -11,10 +11,6 @@
 //! completed by the token's root key (`keyring sign`); the puller, still trusting only the
 //! first keyring, adopts the update carried beside the next bundle.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
-#[path = "pkcs11/token.rs"]
 mod token;
 
 use std::path::Path;
@@ -22,9 +18,10 @@ use std::process::Command;
 
 use airlock_bundle::keyring::Role;
 use airlock_bundle::{Keyring, Limits, PublicKey};
-use common::{Run, assert_exit, publisher_bin, puller_bin};
+use airlock_e2e::publisher::{Keys, ManagedNamespaces, kubectl_ok, summary};
+use airlock_e2e::{Run, assert_exit, publisher_bin, puller_bin};
 use jiff::Timestamp;
-use publisher_support::{Keys, ManagedNamespaces, kubectl_ok, summary};
+
 use token::{Token, module};
 
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
@@ -40,7 +37,7 @@ fn a_key_in_a_token_signs_bundles_and_keyring_updates_the_puller_accepts() {
     for ns in [&state_ns, &app_ns] {
         kubectl_ok(MANAGED, &["create", "namespace", ns], b"");
     }
-    let registry = format!("oci+http://{}/{run}", common::service_env("AIRLOCK_REGISTRY"));
+    let registry = format!("oci+http://{}/{run}", airlock_e2e::service_env("AIRLOCK_REGISTRY"));
     let cluster = format!("{run}/edge-1");
 
     // Keyring version 1: the token's online key; a root of two, the token's and a file's.
@@ -65,7 +62,7 @@ fn a_key_in_a_token_signs_bundles_and_keyring_updates_the_puller_accepts() {
     let sync = || -> Run {
         Command::new(puller_bin())
             .args(["sync", "--source", &registry, "--cluster", &cluster, "--keyring", &path("keyring.json")])
-            .args(["--state-namespace", &state_ns, "--kubeconfig", &common::service_env(MANAGED)])
+            .args(["--state-namespace", &state_ns, "--kubeconfig", &airlock_e2e::service_env(MANAGED)])
             .env("AIRLOCK_LOG", "warn")
             .env_remove("KUBECONFIG")
             .output()

@@ -3,15 +3,11 @@
 //! the bundles are read back and verified as a puller would. After one ConfigMap used by
 //! the north clusters changes, exactly those get version + 1.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use support::{Fixture, Keys, file, has_part, read_back, run, run_expect, summary, unique};
+use airlock_e2e::publisher::{Fixture, Keys, file, has_part, read_back, run, run_expect, summary, unique};
 
 fn status(rows: &[(String, String, String)]) -> Vec<(&str, &str, &str)> {
     rows.iter().map(|(c, v, s)| (c.as_str(), v.as_str(), s.as_str())).collect()
@@ -81,14 +77,14 @@ async fn publishes_to_an_oci_layout() {
 
 #[tokio::test]
 async fn publishes_to_the_registry() {
-    let registry = common::service_env("AIRLOCK_REGISTRY");
+    let registry = airlock_e2e::service_env("AIRLOCK_REGISTRY");
     publish_change_republish(&format!("oci+http://{registry}/airlock-e2e/{}", unique("registry"))).await;
 }
 
 #[tokio::test]
 async fn publishes_to_the_git_server() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../hack/git-server.sh");
-    common::service_env("AIRLOCK_GIT_HTTP");
+    airlock_e2e::service_env("AIRLOCK_GIT_HTTP");
     let out = Command::new(&script).args(["new-repo", &unique("git")]).output().expect("hack/git-server.sh runs");
     assert!(out.status.success(), "new-repo: {}", String::from_utf8_lossy(&out.stderr));
     let url = String::from_utf8(out.stdout).expect("UTF-8 URL");
@@ -170,7 +166,7 @@ fn dry_run_writes_nothing_and_bad_flags_fail() {
 async fn a_fleet_larger_than_a_chunk_publishes_whole_and_republishes_unchanged() {
     let fleet = tempfile::tempdir().expect("tempdir");
     let generated = Command::new("python3")
-        .arg(common::root().join("hack/bench/gen-fleet.py"))
+        .arg(airlock_e2e::root().join("hack/bench/gen-fleet.py"))
         .args(["--clusters", "1100", "--seed", "3", "--out"])
         .arg(fleet.path())
         .status()

@@ -3,19 +3,15 @@
 //! applied with kubectl in a namespace of its own. `publish` from it, and `watch` following
 //! a label change on a SveltosCluster while two replicas share the Lease.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use airlock_bundle::ClusterId;
 use airlock_bundle::{Keyring, VerifiedBundle};
-use common::publisher_bin;
-use support::live::{Applied, kubeconfig, kubectl};
-use support::{Keys, file, has_part, read_back, run_expect, summary, try_read_back};
+use airlock_e2e::publisher::live::{Applied, kubeconfig, kubectl};
+use airlock_e2e::publisher::{Keys, file, has_part, read_back, run_expect, summary, try_read_back};
+use airlock_e2e::publisher_bin;
 
 #[tokio::test]
 async fn publishes_from_the_management_cluster() {

@@ -6,15 +6,11 @@
 //! tarball is gone too, its profile keeps the part it had. Read from the live management
 //! apiserver, a Profile fetches with a Secret of its own namespace.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use support::{Keys, file, kubectl, kubectl_ok, read_back, run, run_expect};
+use airlock_e2e::publisher::{Keys, file, kubectl, kubectl_ok, read_back, run, run_expect};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TOKEN: &str = "s3cret-token";
@@ -142,14 +138,14 @@ async fn remote_urls_publish_and_a_404_fails_only_its_profile_keeping_its_part()
         ("/plain.yaml", PLAIN.as_bytes().to_vec()),
     ])));
     let (port, seen) = serve(routes.clone()).await;
-    let registry = common::service_env("AIRLOCK_REGISTRY");
-    let repository = format!("airlock-remote/{}", support::unique("remote"));
-    common::oci::push_artifact(&registry, &repository, "v1", LAYER, &gzip(&tar_of(&[("cm.yaml", TEMPLATED)])), None).await;
+    let registry = airlock_e2e::service_env("AIRLOCK_REGISTRY");
+    let repository = format!("airlock-remote/{}", airlock_e2e::publisher::unique("remote"));
+    airlock_e2e::oci::push_artifact(&registry, &repository, "v1", LAYER, &gzip(&tar_of(&[("cm.yaml", TEMPLATED)])), None).await;
     let oci = format!("oci://{registry}/{repository}:v1");
     let [authed, user, password] =
-        ["AIRLOCK_REGISTRY_AUTH", "AIRLOCK_REGISTRY_AUTH_USER", "AIRLOCK_REGISTRY_AUTH_PASSWORD"].map(common::service_env);
+        ["AIRLOCK_REGISTRY_AUTH", "AIRLOCK_REGISTRY_AUTH_USER", "AIRLOCK_REGISTRY_AUTH_PASSWORD"].map(airlock_e2e::service_env);
     // A layer that is one gzip-compressed document rather than a tar.
-    common::oci::push_artifact(&authed, &repository, "v2", LAYER, &gzip(BASIC.as_bytes()), Some((&user, &password))).await;
+    airlock_e2e::oci::push_artifact(&authed, &repository, "v2", LAYER, &gzip(BASIC.as_bytes()), Some((&user, &password))).await;
     let oci_auth = format!("oci://{authed}/{repository}:v2");
 
     let (keys, tmp) = (Keys::new("remote"), tempfile::tempdir().expect("tempdir"));
@@ -219,8 +215,8 @@ impl Drop for Namespace {
 async fn a_live_profile_fetches_with_a_secret_of_its_namespace() {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let (port, seen) = serve(Arc::new(Mutex::new(BTreeMap::from([("/plain.yaml", PLAIN.as_bytes().to_vec())])))).await;
-    support::install_crds();
-    let run_id = support::unique("remote-live");
+    let _crds = airlock_e2e::publisher::install_crds();
+    let run_id = airlock_e2e::publisher::unique("remote-live");
     kubectl_ok(MANAGEMENT, &["create", "namespace", &run_id], b"");
     let _cleanup = Namespace(run_id.clone());
     let objects = format!(
@@ -244,7 +240,7 @@ async fn a_live_profile_fetches_with_a_secret_of_its_namespace() {
     }
     let (keys, tmp) = (Keys::new("remote-live"), tempfile::tempdir().expect("tempdir"));
     let store = format!("oci-layout:{}", tmp.path().join("layout").display());
-    let (kc, cluster) = (common::service_env(MANAGEMENT), format!("{run_id}/edge"));
+    let (kc, cluster) = (airlock_e2e::service_env(MANAGEMENT), format!("{run_id}/edge"));
     run_expect(&["publish", "--kubeconfig", &kc, "--to", &store, "--key", &keys.key, "--no-cache", "--cluster", &cluster], 0);
     let bundle = read_back(&store, &cluster.parse().expect("an id"), &keys.keyring).await;
     let part = format!("Profile.{run_id}.web");

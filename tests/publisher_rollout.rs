@@ -4,13 +4,9 @@
 //! reports are `ingest`ed the next publish updates the other two. Nothing here needs the
 //! services: the management set is a directory and the store an OCI layout.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use airlock_bundle::{SigningKey, VerifiedBundle};
-use support::reports::{report_key_of, signed_report};
-use support::{Keys, file, read_back, run, run_expect, summary};
+use airlock_e2e::publisher::reports::{report_key_of, signed_report};
+use airlock_e2e::publisher::{Keys, file, read_back, run, run_expect, summary};
 
 const SITES: [&str; 4] = ["site-a", "site-b", "site-c", "site-d"];
 const PART: &str = "ClusterProfile.web";

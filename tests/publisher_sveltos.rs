@@ -6,14 +6,11 @@
 //! profile failing alone, keeping its last good part, and a paused profile keeping what
 //! clusters hold of it. The fixture is `publisher/tests/fixtures/sveltos`.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use airlock_bundle::VerifiedBundle;
 use airlock_bundle::statement::ProfileEntry;
-use common::root;
-use support::{Keys, file, kubectl, kubectl_ok, read_back, run_expect, summary, unique};
+use airlock_e2e::locks::AirlockCrds;
+use airlock_e2e::publisher::{Keys, file, kubectl, kubectl_ok, read_back, run_expect, summary, unique};
+use airlock_e2e::root;
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 
@@ -21,11 +18,12 @@ const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 struct Applied {
     dir: tempfile::TempDir,
     run: String,
+    _crds: AirlockCrds,
 }
 
 impl Applied {
     fn new(test: &str) -> Applied {
-        support::install_crds();
+        let crds = airlock_e2e::publisher::install_crds();
         let run = unique(test);
         let dir = tempfile::tempdir().expect("tempdir");
         for entry in std::fs::read_dir(root().join("publisher/tests/fixtures/sveltos")).expect("fixture exists") {
@@ -34,7 +32,7 @@ impl Applied {
             std::fs::write(dir.path().join(path.file_name().expect("a name")), text.replace("run-id", &run)).expect("fixture writes");
         }
         kubectl_ok(MANAGEMENT, &["create", "namespace", &run], b"");
-        let applied = Applied { dir, run };
+        let applied = Applied { dir, run, _crds: crds };
         applied.apply();
         applied
     }
@@ -75,7 +73,7 @@ impl Applied {
     /// An OCI layout and a cache under `dir`, and the publish of both clusters into it.
     fn publish_command(&self, keys: &Keys, dir: &std::path::Path) -> (String, Vec<String>) {
         let store = format!("oci-layout:{}", dir.join("layout").display());
-        let (kc, cache) = (common::service_env(MANAGEMENT), dir.join("cache").display().to_string());
+        let (kc, cache) = (airlock_e2e::service_env(MANAGEMENT), dir.join("cache").display().to_string());
         let args = ["publish", "--kubeconfig", &kc, "--to", &store, "--key", &keys.key, "--cache-dir", &cache];
         let mut command: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         for name in ["edge-1", "edge-2"] {

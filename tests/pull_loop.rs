@@ -10,18 +10,14 @@
 //! reports (token registry, every namespace); a puller killed mid-apply; a Git store. The
 //! scoping of each cluster's writes is shown on the token registry and the Git server.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
-#[path = "pull_loop/site.rs"]
 mod site;
-#[path = "pull_loop/stores.rs"]
 mod stores;
 
 use std::time::{Duration, Instant};
 
 use airlock_bundle::testkit::Fixture;
 use airlock_store::{GitStore, RegistryCredentials, ReportPush, StoreRef};
+
 use site::{NODE_VERSION, Site, cluster_of, config_maps};
 use stores::{GitServer, PREFIX, PUBLISHER, Rights, TokenRegistry};
 
@@ -30,7 +26,7 @@ const TWO_PERIODS: Duration = Duration::from_secs(150);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_registration_applied_as_is_reports_ready_and_a_profile_change_arrives_the_same_way() {
-    let store = format!("oci+http://{}/airlock-e2e-loop-{}", common::service_env("AIRLOCK_REGISTRY"), std::process::id());
+    let store = format!("oci+http://{}/airlock-e2e-loop-{}", airlock_e2e::service_env("AIRLOCK_REGISTRY"), std::process::id());
     let mut site = Site::new("ready", &store, &store);
     let app = site.app_ns.clone();
     site.management(&[("app.yaml", config_maps(&app, (0, 3), "one"))]);
@@ -131,7 +127,7 @@ async fn a_store_refusing_reports_leaves_the_cluster_converged_and_the_report_co
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_puller_killed_mid_apply_converges_on_the_next_scheduled_run() {
-    let store = format!("oci+http://{}/airlock-e2e-loop-{}", common::service_env("AIRLOCK_REGISTRY"), std::process::id());
+    let store = format!("oci+http://{}/airlock-e2e-loop-{}", airlock_e2e::service_env("AIRLOCK_REGISTRY"), std::process::id());
     let mut site = Site::new("killed", &store, &store);
     let app = site.app_ns.clone();
     // Enough objects that the apply lasts a few seconds; a file holds at most 1,000 documents.

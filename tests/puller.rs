@@ -6,7 +6,7 @@
 //!
 //! Every test is its own cluster (`e2e/<unique>`) with its own state namespace and
 //! application namespace, so tests run in parallel and reruns never collide; the harness
-//! is `common::puller`, and what the puller keeps is read through `common::kept`. Here:
+//! is `airlock_e2e::puller`, and what the puller keeps is read through `airlock_e2e::kept`. Here:
 //! a first sync, an unchanged one and drift; `run`. The rest by theme: refusals
 //! (`puller/refused.rs`), the commands that write nothing (`puller/offline.rs`), the state
 //! and Lease under stress (`puller/recovery.rs`), reports (`puller/reports.rs`), the
@@ -15,33 +15,23 @@
 //! checks around the apply (`puller/checks.rs`), an offline root recovering from a stolen
 //! online key (`puller/root.rs`).
 
-#[path = "puller/checks.rs"]
 mod checks;
-mod common;
-#[path = "puller/failures.rs"]
 mod failures;
-#[path = "puller/offline.rs"]
 mod offline;
-#[path = "puller/recovery.rs"]
 mod recovery;
-#[path = "puller/refused.rs"]
 mod refused;
-#[path = "puller/reloader.rs"]
 mod reloader;
-#[path = "puller/reports.rs"]
 mod reports;
-#[path = "puller/root.rs"]
 mod root;
-#[path = "puller/window.rs"]
 mod window;
 
 use std::process::Stdio;
 use std::time::Duration;
 
 use airlock_bundle::SyncMode;
+use airlock_e2e::puller::{Signing, Site, http_get};
+use airlock_e2e::{assert_exit, managed_kubeconfig, puller_bin};
 use airlock_puller::report::RunResult;
-use common::puller::{Signing, Site, http_get};
-use common::{assert_exit, managed_kubeconfig, puller_bin};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};

@@ -9,8 +9,6 @@
 //! Every test has its own clusters (`e2e/<unique>-a`, `-b`), namespaces, registry prefixes
 //! and Git repository, so tests run in parallel and reruns never collide.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -20,9 +18,9 @@ use airlock_bundle::testkit::Fixture;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Keyring, PartSettings, Release, SignedBundle, SigningKey, sign};
 use airlock_cli::install_crypto_provider;
+use airlock_e2e::{Run, assert_exit, managed_kubeconfig, publisher_bin, puller_bin};
 use airlock_puller::report::{Report, RunResult};
 use airlock_store::{RegistryCredentials, StoreRef, open, open_oci};
-use common::{Run, assert_exit, managed_kubeconfig, publisher_bin, puller_bin};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::Api;
@@ -48,10 +46,10 @@ impl Air {
         let clusters = ["a", "b"].map(|c| format!("e2e/{id}-{c}").parse::<ClusterId>().expect("valid cluster id"));
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::write(dir.path().join("keyring.json"), Fixture::new(1).keyring.to_json()).expect("keyring written");
-        let client = common::kube_client(&managed_kubeconfig()).await;
+        let client = airlock_e2e::kube_client(&managed_kubeconfig()).await;
         let air = Air { dir, id, clusters, client };
         for cluster in &air.clusters {
-            common::create_namespace(&air.client, &state_ns(cluster)).await;
+            airlock_e2e::create_namespace(&air.client, &state_ns(cluster)).await;
         }
         air
     }
@@ -108,14 +106,14 @@ impl Air {
 
     /// A registry reference on the disconnected registry no other test or run uses.
     fn remote(&self, name: &str) -> String {
-        format!("oci+http://{}/{}/{name}", common::service_env("AIRLOCK_REGISTRY_REMOTE"), self.id)
+        format!("oci+http://{}/{}/{name}", airlock_e2e::service_env("AIRLOCK_REGISTRY_REMOTE"), self.id)
     }
 }
 
 impl Drop for Air {
     fn drop(&mut self) {
         let namespaces = self.clusters.iter().flat_map(|c| [state_ns(c), app_ns(c)]);
-        let _ = std::process::Command::new(common::service_env("AIRLOCK_KUBECTL"))
+        let _ = std::process::Command::new(airlock_e2e::service_env("AIRLOCK_KUBECTL"))
             .args(["--kubeconfig", &managed_kubeconfig(), "delete", "namespace", "--ignore-not-found", "--wait=false"])
             .args(namespaces)
             .output();
@@ -150,7 +148,7 @@ async fn an_archive_imports_twice_into_registry_and_git_then_syncs_verifies_and_
     assert_exit(&air.export("full.tar", None).await, 0);
 
     let registry = air.remote("site");
-    let git = format!("git+{}", common::new_git_repo(&air.id));
+    let git = format!("git+{}", airlock_e2e::new_git_repo(&air.id));
     for to in [&registry, &git] {
         let first = air.import("full.tar", to).await;
         assert_exit(&first, 0);

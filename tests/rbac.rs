@@ -10,15 +10,7 @@
 //! Sveltos's agents have (documented in `register cluster --help`): that variant shows the
 //! puller can write anywhere, and that nobody else in its namespace gains anything.
 
-mod common;
-// Shared with the containment suite; each uses part of it.
-#[allow(dead_code)]
-#[path = "rbac/probe.rs"]
-mod probe;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
-
-use probe::{Probe, Site};
+use airlock_e2e::probe::{Probe, Site};
 
 /// Scoped registration: the puller may write in its watched namespaces and its own state,
 /// and nothing else.

@@ -4,17 +4,13 @@
 //! ServiceAccount may then do. Each test uses namespaces of its own (puller namespace
 //! included), so tests and the quickstart can share the apiservers.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output};
 
 use airlock_bundle::Limits;
 use airlock_bundle::{Keyring, SigningKey};
-use publisher_support::{install_crds, kubectl, kubectl_ok};
+use airlock_e2e::publisher::{install_crds, kubectl, kubectl_ok};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
@@ -45,8 +41,8 @@ fn inputs() -> tempfile::TempDir {
 /// Runs `register cluster` with the common flags and `extra`; its output.
 fn register(inputs: &Path, namespace: &str, cluster: &str, extra: &[&str]) -> Output {
     let keyring = inputs.join("keyring.json");
-    let source = format!("oci+http://{}/airlock", common::service_env("AIRLOCK_REGISTRY"));
-    Command::new(common::publisher_bin())
+    let source = format!("oci+http://{}/airlock", airlock_e2e::service_env("AIRLOCK_REGISTRY"));
+    Command::new(airlock_e2e::publisher_bin())
         .args(["register", "cluster", "--namespace", namespace, "--cluster", cluster, "--pullmode"])
         .args(["--source", &source, "--keyring", keyring.to_str().expect("UTF-8 path")])
         .args(["--cronjob-api", "batch/v1beta1"])
@@ -56,10 +52,10 @@ fn register(inputs: &Path, namespace: &str, cluster: &str, extra: &[&str]) -> Ou
 }
 
 /// Registers `cluster` against the management apiserver and applies its YAML to the managed
-/// one; returns the YAML. Panics with the tool's stderr when either step fails.
+/// one; returns the YAML. Panics with the tool's stderr when either step fails. The caller
+/// holds the guard of [`install_crds`].
 fn register_and_apply(inputs: &Path, namespace: &str, cluster: &str, extra: &[&str]) -> Vec<u8> {
-    install_crds();
-    let mgmt = common::service_env(MANAGEMENT);
+    let mgmt = airlock_e2e::service_env(MANAGEMENT);
     let mut args = vec!["--kubeconfig", mgmt.as_str()];
     args.extend_from_slice(extra);
     let out = register(inputs, namespace, cluster, &args);
@@ -75,6 +71,7 @@ fn cleanup(management_namespace: &str, yaml: &[u8]) {
 
 #[test]
 fn scoped_registration_creates_the_cluster_and_confines_the_puller() {
+    let _crds = install_crds();
     let pid = std::process::id();
     let (ns, puller_ns, web, monitoring) =
         (format!("reg-scoped-{pid}"), format!("airlock-scoped-{pid}"), format!("web-{pid}"), format!("monitoring-{pid}"));
@@ -150,6 +147,7 @@ fn scoped_registration_creates_the_cluster_and_confines_the_puller() {
 
 #[test]
 fn cluster_wide_registration_lets_the_puller_write_everywhere() {
+    let _crds = install_crds();
     let pid = std::process::id();
     let (ns, puller_ns) = (format!("reg-wide-{pid}"), format!("airlock-wide-{pid}"));
     let inputs = inputs();
@@ -184,7 +182,7 @@ fn to_dir_writes_the_sveltoscluster_without_contacting_a_cluster() {
     assert_eq!(object["spec"]["pullMode"], true);
     assert_eq!(object["metadata"]["labels"]["tier"], "staging");
 
-    install_crds();
+    let _crds = install_crds();
     kubectl_ok(MANAGEMENT, &["apply", "-f", "-"], b"apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fleet\n");
     let check = kubectl_ok(MANAGEMENT, &["apply", "--server-side", "--dry-run=server", "-f", file.to_str().unwrap()], b"");
     assert!(check.contains("sveltoscluster.lib.projectsveltos.io/edge-3"), "{check}");

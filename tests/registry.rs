@@ -2,8 +2,6 @@
 //! (Distribution 2.8): plain on `$AIRLOCK_REGISTRY`, htpasswd on `$AIRLOCK_REGISTRY_AUTH`.
 //! Every test writes under its own repository prefix, so reruns never collide.
 
-mod common;
-
 use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -34,7 +32,7 @@ async fn open(host: &str, prefix: &str, credentials: &RegistryCredentials) -> Bo
 }
 
 fn plain_host() -> String {
-    common::service_env("AIRLOCK_REGISTRY")
+    airlock_e2e::service_env("AIRLOCK_REGISTRY")
 }
 
 fn config_map(name: &str, data: &str) -> Vec<u8> {
@@ -104,7 +102,7 @@ async fn blob_exists(host: &str, repository: &str, digest: &str) -> bool {
     reqwest::Client::new().head(url).send().await.expect("registry answers").status() == 200
 }
 
-/// Debug events of `airlock` from every test of this binary, as text. One global
+/// Debug events of `airlock_store` from every test of this process, as text. One global
 /// subscriber, installed once: a thread-local one (`set_default`) races with the callsite
 /// interest cache when tests run in parallel, and then captures nothing. Tests pick their
 /// own lines by their unique repository prefix.
@@ -123,7 +121,7 @@ fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
     LOGS.get_or_init(|| {
         let logs = Arc::new(Mutex::new(Vec::new()));
         let sink = logs.clone();
-        tracing_subscriber::fmt().with_env_filter("airlock=debug").with_ansi(false).with_writer(move || Sink(sink.clone())).init();
+        tracing_subscriber::fmt().with_env_filter("airlock_store=debug").with_ansi(false).with_writer(move || Sink(sink.clone())).init();
         logs
     })
     .clone()
@@ -266,9 +264,9 @@ async fn republishing_moves_latest() {
 #[tokio::test]
 async fn credentials_on_an_htpasswd_registry() {
     setup();
-    let host = common::service_env("AIRLOCK_REGISTRY_AUTH");
-    let user = common::service_env("AIRLOCK_REGISTRY_AUTH_USER");
-    let password = common::service_env("AIRLOCK_REGISTRY_AUTH_PASSWORD");
+    let host = airlock_e2e::service_env("AIRLOCK_REGISTRY_AUTH");
+    let user = airlock_e2e::service_env("AIRLOCK_REGISTRY_AUTH_USER");
+    let password = airlock_e2e::service_env("AIRLOCK_REGISTRY_AUTH_PASSWORD");
     let prefix = unique_prefix("auth");
     let key = SigningKey::from_seed([13; 32]);
     let cluster: ClusterId = "fleet/edge-d".parse().unwrap();

@@ -4,17 +4,13 @@
 //! runs with `no_new_privs`, holds no descriptor of the key file or the kubeconfig, and
 //! the bundles it rendered and the publisher signed verify with the publisher's keyring.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::publisher_bin;
-use support::live::{Applied, kubeconfig, kubectl};
-use support::{Keys, try_read_back, unique};
+use airlock_e2e::publisher::live::{Applied, kubeconfig, kubectl};
+use airlock_e2e::publisher::{Keys, try_read_back, unique};
+use airlock_e2e::publisher_bin;
 
 /// The publisher, killed when the test ends however it ends.
 struct Running(Child);
@@ -57,7 +53,7 @@ async fn the_render_worker_holds_nothing_of_the_publishers_and_comes_back_when_k
     let fx = &applied.0;
     let keys = Keys::new("ops");
     let tmp = tempfile::tempdir().expect("tempdir");
-    let store = format!("oci+http://{}/airlock-e2e/{}", common::service_env("AIRLOCK_REGISTRY"), unique("worker"));
+    let store = format!("oci+http://{}/airlock-e2e/{}", airlock_e2e::service_env("AIRLOCK_REGISTRY"), unique("worker"));
     let edge1 = fx.cluster("edge-1");
     let canary = format!("canary-{}", fx.run);
     let cache = tmp.path().join("cache");

@@ -14,22 +14,19 @@
 //! `tests/publisher.rs` (`publishes_from_dir_…`: exit 1, `permissions 0644 for '<file>'
 //! are too open`).
 
-mod common;
-#[path = "secrets/haystack.rs"]
 mod haystack;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
 use airlock_cli::install_crypto_provider;
+use airlock_e2e::publisher::{Keys, install_crds, kubectl_ok};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
-use haystack::Needles;
 use jiff::Timestamp;
-use publisher_support::{Keys, install_crds, kubectl_ok};
+
+use haystack::Needles;
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
@@ -44,8 +41,9 @@ async fn secret_values_passwords_tokens_and_keys_never_reach_logs_or_reports() {
     let run = format!("sec-{:x}-{:x}", Timestamp::now().as_second() % 0x100_0000, std::process::id());
     let dir = tempfile::tempdir().expect("temp dir");
     let path = |name: &str| dir.path().join(name).to_str().expect("UTF-8 temp path").to_string();
-    let (user, password) = (common::service_env("AIRLOCK_REGISTRY_AUTH_USER"), common::service_env("AIRLOCK_REGISTRY_AUTH_PASSWORD"));
-    let store = format!("oci+http://{}/{run}", common::service_env("AIRLOCK_REGISTRY_AUTH"));
+    let (user, password) =
+        (airlock_e2e::service_env("AIRLOCK_REGISTRY_AUTH_USER"), airlock_e2e::service_env("AIRLOCK_REGISTRY_AUTH_PASSWORD"));
+    let store = format!("oci+http://{}/{run}", airlock_e2e::service_env("AIRLOCK_REGISTRY_AUTH"));
     let cluster = format!("{run}/edge-1");
     let keys = Keys::new("secrets");
     let values = [1, 2, 3].map(|n| format!("s3cr3t-value-{n}-{run}"));
@@ -59,7 +57,7 @@ async fn secret_values_passwords_tokens_and_keys_never_reach_logs_or_reports() {
     needles.add("registry password", &password);
     needles.add("registry auth (base64 user:password)", &B64.encode(format!("{user}:{password}")));
     for kubeconfig in [MANAGEMENT, MANAGED] {
-        for token in haystack::kubeconfig_tokens(&common::service_env(kubeconfig)) {
+        for token in haystack::kubeconfig_tokens(&airlock_e2e::service_env(kubeconfig)) {
             needles.add(&format!("{kubeconfig} token"), &token);
         }
     }
@@ -72,12 +70,19 @@ async fn secret_values_passwords_tokens_and_keys_never_reach_logs_or_reports() {
     // register: against the management apiserver; its YAML holds the credentials and the
     // report key by design (it is applied like a Secret), so only its log is searched.
     std::fs::write(path("password"), format!("{password}\n")).expect("password file");
-    install_crds();
+    let _crds = install_crds();
     let registration = tool(
-        common::publisher_bin(),
+        airlock_e2e::publisher_bin(),
         &["register", "cluster", "--namespace", &run, "--cluster", "edge-1", "--pullmode", "--labels", "secrets=on"],
         &["--source", &store, "--keyring", &keys.keyring_path, "--cronjob-api", "batch/v1beta1"],
-        &["--registry-username", &user, "--registry-password-file", &path("password"), "--kubeconfig", &common::service_env(MANAGEMENT)],
+        &[
+            "--registry-username",
+            &user,
+            "--registry-password-file",
+            &path("password"),
+            "--kubeconfig",
+            &airlock_e2e::service_env(MANAGEMENT),
+        ],
         &[],
     );
     let mut logs = vec![("register: stderr".to_string(), registration.stderr.clone())];
@@ -99,7 +104,7 @@ async fn secret_values_passwords_tokens_and_keys_never_reach_logs_or_reports() {
 
     let client = managed_client().await;
     for ns in [&state_ns, &app_ns] {
-        common::create_namespace(&client, ns).await;
+        airlock_e2e::create_namespace(&client, ns).await;
     }
     for sub in ["management", "reports"] {
         std::fs::create_dir(path(sub)).expect("a directory in the temp dir");
@@ -107,7 +112,7 @@ async fn secret_values_passwords_tokens_and_keys_never_reach_logs_or_reports() {
     let publish = |value: &str, step: &str, logs: &mut Vec<(String, String)>| {
         management_set(&dir.path().join("management"), &run, &app_ns, value);
         let out = tool(
-            common::publisher_bin(),
+            airlock_e2e::publisher_bin(),
             &["publish", "--from-dir", &path("management"), "--to", &store, "--key", &keys.key],
             &["--registry-username", &user, "--cache-dir", &path("cache")],
             &[],
@@ -119,10 +124,10 @@ async fn secret_values_passwords_tokens_and_keys_never_reach_logs_or_reports() {
     let docker = path("docker");
     let puller = |command: &str, step: &str, logs: &mut Vec<(String, String)>| {
         let out = tool(
-            common::puller_bin(),
+            airlock_e2e::puller_bin(),
             &[command, "--source", &store, "--cluster", &cluster, "--keyring", &keys.keyring_path],
             &["--state-namespace", &state_ns, "--report-to", &path("reports"), "--report-key", &path("report.key")],
-            &["--kubeconfig", &common::service_env(MANAGED)],
+            &["--kubeconfig", &airlock_e2e::service_env(MANAGED)],
             &[("DOCKER_CONFIG", &docker)],
         );
         logs.push((format!("{command} {step}: stdout"), out.stdout));
@@ -142,7 +147,8 @@ async fn secret_values_passwords_tokens_and_keys_never_reach_logs_or_reports() {
     assert_eq!(live, B64.encode(&values[1]), "the changed Secret was applied");
     publish(&values[2], "v3", &mut logs);
     puller("plan", "v3", &mut logs);
-    let out = tool(common::puller_bin(), &["export-reports", "--from", &path("reports"), "--to", &path("reports.json")], &[], &[], &[]);
+    let out =
+        tool(airlock_e2e::puller_bin(), &["export-reports", "--from", &path("reports"), "--to", &path("reports.json")], &[], &[], &[]);
     logs.push(("export-reports: stdout".into(), out.stdout));
     logs.push(("export-reports: stderr".into(), out.stderr));
 
@@ -195,19 +201,19 @@ fn management_set(dir: &Path, run: &str, app_ns: &str, value: &str) {
 }
 
 /// Runs a tool loudly with `args` (in groups) and `env`; asserts exit 0.
-fn tool(bin: std::path::PathBuf, a: &[&str], b: &[&str], c: &[&str], env: &[(&str, &str)]) -> common::Run {
+fn tool(bin: std::path::PathBuf, a: &[&str], b: &[&str], c: &[&str], env: &[(&str, &str)]) -> airlock_e2e::Run {
     let mut command = Command::new(&bin);
     command.args(a).args(b).args(c).args(LOUD).env_remove("KUBECONFIG").env_remove("AIRLOCK_LOG");
     for (k, v) in env {
         command.env(k, v);
     }
-    let run: common::Run = command.output().expect("tool runs").into();
+    let run: airlock_e2e::Run = command.output().expect("tool runs").into();
     assert_eq!(run.code, Some(0), "{} {a:?} {b:?}: {run:?}", bin.display());
     run
 }
 
 async fn managed_client() -> kube::Client {
-    let config = kube::config::Kubeconfig::read_from(common::service_env(MANAGED)).expect("kubeconfig");
+    let config = kube::config::Kubeconfig::read_from(airlock_e2e::service_env(MANAGED)).expect("kubeconfig");
     let config = kube::Config::from_custom_kubeconfig(config, &Default::default()).await.expect("kube config");
     kube::Client::try_from(config).expect("kube client")
 }
@@ -217,10 +223,10 @@ struct Cleanup(Vec<String>, String);
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        let kubectl = common::service_env("AIRLOCK_KUBECTL");
+        let kubectl = airlock_e2e::service_env("AIRLOCK_KUBECTL");
         let delete = |kubeconfig: &str, namespaces: &[String]| {
             let _ = Command::new(&kubectl)
-                .args(["--kubeconfig", &common::service_env(kubeconfig), "delete", "namespace", "--ignore-not-found", "--wait=false"])
+                .args(["--kubeconfig", &airlock_e2e::service_env(kubeconfig), "delete", "namespace", "--ignore-not-found", "--wait=false"])
                 .args(namespaces)
                 .output();
         };

@@ -9,21 +9,18 @@
 //! printed first and in every failure, and `AIRLOCK_SOAK_SEED=<seed>` replays the same walk
 //! (`AIRLOCK_SOAK_CYCLES` shortens or lengthens it).
 
-mod common;
-#[path = "soak/model.rs"]
 mod model;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use airlock_cli::install_crypto_provider;
+use airlock_e2e::publisher::Keys;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ListParams};
+
 use model::{CLUSTERS, Desired, Fleet, Kind, Rng};
-use publisher_support::Keys;
 
 const CYCLES: usize = 200;
 
@@ -48,7 +45,7 @@ async fn random_changes_keep_every_cluster_equal_to_its_desired_set() {
         if let Err(why) = soak.cycle(&fleet).await {
             panic!(
                 "soak seed {seed}, cycle {cycle} of {cycles} (changes: {}): {why}\nreplay: AIRLOCK_SOAK_SEED={seed} \
-                 cargo test -p airlock-e2e --test soak",
+                 cargo test -p airlock-e2e --test e2e soak::",
                 made.join("; ")
             );
         }
@@ -88,17 +85,17 @@ impl Soak {
         let dir = tempfile::tempdir().expect("temp dir");
         // Built before the clock starts, and copied: the soak runs for minutes, and a
         // rebuild of target/debug in the meantime must not swap the binaries under test.
-        for (name, built) in [("publisher", common::publisher_bin()), ("puller", common::puller_bin())] {
+        for (name, built) in [("publisher", airlock_e2e::publisher_bin()), ("puller", airlock_e2e::puller_bin())] {
             std::fs::copy(&built, dir.path().join(name)).unwrap_or_else(|e| panic!("{}: {e}", built.display()));
         }
         std::fs::create_dir(dir.path().join("management")).expect("management dir");
-        let store = format!("oci+http://{}/{run}", common::service_env("AIRLOCK_REGISTRY"));
+        let store = format!("oci+http://{}/{run}", airlock_e2e::service_env("AIRLOCK_REGISTRY"));
         let config = kube::config::Kubeconfig::read_from(kubeconfig()).expect("kubeconfig");
         let config = kube::Config::from_custom_kubeconfig(config, &Default::default()).await.expect("kube config");
         let client = kube::Client::try_from(config).expect("kube client");
         let soak = Soak { keys: Keys::new("soak"), run, dir, store, client };
         for ns in soak.namespaces() {
-            common::create_namespace(&soak.client, &ns).await;
+            airlock_e2e::create_namespace(&soak.client, &ns).await;
         }
         soak
     }
@@ -125,7 +122,7 @@ impl Soak {
             .output()
             .expect("airlock-publisher runs");
         if !out.status.success() {
-            return Err(format!("publish: {:?}", common::Run::from(out)));
+            return Err(format!("publish: {:?}", airlock_e2e::Run::from(out)));
         }
         let syncs = (0..CLUSTERS).map(|c| self.sync(c));
         for (c, run) in futures::future::join_all(syncs).await.into_iter().enumerate() {
@@ -139,7 +136,7 @@ impl Soak {
         Ok(())
     }
 
-    async fn sync(&self, c: usize) -> common::Run {
+    async fn sync(&self, c: usize) -> airlock_e2e::Run {
         tokio::process::Command::new(self.path("puller"))
             .args(["sync", "--source", &self.store, "--cluster", &format!("{}/{}", self.run, Fleet::cluster_name(c))])
             .args(["--keyring", &self.keys.keyring_path, "--state-namespace", &format!("{}-state", self.run)])
@@ -175,7 +172,7 @@ impl Soak {
 /// Deletes the run's namespaces, also when the test failed, without waiting.
 impl Drop for Soak {
     fn drop(&mut self) {
-        let _ = std::process::Command::new(common::service_env("AIRLOCK_KUBECTL"))
+        let _ = std::process::Command::new(airlock_e2e::service_env("AIRLOCK_KUBECTL"))
             .args(["--kubeconfig", &kubeconfig(), "delete", "namespace", "--ignore-not-found", "--wait=false"])
             .args(self.namespaces())
             .output();
@@ -194,5 +191,5 @@ fn compare(cluster: &str, desired: &Desired, live: &Desired) -> Result<(), Strin
 }
 
 fn kubeconfig() -> String {
-    common::service_env("AIRLOCK_KUBECONFIG_MANAGED")
+    airlock_e2e::service_env("AIRLOCK_KUBECONFIG_MANAGED")
 }

@@ -1,26 +1,20 @@
 //! The registry store's reports and its conditional reads, against the real registry of
-//! `hack/registry.sh` behind a proxy that logs every request (`faults/proxy.rs`): a
+//! `hack/registry.sh` behind a proxy that logs every request (`airlock_e2e::fault_proxy`): a
 //! cluster's reports go to `<prefix>/<namespace>/<name>/reports` with a history tag each
 //! (bundles-format.md 14.7), and an unchanged bundle or report costs one conditional GET
 //! that the registry answers 304 (spec 8, its last paragraph; 14.7.2). An idle scheduled
 //! run of a puller that pushes its reports costs the registry that one request and the API
 //! server two reads.
 
-mod common;
-// Shared with the fault suite, which also uses its TCP flavour and its stops.
-#[allow(dead_code)]
-#[path = "faults/proxy.rs"]
-mod proxy;
-
 use std::time::{Duration, Instant};
 
 use airlock_bundle::testkit::Fixture;
 use airlock_bundle::{Limits, SigningKey};
+use airlock_e2e::assert_exit;
+use airlock_e2e::fault_proxy::Proxy;
+use airlock_e2e::puller::{Site, publish_to};
 use airlock_store::{Latest, ReportPush, Store, StoreRef};
-use common::assert_exit;
-use common::puller::{Site, publish_to};
 use jiff::{SignedDuration, Timestamp};
-use proxy::Proxy;
 
 /// A registry store under a prefix of this test, opened through `proxy`.
 async fn store(proxy: &Proxy, test: &str) -> (String, Box<dyn Store>) {
@@ -58,7 +52,7 @@ async fn settled(proxy: &Proxy) -> usize {
 
 #[tokio::test]
 async fn an_unchanged_bundle_costs_the_registry_one_conditional_request() {
-    let proxy = Proxy::http(&common::service_env("AIRLOCK_REGISTRY")).await;
+    let proxy = Proxy::http(&airlock_e2e::service_env("AIRLOCK_REGISTRY")).await;
     let (_, publisher) = store(&proxy, "unchanged").await;
     let fixture = Fixture::new(1);
     publisher.publish(&[fixture.signed(1, Fixture::files())], &Default::default()).await.unwrap();
@@ -82,7 +76,7 @@ async fn an_unchanged_bundle_costs_the_registry_one_conditional_request() {
 
 #[tokio::test]
 async fn reports_go_to_the_clusters_reports_repository_with_their_history() {
-    let proxy = Proxy::http(&common::service_env("AIRLOCK_REGISTRY")).await;
+    let proxy = Proxy::http(&airlock_e2e::service_env("AIRLOCK_REGISTRY")).await;
     let (prefix, store) = store(&proxy, "history").await;
     let reports = store.reports().expect("a registry keeps reports");
     let cluster: airlock_bundle::ClusterId = "fleet/edge-1".parse().unwrap();
@@ -107,7 +101,7 @@ async fn reports_go_to_the_clusters_reports_repository_with_their_history() {
     let requests = requests_since(&proxy, before, 1).await;
     assert_eq!(requests.len(), 1, "one conditional request: {requests:?}");
 
-    let url = format!("http://{}/v2/{prefix}/fleet/edge-1/reports/tags/list", common::service_env("AIRLOCK_REGISTRY"));
+    let url = format!("http://{}/v2/{prefix}/fleet/edge-1/reports/tags/list", airlock_e2e::service_env("AIRLOCK_REGISTRY"));
     let tags: serde_json::Value = reqwest::get(&url).await.unwrap().json().await.unwrap();
     let mut tags: Vec<String> = serde_json::from_value(tags["tags"].clone()).unwrap();
     tags.sort();
@@ -117,7 +111,7 @@ async fn reports_go_to_the_clusters_reports_repository_with_their_history() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_idle_run_pushing_reports_costs_the_registry_one_request_and_the_api_server_two() {
-    let proxy = Proxy::http(&common::service_env("AIRLOCK_REGISTRY")).await;
+    let proxy = Proxy::http(&airlock_e2e::service_env("AIRLOCK_REGISTRY")).await;
     let site = Site::new("idle").await;
     let source = format!("oci+http://{}/airlock-e2e-reports/idle-{}", proxy.addr(), site.cluster.name());
     publish_to(&source.parse().unwrap(), &[site.signed(1, site.files(3, "one"), |_| {})]).await;

@@ -15,33 +15,23 @@
 //! is read by `expected`, a bundle compared by `check` (values by `diff`), the management
 //! apiserver prepared by `management` and the apply checked by `managed`.
 
-mod chart_repo;
-#[path = "sveltos_docs/check.rs"]
 mod check;
-mod common;
-#[path = "sveltos_docs/diff.rs"]
 mod diff;
-#[path = "sveltos_docs/expected.rs"]
 mod expected;
-#[path = "sveltos_docs/git_repos.rs"]
 mod git_repos;
-#[path = "sveltos_docs/managed.rs"]
 mod managed;
-#[path = "sveltos_docs/management.rs"]
 mod management;
-#[path = "sveltos_docs/report.rs"]
 mod report;
-#[path = "publisher_support/mod.rs"]
-mod support;
 
 use std::fmt::Write;
 
 use airlock_bundle::{ClusterId, Limits};
+use airlock_e2e::publisher::{Keys, run, try_read_back};
+use airlock_e2e::root;
 use airlock_store::{RegistryCredentials, StoreRef};
-use common::root;
+
 use expected::Suite;
 use report::{Mismatch, Report, Source};
-use support::{Keys, run, try_read_back};
 
 /// The cluster whose bundle the puller applies: no active window, nothing that needs a
 /// namespace it would not create.
@@ -144,7 +134,7 @@ fn markdown(report: &Report, runs: &[Published]) -> String {
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default();
     let mut out = format!(
-        "# Sveltos documentation examples: mismatches\n\nWritten by `cargo test -p airlock-e2e --test sveltos_docs` \
+        "# Sveltos documentation examples: mismatches\n\nWritten by `cargo test -p airlock-e2e --test e2e sveltos_docs::` \
          at `{head}`: {} rows.\n\n",
         report.len()
     );
@@ -167,7 +157,7 @@ async fn sveltos_documentation_examples_publish_as_sveltos_deploys() {
     let dir: std::path::PathBuf =
         std::env::var_os("AIRLOCK_SVELTOS_DOCS_DIR").map_or_else(|| root().join("testdata/sveltos-docs"), Into::into);
     let tmp = tempfile::tempdir().expect("tempdir");
-    let charts = chart_repo::ChartRepo::serve(&chart_repo::charts_dir(), None);
+    let charts = airlock_e2e::chart_repo::ChartRepo::serve(&airlock_e2e::chart_repo::charts_dir(), None);
     let scratch = tempfile::tempdir().expect("tempdir");
     let mut addresses = git_repos::push_all(&dir, scratch.path());
     addresses.push((CHART_REPO.to_string(), charts.url.clone()));
@@ -179,8 +169,8 @@ async fn sveltos_documentation_examples_publish_as_sveltos_deploys() {
 
     let dir_store = format!("oci-layout:{}", tmp.path().join("from-dir").display());
     let dir = suite.root.display().to_string();
-    let kubectl = common::kustomize_kubectl().display().to_string();
-    let helm = chart_repo::helm_paths()[0].display().to_string();
+    let kubectl = airlock_e2e::kustomize_kubectl().display().to_string();
+    let helm = airlock_e2e::chart_repo::helm_paths()[0].display().to_string();
     let tools = ["--no-cache", "--kubectl", &kubectl, "--helm", &helm];
     let from_dir =
         Published::run(Source::Dir, &[&["publish", "--from-dir", &dir, "--to", &dir_store, "--key", &keys.key], &tools[..]].concat());

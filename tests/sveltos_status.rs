@@ -9,19 +9,15 @@
 //! `projectsveltos.io/driftDetectionIgnore` keeps out of drift detection, and its signed
 //! report becomes the per-profile drift on the ClusterConfiguration.
 
-mod common;
-#[path = "publisher_support/mod.rs"]
-mod support;
-
 use std::process::Command;
 
 use airlock_bundle::SyncMode;
-use common::puller::{Signing, Site, config_map_file};
+use airlock_e2e::publisher::reports::{report, report_key_of, sign_report};
+use airlock_e2e::publisher::{Keys, install_crds, kubectl_ok, run, unique};
+use airlock_e2e::puller::{Signing, Site, config_map_file};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
-use support::reports::{report, report_key_of, sign_report};
-use support::{Keys, install_crds, kubectl_ok, run, unique};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const T1: &str = "2026-03-01T10:00:00Z";
@@ -30,9 +26,9 @@ const T3: &str = "2026-03-03T10:00:00Z";
 
 /// Sveltos's ClusterConfiguration and ClusterReport CRDs, as 1.20 accepts them.
 fn install_status_crds() {
-    let out = Command::new(common::root().join("hack/sveltos-crds.sh"))
-        .args(["status", &common::service_env(MANAGEMENT)])
-        .env("AIRLOCK_KUBECTL", common::service_env("AIRLOCK_KUBECTL"))
+    let out = Command::new(airlock_e2e::root().join("hack/sveltos-crds.sh"))
+        .args(["status", &airlock_e2e::service_env(MANAGEMENT)])
+        .env("AIRLOCK_KUBECTL", airlock_e2e::service_env("AIRLOCK_KUBECTL"))
         .output()
         .expect("hack/sveltos-crds.sh runs");
     assert!(out.status.success(), "hack/sveltos-crds.sh status: {}", String::from_utf8_lossy(&out.stderr));
@@ -115,12 +111,12 @@ fn refs(list: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn ingest_writes_what_show_addons_usage_and_dryrun_read_and_a_failed_profile_keeps_the_cluster_ready() {
-    install_crds();
+    let _crds = install_crds();
     install_status_crds();
     let ns = unique("svstatus");
     let keys = Keys::new("ops");
-    let mgmt = common::service_env(MANAGEMENT);
-    let source = format!("oci+http://{}/airlock-e2e/{ns}", common::service_env("AIRLOCK_REGISTRY"));
+    let mgmt = airlock_e2e::service_env(MANAGEMENT);
+    let source = format!("oci+http://{}/airlock-e2e/{ns}", airlock_e2e::service_env("AIRLOCK_REGISTRY"));
     let args = ["register", "cluster", "--namespace", &ns, "--cluster", "edge-1", "--pullmode", "--labels", "site=a"];
     let out = run(&[&args[..], &["--source", &source, "--keyring", &keys.keyring_path, "--kubeconfig", &mgmt]].concat());
     assert!(out.status.success(), "register: {}", String::from_utf8_lossy(&out.stderr));
@@ -236,12 +232,12 @@ fn config_map(part: &str, name: &str, namespace: &str, value: &str, annotations:
 
 #[tokio::test(flavor = "multi_thread")]
 async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ignores_is_left_alone() {
-    install_crds();
+    let _crds = install_crds();
     install_status_crds();
     let site = Site::new("svdrift").await;
     let (ns, name) = (site.cluster.namespace().to_string(), site.cluster.name().to_string());
     let keys = Keys::new("ops");
-    let mgmt = common::service_env(MANAGEMENT);
+    let mgmt = airlock_e2e::service_env(MANAGEMENT);
     let args = ["register", "cluster", "--namespace", &ns, "--cluster", &name, "--pullmode", "--source", "oci+http://127.0.0.1:1/x"];
     let out = run(&[&args[..], &["--keyring", &keys.keyring_path, "--kubeconfig", &mgmt]].concat());
     assert!(out.status.success(), "register: {}", String::from_utf8_lossy(&out.stderr));
@@ -270,7 +266,7 @@ async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ign
         assert_eq!(out.status.code(), Some(0), "{text}");
     };
     let first = sync().await;
-    common::assert_exit(&first, 0);
+    airlock_e2e::assert_exit(&first, 0);
     ingest();
     let cluster = site.cluster.to_string();
     let time_of = |rows: &[[String; 7]], object: &str| {
@@ -288,7 +284,7 @@ async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ign
     // Reports are named to the millisecond; the next run's must be later than the first's.
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     let second = sync().await;
-    common::assert_exit(&second, 0);
+    airlock_e2e::assert_exit(&second, 0);
     assert!(second.stdout.contains("(drift: 2 found, 2 corrected)"), "{second:?}");
     let value = |cm: &ConfigMap| cm.data.as_ref().expect("data")["value"].clone();
     let cms = site.config_maps().await;

@@ -16,16 +16,9 @@
 //! 4. a part naming a ServiceAccount outside the watch-namespaces is refused (exit 3);
 //! 5. the tenant's part leaving the bundle is pruned as the tenant.
 
-mod common;
-#[allow(dead_code)]
-#[path = "rbac/probe.rs"]
-mod probe;
-#[path = "publisher_support/mod.rs"]
-mod publisher_support;
-
 use airlock_bundle::PartSettings;
 use airlock_bundle::statement::ServiceAccountRef;
-use probe::Site;
+use airlock_e2e::probe::Site;
 
 const TENANT: &str = "deployer";
 const INTRUDER: &str = "intruder";
@@ -101,7 +94,7 @@ async fn a_tenant_part_is_applied_with_its_service_accounts_rights_only() {
     files.push(config_map("ClusterProfile.tenant", &a, "tenant", "v1"));
     files.push(config_map("ClusterProfile.app", &b, "plain", "v1"));
     let first = site.sync_released(1, &files, &args, |_| {}, &settings).await;
-    common::assert_exit(&first, 0);
+    airlock_e2e::assert_exit(&first, 0);
     assert_eq!(site.value(&a, "tenant").await.as_deref(), Some("v1"), "{first:?}");
     assert_eq!(site.value(&b, "plain").await.as_deref(), Some("v1"));
     assert!(site.holds("rolebinding", Some(&a), "configmaps"), "the RoleRequest's binding reached the cluster");
@@ -116,7 +109,7 @@ async fn a_tenant_part_is_applied_with_its_service_accounts_rights_only() {
     let secret = format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: wide\n  namespace: {a}\nstringData:\n  token: x\n");
     files.push(file("ClusterProfile.wide", "Secret", secret));
     let second = site.sync_released(2, &files, &args, |_| {}, &settings).await;
-    common::assert_exit(&second, 1);
+    airlock_e2e::assert_exit(&second, 1);
     for refused in [format!(r#"secrets "wide" is forbidden: User "{user}""#), format!(r#"configmaps "wide" is forbidden: User "{user}""#)] {
         assert!(second.stderr.contains(&refused), "the API server refused the tenant ({refused}): {second:?}");
     }
@@ -130,7 +123,7 @@ async fn a_tenant_part_is_applied_with_its_service_accounts_rights_only() {
     files.push(config_map("ClusterProfile.app", &b, "plain", "v3"));
     files.push(config_map("ClusterProfile.intruder", &a, "intruder", "v1"));
     let third = site.sync_released(3, &files, &args, |_| {}, &settings).await;
-    common::assert_exit(&third, 1);
+    airlock_e2e::assert_exit(&third, 1);
     let named =
         format!("part ClusterProfile.intruder is applied as ServiceAccount {a}/{INTRUDER}, which fails: the puller may not impersonate it");
     assert!(third.stderr.contains(&named), "{third:?}");
@@ -142,7 +135,7 @@ async fn a_tenant_part_is_applied_with_its_service_accounts_rights_only() {
     let mut files = role_request(&a);
     files.push(config_map("ClusterProfile.outside", &a, "outside", "v1"));
     let fourth = site.sync_released(4, &files, &args, |_| {}, &settings).await;
-    common::assert_exit(&fourth, 3);
+    airlock_e2e::assert_exit(&fourth, 3);
     assert!(
         fourth.stderr.contains(&format!(
             "ClusterProfile.outside: ServiceAccount kube-system/default: namespace kube-system is outside watch-namespaces {watch}"
@@ -155,7 +148,7 @@ async fn a_tenant_part_is_applied_with_its_service_accounts_rights_only() {
     let mut files = role_request(&a);
     files.push(config_map("ClusterProfile.app", &b, "plain", "v5"));
     let fifth = site.sync_released(5, &files, &args, |_| {}, &settings).await;
-    common::assert_exit(&fifth, 0);
+    airlock_e2e::assert_exit(&fifth, 0);
     assert_eq!(site.value(&a, "tenant").await, None, "pruned: {fifth:?}");
     assert_eq!(site.value(&b, "plain").await.as_deref(), Some("v5"));
     assert_eq!(site.state_version().await, Some(5));

@@ -45,7 +45,7 @@ async fn a_cluster_without_a_recipient_gets_no_secret_in_clear() {
     std::fs::write(path("management/others.yaml"), others).expect("other profiles");
 
     let publish =
-        |to: &str| tool(common::publisher_bin(), &["publish", "--from-dir", &path("management"), "--to", to], &["--key", &keys.key]);
+        |to: &str| tool(airlock_e2e::publisher_bin(), &["publish", "--from-dir", &path("management"), "--to", to], &["--key", &keys.key]);
     let edge = format!("{run}/bare");
     let mut logs = String::new();
     for to in [&registry, &git_store] {
@@ -65,16 +65,16 @@ async fn a_cluster_without_a_recipient_gets_no_secret_in_clear() {
     export(&registry, &archive, &keys);
 
     // The cluster's puller, with no identity, applies what was published: the plain profile.
-    let client = common::kube_client(&common::service_env(MANAGED)).await;
+    let client = airlock_e2e::kube_client(&airlock_e2e::service_env(MANAGED)).await;
     for ns in [&app_ns, &state_ns] {
-        common::create_namespace(&client, ns).await;
+        airlock_e2e::create_namespace(&client, ns).await;
     }
     let report = path("reports");
     std::fs::create_dir(&report).expect("report dir");
     let sync = tool(
-        common::puller_bin(),
+        airlock_e2e::puller_bin(),
         &["sync", "--source", &registry, "--cluster", &edge, "--keyring", &keys.keyring_path, "--state-namespace", &state_ns],
-        &["--report-to", &report, "--kubeconfig", &common::service_env(MANAGED)],
+        &["--report-to", &report, "--kubeconfig", &airlock_e2e::service_env(MANAGED)],
     );
     assert_eq!(sync.code, Some(0), "{sync:?}");
     logs.push_str(&format!("{}{}", sync.stdout, sync.stderr));
@@ -86,9 +86,9 @@ async fn a_cluster_without_a_recipient_gets_no_secret_in_clear() {
     assert_absent(&app_ns, "app-credentials");
     assert!(!kubectl(MANAGED, &["get", "configmap", "-n", &app_ns, "marked"], b"").status.success(), "the marked ConfigMap stayed out");
 
-    let registry_data = Path::new(&common::service_env("AIRLOCK_STATE")).join("registry-plain/data/docker/registry/v2");
+    let registry_data = Path::new(&airlock_e2e::service_env("AIRLOCK_STATE")).join("registry-plain/data/docker/registry/v2");
     let stored = registry_texts(&registry_data, &run);
-    let history = git_history(&common::service_env("AIRLOCK_GIT_ROOT"), &run);
+    let history = git_history(&airlock_e2e::service_env("AIRLOCK_GIT_ROOT"), &run);
     let carried = archive_texts(Path::new(&archive));
     let mut needles = markers.secret_needles();
     needles.extend([markers.clear.clone(), marked.clone(), B64.encode(&marked)]);
@@ -105,7 +105,10 @@ async fn a_cluster_without_a_recipient_gets_no_secret_in_clear() {
     std::fs::write(path("management/cluster.yaml"), cluster("\n  annotations: {airlock.dev/plaintext-secrets: allow}")).expect("cluster");
     let out = publish(&git_store);
     assert_eq!(out.code, Some(0), "{out:?}");
-    assert!(git_history(&common::service_env("AIRLOCK_GIT_ROOT"), &run).contains(&markers.plain), "the search finds a Secret in clear");
+    assert!(
+        git_history(&airlock_e2e::service_env("AIRLOCK_GIT_ROOT"), &run).contains(&markers.plain),
+        "the search finds a Secret in clear"
+    );
     let checkout = dir.path().join("checkout");
     git(dir.path(), &["clone", "-q", &git_url, checkout.to_str().expect("UTF-8")]);
     let payload = statement(&checkout, &run, "bare");

@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 
 use airlock_bundle::PartSettings;
 use airlock_bundle::statement::{Check, Checks, JobCheck, MetricQuery, Metrics, SecretName};
-
-use crate::publisher_support::kubectl;
+use airlock_e2e::publisher::kubectl;
 
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
 

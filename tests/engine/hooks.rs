@@ -9,7 +9,7 @@
 use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use airlock_puller::engine::{Action, Outcome};
 
-use crate::{Files, Scenario, actions, detail, file, namespace};
+use super::{Files, Scenario, actions, detail, file, namespace};
 
 const PART: &str = "ClusterProfile.web";
 

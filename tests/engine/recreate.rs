@@ -5,7 +5,7 @@
 use airlock_puller::engine::{self, Action};
 use kube::api::DynamicObject;
 
-use crate::{Files, Scenario, actions, detail, file, namespace};
+use super::{Files, Scenario, actions, detail, file, namespace};
 
 /// A Job whose Pod template runs `image`: the template of a Job is immutable.
 fn job(ns: &str, name: &str, annotation: &str, image: &str) -> String {

@@ -9,8 +9,8 @@
 
 use airlock_puller::engine::Action;
 
-use crate::hooks::{config_map, metadata};
-use crate::{Files, Scenario, actions, detail, file, namespace};
+use super::hooks::{config_map, metadata};
+use super::{Files, Scenario, actions, detail, file, namespace};
 
 const PART: &str = "ClusterProfile.web";
 

@@ -10,7 +10,7 @@ use airlock_puller::engine::{self, ANNOTATION_RESTARTED_AT, Action, Mounted};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::{Files, Scenario, actions, config_map, file, namespace};
+use super::{Files, Scenario, actions, config_map, file, namespace};
 
 /// A Deployment `web` with `replicas` that mounts the ConfigMap `settings` as a volume.
 fn mounting(ns: &str, replicas: u32) -> String {

@@ -11,8 +11,6 @@ use airlock_puller::engine::{self, Action, DesiredObject, InventoryEntry, KnownK
 use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 
-use crate::common;
-
 /// One test's corner of the cluster: its namespaces, its cluster label, its inventory.
 pub(crate) struct Scenario {
     pub(crate) client: kube::Client,
@@ -33,7 +31,7 @@ impl Scenario {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let stamp = jiff::Timestamp::now().as_second() % 100_000;
         let id = format!("eng-{test}-{stamp}-{}-{n}", std::process::id() % 100_000);
-        let kube = KubeArgs { kubeconfig: Some(common::service_env("AIRLOCK_KUBECONFIG_MANAGED").into()), context: None };
+        let kube = KubeArgs { kubeconfig: Some(airlock_e2e::service_env("AIRLOCK_KUBECONFIG_MANAGED").into()), context: None };
         let client = kube.client().await.expect("client for the managed apiserver");
         let settings = engine::testing::settings(&format!("e2e/{id}"));
         Scenario { client, id, settings, inventory: Vec::new(), kinds: Vec::new() }
@@ -144,9 +142,9 @@ impl Scenario {
 impl Drop for Scenario {
     fn drop(&mut self) {
         let selector = format!("airlock.dev/cluster={}", self.settings.cluster.replace('/', "."));
-        let _ = std::process::Command::new(common::service_env("AIRLOCK_KUBECTL"))
+        let _ = std::process::Command::new(airlock_e2e::service_env("AIRLOCK_KUBECTL"))
             .arg("--kubeconfig")
-            .arg(common::service_env("AIRLOCK_KUBECONFIG_MANAGED"))
+            .arg(airlock_e2e::service_env("AIRLOCK_KUBECONFIG_MANAGED"))
             .args(["delete", "namespaces,customresourcedefinitions", "-l", &selector, "--wait=false"])
             .output();
     }

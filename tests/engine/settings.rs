@@ -10,7 +10,7 @@ use airlock_puller::engine::{self, Action, NamespacePolicy};
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
-use crate::{Files, Scenario, actions, config_map, deployment, detail, file, namespace};
+use super::{Files, Scenario, actions, config_map, deployment, detail, file, namespace};
 
 /// The ConfigMap `broken` in `ns`, which the API server refuses: data values are strings.
 fn broken(ns: &str) -> String {

@@ -10,13 +10,13 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use airlock_e2e::fault_proxy::Proxy;
+use airlock_e2e::hostile_site::{BASELINE, Site, Snapshot};
+use airlock_e2e::{Run, service_env};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams};
 
-use crate::common::{self, Run, service_env};
-use crate::proxy::Proxy;
-use crate::site::{BASELINE, Site, Snapshot};
-use crate::{
+use super::{
     CLUSTER_LABEL, VERSION_ANNOTATION, Version, assert_applied, assert_converged, changes, publish_layout, site_with_baseline,
     state_version, with_baseline,
 };
@@ -117,7 +117,7 @@ fn faults_instance() -> String {
 /// `hack/kube.sh <command> faults`, with the state directory the test services use.
 fn kube_sh(command: &str) {
     let started = Instant::now();
-    let out = Command::new(common::root().join("hack/kube.sh"))
+    let out = Command::new(airlock_e2e::root().join("hack/kube.sh"))
         .args([command, "faults"])
         .env("AIRLOCK_STATE", service_env("AIRLOCK_STATE"))
         .output()

@@ -13,14 +13,13 @@
 
 use std::path::PathBuf;
 
+use airlock_e2e::Run;
+use airlock_e2e::hostile_site::{BASELINE, Site};
 use jiff::{SignedDuration, Timestamp};
-
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 
-use crate::common::Run;
-use crate::site::{BASELINE, Site};
-use crate::{
+use super::{
     Version, assert_applied, assert_converged, assert_failed, changes, gunzip, gzip, overwrite_secret, publish_layout, site_with_baseline,
     state_version,
 };

@@ -3,12 +3,12 @@
 //! earlier layout that keeps its inventory inline. Every case ends with the objects a
 //! version dropped pruned, or says why they cannot be.
 
+use airlock_e2e::Run;
+use airlock_e2e::hostile_site::{BASELINE, Site};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams};
 
-use crate::common::Run;
-use crate::site::{BASELINE, Site};
-use crate::{
+use super::{
     Version, assert_applied, assert_converged, assert_unreadable, gunzip, gzip, overwrite_secret, publish_layout, site_with_baseline,
 };
 

@@ -6,12 +6,12 @@
 //! run through a healthy proxy applies the same bundle and converges.
 
 use airlock_bundle::SignedBundle;
+use airlock_e2e::fault_proxy::Proxy;
+use airlock_e2e::hostile_site::{BASELINE, Site};
 use airlock_store::oci::{self, GzipCache};
 use airlock_store::{PublishMeta, RegistryCredentials, StoreRef};
 
-use crate::proxy::Proxy;
-use crate::site::{BASELINE, Site};
-use crate::{Version, assert_applied, assert_converged, assert_failed, changes, state_version};
+use super::{Version, assert_applied, assert_converged, assert_failed, changes, state_version};
 
 /// ConfigMaps per fault version and their size: a part blob of about 400 KB, several
 /// times the cut-off below.
@@ -83,9 +83,9 @@ const FAULTS: [Fault; 5] = [Fault::EveryRequest500, Fault::PartBlob500, Fault::P
 #[tokio::test(flavor = "multi_thread")]
 async fn a_failing_registry_fails_the_run_and_the_next_run_converges() {
     let mut site = Site::new().await;
-    let proxy = Proxy::http(&crate::common::service_env("AIRLOCK_REGISTRY")).await;
+    let proxy = Proxy::http(&airlock_e2e::service_env("AIRLOCK_REGISTRY")).await;
     let direct: StoreRef =
-        format!("oci+http://{}/faults", crate::common::service_env("AIRLOCK_REGISTRY")).parse().expect("a registry reference");
+        format!("oci+http://{}/faults", airlock_e2e::service_env("AIRLOCK_REGISTRY")).parse().expect("a registry reference");
     let registry = airlock_store::open(&direct, &RegistryCredentials::default()).await.expect("registry opens");
     let source = format!("oci+http://{}/faults", proxy.addr());
 

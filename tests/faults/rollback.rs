@@ -10,14 +10,14 @@
 
 use std::process::Command;
 
+use airlock_e2e::hostile_site::{BASELINE, Site};
+use airlock_e2e::new_git_repo;
 use airlock_store::{GitStore, PublishMeta, Store};
 use jiff::SignedDuration;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DeleteParams};
 
-use crate::common::new_git_repo;
-use crate::site::{BASELINE, Site};
-use crate::{
+use super::{
     Version, applied_maps, assert_applied, assert_converged, assert_failed, assert_unreadable, changes, gunzip, gzip, overwrite_secret,
     publish_layout, site_with_baseline, state_version,
 };

@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 
 use airlock_bundle::testkit::Fixture;
 use airlock_bundle::{PartSettings, SyncMode, sign};
+use airlock_e2e::Run;
+use airlock_e2e::hostile_site::{BASELINE, Site};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use tokio::process::Child;
 
-use crate::common::Run;
-use crate::registry::part_blob;
-use crate::site::{BASELINE, Site};
-use crate::{Version, assert_failed, changes, gunzip, gzip, publish_layout, site_with_baseline};
+use super::registry::part_blob;
+use super::{Version, assert_failed, changes, gunzip, gzip, publish_layout, site_with_baseline};
 
 /// A blob of an OCI layout replaced by a named pipe holding it back.
 struct HeldBlob {
@@ -66,7 +66,7 @@ async fn another_writer_records_a_version(site: &Site) {
 
 /// Runs the puller on `source`, holding back the blob `hex` of `layout` until another writer
 /// recorded a state; the snapshot taken then, and the run.
-async fn sync_racing_another_writer(site: &Site, source: &str, layout: &str, hex: &str) -> (crate::site::Snapshot, Run) {
+async fn sync_racing_another_writer(site: &Site, source: &str, layout: &str, hex: &str) -> (airlock_e2e::hostile_site::Snapshot, Run) {
     let held = HeldBlob::hold(&site.path(layout), hex);
     let mut child = site.sync_command(source, &[]).spawn().expect("puller starts");
     let mut before = None;

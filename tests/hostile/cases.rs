@@ -8,13 +8,13 @@
 use airlock_bundle::envelope::{self, KEYRING_PAYLOAD_TYPE};
 use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Keyring, Release, SignedBundle, SigningKey, keyring};
+use airlock_e2e::hostile_site::{BASELINE, Site};
 use airlock_store::StoreRef;
 use airlock_store::oci::Artifact;
 use jiff::SignedDuration;
 
-use crate::craft::*;
-use crate::damage;
-use crate::site::{BASELINE, Site};
+use super::craft::*;
+use super::damage;
 
 /// The version hostile bundles claim.
 pub const NEXT: u64 = BASELINE + 1;

@@ -4,12 +4,12 @@
 
 use airlock_bundle::gzip;
 use airlock_bundle::tar::write_canonical;
+use airlock_e2e::hostile_site::{BASELINE, Site};
 use airlock_store::StoreRef;
 use airlock_store::oci;
 
-use crate::cases::{Case, ERROR, File, NEXT, PART, REJECTED, case, good, layout};
-use crate::craft::*;
-use crate::site::{BASELINE, Site};
+use super::cases::{Case, ERROR, File, NEXT, PART, REJECTED, case, good, layout};
+use super::craft::*;
 
 /// Spec 8.11-8.12: a validly signed envelope in front of a part whose bytes are wrong.
 pub async fn content_cases(site: &Site, out: &mut Vec<Case>) {

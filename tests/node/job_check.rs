@@ -4,13 +4,13 @@
 
 use airlock_bundle::PartSettings;
 use airlock_bundle::statement::{Check, Checks, JobCheck};
+use airlock_e2e::puller::{Signing, Site};
+use airlock_e2e::{assert_exit, service_env};
 use k8s_openapi::api::batch::v1::Job;
 use kube::api::Api;
 use serde_json::json;
 
 use super::{host_network, wait_for_token};
-use crate::common::puller::{Signing, Site};
-use crate::common::{assert_exit, service_env};
 
 /// A validateHealths Job check whose busybox exits with `code`.
 fn job_check(site: &Site, code: u8) -> Signing {

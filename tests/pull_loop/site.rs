@@ -12,15 +12,14 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use airlock_bundle::ClusterId;
+use airlock_e2e::locks::AirlockCrds;
+use airlock_e2e::publisher::{install_crds, kubectl, kubectl_ok};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod};
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
-
-use crate::common;
-use crate::publisher_support::{install_crds, kubectl, kubectl_ok};
 
 pub const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 pub const NODE: &str = "AIRLOCK_KUBECONFIG_NODE";
@@ -34,8 +33,8 @@ pub fn image() -> String {
     if let Some(image) = image.as_ref() {
         return image.clone();
     }
-    let to = format!("{}/airlock-e2e-loop/puller:{}", common::service_env("AIRLOCK_REGISTRY"), std::process::id());
-    let out = Command::new(common::root().join("hack/image.sh")).args(["--debug", "--push-to", &to]).output().expect("image.sh runs");
+    let to = format!("{}/airlock-e2e-loop/puller:{}", airlock_e2e::service_env("AIRLOCK_REGISTRY"), std::process::id());
+    let out = Command::new(airlock_e2e::root().join("hack/image.sh")).args(["--debug", "--push-to", &to]).output().expect("image.sh runs");
     assert!(out.status.success(), "hack/image.sh: {}", String::from_utf8_lossy(&out.stderr));
     // What image.sh prints, as the quickstart registers it: the tag pinned to its digest.
     let pinned = String::from_utf8(out.stdout).expect("UTF-8").trim().to_string();
@@ -59,6 +58,7 @@ pub struct Site {
     /// The publisher's environment (registry logins).
     pub env: Vec<(&'static str, String)>,
     watch: Option<Child>,
+    _crds: AirlockCrds,
 }
 
 /// The id of the cluster of `test` in this process.
@@ -68,12 +68,13 @@ pub fn cluster_of(test: &str) -> ClusterId {
 
 impl Site {
     pub fn new(test: &str, source: &str, publish_to: &str) -> Site {
-        install_crds();
+        let crds = install_crds();
         let id = format!("{test}-{}", std::process::id());
         let dir = tempfile::tempdir().expect("tempdir");
         // The publisher's key and keyring here, the cluster's report key under report/.
         for (out_dir, name) in [(dir.path().to_path_buf(), "airlock"), (dir.path().join("report"), "report")] {
-            let out = Command::new(common::publisher_bin()).arg("keygen").arg("--out-dir").arg(&out_dir).args(["--name", name]).output();
+            let out =
+                Command::new(airlock_e2e::publisher_bin()).arg("keygen").arg("--out-dir").arg(&out_dir).args(["--name", name]).output();
             let out = out.expect("keygen runs");
             assert!(out.status.success(), "keygen: {}", String::from_utf8_lossy(&out.stderr));
         }
@@ -87,6 +88,7 @@ impl Site {
             publish_to: publish_to.to_string(),
             env: Vec::new(),
             watch: None,
+            _crds: crds,
         }
     }
 
@@ -111,8 +113,8 @@ impl Site {
     /// `register cluster` as the tests' operator runs it, with `extra` flags; the YAML.
     pub fn register(&self, extra: &[&str]) -> String {
         let labels = format!("airlock-e2e-loop={}", self.id);
-        let out = Command::new(common::publisher_bin())
-            .args(["register", "cluster", "--kubeconfig", &common::service_env(MANAGEMENT), "--pullmode"])
+        let out = Command::new(airlock_e2e::publisher_bin())
+            .args(["register", "cluster", "--kubeconfig", &airlock_e2e::service_env(MANAGEMENT), "--pullmode"])
             .args(["--namespace", self.cluster.namespace(), "--cluster", self.cluster.name(), "--labels", &labels])
             .args(["--source", &self.source, "--keyring", &self.path("keyring.json"), "--report-key-file", &self.path("report/report.key")])
             .args(["--image", &image(), "--cronjob-api", "batch/v1beta1", "--schedule", "* * * * *", "--host-network"])
@@ -135,8 +137,8 @@ impl Site {
     /// reports every two seconds.
     pub fn start_watch(&mut self) {
         let log = std::fs::File::create(self.path("watch.log")).expect("watch log");
-        let child = Command::new(common::publisher_bin())
-            .args(["watch", "--kubeconfig", &common::service_env(MANAGEMENT), "--to", &self.publish_to])
+        let child = Command::new(airlock_e2e::publisher_bin())
+            .args(["watch", "--kubeconfig", &airlock_e2e::service_env(MANAGEMENT), "--to", &self.publish_to])
             .args(["--key", &self.path("airlock.key"), "--keyring", &self.path("keyring.json")])
             .args(["--cluster", &self.cluster.to_string(), "--lease-namespace", self.cluster.namespace()])
             .args(["--reports-every", "2s", "--debounce", "1s", "--no-cache"])
@@ -273,7 +275,7 @@ impl Drop for Site {
 /// A client of the API server whose kubeconfig is the service variable `kubeconfig`.
 pub async fn client(kubeconfig: &str) -> kube::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    common::kube_client(&common::service_env(kubeconfig)).await
+    airlock_e2e::kube_client(&airlock_e2e::service_env(kubeconfig)).await
 }
 
 /// A namespace's manifests: the ConfigMaps `c<from>`… `c<to - 1>` in it, each holding

@@ -11,8 +11,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::common;
-
 /// The registry binary `hack/registry.sh` serves with.
 const REGISTRY_BIN: &str = "/usr/bin/docker-registry";
 /// The repository prefix of the token registry's store.
@@ -60,7 +58,7 @@ impl TokenRegistry {
         let mut registry = TokenRegistry { addr, dir, children: Vec::new() };
         registry.set_users(users);
         let (host, port) = token.split_once(':').expect("host:port");
-        let script = common::root().join("hack/registry-token.py");
+        let script = airlock_e2e::root().join("hack/registry-token.py");
         let mut service = Command::new("python3");
         service.arg(script).args([host, port]).arg("--key").arg(&key).arg("--cert").arg(&cert);
         service.arg("--users").arg(registry.dir.path().join("users.json"));
@@ -111,7 +109,7 @@ impl GitServer {
         };
         git(&["init", "--quiet", "--bare", "--initial-branch=main", repo.to_str().unwrap()]);
         git(&["-C", repo.to_str().unwrap(), "config", "http.receivepack", "true"]);
-        std::fs::copy(common::root().join("hack/git-reports-hook"), repo.join("hooks/pre-receive")).expect("hook installed");
+        std::fs::copy(airlock_e2e::root().join("hack/git-reports-hook"), repo.join("hooks/pre-receive")).expect("hook installed");
         let lines: String = writers.iter().map(|(user, cluster)| format!("{user} {cluster}\n")).collect();
         std::fs::write(repo.join("airlock-report-writers"), lines).expect("writers file");
         let lines: String = users.iter().map(|(user, password)| format!("{user}:{password}\n")).collect();
@@ -119,7 +117,7 @@ impl GitServer {
         let addr = free_addr();
         let (host, port) = addr.split_once(':').expect("host:port");
         let mut command = Command::new("python3");
-        command.arg(common::root().join("hack/git-http-server.py")).args([host, port]).arg(dir.path().join("root"));
+        command.arg(airlock_e2e::root().join("hack/git-http-server.py")).args([host, port]).arg(dir.path().join("root"));
         command.arg("--users").arg(dir.path().join("users"));
         let child = spawn(&mut command, &dir.path().join("server.log"));
         wait_for(&addr);

@@ -11,12 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use airlock_bundle::PartSettings;
 use airlock_bundle::statement::{CelRule, Check, Checks, MetricQuery, Metrics, SecretName, Selection};
+use airlock_e2e::assert_exit;
+use airlock_e2e::puller::{Signing, Site, assert_refused};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-use crate::common::assert_exit;
-use crate::common::puller::{Signing, Site, assert_refused};
 
 /// Short enough that a failing validateHealths does not hold the test up.
 const TIMEOUT: [&str; 2] = ["--check-timeout", "3s"];

@@ -4,10 +4,9 @@
 //! applied; new content of the part is tried again.
 
 use airlock_bundle::PartSettings;
+use airlock_e2e::assert_exit;
+use airlock_e2e::puller::{Signing, Site};
 use airlock_puller::engine::Action;
-
-use crate::common::assert_exit;
-use crate::common::puller::{Signing, Site};
 
 fn limited(limit: u32) -> Signing {
     Signing { settings: Some(PartSettings { max_consecutive_failures: Some(limit), ..PartSettings::default() }), ..Signing::default() }

@@ -2,11 +2,10 @@
 //! `sync --dry-run`, which show what a sync would do.
 
 use airlock_bundle::ClusterId;
+use airlock_e2e::puller::{Site, assert_refused, publish_to};
+use airlock_e2e::{Run, assert_exit, puller_bin};
 use airlock_store::StoreRef;
 use tokio::process::Command;
-
-use crate::common::puller::{Site, assert_refused, publish_to};
-use crate::common::{Run, assert_exit, puller_bin};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn verify_prints_every_cluster_and_touches_no_cluster() {

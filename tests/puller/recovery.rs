@@ -6,12 +6,11 @@ use std::time::Duration;
 
 use airlock_bundle::Limits;
 use airlock_bundle::{Keyring, SigningKey, keyring};
+use airlock_e2e::puller::{Signing, Site};
+use airlock_e2e::{Run, assert_exit};
 use airlock_puller::report::RunResult;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
-
-use crate::common::puller::{Signing, Site};
-use crate::common::{Run, assert_exit};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_pullers_at_once_do_not_both_apply() {

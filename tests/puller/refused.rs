@@ -4,10 +4,9 @@
 
 use airlock_bundle::statement::{DriftExclusion, Target};
 use airlock_bundle::{ClusterId, PartSettings};
+use airlock_e2e::assert_exit;
+use airlock_e2e::puller::{Signing, Site, assert_refused};
 use jiff::SignedDuration;
-
-use crate::common::assert_exit;
-use crate::common::puller::{Signing, Site, assert_refused};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rollback_is_refused_and_changes_nothing() {

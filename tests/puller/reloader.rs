@@ -4,13 +4,12 @@
 //! leaves it as it is.
 
 use airlock_bundle::PartSettings;
+use airlock_e2e::assert_exit;
+use airlock_e2e::puller::{Signing, Site, config_map_file};
 use airlock_puller::engine::{ANNOTATION_RESTARTED_AT, Action};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
-
-use crate::common::assert_exit;
-use crate::common::puller::{Signing, Site, config_map_file};
 
 /// The application Namespace, the ConfigMap `settings` and a Deployment mounting it.
 fn files(site: &Site) -> Vec<(String, Vec<u8>)> {

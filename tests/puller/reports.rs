@@ -7,10 +7,9 @@ use std::path::PathBuf;
 use airlock_bundle::Limits;
 use airlock_bundle::envelope::REPORT_PAYLOAD_TYPE;
 use airlock_bundle::{Keyring, SigningKey, envelope};
+use airlock_e2e::assert_exit;
+use airlock_e2e::puller::Site;
 use airlock_puller::report::{Report, RunResult};
-
-use crate::common::assert_exit;
-use crate::common::puller::Site;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_signed_report_is_written_and_verifies() {

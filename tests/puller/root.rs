@@ -10,11 +10,10 @@
 
 use airlock_bundle::keyring::{self, Role};
 use airlock_bundle::{Keyring, Limits, SignedBundle, SigningKey};
+use airlock_e2e::puller::{Signing, Site, assert_refused, config_map_file, publish_to};
+use airlock_e2e::{assert_exit, service_env};
 use airlock_store::StoreRef;
 use jiff::SignedDuration;
-
-use crate::common::puller::{Signing, Site, assert_refused, config_map_file, publish_to};
-use crate::common::{assert_exit, service_env};
 
 fn key(seed: u8) -> SigningKey {
     SigningKey::from_seed([seed; 32])
@@ -61,7 +60,7 @@ impl Drill {
         self.site.signed_as(version, files, how, |r| r.keyring_version = keyring_version)
     }
 
-    async fn sync(&self, bundle: SignedBundle) -> crate::common::Run {
+    async fn sync(&self, bundle: SignedBundle) -> airlock_e2e::Run {
         publish_to(&self.store, &[bundle]).await;
         self.site.command_from(&self.source, "sync", &[]).output().await.expect("airlock-puller runs").into()
     }
@@ -131,7 +130,7 @@ async fn the_root_recovers_from_a_stolen_online_key() {
     assert_eq!(drill.value().await, "three");
     let state = site.state().await.unwrap();
     assert_eq!((state.version, state.keyring_version), (3, Some(2)));
-    let verified: crate::common::Run = site.command_from(&drill.source, "verify", &[]).output().await.expect("airlock-puller runs").into();
+    let verified: airlock_e2e::Run = site.command_from(&drill.source, "verify", &[]).output().await.expect("airlock-puller runs").into();
     assert!(verified.stdout.contains("keyring:   version 2, threshold 1, root 2 of 3"), "{verified:?}");
     // And from now on the floor holds under keyring 2.
     assert_refused(
@@ -152,7 +151,7 @@ async fn the_puller_enforces_its_own_maximum_validity() {
         })
     };
     publish_to(&drill.store, &[long(1)]).await;
-    let run: crate::common::Run =
+    let run: airlock_e2e::Run =
         site.command_from(&drill.source, "sync", &["--max-validity", "7d"]).output().await.expect("airlock-puller runs").into();
     assert_refused(&run, "longer than the 7 days a bundle may be valid");
     site.assert_untouched("a bundle valid 30 days is refused under --max-validity 7d").await;

@@ -5,10 +5,9 @@
 
 use airlock_bundle::statement::{ActiveWindow, FieldNote, RenderFailure, Support};
 use airlock_bundle::{PartSettings, Release};
+use airlock_e2e::assert_exit;
+use airlock_e2e::puller::{Signing, Site};
 use airlock_puller::report::RunResult;
-
-use crate::common::assert_exit;
-use crate::common::puller::{Signing, Site};
 
 /// February 30th: never fires, so a window from it never opens and one to it never closes.
 const NEVER: &str = "0 0 30 2 *";

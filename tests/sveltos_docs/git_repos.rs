@@ -6,9 +6,6 @@
 
 use std::path::Path;
 
-use crate::common;
-use crate::support;
-
 /// What the examples write for a feature's repository, before its directory name.
 pub const GIT_SERVER: &str = "http://git-server.invalid";
 
@@ -26,11 +23,11 @@ pub fn push_all(examples: &Path, scratch: &Path) -> Vec<(String, String)> {
         }
         let feature = dir.file_name().expect("a feature name").to_string_lossy().into_owned();
         let clone = scratch.join(&feature);
-        common::git(scratch, &["init", "-q", "-b", "main", &clone.display().to_string()]);
+        airlock_e2e::git(scratch, &["init", "-q", "-b", "main", &clone.display().to_string()]);
         let git_dir_arg = format!("--git-dir={}", clone.join(".git").display());
-        let url = common::new_git_repo(&support::unique(&format!("docs-{feature}")));
+        let url = airlock_e2e::new_git_repo(&airlock_e2e::publisher::unique(&format!("docs-{feature}")));
         for args in [&["add", "."][..], &["commit", "-q", "-m", &feature], &["push", "-q", &url, "main"]] {
-            common::git(&tree, &[&[git_dir_arg.as_str(), "--work-tree=."][..], args].concat());
+            airlock_e2e::git(&tree, &[&[git_dir_arg.as_str(), "--work-tree=."][..], args].concat());
         }
         out.push((format!("{GIT_SERVER}/{feature}"), url));
     }

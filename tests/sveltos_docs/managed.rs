@@ -9,17 +9,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::{Command, Output};
 
+use airlock_e2e::{managed_kubeconfig, puller_bin};
 use serde_json::Value;
 
 use super::check::Key;
 use super::diff;
 use super::expected::Suite;
 use super::report::Mismatch;
-use crate::common::{managed_kubeconfig, puller_bin};
-use crate::support;
 
 fn kubectl(args: &[&str]) -> Output {
-    support::kubectl("AIRLOCK_KUBECONFIG_MANAGED", args, b"")
+    airlock_e2e::publisher::kubectl("AIRLOCK_KUBECONFIG_MANAGED", args, b"")
 }
 
 /// `Kind.version.group` as kubectl takes it (`Deployment.v1.apps`), `Kind` for the core group.

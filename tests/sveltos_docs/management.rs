@@ -6,20 +6,23 @@
 //! (same names, smaller schemas) are put back, since the other end-to-end tests expect
 //! those.
 //!
-//! The CRDs are shared by every test using that apiserver: if another test applies
-//! `hack/crds/` while the examples are being applied, the smaller schemas prune fields
-//! (patchesFrom, per-reference tiers, ...). The check after applying catches that and
-//! says so, rather than letting a pruned profile pass for a publisher bug.
+//! The CRDs are shared by every test using that apiserver: if another test applied
+//! `hack/crds/` while the examples are being applied, the smaller schemas would prune
+//! fields (patchesFrom, per-reference tiers, ...), and the examples' profiles, which select
+//! by label, could match other tests' clusters. So the examples are applied only while no other test of the
+//! process uses the apiserver (`airlock_e2e::locks`); the check after applying still
+//! catches a run from another process that ignored the lock file, and says so, rather than
+//! letting a pruned profile pass for a publisher bug.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+use airlock_e2e::locks::{self, RealSveltosCrds};
+use airlock_e2e::{root, service_env};
 use serde_json::Value;
 
 use super::diff;
 use super::expected::{Suite, documents};
-use crate::common::{root, service_env};
-use crate::support;
 
 const KUBECONFIG: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 
@@ -28,7 +31,7 @@ pub fn kubeconfig() -> String {
 }
 
 fn kubectl(args: &[&str]) -> Output {
-    support::kubectl(KUBECONFIG, args, b"")
+    airlock_e2e::publisher::kubectl(KUBECONFIG, args, b"")
 }
 
 fn kubectl_ok(args: &[&str]) -> Result<String, String> {
@@ -44,6 +47,8 @@ fn kubectl_ok(args: &[&str]) -> Result<String, String> {
 pub struct Management {
     cluster_profiles: Vec<String>,
     namespaces: Vec<String>,
+    /// Released after Drop has put `hack/crds/` back.
+    _crds: RealSveltosCrds,
 }
 
 impl Management {
@@ -55,7 +60,8 @@ impl Management {
         let named = |kind: &str| -> Vec<String> {
             objects.iter().filter(|o| o["kind"] == kind).map(|o| o["metadata"]["name"].as_str().unwrap_or_default().to_string()).collect()
         };
-        let management = Management { cluster_profiles: named("ClusterProfile"), namespaces: named("Namespace") };
+        let crds = locks::real_sveltos_crds();
+        let management = Management { cluster_profiles: named("ClusterProfile"), namespaces: named("Namespace"), _crds: crds };
         management.delete(true);
         install_crds()?;
         // kubectl's client-side validation reads the apiserver's OpenAPI document, which

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use airlock_bundle::testkit::Fixture;
@@ -23,9 +24,9 @@ use k8s_openapi::api::storage::v1::StorageClass;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use crate::common::kept::Kept;
-use crate::common::{self, Run};
-use crate::publisher_support::kubectl_ok;
+use crate::Run;
+use crate::kept::Kept;
+use crate::publisher::kubectl_ok;
 
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";
 
@@ -215,7 +216,7 @@ impl Site {
         let admin = client(None).await;
         let site = Site { run, puller_ns, scoped, dir, fixture, registration, admin };
         kubectl_ok(MANAGED, &["apply", "-f", "-"], &site.registration);
-        common::create_namespace(&site.admin, &site.unwatched()).await;
+        crate::create_namespace(&site.admin, &site.unwatched()).await;
         site.write_kubeconfig();
         let puller = site.client_as(&site.service_account()).await;
         let deadline = Instant::now() + Duration::from_secs(20);
@@ -284,7 +285,7 @@ impl Site {
         let store =
             airlock_store::open(&StoreRef::OciLayout(self.path("store")), &RegistryCredentials::default()).await.expect("store opens");
         store.publish(&[signed], &Default::default()).await.expect("published");
-        tokio::process::Command::new(common::puller_bin())
+        tokio::process::Command::new(crate::puller_bin())
             .arg("sync")
             .arg("--source")
             .arg(format!("oci-layout:{}", self.path("store").display()))
@@ -366,7 +367,7 @@ impl Site {
     /// The admin kubeconfig with `as: <ServiceAccount>` on every user: the puller then
     /// holds exactly the generated grant.
     fn write_kubeconfig(&self) {
-        let path = common::service_env(MANAGED);
+        let path = crate::service_env(MANAGED);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let mut config: serde_json::Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
         for user in config["users"].as_array_mut().expect("kubeconfig users") {
@@ -393,7 +394,7 @@ impl Site {
         };
         let data = self.secret_data(&self.puller_ns, &secret).await.expect("the token Secret");
         let token = String::from_utf8(data["token"].0.clone()).expect("a UTF-8 token");
-        let path = common::service_env(MANAGED);
+        let path = crate::service_env(MANAGED);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         let mut config: serde_json::Value = serde_saphyr::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
         for user in config["users"].as_array_mut().expect("kubeconfig users") {
@@ -407,7 +408,7 @@ impl Site {
 impl Drop for Site {
     fn drop(&mut self) {
         let kubectl = |args: &[&str], stdin: &[u8]| {
-            let _ = crate::publisher_support::kubectl(MANAGED, args, stdin);
+            let _ = crate::publisher::kubectl(MANAGED, args, stdin);
         };
         kubectl(&["delete", "--wait=false", "--ignore-not-found", "-f", "-"], &self.registration);
         kubectl(&["delete", "namespace", "--wait=false", "--ignore-not-found", &self.unwatched()], b"");
@@ -420,7 +421,9 @@ impl Drop for Site {
 
 /// A run id no other test or earlier run has used.
 fn unique(test: &str) -> String {
-    format!("rbac-{test}-{:x}-{:x}", Timestamp::now().as_second() % 0x100_0000, std::process::id())
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("rbac-{test}-{:x}-{:x}-{n}", Timestamp::now().as_second() % 0x100_0000, std::process::id())
 }
 
 /// `register cluster --to-dir` (no management cluster needed): the registration YAML.
@@ -428,7 +431,7 @@ fn registration(dir: &std::path::Path, run: &str, puller_ns: &str, watch: Option
     install_crypto_provider();
     let keyring = dir.join("keyring.json");
     let out_dir = dir.join("management");
-    let mut command = Command::new(common::publisher_bin());
+    let mut command = Command::new(crate::publisher_bin());
     command
         .args(["register", "cluster", "--namespace", run, "--cluster", "edge-1", "--pullmode"])
         .args(["--source", "oci-layout:/var/lib/airlock/store", "--cronjob-api", "batch/v1beta1"])
@@ -445,7 +448,7 @@ fn registration(dir: &std::path::Path, run: &str, puller_ns: &str, watch: Option
 
 /// A client of the managed apiserver with the admin token, impersonating `user` if given.
 async fn client(user: Option<&str>) -> kube::Client {
-    let kubeconfig = kube::config::Kubeconfig::read_from(common::service_env(MANAGED)).expect("kubeconfig");
+    let kubeconfig = kube::config::Kubeconfig::read_from(crate::service_env(MANAGED)).expect("kubeconfig");
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("kube config");
     config.auth_info.impersonate = user.map(str::to_string);
     kube::Client::try_from(config).expect("kube client")

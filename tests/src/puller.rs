@@ -19,8 +19,8 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use tokio::process::Command;
 
-use super::kept::{Kept, KeptReport, State, gunzip, gzip};
-use super::{Run, assert_exit, create_namespace, kube_client, managed_kubeconfig, puller_bin, service_env};
+use crate::kept::{Kept, KeptReport, State, gunzip, gzip};
+use crate::{Run, assert_exit, create_namespace, kube_client, managed_kubeconfig, puller_bin, service_env};
 
 /// How a test bundle is signed, when not by the fixture key with the default settings.
 #[derive(Default)]

@@ -1,8 +1,6 @@
 //! What the publisher's end-to-end tests share: running the binary, the fixture
 //! management set with a unique run id, keys made by `keygen`, the summary table, reading
 //! bundles back verified, and kubectl against the test apiservers.
-// Each test binary uses its own subset.
-#![allow(dead_code)]
 
 pub mod live;
 pub mod reports;
@@ -16,7 +14,8 @@ use airlock_bundle::{Expectation, Floor, Keyring, VerifiedBundle};
 use airlock_store::{Fetch, RegistryCredentials, StoreRef, fetch_verified};
 use jiff::Timestamp;
 
-use crate::common::{publisher_bin, root};
+use crate::locks::{self, AirlockCrds};
+use crate::{publisher_bin, root};
 
 /// Runs the publisher with `args`; logs only warnings and errors.
 pub fn run(args: &[&str]) -> Output {
@@ -79,12 +78,12 @@ impl Names {
             .args(["register", "cluster", "--namespace", &self.run, "--cluster", name, "--pullmode"])
             .args(["--labels", &format!("run={}", self.run), "--keyring", &keys.keyring_path, "--cronjob-api", "batch/v1beta1"])
             .args(["--puller-namespace", &self.puller_ns(), "--watch-namespaces", &self.app_ns()])
-            .args(["--kubeconfig", &crate::common::service_env("AIRLOCK_KUBECONFIG_MANAGEMENT")])
+            .args(["--kubeconfig", &crate::service_env("AIRLOCK_KUBECONFIG_MANAGEMENT")])
             .args(args)
             .env("AIRLOCK_LOG", "warn")
             .output()
             .expect("airlock-publisher runs");
-        let run = crate::common::Run::from(out);
+        let run = crate::Run::from(out);
         assert_eq!(run.code, Some(0), "register {name}: {run:?}");
         run.stdout
     }
@@ -205,9 +204,9 @@ pub fn has_part(bundle: &VerifiedBundle, part: &str) -> bool {
 /// kubectl against the apiserver whose kubeconfig is the service variable `kubeconfig`
 /// (`AIRLOCK_KUBECONFIG_MANAGEMENT` or `_MANAGED`), with `stdin` piped in.
 pub fn kubectl(kubeconfig: &str, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(crate::common::service_env("AIRLOCK_KUBECTL"))
+    let mut child = Command::new(crate::service_env("AIRLOCK_KUBECTL"))
         .arg("--kubeconfig")
-        .arg(crate::common::service_env(kubeconfig))
+        .arg(crate::service_env(kubeconfig))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -230,20 +229,23 @@ pub struct ManagedNamespaces(pub Vec<String>);
 
 impl Drop for ManagedNamespaces {
     fn drop(&mut self) {
-        let _ = Command::new(crate::common::service_env("AIRLOCK_KUBECTL"))
-            .args(["--kubeconfig", &crate::common::service_env("AIRLOCK_KUBECONFIG_MANAGED"), "delete", "namespace"])
+        let _ = Command::new(crate::service_env("AIRLOCK_KUBECTL"))
+            .args(["--kubeconfig", &crate::service_env("AIRLOCK_KUBECONFIG_MANAGED"), "delete", "namespace"])
             .args(["--ignore-not-found", "--wait=false"])
             .args(&self.0)
             .output();
     }
 }
 
-/// Installs the Sveltos CRDs of hack/crds/ into the management apiserver.
-pub fn install_crds() {
+/// Installs the Sveltos CRDs of hack/crds/ into the management apiserver; the test keeps
+/// the guard for as long as it uses that apiserver.
+pub fn install_crds() -> AirlockCrds {
+    let guard = locks::airlock_crds();
     let crds = root().join("hack/crds");
     let crds = crds.to_str().expect("UTF-8 path");
     kubectl_ok("AIRLOCK_KUBECONFIG_MANAGEMENT", &["apply", "--server-side", "-f", crds], b"");
     kubectl_ok("AIRLOCK_KUBECONFIG_MANAGEMENT", &["wait", "--for", "condition=established", "--timeout=60s", "-f", crds], b"");
+    guard
 }
 
 /// A ClusterProfile every cluster labelled `run=RUN` matches, and its ConfigMap: one

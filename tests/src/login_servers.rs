@@ -6,8 +6,6 @@
 //! [`Server`] hides which of the two a test runs against; it knows nothing of Kubernetes.
 //! The per-cluster Git layout test (`git_layout`) uses the Git server alone, with more
 //! repositories and users whose lines restrict them to some.
-// Each test binary compiles this module and uses its own subset of it.
-#![allow(dead_code)]
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -64,7 +62,7 @@ impl Server {
     /// A Git server over smart HTTP with basic auth, serving one empty repository.
     pub fn git(users: &[(&str, &str)]) -> Server {
         let (dir, addr) = (tempfile::tempdir().expect("tempdir"), free_addr());
-        let script = super::common::root().join("hack/git-http-server.py");
+        let script = crate::root().join("hack/git-http-server.py");
         let (host, port) = addr.split_once(':').expect("host:port");
         let mut command = Command::new("python3");
         command.arg(script).args([host, port]).arg(dir.path().join("root")).arg("--users").arg(dir.path().join("users"));

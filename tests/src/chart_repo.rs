@@ -2,8 +2,6 @@
 //! directory (`index.yaml` and the chart archives) over HTTP/1.1, optionally behind basic
 //! auth, and counts the requests it answered and the archives it served. Dropping it stops it. Also where the test
 //! charts and the helm binaries are.
-// Each test binary compiles this module and uses its own subset of it.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};

@@ -23,7 +23,7 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::discovery::{ApiCapabilities, Discovery, Scope, verbs};
 use tokio::process::Command;
 
-use crate::common::{self, Run, puller_bin};
+use crate::{Run, puller_bin};
 
 /// The version the baseline runs at; hostile bundles claim the next one unless they
 /// are about rollback.
@@ -89,7 +89,7 @@ impl Site {
             kinds,
             label: String::new(),
         };
-        common::create_namespace(&site.client, &site.state_ns).await;
+        crate::create_namespace(&site.client, &site.state_ns).await;
         site
     }
 
@@ -104,12 +104,12 @@ impl Site {
 
     /// The application Namespace and `count` ConfigMaps holding `value`, in one profile.
     pub fn files(&self, count: usize, value: &str) -> Vec<(String, Vec<u8>)> {
-        common::puller::app_files(&self.app_ns, count, value)
+        crate::puller::app_files(&self.app_ns, count, value)
     }
 
     /// One ConfigMap file of the `app` profile.
     pub fn config_map(&self, name: &str, namespace: &str, value: &str) -> (String, Vec<u8>) {
-        common::puller::config_map_file(name, namespace, value)
+        crate::puller::config_map_file(name, namespace, value)
     }
 
     /// What a bundle is signed as unless a case says else: this cluster, issued now,
@@ -237,7 +237,7 @@ fn add(out: &mut Snapshot, ar: &ApiResource, list: kube::Result<kube::core::Obje
 /// test failed.
 impl Drop for Site {
     fn drop(&mut self) {
-        let _ = std::process::Command::new(common::service_env("AIRLOCK_KUBECTL"))
+        let _ = std::process::Command::new(crate::service_env("AIRLOCK_KUBECTL"))
             .args(["--kubeconfig", &self.kubeconfig, "delete", "namespace", "--ignore-not-found", "--wait=false"])
             .args([&self.state_ns, &self.app_ns, &self.outside_ns()])
             .output();
@@ -245,5 +245,5 @@ impl Drop for Site {
 }
 
 fn kubeconfig() -> String {
-    common::service_env("AIRLOCK_KUBECONFIG_MANAGED")
+    crate::service_env("AIRLOCK_KUBECONFIG_MANAGED")
 }

@@ -3,18 +3,18 @@
 
 use std::process::Command;
 
-use super::Fixture;
-use crate::common::{self, root};
+use super::{Fixture, install_crds};
+use crate::locks::AirlockCrds;
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 
 pub fn kubeconfig() -> String {
-    common::service_env(MANAGEMENT)
+    crate::service_env(MANAGEMENT)
 }
 
 /// kubectl against the management apiserver; its stdout, or a panic with its stderr.
 pub fn kubectl(args: &[&str]) -> String {
-    let out = Command::new(common::service_env("AIRLOCK_KUBECTL"))
+    let out = Command::new(crate::service_env("AIRLOCK_KUBECTL"))
         .arg("--kubeconfig")
         .arg(kubeconfig())
         .args(args)
@@ -25,17 +25,15 @@ pub fn kubectl(args: &[&str]) -> String {
 }
 
 /// The fixture applied to the management cluster; removed again on drop.
-pub struct Applied(pub Fixture);
+pub struct Applied(pub Fixture, AirlockCrds);
 
 impl Applied {
     pub fn new(test: &str) -> Applied {
-        let crds = root().join("hack/crds").display().to_string();
-        kubectl(&["apply", "--server-side", "-f", &crds]);
-        kubectl(&["wait", "--for", "condition=established", "--timeout=60s", "-f", &crds]);
+        let crds = install_crds();
         let fx = Fixture::new(test);
         kubectl(&["create", "namespace", &fx.run]);
         kubectl(&["apply", "--server-side", "-f", fx.path()]);
-        Applied(fx)
+        Applied(fx, crds)
     }
 }
 
