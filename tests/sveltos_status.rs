@@ -10,26 +10,14 @@ mod common;
 #[path = "publisher_support/mod.rs"]
 mod support;
 
-use std::process::Command;
-
 use serde_json::{Value, json};
 use support::reports::{report, report_key_of, sign_report};
-use support::{Keys, install_crds, kubectl_ok, run, unique};
+use support::{Keys, install_crds, install_status_crds, kubectl_ok, run, unique};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const T1: &str = "2026-03-01T10:00:00Z";
 const T2: &str = "2026-03-02T10:00:00Z";
 const T3: &str = "2026-03-03T10:00:00Z";
-
-/// Sveltos's ClusterConfiguration and ClusterReport CRDs, as 1.20 accepts them.
-fn install_status_crds() {
-    let out = Command::new(common::root().join("hack/sveltos-crds.sh"))
-        .args(["status", &common::service_env(MANAGEMENT)])
-        .env("AIRLOCK_KUBECTL", common::service_env("AIRLOCK_KUBECTL"))
-        .output()
-        .expect("hack/sveltos-crds.sh runs");
-    assert!(out.status.success(), "hack/sveltos-crds.sh status: {}", String::from_utf8_lossy(&out.stderr));
-}
 
 fn get(args: &[&str]) -> Value {
     let mut all = vec!["get"];

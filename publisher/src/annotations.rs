@@ -43,3 +43,8 @@ pub const RESULT_ANNOTATION: &str = "airlock.dev/result";
 /// What the last reported run did, in words: the bundle version the cluster runs and the
 /// error if any.
 pub const RESULT_MESSAGE_ANNOTATION: &str = "airlock.dev/result-message";
+/// The ConfigurationGroups Sveltos's own controllers staged for the cluster, as
+/// `Kind/name (feature)` of their authors, comma-separated; set by `ingest` (and `watch`)
+/// when it finds some, removed when they are gone: Sveltos treats the cluster as one of its
+/// own agent's, which is not a supported topology (`ingest::staging`).
+pub const STAGED_ANNOTATION: &str = "airlock.dev/sveltos-staged";
