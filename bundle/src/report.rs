@@ -192,6 +192,10 @@ pub struct PullReport<O = serde::de::IgnoredAny> {
     /// The parts of the bundle verified that carry notes or a failure; absent when none does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub profiles: Vec<ProfileNotes>,
+    /// When the puller applied its cluster's final bundle (spec 2.5.5): it has pruned what
+    /// it applied and acts no more; absent while it serves the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decommissioned: Option<Timestamp>,
 }
 
 impl<O> PullReport<O> {
@@ -217,6 +221,7 @@ impl<O> PullReport<O> {
             error: None,
             api_requests: 0,
             profiles: Vec::new(),
+            decommissioned: None,
         }
     }
 
