@@ -98,7 +98,7 @@ fn rejects_a_final_bundle_with_parts_or_without_the_mass_prune_confirmation() {
         s.predicate.decommission = true;
         s.predicate.allow_mass_prune = true;
     });
-    refused(&fx, &env, "decommission: a final bundle holds no parts and no files, this one 1 and");
+    refused(&fx, &env, "decommission: a final bundle holds no parts and no files, this one 2 and 3");
     let env = resigned(&fx, |s| {
         s.predicate.decommission = true;
         s.predicate.profiles.clear();
