@@ -21,7 +21,7 @@ use crate::publish::Signer;
 #[non_exhaustive]
 pub enum FinalError {
     #[error("store {store}: cluster {cluster}: {source}")]
-    Store { store: String, cluster: ClusterId, source: StoreError },
+    Store { store: String, cluster: ClusterId, source: Box<StoreError> },
     #[error("store {store}: cluster {cluster}: the newest envelope cannot be read, so the next version is unknown")]
     Unreadable { store: String, cluster: ClusterId },
     #[error("management cluster: SveltosCluster {cluster}: {message}")]
@@ -39,7 +39,7 @@ pub async fn publish(
     store: &dyn Store,
     dry_run: bool,
 ) -> Result<String, FinalError> {
-    let store_error = |source| FinalError::Store { store: store.describe(), cluster: cluster.clone(), source };
+    let store_error = |source| FinalError::Store { store: store.describe(), cluster: cluster.clone(), source: Box::new(source) };
     let current = match store.fetch_envelope(cluster, &Limits::SPEC).await {
         Ok(fetched) => Some(
             fetched.unverified_statement().ok_or_else(|| FinalError::Unreadable { store: store.describe(), cluster: cluster.clone() })?,
