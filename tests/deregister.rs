@@ -99,14 +99,16 @@ fn a_final_bundle_prunes_the_site_and_deregister_removes_the_registration() {
     assert!(!annotation(&ns, "airlock.dev/decommissioned").is_empty(), "ingest records the decommission");
 
     // Deregistration: a server dry run deletes nothing; then the SveltosCluster goes.
-    let deregister = ["deregister", "cluster", cluster.as_str(), "--kubeconfig", mgmt.as_str()];
+    // Registered without --token, the SveltosCluster does not name the puller's namespace.
+    let puller_ns = names.puller_ns();
+    let deregister = ["deregister", "cluster", cluster.as_str(), "--kubeconfig", mgmt.as_str(), "--puller-namespace", puller_ns.as_str()];
     let out = run_expect(&[&deregister[..], &["--dry-run"]].concat(), 0);
     assert!(out.contains("sveltoscluster.lib.projectsveltos.io/edge-1 deleted (server dry run)"), "{out}");
     assert!(kubectl(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-1"], b"").status.success(), "still there");
     let out = run_expect(&deregister, 0);
     println!("{out}");
     assert!(out.contains("sveltoscluster.lib.projectsveltos.io/edge-1 deleted\n"), "{out}");
-    assert!(out.contains(&format!("kubectl delete namespace {}\n", names.puller_ns())), "{out}");
+    assert!(out.contains(&format!("kubectl delete namespace {puller_ns}\n")), "{out}");
     assert!(out.contains(&format!("kubectl delete namespace {app_ns}\n")), "names the watched namespace: {out}");
     let gone = kubectl(MANAGEMENT, &["get", "sveltoscluster", "-n", &ns, "edge-1"], b"");
     assert!(String::from_utf8_lossy(&gone.stderr).contains("NotFound"), "{gone:?}");
