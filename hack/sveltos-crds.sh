@@ -10,15 +10,17 @@
 # beside the repository) and never copied into it; hack/crds/ keeps Airlock's own, smaller
 # CRDs of the same names.
 #
-# `status` does the same for the two CRDs of beyond-profiles/ that `airlock-publisher
-# ingest` writes (ClusterConfiguration, ClusterReport), and marks every string property
+# `status` does the same for the CRDs of beyond-profiles/ that `airlock-publisher ingest`
+# writes (ClusterConfiguration, ClusterReport) or reads (ConfigurationGroup, which Sveltos's
+# controllers stage for their pull-mode clusters), and marks every string property
 # `nullable: true`: 1.20 reads an empty string in a custom resource as null and refuses it
 # where the property is not nullable, and Sveltos writes "" for the core group and for the
 # namespace of a cluster-scoped object.
 #
 # Usage: hack/sveltos-crds.sh print              # the stripped CRDs on stdout, one stream
 #        hack/sveltos-crds.sh install KUBECONFIG # server-side apply, then wait Established
-#        hack/sveltos-crds.sh status KUBECONFIG  # the same for ClusterConfiguration, ClusterReport
+#        hack/sveltos-crds.sh status KUBECONFIG  # the same for ClusterConfiguration, ClusterReport,
+#                                                # ConfigurationGroup
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -51,7 +53,7 @@ print_all() {
 
 print_status() {
   local f first=1
-  for f in "$crds"/beyond-profiles/config.projectsveltos.io_{clusterconfigurations,clusterreports}.yaml; do
+  for f in "$crds"/beyond-profiles/{config.projectsveltos.io_clusterconfigurations,config.projectsveltos.io_clusterreports,lib.projectsveltos.io_configurationgroups}.yaml; do
     [ -e "$f" ] || { echo "no $f (set SVELTOS_CRDS)" >&2; exit 1; }
     [ "$first" = 1 ] || echo "---"
     first=0

@@ -9,11 +9,9 @@
 //! `projectsveltos.io/driftDetectionIgnore` keeps out of drift detection, and its signed
 //! report becomes the per-profile drift on the ClusterConfiguration.
 
-use std::process::Command;
-
 use airlock_bundle::SyncMode;
 use airlock_e2e::publisher::reports::{report, report_key_of, sign_report};
-use airlock_e2e::publisher::{Keys, install_crds, kubectl_ok, run, unique};
+use airlock_e2e::publisher::{Keys, install_crds, install_status_crds, kubectl_ok, run, unique};
 use airlock_e2e::puller::{Signing, Site, config_map_file};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
@@ -23,16 +21,6 @@ const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const T1: &str = "2026-03-01T10:00:00Z";
 const T2: &str = "2026-03-02T10:00:00Z";
 const T3: &str = "2026-03-03T10:00:00Z";
-
-/// Sveltos's ClusterConfiguration and ClusterReport CRDs, as 1.20 accepts them.
-fn install_status_crds() {
-    let out = Command::new(airlock_e2e::root().join("hack/sveltos-crds.sh"))
-        .args(["status", &airlock_e2e::service_env(MANAGEMENT)])
-        .env("AIRLOCK_KUBECTL", airlock_e2e::service_env("AIRLOCK_KUBECTL"))
-        .output()
-        .expect("hack/sveltos-crds.sh runs");
-    assert!(out.status.success(), "hack/sveltos-crds.sh status: {}", String::from_utf8_lossy(&out.stderr));
-}
 
 fn get(args: &[&str]) -> Value {
     let mut all = vec!["get"];

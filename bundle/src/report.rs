@@ -255,6 +255,10 @@ pub struct PullReport<O = serde::de::IgnoredAny> {
     /// namespace and name; absent otherwise, and when the bundle has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub releases: Vec<ReleaseSeen>,
+    /// When the puller applied its cluster's final bundle (spec 2.5.5): it has pruned what
+    /// it applied and acts no more; absent while it serves the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decommissioned: Option<Timestamp>,
 }
 
 impl<O> PullReport<O> {
@@ -281,6 +285,7 @@ impl<O> PullReport<O> {
             api_requests: 0,
             profiles: Vec::new(),
             releases: Vec::new(),
+            decommissioned: None,
         }
     }
 

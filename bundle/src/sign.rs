@@ -138,6 +138,7 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
             recipients: release.recipients.clone(),
             allow_plaintext_secrets: release.allow_plaintext_secrets,
             allow_mass_prune: release.allow_mass_prune,
+            decommission: false,
             cluster_scoped: release.cluster_scoped.clone(),
             profiles,
             files,

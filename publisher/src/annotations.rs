@@ -46,3 +46,14 @@ pub const RESULT_ANNOTATION: &str = "airlock.dev/result";
 /// What the last reported run did, in words: the bundle version the cluster runs and the
 /// error if any.
 pub const RESULT_MESSAGE_ANNOTATION: &str = "airlock.dev/result-message";
+/// The ConfigurationGroups Sveltos's own controllers staged for the cluster, as
+/// `Kind/name (feature)` of their authors, comma-separated; set by `ingest` (and `watch`)
+/// when it finds some, removed when they are gone: Sveltos treats the cluster as one of its
+/// own agent's, which is not a supported topology (`ingest::staging`).
+pub const STAGED_ANNOTATION: &str = "airlock.dev/sveltos-staged";
+/// Set by `deregister cluster --final-bundle` to the version of the cluster's final bundle
+/// (bundles-format.md 2.5.5): `publish` and `watch` publish nothing more for the cluster.
+pub const DECOMMISSION_ANNOTATION: &str = "airlock.dev/decommission";
+/// When the cluster's puller reported its final bundle applied (RFC 3339), set by `ingest`:
+/// everything it applied is pruned and it acts no more; `deregister cluster` may remove it.
+pub const DECOMMISSIONED_ANNOTATION: &str = "airlock.dev/decommissioned";

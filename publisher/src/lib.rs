@@ -14,6 +14,7 @@
 
 mod annotations;
 pub mod cmd;
+pub mod deregister;
 mod duration;
 pub mod helm;
 mod ingest;

@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use airlock_cli::{LogArgs, exit, install_crypto_provider};
-use airlock_publisher::{cmd, register, sandbox, worker};
+use airlock_publisher::{cmd, deregister, register, sandbox, worker};
 use clap::{Parser, Subcommand};
 
 use cmd::export::ExportArgs;
@@ -33,6 +33,8 @@ const EXAMPLES: &str = "Examples:
   airlock-publisher export --from oci://registry.example/airlock --to oci-archive:update.tar \\
       --keyring keys/keyring.json --since previous.tar
   airlock-publisher ingest --from reports.json --kubeconfig ~/.kube/mgmt
+  airlock-publisher deregister cluster fleet/edge-1 --final-bundle --to oci://registry.example/airlock \\
+      --key keys/airlock.key
 
 Run `airlock-publisher <command> --help` for each command's flags.";
 
@@ -64,6 +66,8 @@ enum Command {
     Keyring(KeyringCommand),
     /// Register a cluster with the management side.
     Register(register::RegisterCommand),
+    /// Remove a cluster from the management side, or publish its final bundle first.
+    Deregister(deregister::DeregisterCommand),
     /// Write bundles from an OCI store into an OCI archive to carry across an air gap.
     Export(Box<ExportArgs>),
     /// Record the pullers' signed status reports on their SveltosClusters.
@@ -138,6 +142,7 @@ async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Keygen(args) => cmd::keygen::run(args),
         Command::Keyring(command) => cmd::keyring::run(command),
         Command::Register(command) => register::run(command).await,
+        Command::Deregister(command) => deregister::run(command).await,
         Command::Export(args) => cmd::export::run(*args).await,
         Command::Ingest(args) => cmd::ingest::run(args).await,
         Command::SandboxExec(args) => Err(sandbox::enter(args).into()),

@@ -22,6 +22,8 @@ mod tenants;
 mod tests;
 mod token;
 
+pub(crate) use token::SECRET_SUFFIX;
+
 use std::path::Path;
 
 use airlock_bundle::ClusterId;

@@ -90,6 +90,13 @@ pub fn summary(report: &Report) -> String {
     } else {
         String::new()
     };
+    if let Some(at) = report.decommissioned {
+        let at = airlock_bundle::statement::rfc3339::format(&at);
+        return match report.result {
+            RunResult::Applied => format!("{} applied its final bundle, version {version}{counts}: decommissioned at {at}", report.cluster),
+            _ => format!("{} was decommissioned at {at}: nothing to do", report.cluster),
+        };
+    }
     match report.result {
         RunResult::Applied => format!("{} applied version {version}{counts}", report.cluster),
         RunResult::UpToDate => format!("{} is up to date at version {version}{drift}{counts}", report.cluster),

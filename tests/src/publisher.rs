@@ -248,6 +248,17 @@ pub fn install_crds() -> AirlockCrds {
     guard
 }
 
+/// The CRDs of Sveltos's objects beyond the profiles that `ingest` writes or reads
+/// (ClusterConfiguration, ClusterReport, ConfigurationGroup), as 1.20 accepts them.
+pub fn install_status_crds() {
+    let out = Command::new(root().join("hack/sveltos-crds.sh"))
+        .args(["status", &crate::service_env("AIRLOCK_KUBECONFIG_MANAGEMENT")])
+        .env("AIRLOCK_KUBECTL", crate::service_env("AIRLOCK_KUBECTL"))
+        .output()
+        .expect("hack/sveltos-crds.sh runs");
+    assert!(out.status.success(), "hack/sveltos-crds.sh status: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// A ClusterProfile every cluster labelled `run=RUN` matches, and its ConfigMap: one
 /// ConfigMap `settings` (`color: COLOR`) in the application namespace.
 pub fn management_set(run: &str, app_ns: &str, color: &str) -> String {

@@ -72,6 +72,10 @@ pub struct Predicate {
     /// mass-prune guard lets through unconfirmed (spec 2.5.4).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub allow_mass_prune: bool,
+    /// The final bundle of a cluster leaving Airlock (spec 2.5.5): no parts, no files, and
+    /// `allowMassPrune`; its puller prunes everything it applied, then stops.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub decommission: bool,
     /// The cluster-scoped objects a bundle may hold on a cluster with watch-namespaces,
     /// besides the Namespaces of the list (spec 5.2); sorted, no duplicates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -36,6 +36,17 @@ pub(super) fn check_consistency(statement: &Statement, limits: &Limits) -> Resul
         return Err(VerifyError::BadField(format!("watchNamespaces entry {bad:?} is not a namespace name")));
     }
     check_cluster_scoped(&p.cluster_scoped)?;
+    // spec 2.5.5: a final bundle prunes the whole inventory, so it carries nothing to
+    // apply and confirms the mass prune it is.
+    if p.decommission && (!p.profiles.is_empty() || !p.files.is_empty()) {
+        let (parts, files) = (p.profiles.len(), p.files.len());
+        return Err(VerifyError::BadField(format!(
+            "decommission: a final bundle holds no parts and no files, this one {parts} and {files}"
+        )));
+    }
+    if p.decommission && !p.allow_mass_prune {
+        return Err(VerifyError::BadField("decommission: a final bundle must also carry allowMassPrune true".into()));
+    }
     if p.profiles.len() > limits.parts {
         return Err(ContentError::TooManyParts { count: p.profiles.len(), limit: limits.parts }.into());
     }

@@ -90,3 +90,19 @@ fn accepts_a_sorted_cluster_scoped_list_and_rejects_a_bad_or_unsorted_one() {
         refused(&fx, &env, &format!("clusterScoped entry {bad} is not"));
     }
 }
+
+#[test]
+fn rejects_a_final_bundle_with_parts_or_without_the_mass_prune_confirmation() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| {
+        s.predicate.decommission = true;
+        s.predicate.allow_mass_prune = true;
+    });
+    refused(&fx, &env, "decommission: a final bundle holds no parts and no files, this one 2 and 3");
+    let env = resigned(&fx, |s| {
+        s.predicate.decommission = true;
+        s.predicate.profiles.clear();
+        s.predicate.files.clear();
+    });
+    refused(&fx, &env, "decommission: a final bundle must also carry allowMassPrune true");
+}

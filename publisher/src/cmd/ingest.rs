@@ -15,7 +15,7 @@ use jiff::Timestamp;
 use super::StoreArgs;
 
 use crate::ingest::target::Target;
-use crate::ingest::{self, Outcome, Row, input, online};
+use crate::ingest::{self, Outcome, Row, input, online, staging};
 use crate::table;
 
 const EXAMPLES: &str = "Examples:
@@ -35,6 +35,12 @@ than the report already ingested (annotation airlock.dev/report-time) changes no
 store, ingest reads the newest report of every SveltosCluster with a report key, and marks a
 cluster not ready when it sent none for spec.consecutiveFailureThreshold (default 3) of its
 report intervals (annotation airlock.dev/report-interval, default 30m).
+
+On a management cluster, ingest also looks for ConfigurationGroups Sveltos's own controllers
+staged for a registered cluster (label pullmode.projectsveltos.io/clustername): it warns,
+records their authors in the annotation airlock.dev/sveltos-staged and a Warning Event
+(reason SveltosStagesConfiguration) on the SveltosCluster, and removes the annotation once
+they are gone (docs/operations.md, Sveltos beside Airlock).
 
 Exit codes: 0 every report ingested or skipped as old, 1 an error (the management cluster, the
 store or a file could not be read or written: run again), 3 some report was rejected (named in
@@ -72,7 +78,8 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<u8> {
         let reports = store.reports().with_context(|| format!("--from {}: this kind of store keeps no reports", args.from))?;
         let clusters = target.list().await?;
         let pass = online::pass(reports, &clusters, &mut online::Marks::default(), &target, Timestamp::now(), &limits).await;
-        return Ok(show_pass(&pass)?);
+        let code = show_pass(&pass)?;
+        return Ok(check_staging(&target, code).await);
     }
     let received = input::read(&args.from, &limits)?;
     if received.is_empty() {
@@ -80,7 +87,36 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<u8> {
     }
     let rows = ingest::ingest(received, &target, &limits).await;
     show(&rows)?;
-    Ok(exit_code(&rows))
+    Ok(check_staging(&target, exit_code(&rows)).await)
+}
+
+/// Looks for ConfigurationGroups Sveltos staged for the registered clusters of a management
+/// cluster and records them (`ingest::staging`); a failure to look makes `code` an error.
+async fn check_staging(target: &Target, code: u8) -> u8 {
+    let Target::Live(client) = target else { return code };
+    match target.list().await {
+        Ok(clusters) if log_staging(client, &clusters).await => code,
+        Ok(_) => exit::ERROR,
+        Err(e) => {
+            tracing::error!("{e}");
+            exit::ERROR
+        }
+    }
+}
+
+/// Logs a warning per cluster Sveltos stages ConfigurationGroups for; false when the check
+/// itself failed (logged).
+pub async fn log_staging(client: &kube::Client, clusters: &[serde_json::Value]) -> bool {
+    match staging::check(client, clusters).await {
+        Ok(warnings) => {
+            warnings.iter().for_each(|w| tracing::warn!("{w}"));
+            true
+        }
+        Err(e) => {
+            tracing::error!("checking for Sveltos's ConfigurationGroups: {e}");
+            false
+        }
+    }
 }
 
 /// Logs and prints what a pass over the store did; its exit code.

@@ -204,40 +204,52 @@ impl PublishArgs {
     }
 
     fn signer(&self) -> anyhow::Result<Signer> {
-        let opened = keys::open_signers(&self.keys)?;
-        // A key in a token has no directory to look beside.
-        let beside = opened[0].source.file().map(|f| f.parent().unwrap_or(Path::new(".")).join("keyring.json"));
-        let keyring_path = self.keyring.clone().or_else(|| beside.filter(|b| b.is_file()));
-        let keyring = keyring_path.as_deref().map(keys::load_keyring).transpose()?;
-        if let (Some(keyring), Some(path)) = (&keyring, &keyring_path) {
-            // A root key used online would no longer be offline, whatever pullers accept.
-            if let Some(key) = opened.iter().find(|k| keyring.root().is_some_and(|r| r.holds(&k.signer.public()))) {
-                bail!("--key {}: a root key of keyring {}; root keys sign keyring updates only, never bundles", key.source, path.display());
-            }
-            // Pullers would reject every bundle; better to say so before signing any.
-            let probe = envelope::sign_by(IN_TOTO_PAYLOAD_TYPE, b"{}", &opened.iter().map(|k| &k.signer).collect::<Vec<_>>())?;
-            let decoded = envelope::decode(&probe, IN_TOTO_PAYLOAD_TYPE, &Limits::SPEC)?;
-            if let Err(e) = keyring.check(&decoded) {
-                bail!("the keys given with --key do not satisfy keyring {} (version {}): {e}", path.display(), keyring.version());
-            }
-        }
-        let keyring_version = keyring.as_ref().map_or(1, |k| k.version());
-        let (updates, last) = keys::load_chain(&self.keyring_chain)?;
-        if let Some(last) = last
-            && last != keyring_version
-        {
-            bail!(
-                "the keyring chain ends at version {last} but the bundles would declare keyring version {keyring_version}; pass --keyring with the newest keyring"
-            );
-        }
-        let max_days = Limits::SPEC.max_validity_secs / 86_400;
-        if self.expires_in > SignedDuration::from_secs(Limits::SPEC.max_validity_secs) {
-            let days = self.expires_in.as_secs_f64() / 86_400.0;
-            bail!("--expires-in of {days:.1} days: pullers refuse a bundle valid for more than {max_days} days");
-        }
-        let keys = opened.into_iter().map(|k| k.signer).collect();
-        Ok(Signer::new(keys, keyring_version, (!updates.is_empty()).then(|| chain(&updates)), self.expires_in)?)
+        open_signer(&self.keys, self.keyring.as_deref(), &self.keyring_chain, self.expires_in)
     }
+}
+
+/// The signer of `--key` (repeatable), declaring the keyring of `keyring` (default:
+/// keyring.json beside the first key file, else version 1), carrying the `keyring_chain`
+/// updates, for bundles valid `expires_in`; also `deregister cluster --final-bundle`'s.
+pub fn open_signer(
+    keys_args: &[PathBuf],
+    keyring: Option<&Path>,
+    keyring_chain: &[PathBuf],
+    expires_in: SignedDuration,
+) -> anyhow::Result<Signer> {
+    let opened = keys::open_signers(keys_args)?;
+    // A key in a token has no directory to look beside.
+    let beside = opened[0].source.file().map(|f| f.parent().unwrap_or(Path::new(".")).join("keyring.json"));
+    let keyring_path = keyring.map(Path::to_path_buf).or_else(|| beside.filter(|b| b.is_file()));
+    let keyring = keyring_path.as_deref().map(keys::load_keyring).transpose()?;
+    if let (Some(keyring), Some(path)) = (&keyring, &keyring_path) {
+        // A root key used online would no longer be offline, whatever pullers accept.
+        if let Some(key) = opened.iter().find(|k| keyring.root().is_some_and(|r| r.holds(&k.signer.public()))) {
+            bail!("--key {}: a root key of keyring {}; root keys sign keyring updates only, never bundles", key.source, path.display());
+        }
+        // Pullers would reject every bundle; better to say so before signing any.
+        let probe = envelope::sign_by(IN_TOTO_PAYLOAD_TYPE, b"{}", &opened.iter().map(|k| &k.signer).collect::<Vec<_>>())?;
+        let decoded = envelope::decode(&probe, IN_TOTO_PAYLOAD_TYPE, &Limits::SPEC)?;
+        if let Err(e) = keyring.check(&decoded) {
+            bail!("the keys given with --key do not satisfy keyring {} (version {}): {e}", path.display(), keyring.version());
+        }
+    }
+    let keyring_version = keyring.as_ref().map_or(1, |k| k.version());
+    let (updates, last) = keys::load_chain(keyring_chain)?;
+    if let Some(last) = last
+        && last != keyring_version
+    {
+        bail!(
+            "the keyring chain ends at version {last} but the bundles would declare keyring version {keyring_version}; pass --keyring with the newest keyring"
+        );
+    }
+    let max_days = Limits::SPEC.max_validity_secs / 86_400;
+    if expires_in > SignedDuration::from_secs(Limits::SPEC.max_validity_secs) {
+        let days = expires_in.as_secs_f64() / 86_400.0;
+        bail!("--expires-in of {days:.1} days: pullers refuse a bundle valid for more than {max_days} days");
+    }
+    let keys = opened.into_iter().map(|k| k.signer).collect();
+    Ok(Signer::new(keys, keyring_version, (!updates.is_empty()).then(|| chain(&updates)), expires_in)?)
 }
 
 pub async fn run(args: PublishArgs) -> anyhow::Result<u8> {

@@ -13,9 +13,12 @@ use airlock_bundle::statement::{ProfileEntry, rfc3339};
 use airlock_bundle::{ClusterId, Digest, Limits};
 use airlock_cli::exit;
 use airlock_store::StoreError;
+use anyhow::Context;
 use clap::Args;
 
 use super::{SourceArgs, StoreArgs};
+use crate::annotations::STAGED_ANNOTATION;
+use crate::ingest::staging;
 use crate::ingest::status::Ingested;
 use crate::sveltos::select;
 use crate::table;
@@ -27,7 +30,11 @@ Clusters the store holds nothing for show \"never published\". READY, APPLIED (t
 the cluster runs), KUBERNETES and DRIFT (objects found drifted and corrected by the last run)
 come from the reports `airlock-publisher ingest` recorded; \"-\" until one is ingested. Then
 one line per profile that failed for a cluster (its part keeps what it held), and one per
-profile field the bundles note as not done as Sveltos would.";
+profile field the bundles note as not done as Sveltos would. A line starting WARNING comes first
+for each cluster Sveltos's own controllers stage ConfigurationGroups for (read from the
+management cluster, or, with --from-dir, as `ingest` recorded it in the annotation
+airlock.dev/sveltos-staged): Sveltos treats it as its own pull-mode cluster (docs/operations.md,
+Sveltos beside Airlock).";
 
 #[derive(Debug, Clone, Args)]
 #[command(after_help = EXAMPLES)]
@@ -51,7 +58,9 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
     let mut rows = Vec::with_capacity(clusters.len());
     let mut code = exit::OK;
     let mut lines = Lines::default();
+    let groups = staged_groups(&args.source).await?;
     for c in clusters {
+        lines.staged(&c.id, &c.object, groups.as_deref());
         let cells = match store.fetch_envelope(&c.id, &Limits::SPEC).await {
             Ok(fetched) => match fetched.unverified_statement() {
                 Some(s) => {
@@ -87,15 +96,39 @@ pub async fn run(args: StatusArgs) -> anyhow::Result<u8> {
     Ok(code)
 }
 
+/// The ConfigurationGroups Sveltos staged for some cluster, read from the management
+/// cluster; `None` with `--from-dir`, where what `ingest` recorded is shown instead.
+async fn staged_groups(source: &SourceArgs) -> anyhow::Result<Option<Vec<serde_json::Value>>> {
+    if source.from_dir.is_some() {
+        return Ok(None);
+    }
+    let client = source.kube.client().await.context("connecting to the management cluster")?;
+    Ok(Some(staging::list(&client, None).await?))
+}
+
 /// What the bundles say beyond the table: failures per cluster, notes per profile.
 #[derive(Default)]
 struct Lines {
+    /// Clusters Sveltos stages ConfigurationGroups for, first: the topology is wrong.
+    warnings: Vec<String>,
     failures: Vec<String>,
     /// (part, note line) → clusters whose bundle carries it.
     notes: BTreeMap<(String, String), usize>,
 }
 
 impl Lines {
+    /// A warning when Sveltos stages work for `cluster`: from `groups` when read, else from
+    /// the annotation `ingest` recorded on the SveltosCluster `object`.
+    fn staged(&mut self, cluster: &ClusterId, object: &serde_json::Value, groups: Option<&[serde_json::Value]>) {
+        let summary = match groups {
+            Some(groups) => staging::summary(&staging::staged_for(cluster, groups)),
+            None => object["metadata"]["annotations"][STAGED_ANNOTATION].as_str().map(str::to_string),
+        };
+        if let Some(summary) = summary {
+            self.warnings.push(format!("WARNING {}", staging::warning(cluster, &summary)));
+        }
+    }
+
     fn add(&mut self, cluster: &str, profiles: &[ProfileEntry]) {
         for p in profiles {
             if let Some(f) = &p.failure {
@@ -110,7 +143,7 @@ impl Lines {
     }
 
     fn write(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        for line in &self.failures {
+        for line in self.warnings.iter().chain(&self.failures) {
             writeln!(out, "{line}")?;
         }
         for ((part, note), clusters) in &self.notes {
@@ -155,9 +188,21 @@ mod tests {
         entry.failure = Some(RenderFailure { message: "template: x".into(), kept_from: Some(3) });
         lines.add("fleet/b", &[entry]);
         let mut out = Vec::new();
+        lines.staged(
+            &ClusterId::new("fleet", "b").unwrap(),
+            &json!({"metadata": {"annotations": {STAGED_ANNOTATION: "Classifier/gpu (Classifier)"}}}),
+            None,
+        );
+        lines.staged(&ClusterId::new("fleet", "a").unwrap(), &json!({"metadata": {}}), None);
         lines.write(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let (warning, out) = out.split_once('\n').unwrap();
+        assert!(
+            warning.starts_with("WARNING fleet/b: Sveltos stages ConfigurationGroups") && warning.contains("Classifier/gpu"),
+            "{warning}"
+        );
         assert_eq!(
-            String::from_utf8(out).unwrap(),
+            out,
             "fleet/b: ClusterProfile.web failed (keeps version 3): template: x\n\
              ClusterProfile.web: spec.helmCharts not-supported: not rendered (2 clusters)\n"
         );

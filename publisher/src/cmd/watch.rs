@@ -166,6 +166,9 @@ async fn read_reports(store: Box<dyn Store>, client: kube::Client, every: Durati
         let clusters: Vec<serde_json::Value> = cache.state().iter().filter_map(|o| serde_json::to_value(&**o).ok()).collect();
         let pass = online::pass(reports, &clusters, &mut marks, &target, Timestamp::now(), &Limits::SPEC).await;
         log_pass(&pass);
+        if let Target::Live(client) = &target {
+            super::ingest::log_staging(client, &clusters).await;
+        }
         tokio::time::sleep(every).await;
         if feed.is_finished() {
             break tracing::error!("the SveltosCluster watch ended; reports are no longer read");

@@ -22,6 +22,7 @@ pub mod liveness;
 pub mod online;
 pub mod profiles;
 pub mod report;
+pub mod staging;
 pub mod status;
 pub mod sveltos_target;
 pub mod target;

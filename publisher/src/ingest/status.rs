@@ -11,8 +11,8 @@ use serde_json::{Map, Value};
 
 use super::report::{PullReport, RunResult};
 use crate::annotations::{
-    API_VERSIONS_ANNOTATION, APPLIED_VERSION_ANNOTATION, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION, REPORT_TIME_ANNOTATION,
-    RESULT_ANNOTATION, RESULT_MESSAGE_ANNOTATION,
+    API_VERSIONS_ANNOTATION, APPLIED_VERSION_ANNOTATION, DECOMMISSIONED_ANNOTATION, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION,
+    REPORT_TIME_ANNOTATION, RESULT_ANNOTATION, RESULT_MESSAGE_ANNOTATION,
 };
 use crate::table;
 
@@ -68,6 +68,8 @@ pub fn update(report: &PullReport, object: &Value) -> Update {
         (LAST_ERROR_ANNOTATION, report.error.as_deref().map(|e| e.chars().take(MAX_ERROR_CHARS).collect())),
         (RESULT_ANNOTATION, Some(report.result.reason().to_string())),
         (RESULT_MESSAGE_ANNOTATION, Some(message(report).chars().take(MAX_MESSAGE_CHARS).collect())),
+        // The final bundle applied (spec 2.5.5); a cluster registered again loses it.
+        (DECOMMISSIONED_ANNOTATION, report.decommissioned.as_ref().map(rfc3339::format)),
     ]);
     // A run that did not read them leaves the ones reported before.
     if let Some(versions) = &report.api_versions {

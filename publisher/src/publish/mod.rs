@@ -246,7 +246,9 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
         })
         .collect();
     let only: Vec<ClusterId> = publisher.only.iter().filter(|id| !broken_clusters.iter().any(|(b, _)| b == *id)).cloned().collect();
-    let clusters = if only.is_empty() && !publisher.only.is_empty() { Vec::new() } else { select::candidates(&inventory.clusters, &only)? };
+    let mut clusters =
+        if only.is_empty() && !publisher.only.is_empty() { Vec::new() } else { select::candidates(&inventory.clusters, &only)? };
+    clusters.retain(|c| !select::decommissioning(c));
     let plans: Vec<_> = clusters.par_iter().map(|c| (*c, render::plan(c, select::profiles_for(c, &inventory), &inventory))).collect();
     // Every cluster names its profiles' references again: told apart by hash rather than
     // by sorting them all, which weighs on an unchanged re-publish of a large fleet.

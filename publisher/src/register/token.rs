@@ -20,7 +20,7 @@ use crate::cmd::parse_duration;
 use crate::render::credentials::{EXPIRES_AT_ANNOTATION, Login, PULLER_NAMESPACE_ANNOTATION, STORE_CREDENTIALS_ANNOTATION};
 
 /// Suffix of the management Secret's default name, after the cluster's name.
-const SECRET_SUFFIX: &str = "-store-credentials";
+pub(crate) const SECRET_SUFFIX: &str = "-store-credentials";
 
 /// The token flags as typed.
 #[derive(Debug, Clone, Default, Args)]

@@ -14,6 +14,7 @@ use airlock_bundle::ClusterId;
 
 use super::inventory::Inventory;
 use super::model::{ClusterSet, Profile, ProfileKind, SveltosCluster};
+use crate::annotations::DECOMMISSION_ANNOTATION;
 
 /// A cluster named by `--cluster` that cannot be published for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,6 +45,17 @@ pub fn candidates<'a>(clusters: &'a [SveltosCluster], only: &[ClusterId]) -> Res
     }
     out.sort_by(|a, b| a.id.cmp(&b.id));
     Ok(out)
+}
+
+/// Whether `deregister cluster --final-bundle` published the cluster's final bundle
+/// (annotation `airlock.dev/decommission`): a publish must not put a bundle above it, which
+/// would undo it at a site that has not pulled it yet.
+pub fn decommissioning(cluster: &SveltosCluster) -> bool {
+    let marked = !cluster.object["metadata"]["annotations"][DECOMMISSION_ANNOTATION].is_null();
+    if marked {
+        tracing::info!(cluster = %cluster.id, "decommissioned: its final bundle stands, not published");
+    }
+    marked
 }
 
 /// Whether `profile` matches `cluster`, with `sets` the ClusterSets and Sets read.

@@ -88,6 +88,10 @@ pub struct State {
     pub age_identities: Vec<KeptIdentity>,
     #[serde(with = "rfc3339")]
     pub applied_at: Timestamp,
+    /// When the cluster's final bundle was applied (spec 2.5.5): from then on a run does
+    /// nothing but say so. Absent while the puller serves the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decommissioned: Option<Timestamp>,
 }
 
 impl State {
@@ -167,6 +171,7 @@ pub(crate) mod tests {
             delete_checks: Vec::new(),
             age_identities: Vec::new(),
             applied_at: Fixture::now(),
+            decommissioned: None,
         }
     }
 

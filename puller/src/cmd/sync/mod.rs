@@ -23,6 +23,11 @@
 //! While the bundle's active window is closed (spec 5.6) a run verifies and stops there:
 //! no Lease, no apply, no prune, no drift correction, result `deferred`.
 //!
+//! A final bundle (spec 2.5.5) is applied like any other: it holds nothing, so the engine
+//! prunes the whole inventory by the ownership rules, and the state records the cluster
+//! decommissioned. Every later run reads the state, says so (`decommissioned`) and stops
+//! before fetching anything.
+//!
 //! The state is written only after the engine applied everything without a failure, so
 //! a puller killed mid-apply (OOM, node drain, SIGKILL) has written nothing: the next run
 //! finds the previous state, verifies the same bundle again as new, re-applies every
@@ -35,6 +40,7 @@
 //! manifests or talk to stores itself.
 
 mod checks;
+mod decommissioned;
 pub(crate) mod tenants;
 mod writer;
 
@@ -141,6 +147,11 @@ async fn run(
 ) -> Result<RunResult, Failure> {
     let (mut state_store, state) = StateStore::load(client, &names(settings), &settings.cluster).await?;
     (report.applied_version, report.applied_digest) = applied(state.as_ref()).unzip();
+    if let Some(at) = state.as_ref().and_then(|s| s.decommissioned) {
+        report.decommissioned = Some(at);
+        decommissioned::say(settings, at);
+        return Ok(RunResult::UpToDate);
+    }
     let trusted = &Trusted::derive(&settings.keyring, state.as_ref(), settings.max_validity)?;
     let identities = Identities::derive(&settings.identities, state.as_ref());
     let open = Some(identities.all());
@@ -291,9 +302,14 @@ async fn run(
             let (restarted, mounted) = writer.stopped(&stop).guard(check.restart(false)).await?;
             report.record(&restarted, false);
             let applied = applied_state(settings, trusted, &identities, &envelope, record, &floor, outcome.kinds);
+            let decommissioned = applied.decommissioned;
             state_store.save(State { failures: counts, mounted, ..applied }, outcome.inventory).await?;
             (report.applied_version, report.applied_digest) = bundle.unzip();
             report.releases = releases;
+            if let Some(at) = decommissioned {
+                report.decommissioned = Some(at);
+                decommissioned::say(settings, at);
+            }
             // A restart that failed keeps its recorded digest, so the next run tries again.
             check_outcome(&restarted)?;
             Ok(RunResult::Applied)
@@ -396,6 +412,7 @@ fn applied_state(
         delete_checks: delete_checks::of(&p.profiles),
         age_identities: identities.kept_after(p),
         applied_at: Timestamp::now(),
+        decommissioned: p.decommission.then(Timestamp::now),
     }
 }
 
