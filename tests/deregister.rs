@@ -9,10 +9,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
+use airlock_e2e::publisher::{Keys, Names, install_crds, kubectl, kubectl_ok, management_set, run_expect};
+use airlock_e2e::{Run, puller_bin};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use airlock_e2e::{Run, puller_bin};
-use airlock_e2e::publisher::{Keys, Names, install_crds, kubectl, kubectl_ok, management_set, run_expect};
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const MANAGED: &str = "AIRLOCK_KUBECONFIG_MANAGED";

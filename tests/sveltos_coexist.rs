@@ -5,8 +5,8 @@
 //! by `status`; one for a cluster Airlock does not serve changes nothing; the annotation goes
 //! once the group is gone.
 
-use serde_json::Value;
 use airlock_e2e::publisher::{Keys, install_crds, install_status_crds, kubectl, kubectl_ok, run, unique};
+use serde_json::Value;
 
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 const STAGED: &str = "airlock.dev/sveltos-staged";
