@@ -38,7 +38,10 @@ pub use cache::FetchedChart;
 pub use error::{ChartLabel, Class, HelmError};
 pub use hooks::{DELETE_POLICY_ANNOTATION, DeletePolicy, HOOK_ANNOTATION, HookEvent, HookSpec, SITE_HOOK_ANNOTATION, WEIGHT_ANNOTATION};
 pub use lazy::LazyRenderer;
-pub use release::{CHART_LABEL, ChartId, Hook, Manifest, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, Release};
+pub use release::{
+    APP_VERSION_ANNOTATION, CHART_LABEL, CHART_VERSION_ANNOTATION, ChartId, Hook, Manifest, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL,
+    REPOSITORY_ANNOTATION, Release,
+};
 pub use renderer::{Rendered, Renderer, RendererSettings};
 pub use source::{Access, ChartRef, Credentials, Repository, VersionSpec};
 pub use template::{Capabilities, ReleaseRequest, TemplateOptions};
