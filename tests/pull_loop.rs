@@ -3,7 +3,8 @@
 //! CronJob runs the puller (from the image `hack/image.sh` builds) with its ServiceAccount,
 //! its mounted keyring, settings, store credentials and report key; the puller sends its
 //! signed report to the store, and `airlock-publisher watch` brings it to the SveltosCluster
-//! (bundles-format.md 14.7-14.8).
+//! (bundles-format.md 14.7-14.8) and to the ClusterConfiguration Sveltos's `show addons`
+//! reads.
 //!
 //! Each test is one "Done when" of the loop: ready within two CronJob periods and a profile
 //! change arriving the same way (registry, watch-namespaces); a store that refuses the
@@ -16,6 +17,7 @@ mod stores;
 use std::time::{Duration, Instant};
 
 use airlock_bundle::testkit::Fixture;
+use airlock_e2e::publisher::install_status_crds;
 use airlock_store::{GitStore, RegistryCredentials, ReportPush, StoreRef};
 
 use site::{NODE_VERSION, Site, cluster_of, config_maps};
@@ -33,6 +35,9 @@ async fn the_registration_applied_as_is_reports_ready_and_a_profile_change_arriv
     let yaml = site.register(&["--watch-namespaces", &app]);
     assert!(!yaml.contains("resources:\n  - '*'"), "with watch-namespaces, no cluster-wide grant of every resource");
     site.apply_registration();
+    // Sveltos's status CRDs beside the profiles: the watch's ingest writes the cluster's
+    // ClusterConfiguration, which `sveltosctl show addons` reads.
+    install_status_crds();
     let applied = Instant::now();
     site.start_watch();
 
@@ -40,6 +45,13 @@ async fn the_registration_applied_as_is_reports_ready_and_a_profile_change_arriv
     println!("ready {:?} after kubectl apply", applied.elapsed());
     let row = site.get_sveltoscluster_row();
     assert_eq!((row[1].as_str(), row[2].as_str(), row[3].as_str()), ("edge", "true", NODE_VERSION), "{row:?}");
+    let cluster = format!("{}/{}", site.cluster.namespace(), site.cluster.name());
+    let deployed: Vec<_> = crate::sveltos_status::addons_rows(site.cluster.namespace())
+        .into_iter()
+        .filter(|r| r[0] == cluster && r[1] == ":ConfigMap" && r[2] == app)
+        .collect();
+    assert_eq!(deployed.len(), 3, "show addons lists the three ConfigMaps the CronJob applied: {deployed:?}");
+    assert!(deployed.iter().all(|r| !r[5].is_empty() && r[6].starts_with("ClusterProfile/")), "{deployed:?}");
     let object = site.sveltos_cluster().await;
     let apis = object["metadata"]["annotations"]["airlock.dev/api-versions"].as_str().unwrap_or_default().to_string();
     for served in ["v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1"] {

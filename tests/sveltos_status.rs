@@ -35,7 +35,7 @@ fn object(part: &str, group: &str, kind: &str, namespace: Option<&str>, name: &s
 
 /// The rows `sveltosctl show addons` prints for the ClusterConfigurations of `ns`:
 /// cluster, resource type, namespace, name, version, time, profiles.
-fn addons_rows(ns: &str) -> Vec<[String; 7]> {
+pub(crate) fn addons_rows(ns: &str) -> Vec<[String; 7]> {
     let mut rows = Vec::new();
     for cc in get(&["clusterconfigurations", "-n", ns])["items"].as_array().expect("a list") {
         let cluster = format!("{ns}/{}", cc["metadata"]["labels"]["projectsveltos.io/cluster-name"].as_str().expect("cluster-name label"));
