@@ -10,7 +10,7 @@
 //! previous value; the report's `finishedAt` recorded in it keeps a report that is ingested
 //! again (after a failed write) from being counted twice.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use airlock_bundle::ClusterId;
 use airlock_bundle::statement::rfc3339;
@@ -47,7 +47,7 @@ pub struct ProfileDrift {
     /// `finishedAt` of the last report that found drift in the profile.
     pub last_drift_time: String,
     /// The objects that report says it re-applied, `Kind namespace/name` (`Kind name` when
-    /// cluster-scoped).
+    /// cluster-scoped), sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub objects: Vec<String>,
 }
@@ -68,12 +68,13 @@ pub fn record(report: &PullReport, cluster: &ClusterId, old: Option<&str>) -> Op
     let finished = rfc3339::format(&report.finished_at);
     let counted = record.counted_through.parse::<jiff::Timestamp>().is_ok_and(|t| t >= report.finished_at);
     if !counted && !report.drift.profiles.is_empty() {
-        let mut corrected: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        // Sorted: the puller lists objects in the order its work finished.
+        let mut corrected: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         for object in report.objects.iter().filter(|o| o.action == "driftCorrected") {
             let Some(profile) = ours(&object.profile, cluster) else { continue };
             let id = &object.id;
             let name = id.namespace.as_ref().map_or(id.name.clone(), |ns| format!("{ns}/{}", id.name));
-            corrected.entry(profile_key(&profile)).or_default().push(format!("{} {name}", id.kind));
+            corrected.entry(profile_key(&profile)).or_default().insert(format!("{} {name}", id.kind));
         }
         for part in &report.drift.profiles {
             let Some(profile) = ours(&part.name, cluster) else { continue };
