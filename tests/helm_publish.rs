@@ -154,6 +154,67 @@ async fn publishes_helm_charts_per_cluster_and_follows_their_inputs() {
     assert!(files.iter().any(|f| f.contains("ingress-nginx-controller")), "the other release stays: {files:?}");
 }
 
+/// A `repositoryURL` may carry a login and a token of its own (a shortcut past
+/// `registryCredentialsConfig`): helm uses them, and nothing Airlock writes keeps them. Not
+/// the release's `airlock.dev/helm-repository` annotation, not the signed failure message of
+/// a repository that is down (helm quotes its URL), not a log line at debug, not a byte of
+/// the store.
+#[tokio::test]
+async fn a_login_in_a_repository_url_reaches_no_bundle_store_or_log() {
+    const PASSWORD: &str = "planted-pw-7f3a";
+    const TOKEN: &str = "planted-token-9c2e";
+    let run = airlock_e2e::publisher::unique("helm-login");
+    let repo = ChartRepo::serve(&charts_dir(), Some(("airlock", PASSWORD)));
+    let with_login = repo.url.replace("http://", &format!("http://airlock:{PASSWORD}@"));
+    let down = format!("http://airlock:{PASSWORD}@127.0.0.1:1/charts?token={TOKEN}");
+    let (fleet, out) = (tempfile::tempdir().expect("tempdir"), tempfile::tempdir().expect("tempdir"));
+    for (name, text) in [
+        ("a.yaml", cluster(&run, "edge-a")),
+        ("good.yaml", profile(&run, &format!("{run}-good"), &with_login, "Install")),
+        ("down.yaml", profile(&run, &format!("{run}-down"), &down, "Install")),
+    ] {
+        std::fs::write(fleet.path().join(name), text).expect("writes the fleet");
+    }
+    let keys = airlock_e2e::publisher::Keys::new("helm-login");
+    let store = format!("oci-layout:{}", out.path().join("layout").display());
+    let (fleet_dir, cache) = (fleet.path().display().to_string(), out.path().join("cache").display().to_string());
+    let helm = helm_paths()[0].display().to_string();
+    let published = std::process::Command::new(airlock_e2e::publisher_bin())
+        .args(["publish", "--from-dir", &fleet_dir, "--to", &store, "--key", &keys.key, "--helm", &helm, "--cache-dir", &cache])
+        .env("AIRLOCK_LOG", "debug")
+        .env_remove("KUBECONFIG")
+        .output()
+        .expect("airlock-publisher runs");
+    let log = format!("{}{}", String::from_utf8_lossy(&published.stdout), String::from_utf8_lossy(&published.stderr));
+    assert_eq!(published.status.code(), Some(2), "the profile whose repository is down fails: {log}");
+    assert!(log.contains(&format!("ClusterProfile/{run}-down")) && log.contains("127.0.0.1:1/charts"), "{log}");
+    assert!(repo.archives() >= 1, "helm fetched the charts with the URL's login");
+
+    let a: ClusterId = format!("{run}/edge-a").parse().unwrap();
+    let bundle = airlock_e2e::publisher::read_back(&store, &a, &keys.keyring).await;
+    let part = format!("ClusterProfile.{run}-good");
+    let deployment = airlock_e2e::publisher::file(&bundle, &format!("{part}/Deployment.{run}-ksm.ksm-kube-state-metrics.yaml"));
+    assert!(deployment.contains(&format!("airlock.dev/helm-repository: {}", repo.url)), "{deployment}");
+    let statement = serde_json::to_string(bundle.predicate()).expect("the predicate serialises");
+    assert!(statement.contains(&format!("ClusterProfile/{run}-down")), "the failure is signed: {statement}");
+    let mut written = vec![("log".to_string(), log.into_bytes()), ("statement".to_string(), statement.into_bytes())];
+    written.extend(bundle.bundle().files().map(|(path, bytes)| (path.to_string(), bytes.to_vec())));
+    for entry in walkdir::WalkDir::new(out.path().join("layout")).into_iter().map(Result::unwrap).filter(|e| e.file_type().is_file()) {
+        let raw = std::fs::read(entry.path()).expect("reads the store");
+        let mut inflated = Vec::new();
+        if std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&raw[..]), &mut inflated).is_ok() {
+            written.push((format!("{} (inflated)", entry.path().display()), inflated));
+        }
+        written.push((entry.path().display().to_string(), raw));
+    }
+    for (place, bytes) in &written {
+        let text = String::from_utf8_lossy(bytes);
+        for secret in [PASSWORD, TOKEN] {
+            assert!(!text.contains(secret), "{secret} is written in {place}");
+        }
+    }
+}
+
 fn sync(store: &str, cluster: &str, keyring: &str, state: &str) -> std::process::Output {
     sync_with(store, cluster, keyring, state, &[])
 }

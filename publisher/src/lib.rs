@@ -25,6 +25,7 @@ mod once;
 pub mod patch;
 mod process;
 mod publish;
+mod redact;
 pub mod register;
 mod remote;
 mod render;

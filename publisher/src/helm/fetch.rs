@@ -100,7 +100,7 @@ impl Fetcher {
             timeout: PULL_TIMEOUT,
             output_limit: PULL_OUTPUT_BYTES,
         };
-        helm.run(scratch, &invocation).map_err(|e| pull_error(e, &chart.label, "pull"))?;
+        helm.run(scratch, &invocation).map_err(|e| pull_error(e, chart, "pull"))?;
         let archive = single_archive(dir.path()).map_err(|message| HelmError::SourceUnavailable { chart: chart.label.clone(), message })?;
         let bytes = std::fs::read(&archive).map_err(|e| cache_error(&archive, e))?;
         let meta = super::archive::chart_meta(&bytes).map_err(|message| HelmError::Entry {
@@ -144,7 +144,7 @@ fn repo_add(helm: &Helm, scratch: &Scratch, chart: &ChartRef) -> Result<String, 
         timeout: PULL_TIMEOUT,
         output_limit: PULL_OUTPUT_BYTES,
     };
-    helm.run(scratch, &invocation).map_err(|e| pull_error(e, &chart.label, "repo add"))?;
+    helm.run(scratch, &invocation).map_err(|e| pull_error(e, chart, "repo add"))?;
     Ok(alias)
 }
 
@@ -195,14 +195,17 @@ const UNAVAILABLE_MARKERS: &[&str] = &[
     " 403 ",
 ];
 
-fn pull_error(err: ProcessError, chart: &ChartLabel, verb: &str) -> HelmError {
+/// Helm quotes the repository URL in its messages, with any login or token it carries:
+/// those are scrubbed, as the message lands in a signed statement.
+fn pull_error(err: ProcessError, chart_ref: &ChartRef, verb: &str) -> HelmError {
+    let chart = &chart_ref.label;
     match err {
         ProcessError::Timeout { seconds } => HelmError::Timeout { chart: chart.clone(), verb: verb.into(), seconds },
         ProcessError::TooLarge { limit_bytes } => HelmError::OutputTooLarge { chart: chart.clone(), verb: verb.into(), limit_bytes },
         ProcessError::Spawn { message } => HelmError::HelmUnusable { path: "helm".into(), message },
         ProcessError::Failed { stderr } => {
             let lower = stderr.to_lowercase();
-            let message = stderr.trim_start_matches("Error: ").to_string();
+            let message = crate::redact::scrub(stderr.trim_start_matches("Error: "), chart_ref.repository.url());
             let unavailable = UNAVAILABLE_MARKERS.iter().any(|m| lower.contains(m));
             if !unavailable && NOT_FOUND_MARKERS.iter().any(|m| lower.contains(m)) {
                 HelmError::ChartNotFound { chart: chart.clone(), message }
@@ -229,13 +232,13 @@ fn relabel(err: HelmError, label: &ChartLabel) -> HelmError {
 mod tests {
     use super::*;
 
-    fn label() -> ChartLabel {
-        ChartLabel::new("", "http://r", "web", "")
+    fn chart(url: &str) -> ChartRef {
+        ChartRef::new("ClusterProfile/web", url, "r", "web", "", Access::default()).expect("a valid entry")
     }
 
     #[test]
     fn classifies_helm_pull_failures() {
-        let failed = |s: &str| pull_error(ProcessError::Failed { stderr: s.into() }, &label(), "pull");
+        let failed = |s: &str| pull_error(ProcessError::Failed { stderr: s.into() }, &chart("http://r"), "pull");
         assert!(matches!(
             failed("Error: chart \"web\" version \"9.9.9\" not found in http://r repository"),
             HelmError::ChartNotFound { .. }
@@ -267,5 +270,17 @@ mod tests {
             failed("Error: failed to fetch http://127.0.0.1:8080/index.yaml : 401 Unauthorized"),
             HelmError::SourceUnavailable { .. }
         ));
+    }
+
+    #[test]
+    fn a_failure_names_the_repository_without_its_login_or_token() {
+        let chart = chart("https://ops:s3cret@charts.example/stable?token=t0k");
+        let stderr = "Error: looks like \"https://ops:s3cret@charts.example/stable?token=t0k\" is not a valid chart repository \
+                      or cannot be reached: failed to fetch https://ops:s3cret@charts.example/stable/index.yaml?token=t0k : 401";
+        let err = pull_error(ProcessError::Failed { stderr: stderr.into() }, &chart, "repo add").to_string();
+        for secret in ["s3cret", "t0k", "ops"] {
+            assert!(!err.contains(secret), "{secret} in {err}");
+        }
+        assert!(err.contains("\"https://charts.example/stable\""), "{err}");
     }
 }

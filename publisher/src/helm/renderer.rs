@@ -128,7 +128,7 @@ impl Renderer {
             name: chart.name.clone(),
             version: chart.version.clone(),
             digest: chart.digest,
-            repository: request.chart.repository.url().to_string(),
+            repository: crate::redact::redact(request.chart.repository.url()),
             app_version,
         };
         let release =

@@ -153,10 +153,11 @@ impl Credentials {
     }
 }
 
-/// `https://host:port/path` → `host:port`.
+/// `https://user@host:port/path` → `host:port`.
 pub(super) fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    rest.split('/').next().unwrap_or(rest)
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    authority.rsplit_once('@').map_or(authority, |(_, host)| host)
 }
 
 /// One chart of one repository at one version or range.
@@ -181,7 +182,7 @@ impl ChartRef {
         chart_version: &str,
         access: Access,
     ) -> Result<ChartRef, HelmError> {
-        let label = ChartLabel::new(profile, repository_url, chart_name, chart_version.trim());
+        let label = ChartLabel::new(profile, &crate::redact::redact(repository_url.trim()), chart_name, chart_version.trim());
         let entry = |field: &str, message: String| HelmError::Entry { chart: label.clone(), field: field.into(), message };
         let url = repository_url.trim().trim_end_matches('/');
         let (scheme, rest) = url.split_once("://").ok_or_else(|| entry("repositoryURL", "has no scheme".into()))?;

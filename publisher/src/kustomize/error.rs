@@ -38,13 +38,7 @@ pub enum KustomizeError {
 /// libgit2's own message may quote too: the message lands in a signed statement that any
 /// reader of the store sees.
 pub(super) fn fetch_error(origin: &str, url: &str, message: &str) -> KustomizeError {
-    let shown = crate::sveltos::model::redact(url);
-    let authority = url.split_once("://").map_or("", |(_, rest)| rest.split('/').next().unwrap_or_default());
-    let mut message = message.replace(url, &shown);
-    if let Some((user, _)) = authority.rsplit_once('@').filter(|(user, _)| !user.is_empty()) {
-        message = message.replace(&format!("{user}@"), "").replace(user, "***");
-    }
-    KustomizeError::Fetch { origin: origin.into(), url: shown, message }
+    KustomizeError::Fetch { origin: origin.into(), url: crate::redact::redact(url), message: crate::redact::scrub(message, url) }
 }
 
 pub(super) fn io_error(path: &std::path::Path, err: impl std::fmt::Display) -> KustomizeError {

@@ -276,17 +276,7 @@ impl RemoteUrl {
     }
 }
 
-/// `url` without what may hold a secret: user information, query and fragment.
-pub fn redact(url: &str) -> String {
-    let end = url.find(['?', '#']).unwrap_or(url.len());
-    let url = &url[..end];
-    match (url.find("://"), url.find('@')) {
-        (Some(scheme), Some(at)) if at > scheme && !url[scheme + 3..at].contains('/') => {
-            format!("{}{}", &url[..scheme + 3], &url[at + 1..])
-        }
-        _ => url.to_string(),
-    }
-}
+pub use crate::redact::redact;
 
 pub use airlock_bundle::statement::SecretName;
 
