@@ -20,7 +20,7 @@ use crate::publish::{Published, Signer, Status};
 use crate::sandbox::Launcher;
 use crate::sveltos::live::{ClusterReader, KubeReader};
 use crate::table;
-use crate::worker::{Guard, Job, RenderWorker, Served};
+use crate::worker::{Guard, Job, Reach, RenderWorker, Served, Started};
 
 const EXAMPLES: &str = "Examples:
   # Publish from a Git checkout of the management manifests to a registry:
@@ -112,9 +112,10 @@ pub struct PublishArgs {
 }
 
 impl PublishArgs {
-    /// Loads keys and keyrings, opens the store and, unless the source is a directory,
-    /// connects to the management cluster (with `client` when the caller has one): the
-    /// signer's half. The render worker gets the rest as its job.
+    /// Starts the render worker, then loads keys and keyrings, opens the store and, unless
+    /// the source is a directory, connects to the management cluster (with `client` when
+    /// the caller has one): the signer's half, while the worker starts. The worker gets the
+    /// rest as its job.
     pub async fn render_worker(&self, client: Option<kube::Client>) -> anyhow::Result<RenderWorker> {
         let unconfined = matches!(crate::sandbox::install(self.allow_unconfined_tools)?, Launcher::Unconfined);
         if unconfined {
@@ -122,6 +123,22 @@ impl PublishArgs {
                 "the render worker runs without Landlock: it holds no key, secret or credential, but can read every file the publisher can"
             );
         }
+        // The worker runs in a directory of its own.
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        let reach = Reach {
+            from_dir: self.source.from_dir.as_ref().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| absolute(d))),
+            layout: match self.to.parse() {
+                Ok(airlock_store::StoreRef::OciLayout(dir)) => {
+                    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+                    Some(std::fs::canonicalize(&dir).unwrap_or_else(|_| absolute(&dir)))
+                }
+                _ => None,
+            },
+            helm: self.helm.as_ref().map(absolute),
+            kubectl: self.kubectl.as_ref().map(absolute),
+            caches: self.cache_root().as_ref().map(absolute),
+        };
+        let waiting = Started::spawn(&reach, unconfined)?;
         let signer = self.signer()?;
         let age_recipients = self.age_recipients()?.iter().map(ToString::to_string).collect();
         let store: Arc<dyn Store> = self.store.open(&self.to).await?.into();
@@ -132,26 +149,17 @@ impl PublishArgs {
                 Some(Arc::new(KubeReader::new(self.source.kube.client().await.context("connecting to the management cluster")?)))
             }
         };
-        // The worker runs in a directory of its own.
-        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
-        let cache_root = self.cache_root().as_ref().map(absolute);
         let job = Job {
-            from_dir: self.source.from_dir.as_ref().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| absolute(d))),
+            from_dir: reach.from_dir.clone(),
             store: store.describe(),
-            layout: match self.to.parse() {
-                Ok(airlock_store::StoreRef::OciLayout(dir)) => {
-                    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-                    Some(std::fs::canonicalize(&dir).unwrap_or_else(|_| absolute(&dir)))
-                }
-                _ => None,
-            },
+            layout: reach.layout.clone(),
             meta: PublishMeta { source: self.source_uri.clone(), revision: self.revision.clone() },
             only: self.clusters.clone(),
             dry_run: self.dry_run,
             renew_before: self.renew_before,
-            kubectl: self.kubectl.as_ref().map(absolute),
-            helm: self.helm.as_ref().map(absolute),
-            helm_cache: cache_root.as_ref().map(|d| d.join("helm")),
+            kubectl: reach.kubectl.clone(),
+            helm: reach.helm.clone(),
+            helm_cache: reach.caches.as_ref().map(|d| d.join("helm")),
             memo: self.memo_file().as_ref().map(absolute),
             age_recipients,
             keys: signer.keys.iter().map(|k| k.public().to_pem()).collect(),
@@ -160,7 +168,7 @@ impl PublishArgs {
             expires_in: self.expires_in,
         };
         let guard = Guard { only: self.clusters.clone(), expires_in: self.expires_in };
-        Ok(RenderWorker::new(Served::new(signer, store, reader, guard, Limits::SPEC), job, cache_root, unconfined))
+        Ok(RenderWorker::new(Served::new(signer, store, reader, guard, Limits::SPEC), job, reach, unconfined, waiting))
     }
 
     /// The `--age-recipient`s, checked. A value is named by its position, never shown: an

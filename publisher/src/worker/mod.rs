@@ -74,35 +74,62 @@ pub fn log_like(args: &airlock_cli::LogArgs) {
     let _ = LOG.set(vec![("AIRLOCK_LOG", args.log.clone()), ("AIRLOCK_LOG_FORMAT", format)]);
 }
 
+/// What a worker may reach besides its scratch directory. Known from the command line
+/// alone, so the worker starts while the signer opens its keys and store.
+#[derive(Debug, Clone, Default)]
+pub struct Reach {
+    /// The source directory, read only.
+    pub from_dir: Option<PathBuf>,
+    /// An OCI layout the worker publishes to.
+    pub layout: Option<PathBuf>,
+    pub helm: Option<PathBuf>,
+    pub kubectl: Option<PathBuf>,
+    /// Read and written: the caches.
+    pub caches: Option<PathBuf>,
+}
+
 /// A render worker and what it is started with, started at its first run and again after
 /// it died.
 pub struct RenderWorker {
     served: Arc<Served>,
     job: Job,
-    /// Read and written by the worker besides its scratch directory: the caches.
-    caches: Option<PathBuf>,
+    reach: Reach,
     unconfined: bool,
+    /// Started before the signer's setup, served from the first run.
+    waiting: Option<Started>,
     running: Option<Running>,
 }
 
-struct Running {
+/// A worker process, confined, waiting for its signer.
+pub struct Started {
     child: Child,
-    peer: Arc<Peer>,
-    serving: tokio::task::JoinHandle<String>,
     /// The worker's HOME and TMPDIR, removed with it.
     _scratch: tempfile::TempDir,
 }
 
+struct Running {
+    peer: Arc<Peer>,
+    serving: tokio::task::JoinHandle<String>,
+    /// Killed when the worker is dropped.
+    _process: Started,
+}
+
 impl RenderWorker {
-    pub fn new(served: Served, job: Job, caches: Option<PathBuf>, unconfined: bool) -> RenderWorker {
-        RenderWorker { served: Arc::new(served), job, caches, unconfined, running: None }
+    /// `waiting` is the worker [`Started::spawn`] started for `reach`.
+    pub fn new(served: Served, job: Job, reach: Reach, unconfined: bool, waiting: Started) -> RenderWorker {
+        RenderWorker { served: Arc::new(served), job, reach, unconfined, waiting: Some(waiting), running: None }
     }
 
     /// One publish run in the worker. A worker that breaks the protocol is killed and the
     /// run fails; one that died is started again at the next run.
     pub async fn run(&mut self) -> anyhow::Result<Published> {
         if self.running.as_ref().is_none_or(|r| r.peer.closed().is_some() || r.serving.is_finished()) {
-            self.running = Some(self.start()?);
+            self.running = None;
+            let started = match self.waiting.take() {
+                Some(started) => started,
+                None => Started::spawn(&self.reach, self.unconfined)?,
+            };
+            self.running = Some(self.serve(started));
         }
         let running = self.running.as_mut().expect("started above");
         let answer = tokio::select! {
@@ -119,17 +146,27 @@ impl RenderWorker {
         }
     }
 
-    fn start(&self) -> anyhow::Result<Running> {
+    fn serve(&self, mut started: Started) -> Running {
+        let (stdin, stdout) = (started.child.stdin.take().expect("piped"), started.child.stdout.take().expect("piped"));
+        let (peer, calls) = Peer::start("render worker", stdout, stdin, wire::max_frame(&self.served.limits));
+        let serving = tokio::spawn(Arc::clone(&self.served).serve(Arc::clone(&peer), calls));
+        Running { peer, serving, _process: started }
+    }
+}
+
+impl Started {
+    /// Starts a worker that may reach `reach`, with a cleared environment and a scratch
+    /// directory of its own.
+    pub fn spawn(reach: &Reach, unconfined: bool) -> anyhow::Result<Started> {
         let scratch =
             tempfile::Builder::new().prefix("airlock-render-").tempdir().context("creating the render worker's scratch directory")?;
-        if let Some(caches) = &self.caches {
+        if let Some(caches) = &reach.caches {
             std::fs::create_dir_all(caches).with_context(|| format!("creating {}", caches.display()))?;
         }
         let executable = std::env::current_exe().context("finding this executable to start the render worker")?;
         let mut command = Command::new(&executable);
-        let sandbox = sandbox_of(&self.job, self.caches.as_deref(), &executable, scratch.path());
-        command.arg(COMMAND).args(sandbox::flags(&sandbox));
-        if self.unconfined {
+        command.arg(COMMAND).args(sandbox::flags(&sandbox_of(reach, &executable, scratch.path())));
+        if unconfined {
             command.arg("--unconfined");
         }
         command.env_clear();
@@ -141,23 +178,19 @@ impl RenderWorker {
         command.envs(LOG.get().into_iter().flatten().map(|(k, v)| (k, OsString::from(v))));
         command.env("HOME", scratch.path()).env("TMPDIR", scratch.path()).current_dir(scratch.path());
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
-        let mut child = command.spawn().with_context(|| format!("starting the render worker {}", executable.display()))?;
-        let (stdin, stdout) = (child.stdin.take().expect("piped"), child.stdout.take().expect("piped"));
-        let (peer, calls) = Peer::start("render worker", stdout, stdin, wire::max_frame(&self.served.limits));
-        let serving = tokio::spawn(Arc::clone(&self.served).serve(Arc::clone(&peer), calls));
+        let child = command.spawn().with_context(|| format!("starting the render worker {}", executable.display()))?;
         tracing::debug!(pid = child.id(), "render worker started");
-        Ok(Running { child, peer, serving, _scratch: scratch })
+        Ok(Started { child, _scratch: scratch })
     }
 }
 
-/// What the worker of `job` may touch: this executable and the programs it runs, the
+/// What a worker of `reach` may touch: this executable and the programs it runs, the
 /// system's libraries, the source directory, its scratch directory, the caches and an OCI
-/// layout it publishes to; TCP,
-/// since only what it renders tells whether a run fetches (remote URLs, charts, Flux
-/// sources).
-fn sandbox_of(job: &Job, caches: Option<&Path>, executable: &Path, scratch: &Path) -> Sandbox {
+/// layout it publishes to; TCP, since only what it renders tells whether a run fetches
+/// (remote URLs, charts, Flux sources).
+fn sandbox_of(reach: &Reach, executable: &Path, scratch: &Path) -> Sandbox {
     let mut sandbox = Sandbox::new().read(executable).network().write(scratch).write("/dev/null");
-    for (name, flag) in [("helm", &job.helm), ("kubectl", &job.kubectl)] {
+    for (name, flag) in [("helm", &reach.helm), ("kubectl", &reach.kubectl)] {
         if let Ok(program) = process::locate(name, flag.as_deref()) {
             sandbox = sandbox.read(std::fs::canonicalize(&program).unwrap_or(program));
         }
@@ -165,13 +198,13 @@ fn sandbox_of(job: &Job, caches: Option<&Path>, executable: &Path, scratch: &Pat
     for path in SYSTEM_FILES {
         sandbox = sandbox.read(path);
     }
-    if let Some(dir) = &job.from_dir {
+    if let Some(dir) = &reach.from_dir {
         sandbox = sandbox.read(dir);
     }
-    if let Some(caches) = caches {
+    if let Some(caches) = &reach.caches {
         sandbox = sandbox.write(caches);
     }
-    if let Some(layout) = &job.layout {
+    if let Some(layout) = &reach.layout {
         sandbox = sandbox.write(layout);
     }
     sandbox
@@ -180,6 +213,11 @@ fn sandbox_of(job: &Job, caches: Option<&Path>, executable: &Path, scratch: &Pat
 impl Drop for Running {
     fn drop(&mut self) {
         self.serving.abort();
+    }
+}
+
+impl Drop for Started {
+    fn drop(&mut self) {
         // Closing its stdin ends a healthy worker; one that broke the protocol is killed.
         let _ = self.child.kill();
         let _ = self.child.wait();

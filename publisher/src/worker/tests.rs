@@ -15,7 +15,7 @@ use super::child::publisher;
 use super::rpc::Peer;
 use super::serve::Served;
 use super::wire::{Job, max_frame};
-use super::{Guard, sandbox_of};
+use super::{Guard, Reach, sandbox_of};
 use crate::memo::Memo;
 use crate::publish::{self, Published, Publisher, Signer};
 use crate::sandbox;
@@ -127,9 +127,9 @@ fn a_thread_confined_as_the_worker_reaches_only_its_own_files() {
     for file in [&key, &kubeconfig, &dotfile] {
         std::fs::write(file, "secret").unwrap();
     }
-    let job = job(Some(source.path().to_path_buf()), Vec::new(), SignedDuration::from_hours(24));
+    let reach = Reach { from_dir: Some(source.path().to_path_buf()), caches: Some(caches.path().to_path_buf()), ..Reach::default() };
     let scratch = tempfile::tempdir().unwrap();
-    let sandbox = sandbox_of(&job, Some(caches.path()), &std::env::current_exe().unwrap(), scratch.path());
+    let sandbox = sandbox_of(&reach, &std::env::current_exe().unwrap(), scratch.path());
     let (source, caches, scratch) = (source.path().to_path_buf(), caches.path().to_path_buf(), scratch.path().to_path_buf());
     std::thread::spawn(move || {
         sandbox::confine(&sandbox).expect("this kernel enforces Landlock");
