@@ -15,11 +15,13 @@ Layout of --out DIR:
   kubectl/10-objects/  every other object, one file per namespace
   namespaces.yaml      the namespaces the objects live in, for the caller to create
 
---sync-mode sets every profile's syncMode; --target-bytes pads the ConfigMaps until the
-manifests add up to about that many bytes (the verify benchmark's bundle). Only the Python
-standard library is used; the same arguments give the same bytes.
+--namespace-prefix names the namespaces (PREFIX0 to PREFIX9), so that two data sets can
+live side by side; --sync-mode sets every profile's syncMode; --target-bytes pads the
+ConfigMaps until the manifests add up to about that many bytes (the verify benchmark's
+bundle). Only the Python standard library is used; the same arguments give the same bytes.
 
-Usage: gen-objects.py --out DIR [--objects N] [--seed S] [--sync-mode MODE] [--target-bytes B]
+Usage: gen-objects.py --out DIR [--objects N] [--seed S] [--namespace-prefix P] [--sync-mode MODE]
+                      [--target-bytes B]
 """
 
 import argparse
@@ -135,7 +137,7 @@ spec:
 """
 
 
-def objects(rng, count, pad):
+def objects(rng, count, pad, prefix=NAMESPACE_PREFIX):
     """(namespace, data key, manifest) of every object but the CRD, in a fixed order."""
     tenth = count // 10
     plan = [(config_map, "cm", 6 * tenth), (service, "svc", tenth), (deployment, "deploy", 2 * tenth),
@@ -143,7 +145,7 @@ def objects(rng, count, pad):
     out = []
     for maker, short, n in plan:
         for i in range(n):
-            ns = f"{NAMESPACE_PREFIX}{i % NAMESPACES}"
+            ns = f"{prefix}{i % NAMESPACES}"
             name = f"{short}-{i:05d}"
             out.append((ns, f"{name}.yaml", maker(rng, name, ns, pad if maker is config_map else 0)))
     return out
@@ -185,7 +187,8 @@ def pad_for(args):
     """Bytes of padding per ConfigMap that bring the total near --target-bytes."""
     if not args.target_bytes:
         return 0
-    base = sum(len(text) for _, _, text in objects(random.Random(args.seed), args.objects, 0)) + len(CRD)
+    made = objects(random.Random(args.seed), args.objects, 0, args.namespace_prefix)
+    base = sum(len(text) for _, _, text in made) + len(CRD)
     return max(0, (args.target_bytes - base) // (6 * (args.objects // 10)))
 
 
@@ -194,6 +197,7 @@ def main():
     ap.add_argument("--out", required=True, help="directory to write (replaced)")
     ap.add_argument("--objects", type=int, default=1_000, help="a multiple of 10, at least 20")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--namespace-prefix", default=NAMESPACE_PREFIX, help="the namespaces' names before their number")
     ap.add_argument("--sync-mode", default="Continuous",
                     choices=["OneTime", "Continuous", "ContinuousWithDriftDetection", "DryRun"])
     ap.add_argument("--target-bytes", type=int, default=0, help="pad ConfigMaps to about this many manifest bytes")
@@ -203,14 +207,14 @@ def main():
 
     shutil.rmtree(args.out, ignore_errors=True)
     rng = random.Random(args.seed)
-    made = objects(rng, args.objects, pad_for(args))
+    made = objects(rng, args.objects, pad_for(args), args.namespace_prefix)
     per_ns = {}
     for ns, key, text in made:
         per_ns.setdefault(ns, []).append((key, text))
 
     mgmt = os.path.join(args.out, "management")
     write(os.path.join(mgmt, "cluster.yaml"), CLUSTER)
-    names = ["bench-crds"] + [f"bench-{ns.removeprefix(NAMESPACE_PREFIX)}" for ns in sorted(per_ns)]
+    names = ["bench-crds"] + [f"bench-{ns.removeprefix(args.namespace_prefix)}" for ns in sorted(per_ns)]
     write(os.path.join(mgmt, "profiles.yaml"), "---\n".join(profile(n, args.sync_mode) for n in names))
     write(os.path.join(mgmt, "configmaps", "bench-crds.yaml"), holder("bench-crds-manifests", [("crd.yaml", CRD)]))
     for name, ns in zip(names[1:], sorted(per_ns)):

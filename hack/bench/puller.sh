@@ -8,11 +8,18 @@
 # 40) for the second sync and RSS, DRIFT (1,000; quick 20, as kubectl diff is slow per
 # object) for the drift check.
 # Quick mode syncs the large size for the first time once per tool, not $BENCH_RUNS times:
-# every first sync costs two namespace deletions, slow even when they are empty.
-# Between first syncs the namespaces and the CRD are deleted and their deletion waited
-# for. API requests are counted on one extra run each, from the client's own request log
-# (the puller's kube_client debug lines, kubectl -v=6), so every request counts: the
-# puller's /version, Lease, state Secret and report ConfigMap included.
+# every first sync costs a namespace deletion, slow even for an empty namespace (the
+# namespace controller waits seconds before it starts on one).
+# Each data set (small, large, drift) has namespaces and a state namespace of its own.
+# Before a first sync its namespaces and the CRD are deleted and their deletion waited
+# for; the other data sets' namespaces go in the same wave, except before kubectl's first
+# sync, where they may stay idle. The drift check's setup is not measured: the other data
+# sets' namespaces are deleted while it runs and waited for before its first measurement,
+# so no deletion runs under a measured command. Nothing is waited for at the end: the next
+# run waits for the names it reuses. API requests are counted on one extra run each, from
+# the client's own request log (the puller's kube_client debug lines, kubectl -v=6), so
+# every request counts: the puller's /version, Lease, state Secret and report ConfigMap
+# included.
 #
 # Usage: hack/bench/puller.sh   (environment: see measure.sh; hack/bench.sh runs it)
 set -euo pipefail
@@ -21,7 +28,9 @@ set -euo pipefail
 
 if [ -n "$BENCH_QUICK" ]; then SMALL=20 LARGE=40 DRIFT=20; else SMALL=1000 LARGE=5000 DRIFT=1000; fi
 CLUSTER=airlock-bench/managed
-STATE_NS=airlock-bench-state
+# Per data set: the prefix of its namespaces and the puller's state namespace.
+declare -A PREFIX=([small]=airlock-bench-app- [large]=airlock-bench-large-app- [drift]=airlock-bench-drift-app-)
+declare -A STATE_NS=([small]=airlock-bench-state [large]=airlock-bench-large-state [drift]=airlock-bench-drift-state)
 BENCH_SERVERS="kube-managed-apiserver kube-managed-etcd"
 DATA="$BENCH_OUT/puller"
 
@@ -34,19 +43,32 @@ kc() { "$AIRLOCK_KUBECTL" --kubeconfig "$AIRLOCK_KUBECONFIG_MANAGED" "$@"; }
 # the OCI layout $DATA/NAME/layout.
 prepare() {
   local dir="$DATA/$1"
-  python3 "$HACK_DIR/bench/gen-objects.py" --out "$dir" --objects "$2" --seed "$SEED" --sync-mode "$3"
-  printf -- '---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n' "$STATE_NS" >>"$dir/namespaces.yaml"
+  python3 "$HACK_DIR/bench/gen-objects.py" --out "$dir" --objects "$2" --seed "$SEED" --sync-mode "$3" \
+    --namespace-prefix "${PREFIX[$1]}"
+  printf -- '---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n' "${STATE_NS[$1]}" >>"$dir/namespaces.yaml"
   rm -rf "$dir/layout"
   "$BIN_DIR/airlock-publisher" publish --from-dir "$dir/management" --to "oci-layout:$dir/layout" --key "$KEY" \
     --keyring "$KEYRING" >"$LOGS/publish-$1.log" 2>&1 || die "publish of $1 failed (log: $LOGS/publish-$1.log)"
 }
 
-# reset DATASET — deletes the benchmark's namespaces and CRD, waits until they are gone,
-# and creates the namespaces again, empty.
+# others DATASET — `-f namespaces.yaml` of every other data set, in the array OTHERS.
+others() {
+  local set
+  OTHERS=()
+  for set in "${!PREFIX[@]}"; do [ "$set" = "$1" ] || OTHERS+=(-f "$DATA/$set/namespaces.yaml"); done
+}
+
+# reset DATASET [--keep-others] — deletes the CRD and the namespaces of DATASET and, unless
+# --keep-others, of the other data sets, waits until they are gone, and creates DATASET's
+# namespaces again, empty. A first sync needs only its own namespaces empty and the CRD
+# gone: the other data sets' objects may sit idle in theirs, as another application's
+# would, until the next reset, which saves a namespace deletion.
 reset() {
   local dir="$DATA/$1"
+  OTHERS=()
+  [ "${2:-}" = --keep-others ] || others "$1"
   {
-    kc delete -f "$dir/namespaces.yaml" --ignore-not-found --wait --timeout=600s
+    kc delete -f "$dir/namespaces.yaml" "${OTHERS[@]}" --ignore-not-found --wait --timeout=600s
     kc delete -f "$dir/kubectl/00-crds" --ignore-not-found --wait --timeout=300s
     kc apply -f "$dir/namespaces.yaml"
   } >>"$LOGS/reset.log" 2>&1 || die "could not reset the namespaces (log: $LOGS/reset.log)"
@@ -56,7 +78,8 @@ reset() {
 sync_cmd() {
   mkdir -p "$2"
   CMD=("$BIN_DIR/airlock-puller" sync --source "oci-layout:$DATA/$1/layout" --cluster "$CLUSTER"
-    --keyring "$KEYRING" --kubeconfig "$AIRLOCK_KUBECONFIG_MANAGED" --state-namespace "$STATE_NS" --report-to "$2")
+    --keyring "$KEYRING" --kubeconfig "$AIRLOCK_KUBECONFIG_MANAGED" --state-namespace "${STATE_NS[$1]}"
+    --report-to "$2")
 }
 
 # last_report DIR FIELD — a field of the newest report the puller wrote into DIR.
@@ -110,7 +133,7 @@ first_and_second() {
   local size="$1" set="$1" run reports="$DATA/$1/reports" first_runs="$BENCH_RUNS"
   if [ -n "$BENCH_QUICK" ] && [ "$size" = large ]; then first_runs=1; fi
   for run in $(seq "$first_runs"); do
-    reset "$set"
+    reset "$set" --keep-others
     timed "first-$set-kubectl-$run" -- bash -c "kubectl_first $set"
     keep "first.$size.kubectl"
     reset "$set"
@@ -161,21 +184,32 @@ profile_first_sync() {
 
 # edit N — changes a field the bundle sets on one object, as a hand edit would.
 edit() {
-  kc -n airlock-bench-app-0 patch widgets.bench.airlock.dev widget-00000 --type merge \
+  kc -n "${PREFIX[drift]}0" patch widgets.bench.airlock.dev widget-00000 --type merge \
     -p "{\"spec\":{\"size\":$((1000 + $1))}}" >>"$LOGS/drift-edits.log" 2>&1 || die "could not edit widget-00000"
 }
 
-# drift — the drift check, with the profiles in ContinuousWithDriftDetection. kubectl applies the
-# objects once first, so that, as for an operator who manages them with kubectl, its diff
-# shows the edit only. kubectl diff logs its requests (-v=6) on every run: it fetches the
-# OpenAPI document once per object, so a separate counting run would cost as much as a
-# timed one, and the log costs nothing next to that.
+# drift — the drift check, with the profiles in ContinuousWithDriftDetection, in namespaces
+# and a state namespace of its own. kubectl applies the objects once first, so that, as for
+# an operator who manages them with kubectl, its diff shows the edit only. kubectl diff
+# logs its requests (-v=6) on every run: it fetches the OpenAPI document once per object,
+# so a separate counting run would cost as much as a timed one, and the log costs nothing
+# next to that.
 drift() {
   local run reports="$DATA/drift/reports/drift"
-  reset drift
+  # The other data sets' objects would be listed with the drift check's (same cluster
+  # label): they go while the setup, which is not measured, runs. Drift namespaces that a
+  # failed run left behind are waited for.
+  others drift
+  {
+    kc delete "${OTHERS[@]}" --ignore-not-found --wait=false
+    kc delete -f "$DATA/drift/namespaces.yaml" --ignore-not-found --wait --timeout=600s
+    kc apply -f "$DATA/drift/namespaces.yaml"
+  } >>"$LOGS/reset.log" 2>&1 || die "could not create the drift namespaces (log: $LOGS/reset.log)"
   sync_cmd drift "$DATA/drift/reports/drift-setup"
   timed drift-setup -- "${CMD[@]}"
   timed drift-kubectl-warmup -- bash -c "kubectl_reapply drift"
+  kc delete "${OTHERS[@]}" --ignore-not-found --wait --timeout=600s >>"$LOGS/reset.log" 2>&1 \
+    || die "the other data sets' namespaces are still there (log: $LOGS/reset.log)"
   sync_cmd drift "$reports"
   for run in $(seq "$BENCH_RUNS"); do
     edit "$run"
@@ -200,13 +234,18 @@ drift() {
   emit drift.airlock drift.kubectl
 }
 
-# cleanup --wait=BOOL — leaves the managed cluster as it was, since other tests share it
-# (and its pods and service IPs). On an error it does not wait.
+# cleanup — leaves the managed cluster as it was, since other tests share it (and its pods
+# and service IPs). It does not wait: nothing here needs the names again, and the next run
+# waits for the ones it reuses.
 cleanup() {
-  kc delete -f "$DATA/large/namespaces.yaml" --ignore-not-found "$1" --timeout=600s >>"$LOGS/reset.log" 2>&1 || true
-  kc delete -f "$DATA/large/kubectl/00-crds" --ignore-not-found "$1" --timeout=300s >>"$LOGS/reset.log" 2>&1 || true
+  local set
+  for set in "${!PREFIX[@]}"; do
+    [ -f "$DATA/$set/namespaces.yaml" ] || continue
+    kc delete -f "$DATA/$set/namespaces.yaml" --ignore-not-found --wait=false >>"$LOGS/reset.log" 2>&1 || true
+  done
+  kc delete -f "$DATA/drift/kubectl/00-crds" --ignore-not-found --wait=false >>"$LOGS/reset.log" 2>&1 || true
 }
-trap 'cleanup --wait=false' EXIT
+trap cleanup EXIT
 
 log "preparing $SMALL and $LARGE objects in $DATA"
 prepare small "$SMALL" Continuous
@@ -225,5 +264,5 @@ drift
 
 log "cleaning up the managed cluster"
 trap - EXIT
-cleanup --wait=true
+cleanup
 log "done: rows 1-4 in $RESULTS"
