@@ -41,7 +41,7 @@ impl Identities {
     /// What the state keeps once a bundle signed as `predicate` is applied: the identities
     /// of the recipients it lists, which are what reading it again needs.
     pub fn kept_after(&self, predicate: &Predicate) -> Vec<KeptIdentity> {
-        let listed = predicate.recipients.as_deref().unwrap_or_default();
+        let listed = predicate.settings.recipients.as_deref().unwrap_or_default();
         self.all.iter().filter(|i| listed.contains(&i.recipient().to_string())).cloned().map(KeptIdentity).collect()
     }
 }
@@ -71,7 +71,7 @@ mod tests {
 
     fn predicate(recipients: &[&Identity]) -> Predicate {
         let mut p = airlock_bundle::testkit::Fixture::new(1).signed(1, airlock_bundle::testkit::Fixture::files()).statement.predicate;
-        p.recipients = Some(recipients.iter().map(|i| i.recipient().to_string()).collect());
+        p.settings.recipients = Some(recipients.iter().map(|i| i.recipient().to_string()).collect());
         p
     }
 

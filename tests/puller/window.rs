@@ -15,7 +15,7 @@ const EVERY_MINUTE: &str = "* * * * *";
 
 fn window(from: &str, to: &str) -> impl FnOnce(&mut Release) {
     let window = ActiveWindow { from: from.into(), to: to.into() };
-    move |r: &mut Release| r.active_window = Some(window)
+    move |r: &mut Release| r.settings.active_window = Some(window)
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -14,7 +14,7 @@ use k8s_openapi::api::batch::v1::Job;
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 use tokio::time::{Instant, sleep};
 
-use crate::engine::LABEL_CLUSTER;
+use airlock_bundle::vocabulary::CLUSTER_LABEL;
 
 /// How often the Job's status is read.
 const POLL: Duration = Duration::from_secs(1);
@@ -24,7 +24,7 @@ const POLL: Duration = Duration::from_secs(1);
 /// part, spec 5.3).
 pub async fn run(client: &kube::Client, writer: &kube::Client, check: &JobCheck, label: &str) -> Result<(), String> {
     let mut job: Job = serde_json::from_value(check.manifest.clone()).map_err(|e| format!("the Job manifest: {e}"))?;
-    job.metadata.labels.get_or_insert_default().insert(LABEL_CLUSTER.into(), label.into());
+    job.metadata.labels.get_or_insert_default().insert(CLUSTER_LABEL.into(), label.into());
     let (namespace, name) = (job.metadata.namespace.clone().unwrap_or_default(), job.metadata.name.clone().unwrap_or_default());
     let described = format!("Job {namespace}/{name}");
     let api: Api<Job> = Api::namespaced(client.clone(), &namespace);
@@ -32,9 +32,9 @@ pub async fn run(client: &kube::Client, writer: &kube::Client, check: &JobCheck,
     let deadline = Instant::now() + Duration::from_secs(check.timeout_seconds);
     let fail = |what: &str, e: kube::Error| format!("{what} {described}: {e}");
     if let Some(earlier) = api.get_opt(&name).await.map_err(|e| fail("reading", e))? {
-        let owner = earlier.metadata.labels.as_ref().and_then(|l| l.get(LABEL_CLUSTER));
+        let owner = earlier.metadata.labels.as_ref().and_then(|l| l.get(CLUSTER_LABEL));
         if owner.map(String::as_str) != Some(label) {
-            let owner = owner.map_or_else(|| format!("no {LABEL_CLUSTER} label"), |o| format!("{LABEL_CLUSTER}={o}"));
+            let owner = owner.map_or_else(|| format!("no {CLUSTER_LABEL} label"), |o| format!("{CLUSTER_LABEL}={o}"));
             return Err(format!("{described} is not Airlock's for this cluster ({owner}): left in place, not deleted"));
         }
         let uid = earlier.metadata.uid.clone();

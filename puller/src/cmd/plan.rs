@@ -51,7 +51,7 @@ pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<(String, Option<Fa
         bundle.predicate().version,
         if new { "new" } else { "already applied; checking for drift" }
     );
-    if let Some(window) = WindowState::of(bundle.predicate().active_window.as_ref(), &floor, Timestamp::now()) {
+    if let Some(window) = WindowState::of(bundle.predicate().settings.active_window.as_ref(), &floor, Timestamp::now()) {
         let now = if window.open { "" } else { ": a sync now changes nothing; below is what it does once the window opens" };
         let _ = write!(heading, "\nactive window {window}{now}");
     }

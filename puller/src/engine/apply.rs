@@ -15,11 +15,12 @@
 use std::collections::{HashMap, HashSet};
 
 use airlock_bundle::SyncMode;
+use airlock_bundle::vocabulary::HookEvent;
 use futures::StreamExt;
 
 use super::error::EngineError;
 use super::gate::{Failures, Held};
-use super::hook::{self, HookEvent, Operation};
+use super::hook::{self, Operation};
 use super::kube_api::Api;
 use super::object::{DesiredObject, InventoryEntry, ObjectKey};
 use super::order::{Class, Stage};

@@ -11,17 +11,13 @@ use std::collections::BTreeMap;
 
 use airlock_bundle::SyncMode;
 use airlock_bundle::report::{ReleaseOperation, ReleaseSeen};
+use airlock_bundle::vocabulary::{
+    APP_VERSION_ANNOTATION, CHART_VERSION_ANNOTATION, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, REPOSITORY_ANNOTATION,
+};
 
 use super::gate::Held;
-use super::hook::{self, LABEL_RELEASE, LABEL_RELEASE_NAMESPACE, Operation};
+use super::hook::{self, Operation};
 use super::object::{DesiredObject, InventoryEntry};
-
-/// The exact chart version a release was rendered from.
-pub const ANNOTATION_CHART_VERSION: &str = "airlock.dev/helm-chart-version";
-/// The chart's repository, as the profile names it.
-pub const ANNOTATION_REPOSITORY: &str = "airlock.dev/helm-repository";
-/// The `appVersion` of the chart's `Chart.yaml`, when it has one.
-pub const ANNOTATION_APP_VERSION: &str = "airlock.dev/helm-app-version";
 
 /// The releases a sync of `desired` over `previous` installs, upgrades or leaves as they
 /// are, sorted by part, namespace and name; parts in `held_back` and dry-run parts left out,
@@ -40,7 +36,7 @@ pub fn releases(desired: &[DesiredObject], previous: &[InventoryEntry], held_bac
         let manifest = object.manifest.value();
         let text = |map: &str, key: &str| manifest["metadata"][map][key].as_str().map(str::to_string);
         let (Some(name), Some(version), Some(repo_url)) =
-            (text("labels", LABEL_RELEASE), text("annotations", ANNOTATION_CHART_VERSION), text("annotations", ANNOTATION_REPOSITORY))
+            (text("labels", RELEASE_LABEL), text("annotations", CHART_VERSION_ANNOTATION), text("annotations", REPOSITORY_ANNOTATION))
         else {
             continue;
         };
@@ -55,9 +51,9 @@ pub fn releases(desired: &[DesiredObject], previous: &[InventoryEntry], held_bac
             ReleaseSeen {
                 profile: object.profile.clone(),
                 name,
-                namespace: text("labels", LABEL_RELEASE_NAMESPACE).unwrap_or_default(),
+                namespace: text("labels", RELEASE_NAMESPACE_LABEL).unwrap_or_default(),
                 chart_version: version,
-                app_version: text("annotations", ANNOTATION_APP_VERSION).filter(|v| !v.is_empty()),
+                app_version: text("annotations", APP_VERSION_ANNOTATION).filter(|v| !v.is_empty()),
                 repo_url,
                 operation,
             },
@@ -78,11 +74,11 @@ mod tests {
     fn object(name: &str, release: Option<(&str, &str)>, chart: Option<&str>, hash: &str) -> DesiredObject {
         let mut manifest = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "web"}});
         if let Some((ns, release)) = release {
-            manifest["metadata"]["labels"] = json!({LABEL_RELEASE: release, LABEL_RELEASE_NAMESPACE: ns});
+            manifest["metadata"]["labels"] = json!({RELEASE_LABEL: release, RELEASE_NAMESPACE_LABEL: ns});
         }
         if let Some(version) = chart {
             manifest["metadata"]["annotations"] =
-                json!({ANNOTATION_CHART_VERSION: version, ANNOTATION_REPOSITORY: "oci://registry/charts", ANNOTATION_APP_VERSION: "2.0"});
+                json!({CHART_VERSION_ANNOTATION: version, REPOSITORY_ANNOTATION: "oci://registry/charts", APP_VERSION_ANNOTATION: "2.0"});
         }
         DesiredObject {
             release: release.map(|(ns, r)| format!("{ns}/{r}")),

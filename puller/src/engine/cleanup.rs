@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use airlock_bundle::vocabulary::{CLEANUP_ON_FAIL_ANNOTATION, DELETION_PROPAGATION_ANNOTATION};
 use serde_json::{Map, Value};
 
 use super::hook::{self, Operation};
@@ -17,23 +18,16 @@ use super::outcome::{Action, ObjectResult};
 use super::prune::{self, Selection};
 use super::settings::Settings;
 
-/// The operations after whose failure the object is deleted if the run created it:
-/// `install`, `upgrade`, comma-separated.
-pub const ANNOTATION_CLEANUP_ON_FAIL: &str = "airlock.dev/helm-cleanup-on-fail";
-
-/// How a release's objects are pruned, as Helm's `uninstall --cascade`.
-pub const ANNOTATION_DELETION_PROPAGATION: &str = "airlock.dev/helm-deletion-propagation";
-
 /// The propagation annotation, read; `in_release` and `is_hook` as for the wait annotations.
 pub(super) fn propagation(annotations: &Map<String, Value>, in_release: bool, is_hook: bool) -> Result<Option<Propagation>, String> {
-    let Some(text) = annotations.get(ANNOTATION_DELETION_PROPAGATION).and_then(Value::as_str) else { return Ok(None) };
+    let Some(text) = annotations.get(DELETION_PROPAGATION_ANNOTATION).and_then(Value::as_str) else { return Ok(None) };
     if !in_release || is_hook {
-        return Err(format!("annotation {ANNOTATION_DELETION_PROPAGATION} is set on an object that is not one of a release's objects"));
+        return Err(format!("annotation {DELETION_PROPAGATION_ANNOTATION} is set on an object that is not one of a release's objects"));
     }
     let known = [("background", Propagation::Background), ("foreground", Propagation::Foreground), ("orphan", Propagation::Orphan)];
     match known.into_iter().find(|(name, _)| *name == text) {
         Some((_, p)) => Ok(Some(p)),
-        None => Err(format!("annotation {ANNOTATION_DELETION_PROPAGATION} is {text:?}, not background, foreground or orphan")),
+        None => Err(format!("annotation {DELETION_PROPAGATION_ANNOTATION} is {text:?}, not background, foreground or orphan")),
     }
 }
 
@@ -46,15 +40,15 @@ pub struct CleanupOnFail {
 
 /// The annotation, read; `in_release` and `is_hook` as for the wait annotations.
 pub(super) fn read(annotations: &Map<String, Value>, in_release: bool, is_hook: bool) -> Result<CleanupOnFail, String> {
-    let Some(text) = annotations.get(ANNOTATION_CLEANUP_ON_FAIL).and_then(Value::as_str) else {
+    let Some(text) = annotations.get(CLEANUP_ON_FAIL_ANNOTATION).and_then(Value::as_str) else {
         return Ok(CleanupOnFail::default());
     };
     if !in_release || is_hook {
         return Err(format!(
-            "annotation {ANNOTATION_CLEANUP_ON_FAIL} is set on an object that is not one of a release's objects (hooks follow their delete policy)"
+            "annotation {CLEANUP_ON_FAIL_ANNOTATION} is set on an object that is not one of a release's objects (hooks follow their delete policy)"
         ));
     }
-    let operations = hook::list(text, ANNOTATION_CLEANUP_ON_FAIL, |o| ["install", "upgrade"].into_iter().find(|x| *x == o))?;
+    let operations = hook::list(text, CLEANUP_ON_FAIL_ANNOTATION, |o| ["install", "upgrade"].into_iter().find(|x| *x == o))?;
     Ok(CleanupOnFail { install: operations.contains(&"install"), upgrade: operations.contains(&"upgrade") })
 }
 
@@ -111,14 +105,14 @@ mod tests {
     fn reads_the_operations_and_picks_objects_of_releases_going_through_them() {
         let read_of = |annotations: Value, in_release: bool, is_hook: bool| read(annotations.as_object().unwrap(), in_release, is_hook);
         assert_eq!(read_of(json!({}), false, false), Ok(CleanupOnFail::default()));
-        let both = read_of(json!({ANNOTATION_CLEANUP_ON_FAIL: "install, upgrade"}), true, false);
+        let both = read_of(json!({CLEANUP_ON_FAIL_ANNOTATION: "install, upgrade"}), true, false);
         assert_eq!(both, Ok(CleanupOnFail { install: true, upgrade: true }));
-        assert!(read_of(json!({ANNOTATION_CLEANUP_ON_FAIL: "rollback"}), true, false).unwrap_err().contains("\"rollback\""));
-        assert!(read_of(json!({ANNOTATION_CLEANUP_ON_FAIL: "upgrade"}), true, true).is_err(), "not on a hook");
-        assert!(read_of(json!({ANNOTATION_CLEANUP_ON_FAIL: "upgrade"}), false, false).is_err(), "not outside a release");
+        assert!(read_of(json!({CLEANUP_ON_FAIL_ANNOTATION: "rollback"}), true, false).unwrap_err().contains("\"rollback\""));
+        assert!(read_of(json!({CLEANUP_ON_FAIL_ANNOTATION: "upgrade"}), true, true).is_err(), "not on a hook");
+        assert!(read_of(json!({CLEANUP_ON_FAIL_ANNOTATION: "upgrade"}), false, false).is_err(), "not outside a release");
 
         let read_propagation =
-            |text: &str, is_hook: bool| propagation(json!({ANNOTATION_DELETION_PROPAGATION: text}).as_object().unwrap(), true, is_hook);
+            |text: &str, is_hook: bool| propagation(json!({DELETION_PROPAGATION_ANNOTATION: text}).as_object().unwrap(), true, is_hook);
         assert_eq!(read_propagation("orphan", false), Ok(Some(Propagation::Orphan)));
         assert!(read_propagation("Orphan", false).unwrap_err().contains("\"Orphan\""));
         assert!(read_propagation("orphan", true).is_err(), "not on a hook");

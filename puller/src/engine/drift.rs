@@ -9,6 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use airlock_bundle::vocabulary::CLUSTER_LABEL;
 use futures::StreamExt;
 use serde_json::Value;
 
@@ -16,7 +17,7 @@ use super::apply;
 use super::compare::first_drift;
 use super::error::EngineError;
 use super::kube_api::Api;
-use super::manifest::{LABEL_CLUSTER, cluster_label};
+use super::manifest::cluster_label;
 use super::object::InventoryEntry;
 use super::outcome::Finished;
 use super::scope::Target;
@@ -40,7 +41,7 @@ pub(super) async fn detect(api: &Api, targets: &mut [Target], settings: &Setting
         let namespace = if target.namespaced && per_namespace { id.namespace.clone() } else { None };
         lists.entry((id.api_version(), id.kind.clone(), namespace)).or_default().push(i);
     }
-    let selector = format!("{LABEL_CLUSTER}={}", cluster_label(&settings.cluster));
+    let selector = format!("{CLUSTER_LABEL}={}", cluster_label(&settings.cluster));
     let targets_read = &*targets;
     let requests = lists.into_iter().map(|((api_version, kind, namespace), members)| {
         let (selector, targets) = (&selector, targets_read);

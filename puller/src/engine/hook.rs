@@ -13,63 +13,18 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use airlock_bundle::SyncMode;
+use airlock_bundle::vocabulary::{
+    DeletePolicy, HOOK_ANNOTATION, HOOK_DELETE_POLICY_ANNOTATION, HOOK_TIMEOUT_ANNOTATION, HOOK_WEIGHT_ANNOTATION, HookEvent,
+    RELEASE_LABEL, RELEASE_NAMESPACE_LABEL,
+};
 use serde_json::{Map, Value};
 
 use super::object::{DesiredObject, InventoryEntry, ObjectKey};
 use super::order::Slot;
 
-/// The release an object belongs to: its name and its namespace.
-pub const LABEL_RELEASE: &str = "airlock.dev/helm-release";
-pub const LABEL_RELEASE_NAMESPACE: &str = "airlock.dev/helm-release-namespace";
-/// The events a hook fires on, comma-separated.
-pub const ANNOTATION_HOOK: &str = "airlock.dev/hook";
-/// An integer; lower weights fire first. 0 when absent.
-pub const ANNOTATION_HOOK_WEIGHT: &str = "airlock.dev/hook-weight";
-/// When the hook's object is deleted, comma-separated; `before-hook-creation` when absent.
-pub const ANNOTATION_HOOK_DELETE_POLICY: &str = "airlock.dev/hook-delete-policy";
-/// How long a hook Job or Pod may take to finish, in seconds.
-pub const ANNOTATION_HOOK_TIMEOUT: &str = "airlock.dev/hook-timeout-seconds";
-
 /// Helm's default `--timeout`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 const MAX_TIMEOUT_SECONDS: u64 = 86_400;
-
-/// An event a hook fires on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookEvent {
-    PreInstall,
-    PostInstall,
-    PreUpgrade,
-    PostUpgrade,
-    PreDelete,
-    /// Fires after the release's objects were pruned.
-    PostDelete,
-    Test,
-}
-
-impl HookEvent {
-    const ALL: [HookEvent; 7] = [
-        HookEvent::PreInstall,
-        HookEvent::PostInstall,
-        HookEvent::PreUpgrade,
-        HookEvent::PostUpgrade,
-        HookEvent::PreDelete,
-        HookEvent::PostDelete,
-        HookEvent::Test,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookEvent::PreInstall => "pre-install",
-            HookEvent::PostInstall => "post-install",
-            HookEvent::PreUpgrade => "pre-upgrade",
-            HookEvent::PostUpgrade => "post-upgrade",
-            HookEvent::PreDelete => "pre-delete",
-            HookEvent::PostDelete => "post-delete",
-            HookEvent::Test => "test",
-        }
-    }
-}
 
 /// A hook object's annotations, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,46 +69,44 @@ impl Hook {
 
 /// The release key of an object, `<namespace>/<name>`, from its labels.
 pub(super) fn release(labels: &Map<String, Value>) -> Option<String> {
-    let name = labels.get(LABEL_RELEASE)?.as_str()?;
-    Some(format!("{}/{name}", labels.get(LABEL_RELEASE_NAMESPACE).and_then(Value::as_str).unwrap_or_default()))
+    let name = labels.get(RELEASE_LABEL)?.as_str()?;
+    Some(format!("{}/{name}", labels.get(RELEASE_NAMESPACE_LABEL).and_then(Value::as_str).unwrap_or_default()))
 }
 
 /// The hook an object's annotations make it, if any; `in_release` says whether it has a
 /// release label. An error names the annotation that is wrong.
 pub(super) fn read(annotations: &Map<String, Value>, in_release: bool) -> Result<Option<Hook>, String> {
     let text = |key: &str| annotations.get(key).and_then(Value::as_str).map(str::to_string);
-    let Some(events) = text(ANNOTATION_HOOK) else {
-        let stray = [ANNOTATION_HOOK_WEIGHT, ANNOTATION_HOOK_DELETE_POLICY, ANNOTATION_HOOK_TIMEOUT]
+    let Some(events) = text(HOOK_ANNOTATION) else {
+        let stray = [HOOK_WEIGHT_ANNOTATION, HOOK_DELETE_POLICY_ANNOTATION, HOOK_TIMEOUT_ANNOTATION]
             .into_iter()
             .find(|k| annotations.contains_key(*k));
         return match stray {
-            Some(key) => Err(format!("annotation {key} is set without {ANNOTATION_HOOK}")),
+            Some(key) => Err(format!("annotation {key} is set without {HOOK_ANNOTATION}")),
             None => Ok(None),
         };
     };
     if !in_release {
         return Err(format!(
-            "annotation {ANNOTATION_HOOK} is set, but the object has no {LABEL_RELEASE} label: a hook belongs to a release"
+            "annotation {HOOK_ANNOTATION} is set, but the object has no {RELEASE_LABEL} label: a hook belongs to a release"
         ));
     }
-    let events = list(&events, ANNOTATION_HOOK, |e| HookEvent::ALL.into_iter().find(|x| x.as_str() == e))?;
-    let weight = match text(ANNOTATION_HOOK_WEIGHT) {
+    let events = list(&events, HOOK_ANNOTATION, |e| e.parse::<HookEvent>().ok().filter(|e| e.on_site()))?;
+    let weight = match text(HOOK_WEIGHT_ANNOTATION) {
         None => 0,
-        Some(w) => w.parse().map_err(|_| format!("annotation {ANNOTATION_HOOK_WEIGHT} is {w:?}, not an integer"))?,
+        Some(w) => w.parse().map_err(|_| format!("annotation {HOOK_WEIGHT_ANNOTATION} is {w:?}, not an integer"))?,
     };
-    let policies = match text(ANNOTATION_HOOK_DELETE_POLICY) {
-        None => vec!["before-hook-creation"],
-        Some(p) => list(&p, ANNOTATION_HOOK_DELETE_POLICY, |p| {
-            ["before-hook-creation", "hook-succeeded", "hook-failed"].into_iter().find(|x| *x == p)
-        })?,
+    let policies = match text(HOOK_DELETE_POLICY_ANNOTATION) {
+        None => vec![DeletePolicy::BeforeHookCreation],
+        Some(p) => list(&p, HOOK_DELETE_POLICY_ANNOTATION, |p| p.parse::<DeletePolicy>().ok())?,
     };
-    let timeout = timeout(annotations, ANNOTATION_HOOK_TIMEOUT)?;
+    let timeout = timeout(annotations, HOOK_TIMEOUT_ANNOTATION)?;
     let hook = Hook {
         events,
         weight,
-        delete_before: policies.contains(&"before-hook-creation"),
-        delete_succeeded: policies.contains(&"hook-succeeded"),
-        delete_failed: policies.contains(&"hook-failed"),
+        delete_before: policies.contains(&DeletePolicy::BeforeHookCreation),
+        delete_succeeded: policies.contains(&DeletePolicy::HookSucceeded),
+        delete_failed: policies.contains(&DeletePolicy::HookFailed),
         timeout,
     };
     Ok(Some(hook))

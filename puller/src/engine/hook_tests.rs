@@ -14,10 +14,10 @@ fn hook(value: Value) -> Result<Option<Hook>, String> {
 #[test]
 fn reads_events_weight_policies_and_timeout() {
     let read = hook(json!({
-        ANNOTATION_HOOK: "pre-install, post-upgrade,pre-install",
-        ANNOTATION_HOOK_WEIGHT: "-5",
-        ANNOTATION_HOOK_DELETE_POLICY: "hook-succeeded,hook-failed",
-        ANNOTATION_HOOK_TIMEOUT: "90",
+        HOOK_ANNOTATION: "pre-install, post-upgrade,pre-install",
+        HOOK_WEIGHT_ANNOTATION: "-5",
+        HOOK_DELETE_POLICY_ANNOTATION: "hook-succeeded,hook-failed",
+        HOOK_TIMEOUT_ANNOTATION: "90",
     }))
     .unwrap()
     .expect("a hook");
@@ -29,7 +29,7 @@ fn reads_events_weight_policies_and_timeout() {
 
 #[test]
 fn defaults_as_helm_does() {
-    let read = hook(json!({ANNOTATION_HOOK: "test"})).unwrap().expect("a hook");
+    let read = hook(json!({HOOK_ANNOTATION: "test"})).unwrap().expect("a hook");
     assert_eq!((read.weight, read.delete_before, read.delete_succeeded, read.delete_failed), (0, true, false, false));
     assert_eq!(read.timeout, DEFAULT_TIMEOUT);
     assert_eq!(hook(json!({"helm.sh/hook": "pre-install"})).unwrap(), None, "Helm's own annotations make no hook");
@@ -38,32 +38,32 @@ fn defaults_as_helm_does() {
 #[test]
 fn refuses_what_the_spec_does_not_allow_naming_the_annotation() {
     let cases = [
-        (json!({ANNOTATION_HOOK: "pre-rollback"}), "airlock.dev/hook names \"pre-rollback\""),
-        (json!({ANNOTATION_HOOK: ""}), "airlock.dev/hook names \"\""),
-        (json!({ANNOTATION_HOOK: "pre-install", ANNOTATION_HOOK_WEIGHT: " 5"}), "airlock.dev/hook-weight is \" 5\", not an integer"),
-        (json!({ANNOTATION_HOOK: "pre-install", ANNOTATION_HOOK_DELETE_POLICY: "never"}), "airlock.dev/hook-delete-policy names \"never\""),
-        (json!({ANNOTATION_HOOK: "pre-install", ANNOTATION_HOOK_TIMEOUT: "0"}), "airlock.dev/hook-timeout-seconds is \"0\""),
-        (json!({ANNOTATION_HOOK: "pre-install", ANNOTATION_HOOK_TIMEOUT: "1m"}), "airlock.dev/hook-timeout-seconds is \"1m\""),
-        (json!({ANNOTATION_HOOK_WEIGHT: "1"}), "airlock.dev/hook-weight is set without airlock.dev/hook"),
+        (json!({HOOK_ANNOTATION: "pre-rollback"}), "airlock.dev/hook names \"pre-rollback\""),
+        (json!({HOOK_ANNOTATION: ""}), "airlock.dev/hook names \"\""),
+        (json!({HOOK_ANNOTATION: "pre-install", HOOK_WEIGHT_ANNOTATION: " 5"}), "airlock.dev/hook-weight is \" 5\", not an integer"),
+        (json!({HOOK_ANNOTATION: "pre-install", HOOK_DELETE_POLICY_ANNOTATION: "never"}), "airlock.dev/hook-delete-policy names \"never\""),
+        (json!({HOOK_ANNOTATION: "pre-install", HOOK_TIMEOUT_ANNOTATION: "0"}), "airlock.dev/hook-timeout-seconds is \"0\""),
+        (json!({HOOK_ANNOTATION: "pre-install", HOOK_TIMEOUT_ANNOTATION: "1m"}), "airlock.dev/hook-timeout-seconds is \"1m\""),
+        (json!({HOOK_WEIGHT_ANNOTATION: "1"}), "airlock.dev/hook-weight is set without airlock.dev/hook"),
     ];
     for (value, expected) in cases {
         let error = hook(value.clone()).expect_err(&value.to_string());
         assert!(error.contains(expected), "{value}: {error}");
     }
-    let outside = read(&annotations(json!({ANNOTATION_HOOK: "pre-install"})), false).expect_err("no release");
+    let outside = read(&annotations(json!({HOOK_ANNOTATION: "pre-install"})), false).expect_err("no release");
     assert!(outside.contains("no airlock.dev/helm-release label"), "{outside}");
 }
 
 #[test]
 fn the_release_is_its_namespace_and_name() {
-    let labels = annotations(json!({LABEL_RELEASE: "web", LABEL_RELEASE_NAMESPACE: "apps"}));
+    let labels = annotations(json!({RELEASE_LABEL: "web", RELEASE_NAMESPACE_LABEL: "apps"}));
     assert_eq!(release(&labels).as_deref(), Some("apps/web"));
     assert_eq!(release(&annotations(json!({"app": "web"}))), None);
 }
 
 #[test]
 fn a_hook_fires_on_the_event_of_the_operation() {
-    let hook = |events: Value| read(&annotations(json!({ANNOTATION_HOOK: events})), true).unwrap().unwrap();
+    let hook = |events: Value| read(&annotations(json!({HOOK_ANNOTATION: events})), true).unwrap().unwrap();
     let both = hook(json!("pre-install,post-install,post-upgrade"));
     assert_eq!(both.fires(Operation::Install), Some((HookEvent::PreInstall, Slot::Pre)));
     assert_eq!(both.fires(Operation::Upgrade), Some((HookEvent::PostUpgrade, Slot::Post)));
@@ -87,7 +87,7 @@ fn entry(object: &DesiredObject, hook: bool) -> InventoryEntry {
 #[test]
 fn a_release_is_installed_upgraded_or_left_alone() {
     let a = object("a", "ns/r", "1");
-    let job = DesiredObject { hook: hook(json!({ANNOTATION_HOOK: "pre-install"})).unwrap(), ..object("job", "ns/r", "j") };
+    let job = DesiredObject { hook: hook(json!({HOOK_ANNOTATION: "pre-install"})).unwrap(), ..object("job", "ns/r", "j") };
     // Nothing of it applied before: an install, even when only its hooks were recorded.
     let ops = operations([&a, &job].into_iter(), &[entry(&job, true)]);
     assert_eq!(ops.get("ns/r"), Some(&Operation::Install));
@@ -107,7 +107,7 @@ fn a_release_is_installed_upgraded_or_left_alone() {
 #[test]
 fn a_release_of_hooks_only_is_uninstalled_once() {
     let a = object("a", "ns/r", "1");
-    let pre_delete = DesiredObject { hook: hook(json!({ANNOTATION_HOOK: "pre-delete"})).unwrap(), ..object("backup", "ns/r", "b") };
+    let pre_delete = DesiredObject { hook: hook(json!({HOOK_ANNOTATION: "pre-delete"})).unwrap(), ..object("backup", "ns/r", "b") };
     let installed = [entry(&a, false)];
     assert_eq!(operations([&pre_delete].into_iter(), &installed).get("ns/r"), Some(&Operation::Uninstall));
     // Once uninstalled, only the hook is recorded: nothing fires again.
@@ -120,11 +120,11 @@ fn a_release_of_hooks_only_is_uninstalled_once() {
 fn a_delete_hook_new_or_changed_alone_upgrades_nothing() {
     let a = object("a", "ns/r", "1");
     let pre_delete =
-        DesiredObject { hook: hook(json!({ANNOTATION_HOOK: "pre-delete,post-delete"})).unwrap(), ..object("backup", "ns/r", "b") };
+        DesiredObject { hook: hook(json!({HOOK_ANNOTATION: "pre-delete,post-delete"})).unwrap(), ..object("backup", "ns/r", "b") };
     assert!(operations([&a, &pre_delete].into_iter(), &[entry(&a, false)]).is_empty(), "the hook is new");
     let changed = DesiredObject { hash: "b2".into(), ..pre_delete.clone() };
     assert!(operations([&a, &changed].into_iter(), &[entry(&a, false), entry(&pre_delete, true)]).is_empty());
-    let install_too = DesiredObject { hook: hook(json!({ANNOTATION_HOOK: "pre-install,pre-delete"})).unwrap(), ..pre_delete.clone() };
+    let install_too = DesiredObject { hook: hook(json!({HOOK_ANNOTATION: "pre-install,pre-delete"})).unwrap(), ..pre_delete.clone() };
     assert_eq!(operations([&a, &install_too].into_iter(), &[entry(&a, false)]).get("ns/r"), Some(&Operation::Upgrade));
 }
 

@@ -13,6 +13,10 @@ use airlock_bundle::digest::{HASH_SUFFIX_BYTES, hash_suffixed};
 use airlock_bundle::path::is_sealed;
 use airlock_bundle::seal::is_secret;
 use airlock_bundle::statement::ProfileEntry;
+use airlock_bundle::vocabulary::{
+    ADOPT_ANNOTATION, BUNDLE_DIGEST_ANNOTATION, CLUSTER_LABEL, CREATE_ONLY_ANNOTATION, FORCE_RECREATE_ANNOTATION, HOOK_ANNOTATION,
+    PROFILE_LABEL, VERSION_ANNOTATION,
+};
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
@@ -22,30 +26,13 @@ use super::part::{self, PartRules};
 use super::settings::Settings;
 use super::{cleanup, defaults, hook, order, policy, ready, tenant};
 
-/// Ties an object to the cluster it was applied for; prune and drift select by it.
-pub const LABEL_CLUSTER: &str = "airlock.dev/cluster";
-/// The part (profile) an object comes from.
-pub const LABEL_PROFILE: &str = "airlock.dev/profile";
-/// The bundle version that last changed the object.
-pub const ANNOTATION_VERSION: &str = "airlock.dev/version";
-/// The bundle digest that last changed the object.
-pub const ANNOTATION_BUNDLE_DIGEST: &str = "airlock.dev/bundle-digest";
-/// `"true"`: create the object when absent, never touch it otherwise (spec 2.5.1).
-pub const ANNOTATION_CREATE_ONLY: &str = "airlock.dev/create-only";
-/// `"true"`: the object may take over a live object of its name that Airlock did not create
-/// for this cluster; it is then released, never pruned, when it leaves the bundle (spec
-/// 2.5.4).
-pub const ANNOTATION_ADOPT: &str = "airlock.dev/adopt";
-/// `"true"`: delete and create the object again when its update is refused in a way only
-/// that resolves; the publisher sets it for a policyRef's `force` (spec 2.5.2).
-pub const ANNOTATION_FORCE_RECREATE: &str = "airlock.dev/force-recreate";
 /// Sveltos's own annotation for the same, on one resource; any value sets it (spec 2.5.2).
 pub const SVELTOS_FORCE_RECREATE: &str = "projectsveltos.io/forceRecreate";
 /// Sveltos's annotation excluding one object from drift detection; any value, even empty.
 pub const SVELTOS_DRIFT_IGNORE: &str = "projectsveltos.io/driftDetectionIgnore";
 /// Annotations that change with every bundle version even when the object did not: left
 /// out of hashes, drift checks and diffs, or every object would be re-applied each version.
-pub(super) const VOLATILE_ANNOTATIONS: [&str; 2] = [ANNOTATION_VERSION, ANNOTATION_BUNDLE_DIGEST];
+pub(super) const VOLATILE_ANNOTATIONS: [&str; 2] = [VERSION_ANNOTATION, BUNDLE_DIGEST_ANNOTATION];
 
 /// The longest Kubernetes label value.
 const MAX_LABEL_VALUE: usize = 63;
@@ -72,7 +59,7 @@ fn objects(bundle: &VerifiedBundle, settings: &Settings, texts: bool) -> Result<
         version: predicate.version.to_string(),
         digest: bundle.bundle().digest().to_string(),
         texts,
-        refuses_clear_secrets: settings.decrypts && !predicate.allow_plaintext_secrets,
+        refuses_clear_secrets: settings.decrypts && !predicate.settings.allow_plaintext_secrets,
     };
     let files: Vec<(Part<'_>, &str, &[u8])> = predicate
         .profiles
@@ -162,21 +149,21 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
     defaults::fill(&id, &mut manifest);
     let metadata = metadata_mut(&mut manifest)?;
     let labels = string_map(metadata, "labels")?;
-    labels.insert(LABEL_CLUSTER.into(), stamp.cluster.clone().into());
-    labels.insert(LABEL_PROFILE.into(), label_value(&profile.name).into());
+    labels.insert(CLUSTER_LABEL.into(), stamp.cluster.clone().into());
+    labels.insert(PROFILE_LABEL.into(), label_value(&profile.name).into());
     let release = hook::release(labels);
     let annotations = string_map(metadata, "annotations")?;
-    let create_only = flag(annotations, ANNOTATION_CREATE_ONLY)?;
-    let adopt = flag(annotations, ANNOTATION_ADOPT)?;
+    let create_only = flag(annotations, CREATE_ONLY_ANNOTATION)?;
+    let adopt = flag(annotations, ADOPT_ANNOTATION)?;
     let hook = hook::read(annotations, release.is_some())?;
     if hook.is_some() && create_only {
-        return Err(format!("a hook ({}) cannot be create-only ({ANNOTATION_CREATE_ONLY})", hook::ANNOTATION_HOOK));
+        return Err(format!("a hook ({}) cannot be create-only ({CREATE_ONLY_ANNOTATION})", HOOK_ANNOTATION));
     }
     let wait = ready::read(annotations, release.is_some(), hook.is_some())?;
     let cleanup_on_fail = cleanup::read(annotations, release.is_some(), hook.is_some())?;
     let propagation = cleanup::propagation(annotations, release.is_some(), hook.is_some())?;
     // Sveltos counts its annotation as set whatever its value, even empty.
-    let force_recreate = flag(annotations, ANNOTATION_FORCE_RECREATE)? || annotations.contains_key(SVELTOS_FORCE_RECREATE);
+    let force_recreate = flag(annotations, FORCE_RECREATE_ANNOTATION)? || annotations.contains_key(SVELTOS_FORCE_RECREATE);
     let drift_ignored = annotations.contains_key(SVELTOS_DRIFT_IGNORE);
     for key in VOLATILE_ANNOTATIONS {
         annotations.remove(key);
@@ -185,8 +172,8 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
     // on a copy without them: that would copy every manifest only to hash it.
     let hash = if stamp.texts { stable_hash(&manifest) } else { String::new() };
     let annotations = string_map(metadata_mut(&mut manifest)?, "annotations")?;
-    annotations.insert(ANNOTATION_VERSION.into(), stamp.version.clone().into());
-    annotations.insert(ANNOTATION_BUNDLE_DIGEST.into(), stamp.digest.clone().into());
+    annotations.insert(VERSION_ANNOTATION.into(), stamp.version.clone().into());
+    annotations.insert(BUNDLE_DIGEST_ANNOTATION.into(), stamp.digest.clone().into());
     if !stamp.texts {
         manifest = Value::Null;
     }
@@ -280,7 +267,7 @@ fn stable_hash(manifest: &Value) -> String {
     Digest::of(&serde_json::to_vec(manifest).unwrap_or_default()).hex()
 }
 
-/// The value of [`LABEL_CLUSTER`] for a cluster id: `/` is not allowed in label values.
+/// The value of [`CLUSTER_LABEL`] for a cluster id: `/` is not allowed in label values.
 pub fn cluster_label(cluster: &str) -> String {
     label_value(&cluster.replace('/', "."))
 }

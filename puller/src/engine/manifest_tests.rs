@@ -1,4 +1,5 @@
 use airlock_bundle::Limits;
+use airlock_bundle::vocabulary::{BUNDLE_DIGEST_ANNOTATION, CLUSTER_LABEL, PROFILE_LABEL, VERSION_ANNOTATION};
 use airlock_bundle::{PartSettings, StopMatchingBehavior, SyncMode};
 use serde_json::json;
 
@@ -150,8 +151,8 @@ fn labels_and_annotations_tie_objects_to_cluster_profile_and_version() {
     let objects = desired(&bundle, &settings()).unwrap();
     let manifest = objects[0].manifest.value();
     let metadata = &manifest["metadata"];
-    assert_eq!(metadata["labels"], json!({"app": "web", LABEL_CLUSTER: "fleet.edge-1", LABEL_PROFILE: WEB}));
-    assert_eq!(metadata["annotations"], json!({ANNOTATION_VERSION: "7", ANNOTATION_BUNDLE_DIGEST: bundle.bundle().digest().to_string()}));
+    assert_eq!(metadata["labels"], json!({"app": "web", CLUSTER_LABEL: "fleet.edge-1", PROFILE_LABEL: WEB}));
+    assert_eq!(metadata["annotations"], json!({VERSION_ANNOTATION: "7", BUNDLE_DIGEST_ANNOTATION: bundle.bundle().digest().to_string()}));
     assert_eq!(objects[0].profile, WEB);
 }
 
@@ -326,7 +327,10 @@ fn a_release_and_its_hooks_are_read_from_their_labels_and_annotations() {
     let objects = parse(1, &[file("ClusterProfile.web/a.yaml", &object), file("ClusterProfile.web/h.yaml", &hook)]).unwrap();
     let read: Vec<_> =
         objects.iter().map(|o| (o.id.name.as_str(), o.release.as_deref(), o.hook.as_ref().map(|h| h.events.clone()))).collect();
-    assert_eq!(read, [("a", Some("apps/web"), None), ("h", Some("apps/web"), Some(vec![crate::engine::HookEvent::PostInstall]))]);
+    assert_eq!(
+        read,
+        [("a", Some("apps/web"), None), ("h", Some("apps/web"), Some(vec![airlock_bundle::vocabulary::HookEvent::PostInstall]))]
+    );
 }
 
 #[test]
@@ -429,7 +433,10 @@ fn a_puller_that_decrypts_refuses_a_secret_in_clear_unless_the_bundle_allows_it(
         }
         other => panic!("expected a downgrade refusal, got {other:?}"),
     }
-    let release = airlock_bundle::Release { allow_plaintext_secrets: true, ..fixture.release(1) };
+    let release = airlock_bundle::Release {
+        settings: airlock_bundle::ClusterSettings { allow_plaintext_secrets: true, ..Default::default() },
+        ..fixture.release(1)
+    };
     let allowing = airlock_bundle::sign::sign(Fixture::bundle(files.clone()), &release, &|_| PartSettings::default(), &fixture.keys, None);
     assert!(desired(&opened(&allowing, &[]), &decrypting).is_ok(), "allowPlaintextSecrets lets it through");
     let identity = Identity::from_secret([5; 32]);
@@ -455,7 +462,10 @@ fn sealing_c(files: Vec<(String, Vec<u8>)>, identity: &airlock_bundle::age::Iden
         .map(|(name, part)| (name.to_string(), sealer.seal_part(name, part, |path, _| path.ends_with(".c.yaml"), &Limits::SPEC).unwrap()));
     let bundle = airlock_bundle::Bundle::from_parts(parts, &Limits::SPEC).unwrap();
     let any = bundle.files().any(|(path, _)| path.ends_with(".age"));
-    let release = airlock_bundle::Release { recipients: any.then(|| sealer.recipients()), ..fixture.release(1) };
+    let release = airlock_bundle::Release {
+        settings: airlock_bundle::ClusterSettings { recipients: any.then(|| sealer.recipients()), ..Default::default() },
+        ..fixture.release(1)
+    };
     opened(&airlock_bundle::sign::sign(bundle, &release, &|_| PartSettings::default(), &fixture.keys, None), std::slice::from_ref(identity))
 }
 

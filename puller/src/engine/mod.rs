@@ -63,19 +63,20 @@ use std::collections::BTreeMap;
 
 use airlock_bundle::{SyncMode, VerifiedBundle};
 
-pub use charts::{ANNOTATION_APP_VERSION, ANNOTATION_CHART_VERSION, ANNOTATION_REPOSITORY, releases};
+pub use charts::releases;
+
 pub use error::{ApiError, EngineError};
 pub use exclusion::Exclusions;
 use gate::Held;
-pub use hook::{Hook, HookEvent};
+pub use hook::Hook;
 use kube_api::Api;
-pub use manifest::{LABEL_CLUSTER, cluster_label};
+pub use manifest::cluster_label;
 pub use object::{DesiredObject, InventoryEntry, KnownKind, Manifest, ObjectId};
 use outcome::Finished;
 pub use outcome::{Action, ObjectResult, Outcome, Plan};
 pub use ownership::{MASS_PRUNE_MIN, MASS_PRUNE_PERCENT};
 pub use part::PartRules;
-pub use reload::{ANNOTATION_RESTARTED_AT, Mounted, ReloadCheck, Workload, check_reload, workloads};
+pub use reload::{Mounted, ReloadCheck, Workload, check_reload, workloads};
 use scope::Target;
 pub use settings::{NamespacePolicy, Settings};
 pub use tenant::{Tenants, accounts};

@@ -143,7 +143,7 @@ mod tests {
     #[test]
     fn only_steps_that_write_look_for_foreign_objects() {
         assert!(writes_existing(&Step::Apply));
-        assert!(writes_existing(&Step::Fire(super::super::hook::HookEvent::PreInstall)));
+        assert!(writes_existing(&Step::Fire(airlock_bundle::vocabulary::HookEvent::PreInstall)));
         for quiet in [Step::Unchanged, Step::Preview, Step::CreateOnly, Step::Skip("held".into()), Step::Correct("d".into())] {
             assert!(!writes_existing(&quiet), "{quiet:?}");
         }

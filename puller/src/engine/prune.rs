@@ -191,8 +191,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::engine::manifest::LABEL_CLUSTER;
     use crate::engine::{DesiredObject, ObjectId};
+    use airlock_bundle::vocabulary::CLUSTER_LABEL;
 
     fn entry(group: &str, kind: &str, namespace: Option<&str>, name: &str, profile: &str, leave: bool) -> InventoryEntry {
         InventoryEntry {
@@ -301,13 +301,13 @@ mod tests {
     fn objects_airlock_did_not_create_are_never_deleted() {
         let live = |labels: serde_json::Value| serde_json::json!({"metadata": {"uid": "u1", "labels": labels}});
         let none = HashSet::new();
-        assert_eq!(untouchable(&live(serde_json::json!({LABEL_CLUSTER: "fleet.edge-1"})), "fleet.edge-1", &none), None);
-        for foreign in [serde_json::json!({}), serde_json::json!({LABEL_CLUSTER: "fleet.other"}), serde_json::Value::Null] {
+        assert_eq!(untouchable(&live(serde_json::json!({CLUSTER_LABEL: "fleet.edge-1"})), "fleet.edge-1", &none), None);
+        for foreign in [serde_json::json!({}), serde_json::json!({CLUSTER_LABEL: "fleet.other"}), serde_json::Value::Null] {
             let reason = untouchable(&live(foreign.clone()), "fleet.edge-1", &none).expect("left alone");
             assert!(reason.starts_with("not Airlock's"), "{foreign}: {reason}");
         }
         let applied: HashSet<String> = ["u1".to_string()].into();
-        let reason = untouchable(&live(serde_json::json!({LABEL_CLUSTER: "fleet.edge-1"})), "fleet.edge-1", &applied);
+        let reason = untouchable(&live(serde_json::json!({CLUSTER_LABEL: "fleet.edge-1"})), "fleet.edge-1", &applied);
         assert!(reason.expect("left alone").contains("another apiVersion"));
     }
 }

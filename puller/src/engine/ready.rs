@@ -14,6 +14,7 @@
 //! - a Job, with `jobs`, when Complete (Failed ends the wait); without, once applied;
 //! - anything else once applied (CRDs are waited Established by the CRD stage).
 
+use airlock_bundle::vocabulary::{WAIT_ANNOTATION, WAIT_TIMEOUT_ANNOTATION};
 use serde_json::Value;
 use tokio::time::Duration;
 
@@ -22,11 +23,6 @@ use super::hook;
 use super::kube_api::{Api, Served};
 use super::object::ObjectId;
 use super::poll::{self, Progress, Unsettled};
-
-/// `ready`: wait until ready; `ready-and-jobs`: also until each Job completed.
-pub const ANNOTATION_WAIT: &str = "airlock.dev/helm-wait";
-/// How long the objects may take, in seconds.
-pub const ANNOTATION_WAIT_TIMEOUT: &str = "airlock.dev/helm-wait-timeout-seconds";
 
 /// An object's wait annotations, read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,23 +36,23 @@ pub struct Wait {
 /// it has a release label and hook annotations. An error names the annotation.
 pub(super) fn read(annotations: &serde_json::Map<String, Value>, in_release: bool, hook: bool) -> Result<Option<Wait>, String> {
     let text = |key: &str| annotations.get(key).and_then(Value::as_str);
-    let Some(mode) = text(ANNOTATION_WAIT) else {
-        return match annotations.contains_key(ANNOTATION_WAIT_TIMEOUT) {
-            true => Err(format!("annotation {ANNOTATION_WAIT_TIMEOUT} is set without {ANNOTATION_WAIT}")),
+    let Some(mode) = text(WAIT_ANNOTATION) else {
+        return match annotations.contains_key(WAIT_TIMEOUT_ANNOTATION) {
+            true => Err(format!("annotation {WAIT_TIMEOUT_ANNOTATION} is set without {WAIT_ANNOTATION}")),
             false => Ok(None),
         };
     };
     if !in_release || hook {
         return Err(format!(
-            "annotation {ANNOTATION_WAIT} is set on an object that is not one of a release's objects (a hook is waited for by its own rules)"
+            "annotation {WAIT_ANNOTATION} is set on an object that is not one of a release's objects (a hook is waited for by its own rules)"
         ));
     }
     let jobs = match mode {
         "ready" => false,
         "ready-and-jobs" => true,
-        other => return Err(format!("annotation {ANNOTATION_WAIT} is {other:?}, not \"ready\" or \"ready-and-jobs\"")),
+        other => return Err(format!("annotation {WAIT_ANNOTATION} is {other:?}, not \"ready\" or \"ready-and-jobs\"")),
     };
-    Ok(Some(Wait { jobs, timeout: hook::timeout(annotations, ANNOTATION_WAIT_TIMEOUT)? }))
+    Ok(Some(Wait { jobs, timeout: hook::timeout(annotations, WAIT_TIMEOUT_ANNOTATION)? }))
 }
 
 /// Waits until the object `id` is ready; an error says where it stood.

@@ -1,3 +1,5 @@
+use airlock_bundle::vocabulary::{WAIT_ANNOTATION, WAIT_TIMEOUT_ANNOTATION};
+
 use super::*;
 use serde_json::json;
 
@@ -56,17 +58,17 @@ fn services_claims_and_jobs() {
 fn reads_and_refuses_wait_annotations() {
     let read_of = |annotations: Value, in_release: bool, hook: bool| read(annotations.as_object().unwrap(), in_release, hook);
     assert_eq!(read_of(json!({}), true, false), Ok(None));
-    assert_eq!(read_of(json!({ANNOTATION_WAIT: "ready"}), true, false), Ok(Some(Wait { jobs: false, timeout: Duration::from_secs(300) })));
+    assert_eq!(read_of(json!({WAIT_ANNOTATION: "ready"}), true, false), Ok(Some(Wait { jobs: false, timeout: Duration::from_secs(300) })));
     assert_eq!(
-        read_of(json!({ANNOTATION_WAIT: "ready-and-jobs", ANNOTATION_WAIT_TIMEOUT: "90"}), true, false),
+        read_of(json!({WAIT_ANNOTATION: "ready-and-jobs", WAIT_TIMEOUT_ANNOTATION: "90"}), true, false),
         Ok(Some(Wait { jobs: true, timeout: Duration::from_secs(90) }))
     );
     let refused = [
-        (json!({ANNOTATION_WAIT: "yes"}), true, false, ANNOTATION_WAIT),
-        (json!({ANNOTATION_WAIT: "ready", ANNOTATION_WAIT_TIMEOUT: "0"}), true, false, ANNOTATION_WAIT_TIMEOUT),
-        (json!({ANNOTATION_WAIT_TIMEOUT: "10"}), true, false, ANNOTATION_WAIT_TIMEOUT),
-        (json!({ANNOTATION_WAIT: "ready"}), false, false, ANNOTATION_WAIT),
-        (json!({ANNOTATION_WAIT: "ready"}), true, true, "hook"),
+        (json!({WAIT_ANNOTATION: "yes"}), true, false, WAIT_ANNOTATION),
+        (json!({WAIT_ANNOTATION: "ready", WAIT_TIMEOUT_ANNOTATION: "0"}), true, false, WAIT_TIMEOUT_ANNOTATION),
+        (json!({WAIT_TIMEOUT_ANNOTATION: "10"}), true, false, WAIT_TIMEOUT_ANNOTATION),
+        (json!({WAIT_ANNOTATION: "ready"}), false, false, WAIT_ANNOTATION),
+        (json!({WAIT_ANNOTATION: "ready"}), true, true, "hook"),
     ];
     for (annotations, in_release, hook, named) in refused {
         let error = read_of(annotations.clone(), in_release, hook).expect_err("refused");

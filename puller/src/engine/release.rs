@@ -10,19 +10,19 @@
 //! same name is never touched. An object no longer labelled as this cluster's is not
 //! Airlock's to change, and is left as it is.
 
+use airlock_bundle::vocabulary::{ADOPT_ANNOTATION, BUNDLE_DIGEST_ANNOTATION, CLUSTER_LABEL, PROFILE_LABEL, VERSION_ANNOTATION};
 use serde_json::{Value, json};
 
 use super::kube_api::{Api, FIELD_MANAGER};
-use super::manifest::{ANNOTATION_ADOPT, ANNOTATION_BUNDLE_DIGEST, ANNOTATION_VERSION, LABEL_CLUSTER, LABEL_PROFILE};
 use super::object::InventoryEntry;
 use super::owner::{describe_owner, owner};
 
 /// Why the entry is released, not deleted.
 const RELEASED: &str = "released: adopted, Airlock did not create it";
 /// The labels Airlock's apply puts on every object.
-const LABELS: [&str; 2] = [LABEL_CLUSTER, LABEL_PROFILE];
+const LABELS: [&str; 2] = [CLUSTER_LABEL, PROFILE_LABEL];
 /// The annotations it puts on an adopted one.
-const ANNOTATIONS: [&str; 3] = [ANNOTATION_VERSION, ANNOTATION_BUNDLE_DIGEST, ANNOTATION_ADOPT];
+const ANNOTATIONS: [&str; 3] = [VERSION_ANNOTATION, BUNDLE_DIGEST_ANNOTATION, ADOPT_ANNOTATION];
 /// The field manager of the release's patch, which owns nothing afterwards: the patch
 /// only removes fields.
 const RELEASE_MANAGER: &str = "airlock-release";
@@ -102,8 +102,8 @@ mod tests {
     #[test]
     fn removes_only_airlock_s_marks_tested_against_uid_and_resource_version() {
         let patch = unmark(&live(
-            json!({LABEL_CLUSTER: "fleet.edge-1", LABEL_PROFILE: "app", "team": "a"}),
-            json!({ANNOTATION_VERSION: "3", ANNOTATION_BUNDLE_DIGEST: "sha256:x", ANNOTATION_ADOPT: "true", "note": "n"}),
+            json!({CLUSTER_LABEL: "fleet.edge-1", PROFILE_LABEL: "app", "team": "a"}),
+            json!({VERSION_ANNOTATION: "3", BUNDLE_DIGEST_ANNOTATION: "sha256:x", ADOPT_ANNOTATION: "true", "note": "n"}),
             &["kubectl-create", FIELD_MANAGER, "kube-controller-manager", FIELD_MANAGER],
         ));
         let ops = patch.as_array().unwrap();
@@ -123,8 +123,8 @@ mod tests {
         );
         // Applied to the object, it leaves the rest as it was.
         let mut object = live(
-            json!({LABEL_CLUSTER: "fleet.edge-1", LABEL_PROFILE: "app", "team": "a"}),
-            json!({ANNOTATION_VERSION: "3", ANNOTATION_BUNDLE_DIGEST: "sha256:x", ANNOTATION_ADOPT: "true", "note": "n"}),
+            json!({CLUSTER_LABEL: "fleet.edge-1", PROFILE_LABEL: "app", "team": "a"}),
+            json!({VERSION_ANNOTATION: "3", BUNDLE_DIGEST_ANNOTATION: "sha256:x", ADOPT_ANNOTATION: "true", "note": "n"}),
             &["kubectl-create", FIELD_MANAGER, "kube-controller-manager", FIELD_MANAGER],
         );
         let patch: json_patch::Patch = serde_json::from_value(patch).unwrap();
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn a_changed_object_fails_the_patch() {
-        let before = live(json!({LABEL_CLUSTER: "fleet.edge-1"}), json!({}), &["kubectl-create", FIELD_MANAGER]);
+        let before = live(json!({CLUSTER_LABEL: "fleet.edge-1"}), json!({}), &["kubectl-create", FIELD_MANAGER]);
         let patch: json_patch::Patch = serde_json::from_value(unmark(&before)).unwrap();
         let mut changed = before.clone();
         changed["metadata"]["resourceVersion"] = json!("43");
@@ -150,10 +150,10 @@ mod tests {
 
     #[test]
     fn only_airlock_s_entries_are_reset_rather_than_emptied() {
-        let patch = unmark(&live(json!({LABEL_CLUSTER: "fleet.edge-1"}), json!({}), &[FIELD_MANAGER]));
+        let patch = unmark(&live(json!({CLUSTER_LABEL: "fleet.edge-1"}), json!({}), &[FIELD_MANAGER]));
         assert_eq!(paths(&patch, "replace"), ["/metadata/managedFields"]);
         assert_eq!(patch.as_array().unwrap().last().unwrap()["value"], json!([{}]));
-        let none = unmark(&json!({"metadata": {"uid": "u1", "resourceVersion": "1", "labels": {LABEL_CLUSTER: "c"}}}));
+        let none = unmark(&json!({"metadata": {"uid": "u1", "resourceVersion": "1", "labels": {CLUSTER_LABEL: "c"}}}));
         assert_eq!(paths(&none, "remove"), ["/metadata/labels/airlock.dev~1cluster"], "no managedFields, nothing to do there");
         assert!(paths(&none, "replace").is_empty());
     }

@@ -14,6 +14,7 @@
 
 use std::collections::BTreeSet;
 
+use airlock_bundle::vocabulary::RESTARTED_AT_ANNOTATION;
 use airlock_bundle::{Digest, SyncMode};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -25,8 +26,6 @@ use super::outcome::{Action, ObjectResult, Outcome};
 use super::settings::Settings;
 use super::tenant::Tenants;
 
-/// The pod-template annotation whose new value rolls a workload out again.
-pub const ANNOTATION_RESTARTED_AT: &str = "airlock.dev/restarted-at";
 /// The field manager of that annotation, kept apart from the manifests' (`airlock`).
 const RELOADER_MANAGER: &str = "airlock-reloader";
 /// The kinds a reloader restarts, all of group `apps`.
@@ -193,7 +192,7 @@ fn mounts(workload: &Workload) -> String {
 
 async fn restart(api: &Api, workload: &Workload, at: &str) -> Result<(), ApiError> {
     let served = api.served(&workload.id).await.ok().flatten().expect("the workload kinds are known");
-    let patch = json!({"spec": {"template": {"metadata": {"annotations": {ANNOTATION_RESTARTED_AT: at}}}}});
+    let patch = json!({"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT_ANNOTATION: at}}}}});
     api.merge(workload.service_account.as_ref(), &served, &workload.id, &patch, RELOADER_MANAGER).await?;
     tracing::info!(object = %workload.id, "restarted: what it mounts changed");
     Ok(())

@@ -13,11 +13,11 @@
 use std::collections::HashSet;
 
 use airlock_bundle::StopMatchingBehavior;
+use airlock_bundle::vocabulary::HookEvent;
 use serde_json::Value;
 
 use super::compare::{diff, render_changes};
 use super::error::ApiError;
-use super::hook::HookEvent;
 use super::hook_run;
 use super::kube_api::{Api, Served};
 use super::manifest::cluster_label;

@@ -25,6 +25,7 @@
 
 use std::collections::BTreeMap;
 
+use airlock_bundle::vocabulary::REPORT_PUSHED_ANNOTATION;
 use airlock_bundle::{ClusterId, Digest};
 use airlock_cli::{describe_api_error, status_code};
 use jiff::Timestamp;
@@ -38,9 +39,6 @@ use crate::report::{Report, RunReport, RunResult};
 
 /// Data key of the report ConfigMap.
 pub const CONFIG_MAP_KEY: &str = "report.json";
-/// The report ConfigMap's annotation with the `finishedAt` of the newest report the store
-/// accepted (bundles-format.md 14.8).
-pub const PUSHED_ANNOTATION: &str = "airlock.dev/report-pushed";
 /// The API server refuses a ConfigMap whose data is over 1 MiB; the report gets 3/4 of
 /// that, so the metadata and a kept copy near the limit never tip it over.
 const KEPT_JSON_BYTES: usize = 768 * 1024;
@@ -120,7 +118,7 @@ pub struct KeptNow {
     pub written: bool,
     /// The kept report of this cluster as the run found it, when it read one.
     pub found: Option<Report>,
-    /// When the newest report the store accepted finished ([`PUSHED_ANNOTATION`]).
+    /// When the newest report the store accepted finished ([`REPORT_PUSHED_ANNOTATION`]).
     pub pushed: Option<Timestamp>,
 }
 
@@ -156,7 +154,7 @@ pub async fn keep(
         (false, None) => Some(KeptRead::read(client, names).await?.0),
     };
     let previous = read.as_ref().and_then(|cm| parse(cm.as_ref()?, &report.cluster));
-    let pushed = read.as_ref().and_then(|cm| cm.as_ref()?.metadata.annotations.as_ref()?.get(PUSHED_ANNOTATION)?.parse().ok());
+    let pushed = read.as_ref().and_then(|cm| cm.as_ref()?.metadata.annotations.as_ref()?.get(REPORT_PUSHED_ANNOTATION)?.parse().ok());
     let mut now = KeptNow { written: false, found: previous.as_ref().map(|k| k.report.clone()), pushed };
     let mut kept = Kept::of(report, previous.as_ref());
     if previous.as_ref().is_some_and(|previous| !news(previous, &kept)) {
@@ -207,7 +205,7 @@ pub async fn keep(
 /// the one that finished at `finished` (a merge patch of that annotation only).
 pub async fn mark_pushed(client: &kube::Client, names: &Names, finished: Timestamp) -> Result<(), StateError> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), &names.namespace);
-    let patch = serde_json::json!({"metadata": {"annotations": {PUSHED_ANNOTATION: finished.to_string()}}});
+    let patch = serde_json::json!({"metadata": {"annotations": {REPORT_PUSHED_ANNOTATION: finished.to_string()}}});
     let params = PatchParams { field_manager: Some(MANAGER.into()), ..PatchParams::default() };
     api.patch(&names.report, &params, &Patch::Merge(&patch)).await.map(drop).map_err(|e| api_failed(names, &e))
 }

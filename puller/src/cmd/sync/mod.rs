@@ -240,7 +240,7 @@ async fn run(
             let envelope = bundle.envelope().clone();
             // The manifests are parsed: the bundle's bytes need not wait for the apply.
             drop(bundle);
-            if deferred(envelope.predicate().active_window.as_ref(), &floor) {
+            if deferred(envelope.predicate().settings.active_window.as_ref(), &floor) {
                 return Ok(RunResult::Deferred);
             }
             let bundle = Some((envelope.predicate().version, envelope.digest()));
