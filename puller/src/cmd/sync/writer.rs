@@ -7,7 +7,7 @@ use airlock_bundle::vocabulary::CLUSTER_ANNOTATION;
 use airlock_cli::lease::{self, HeldLease, LeaseConfig, LeaseError};
 use tokio::sync::watch;
 
-use super::names;
+use super::state::names;
 use crate::config::SyncSettings;
 use crate::failure::Failure;
 use crate::kept::meta::MANAGER;
