@@ -7,8 +7,8 @@
 
 use airlock_bundle::age::Identity;
 use airlock_bundle::statement::Predicate;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::kept::identity::KeptIdentity;
 use crate::kept::state::State;
 
 /// The identities of one run, the file's first.
@@ -43,24 +43,6 @@ impl Identities {
     pub fn kept_after(&self, predicate: &Predicate) -> Vec<KeptIdentity> {
         let listed = predicate.settings.recipients.as_deref().unwrap_or_default();
         self.all.iter().filter(|i| listed.contains(&i.recipient().to_string())).cloned().map(KeptIdentity).collect()
-    }
-}
-
-/// An identity as the state keeps it: its `AGE-SECRET-KEY-1` string. `Debug` shows the
-/// recipient alone, as `Identity`'s does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeptIdentity(pub Identity);
-
-impl Serialize for KeptIdentity {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0.to_secret_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for KeptIdentity {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        Identity::parse(&text).map(KeptIdentity).map_err(serde::de::Error::custom)
     }
 }
 

@@ -16,9 +16,9 @@ use jiff::Timestamp;
 
 use crate::config::{SourceArgs, read_capped};
 use crate::engine::{self, NamespacePolicy};
-use crate::failure::Failure;
 use crate::kept::gz_secret;
 use crate::kept::state::State;
+use crate::reports::failure::Failure;
 use crate::source;
 use crate::trusted::Trusted;
 use crate::window::WindowState;

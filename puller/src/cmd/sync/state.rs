@@ -9,16 +9,16 @@ use jiff::Timestamp;
 
 use crate::config::SyncSettings;
 use crate::engine::KnownKind;
-use crate::failure::Failure;
 use crate::identities::Identities;
 use crate::kept::delete_checks;
 use crate::kept::failures::PartFailures;
-use crate::kept::last_report::KeptRead;
 use crate::kept::meta::Names;
 use crate::kept::state::State;
 use crate::kept::state_store::StateStore;
 use crate::kept::verified::Verified;
-use crate::report::Report;
+use crate::reports::failure::Failure;
+use crate::reports::last_report::KeptRead;
+use crate::reports::report::Report;
 use crate::trusted::Trusted;
 
 /// Where this cluster's puller objects are.

@@ -9,10 +9,10 @@ use tokio::sync::watch;
 
 use super::state::names;
 use crate::config::SyncSettings;
-use crate::failure::Failure;
 use crate::kept::meta::MANAGER;
 use crate::kept::state::State;
 use crate::kept::state_store::StateStore;
+use crate::reports::failure::Failure;
 
 /// The Lease `airlock-puller-<cluster name>` in the state namespace, which keeps two
 /// pullers of one cluster from writing at once.

@@ -15,11 +15,12 @@ use airlock_store::StoreError;
 use airlock_store::StoreRef;
 use airlock_store::mirror::MirrorError;
 
-use crate::cmd::export_reports::ExportReportsError;
 use crate::engine::{EngineError, ObjectId};
 use crate::kept::error::{StateError, Unreadable};
 use crate::source::SourceError;
 use crate::trusted::TrustError;
+
+use super::files::ExportReportsError;
 
 /// Why a command failed. Not `PartialEq`: an import's [`MirrorError`] is not.
 #[derive(Debug, thiserror::Error)]

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use airlock_bundle::SigningKey;
 
 use crate::config::SyncSettings;
-use crate::report::{Report, summary};
+use crate::reports::report::{Report, summary};
 
 /// Why a report file was not written.
 #[derive(Debug, thiserror::Error)]
@@ -57,7 +57,7 @@ pub fn write_to_dir(report: &Report, key: Option<&SigningKey>, dir: &Path) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{RunReport, RunResult};
+    use crate::reports::report::{RunReport, RunResult};
 
     #[test]
     fn writes_atomically_with_the_documented_name() {

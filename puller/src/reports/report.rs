@@ -12,7 +12,7 @@ pub use airlock_bundle::report::{BundleSeen, Drift, PartDrift, ProfileNotes, Run
 use jiff::Timestamp;
 
 use crate::engine::{Action, ObjectResult, Outcome};
-use crate::failure::Failure;
+use crate::reports::failure::Failure;
 
 /// One run's report: the payload of spec 14.3 with the engine's per-object results.
 pub type Report = airlock_bundle::report::PullReport<ObjectResult>;

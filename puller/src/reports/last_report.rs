@@ -33,9 +33,9 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use serde::{Deserialize, Serialize};
 
-use super::error::StateError;
-use super::meta::{MANAGER, Names, meta};
-use crate::report::{Report, RunReport, RunResult};
+use crate::kept::error::StateError;
+use crate::kept::meta::{MANAGER, Names, meta};
+use crate::reports::report::{Report, RunReport, RunResult};
 
 /// Data key of the report ConfigMap.
 pub const CONFIG_MAP_KEY: &str = "report.json";
@@ -228,7 +228,7 @@ fn news(kept: &Kept, new: &Kept) -> bool {
 mod tests {
     use super::*;
     use crate::engine::{Action, Outcome};
-    use crate::report::test_result;
+    use crate::reports::report::test_result;
 
     fn report(result: RunResult, applied: Option<u64>) -> Report {
         let mut r = Report::start(&"fleet/edge-1".parse().unwrap());

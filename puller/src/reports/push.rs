@@ -15,9 +15,9 @@ use airlock_store::{ReportPush, ReportStore};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::config::SyncSettings;
-use crate::kept::last_report::{self, KeptNow};
 use crate::kept::meta::Names;
-use crate::report::Report;
+use crate::reports::last_report::{self, KeptNow};
+use crate::reports::report::Report;
 use crate::source;
 
 /// How much sooner than the report interval a report counts as due: runs of a CronJob start
@@ -105,7 +105,7 @@ mod tests {
     use async_trait::async_trait;
 
     use super::*;
-    use crate::report::{RunReport, RunResult};
+    use crate::reports::report::{RunReport, RunResult};
 
     const EVERY: Duration = Duration::from_secs(30 * 60);
 
