@@ -15,7 +15,6 @@
 //! the documented exit codes.
 #![forbid(unsafe_code)]
 
-mod checks;
 pub mod cmd;
 pub mod config;
 pub mod engine;

@@ -23,63 +23,40 @@
 //! alike: [`check_reload`] reads, [`ReloadCheck::restart`] writes. Entry points:
 //! [`desired`], [`sync`], [`check_drift`], [`plan`], [`workloads`] and [`check_reload`].
 
-mod apply;
-mod charts;
-mod cleanup;
-mod compare;
-mod defaults;
-mod drift;
-mod error;
-mod exclusion;
-mod gate;
-mod hook;
-mod hook_run;
-mod id;
-mod kube_api;
-mod manifest;
-pub mod namespace_keys;
-mod object;
-mod order;
-mod outcome;
-mod owner;
-mod ownership;
-mod part;
-mod policy;
-mod poll;
-mod preview;
-mod prune;
-mod ready;
-mod recreate;
-mod release;
-mod reload;
-mod scope;
-mod send;
-mod settings;
-mod tenant;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+
+pub(crate) mod api;
+pub(crate) mod apply;
+pub(crate) mod checks;
+pub(crate) mod drift;
+pub(crate) mod model;
+pub(crate) mod parse;
+pub(crate) mod plan;
+pub(crate) mod prune;
 
 use std::collections::BTreeMap;
 
 use airlock_bundle::{SyncMode, VerifiedBundle};
 
-pub use charts::releases;
+pub use plan::charts::releases;
+pub use plan::namespace_keys;
 
-pub use error::{ApiError, EngineError};
-pub use exclusion::Exclusions;
-use gate::Held;
-pub use hook::Hook;
-use kube_api::Api;
-pub use manifest::cluster_label;
-pub use object::{DesiredObject, InventoryEntry, KnownKind, Manifest, ObjectId};
-use outcome::Finished;
-pub use outcome::{Action, ObjectResult, Outcome, Plan};
-pub use ownership::{MASS_PRUNE_MIN, MASS_PRUNE_PERCENT};
-pub use part::PartRules;
-pub use reload::{Mounted, ReloadCheck, Workload, check_reload, workloads};
-use scope::Target;
-pub use settings::{NamespacePolicy, Settings};
-pub use tenant::{Tenants, accounts};
+use api::kube_api::Api;
+pub use apply::reload::{Mounted, ReloadCheck, Workload, check_reload, workloads};
+pub use model::error::{ApiError, EngineError};
+pub use model::exclusion::Exclusions;
+pub use model::object::{DesiredObject, InventoryEntry, KnownKind, Manifest, ObjectId};
+use model::outcome::Finished;
+pub use model::outcome::{Action, ObjectResult, Outcome, Plan};
+pub use model::settings::{NamespacePolicy, Settings};
+pub use parse::manifest::cluster_label;
+pub use parse::part::PartRules;
+use plan::gate::Held;
+pub use plan::hook::Hook;
+use plan::scope::Target;
+pub use plan::tenant::{Tenants, accounts};
+pub use prune::ownership::{MASS_PRUNE_MIN, MASS_PRUNE_PERCENT};
 
 /// Resolves kinds and applies the watch-namespaces policy: the objects that may be
 /// written, and the results of those refused. Read-only, so nothing is written when the
@@ -91,8 +68,8 @@ async fn admit(api: &Api, desired: Vec<DesiredObject>, settings: &Settings) -> R
             parts.entry(account.clone()).or_insert_with(|| o.profile.clone());
         }
     }
-    let admitted = policy::enforce(scope::resolve(api, desired).await?, settings)?;
-    tenant::may_impersonate(api, settings, &parts).await?;
+    let admitted = plan::policy::enforce(plan::scope::resolve(api, desired).await?, settings)?;
+    plan::tenant::may_impersonate(api, settings, &parts).await?;
     Ok(admitted)
 }
 
@@ -105,13 +82,13 @@ fn outcome(api: &Api, (mut results, inventory): Finished, refused: Vec<ObjectRes
 
 /// Parses every manifest of a verified bundle into desired objects (no API calls).
 pub fn desired(bundle: &VerifiedBundle, settings: &Settings) -> Result<Vec<DesiredObject>, EngineError> {
-    manifest::desired(bundle, settings)
+    parse::manifest::desired(bundle, settings)
 }
 
 /// Parses and checks every manifest of a verified bundle as [`desired`] does, and lists
 /// each object's identity and source (file and document).
 pub fn listed(bundle: &VerifiedBundle, settings: &Settings) -> Result<Vec<(ObjectId, String)>, EngineError> {
-    manifest::listed(bundle, settings)
+    parse::manifest::listed(bundle, settings)
 }
 
 /// A full sync: policy, apply in order, prune what `previous` had and `desired` lacks.
@@ -123,7 +100,7 @@ pub async fn sync(
 ) -> Result<Outcome, EngineError> {
     let api = Api::new(client, &[], &settings.tenants);
     let (targets, refused) = admit(&api, desired, settings).await?;
-    let finished = apply::sync(&api, targets, previous, settings).await?;
+    let finished = apply::stages::sync(&api, targets, previous, settings).await?;
     Ok(outcome(&api, finished, refused))
 }
 
@@ -147,8 +124,8 @@ pub async fn check_drift(
     let (targets, mut decided) = admit(&api, checked, settings).await?;
     let held = Held::new(&settings.held_back, targets.iter().map(|t| &t.object));
     let (skipped, mut targets): (Vec<Target>, Vec<Target>) = targets.into_iter().partition(|t| held.reason(&t.object).is_some());
-    decided.extend(skipped.iter().map(|t| send::result(&t.object, Action::Skipped, held.reason(&t.object).map(String::from))));
-    let drifted = drift::detect(&api, &mut targets, settings).await?;
+    decided.extend(skipped.iter().map(|t| apply::send::result(&t.object, Action::Skipped, held.reason(&t.object).map(String::from))));
+    let drifted = drift::detect::detect(&api, &mut targets, settings).await?;
     Ok(DriftCheck { api, targets, drifted, decided })
 }
 
@@ -171,7 +148,7 @@ impl DriftCheck {
     /// The second step: re-applies only the drifted objects. The inventory is `previous`,
     /// with the re-applied objects' entries.
     pub async fn correct(self, previous: &[InventoryEntry], settings: &Settings) -> Result<Outcome, EngineError> {
-        let finished = drift::correct(&self.api, self.targets, self.drifted, previous, settings).await?;
+        let finished = drift::detect::correct(&self.api, self.targets, self.drifted, previous, settings).await?;
         Ok(outcome(&self.api, finished, self.decided))
     }
 }
@@ -186,6 +163,6 @@ pub async fn plan(
 ) -> Result<Plan, EngineError> {
     let api = Api::new(client, &[], &settings.tenants);
     let (targets, refused) = admit(&api, desired, settings).await?;
-    let (finished, refusal) = preview::plan(&api, targets, previous, settings).await?;
+    let (finished, refusal) = apply::preview::plan(&api, targets, previous, settings).await?;
     Ok(Plan { outcome: outcome(&api, finished, refused), refusal })
 }

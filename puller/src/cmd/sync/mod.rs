@@ -51,8 +51,8 @@ use airlock_cli::{KubeArgs, exit};
 use jiff::Timestamp;
 use tokio::sync::watch;
 
-use crate::checks::Checker;
 use crate::config::{SyncArgs, SyncSettings};
+use crate::engine::checks::Checker;
 use crate::engine::{self, Outcome};
 use crate::identities::Identities;
 use crate::kept::delete_checks;
@@ -265,7 +265,7 @@ async fn run(
                 tenant_parts: &tenant_parts,
                 cluster_label: engine::cluster_label(&engine_settings.cluster),
                 timeout: settings.check_timeout,
-                sealed: crate::checks::sealed(&desired),
+                sealed: crate::engine::checks::sealed(&desired),
             };
             let recorded_checks = state.as_ref().map(|s| s.delete_checks.clone()).unwrap_or_default();
             let leaving = delete_checks::leaving(&recorded_checks, profiles);
