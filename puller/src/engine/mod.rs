@@ -46,16 +46,17 @@ use api::kube_api::Api;
 pub use apply::reload::{Mounted, ReloadCheck, Workload, check_reload, workloads};
 pub use model::error::{ApiError, EngineError};
 pub use model::exclusion::Exclusions;
+pub use model::helm::Hook;
+pub use model::object::PartRules;
 pub use model::object::{DesiredObject, InventoryEntry, KnownKind, Manifest, ObjectId};
 use model::outcome::Finished;
 pub use model::outcome::{Action, ObjectResult, Outcome, Plan};
 pub use model::settings::{NamespacePolicy, Settings};
+pub use model::tenants::Tenants;
 pub use parse::manifest::cluster_label;
-pub use parse::part::PartRules;
 use plan::gate::Held;
-pub use plan::hook::Hook;
 use plan::scope::Target;
-pub use plan::tenant::{Tenants, accounts};
+pub use plan::tenant::accounts;
 pub use prune::ownership::{MASS_PRUNE_MIN, MASS_PRUNE_PERCENT};
 
 /// Resolves kinds and applies the watch-namespaces policy: the objects that may be
@@ -148,7 +149,7 @@ impl DriftCheck {
     /// The second step: re-applies only the drifted objects. The inventory is `previous`,
     /// with the re-applied objects' entries.
     pub async fn correct(self, previous: &[InventoryEntry], settings: &Settings) -> Result<Outcome, EngineError> {
-        let finished = drift::detect::correct(&self.api, self.targets, self.drifted, previous, settings).await?;
+        let finished = apply::stages::correct_drift(&self.api, self.targets, self.drifted, previous, settings).await?;
         Ok(outcome(&self.api, finished, self.decided))
     }
 }

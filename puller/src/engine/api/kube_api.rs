@@ -26,7 +26,7 @@ use serde_json::value::RawValue;
 
 use crate::engine::model::error::{ApiError, EngineError};
 use crate::engine::model::object::{KnownKind, ObjectId};
-use crate::engine::plan::tenant::Tenants;
+use crate::engine::model::tenants::Tenants;
 
 /// Who a write is sent as: the puller (None), or the tenant ServiceAccount of the
 /// object's part.

@@ -8,49 +8,12 @@
 
 use std::collections::{HashMap, HashSet};
 
-use airlock_bundle::vocabulary::{CLEANUP_ON_FAIL_ANNOTATION, DELETION_PROPAGATION_ANNOTATION};
-use serde_json::{Map, Value};
-
 use crate::engine::api::kube_api::Api;
-use crate::engine::model::object::{DesiredObject, InventoryEntry, ObjectKey, Propagation};
+use crate::engine::model::object::{DesiredObject, InventoryEntry, ObjectKey};
 use crate::engine::model::outcome::{Action, ObjectResult};
 use crate::engine::model::settings::Settings;
-use crate::engine::plan::hook::{self, Operation};
+use crate::engine::plan::hook::Operation;
 use crate::engine::prune::by_inventory::{self, Selection};
-
-/// The propagation annotation, read; `in_release` and `is_hook` as for the wait annotations.
-pub(crate) fn propagation(annotations: &Map<String, Value>, in_release: bool, is_hook: bool) -> Result<Option<Propagation>, String> {
-    let Some(text) = annotations.get(DELETION_PROPAGATION_ANNOTATION).and_then(Value::as_str) else { return Ok(None) };
-    if !in_release || is_hook {
-        return Err(format!("annotation {DELETION_PROPAGATION_ANNOTATION} is set on an object that is not one of a release's objects"));
-    }
-    let known = [("background", Propagation::Background), ("foreground", Propagation::Foreground), ("orphan", Propagation::Orphan)];
-    match known.into_iter().find(|(name, _)| *name == text) {
-        Some((_, p)) => Ok(Some(p)),
-        None => Err(format!("annotation {DELETION_PROPAGATION_ANNOTATION} is {text:?}, not background, foreground or orphan")),
-    }
-}
-
-/// Which failed operations delete the objects they created.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CleanupOnFail {
-    pub install: bool,
-    pub upgrade: bool,
-}
-
-/// The annotation, read; `in_release` and `is_hook` as for the wait annotations.
-pub(crate) fn read(annotations: &Map<String, Value>, in_release: bool, is_hook: bool) -> Result<CleanupOnFail, String> {
-    let Some(text) = annotations.get(CLEANUP_ON_FAIL_ANNOTATION).and_then(Value::as_str) else {
-        return Ok(CleanupOnFail::default());
-    };
-    if !in_release || is_hook {
-        return Err(format!(
-            "annotation {CLEANUP_ON_FAIL_ANNOTATION} is set on an object that is not one of a release's objects (hooks follow their delete policy)"
-        ));
-    }
-    let operations = hook::list(text, CLEANUP_ON_FAIL_ANNOTATION, |o| ["install", "upgrade"].into_iter().find(|x| *x == o))?;
-    Ok(CleanupOnFail { install: operations.contains(&"install"), upgrade: operations.contains(&"upgrade") })
-}
 
 /// The objects of `objects` that a failed run deletes if it created them, given each
 /// release's operation.
@@ -97,9 +60,14 @@ pub(crate) async fn run(
 
 #[cfg(test)]
 mod tests {
+    use airlock_bundle::vocabulary::{CLEANUP_ON_FAIL_ANNOTATION, DELETION_PROPAGATION_ANNOTATION};
+    use serde_json::{Value, json};
+
     use super::*;
+    use crate::engine::model::helm::CleanupOnFail;
+    use crate::engine::model::object::Propagation;
+    use crate::engine::parse::helm_annotations::{read_cleanup_on_fail as read, read_propagation as propagation};
     use crate::engine::testing;
-    use serde_json::json;
 
     #[test]
     fn reads_the_operations_and_picks_objects_of_releases_going_through_them() {

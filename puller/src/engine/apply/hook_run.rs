@@ -16,8 +16,8 @@ use crate::engine::api::poll::{self, Progress, Unsettled};
 use crate::engine::apply::ready;
 use crate::engine::apply::recreate;
 use crate::engine::model::error::ApiError;
+use crate::engine::model::helm::Hook;
 use crate::engine::model::object::DesiredObject;
-use crate::engine::plan::hook::Hook;
 
 /// Fires `object`, a hook, and waits for it: whether it was created, the object the
 /// apply answered, and how it ended. `label` is this cluster's `airlock.dev/cluster` value.

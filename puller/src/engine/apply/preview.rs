@@ -13,12 +13,12 @@
 use std::collections::HashSet;
 
 use crate::engine::api::kube_api::Api;
-use crate::engine::apply::send::Step;
 use crate::engine::apply::stages;
 use crate::engine::model::error::EngineError;
 use crate::engine::model::object::InventoryEntry;
 use crate::engine::model::outcome::Finished;
 use crate::engine::model::settings::Settings;
+use crate::engine::model::step::Step;
 use crate::engine::plan::gate::Held;
 use crate::engine::plan::hook;
 use crate::engine::plan::scope::Target;

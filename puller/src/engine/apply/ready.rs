@@ -14,46 +14,13 @@
 //! - a Job, with `jobs`, when Complete (Failed ends the wait); without, once applied;
 //! - anything else once applied (CRDs are waited Established by the CRD stage).
 
-use airlock_bundle::vocabulary::{WAIT_ANNOTATION, WAIT_TIMEOUT_ANNOTATION};
 use serde_json::Value;
-use tokio::time::Duration;
 
 use crate::engine::api::kube_api::{Api, Served};
 use crate::engine::api::poll::{self, Progress, Unsettled};
 use crate::engine::model::error::ApiError;
+use crate::engine::model::helm::Wait;
 use crate::engine::model::object::ObjectId;
-use crate::engine::plan::hook;
-
-/// An object's wait annotations, read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Wait {
-    /// A Job is waited for until it completed, not only applied.
-    pub jobs: bool,
-    pub timeout: Duration,
-}
-
-/// The wait an object's annotations ask for, if any; `in_release` and `hook` say whether
-/// it has a release label and hook annotations. An error names the annotation.
-pub(crate) fn read(annotations: &serde_json::Map<String, Value>, in_release: bool, hook: bool) -> Result<Option<Wait>, String> {
-    let text = |key: &str| annotations.get(key).and_then(Value::as_str);
-    let Some(mode) = text(WAIT_ANNOTATION) else {
-        return match annotations.contains_key(WAIT_TIMEOUT_ANNOTATION) {
-            true => Err(format!("annotation {WAIT_TIMEOUT_ANNOTATION} is set without {WAIT_ANNOTATION}")),
-            false => Ok(None),
-        };
-    };
-    if !in_release || hook {
-        return Err(format!(
-            "annotation {WAIT_ANNOTATION} is set on an object that is not one of a release's objects (a hook is waited for by its own rules)"
-        ));
-    }
-    let jobs = match mode {
-        "ready" => false,
-        "ready-and-jobs" => true,
-        other => return Err(format!("annotation {WAIT_ANNOTATION} is {other:?}, not \"ready\" or \"ready-and-jobs\"")),
-    };
-    Ok(Some(Wait { jobs, timeout: hook::timeout(annotations, WAIT_TIMEOUT_ANNOTATION)? }))
-}
 
 /// Waits until the object `id` is ready; an error says where it stood.
 pub(crate) async fn wait(api: &Api, served: &Served, id: &ObjectId, wait: Wait) -> Result<(), ApiError> {

@@ -1,7 +1,9 @@
 use airlock_bundle::vocabulary::{WAIT_ANNOTATION, WAIT_TIMEOUT_ANNOTATION};
 
 use super::*;
+use crate::engine::parse::helm_annotations::read_wait as read;
 use serde_json::json;
+use tokio::time::Duration;
 
 fn pending(p: Progress) -> bool {
     matches!(p, Progress::Pending(_))

@@ -24,7 +24,7 @@ use crate::engine::model::error::{ApiError, EngineError};
 use crate::engine::model::object::{DesiredObject, KnownKind, ObjectId};
 use crate::engine::model::outcome::{Action, ObjectResult, Outcome};
 use crate::engine::model::settings::Settings;
-use crate::engine::plan::tenant::Tenants;
+use crate::engine::model::tenants::Tenants;
 
 /// The field manager of that annotation, kept apart from the manifests' (`airlock`).
 const RELOADER_MANAGER: &str = "airlock-reloader";

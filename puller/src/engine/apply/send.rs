@@ -13,55 +13,24 @@
 use std::collections::HashSet;
 
 use airlock_bundle::StopMatchingBehavior;
-use airlock_bundle::vocabulary::HookEvent;
 use serde_json::Value;
 
 use crate::engine::api::kube_api::{Api, Served};
 use crate::engine::apply::hook_run;
-use crate::engine::apply::ready::Wait;
 use crate::engine::apply::recreate;
 use crate::engine::drift::compare::{diff, render_changes};
 use crate::engine::model::error::ApiError;
+use crate::engine::model::helm::Wait;
 use crate::engine::model::object::{DesiredObject, InventoryEntry, Manifest};
 use crate::engine::model::order::Class;
 use crate::engine::model::outcome::{Action, ObjectResult};
 use crate::engine::model::settings::Settings;
+use crate::engine::model::step::Step;
 use crate::engine::parse::manifest::cluster_label;
 use crate::engine::plan::scope::Target;
 
 /// Why a create-only object that exists was not written.
 const CREATE_ONLY_EXISTS: &str = "create-only: it exists, and is left as it is";
-
-/// What to do with one target.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Step {
-    /// Server-side apply (a dry-run one under `Settings::dry_run`).
-    Apply,
-    /// Re-apply because the live object drifted; the text says how.
-    Correct(String),
-    /// Server-side dry-run only, reported with a diff (DryRun profiles, plan).
-    Preview,
-    /// Nothing to send: unchanged since the previous inventory.
-    Unchanged,
-    /// OneTime and applied before: never touched again; the previous entry stays.
-    Keep(Box<InventoryEntry>),
-    /// Create-only: created when absent, else left alone; never in the inventory.
-    CreateOnly,
-    /// Not sent, with why (spec 5.7); the previous entry stays.
-    Skip(String),
-    /// A Helm hook fired on this event: applied, waited for, deleted by its policy
-    /// (`hook_run`).
-    Fire(HookEvent),
-    /// A Helm hook that does not fire this run, with why: recorded, not sent.
-    Idle(&'static str),
-}
-
-impl Step {
-    /// Whether the step sends the object, so that a refusal before it may stop it.
-    pub(crate) fn sends(&self) -> bool {
-        matches!(self, Step::Apply | Step::Correct(_) | Step::Preview | Step::CreateOnly | Step::Fire(_))
-    }
-}
 
 /// One object's result, its inventory entry, and, when it was really applied, the
 /// object's uid, for a CRD what waiting until it is Established needs (how CRDs are

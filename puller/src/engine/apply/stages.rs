@@ -21,13 +21,14 @@ use futures::StreamExt;
 use crate::engine::api::kube_api::Api;
 use crate::engine::apply::cleanup;
 use crate::engine::apply::ready;
-use crate::engine::apply::send::{self, Done, Step};
+use crate::engine::apply::send::{self, Done};
 use crate::engine::drift::detect;
 use crate::engine::model::error::EngineError;
 use crate::engine::model::object::{DesiredObject, InventoryEntry, ObjectKey};
 use crate::engine::model::order::{Class, Stage};
 use crate::engine::model::outcome::{Action, Finished, ObjectResult};
 use crate::engine::model::settings::Settings;
+use crate::engine::model::step::Step;
 use crate::engine::plan::gate::{Failures, Held};
 use crate::engine::plan::hook::{self, Operation};
 use crate::engine::plan::scope::{self, Target};
@@ -262,6 +263,31 @@ async fn settle(
     });
     futures::stream::iter(waits).buffer_unordered(settings.concurrency.max(1)).collect::<()>().await;
     waiting
+}
+
+/// For an unchanged bundle, once `drift::detect::detect` ran: re-applies only what drifted. The
+/// inventory is the previous one, with the re-applied objects' entries. `targets` are the
+/// objects of drift-detected profiles only.
+pub(crate) async fn correct_drift(
+    api: &Api,
+    targets: Vec<Target>,
+    drifted: Vec<Option<String>>,
+    previous: &[InventoryEntry],
+    settings: &Settings,
+) -> Result<Finished, EngineError> {
+    let work = targets.into_iter().zip(drifted).map(|(t, d)| (t, d.map_or(Step::Unchanged, Step::Correct))).collect();
+    let run = execute(api, settings, work, &index(previous)).await?;
+    let mut inventory = previous.to_vec();
+    if !settings.dry_run {
+        let positions: HashMap<_, usize> = inventory.iter().enumerate().map(|(i, e)| (e.id.key(), i)).collect();
+        for entry in run.inventory {
+            match positions.get(&entry.id.key()) {
+                Some(&i) => inventory[i] = entry,
+                None => inventory.push(entry),
+            }
+        }
+    }
+    Ok((run.results, inventory))
 }
 
 #[cfg(test)]

@@ -14,12 +14,8 @@ use futures::StreamExt;
 use serde_json::Value;
 
 use crate::engine::api::kube_api::Api;
-use crate::engine::apply::send::Step;
-use crate::engine::apply::stages;
 use crate::engine::drift::compare::first_drift;
 use crate::engine::model::error::EngineError;
-use crate::engine::model::object::InventoryEntry;
-use crate::engine::model::outcome::Finished;
 use crate::engine::model::settings::Settings;
 use crate::engine::parse::manifest::cluster_label;
 use crate::engine::plan::scope::Target;
@@ -88,29 +84,4 @@ pub(crate) async fn detect(api: &Api, targets: &mut [Target], settings: &Setting
         }
     }
     Ok(out)
-}
-
-/// For an unchanged bundle, once `detect` ran: re-applies only what drifted. The
-/// inventory is the previous one, with the re-applied objects' entries. `targets` are the
-/// objects of drift-detected profiles only.
-pub(crate) async fn correct(
-    api: &Api,
-    targets: Vec<Target>,
-    drifted: Vec<Option<String>>,
-    previous: &[InventoryEntry],
-    settings: &Settings,
-) -> Result<Finished, EngineError> {
-    let work = targets.into_iter().zip(drifted).map(|(t, d)| (t, d.map_or(Step::Unchanged, Step::Correct))).collect();
-    let run = stages::execute(api, settings, work, &stages::index(previous)).await?;
-    let mut inventory = previous.to_vec();
-    if !settings.dry_run {
-        let positions: HashMap<_, usize> = inventory.iter().enumerate().map(|(i, e)| (e.id.key(), i)).collect();
-        for entry in run.inventory {
-            match positions.get(&entry.id.key()) {
-                Some(&i) => inventory[i] = entry,
-                None => inventory.push(entry),
-            }
-        }
-    }
-    Ok((run.results, inventory))
 }

@@ -4,8 +4,11 @@
 
 pub(crate) mod error;
 pub(crate) mod exclusion;
+pub(crate) mod helm;
 pub(crate) mod id;
 pub(crate) mod object;
 pub(crate) mod order;
 pub(crate) mod outcome;
 pub(crate) mod settings;
+pub(crate) mod step;
+pub(crate) mod tenants;

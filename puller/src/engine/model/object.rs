@@ -2,6 +2,7 @@
 //! labelled, hashed), and what the caller keeps of it between runs (its inventory entry,
 //! how its kind is served). Its identity is `id`'s. Plain data; no I/O.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use airlock_bundle::statement::ServiceAccountRef;
@@ -10,12 +11,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::engine::apply::cleanup::CleanupOnFail;
-use crate::engine::apply::ready::Wait;
+use super::exclusion::Exclusions;
+use super::helm::{CleanupOnFail, Hook, Wait};
 pub use crate::engine::model::id::ObjectId;
 pub(crate) use crate::engine::model::id::ObjectKey;
-use crate::engine::parse::part::PartRules;
-use crate::engine::plan::hook::Hook;
 
 /// One object the bundle wants, parsed and labelled.
 #[derive(Debug, Clone)]
@@ -169,4 +168,18 @@ pub struct KnownKind {
     /// The resource name in URLs, e.g. `deployments`.
     pub plural: String,
     pub namespaced: bool,
+}
+
+/// One part's rules, shared by its objects.
+#[derive(Debug, Clone, Default)]
+pub struct PartRules {
+    /// `continueOnError`: a refused object does not stop the part's other objects.
+    pub continue_on_error: bool,
+    /// Every part this one depends on, directly or through others.
+    pub requires: BTreeSet<String>,
+    pub exclusions: Exclusions,
+    /// `reloader`: its workloads restart when what they mount changes (spec 5.10).
+    pub reloader: bool,
+    /// The tenant every write of the part impersonates (spec 5.3); None: the puller.
+    pub service_account: Option<ServiceAccountRef>,
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use airlock_bundle::statement::ClusterScopedObject;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::plan::tenant::Tenants;
+use crate::engine::model::tenants::Tenants;
 
 /// How the puller restricts namespaced objects outside the watch-namespaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]

@@ -20,14 +20,14 @@ use airlock_bundle::vocabulary::{
 use rayon::prelude::*;
 use serde_json::{Map, Value};
 
-use crate::engine::apply::cleanup;
-use crate::engine::apply::ready;
 use crate::engine::model::error::EngineError;
+use crate::engine::model::object::PartRules;
 use crate::engine::model::object::{DesiredObject, Manifest, ObjectId};
 use crate::engine::model::order;
 use crate::engine::model::settings::Settings;
 use crate::engine::parse::defaults;
-use crate::engine::parse::part::{self, PartRules};
+use crate::engine::parse::helm_annotations;
+use crate::engine::parse::part;
 use crate::engine::plan::hook;
 use crate::engine::plan::policy;
 use crate::engine::plan::tenant;
@@ -165,9 +165,9 @@ fn object(part: Part<'_>, source: String, mut manifest: Value, stamp: &Stamp) ->
     if hook.is_some() && create_only {
         return Err(format!("a hook ({}) cannot be create-only ({CREATE_ONLY_ANNOTATION})", HOOK_ANNOTATION));
     }
-    let wait = ready::read(annotations, release.is_some(), hook.is_some())?;
-    let cleanup_on_fail = cleanup::read(annotations, release.is_some(), hook.is_some())?;
-    let propagation = cleanup::propagation(annotations, release.is_some(), hook.is_some())?;
+    let wait = helm_annotations::read_wait(annotations, release.is_some(), hook.is_some())?;
+    let cleanup_on_fail = helm_annotations::read_cleanup_on_fail(annotations, release.is_some(), hook.is_some())?;
+    let propagation = helm_annotations::read_propagation(annotations, release.is_some(), hook.is_some())?;
     // Sveltos counts its annotation as set whatever its value, even empty.
     let force_recreate = flag(annotations, FORCE_RECREATE_ANNOTATION)? || annotations.contains_key(SVELTOS_FORCE_RECREATE);
     let drift_ignored = annotations.contains_key(SVELTOS_DRIFT_IGNORE);

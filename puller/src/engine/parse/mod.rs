@@ -3,5 +3,6 @@
 //! rules (`part`).
 
 pub(crate) mod defaults;
+pub(crate) mod helm_annotations;
 pub(crate) mod manifest;
 pub(crate) mod part;

@@ -7,24 +7,11 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use airlock_bundle::statement::{ProfileEntry, ServiceAccountRef};
+use airlock_bundle::statement::ProfileEntry;
 
 use crate::engine::model::error::EngineError;
-use crate::engine::model::exclusion::{self, Exclusions};
-
-/// One part's rules, shared by its objects.
-#[derive(Debug, Clone, Default)]
-pub struct PartRules {
-    /// `continueOnError`: a refused object does not stop the part's other objects.
-    pub continue_on_error: bool,
-    /// Every part this one depends on, directly or through others.
-    pub requires: BTreeSet<String>,
-    pub exclusions: Exclusions,
-    /// `reloader`: its workloads restart when what they mount changes (spec 5.10).
-    pub reloader: bool,
-    /// The tenant every write of the part impersonates (spec 5.3); None: the puller.
-    pub service_account: Option<ServiceAccountRef>,
-}
+use crate::engine::model::exclusion;
+use crate::engine::model::object::PartRules;
 
 /// The rules of every part of `profiles`, checked in full: a drift exclusion that cannot
 /// be used, or a check whose CEL or Lua does not parse, refuses the bundle.

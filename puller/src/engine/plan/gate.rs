@@ -82,7 +82,7 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::engine::parse::part::PartRules;
+    use crate::engine::model::object::PartRules;
     use crate::engine::testing::object;
 
     fn of(part: &str, continue_on_error: bool, requires: &[&str]) -> DesiredObject {

@@ -19,26 +19,13 @@ use airlock_bundle::vocabulary::{
 };
 use serde_json::{Map, Value};
 
+use crate::engine::model::helm::Hook;
 use crate::engine::model::object::{DesiredObject, InventoryEntry, ObjectKey};
 use crate::engine::model::order::Slot;
 
 /// Helm's default `--timeout`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 const MAX_TIMEOUT_SECONDS: u64 = 86_400;
-
-/// A hook object's annotations, read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hook {
-    pub events: Vec<HookEvent>,
-    pub weight: i32,
-    /// `before-hook-creation`: the previous copy is deleted, and gone, before it is created.
-    pub delete_before: bool,
-    /// `hook-succeeded`: deleted once it finished well.
-    pub delete_succeeded: bool,
-    /// `hook-failed`: deleted when it failed or timed out.
-    pub delete_failed: bool,
-    pub timeout: Duration,
-}
 
 /// What a release goes through in a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

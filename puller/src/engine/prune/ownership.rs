@@ -18,10 +18,10 @@ use std::collections::HashSet;
 use futures::StreamExt;
 
 use crate::engine::api::kube_api::Api;
-use crate::engine::apply::send::Step;
 use crate::engine::model::error::EngineError;
 use crate::engine::model::object::{InventoryEntry, ObjectKey};
 use crate::engine::model::settings::Settings;
+use crate::engine::model::step::Step;
 use crate::engine::parse::manifest::cluster_label;
 use crate::engine::plan::policy;
 use crate::engine::plan::scope::Target;
