@@ -1,25 +1,24 @@
 //! The apply engine: turns a `VerifiedBundle` into live objects and keeps them so.
 //!
-//! The path follows the data: [`desired`] parses and labels every manifest and reads each
-//! part's rules, drift exclusions included (no API calls, `manifest`, `defaults`, `part`,
-//! `exclusion`); then [`sync`], [`check_drift`] and [`plan`] resolve kinds by
-//! discovery (`scope`), check the watch-namespaces policy on the whole bundle before any
-//! write (`policy`), apply with server-side apply in a safe order (`order`, `apply`, one
-//! object at a time in `send`, deleting and re-creating a marked object whose update is
-//! refused in `recreate`), skipping what a refusal or a held-back part stops
-//! (`gate`), fire Helm hooks around their release's objects (`hook`, `hook_run`), compare
-//! with live objects (`drift`, `compare`), prune by inventory (`prune`, which releases
-//! adopted objects in `release`) or, for a plan, preview all of it with server-side
-//! dry-run (`preview`); a sync and a plan alike refuse takeovers and hold mass prunes
-//! before the first write (`ownership`). Every API
-//! request goes through one counting wrapper (`kube_api`). The data they share is in
-//! `object` (`id` for identities), `settings`, `outcome` and `error`.
+//! The path follows the data, and the code stacks by stage, each importing only those
+//! below it: `model` (objects and their identities, settings, the order of stages,
+//! outcomes, errors: the data every stage shares, acting on nothing), `checks`, `api`
+//! (every API request through one counting wrapper), `plan`, `parse`, `drift`, `prune`,
+//! then `apply`. [`desired`] parses and labels every manifest and reads each part's rules,
+//! drift exclusions included (no API calls, `parse`); then [`sync`], [`check_drift`] and
+//! [`plan`] resolve kinds by discovery and check the watch-namespaces policy on the whole
+//! bundle before any write (`plan`), apply with server-side apply in a safe order, one
+//! object at a time, skipping what a refusal or a held-back part stops and firing Helm
+//! hooks around their release's objects (`apply`), compare with live objects (`drift`),
+//! prune by inventory, releasing adopted objects (`prune`) or, for a plan, preview all of
+//! it with server-side dry-run (`apply::preview`); a sync and a plan alike refuse
+//! takeovers and hold mass prunes before the first write (`prune::ownership`).
 //!
 //! It knows nothing about stores, state objects, leases or reports: the caller passes the
 //! previous inventory and the kinds it learnt (`KnownKind`) in, and persists the new ones,
 //! and only when `Outcome::failed()` is false. A drift check runs in two steps
 //! ([`check_drift`], then [`DriftCheck::correct`]) so that the caller can take its Lease
-//! only when there is something to correct. The reloader (`reload`) runs in two steps
+//! only when there is something to correct. The reloader (`apply::reload`) runs in two steps
 //! alike: [`check_reload`] reads, [`ReloadCheck::restart`] writes. Entry points:
 //! [`desired`], [`sync`], [`check_drift`], [`plan`], [`workloads`] and [`check_reload`].
 
