@@ -150,7 +150,7 @@ async fn a_bundle_cannot_leave_its_namespaces_by_policy_nor_by_grant() {
     files.push(("ClusterProfile.app/PriorityClass.yaml".into(), yaml.into_bytes()));
     let entry = ClusterScopedObject { group: "scheduling.k8s.io".into(), kind: "PriorityClass".into(), name: allowed.clone() };
     let watch = ["--watch-namespaces", &site.watch_list()];
-    let applied = site.sync_released(2, &files, &watch, |r| r.cluster_scoped = vec![entry], &|_| Default::default()).await;
+    let applied = site.sync_released(2, &files, &watch, |r| r.settings.cluster_scoped = vec![entry], &|_| Default::default()).await;
     airlock_e2e::assert_exit(&applied, 0);
     assert!(site.holds("priorityclass", None, &allowed), "the allow-listed PriorityClass was applied");
     assert_eq!(site.config_map_value(&watched).await.as_deref(), Some("v1"));

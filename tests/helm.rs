@@ -7,10 +7,12 @@ use std::io::Read;
 use std::path::Path;
 use std::time::Instant;
 
+use airlock_bundle::vocabulary::{
+    APP_VERSION_ANNOTATION, CHART_LABEL, CHART_VERSION_ANNOTATION, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, REPOSITORY_ANNOTATION,
+};
 use airlock_e2e::chart_repo::{ChartRepo, charts_dir, helm_paths};
 use airlock_publisher::helm::{
-    APP_VERSION_ANNOTATION, Access, CHART_LABEL, CHART_VERSION_ANNOTATION, Capabilities, ChartRef, Helm, HookEvent, Manifest,
-    RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, REPOSITORY_ANNOTATION, Release, ReleaseRequest, Renderer, RendererSettings, TemplateOptions,
+    Access, Capabilities, ChartRef, Helm, HookEvent, Manifest, Release, ReleaseRequest, Renderer, RendererSettings, TemplateOptions,
 };
 use serde_json::{Value, json};
 

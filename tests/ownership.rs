@@ -217,7 +217,7 @@ async fn a_mass_prune_is_held_until_confirmed_locally_or_by_the_signed_flag() {
     // So does the bundle's signed confirmation.
     site.publish("store", &[site.signed(3, site.files(12, "three"), |_| {})]).await;
     assert_exit(&site.sync("store").await, 0);
-    site.publish("store", &[site.signed(4, app_files(&site.app_ns, 2, "four"), |r| r.allow_mass_prune = true)]).await;
+    site.publish("store", &[site.signed(4, app_files(&site.app_ns, 2, "four"), |r| r.settings.allow_mass_prune = true)]).await;
     let plan = site.run("plan", "store", &[]).await;
     assert_exit(&plan, 0);
     assert!(!plan.stdout.contains("REFUSED") && plan.stdout.contains("wouldPrune"), "{plan:?}");

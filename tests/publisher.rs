@@ -37,7 +37,7 @@ async fn publish_change_republish(store: &str) {
     assert_eq!(first, want);
     let b1 = read_back(store, &e1, &keys.keyring).await;
     assert_eq!(b1.predicate().version, 1);
-    assert_eq!(b1.predicate().watch_namespaces, Some(vec!["apps".to_string(), "kube-public".to_string()]));
+    assert_eq!(b1.predicate().settings.watch_namespaces, Some(vec!["apps".to_string(), "kube-public".to_string()]));
     assert!(file(&b1, &format!("{}/ConfigMap.apps.zone-settings.yaml", fx.part("north"))).contains("replicas: \"3\""));
     let info = file(&b1, &format!("{}/ConfigMap.apps.cluster-info.yaml", fx.part("base")));
     assert!(info.contains(&format!("cluster: {e1}")) && info.contains("zone: NORTH") && info.contains("owner: platform"), "{info}");

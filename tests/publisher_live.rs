@@ -34,7 +34,7 @@ async fn publishes_from_the_management_cluster() {
     let info = file(&b1, &format!("{}/ConfigMap.apps.cluster-info.yaml", fx.part("base")));
     assert!(info.contains("zone: NORTH") && info.contains("owner: platform"), "{info}");
     assert!(file(&b1, &format!("{}/Secret.apps.registry-credentials.yaml", fx.part("secret"))).contains("token: not-a-real-token"));
-    assert_eq!(b1.predicate().watch_namespaces, Some(vec!["apps".to_string(), "kube-public".to_string()]));
+    assert_eq!(b1.predicate().settings.watch_namespaces, Some(vec!["apps".to_string(), "kube-public".to_string()]));
 
     // The same objects read from files render the same bundles.
     let from_dir = ["publish", "--from-dir", fx.path(), "--to", &store, "--key", &keys.key, "--dry-run"];

@@ -126,9 +126,9 @@ async fn publishes_what_sveltos_would_deploy() {
     let notes: Vec<&str> = entry(&b1, &web).notes.iter().map(|n| n.field.as_str()).collect();
     assert_eq!(notes, ["spec.kustomizationRefs[0].kind"]);
     assert!(!b1.predicate().profiles.iter().any(|p| p.name == fx.part("idle")), "a paused profile goes nowhere");
-    let window = b1.predicate().active_window.clone().expect("edge-1's window travels in its bundle");
+    let window = b1.predicate().settings.active_window.clone().expect("edge-1's window travels in its bundle");
     assert_eq!((window.from.as_str(), window.to.as_str()), ("0 20 * * 5", "0 7 * * 1"));
-    assert!(b2.predicate().active_window.is_none());
+    assert!(b2.predicate().settings.active_window.is_none());
 }
 
 #[tokio::test]

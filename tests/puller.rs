@@ -31,7 +31,7 @@ use std::time::Duration;
 use airlock_bundle::SyncMode;
 use airlock_e2e::puller::{Signing, Site, http_get};
 use airlock_e2e::{assert_exit, managed_kubeconfig, puller_bin};
-use airlock_puller::report::RunResult;
+use airlock_puller::reports::report::RunResult;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};

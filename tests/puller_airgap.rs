@@ -19,7 +19,7 @@ use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Keyring, PartSettings, Release, SignedBundle, SigningKey, sign};
 use airlock_cli::install_crypto_provider;
 use airlock_e2e::{Run, assert_exit, managed_kubeconfig, publisher_bin, puller_bin};
-use airlock_puller::report::{Report, RunResult};
+use airlock_puller::reports::report::{Report, RunResult};
 use airlock_store::{RegistryCredentials, StoreRef, open, open_oci};
 use jiff::{SignedDuration, Timestamp};
 use k8s_openapi::api::core::v1::ConfigMap;

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use airlock_bundle::{Bundle, Expectation, Floor, Keyring, PartSettings, Release, SignedBundle, SigningKey, sign};
+use airlock_bundle::{Bundle, ClusterSettings, Expectation, Floor, Keyring, PartSettings, Release, SignedBundle, SigningKey, sign};
 use airlock_bundle::{ClusterId, Limits};
 use airlock_store::oci::{self, GzipCache};
 use airlock_store::{Fetch, FetchError, OciManifest, PublishMeta, RegistryCredentials, Store, StoreError, StoreRef};
@@ -54,12 +54,8 @@ fn signed(key: &SigningKey, cluster: &ClusterId, version: u64, own: &str) -> Sig
         issued_at: now,
         expires: now.checked_add(SignedDuration::from_hours(1)).expect("valid time"),
         keyring_version: 1,
-        watch_namespaces: None,
-        active_window: None,
-        recipients: None,
-        allow_plaintext_secrets: false,
-        allow_mass_prune: false,
-        cluster_scoped: Vec::new(),
+        settings: ClusterSettings::default(),
+        decommission: false,
     };
     sign::sign(bundle, &release, &|_| PartSettings::default(), std::slice::from_ref(key), None)
 }

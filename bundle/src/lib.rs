@@ -8,7 +8,9 @@
 //! The publisher goes [`Bundle::new`] → [`sign::sign`]; the puller goes
 //! [`verify::verify_envelope`] → [`verify::VerifiedEnvelope::verify_part`] →
 //! [`verify::VerifiedEnvelope::finish`]. [`yaml`] reads a bundle file's manifests (spec
-//! 2.5), [`selector`] the label selectors of drift exclusion targets (spec 5.8). Feature
+//! 2.5), [`selector`] the label selectors of drift exclusion targets (spec 5.8), and
+//! [`vocabulary`] names the labels, annotations and hook words both binaries read and
+//! write. Feature
 //! `testing` adds `testkit`: seeded keys and fixed bundles for tests.
 #![forbid(unsafe_code)]
 
@@ -35,6 +37,7 @@ pub mod tar;
 #[cfg(feature = "testing")]
 pub mod testkit;
 pub mod verify;
+pub mod vocabulary;
 pub mod yaml;
 
 pub use cluster::ClusterId;
@@ -45,5 +48,5 @@ pub use keyring::Keyring;
 pub use limits::Limits;
 pub use sign::{PartSettings, Release, SignedBundle};
 pub use signer::{SignError, Signer};
-pub use statement::{Statement, StopMatchingBehavior, SyncMode};
+pub use statement::{ClusterSettings, Statement, StopMatchingBehavior, SyncMode};
 pub use verify::{Expectation, Floor, Transport, VerifiedBundle, VerifiedEnvelope, VerifyError};

@@ -63,17 +63,10 @@ pub struct Release {
     pub issued_at: Timestamp,
     pub expires: Timestamp,
     pub keyring_version: u64,
-    pub watch_namespaces: Option<Vec<String>>,
-    pub active_window: Option<ActiveWindow>,
-    /// The age recipients of the bundle's encrypted files, the cluster's own first (spec 2.7).
-    pub recipients: Option<Vec<String>>,
-    /// Whether the cluster may receive `Secret`s in clear although it decrypts (spec 2.7).
-    pub allow_plaintext_secrets: bool,
-    /// Whether the cluster's pullers may prune more than the mass-prune guard lets
-    /// through unconfirmed (spec 2.5.4).
-    pub allow_mass_prune: bool,
-    /// The cluster-scoped objects allowed beside the watched Namespaces (spec 5.2).
-    pub cluster_scoped: Vec<ClusterScopedObject>,
+    /// The cluster's settings, as the statement carries them.
+    pub settings: ClusterSettings,
+    /// Makes the bundle the cluster's final one (spec 2.5.5).
+    pub decommission: bool,
 }
 
 /// A bundle with its signed statement, ready for a store.
@@ -133,13 +126,8 @@ pub fn statement(bundle: &Bundle, release: &Release, settings: &dyn Fn(&str) -> 
             issued_at: release.issued_at,
             expires: release.expires,
             keyring_version: release.keyring_version,
-            watch_namespaces: release.watch_namespaces.clone(),
-            active_window: release.active_window.clone(),
-            recipients: release.recipients.clone(),
-            allow_plaintext_secrets: release.allow_plaintext_secrets,
-            allow_mass_prune: release.allow_mass_prune,
-            decommission: false,
-            cluster_scoped: release.cluster_scoped.clone(),
+            settings: release.settings.clone(),
+            decommission: release.decommission,
             profiles,
             files,
         },

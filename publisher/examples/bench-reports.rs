@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 
 use airlock_bundle::report::{PullReport, RunResult};
+use airlock_bundle::vocabulary::{REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION};
 use airlock_bundle::{ClusterId, Digest, SigningKey};
 use airlock_store::{ReportPush, StoreRef};
 use anyhow::Context;
@@ -20,9 +21,6 @@ use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
-/// The annotations `register cluster` sets and ingest reads (spec 14.2, 14.9).
-const REPORT_KEY: &str = "airlock.dev/report-key";
-const REPORT_INTERVAL: &str = "airlock.dev/report-interval";
 /// Pushes in flight: a fleet's pullers push at once, each over its own connection.
 const PUSHES_IN_FLIGHT: usize = 16;
 /// Objects per report: a cluster's part of a small profile, all unchanged.
@@ -84,7 +82,7 @@ fn sveltos_cluster(cluster: &ClusterId, key: &SigningKey) -> Value {
         "metadata": {
             "name": cluster.name(),
             "namespace": cluster.namespace(),
-            "annotations": {REPORT_KEY: key.public().to_openssh(&cluster.to_string()), REPORT_INTERVAL: "30m"},
+            "annotations": {REPORT_KEY_ANNOTATION: key.public().to_openssh(&cluster.to_string()), REPORT_INTERVAL_ANNOTATION: "30m"},
         },
         "spec": {"pullMode": true},
     })

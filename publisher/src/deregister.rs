@@ -16,6 +16,7 @@ mod site;
 use std::path::PathBuf;
 
 use airlock_bundle::ClusterId;
+use airlock_bundle::vocabulary::DECOMMISSIONED_ANNOTATION;
 use airlock_cli::{KubeArgs, exit};
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -23,7 +24,6 @@ use jiff::SignedDuration;
 use kube::api::{Api, DynamicObject};
 use serde_json::Value;
 
-use crate::annotations::DECOMMISSIONED_ANNOTATION;
 use crate::cmd::{StoreArgs, parse_duration};
 use crate::sveltos::live::sveltos_kinds;
 

@@ -16,7 +16,7 @@ use std::sync::{Mutex, OnceLock, RwLock};
 use std::time::{Duration, SystemTime};
 
 use airlock_bundle::Digest;
-use airlock_bundle::statement::{ActiveWindow, ClusterScopedObject, ProfileEntry, Statement};
+use airlock_bundle::statement::{ClusterSettings, ProfileEntry, Statement};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -43,18 +43,9 @@ pub struct Outline {
     /// The bundle digest.
     pub bundle: Digest,
     pub profiles: Vec<ProfileEntry>,
-    pub watch_namespaces: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub active_window: Option<ActiveWindow>,
-    /// The age recipients of its encrypted files, when it has any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recipients: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub allow_plaintext_secrets: bool,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub allow_mass_prune: bool,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cluster_scoped: Vec<ClusterScopedObject>,
+    /// The cluster's settings its statement carries.
+    #[serde(flatten)]
+    pub settings: ClusterSettings,
     pub objects: usize,
     pub warnings: Vec<String>,
     /// The profiles that failed to render, whose parts keep what they held.
@@ -88,17 +79,11 @@ impl Outline {
     pub fn of(statement: &Statement, objects: usize, warnings: Vec<String>, failures: Vec<Failure>) -> Outline {
         let p = &statement.predicate;
         let bundle = Digest::from_hex(&statement.subject[0].digest.sha256).expect("a statement made here names its bundle digest");
-        let (cluster, profiles, watch_namespaces) = (p.cluster.clone(), p.profiles.clone(), p.watch_namespaces.clone());
         Outline {
-            cluster,
+            cluster: p.cluster.clone(),
             bundle,
-            profiles,
-            watch_namespaces,
-            active_window: p.active_window.clone(),
-            recipients: p.recipients.clone(),
-            allow_plaintext_secrets: p.allow_plaintext_secrets,
-            allow_mass_prune: p.allow_mass_prune,
-            cluster_scoped: p.cluster_scoped.clone(),
+            profiles: p.profiles.clone(),
+            settings: p.settings.clone(),
             objects,
             warnings,
             failures,
@@ -236,6 +221,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use airlock_bundle::ClusterSettings;
 
     fn outline(cluster: &str) -> Outline {
         let stored = Stored {
@@ -251,12 +237,7 @@ mod tests {
             cluster: cluster.into(),
             bundle,
             profiles: vec![],
-            watch_namespaces: None,
-            active_window: None,
-            recipients: None,
-            allow_plaintext_secrets: false,
-            allow_mass_prune: false,
-            cluster_scoped: Vec::new(),
+            settings: ClusterSettings::default(),
             objects: 1,
             warnings,
             failures: vec![],

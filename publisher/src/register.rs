@@ -27,6 +27,10 @@ pub(crate) use token::SECRET_SUFFIX;
 use std::path::Path;
 
 use airlock_bundle::ClusterId;
+use airlock_bundle::vocabulary::{
+    AGE_RECIPIENT_ANNOTATION, CLUSTER_SCOPED_ANNOTATION, PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION, REPORT_INTERVAL_ANNOTATION,
+    REPORT_KEY_ANNOTATION,
+};
 use airlock_cli::{KubeArgs, exit};
 use airlock_store::StoreRef;
 use anyhow::Context;
@@ -37,10 +41,7 @@ use kube::core::GroupVersionKind;
 use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
-use crate::annotations::{
-    AGE_RECIPIENT_ANNOTATION, CLUSTER_SCOPED_ANNOTATION, FIELD_MANAGER, PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION,
-    REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION,
-};
+use crate::annotations::FIELD_MANAGER;
 use crate::sveltos::model::WATCH_NAMESPACES_ANNOTATION;
 use settings::{ClusterFlags, Registration};
 

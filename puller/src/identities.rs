@@ -7,8 +7,8 @@
 
 use airlock_bundle::age::Identity;
 use airlock_bundle::statement::Predicate;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::kept::identity::KeptIdentity;
 use crate::kept::state::State;
 
 /// The identities of one run, the file's first.
@@ -41,26 +41,8 @@ impl Identities {
     /// What the state keeps once a bundle signed as `predicate` is applied: the identities
     /// of the recipients it lists, which are what reading it again needs.
     pub fn kept_after(&self, predicate: &Predicate) -> Vec<KeptIdentity> {
-        let listed = predicate.recipients.as_deref().unwrap_or_default();
+        let listed = predicate.settings.recipients.as_deref().unwrap_or_default();
         self.all.iter().filter(|i| listed.contains(&i.recipient().to_string())).cloned().map(KeptIdentity).collect()
-    }
-}
-
-/// An identity as the state keeps it: its `AGE-SECRET-KEY-1` string. `Debug` shows the
-/// recipient alone, as `Identity`'s does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeptIdentity(pub Identity);
-
-impl Serialize for KeptIdentity {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0.to_secret_string())
-    }
-}
-
-impl<'de> Deserialize<'de> for KeptIdentity {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        Identity::parse(&text).map(KeptIdentity).map_err(serde::de::Error::custom)
     }
 }
 
@@ -71,7 +53,7 @@ mod tests {
 
     fn predicate(recipients: &[&Identity]) -> Predicate {
         let mut p = airlock_bundle::testkit::Fixture::new(1).signed(1, airlock_bundle::testkit::Fixture::files()).statement.predicate;
-        p.recipients = Some(recipients.iter().map(|i| i.recipient().to_string()).collect());
+        p.settings.recipients = Some(recipients.iter().map(|i| i.recipient().to_string()).collect());
         p
     }
 

@@ -6,25 +6,21 @@
 //!
 //! The layout follows a run. `cmd` holds the commands: `sync` runs fetch and verify
 //! (`source`) → policy, plan, apply, prune and drift (`engine`) → what is kept in the
-//! cluster (`kept`: state, inventory, the kept report) → the report (`report`, written by
-//! `report_writer`, sent to the store by `report_push`), under a Lease; `run` repeats it in a loop; `plan` and `verify` show
+//! cluster (`kept`: state, inventory) → the report (`reports`: the report, the copy kept in
+//! the cluster, the signed files and the push to the store), under a Lease; `run` repeats it in a loop; `plan` and `verify` show
 //! what it would do; across an air gap, `import` loads a carried archive into the local
 //! store and `export_reports` bundles the signed reports to carry back. `config` checks
 //! the flags into settings before any of it, `window` says whether the bundle's active
-//! window lets a run change the cluster, and `failure` sorts what went wrong into the
-//! documented exit codes.
+//! window lets a run change the cluster, and `reports::failure` sorts what went wrong into
+//! the documented exit codes.
 #![forbid(unsafe_code)]
 
-mod checks;
 pub mod cmd;
 pub mod config;
 pub mod engine;
-pub mod failure;
 mod identities;
 mod kept;
-pub mod report;
-mod report_push;
-mod report_writer;
+pub mod reports;
 mod source;
 mod trusted;
 mod window;

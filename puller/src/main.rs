@@ -15,7 +15,7 @@ use airlock_bundle::Limits;
 use airlock_cli::{KubeArgs, LogArgs, exit, install_crypto_provider};
 use airlock_puller::cmd::{self, export_reports, import, plan, run, sync, verify};
 use airlock_puller::config::SyncArgs;
-use airlock_puller::failure::Failure;
+use airlock_puller::reports::failure::Failure;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]

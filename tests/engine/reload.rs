@@ -5,8 +5,9 @@
 
 use std::collections::BTreeMap;
 
+use airlock_bundle::vocabulary::RESTARTED_AT_ANNOTATION;
 use airlock_bundle::{PartSettings, SyncMode};
-use airlock_puller::engine::{self, ANNOTATION_RESTARTED_AT, Action, Mounted};
+use airlock_puller::engine::{self, Action, Mounted};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
@@ -61,7 +62,7 @@ async fn a_workload_restarts_once_a_configmap_it_mounts_changed_and_not_otherwis
     let deployments = s.namespaced("apps/v1", "Deployment", &ns);
     let restarted_at = || async {
         let web = deployments.get("web").await.expect("web");
-        web.data.pointer(&format!("/spec/template/metadata/annotations/{}", ANNOTATION_RESTARTED_AT.replace('/', "~1"))).cloned()
+        web.data.pointer(&format!("/spec/template/metadata/annotations/{}", RESTARTED_AT_ANNOTATION.replace('/', "~1"))).cloned()
     };
 
     // Seen for the first time: recorded, not restarted; then nothing changed.

@@ -7,7 +7,7 @@
 
 use airlock_bundle::envelope::{self, KEYRING_PAYLOAD_TYPE};
 use airlock_bundle::{ClusterId, Limits};
-use airlock_bundle::{Keyring, Release, SignedBundle, SigningKey, keyring};
+use airlock_bundle::{ClusterSettings, Keyring, Release, SignedBundle, SigningKey, keyring};
 use airlock_e2e::hostile_site::{BASELINE, Site};
 use airlock_store::StoreRef;
 use airlock_store::oci::Artifact;
@@ -284,7 +284,10 @@ async fn manifest_cases(site: &Site, out: &mut Vec<Case>) {
     let args = vec![format!("--watch-namespaces={ns}"), "--namespace-policy=reject".to_string()];
     out.push(Case { args, ..case(name, source, REJECTED, outside_list.clone()) });
     let name = "outside-signed-watch-namespaces";
-    let narrowed = Release { watch_namespaces: Some(vec![ns.clone()]), ..site.release(NEXT) };
+    let narrowed = Release {
+        settings: ClusterSettings { watch_namespaces: Some(vec![ns.clone()]), ..ClusterSettings::default() },
+        ..site.release(NEXT)
+    };
     let source = layout(site, name, &artifact(&site.signed(with(name, stray), &narrowed))).await;
     out.push(case(name, source, REJECTED, outside_list));
 }

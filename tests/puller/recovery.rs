@@ -8,7 +8,7 @@ use airlock_bundle::Limits;
 use airlock_bundle::{Keyring, SigningKey, keyring};
 use airlock_e2e::puller::{Signing, Site};
 use airlock_e2e::{Run, assert_exit};
-use airlock_puller::report::RunResult;
+use airlock_puller::reports::report::RunResult;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 

@@ -92,7 +92,7 @@ async fn the_bundle_narrows_watch_namespaces() {
         format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: stray\n  namespace: {outside}\ndata: {{}}\n").into_bytes(),
     ));
     let watch = vec![site.app_ns.clone()];
-    site.publish("store", &[site.signed(1, files, |r| r.watch_namespaces = Some(watch))]).await;
+    site.publish("store", &[site.signed(1, files, |r| r.settings.watch_namespaces = Some(watch))]).await;
 
     // The local list allows both namespaces; the bundle's narrows it to one.
     let both = format!("{},{outside}", site.app_ns);

@@ -4,9 +4,10 @@
 //! leaves it as it is.
 
 use airlock_bundle::PartSettings;
+use airlock_bundle::vocabulary::RESTARTED_AT_ANNOTATION;
 use airlock_e2e::assert_exit;
 use airlock_e2e::puller::{Signing, Site, config_map_file};
-use airlock_puller::engine::{ANNOTATION_RESTARTED_AT, Action};
+use airlock_puller::engine::Action;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, Patch, PatchParams};
@@ -35,7 +36,7 @@ async fn a_changed_mounted_configmap_restarts_its_deployment_at_the_next_run() {
     let deployments = Api::<Deployment>::namespaced(site.client.clone(), &site.app_ns);
     let restarted_at = || async {
         let web = deployments.get("web").await.expect("web");
-        web.spec.and_then(|s| s.template.metadata).and_then(|m| m.annotations).and_then(|a| a.get(ANNOTATION_RESTARTED_AT).cloned())
+        web.spec.and_then(|s| s.template.metadata).and_then(|m| m.annotations).and_then(|a| a.get(RESTARTED_AT_ANNOTATION).cloned())
     };
     assert_eq!(restarted_at().await, None);
 

@@ -9,7 +9,7 @@ use airlock_bundle::envelope::REPORT_PAYLOAD_TYPE;
 use airlock_bundle::{Keyring, SigningKey, envelope};
 use airlock_e2e::assert_exit;
 use airlock_e2e::puller::Site;
-use airlock_puller::report::{Report, RunResult};
+use airlock_puller::reports::report::{Report, RunResult};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_signed_report_is_written_and_verifies() {

@@ -7,7 +7,7 @@ use airlock_bundle::statement::{ActiveWindow, FieldNote, RenderFailure, Support}
 use airlock_bundle::{PartSettings, Release};
 use airlock_e2e::assert_exit;
 use airlock_e2e::puller::{Signing, Site};
-use airlock_puller::report::RunResult;
+use airlock_puller::reports::report::RunResult;
 
 /// February 30th: never fires, so a window from it never opens and one to it never closes.
 const NEVER: &str = "0 0 30 2 *";
@@ -15,7 +15,7 @@ const EVERY_MINUTE: &str = "* * * * *";
 
 fn window(from: &str, to: &str) -> impl FnOnce(&mut Release) {
     let window = ActiveWindow { from: from.into(), to: to.into() };
-    move |r: &mut Release| r.active_window = Some(window)
+    move |r: &mut Release| r.settings.active_window = Some(window)
 }
 
 #[tokio::test(flavor = "multi_thread")]

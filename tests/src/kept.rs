@@ -2,14 +2,14 @@
 //! the inventory Secret and the report ConfigMap, so tests check fields rather than grep
 //! text. The state and the inventory are read into the tests' own small structs, a
 //! reading of the format apart from the puller's code; the report into the report type the
-//! puller writes (`airlock_puller::report::Report`, the contract's payload).
+//! puller writes (`airlock_puller::reports::report::Report`, the contract's payload).
 
 use std::collections::BTreeMap;
 use std::io::Read;
 
 use airlock_bundle::{ClusterId, Digest};
 use airlock_puller::engine::InventoryEntry;
-use airlock_puller::report::Report;
+use airlock_puller::reports::report::Report;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::Api;
 use serde::Deserialize;

@@ -12,11 +12,13 @@ use serde::{Deserialize, Serialize};
 mod check;
 mod profile;
 mod scoped;
+mod settings;
 pub mod tenant;
 
 pub use check::{CelRule, Check, Checks, JobCheck, MetricQuery, Metrics, SecretName, Selection, list as check_list};
 pub use profile::{DriftExclusion, FieldNote, ProfileEntry, RenderFailure, Rendering, Support, Target};
 pub use scoped::{ClusterScopedObject, parse_cluster_scoped};
+pub use settings::ClusterSettings;
 pub use tenant::ServiceAccountRef;
 
 pub const STATEMENT_TYPE: &str = "https://in-toto.io/Statement/v1";
@@ -56,30 +58,15 @@ pub struct Predicate {
     #[serde(with = "rfc3339")]
     pub expires: Timestamp,
     pub keyring_version: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watch_namespaces: Option<Vec<String>>,
-    /// When the puller may change the cluster (spec 5.2); absent means always.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub active_window: Option<ActiveWindow>,
-    /// The age recipients every encrypted file is encrypted to, the cluster's own first
-    /// (spec 2.7); absent when no file is encrypted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub recipients: Option<Vec<String>>,
-    /// Whether a puller that decrypts may still apply a `Secret` that came in clear (spec 2.7).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub allow_plaintext_secrets: bool,
-    /// Confirms a mass prune: the puller applies a version that prunes more than the
-    /// mass-prune guard lets through unconfirmed (spec 2.5.4).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub allow_mass_prune: bool,
+    /// The cluster's settings, flattened into the predicate's fields. `decommission` comes
+    /// after them, where the spec's table has it before `clusterScoped`: a final bundle never
+    /// has `clusterScoped`, so the JSON keeps the table's order.
+    #[serde(flatten)]
+    pub settings: ClusterSettings,
     /// The final bundle of a cluster leaving Airlock (spec 2.5.5): no parts, no files, and
     /// `allowMassPrune`; its puller prunes everything it applied, then stops.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub decommission: bool,
-    /// The cluster-scoped objects a bundle may hold on a cluster with watch-namespaces,
-    /// besides the Namespaces of the list (spec 5.2); sorted, no duplicates.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cluster_scoped: Vec<ClusterScopedObject>,
     pub profiles: Vec<ProfileEntry>,
     pub files: Vec<FileEntry>,
 }

@@ -14,6 +14,7 @@ use crate::keyring::Keyring;
 use crate::limits::Limits;
 use crate::seal::{Sealer, holds_secret};
 use crate::sign::{self, PartSettings, Release, SignedBundle};
+use crate::statement::ClusterSettings;
 use crate::verify::{Expectation, Floor};
 
 /// The fixed time test bundles are issued at: 2026-01-01T00:00:00Z.
@@ -76,12 +77,8 @@ impl Fixture {
             issued_at: Fixture::now(),
             expires: Timestamp::from_second(ISSUED_AT + LIFETIME_SECS).expect("valid time"),
             keyring_version: self.keyring.version(),
-            watch_namespaces: None,
-            active_window: None,
-            recipients: None,
-            allow_plaintext_secrets: false,
-            allow_mass_prune: false,
-            cluster_scoped: Vec::new(),
+            settings: ClusterSettings::default(),
+            decommission: false,
         }
     }
 
@@ -103,7 +100,8 @@ impl Fixture {
             (name.to_string(), sealed)
         });
         let bundle = Bundle::from_parts(parts, &Limits::SPEC).expect("fixture bundle is valid");
-        let release = Release { recipients: Some(sealer.recipients()), ..self.release(version) };
+        let mut release = self.release(version);
+        release.settings.recipients = Some(sealer.recipients());
         sign::sign(bundle, &release, &|_: &str| PartSettings::default(), &self.keys, None)
     }
 

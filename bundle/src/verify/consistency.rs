@@ -30,12 +30,12 @@ pub(super) fn check_consistency(statement: &Statement, limits: &Limits) -> Resul
     if p.expires <= p.issued_at {
         return Err(VerifyError::ExpiresBeforeIssued { issued_at: rfc3339::format(&p.issued_at), expires: rfc3339::format(&p.expires) });
     }
-    if let Some(ns) = &p.watch_namespaces
+    if let Some(ns) = &p.settings.watch_namespaces
         && let Some(bad) = ns.iter().find(|n| !crate::cluster::is_dns_label(n))
     {
         return Err(VerifyError::BadField(format!("watchNamespaces entry {bad:?} is not a namespace name")));
     }
-    check_cluster_scoped(&p.cluster_scoped)?;
+    check_cluster_scoped(&p.settings.cluster_scoped)?;
     // spec 2.5.5: a final bundle prunes the whole inventory, so it carries nothing to
     // apply and confirms the mass prune it is.
     if p.decommission && (!p.profiles.is_empty() || !p.files.is_empty()) {
@@ -44,7 +44,7 @@ pub(super) fn check_consistency(statement: &Statement, limits: &Limits) -> Resul
             "decommission: a final bundle holds no parts and no files, this one {parts} and {files}"
         )));
     }
-    if p.decommission && !p.allow_mass_prune {
+    if p.decommission && !p.settings.allow_mass_prune {
         return Err(VerifyError::BadField("decommission: a final bundle must also carry allowMassPrune true".into()));
     }
     if p.profiles.len() > limits.parts {

@@ -217,7 +217,7 @@ impl VerifiedBundle {
     /// plaintext, decrypted with `identities` and checked against its signed digest. A
     /// bundle without encrypted files is returned as it is, whatever the identities.
     pub fn decrypt(self, identities: &[Identity], limits: &Limits) -> Result<VerifiedBundle, VerifyError> {
-        if self.predicate().recipients.is_none() {
+        if self.predicate().settings.recipients.is_none() {
             return Ok(self);
         }
         let files = sealing::decrypt(self.predicate(), self.bundle.shared_files(), identities, limits)?;

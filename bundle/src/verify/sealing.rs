@@ -35,7 +35,7 @@ pub(super) fn check_file(f: &FileEntry, limits: &Limits) -> Result<bool, VerifyE
 /// most the limit, each a valid age recipient, none twice.
 pub(super) fn check_recipients(p: &Predicate, sealed: bool, limits: &Limits) -> Result<(), VerifyError> {
     let bad = |m: String| Err(VerifyError::BadField(format!("recipients: {m}")));
-    let Some(recipients) = &p.recipients else {
+    let Some(recipients) = &p.settings.recipients else {
         return if sealed { bad("absent, but files are encrypted".into()) } else { Ok(()) };
     };
     if !sealed {
@@ -63,7 +63,7 @@ pub(super) fn decrypt(
     identities: &[Identity],
     limits: &Limits,
 ) -> Result<Vec<(String, Bytes)>, VerifyError> {
-    let Some(listed) = &predicate.recipients else {
+    let Some(listed) = &predicate.settings.recipients else {
         return Ok(files);
     };
     if identities.is_empty() {

@@ -11,7 +11,7 @@ use crate::statement::{Check, Predicate, ProfileEntry};
 pub const MAX_DRIFT_PATHS: usize = 1_000;
 
 pub(super) fn check_window(p: &Predicate) -> Result<(), VerifyError> {
-    if let Some(w) = &p.active_window {
+    if let Some(w) = &p.settings.active_window {
         Window::parse(&w.from, &w.to).map_err(|e| VerifyError::BadField(format!("activeWindow: {e}")))?;
     }
     Ok(())

@@ -285,7 +285,7 @@ fn rejects_zero_or_huge_versions_and_bad_times() {
     assert!(matches!(check(&fx, &env), Err(VerifyError::OutOfRange { field: "version", .. })));
     let env = resigned(&fx, |s| s.predicate.expires = s.predicate.issued_at);
     assert!(matches!(check(&fx, &env), Err(VerifyError::ExpiresBeforeIssued { .. })));
-    let env = resigned(&fx, |s| s.predicate.watch_namespaces = Some(vec!["Bad_NS".into()]));
+    let env = resigned(&fx, |s| s.predicate.settings.watch_namespaces = Some(vec!["Bad_NS".into()]));
     assert!(matches!(check(&fx, &env), Err(VerifyError::BadField(_))));
 }
 

@@ -85,7 +85,8 @@ fn resealed(fx: &Fixture, edit: impl Fn(&mut Vec<u8>, &mut Plaintext)) -> Signed
         (name.to_string(), airlock_bundle::Part::sealed(name, files, &L).unwrap())
     });
     let bundle = airlock_bundle::Bundle::from_parts(parts, &L).unwrap();
-    let release = airlock_bundle::Release { recipients: signed.statement.predicate.recipients.clone(), ..fx.release(3) };
+    let mut release = fx.release(3);
+    release.settings.recipients = signed.statement.predicate.settings.recipients.clone();
     airlock_bundle::sign::sign(bundle, &release, &|_: &str| Default::default(), &fx.keys, None)
 }
 
@@ -117,15 +118,19 @@ fn refuses_encrypted_files_and_recipients_the_statement_describes_inconsistently
         ),
         (
             "recipients without encrypted files",
-            Box::new(|s| s.predicate.recipients = Some(vec![identity(1).recipient().to_string()])),
+            Box::new(|s| s.predicate.settings.recipients = Some(vec![identity(1).recipient().to_string()])),
             "present, but no file",
         ),
-        ("an empty recipient list", Box::new(|s| s.predicate.recipients = Some(vec![])), "0 entries"),
-        ("a recipient twice", Box::new(|s| s.predicate.recipients = Some(vec![identity(1).recipient().to_string(); 2])), "listed twice"),
-        ("a bad recipient", Box::new(|s| s.predicate.recipients = Some(vec!["age1nope".into()])), "\"age1nope\""),
+        ("an empty recipient list", Box::new(|s| s.predicate.settings.recipients = Some(vec![])), "0 entries"),
+        (
+            "a recipient twice",
+            Box::new(|s| s.predicate.settings.recipients = Some(vec![identity(1).recipient().to_string(); 2])),
+            "listed twice",
+        ),
+        ("a bad recipient", Box::new(|s| s.predicate.settings.recipients = Some(vec!["age1nope".into()])), "\"age1nope\""),
         (
             "seventeen recipients",
-            Box::new(|s| s.predicate.recipients = Some((10..27).map(|i| identity(i).recipient().to_string()).collect())),
+            Box::new(|s| s.predicate.settings.recipients = Some((10..27).map(|i| identity(i).recipient().to_string()).collect())),
             "17 entries",
         ),
     ];
@@ -146,7 +151,7 @@ fn refuses_encrypted_files_and_recipients_the_statement_describes_inconsistently
     }
     let envelope = resigned(&fx, |s| {
         *s = good.clone();
-        s.predicate.recipients = None;
+        s.predicate.settings.recipients = None;
     });
     assert!(check(&fx, &envelope).unwrap_err().to_string().contains("absent, but files are encrypted"));
 }

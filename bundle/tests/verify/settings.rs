@@ -18,7 +18,7 @@ fn refused(fx: &Fixture, envelope: &[u8], needle: &str) {
 fn accepts_well_formed_settings() {
     let fx = Fixture::new(1);
     let env = resigned(&fx, |s| {
-        s.predicate.active_window = Some(ActiveWindow { from: "0 20 * * 5".into(), to: "0 7 * * 1".into() });
+        s.predicate.settings.active_window = Some(ActiveWindow { from: "0 20 * * 5".into(), to: "0 7 * * 1".into() });
         let p = &mut s.predicate.profiles[0];
         p.continue_on_error = true;
         p.max_consecutive_failures = Some(3);
@@ -31,7 +31,7 @@ fn accepts_well_formed_settings() {
 #[test]
 fn rejects_an_active_window_that_is_not_cron() {
     let fx = Fixture::new(1);
-    let env = resigned(&fx, |s| s.predicate.active_window = Some(ActiveWindow { from: "0 25 * * *".into(), to: "@daily".into() }));
+    let env = resigned(&fx, |s| s.predicate.settings.active_window = Some(ActiveWindow { from: "0 25 * * *".into(), to: "@daily".into() }));
     refused(&fx, &env, "activeWindow: cron expression \"0 25 * * *\": hour");
 }
 
@@ -77,16 +77,16 @@ fn accepts_a_sorted_cluster_scoped_list_and_rejects_a_bad_or_unsorted_one() {
     let fx = Fixture::new(1);
     let entry = |group: &str, kind: &str, name: &str| ClusterScopedObject { group: group.into(), kind: kind.into(), name: name.into() };
     let good = vec![entry("", "Namespace", "extra"), entry("rbac.authorization.k8s.io", "ClusterRole", "system:view-widgets")];
-    let env = resigned(&fx, |s| s.predicate.cluster_scoped = good.clone());
+    let env = resigned(&fx, |s| s.predicate.settings.cluster_scoped = good.clone());
     check(&fx, &env).expect("a sorted, well-formed allow-list verifies");
-    let env = resigned(&fx, |s| s.predicate.cluster_scoped = good.iter().rev().cloned().collect());
+    let env = resigned(&fx, |s| s.predicate.settings.cluster_scoped = good.iter().rev().cloned().collect());
     refused(&fx, &env, "clusterScoped entry Namespace/extra is out of order or repeated");
-    let env = resigned(&fx, |s| s.predicate.cluster_scoped = vec![good[0].clone(), good[0].clone()]);
+    let env = resigned(&fx, |s| s.predicate.settings.cluster_scoped = vec![good[0].clone(), good[0].clone()]);
     refused(&fx, &env, "out of order or repeated");
     for bad in
         [entry("Bad_Group", "ClusterRole", "x"), entry("", "namespace", "x"), entry("", "Namespace", "a/b"), entry("", "Namespace", "")]
     {
-        let env = resigned(&fx, |s| s.predicate.cluster_scoped = vec![bad.clone()]);
+        let env = resigned(&fx, |s| s.predicate.settings.cluster_scoped = vec![bad.clone()]);
         refused(&fx, &env, &format!("clusterScoped entry {bad} is not"));
     }
 }
@@ -96,7 +96,7 @@ fn rejects_a_final_bundle_with_parts_or_without_the_mass_prune_confirmation() {
     let fx = Fixture::new(1);
     let env = resigned(&fx, |s| {
         s.predicate.decommission = true;
-        s.predicate.allow_mass_prune = true;
+        s.predicate.settings.allow_mass_prune = true;
     });
     refused(&fx, &env, "decommission: a final bundle holds no parts and no files, this one 2 and 3");
     let env = resigned(&fx, |s| {

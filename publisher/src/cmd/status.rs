@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use airlock_bundle::statement::{ProfileEntry, rfc3339};
+use airlock_bundle::vocabulary::STAGED_ANNOTATION;
 use airlock_bundle::{ClusterId, Digest, Limits};
 use airlock_cli::exit;
 use airlock_store::StoreError;
@@ -17,7 +18,6 @@ use anyhow::Context;
 use clap::Args;
 
 use super::{SourceArgs, StoreArgs};
-use crate::annotations::STAGED_ANNOTATION;
 use crate::ingest::staging;
 use crate::ingest::status::Ingested;
 use crate::sveltos::select;

@@ -5,16 +5,18 @@
 //! above it; a run that failed after marking publishes on the next try. A store whose
 //! newest bundle is already final is left as it is.
 
+use airlock_bundle::ClusterSettings;
 use airlock_bundle::envelope::{self, IN_TOTO_PAYLOAD_TYPE};
 use airlock_bundle::sign::{PartDigests, statement};
 use airlock_bundle::statement::rfc3339;
+use airlock_bundle::vocabulary::DECOMMISSION_ANNOTATION;
 use airlock_bundle::{Bundle, ClusterId, Limits, Part, PartSettings, Release, SignedBundle};
 use airlock_store::{PublishMeta, Store, StoreError};
 use jiff::Timestamp;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::annotations::{DECOMMISSION_ANNOTATION, FIELD_MANAGER};
+use crate::annotations::FIELD_MANAGER;
 use crate::publish::Signer;
 
 #[derive(Debug, thiserror::Error)]
@@ -80,15 +82,10 @@ fn sign(cluster: &ClusterId, version: u64, signer: &Signer) -> Result<SignedBund
         issued_at: now,
         expires: now + signer.expires_in,
         keyring_version: signer.keyring_version,
-        watch_namespaces: None,
-        active_window: None,
-        recipients: None,
-        allow_plaintext_secrets: false,
-        allow_mass_prune: true,
-        cluster_scoped: Vec::new(),
+        settings: ClusterSettings { allow_mass_prune: true, ..ClusterSettings::default() },
+        decommission: true,
     };
-    let mut statement = statement(&bundle, &release, &|_| PartSettings::default(), &PartDigests::default());
-    statement.predicate.decommission = true;
+    let statement = statement(&bundle, &release, &|_| PartSettings::default(), &PartDigests::default());
     let envelope = envelope::sign_by(IN_TOTO_PAYLOAD_TYPE, &statement.to_json(), &signer.keys).map_err(|e| error(e.to_string()))?;
     Ok(SignedBundle { bundle, statement, envelope, keyring_chain: signer.chain.clone() })
 }

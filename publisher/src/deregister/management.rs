@@ -5,13 +5,13 @@
 //! another manager (Sveltos's addon-controller) also writes, is left and said so.
 
 use airlock_bundle::ClusterId;
+use airlock_bundle::vocabulary::STORE_CREDENTIALS_ANNOTATION;
 use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::Value;
 
 use crate::annotations::FIELD_MANAGER;
 use crate::ingest::addons::{self, CLUSTER_NAME_LABEL};
 use crate::register::SECRET_SUFFIX;
-use crate::render::credentials::STORE_CREDENTIALS_ANNOTATION;
 use crate::sveltos::live::sveltos_kinds;
 
 #[derive(Debug, thiserror::Error)]

@@ -6,9 +6,10 @@
 //! site's own workloads: they are named, not deleted.
 
 use airlock_bundle::ClusterId;
+use airlock_bundle::vocabulary::PULLER_NAMESPACE_ANNOTATION;
 use serde_json::Value;
 
-use crate::render::credentials::{DEFAULT_PULLER_NAMESPACE, PULLER_NAMESPACE_ANNOTATION};
+use crate::render::credentials::DEFAULT_PULLER_NAMESPACE;
 use crate::sveltos::model::WATCH_NAMESPACES_ANNOTATION;
 
 /// The label every object of the registration YAML carries.

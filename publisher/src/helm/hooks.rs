@@ -20,96 +20,21 @@
 //! tells it so with the Airlock annotations of spec 2.5.3 ([`HookSpec::site_annotations`]).
 
 use std::collections::BTreeMap;
-use std::fmt;
 
+pub use airlock_bundle::vocabulary::{DeletePolicy, HookEvent};
+use airlock_bundle::vocabulary::{HOOK_ANNOTATION, HOOK_DELETE_POLICY_ANNOTATION, HOOK_TIMEOUT_ANNOTATION, HOOK_WEIGHT_ANNOTATION};
 use serde_json::Value;
 
-pub const HOOK_ANNOTATION: &str = "helm.sh/hook";
-pub const WEIGHT_ANNOTATION: &str = "helm.sh/hook-weight";
-pub const DELETE_POLICY_ANNOTATION: &str = "helm.sh/hook-delete-policy";
-/// What the site reads (spec 2.5.3): the events it fires the hook on, its weight, its
-/// delete policies, how long it waits for it.
-pub const SITE_HOOK_ANNOTATION: &str = "airlock.dev/hook";
-pub const SITE_WEIGHT_ANNOTATION: &str = "airlock.dev/hook-weight";
-pub const SITE_DELETE_POLICY_ANNOTATION: &str = "airlock.dev/hook-delete-policy";
-pub const SITE_TIMEOUT_ANNOTATION: &str = "airlock.dev/hook-timeout-seconds";
+pub const HELM_HOOK_ANNOTATION: &str = "helm.sh/hook";
+pub const HELM_WEIGHT_ANNOTATION: &str = "helm.sh/hook-weight";
+pub const HELM_DELETE_POLICY_ANNOTATION: &str = "helm.sh/hook-delete-policy";
 
-/// When a hook runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum HookEvent {
-    PreInstall,
-    PostInstall,
-    PreUpgrade,
-    PostUpgrade,
-    PreDelete,
-    PostDelete,
-    PreRollback,
-    PostRollback,
-    /// `helm test`; Sveltos runs it only with `options.runTests`.
-    Test,
-}
+/// Helm's older name of [`HookEvent::Test`], which charts still write.
+const TEST_SUCCESS: &str = "test-success";
 
-impl HookEvent {
-    pub const ALL: [HookEvent; 9] = [
-        HookEvent::PreInstall,
-        HookEvent::PostInstall,
-        HookEvent::PreUpgrade,
-        HookEvent::PostUpgrade,
-        HookEvent::PreDelete,
-        HookEvent::PostDelete,
-        HookEvent::PreRollback,
-        HookEvent::PostRollback,
-        HookEvent::Test,
-    ];
-
-    /// The annotation's spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HookEvent::PreInstall => "pre-install",
-            HookEvent::PostInstall => "post-install",
-            HookEvent::PreUpgrade => "pre-upgrade",
-            HookEvent::PostUpgrade => "post-upgrade",
-            HookEvent::PreDelete => "pre-delete",
-            HookEvent::PostDelete => "post-delete",
-            HookEvent::PreRollback => "pre-rollback",
-            HookEvent::PostRollback => "post-rollback",
-            HookEvent::Test => "test",
-        }
-    }
-
-    fn parse(text: &str) -> Option<HookEvent> {
-        match text {
-            "test-success" => Some(HookEvent::Test),
-            _ => HookEvent::ALL.into_iter().find(|e| e.as_str() == text),
-        }
-    }
-}
-
-impl fmt::Display for HookEvent {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// When a hook's object is deleted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DeletePolicy {
-    /// Delete the previous copy (and wait for it to go) before creating the hook.
-    BeforeHookCreation,
-    /// Delete it once every hook of the event succeeded, in reverse run order.
-    HookSucceeded,
-    /// Delete it when it failed.
-    HookFailed,
-}
-
-impl DeletePolicy {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeletePolicy::BeforeHookCreation => "before-hook-creation",
-            DeletePolicy::HookSucceeded => "hook-succeeded",
-            DeletePolicy::HookFailed => "hook-failed",
-        }
-    }
+/// The event `text` (trimmed, lower-cased) names, Helm's aliases included.
+fn parse_event(text: &str) -> Option<HookEvent> {
+    if text == TEST_SUCCESS { Some(HookEvent::Test) } else { text.parse().ok() }
 }
 
 /// A hook's annotations, read.
@@ -125,26 +50,18 @@ impl HookSpec {
     /// The hook annotations of `object`, or `None` for an object that is not a hook.
     pub fn of(object: &Value) -> Option<HookSpec> {
         let annotations = object.pointer("/metadata/annotations")?;
-        let hook = annotations.get(HOOK_ANNOTATION)?.as_str()?;
-        let events = list(hook).filter_map(|e| HookEvent::parse(&e)).fold(Vec::new(), |mut all, e| {
+        let hook = annotations.get(HELM_HOOK_ANNOTATION)?.as_str()?;
+        let events = list(hook).filter_map(|e| parse_event(&e)).fold(Vec::new(), |mut all, e| {
             if !all.contains(&e) {
                 all.push(e);
             }
             all
         });
-        let weight = annotations.get(WEIGHT_ANNOTATION).and_then(Value::as_str).and_then(|w| w.parse().ok()).unwrap_or(0);
+        let weight = annotations.get(HELM_WEIGHT_ANNOTATION).and_then(Value::as_str).and_then(|w| w.parse().ok()).unwrap_or(0);
         let delete_policies = annotations
-            .get(DELETE_POLICY_ANNOTATION)
+            .get(HELM_DELETE_POLICY_ANNOTATION)
             .and_then(Value::as_str)
-            .map(|p| {
-                list(p)
-                    .filter_map(|p| {
-                        [DeletePolicy::BeforeHookCreation, DeletePolicy::HookSucceeded, DeletePolicy::HookFailed]
-                            .into_iter()
-                            .find(|d| d.as_str() == p)
-                    })
-                    .collect()
-            })
+            .map(|p| list(p).filter_map(|p| p.parse::<DeletePolicy>().ok()).collect())
             .unwrap_or_default();
         Some(HookSpec { events, weight, delete_policies })
     }
@@ -159,12 +76,12 @@ impl HookSpec {
         }
         let policies: Vec<&str> = self.effective_delete_policies().into_iter().map(DeletePolicy::as_str).collect();
         let mut out = BTreeMap::from([
-            (SITE_HOOK_ANNOTATION.to_string(), events.join(",")),
-            (SITE_WEIGHT_ANNOTATION.to_string(), self.weight.to_string()),
-            (SITE_DELETE_POLICY_ANNOTATION.to_string(), policies.join(",")),
+            (HOOK_ANNOTATION.to_string(), events.join(",")),
+            (HOOK_WEIGHT_ANNOTATION.to_string(), self.weight.to_string()),
+            (HOOK_DELETE_POLICY_ANNOTATION.to_string(), policies.join(",")),
         ]);
         if let Some(seconds) = timeout_seconds {
-            out.insert(SITE_TIMEOUT_ANNOTATION.to_string(), seconds.to_string());
+            out.insert(HOOK_TIMEOUT_ANNOTATION.to_string(), seconds.to_string());
         }
         Some(out)
     }

@@ -36,12 +36,9 @@ mod variance;
 pub use binary::{Helm, HelmVersion};
 pub use cache::FetchedChart;
 pub use error::{ChartLabel, Class, HelmError};
-pub use hooks::{DELETE_POLICY_ANNOTATION, DeletePolicy, HOOK_ANNOTATION, HookEvent, HookSpec, SITE_HOOK_ANNOTATION, WEIGHT_ANNOTATION};
+pub use hooks::{DeletePolicy, HELM_DELETE_POLICY_ANNOTATION, HELM_HOOK_ANNOTATION, HELM_WEIGHT_ANNOTATION, HookEvent, HookSpec};
 pub use lazy::LazyRenderer;
-pub use release::{
-    APP_VERSION_ANNOTATION, CHART_LABEL, CHART_VERSION_ANNOTATION, ChartId, Hook, Manifest, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL,
-    REPOSITORY_ANNOTATION, Release,
-};
+pub use release::{ChartId, Hook, Manifest, Release};
 pub use renderer::{Rendered, Renderer, RendererSettings};
 pub use source::{Access, ChartRef, Credentials, Repository, VersionSpec};
 pub use template::{Capabilities, ReleaseRequest, TemplateOptions};

@@ -15,22 +15,12 @@
 //! Helm release record exists on the cluster, and `helm` must not believe it owns them.
 
 use airlock_bundle::Digest;
+use airlock_bundle::vocabulary::{
+    APP_VERSION_ANNOTATION, CHART_LABEL, CHART_VERSION_ANNOTATION, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, REPOSITORY_ANNOTATION,
+};
 use serde_json::{Map, Value};
 
 use super::hooks::{HookEvent, HookSpec, run_order};
-
-pub const RELEASE_LABEL: &str = "airlock.dev/helm-release";
-pub const RELEASE_NAMESPACE_LABEL: &str = "airlock.dev/helm-release-namespace";
-/// `<chart>-<version>` as Helm's `helm.sh/chart` convention spells it (`+` as `_`, at most
-/// 63 characters).
-pub const CHART_LABEL: &str = "airlock.dev/helm-chart";
-
-/// The exact chart version, the repository as the profile names it, and the chart's
-/// `appVersion`: annotations on every object of a release, which the puller reads only to
-/// name the release in its report (bundles-format.md 2.5.3, 14.3).
-pub const CHART_VERSION_ANNOTATION: &str = "airlock.dev/helm-chart-version";
-pub const REPOSITORY_ANNOTATION: &str = "airlock.dev/helm-repository";
-pub const APP_VERSION_ANNOTATION: &str = "airlock.dev/helm-app-version";
 
 /// Which chart, exactly, a release was rendered from.
 #[derive(Debug, Clone, PartialEq, Eq)]

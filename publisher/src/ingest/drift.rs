@@ -18,7 +18,6 @@ use serde::{Deserialize, Serialize};
 
 use super::addons::{ProfileRef, ours};
 use super::report::PullReport;
-pub use crate::annotations::DRIFT_ANNOTATION;
 
 /// Objects named per profile, the newest report's: enough to see what drifts, while the
 /// annotation stays far below the apiserver's limit on all annotations of an object.

@@ -13,11 +13,11 @@
 //! A cluster that never reported is left alone; the next report undoes all of it (14.5).
 
 use airlock_bundle::statement::rfc3339;
+use airlock_bundle::vocabulary::REPORT_INTERVAL_ANNOTATION;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::{Map, Value};
 
 use super::status::{OWNED_STATUS, Update};
-use crate::annotations::REPORT_INTERVAL_ANNOTATION;
 use airlock_cli::duration::{format_duration, parse_duration};
 
 /// The report interval of a SveltosCluster without the annotation: the puller's default.

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use airlock_bundle::vocabulary::REPORT_KEY_ANNOTATION;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_store::{Latest, ReportStore, StoreError};
 use jiff::Timestamp;
@@ -18,7 +19,6 @@ use super::input::Received;
 use super::status::Update;
 use super::target::{Target, TargetError};
 use super::{Outcome, Row, ingest, liveness};
-use crate::annotations::REPORT_KEY_ANNOTATION;
 
 /// Per cluster, the mark of the newest report read from the store.
 #[derive(Debug, Clone, Default)]
@@ -95,10 +95,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::annotations::{REPORT_INTERVAL_ANNOTATION, REPORT_TIME_ANNOTATION};
     use crate::ingest::report::ReportError;
     use crate::ingest::target::file_of;
     use crate::yaml;
+    use airlock_bundle::vocabulary::{REPORT_INTERVAL_ANNOTATION, REPORT_TIME_ANNOTATION};
 
     fn key(seed: u8) -> SigningKey {
         SigningKey::from_seed([seed; 32])

@@ -9,12 +9,11 @@
 use airlock_bundle::envelope::{self, DecodedEnvelope, EnvelopeError};
 pub use airlock_bundle::report::RunResult;
 use airlock_bundle::report::{API_VERSION, KIND, REPORT_PAYLOAD_TYPE};
+use airlock_bundle::vocabulary::REPORT_KEY_ANNOTATION;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Keyring, PublicKey};
 use serde::Deserialize;
 use serde_json::Value;
-
-use crate::annotations::REPORT_KEY_ANNOTATION;
 
 /// Why a report is refused. Every one is a rejection: the same bytes never become good.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -16,13 +16,14 @@
 use std::collections::BTreeSet;
 
 use airlock_bundle::ClusterId;
+use airlock_bundle::vocabulary::STAGED_ANNOTATION;
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
 use super::target::TargetError;
-use crate::annotations::{FIELD_MANAGER, STAGED_ANNOTATION};
+use crate::annotations::FIELD_MANAGER;
 
 /// The label Sveltos's pull-mode library puts on every ConfigurationGroup (and bundle) it
 /// stages for a cluster: the cluster's name.
@@ -158,7 +159,7 @@ pub async fn check(client: &kube::Client, clusters: &[Value]) -> Result<Vec<Stri
         let meta = &object["metadata"];
         let (Some(namespace), Some(name)) = (meta["namespace"].as_str(), meta["name"].as_str()) else { continue };
         let Ok(cluster) = ClusterId::new(namespace, name) else { continue };
-        if meta["annotations"][crate::annotations::REPORT_KEY_ANNOTATION].is_null() {
+        if meta["annotations"][airlock_bundle::vocabulary::REPORT_KEY_ANNOTATION].is_null() {
             continue;
         }
         let staged = staged_for(&cluster, &groups);

@@ -6,14 +6,14 @@
 use std::collections::BTreeMap;
 
 use airlock_bundle::statement::rfc3339;
+use airlock_bundle::vocabulary::{
+    API_VERSIONS_ANNOTATION, APPLIED_VERSION_ANNOTATION, DECOMMISSIONED_ANNOTATION, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION,
+    REPORT_TIME_ANNOTATION, RESULT_ANNOTATION, RESULT_MESSAGE_ANNOTATION,
+};
 use jiff::Timestamp;
 use serde_json::{Map, Value};
 
 use super::report::{PullReport, RunResult};
-use crate::annotations::{
-    API_VERSIONS_ANNOTATION, APPLIED_VERSION_ANNOTATION, DECOMMISSIONED_ANNOTATION, DRIFT_CORRECTED_ANNOTATION, LAST_ERROR_ANNOTATION,
-    REPORT_TIME_ANNOTATION, RESULT_ANNOTATION, RESULT_MESSAGE_ANNOTATION,
-};
 use crate::table;
 
 /// Annotation values are limited to 256 KiB for all of an object's annotations together; an

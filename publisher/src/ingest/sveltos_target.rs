@@ -12,11 +12,12 @@
 
 use airlock_bundle::ClusterId;
 use airlock_bundle::statement::rfc3339;
+use airlock_bundle::vocabulary::DRIFT_ANNOTATION;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use super::addons::{self, ProfileRef, ProfileState};
-use super::drift::{self, DRIFT_ANNOTATION};
+use super::drift;
 use super::report::PullReport;
 use super::target::TargetError;
 use super::{dryrun, profiles};

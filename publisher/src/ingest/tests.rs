@@ -5,6 +5,7 @@ use std::path::Path;
 
 use airlock_bundle::SigningKey;
 use airlock_bundle::envelope::{self, REPORT_PAYLOAD_TYPE};
+use airlock_bundle::vocabulary::*;
 use airlock_bundle::{ClusterId, Digest, Limits};
 use serde_json::{Value, json};
 
@@ -12,7 +13,6 @@ use super::input::{self, InputError, Received};
 use super::report::ReportError;
 use super::target::{Target, file_of};
 use super::*;
-use crate::annotations::*;
 use crate::yaml;
 
 const T1: &str = "2026-03-01T10:00:00.250Z";

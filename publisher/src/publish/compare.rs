@@ -119,12 +119,7 @@ pub fn decide(
     let same = matches!(cur.subject.as_slice(), [s] if s.name == next.cluster && s.digest.sha256 == next.bundle.hex())
         && a.cluster == next.cluster
         && a.profiles == next.profiles
-        && a.watch_namespaces == next.watch_namespaces
-        && a.active_window == next.active_window
-        && a.recipients == next.recipients
-        && a.allow_plaintext_secrets == next.allow_plaintext_secrets
-        && a.allow_mass_prune == next.allow_mass_prune
-        && a.cluster_scoped == next.cluster_scoped
+        && a.settings == next.settings
         && a.keyring_version == keyring_version
         && cur_chain == next_chain;
     keep_or_refresh(same, a.version, a.expires, now, expires_in)
@@ -159,6 +154,7 @@ fn keep_or_refresh(same: bool, version: u64, expires: Timestamp, now: Timestamp,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use airlock_bundle::ClusterSettings;
     use airlock_bundle::SignedBundle;
     use airlock_bundle::sign::PartDigests;
     use airlock_bundle::testkit::Fixture;
@@ -179,12 +175,8 @@ mod tests {
             issued_at,
             expires: issued_at.checked_add(expires_in).unwrap(),
             keyring_version: 1,
-            watch_namespaces: None,
-            active_window: None,
-            recipients: None,
-            allow_plaintext_secrets: false,
-            allow_mass_prune: false,
-            cluster_scoped: Vec::new(),
+            settings: ClusterSettings::default(),
+            decommission: false,
         };
         sign::statement(&bundle, &release, &|_| PartSettings::default(), &PartDigests::default())
     }
@@ -214,19 +206,19 @@ mod tests {
         settings_changed.predicate.profiles[0].tier = 5;
         assert_eq!(unchanged(&settings_changed, 1, None), bumped);
         let mut watch_changed = next.clone();
-        watch_changed.predicate.watch_namespaces = Some(vec!["apps".into()]);
+        watch_changed.predicate.settings.watch_namespaces = Some(vec!["apps".into()]);
         assert_eq!(unchanged(&watch_changed, 1, None), bumped);
         let mut recipients_changed = next.clone();
-        recipients_changed.predicate.recipients = Some(vec!["age1example".into()]);
+        recipients_changed.predicate.settings.recipients = Some(vec!["age1example".into()]);
         assert_eq!(unchanged(&recipients_changed, 1, None), bumped);
         let mut plaintext_allowed = next.clone();
-        plaintext_allowed.predicate.allow_plaintext_secrets = true;
+        plaintext_allowed.predicate.settings.allow_plaintext_secrets = true;
         assert_eq!(unchanged(&plaintext_allowed, 1, None), bumped, "the puller must learn it may take Secrets in clear");
         let mut mass_prune_confirmed = next.clone();
-        mass_prune_confirmed.predicate.allow_mass_prune = true;
+        mass_prune_confirmed.predicate.settings.allow_mass_prune = true;
         assert_eq!(unchanged(&mass_prune_confirmed, 1, None), bumped, "the puller must learn the mass prune is confirmed");
         let mut widened = next.clone();
-        widened.predicate.cluster_scoped = vec!["Namespace/extra".parse().unwrap()];
+        widened.predicate.settings.cluster_scoped = vec!["Namespace/extra".parse().unwrap()];
         assert_eq!(unchanged(&widened, 1, None), bumped, "the puller must learn its new allow-list");
     }
 

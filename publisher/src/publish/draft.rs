@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use airlock_bundle::ClusterSettings;
 use airlock_bundle::sign;
 use airlock_bundle::statement::{ProfileEntry, Statement};
 use airlock_bundle::{Digest, Release};
@@ -122,12 +123,15 @@ pub fn full(run: &Run<'_>, rendered: Rendered, prepared: PreparedCluster) -> Ful
         issued_at: run.times.now,
         expires: run.times.expires,
         keyring_version: p.signer.keyring_version,
-        watch_namespaces: rendered.watch_namespaces.clone(),
-        active_window: rendered.active_window.clone(),
-        recipients: rendered.recipients.clone(),
-        allow_plaintext_secrets: rendered.allow_plaintext_secrets,
-        allow_mass_prune: rendered.allow_mass_prune,
-        cluster_scoped: rendered.cluster_scoped.clone(),
+        settings: ClusterSettings {
+            watch_namespaces: rendered.watch_namespaces.clone(),
+            active_window: rendered.active_window.clone(),
+            recipients: rendered.recipients.clone(),
+            allow_plaintext_secrets: rendered.allow_plaintext_secrets,
+            allow_mass_prune: rendered.allow_mass_prune,
+            cluster_scoped: rendered.cluster_scoped.clone(),
+        },
+        decommission: false,
     };
     let statement =
         sign::statement(&rendered.bundle, &release, &|part| rendered.settings.get(part).cloned().unwrap_or_default(), &run.parts);

@@ -102,7 +102,7 @@ impl Stored {
         let sealed = files.iter().any(|(_, _, plaintext)| plaintext.is_some());
         let part = Part::sealed(&entry.name, files, limits).map_err(|e| e.to_string())?;
         let kept_from = entry.failure.as_ref().and_then(|f| f.kept_from).unwrap_or(self.statement().predicate.version);
-        let recipients = self.statement().predicate.recipients.clone().filter(|_| sealed);
+        let recipients = self.statement().predicate.settings.recipients.clone().filter(|_| sealed);
         Ok(KeptContent { part, keys, kept_from, recipients })
     }
 }

@@ -99,13 +99,13 @@ async fn sealed_once_unchanged_after_and_sealed_again_for_a_new_break_glass_key(
     let (first, publisher) = publish(tmp.path(), Vec::new()).await;
     assert_eq!(statuses(&first), [Status::Published, Status::Published]);
     let statement = stored_statement(&publisher).await;
-    assert_eq!(statement.predicate.recipients, Some(vec![identity(1).recipient().to_string()]));
+    assert_eq!(statement.predicate.settings.recipients, Some(vec![identity(1).recipient().to_string()]));
     let (sealed, content) = kept_secret(&publisher).await;
     assert!(!sealed.windows(7).any(|w| w == b"hunter2"));
     let opened = age::decrypt(&sealed, &[identity(1)], 1 << 20).unwrap();
     assert!(String::from_utf8(opened).unwrap().ends_with("password: hunter2\n"));
     assert!(content.part.plaintext(SEALED_DB).is_some(), "kept with the plaintext its entry signs");
-    assert_eq!(content.recipients, statement.predicate.recipients);
+    assert_eq!(content.recipients, statement.predicate.settings.recipients);
     assert_eq!(content.keys.len(), 2, "the ConfigMap and its Namespace: a sealed file's objects stay unknown");
 
     let (second, _) = publish_with(tmp.path(), Vec::new(), false).await;
@@ -115,7 +115,7 @@ async fn sealed_once_unchanged_after_and_sealed_again_for_a_new_break_glass_key(
 
     let (third, publisher) = publish(tmp.path(), vec![identity(2).recipient()]).await;
     assert_eq!(statuses(&third), [Status::Unchanged, Status::Published], "only a cluster that seals reads the flag");
-    let recipients = stored_statement(&publisher).await.predicate.recipients.unwrap();
+    let recipients = stored_statement(&publisher).await.predicate.settings.recipients.unwrap();
     assert_eq!(recipients, [identity(1).recipient().to_string(), identity(2).recipient().to_string()]);
     let (resealed, _) = kept_secret(&publisher).await;
     assert!(age::decrypt(&resealed, &[identity(2)], 1 << 20).is_ok(), "the break-glass key opens it");
@@ -133,6 +133,6 @@ async fn a_failed_profile_keeps_its_sealed_files_as_the_store_has_them() {
     assert_eq!((row.status.clone(), row.failures.len()), (Status::Published, 1), "{row:?}");
     let statement = stored_statement(&publisher).await;
     assert_eq!(statement.predicate.version, 2);
-    assert_eq!(statement.predicate.recipients, Some(vec![identity(1).recipient().to_string()]));
+    assert_eq!(statement.predicate.settings.recipients, Some(vec![identity(1).recipient().to_string()]));
     assert_eq!(kept_secret(&publisher).await.0, sealed, "byte for byte");
 }

@@ -24,10 +24,11 @@ use std::sync::Arc;
 use airlock_bundle::path::{SEALED_SUFFIX, is_sealed};
 use airlock_bundle::seal::holds_secret;
 use airlock_bundle::statement::Statement;
+use airlock_bundle::vocabulary::{HOOK_ANNOTATION, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL};
 use airlock_bundle::{Limits, Part};
 use serde_json::Value;
 
-use crate::helm::{HookEvent, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, SITE_HOOK_ANNOTATION};
+use crate::helm::HookEvent;
 use crate::render::{KeptContent, Object};
 use crate::sveltos::ObjectKey;
 use crate::yaml::parse_documents;
@@ -115,7 +116,7 @@ fn release(object: &Value) -> Option<String> {
 }
 
 fn hook_events(object: &Value) -> Option<&str> {
-    object["metadata"]["annotations"][SITE_HOOK_ANNOTATION].as_str()
+    object["metadata"]["annotations"][HOOK_ANNOTATION].as_str()
 }
 
 fn is_delete_hook(object: &Value) -> bool {
@@ -127,6 +128,7 @@ fn is_delete_hook(object: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use airlock_bundle::ClusterSettings;
 
     const NAME: &str = "ClusterProfile.web";
 
@@ -234,12 +236,8 @@ mod tests {
             issued_at: now,
             expires: now,
             keyring_version: 1,
-            watch_namespaces: None,
-            active_window: None,
-            recipients: None,
-            allow_plaintext_secrets: false,
-            allow_mass_prune: false,
-            cluster_scoped: Vec::new(),
+            settings: ClusterSettings::default(),
+            decommission: false,
         };
         let statement = airlock_bundle::sign::statement(&bundle, &release, &|_| Default::default(), &Default::default());
         let has = |paths: &'static [&'static str]| move |p: &str| paths.contains(&p);

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use airlock_bundle::vocabulary::{CLUSTER_ANNOTATION, EXPIRES_AT_ANNOTATION};
 use airlock_store::StoreRef;
 use k8s_openapi::ByteString;
 use k8s_openapi::api::batch::v1::{CronJob, CronJobSpec, JobSpec, JobTemplateSpec};
@@ -26,7 +27,7 @@ use super::containment::POD_SECURITY_ENFORCE;
 use super::objects::{PULLER, doc, meta};
 use super::rbac;
 use super::settings::Registration;
-use crate::render::credentials::{CREDENTIALS_SECRET, EXPIRES_AT_ANNOTATION, EXPIRES_AT_KEY, Login};
+use crate::render::credentials::{CREDENTIALS_SECRET, EXPIRES_AT_KEY, Login};
 
 /// The Secret with the cluster's report signing key, and its data key.
 pub const REPORT_KEY_SECRET: &str = "airlock-report-key";
@@ -192,7 +193,7 @@ fn metrics_service(ns: &str) -> Service {
 
 fn cron_job(reg: &Registration) -> CronJob {
     let mut metadata = meta(PULLER, Some(&reg.puller_namespace));
-    metadata.annotations = Some(BTreeMap::from([("airlock.dev/cluster".to_string(), reg.cluster.to_string())]));
+    metadata.annotations = Some(BTreeMap::from([(CLUSTER_ANNOTATION.to_string(), reg.cluster.to_string())]));
     CronJob {
         metadata,
         spec: Some(CronJobSpec {

@@ -9,6 +9,7 @@
 
 use airlock_bundle::ClusterId;
 use airlock_bundle::cluster::is_dns_subdomain;
+use airlock_bundle::vocabulary::{CLUSTER_ANNOTATION, EXPIRES_AT_ANNOTATION, PULLER_NAMESPACE_ANNOTATION, STORE_CREDENTIALS_ANNOTATION};
 use anyhow::{Context, bail, ensure};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -17,7 +18,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde_json::{Value, json};
 
 use crate::cmd::parse_duration;
-use crate::render::credentials::{EXPIRES_AT_ANNOTATION, Login, PULLER_NAMESPACE_ANNOTATION, STORE_CREDENTIALS_ANNOTATION};
+use crate::render::credentials::Login;
 
 /// Suffix of the management Secret's default name, after the cluster's name.
 pub(crate) const SECRET_SUFFIX: &str = "-store-credentials";
@@ -90,7 +91,7 @@ pub fn management_secret(token: &Token, cluster: &ClusterId, login: &Login) -> V
             "name": token.secret,
             "namespace": cluster.namespace(),
             "labels": {"app.kubernetes.io/part-of": "airlock"},
-            "annotations": {EXPIRES_AT_ANNOTATION: token.expires_at.to_string(), "airlock.dev/cluster": cluster.to_string()},
+            "annotations": {EXPIRES_AT_ANNOTATION: token.expires_at.to_string(), CLUSTER_ANNOTATION: cluster.to_string()},
         },
         "type": login.secret_type(),
         "data": {login.key(): STANDARD.encode(login.bytes())},

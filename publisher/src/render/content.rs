@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 
+use airlock_bundle::vocabulary::{CONFIDENTIAL_ANNOTATION, FORCE_RECREATE_ANNOTATION};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use serde_json::Value;
 
@@ -19,12 +20,8 @@ use super::data::Context;
 use super::error::RenderError;
 use super::manifest::{Manifest, add_metadata, documents};
 use super::resolve::{Resolution, has_annotation};
-use crate::sveltos::model::{CONFIDENTIAL_ANNOTATION, LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
+use crate::sveltos::model::{LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
 use crate::sveltos::typed;
-
-/// The annotation that marks each object of a reference with `force` (bundles-format.md
-/// 2.5.2).
-pub const FORCE_RECREATE_ANNOTATION: &str = "airlock.dev/force-recreate";
 
 /// One object a reference rendered, with what decides between copies and whether its
 /// namespace must exist.

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use airlock_bundle::cluster::{is_dns_label, is_dns_subdomain};
+use airlock_bundle::vocabulary::{EXPIRES_AT_ANNOTATION, PULLER_NAMESPACE_ANNOTATION, STORE_CREDENTIALS_ANNOTATION};
 use airlock_bundle::{PartSettings, StopMatchingBehavior, SyncMode};
 use airlock_store::GitCredentials;
 use base64::Engine;
@@ -28,12 +29,6 @@ use crate::sveltos::model::SveltosCluster;
 use crate::sveltos::{Lookup, ObjectKey, Reference, Resources, typed};
 use crate::yaml;
 
-/// On a SveltosCluster: the name of the management Secret with its store credentials.
-pub const STORE_CREDENTIALS_ANNOTATION: &str = "airlock.dev/store-credentials";
-/// On a SveltosCluster: the namespace its puller runs in (default [`DEFAULT_PULLER_NAMESPACE`]).
-pub const PULLER_NAMESPACE_ANNOTATION: &str = "airlock.dev/puller-namespace";
-/// On the credentials Secrets: when the credentials stop working, RFC 3339.
-pub const EXPIRES_AT_ANNOTATION: &str = "airlock.dev/expires-at";
 /// The puller's credentials Secret on the managed cluster (registration and relay).
 pub const CREDENTIALS_SECRET: &str = "airlock-store-credentials";
 /// Data key of a `kubernetes.io/dockerconfigjson` Secret.

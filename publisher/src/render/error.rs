@@ -3,8 +3,8 @@
 //! fails and the run goes on with the others).
 
 use airlock_bundle::content::ContentError;
+use airlock_bundle::vocabulary::{PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION};
 
-use crate::annotations::{PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION};
 use crate::kustomize::KustomizeError;
 use crate::sveltos::model::MANIFEST_SECRET_TYPE;
 

@@ -25,15 +25,18 @@
 use std::collections::BTreeMap;
 
 use airlock_bundle::Digest;
+use airlock_bundle::vocabulary::{
+    CLEANUP_ON_FAIL_ANNOTATION, CREATE_ONLY_ANNOTATION, DELETION_PROPAGATION_ANNOTATION, FORCE_RECREATE_ANNOTATION, VALUES_ANNOTATION,
+    WAIT_ANNOTATION, WAIT_TIMEOUT_ANNOTATION,
+};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
 
-use super::content::{FORCE_RECREATE_ANNOTATION, Rendered, data_texts};
+use super::content::{Rendered, data_texts};
 use super::data::Context;
 use super::error::RenderError;
 use super::manifest::{Manifest, add_metadata};
-use super::namespaces::CREATE_ONLY_ANNOTATION;
 use super::resolve::{HelmPlan, is_template};
 use super::shared::lookup;
 use crate::helm::{Access, Capabilities, ChartRef, Credentials, HookEvent, LazyRenderer, ReleaseRequest};
@@ -41,17 +44,6 @@ use crate::sveltos::helm_chart::{HelmAction, HelmChartRef};
 use crate::sveltos::model::PolicyKind;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
 
-/// The digest of the values a release was rendered with (SHA-256 of their compact JSON,
-/// keys sorted), on each of its objects beside the release labels.
-pub const VALUES_ANNOTATION: &str = "airlock.dev/helm-values";
-/// `ready`, or `ready-and-jobs`: the site waits until the object is ready before the
-/// release's post- hooks.
-const WAIT_ANNOTATION: &str = "airlock.dev/helm-wait";
-const WAIT_TIMEOUT_ANNOTATION: &str = "airlock.dev/helm-wait-timeout-seconds";
-/// The failed operations that delete the object when they created it.
-const CLEANUP_ON_FAIL_ANNOTATION: &str = "airlock.dev/helm-cleanup-on-fail";
-/// How the site prunes the object: `background`, `foreground` or `orphan`.
-const DELETION_PROPAGATION_ANNOTATION: &str = "airlock.dev/helm-deletion-propagation";
 /// The hooks an `Uninstall` ships.
 const DELETE_EVENTS: [HookEvent; 2] = [HookEvent::PreDelete, HookEvent::PostDelete];
 

@@ -14,10 +14,11 @@
 
 use std::collections::BTreeMap;
 
+use airlock_bundle::vocabulary::FORCE_RECREATE_ANNOTATION;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
-use super::content::{FORCE_RECREATE_ANNOTATION, Rendered, data_texts};
+use super::content::{Rendered, data_texts};
 use super::data::Context;
 use super::error::RenderError;
 use super::manifest::{Manifest, add_metadata};

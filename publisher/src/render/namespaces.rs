@@ -9,15 +9,13 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use airlock_bundle::vocabulary::CREATE_ONLY_ANNOTATION;
 use serde_json::json;
 
 use super::content::Rendered;
 use super::object::Object;
 use crate::sveltos::ObjectKey;
 use crate::yaml;
-
-/// The annotation that makes a document create-only (spec 2.5.1).
-pub const CREATE_ONLY_ANNOTATION: &str = "airlock.dev/create-only";
 
 /// The create-only Namespaces the objects of `rendered` need, for the profile `profile`.
 pub fn implicit(profile: &str, rendered: &[Rendered]) -> Vec<Arc<Object>> {

@@ -29,9 +29,6 @@ pub const WATCH_NAMESPACES_ANNOTATION: &str = "agent.projectsveltos.io/watch-nam
 pub const TEMPLATE_ANNOTATION: &str = "projectsveltos.io/template";
 /// A referenced ConfigMap or Secret with this annotation holds Lua (unless it is a template).
 pub const LUA_ANNOTATION: &str = "projectsveltos.io/lua";
-/// A referenced ConfigMap or Secret with this annotation set to `"true"` holds objects that
-/// reach a cluster with an age recipient only encrypted, whatever their kind.
-pub const CONFIDENTIAL_ANNOTATION: &str = "airlock.dev/confidential";
 /// A profile with this annotation (any value) is not reconciled.
 pub const PAUSED_ANNOTATION: &str = "profile.projectsveltos.io/paused";
 /// With [`SERVICE_ACCOUNT_NAMESPACE_LABEL`] on a profile: the tenant ServiceAccount whose
@@ -90,7 +87,7 @@ impl SveltosCluster {
     pub fn applied_version(&self) -> Option<u64> {
         self.object
             .pointer("/metadata/annotations")
-            .and_then(|a| a.get(crate::annotations::APPLIED_VERSION_ANNOTATION))?
+            .and_then(|a| a.get(airlock_bundle::vocabulary::APPLIED_VERSION_ANNOTATION))?
             .as_str()?
             .parse()
             .ok()
@@ -99,7 +96,8 @@ impl SveltosCluster {
     /// The `group/version`s the cluster last reported its API server serves (the
     /// `airlock.dev/api-versions` annotation ingest writes); empty when it reported none.
     pub fn api_versions(&self) -> Vec<String> {
-        let annotation = self.object.pointer("/metadata/annotations").and_then(|a| a.get(crate::annotations::API_VERSIONS_ANNOTATION));
+        let annotation =
+            self.object.pointer("/metadata/annotations").and_then(|a| a.get(airlock_bundle::vocabulary::API_VERSIONS_ANNOTATION));
         annotation
             .and_then(serde_json::Value::as_str)
             .into_iter()

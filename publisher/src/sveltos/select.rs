@@ -11,10 +11,10 @@
 //! is kept when publishing. Rendering what was selected is `render`'s job.
 
 use airlock_bundle::ClusterId;
+use airlock_bundle::vocabulary::DECOMMISSION_ANNOTATION;
 
 use super::inventory::Inventory;
 use super::model::{ClusterSet, Profile, ProfileKind, SveltosCluster};
-use crate::annotations::DECOMMISSION_ANNOTATION;
 
 /// A cluster named by `--cluster` that cannot be published for.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

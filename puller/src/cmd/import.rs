@@ -19,7 +19,7 @@ use clap::Args;
 use jiff::Timestamp;
 
 use crate::config::read_keyring;
-use crate::failure::Failure;
+use crate::reports::failure::Failure;
 
 #[derive(Debug, Clone, Args)]
 pub struct ImportArgs {

@@ -16,11 +16,11 @@ use jiff::Timestamp;
 use super::sync::names;
 use crate::config::SyncArgs;
 use crate::engine::{self, Outcome};
-use crate::failure::Failure;
 use crate::identities::Identities;
 use crate::kept::failures;
 use crate::kept::state_store::StateStore;
-use crate::report::{action_name, redacted};
+use crate::reports::failure::Failure;
+use crate::reports::report::{action_name, redacted};
 use crate::source;
 use crate::trusted::Trusted;
 use crate::window::WindowState;
@@ -51,7 +51,7 @@ pub async fn plan(args: &SyncArgs, kube: &KubeArgs) -> Result<(String, Option<Fa
         bundle.predicate().version,
         if new { "new" } else { "already applied; checking for drift" }
     );
-    if let Some(window) = WindowState::of(bundle.predicate().active_window.as_ref(), &floor, Timestamp::now()) {
+    if let Some(window) = WindowState::of(bundle.predicate().settings.active_window.as_ref(), &floor, Timestamp::now()) {
         let now = if window.open { "" } else { ": a sync now changes nothing; below is what it does once the window opens" };
         let _ = write!(heading, "\nactive window {window}{now}");
     }
@@ -87,7 +87,7 @@ fn render(heading: &str, outcome: &Outcome) -> String {
 mod tests {
     use super::*;
     use crate::engine::{Action, EngineError};
-    use crate::report::test_result;
+    use crate::reports::report::test_result;
 
     #[test]
     fn renders_a_table_and_diffs_without_secret_data() {

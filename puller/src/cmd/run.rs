@@ -18,8 +18,8 @@ use tokio::sync::watch;
 
 use super::sync;
 use crate::config::SyncArgs;
-use crate::failure::Failure;
-use crate::report_writer;
+use crate::reports::failure::Failure;
+use crate::reports::writer as report_writer;
 use airlock_cli::duration::parse_std_duration;
 
 #[derive(Debug, Clone, Args)]

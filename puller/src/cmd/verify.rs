@@ -16,9 +16,9 @@ use jiff::Timestamp;
 
 use crate::config::{SourceArgs, read_capped};
 use crate::engine::{self, NamespacePolicy};
-use crate::failure::Failure;
 use crate::kept::gz_secret;
 use crate::kept::state::State;
+use crate::reports::failure::Failure;
 use crate::source;
 use crate::trusted::Trusted;
 use crate::window::WindowState;
@@ -110,15 +110,15 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
     let root = keyring.root().map_or_else(|| "its own root".to_string(), |r| format!("root {} of {}", r.threshold(), r.keys().len()));
     let _ = writeln!(out, "  keyring:   version {}, threshold {}, {root}", keyring.version(), keyring.threshold());
     let _ = writeln!(out, "  signers:   {}", env.signers().join(", "));
-    if let Some(ns) = &p.watch_namespaces {
+    if let Some(ns) = &p.settings.watch_namespaces {
         let _ = writeln!(out, "  watchNamespaces: {}", ns.join(","));
     }
-    if let Some(recipients) = &p.recipients {
+    if let Some(recipients) = &p.settings.recipients {
         let sealed = p.files.iter().filter(|f| f.plaintext.is_some()).count();
         let state = if decrypted { "decrypted" } else { "not decrypted: no --age-identity" };
         let _ = writeln!(out, "  encrypted: {sealed} files to {} ({state})", recipients.join(", "));
     }
-    if let Some(window) = WindowState::of(p.active_window.as_ref(), floor, Timestamp::now()) {
+    if let Some(window) = WindowState::of(p.settings.active_window.as_ref(), floor, Timestamp::now()) {
         let _ = writeln!(out, "  activeWindow: {window} now");
     }
     let _ = writeln!(out, "  profiles:");
@@ -155,7 +155,7 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
         watch_namespaces: None,
         namespace_policy: NamespacePolicy::Reject,
         own_namespace: None,
-        cluster_scoped: p.cluster_scoped.clone(),
+        cluster_scoped: p.settings.cluster_scoped.clone(),
         dry_run: true,
         concurrency: 1,
         held_back: Default::default(),
@@ -165,7 +165,7 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
         allow_endpoints: false,
         tenants: engine::Tenants::default(),
     };
-    if p.recipients.is_some() && !decrypted {
+    if p.settings.recipients.is_some() && !decrypted {
         out.push_str("  objects: not listed, as some files are encrypted\n\n");
         return Ok(out);
     }

@@ -230,16 +230,16 @@ impl SyncSettings {
     pub fn engine(&self, bundle: &Predicate) -> engine::Settings {
         engine::Settings {
             cluster: self.cluster.to_string(),
-            watch_namespaces: effective_watch_namespaces(self.watch_namespaces.as_deref(), bundle.watch_namespaces.as_deref()),
+            watch_namespaces: effective_watch_namespaces(self.watch_namespaces.as_deref(), bundle.settings.watch_namespaces.as_deref()),
             namespace_policy: self.namespace_policy,
             own_namespace: Some(self.state_namespace.clone()),
-            cluster_scoped: bundle.cluster_scoped.clone(),
+            cluster_scoped: bundle.settings.cluster_scoped.clone(),
             dry_run: self.dry_run,
             concurrency: CONCURRENCY,
             held_back: Default::default(),
             decrypts: !self.identities.is_empty(),
             // The local override, or the bundle's signed confirmation.
-            allow_mass_prune: self.allow_mass_prune || bundle.allow_mass_prune,
+            allow_mass_prune: self.allow_mass_prune || bundle.settings.allow_mass_prune,
             // Local only: what containment keeps from a bundle is not the bundle's to choose.
             protected_namespace_keys: self.protected_namespace_keys.clone(),
             allow_endpoints: self.allow_endpoints,

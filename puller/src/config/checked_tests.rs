@@ -56,7 +56,8 @@ fn reads_the_settings_file() {
     assert!(confirmed.engine(&predicate).allow_mass_prune, "the settings file's local override");
     let flag = SyncArgs { allow_mass_prune: true, ..args(files.settings_file("")) };
     assert!(flag.check(&KubeArgs::default()).unwrap().engine(&predicate).allow_mass_prune, "the flag's");
-    let signed = Predicate { allow_mass_prune: true, ..predicate };
+    let signed =
+        Predicate { settings: airlock_bundle::ClusterSettings { allow_mass_prune: true, ..predicate.settings.clone() }, ..predicate };
     assert!(s.engine(&signed).allow_mass_prune, "the bundle's signed confirmation");
 }
 

@@ -1,84 +1,62 @@
 //! The apply engine: turns a `VerifiedBundle` into live objects and keeps them so.
 //!
-//! The path follows the data: [`desired`] parses and labels every manifest and reads each
-//! part's rules, drift exclusions included (no API calls, `manifest`, `defaults`, `part`,
-//! `exclusion`); then [`sync`], [`check_drift`] and [`plan`] resolve kinds by
-//! discovery (`scope`), check the watch-namespaces policy on the whole bundle before any
-//! write (`policy`), apply with server-side apply in a safe order (`order`, `apply`, one
-//! object at a time in `send`, deleting and re-creating a marked object whose update is
-//! refused in `recreate`), skipping what a refusal or a held-back part stops
-//! (`gate`), fire Helm hooks around their release's objects (`hook`, `hook_run`), compare
-//! with live objects (`drift`, `compare`), prune by inventory (`prune`, which releases
-//! adopted objects in `release`) or, for a plan, preview all of it with server-side
-//! dry-run (`preview`); a sync and a plan alike refuse takeovers and hold mass prunes
-//! before the first write (`ownership`). Every API
-//! request goes through one counting wrapper (`kube_api`). The data they share is in
-//! `object` (`id` for identities), `settings`, `outcome` and `error`.
+//! The path follows the data, and the code stacks by stage, each importing only those
+//! below it: `model` (objects and their identities, settings, the order of stages,
+//! outcomes, errors: the data every stage shares, acting on nothing), `checks`, `api`
+//! (every API request through one counting wrapper), `plan`, `parse`, `drift`, `prune`,
+//! then `apply`. [`desired`] parses and labels every manifest and reads each part's rules,
+//! drift exclusions included (no API calls, `parse`); then [`sync`], [`check_drift`] and
+//! [`plan`] resolve kinds by discovery and check the watch-namespaces policy on the whole
+//! bundle before any write (`plan`), apply with server-side apply in a safe order, one
+//! object at a time, skipping what a refusal or a held-back part stops and firing Helm
+//! hooks around their release's objects (`apply`), compare with live objects (`drift`),
+//! prune by inventory, releasing adopted objects (`prune`) or, for a plan, preview all of
+//! it with server-side dry-run (`apply::preview`); a sync and a plan alike refuse
+//! takeovers and hold mass prunes before the first write (`prune::ownership`).
 //!
 //! It knows nothing about stores, state objects, leases or reports: the caller passes the
 //! previous inventory and the kinds it learnt (`KnownKind`) in, and persists the new ones,
 //! and only when `Outcome::failed()` is false. A drift check runs in two steps
 //! ([`check_drift`], then [`DriftCheck::correct`]) so that the caller can take its Lease
-//! only when there is something to correct. The reloader (`reload`) runs in two steps
+//! only when there is something to correct. The reloader (`apply::reload`) runs in two steps
 //! alike: [`check_reload`] reads, [`ReloadCheck::restart`] writes. Entry points:
 //! [`desired`], [`sync`], [`check_drift`], [`plan`], [`workloads`] and [`check_reload`].
 
-mod apply;
-mod charts;
-mod cleanup;
-mod compare;
-mod defaults;
-mod drift;
-mod error;
-mod exclusion;
-mod gate;
-mod hook;
-mod hook_run;
-mod id;
-mod kube_api;
-mod manifest;
-pub mod namespace_keys;
-mod object;
-mod order;
-mod outcome;
-mod owner;
-mod ownership;
-mod part;
-mod policy;
-mod poll;
-mod preview;
-mod prune;
-mod ready;
-mod recreate;
-mod release;
-mod reload;
-mod scope;
-mod send;
-mod settings;
-mod tenant;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+
+pub(crate) mod api;
+pub(crate) mod apply;
+pub(crate) mod checks;
+pub(crate) mod drift;
+pub(crate) mod model;
+pub(crate) mod parse;
+pub(crate) mod plan;
+pub(crate) mod prune;
 
 use std::collections::BTreeMap;
 
 use airlock_bundle::{SyncMode, VerifiedBundle};
 
-pub use charts::{ANNOTATION_APP_VERSION, ANNOTATION_CHART_VERSION, ANNOTATION_REPOSITORY, releases};
-pub use error::{ApiError, EngineError};
-pub use exclusion::Exclusions;
-use gate::Held;
-pub use hook::{Hook, HookEvent};
-use kube_api::Api;
-pub use manifest::{LABEL_CLUSTER, cluster_label};
-pub use object::{DesiredObject, InventoryEntry, KnownKind, Manifest, ObjectId};
-use outcome::Finished;
-pub use outcome::{Action, ObjectResult, Outcome, Plan};
-pub use ownership::{MASS_PRUNE_MIN, MASS_PRUNE_PERCENT};
-pub use part::PartRules;
-pub use reload::{ANNOTATION_RESTARTED_AT, Mounted, ReloadCheck, Workload, check_reload, workloads};
-use scope::Target;
-pub use settings::{NamespacePolicy, Settings};
-pub use tenant::{Tenants, accounts};
+pub use plan::charts::releases;
+pub use plan::namespace_keys;
+
+use api::kube_api::Api;
+pub use apply::reload::{Mounted, ReloadCheck, Workload, check_reload, workloads};
+pub use model::error::{ApiError, EngineError};
+pub use model::exclusion::Exclusions;
+pub use model::helm::Hook;
+pub use model::object::PartRules;
+pub use model::object::{DesiredObject, InventoryEntry, KnownKind, Manifest, ObjectId};
+use model::outcome::Finished;
+pub use model::outcome::{Action, ObjectResult, Outcome, Plan};
+pub use model::settings::{NamespacePolicy, Settings};
+pub use model::tenants::Tenants;
+pub use parse::manifest::cluster_label;
+use plan::gate::Held;
+use plan::scope::Target;
+pub use plan::tenant::accounts;
+pub use prune::ownership::{MASS_PRUNE_MIN, MASS_PRUNE_PERCENT};
 
 /// Resolves kinds and applies the watch-namespaces policy: the objects that may be
 /// written, and the results of those refused. Read-only, so nothing is written when the
@@ -90,8 +68,8 @@ async fn admit(api: &Api, desired: Vec<DesiredObject>, settings: &Settings) -> R
             parts.entry(account.clone()).or_insert_with(|| o.profile.clone());
         }
     }
-    let admitted = policy::enforce(scope::resolve(api, desired).await?, settings)?;
-    tenant::may_impersonate(api, settings, &parts).await?;
+    let admitted = plan::policy::enforce(plan::scope::resolve(api, desired).await?, settings)?;
+    plan::tenant::may_impersonate(api, settings, &parts).await?;
     Ok(admitted)
 }
 
@@ -104,13 +82,13 @@ fn outcome(api: &Api, (mut results, inventory): Finished, refused: Vec<ObjectRes
 
 /// Parses every manifest of a verified bundle into desired objects (no API calls).
 pub fn desired(bundle: &VerifiedBundle, settings: &Settings) -> Result<Vec<DesiredObject>, EngineError> {
-    manifest::desired(bundle, settings)
+    parse::manifest::desired(bundle, settings)
 }
 
 /// Parses and checks every manifest of a verified bundle as [`desired`] does, and lists
 /// each object's identity and source (file and document).
 pub fn listed(bundle: &VerifiedBundle, settings: &Settings) -> Result<Vec<(ObjectId, String)>, EngineError> {
-    manifest::listed(bundle, settings)
+    parse::manifest::listed(bundle, settings)
 }
 
 /// A full sync: policy, apply in order, prune what `previous` had and `desired` lacks.
@@ -122,7 +100,7 @@ pub async fn sync(
 ) -> Result<Outcome, EngineError> {
     let api = Api::new(client, &[], &settings.tenants);
     let (targets, refused) = admit(&api, desired, settings).await?;
-    let finished = apply::sync(&api, targets, previous, settings).await?;
+    let finished = apply::stages::sync(&api, targets, previous, settings).await?;
     Ok(outcome(&api, finished, refused))
 }
 
@@ -146,8 +124,8 @@ pub async fn check_drift(
     let (targets, mut decided) = admit(&api, checked, settings).await?;
     let held = Held::new(&settings.held_back, targets.iter().map(|t| &t.object));
     let (skipped, mut targets): (Vec<Target>, Vec<Target>) = targets.into_iter().partition(|t| held.reason(&t.object).is_some());
-    decided.extend(skipped.iter().map(|t| send::result(&t.object, Action::Skipped, held.reason(&t.object).map(String::from))));
-    let drifted = drift::detect(&api, &mut targets, settings).await?;
+    decided.extend(skipped.iter().map(|t| apply::send::result(&t.object, Action::Skipped, held.reason(&t.object).map(String::from))));
+    let drifted = drift::detect::detect(&api, &mut targets, settings).await?;
     Ok(DriftCheck { api, targets, drifted, decided })
 }
 
@@ -170,7 +148,7 @@ impl DriftCheck {
     /// The second step: re-applies only the drifted objects. The inventory is `previous`,
     /// with the re-applied objects' entries.
     pub async fn correct(self, previous: &[InventoryEntry], settings: &Settings) -> Result<Outcome, EngineError> {
-        let finished = drift::correct(&self.api, self.targets, self.drifted, previous, settings).await?;
+        let finished = apply::stages::correct_drift(&self.api, self.targets, self.drifted, previous, settings).await?;
         Ok(outcome(&self.api, finished, self.decided))
     }
 }
@@ -185,6 +163,6 @@ pub async fn plan(
 ) -> Result<Plan, EngineError> {
     let api = Api::new(client, &[], &settings.tenants);
     let (targets, refused) = admit(&api, desired, settings).await?;
-    let (finished, refusal) = preview::plan(&api, targets, previous, settings).await?;
+    let (finished, refusal) = apply::preview::plan(&api, targets, previous, settings).await?;
     Ok(Plan { outcome: outcome(&api, finished, refused), refusal })
 }

@@ -12,9 +12,9 @@ use airlock_bundle::{Bundle, Digest, Floor, PartSettings, StopMatchingBehavior, 
 
 /// Which values an apiserver leaves out of an object it stores, as drift detection judges
 /// them: end-to-end tests that read objects back judge them the same way.
-pub use super::compare::is_zero;
-use super::object::{DesiredObject, InventoryEntry, ObjectId};
-use super::settings::{NamespacePolicy, Settings};
+pub use super::drift::compare::is_zero;
+use super::model::object::{DesiredObject, InventoryEntry, ObjectId};
+use super::model::settings::{NamespacePolicy, Settings};
 
 /// `files` (path, YAML) signed as `version` of the fixture cluster `fleet/edge-1`, each
 /// part with the settings `settings` gives it, then verified in full (spec 8).

@@ -76,7 +76,7 @@ mod tests {
     use airlock_bundle::sign::profile_entry;
 
     use super::*;
-    use crate::report::test_result;
+    use crate::reports::report::test_result;
 
     fn profile(name: &str, content: &[u8], limit: Option<u32>) -> ProfileEntry {
         profile_entry(name, Digest::of(content), 1024, PartSettings { max_consecutive_failures: limit, ..PartSettings::default() })

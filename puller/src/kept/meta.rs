@@ -6,14 +6,12 @@
 
 use airlock_bundle::ClusterId;
 use airlock_bundle::digest::{HASH_SUFFIX_BYTES, hash_suffixed};
+use airlock_bundle::vocabulary::CLUSTER_ANNOTATION;
 use airlock_cli::meta::{MANAGED_BY, object_meta};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// Field manager and `app.kubernetes.io/managed-by` value of the puller's own objects.
 pub const MANAGER: &str = "airlock-puller";
-
-/// The annotation naming the cluster a puller object belongs to.
-pub const ANNOTATION_CLUSTER: &str = "airlock.dev/cluster";
 
 /// Prefixes of the puller's objects, followed by the cluster name.
 pub const STATE_PREFIX: &str = "airlock-state-";
@@ -68,7 +66,7 @@ fn object_name(prefix: &str, cluster_name: &str) -> String {
 
 /// Metadata for one of the puller's objects of `cluster`.
 pub fn meta(namespace: &str, name: &str, cluster: &str, resource_version: Option<String>) -> ObjectMeta {
-    ObjectMeta { resource_version, ..object_meta(name, Some(namespace), [(MANAGED_BY, MANAGER)], [(ANNOTATION_CLUSTER, cluster)]) }
+    ObjectMeta { resource_version, ..object_meta(name, Some(namespace), [(MANAGED_BY, MANAGER)], [(CLUSTER_ANNOTATION, cluster)]) }
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! What the puller keeps in the cluster between runs, all in its state namespace: the state
 //! Secret (`state`) and the inventory Secret (`inventory`), read and written as a pair by
 //! `state_store`; inside the state, the record of the envelope last verified (`verified`)
-//! and the count of failed runs per part (`failures`); and the latest report, kept in a
-//! ConfigMap (`last_report`).
+//! and the count of failed runs per part (`failures`). The latest report, kept in a
+//! ConfigMap, is `reports::last_report`'s.
 //!
 //! `gz_secret` is the codec and compare-and-swap the two Secrets share, `meta` names and
 //! marks every kept object (the Lease too), and `error` says why a kept object could not
@@ -13,8 +13,8 @@ pub mod delete_checks;
 pub mod error;
 pub mod failures;
 pub mod gz_secret;
+pub mod identity;
 pub mod inventory;
-pub mod last_report;
 pub mod meta;
 pub mod state;
 pub mod state_store;

@@ -25,9 +25,9 @@ use serde_json::value::RawValue;
 use super::delete_checks::DeleteChecks;
 use super::failures::PartFailures;
 use super::gz_secret::{Role, SecretValue};
+use super::identity::KeptIdentity;
 use super::verified::Verified;
 use crate::engine::{InventoryEntry, KnownKind, Mounted};
-use crate::identities::KeptIdentity;
 
 /// The data key of the state Secret.
 pub const STATE_KEY: &str = "state.json.gz";

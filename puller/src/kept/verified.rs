@@ -67,7 +67,7 @@ impl Verified {
             seen: BundleSeen::of(verified),
             drift_detection: p.profiles.iter().any(|p| p.sync_mode == SyncMode::ContinuousWithDriftDetection),
             reloader: p.profiles.iter().any(|p| p.reloader),
-            active_window: p.active_window.clone(),
+            active_window: p.settings.active_window.clone(),
             profiles: ProfileNotes::of(p),
             read: None,
         }
@@ -116,7 +116,10 @@ mod tests {
         use airlock_bundle::{PartSettings, Release, sign};
         let fixture = Fixture::new(1);
         let window = ActiveWindow { from: "0 20 * * 5".into(), to: "0 7 * * 1".into() };
-        let release = Release { active_window: Some(window.clone()), ..fixture.release(1) };
+        let release = Release {
+            settings: airlock_bundle::ClusterSettings { active_window: Some(window.clone()), ..Default::default() },
+            ..fixture.release(1)
+        };
         let note = FieldNote { field: "spec.reloader".into(), support: Support::NotSupported, detail: "not done".into() };
         let settings = |_: &str| PartSettings { notes: vec![note.clone()], ..PartSettings::default() };
         let signed = sign::sign(Fixture::bundle(Fixture::files()), &release, &settings, &fixture.keys, None);

@@ -88,7 +88,7 @@ fn a_cluster_with_a_recipient_gets_its_secrets_sealed_and_shares_the_rest() {
     assert_eq!(bytes(&sealed, plain).as_ptr(), bytes(&clear, plain).as_ptr(), "a part with nothing to seal stays shared");
 
     let (statement, _) = stored(&sealed, 1);
-    assert_eq!(statement.predicate.recipients, sealed.recipients);
+    assert_eq!(statement.predicate.settings.recipients, sealed.recipients);
     let entry = statement.predicate.files.iter().find(|f| f.path == SEALED_DB).unwrap();
     let plaintext = entry.plaintext.as_ref().expect("the statement signs what it decrypts to");
     assert_eq!((plaintext.size, plaintext.sha256.clone()), (opened.len() as u64, airlock_bundle::Digest::of(&opened).hex()));
@@ -165,7 +165,7 @@ fn plaintext_secrets_allowed_travel_in_the_bundle() {
         r.allow_plaintext_secrets && paths(&r).contains(&SEALED_DB),
         "allowed, yet sealed: the publisher never sends them in clear by choice"
     );
-    assert!(stored(&r, 1).0.predicate.allow_plaintext_secrets);
+    assert!(stored(&r, 1).0.predicate.settings.allow_plaintext_secrets);
     assert!(!render_with(&sealing(&w.1, Vec::new()), &w, "fleet/eu-1").allow_plaintext_secrets);
 }
 
@@ -177,7 +177,7 @@ fn a_confirmed_mass_prune_travels_in_the_bundle() {
     );
     let w = world(&confirmed);
     let r = render_with(&sealing(&w.1, Vec::new()), &w, "fleet/eu-2");
-    assert!(r.allow_mass_prune && stored(&r, 1).0.predicate.allow_mass_prune);
+    assert!(r.allow_mass_prune && stored(&r, 1).0.predicate.settings.allow_mass_prune);
     assert!(!render_with(&sealing(&w.1, Vec::new()), &w, "fleet/eu-1").allow_mass_prune);
 }
 
@@ -189,7 +189,7 @@ fn the_cluster_scoped_allow_list_travels_in_the_bundle_sorted() {
     );
     let w = world(&listed);
     let r = render_with(&sealing(&w.1, Vec::new()), &w, "fleet/eu-2");
-    let signed: Vec<String> = stored(&r, 1).0.predicate.cluster_scoped.iter().map(ToString::to_string).collect();
+    let signed: Vec<String> = stored(&r, 1).0.predicate.settings.cluster_scoped.iter().map(ToString::to_string).collect();
     assert_eq!(signed, ["Namespace/extra", "PriorityClass.scheduling.k8s.io/edge-high"]);
     assert!(render_with(&sealing(&w.1, Vec::new()), &w, "fleet/eu-1").cluster_scoped.is_empty(), "absent: none beyond the list");
 }
@@ -264,14 +264,14 @@ fn a_cluster_without_a_recipient_gets_no_secret_in_clear_unless_it_allows_them()
     assert!(!paths(&r).iter().any(|p| p.starts_with("ClusterProfile.app/")), "nothing of the refused part: {:?}", paths(&r));
     assert!(!r.bundle.files().any(|(_, b)| b.windows(7).any(|w| w == b"hunter2")));
     let (statement, _) = stored(&r, 1);
-    assert!(!statement.predicate.allow_plaintext_secrets);
+    assert!(!statement.predicate.settings.allow_plaintext_secrets);
     assert!(!serde_json::to_string(&statement).unwrap().contains("hunter2"), "nor in the failure it signs");
 
     let allowed = world_allowing_clear(&fleet());
     let r = render_with(&sealing(&allowed.1, Vec::new()), &allowed, "fleet/eu-1");
     assert!(r.failures.is_empty(), "{:?}", r.failures);
     assert!(file(&r, "ClusterProfile.app/Secret.apps.db.yaml").contains("hunter2"));
-    assert!(stored(&r, 1).0.predicate.allow_plaintext_secrets, "the choice is signed, for the puller to check");
+    assert!(stored(&r, 1).0.predicate.settings.allow_plaintext_secrets, "the choice is signed, for the puller to check");
 }
 
 #[test]

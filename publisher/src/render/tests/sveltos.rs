@@ -1,5 +1,6 @@
 //! The Sveltos features of rendering, one cluster at a time.
 
+use airlock_bundle::ClusterSettings;
 use airlock_bundle::sign::{self, PartDigests};
 use airlock_bundle::statement::{Statement, Support};
 use airlock_bundle::{PartSettings, Release};
@@ -31,12 +32,14 @@ pub(super) fn stored(r: &Rendered, version: u64) -> (Statement, BTreeMap<String,
         issued_at: now(),
         expires: now().checked_add(jiff::SignedDuration::from_hours(24)).unwrap(),
         keyring_version: 1,
-        watch_namespaces: None,
-        active_window: None,
-        recipients: r.recipients.clone(),
-        allow_plaintext_secrets: r.allow_plaintext_secrets,
-        allow_mass_prune: r.allow_mass_prune,
-        cluster_scoped: r.cluster_scoped.clone(),
+        settings: ClusterSettings {
+            recipients: r.recipients.clone(),
+            allow_plaintext_secrets: r.allow_plaintext_secrets,
+            allow_mass_prune: r.allow_mass_prune,
+            cluster_scoped: r.cluster_scoped.clone(),
+            ..ClusterSettings::default()
+        },
+        decommission: false,
     };
     let statement = sign::statement(&r.bundle, &release, &|p| r.settings.get(p).cloned().unwrap_or_default(), &PartDigests::default());
     let kept = r

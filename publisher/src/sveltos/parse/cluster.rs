@@ -3,12 +3,12 @@
 use airlock_bundle::ClusterId;
 use airlock_bundle::cron::Window;
 use airlock_bundle::statement::{ActiveWindow, parse_cluster_scoped};
+use airlock_bundle::vocabulary::{
+    AGE_RECIPIENT_ANNOTATION, CLUSTER_SCOPED_ANNOTATION, MASS_PRUNE_ANNOTATION, PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION,
+};
 use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version, field_error};
-use crate::annotations::{
-    AGE_RECIPIENT_ANNOTATION, CLUSTER_SCOPED_ANNOTATION, MASS_PRUNE_ANNOTATION, PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION,
-};
 use crate::sveltos::fields;
 use crate::sveltos::model::{ClusterSet, ModelError, SveltosCluster, WATCH_NAMESPACES_ANNOTATION};
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::report::{Report, RunReport, RunResult};
+use crate::reports::report::{Report, RunReport, RunResult};
 
 /// Runs without a success before `/healthz` turns unhealthy.
 const HEALTHY_INTERVALS: u32 = 3;
@@ -97,8 +97,8 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
 mod tests {
     use super::*;
     use crate::engine::{Action, Outcome};
-    use crate::failure::Failure;
-    use crate::report::test_result;
+    use crate::reports::failure::Failure;
+    use crate::reports::report::test_result;
 
     fn report(result: Result<RunResult, Failure>, actions: &[Action]) -> Report {
         let mut r = Report::start(&"fleet/edge-1".parse().unwrap());

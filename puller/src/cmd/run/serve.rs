@@ -76,7 +76,7 @@ fn respond(head: &[u8], metrics: &Mutex<Metrics>, interval: Duration) -> (&'stat
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Report, RunReport, RunResult};
+    use crate::reports::report::{Report, RunReport, RunResult};
 
     async fn get(addr: std::net::SocketAddr, request: &str) -> String {
         let mut s = TcpStream::connect(addr).await.unwrap();

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use airlock_bundle::statement::ProfileEntry;
 
-use crate::checks::{Checker, Failed, Stage};
+use crate::engine::checks::{Checker, Failed, Stage};
 use crate::engine::{Action, Outcome};
 use crate::kept::delete_checks::DeleteChecks;
 

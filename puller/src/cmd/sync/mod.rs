@@ -11,7 +11,7 @@
 //! inventory (`state_store`), which a drift correction does not record.
 //!
 //! A run that finds no state Secret takes its rollback floor from the kept report
-//! (`floor_without_state`), so a deleted Secret does not open the door to an older bundle;
+//! (`state::floor_without_state`), so a deleted Secret does not open the door to an older bundle;
 //! only when both are gone does it start from an empty floor. That read of the kept
 //! report is the one the report is kept against at the end of the run.
 //!
@@ -41,32 +41,33 @@
 
 mod checks;
 mod decommissioned;
+mod state;
 pub(crate) mod tenants;
 mod writer;
 
-use airlock_bundle::{Floor, VerifiedEnvelope};
+use airlock_bundle::Floor;
 use airlock_cli::lease::HeldLease;
 use airlock_cli::{KubeArgs, exit};
 use jiff::Timestamp;
 use tokio::sync::watch;
 
-use crate::checks::Checker;
 use crate::config::{SyncArgs, SyncSettings};
-use crate::engine::{self, KnownKind, Outcome};
-use crate::failure::Failure;
+use crate::engine::checks::Checker;
+use crate::engine::{self, Outcome};
 use crate::identities::Identities;
 use crate::kept::delete_checks;
-use crate::kept::failures::{self, PartFailures};
-use crate::kept::last_report::{self, KeptRead};
-use crate::kept::meta::Names;
+use crate::kept::failures;
 use crate::kept::state::State;
 use crate::kept::state_store::StateStore;
-use crate::kept::verified::Verified;
-use crate::report::{Report, RunReport, RunResult, summary};
+use crate::reports::failure::Failure;
+use crate::reports::last_report::{self, KeptRead};
+use crate::reports::report::{Report, RunReport, RunResult, summary};
+use crate::reports::{push as report_push, writer as report_writer};
 use crate::source::{self, Found};
 use crate::trusted::Trusted;
 use crate::window::WindowState;
-use crate::{report_push, report_writer};
+pub(crate) use state::names;
+use state::{applied_state, floor_without_state, keep_adopted, record_failures};
 use writer::{Taken, Writer, applied};
 
 /// What `sync` leaves for the terminal: the line for stdout (only after a success: a
@@ -102,11 +103,6 @@ fn exit_code(result: RunResult) -> u8 {
         RunResult::Rejected => exit::REJECTED,
         RunResult::Error => exit::ERROR,
     }
-}
-
-/// Where this cluster's puller objects are.
-pub(crate) fn names(settings: &SyncSettings) -> Names {
-    Names::of(&settings.state_namespace, &settings.cluster)
 }
 
 /// Runs one sync and reports on it. `stop` turning true abandons the run. A puller turned
@@ -240,7 +236,7 @@ async fn run(
             let envelope = bundle.envelope().clone();
             // The manifests are parsed: the bundle's bytes need not wait for the apply.
             drop(bundle);
-            if deferred(envelope.predicate().active_window.as_ref(), &floor) {
+            if deferred(envelope.predicate().settings.active_window.as_ref(), &floor) {
                 return Ok(RunResult::Deferred);
             }
             let bundle = Some((envelope.predicate().version, envelope.digest()));
@@ -269,7 +265,7 @@ async fn run(
                 tenant_parts: &tenant_parts,
                 cluster_label: engine::cluster_label(&engine_settings.cluster),
                 timeout: settings.check_timeout,
-                sealed: crate::checks::sealed(&desired),
+                sealed: crate::engine::checks::sealed(&desired),
             };
             let recorded_checks = state.as_ref().map(|s| s.delete_checks.clone()).unwrap_or_default();
             let leaving = delete_checks::leaving(&recorded_checks, profiles);
@@ -324,96 +320,6 @@ fn deferred(window: Option<&airlock_bundle::statement::ActiveWindow>, floor: &Fl
         tracing::info!("the active window is {state}: the bundle is verified, nothing is changed");
     }
     WindowState::closed(state.as_ref())
-}
-
-/// Writes the failure counts of a failed run into the state it read, when they changed.
-/// A cluster without a state has no place for them: its counts start with its first
-/// recorded apply. Not recording them fails nothing; the run has failed already.
-async fn record_failures(store: &mut StateStore, state: Option<State>, counts: Vec<PartFailures>) {
-    let Some(state) = state.filter(|s| s.failures != counts) else { return };
-    if let Err(e) = store.record(&State { failures: counts, ..state }).await {
-        tracing::warn!("the failure counts were not recorded: {e}");
-    }
-}
-
-/// Records in the state the keyring updates `envelope` adopted, before anything is
-/// applied: a revocation the root signed holds from this run on, even while the apply
-/// fails (spec 7.3). A cluster without a state keeps them with its first applied bundle.
-async fn keep_adopted(
-    store: &mut StateStore,
-    state: Option<State>,
-    trusted: &Trusted,
-    envelope: &VerifiedEnvelope,
-) -> Result<Option<State>, Failure> {
-    let Some(state) = state else { return Ok(None) };
-    // The floor stays the applied bundle's, whose keyring an older state names by its chain.
-    let floor_keyring = Some(state.keyring_version.unwrap_or(trusted.keyring.version()));
-    let kept = State { keyring_chain: trusted.chain_after(envelope), keyring_version: floor_keyring, ..state };
-    store.record(&kept).await?;
-    tracing::info!(keyring = envelope.keyring().version(), "keyring rotation kept before the apply");
-    Ok(Some(kept))
-}
-
-/// The floor of a run that found no state Secret: the applied version and digest of the
-/// `kept` report (an older version is then refused as a rollback), else an empty one. The
-/// newest `issuedAt` accepted is not in the report; expiry is judged by the clock alone.
-fn floor_without_state(settings: &SyncSettings, report: &mut Report, kept: &KeptRead) -> Floor {
-    let names = names(settings);
-    let (secret, config_map) = (names.describe(&names.state), names.describe(&names.report));
-    let applied = kept.applied(&settings.cluster);
-    match applied {
-        Some((version, digest)) => {
-            tracing::warn!(
-                %secret,
-                %config_map,
-                "no state Secret (it was deleted?): the rollback floor is version {version} ({digest}), applied as \
-                 the kept report ConfigMap says"
-            );
-            (report.applied_version, report.applied_digest) = (Some(version), Some(digest));
-        }
-        None => tracing::warn!(
-            %secret,
-            %config_map,
-            "no state Secret (a first run, or it was deleted) and no applied version in the kept report ConfigMap: \
-             starting from an empty floor"
-        ),
-    }
-    Floor { applied, highest_issued_at: None, keyring_version: None }
-}
-
-/// What the state says once `envelope`'s bundle, verified as `verified` says, is fully applied.
-fn applied_state(
-    settings: &SyncSettings,
-    trusted: &Trusted,
-    identities: &Identities,
-    envelope: &VerifiedEnvelope,
-    verified: Verified,
-    floor: &Floor,
-    kinds: Vec<KnownKind>,
-) -> State {
-    let p = envelope.predicate();
-    // A keyring the root rotated starts the floor afresh (spec 7.4), the newest issuedAt too.
-    let renewed = floor.renewed_by(envelope.keyring().version());
-    let highest = floor.highest_issued_at.filter(|_| !renewed);
-    State {
-        cluster: settings.cluster.to_string(),
-        version: p.version,
-        digest: envelope.digest(),
-        highest_issued_at: highest.map_or(p.issued_at, |h| h.max(p.issued_at)),
-        keyring_chain: trusted.chain_after(envelope),
-        keyring_version: Some(envelope.keyring().version()),
-        // Set by `StateStore::save`, which writes the inventory beside the state.
-        inventory_digest: None,
-        inventory: Vec::new(),
-        kinds,
-        verified: Some(Box::new(verified)),
-        failures: Vec::new(),
-        mounted: Vec::new(),
-        delete_checks: delete_checks::of(&p.profiles),
-        age_identities: identities.kept_after(p),
-        applied_at: Timestamp::now(),
-        decommissioned: p.decommission.then(Timestamp::now),
-    }
 }
 
 /// A run whose objects did not all apply is an error, and records nothing.

@@ -8,7 +8,7 @@ use airlock_bundle::statement::{ProfileEntry, ServiceAccountRef};
 
 use crate::config::SyncSettings;
 use crate::engine::{self, InventoryEntry, Tenants};
-use crate::failure::Failure;
+use crate::reports::failure::Failure;
 
 /// Each part's tenant: the bundle's parts, then those only the inventory still holds.
 pub(crate) fn by_part(profiles: &[ProfileEntry], previous: &[InventoryEntry]) -> BTreeMap<String, ServiceAccountRef> {

@@ -3,15 +3,16 @@
 //! ([`Stopped`]: asked to stop, or the Lease lost). Entry point: [`Writer`].
 
 use airlock_bundle::Digest;
+use airlock_bundle::vocabulary::CLUSTER_ANNOTATION;
 use airlock_cli::lease::{self, HeldLease, LeaseConfig, LeaseError};
 use tokio::sync::watch;
 
-use super::names;
+use super::state::names;
 use crate::config::SyncSettings;
-use crate::failure::Failure;
-use crate::kept::meta::{ANNOTATION_CLUSTER, MANAGER};
+use crate::kept::meta::MANAGER;
 use crate::kept::state::State;
 use crate::kept::state_store::StateStore;
+use crate::reports::failure::Failure;
 
 /// The Lease `airlock-puller-<cluster name>` in the state namespace, which keeps two
 /// pullers of one cluster from writing at once.
@@ -22,7 +23,7 @@ pub(super) fn lease_config(settings: &SyncSettings) -> LeaseConfig {
         identity: lease::identity(),
         duration: settings.lease_duration,
         manager: MANAGER,
-        annotations: [(ANNOTATION_CLUSTER.to_string(), settings.cluster.to_string())].into(),
+        annotations: [(CLUSTER_ANNOTATION.to_string(), settings.cluster.to_string())].into(),
     }
 }
 
