@@ -11,7 +11,7 @@ use airlock_bundle::vocabulary::{
     APP_VERSION_ANNOTATION, CHART_LABEL, CHART_VERSION_ANNOTATION, RELEASE_LABEL, RELEASE_NAMESPACE_LABEL, REPOSITORY_ANNOTATION,
 };
 use airlock_e2e::chart_repo::{ChartRepo, charts_dir, helm_paths};
-use airlock_publisher::helm::{
+use airlock_publisher::render::helm::{
     Access, Capabilities, ChartRef, Helm, HookEvent, Manifest, Release, ReleaseRequest, Renderer, RendererSettings, TemplateOptions,
 };
 use serde_json::{Value, json};
@@ -254,7 +254,7 @@ fn orders_hooks_as_helm_install_ran_them() {
                 let succeeded: Vec<String> = hooks
                     .iter()
                     .rev()
-                    .filter(|h| h.spec.effective_delete_policies().contains(&airlock_publisher::helm::DeletePolicy::HookSucceeded))
+                    .filter(|h| h.spec.effective_delete_policies().contains(&airlock_publisher::render::helm::DeletePolicy::HookSucceeded))
                     .map(|h| key(&h.manifest.object))
                     .collect();
                 assert_eq!(&succeeded, deleted, "{trace}: {event} hooks are deleted in another order");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use airlock_e2e::chart_repo::{ChartRepo, charts_dir, helm_paths};
-use airlock_publisher::helm::{
+use airlock_publisher::render::helm::{
     Access, Capabilities, ChartRef, Class, Credentials, Helm, HelmError, ReleaseRequest, Renderer, RendererSettings, TemplateOptions,
 };
 use serde_json::json;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use airlock_publisher::kustomize::{GitRef, KustomizeError, KustomizeRequest, KustomizeSource, Kustomizer, commit_of};
+use airlock_publisher::render::kustomize::{GitRef, KustomizeError, KustomizeRequest, KustomizeSource, Kustomizer, commit_of};
 use base64::Engine;
 use serde_json::{Value, json};
 

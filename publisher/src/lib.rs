@@ -16,23 +16,21 @@ mod annotations;
 pub mod cmd;
 pub mod deregister;
 mod duration;
-pub mod helm;
 mod ingest;
 mod keys;
-pub mod kustomize;
 mod memo;
 mod once;
-pub mod patch;
+
 mod process;
 mod publish;
 mod redact;
 pub mod register;
 mod remote;
-mod render;
+pub mod render;
 pub mod sandbox;
 mod sveltos;
 mod table;
-mod template;
+
 #[cfg(test)]
 mod test_archive;
 pub mod worker;
@@ -41,7 +39,7 @@ mod yaml;
 /// Template rendering for the fuzz target `fuzz/fuzz_targets/template.rs`; not an API.
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
-pub use template::{TemplateSource, render as render_template};
+pub use render::template::{TemplateSource, render as render_template};
 
 /// Selection for the micro-benchmark `benches/selection.rs`; not an API.
 #[doc(hidden)]

@@ -19,7 +19,7 @@
 //! cluster order whatever the threads did. `compare` reads the store and decides each
 //! version.
 
-mod charts;
+
 mod compare;
 mod complete;
 mod draft;
@@ -43,8 +43,8 @@ use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;
 
-use crate::helm::{LazyRenderer, RendererSettings};
-use crate::kustomize;
+use crate::render::helm::{LazyRenderer, RendererSettings};
+use crate::render::kustomize;
 use crate::memo::Memo;
 use crate::remote::{self, Fetcher};
 use crate::render::hold::Unplanned;
@@ -265,7 +265,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
     let (repositories, artifacts) = (flux_sources(KustomizeKind::GitRepository), flux_sources(KustomizeKind::OCIRepository));
     let wanted: BTreeSet<_> =
         wanted.into_iter().filter(|r| !remotes.contains_key(&r.key) && !is_source_revision(&r.key)).cloned().collect();
-    let charts = charts::wanted(plans.iter().filter_map(|(_, p)| p.as_ref().ok()));
+    let charts = crate::render::helm::charts::wanted(plans.iter().filter_map(|(_, p)| p.as_ref().ok()));
     let helm = Arc::new(LazyRenderer::new(
         publisher.helm.clone(),
         RendererSettings { cache_dir: publisher.helm_cache.clone(), check_determinism: true },
@@ -276,7 +276,7 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
     let chart_renderer = Arc::clone(&helm);
     let (resources, git_interval) = tokio::task::spawn_blocking(move || {
         let interval = kustomize::resolve_revisions(&repositories, &mut resources);
-        charts::resolve_into(&charts, &mut resources, &chart_renderer);
+        crate::render::helm::charts::resolve_into(&charts, &mut resources, &chart_renderer);
         (resources, interval)
     })
     .await

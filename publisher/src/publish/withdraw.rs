@@ -28,7 +28,7 @@ use airlock_bundle::vocabulary::{HOOK_ANNOTATION, RELEASE_LABEL, RELEASE_NAMESPA
 use airlock_bundle::{Limits, Part};
 use serde_json::Value;
 
-use crate::helm::HookEvent;
+use crate::render::helm::HookEvent;
 use crate::render::{KeptContent, Object};
 use crate::sveltos::ObjectKey;
 use crate::yaml::parse_documents;

@@ -15,7 +15,7 @@ use std::io::Read;
 
 use super::error::RemoteError;
 use super::limits::{MAX_INFLATED, MAX_TAR_ENTRIES};
-use crate::kustomize::skipped_tar_entry;
+use crate::render::kustomize::skipped_tar_entry;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const TAR_MAGIC: &[u8] = b"ustar";

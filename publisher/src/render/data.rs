@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::error::RenderError;
 use crate::sveltos::model::SveltosCluster;
-use crate::template::{self, RenderEntropy, RenderEnv, TemplateSource};
+use crate::render::template::{self, RenderEntropy, RenderEnv, TemplateSource};
 use airlock_lua::{self as lua, LuaBudget, LuaSource};
 
 /// What every render of a run shares: the secret random values come from, held here or

@@ -30,7 +30,7 @@ use airlock_bundle::statement::{FieldNote, ProfileEntry, Statement, StopMatching
 
 use super::manifest::file_path;
 use super::object::Object;
-use super::releases;
+use super::helm::ownership;
 use super::tier::{self, Candidate};
 use super::{PartDraft, PreparedCluster};
 use crate::sveltos::{Inventory, ObjectKey, Touches};
@@ -200,7 +200,7 @@ pub fn plan(
         };
         plan.held.insert(e.name.clone(), Held { reason, settings: stored_settings(e), stored: Some(e.clone()) });
     }
-    releases::decide(prepared, stored, &mut plan, &hold);
+    ownership::decide(prepared, stored, &mut plan, &hold);
     decide_ties(prepared, stored, &mut plan, &hold);
     hold_dependents(prepared, &mut plan, &hold);
     plan

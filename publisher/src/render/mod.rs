@@ -17,7 +17,6 @@
 //! a cluster fails.
 
 pub mod assemble;
-mod chart_fields;
 mod checks;
 mod content;
 pub mod credentials;
@@ -26,17 +25,18 @@ mod error;
 pub mod helm;
 pub mod hold;
 pub mod inputs;
-mod kustomize;
+pub mod kustomize;
 pub mod manifest;
 mod names;
 mod namespaces;
 mod object;
+pub mod patch;
 mod patches;
-pub mod releases;
 pub mod resolve;
 mod role_request;
 pub mod seal;
 pub mod shared;
+pub mod template;
 pub mod tier;
 
 use std::collections::BTreeMap;
@@ -47,8 +47,8 @@ use airlock_bundle::statement::{ActiveWindow, ClusterScopedObject};
 use airlock_bundle::{Bundle, ClusterId, Limits, PartSettings};
 use jiff::{SignedDuration, Timestamp};
 
-use crate::helm::LazyRenderer;
-use crate::kustomize::LazyKustomizer;
+use crate::render::helm::LazyRenderer;
+use crate::render::kustomize::LazyKustomizer;
 use crate::sveltos::Resources;
 use crate::sveltos::model::{Profile, ProfileKind};
 pub use assemble::{Assembly, KeptContent};
@@ -125,7 +125,7 @@ impl PreparedCluster {
     /// profile failed, a template read the clock, a prerequisite is not planned, or two
     /// profiles deploy one Helm release.
     pub fn needs_store(&self) -> bool {
-        releases::contested(self)
+        helm::ownership::contested(self)
             || self.parts.iter().any(|d| match &d.outcome {
                 Err(_) => true,
                 Ok(p) => p.clock.is_some() || d.settings.depends_on.iter().any(|dep| !self.parts.iter().any(|o| *o.name == **dep)),

@@ -12,7 +12,7 @@
 use serde_json::{Value, json};
 
 use crate::sveltos::model::SveltosCluster;
-use crate::template::{self, TemplateSource};
+use crate::render::template::{self, TemplateSource};
 
 /// The data names and namespaces are rendered with.
 pub fn name_data(cluster: &SveltosCluster) -> Value {

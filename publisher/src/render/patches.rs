@@ -14,7 +14,7 @@ use super::content::data_texts;
 use super::data::Context;
 use super::error::RenderError;
 use super::resolve::{ProfilePlan, is_template};
-use crate::patch::{DroppedOperation, ParsedPatch, Patch, PatchError};
+use crate::render::patch::{DroppedOperation, ParsedPatch, Patch, PatchError};
 use crate::sveltos::{Lookup, Resources};
 
 /// The patches of `plan`'s profile, templated for this render.
@@ -61,7 +61,7 @@ pub fn apply(value: Value, patches: &[ParsedPatch], profile: &str) -> Result<(Va
     if patches.is_empty() {
         return Ok((value, Vec::new()));
     }
-    let patched = crate::patch::apply(&value, patches).map_err(|e: PatchError| RenderError::Patch(e.to_string()))?;
+    let patched = crate::render::patch::apply(&value, patches).map_err(|e: PatchError| RenderError::Patch(e.to_string()))?;
     let notes = patched.dropped.iter().map(|d| note(profile, d)).collect();
     let changed = match patched.object {
         std::borrow::Cow::Owned(changed) => Some(changed),

@@ -10,7 +10,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::chart_fields;
+use super::helm::chart_fields;
 use super::credentials::{self, Relay};
 use super::error::RenderError;
 use super::names::{self, Resolved};

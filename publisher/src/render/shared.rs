@@ -30,12 +30,12 @@ use super::manifest::{add_metadata, checked_path};
 use super::namespaces;
 use super::object::Object;
 use super::patches;
-use super::releases::Claim;
+use super::helm::ownership::Claim;
 use super::resolve::{ProfilePlan, SharedKey};
 use super::{helm, kustomize};
-use crate::helm::LazyRenderer;
-use crate::kustomize::LazyKustomizer;
-use crate::patch::{ParsedPatch, Patch};
+use crate::render::helm::LazyRenderer;
+use crate::render::kustomize::LazyKustomizer;
+use crate::render::patch::{ParsedPatch, Patch};
 use crate::sveltos::model::SveltosCluster;
 use crate::sveltos::{Lookup, ObjectKey, Resources};
 use crate::yaml;
@@ -157,14 +157,14 @@ pub fn prepare(
         }
     }
     for k in &plan.kustomizations {
-        rendered.extend(kustomize::manifests(&ctx, k, resources, env.kustomizer, &mut warnings)?);
+        rendered.extend(kustomize::entry::manifests(&ctx, k, resources, env.kustomizer, &mut warnings)?);
     }
     // Each release's objects, as positions in `rendered`: which release an object belongs to
     // survives the patches, which may rename it.
     let mut releases = Vec::with_capacity(plan.helm_charts.len());
     for h in &plan.helm_charts {
         let from = rendered.len();
-        rendered.extend(helm::manifests(&ctx, h, resources, env.helm, &mut warnings)?);
+        rendered.extend(helm::entry::manifests(&ctx, h, resources, env.helm, &mut warnings)?);
         let claim = Claim {
             namespace: h.chart.release_namespace.clone(),
             name: h.chart.release_name.clone(),

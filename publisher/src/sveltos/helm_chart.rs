@@ -1,6 +1,6 @@
 //! A profile's `spec.helmCharts` as the publisher renders them: which chart of which
 //! repository, the release it becomes, its values per cluster and how the repository is
-//! reached. Rendering is `crate::helm`'s; this is what the profile says.
+//! reached. Rendering is `crate::render::helm`'s; this is what the profile says.
 //!
 //! A chart's version, when a range, and its archive's digest are resolved once per run and
 //! kept among the fetched resources under [`chart_revision_reference`]'s key, as a Flux source's
@@ -12,7 +12,7 @@ use airlock_bundle::Digest;
 use super::key::{ObjectKey, Reference};
 use super::kustomization::{ValuesFromRef, revision_reference};
 use super::model::SecretName;
-use crate::helm::options::ChartOptions;
+use crate::render::helm::options::ChartOptions;
 
 /// `helmChartAction`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +107,7 @@ impl HelmChartRef {
             values: String::new(),
             values_from: Vec::new(),
             access: RegistryAccess::default(),
-            options: crate::helm::options::read(None, &format!("spec.helmCharts[{index}]")).expect("no options read"),
+            options: crate::render::helm::options::read(None, &format!("spec.helmCharts[{index}]")).expect("no options read"),
             verification: None,
         }
     }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::key::{ObjectKey, Reference};
 pub use super::kustomization::KustomizationRef;
 use super::selector::Selector;
-use crate::patch::Target;
+use crate::render::patch::Target;
 
 pub const CLUSTER_GROUP: &str = "lib.projectsveltos.io";
 pub const PROFILE_GROUP: &str = "config.projectsveltos.io";

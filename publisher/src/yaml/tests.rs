@@ -191,8 +191,8 @@ fn the_benchmark_fleet_parses_as_serde_saphyr_parses_it() {
                     continue;
                 }
                 for cluster in &clusters {
-                    let source = crate::template::TemplateSource { profile: "bench", resource: "ConfigMap", key };
-                    let text = crate::template::render(&source, body, &json!({"Cluster": cluster, "MgmtResources": {}})).unwrap();
+                    let source = crate::render::template::TemplateSource { profile: "bench", resource: "ConfigMap", key };
+                    let text = crate::render::template::render(&source, body, &json!({"Cluster": cluster, "MgmtResources": {}})).unwrap();
                     assert!(agrees(&text), "{key}: the direct path should answer a rendered manifest");
                     assert!(read_by_lines(&text), "{key}: the line reader should answer a rendered manifest");
                     let documents = parse_documents(&text).unwrap();

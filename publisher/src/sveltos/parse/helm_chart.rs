@@ -1,7 +1,7 @@
 //! `helmCharts`: the entries the publisher renders. An entry without the fields Sveltos
 //! requires, or with a value of the wrong type, is an error naming the field; what an
 //! entry's `options` and verification fields do that rendering does not is noted by
-//! `fields` and `crate::helm::options`.
+//! `fields` and `crate::render::helm::options`.
 
 use airlock_bundle::statement::FieldNote;
 
@@ -38,7 +38,7 @@ pub fn helm_charts(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
             }
         };
         let mut options =
-            crate::helm::options::read(Some(h.raw("options")), h.path("").trim_end_matches('.')).map_err(|m| h.error("options", m))?;
+            crate::render::helm::options::read(Some(h.raw("options")), h.path("").trim_end_matches('.')).map_err(|m| h.error("options", m))?;
         notes.append(&mut options.notes);
         out.push(HelmChartRef {
             index,
