@@ -25,7 +25,7 @@ use kube::api::{Api, DynamicObject};
 use serde_json::Value;
 
 use crate::cmd::{StoreArgs, parse_duration};
-use crate::sveltos::live::sveltos_kinds;
+use crate::sources::live::sveltos_kinds;
 
 /// Deregister a cluster from the management side.
 #[derive(Debug, Clone, Args)]

@@ -25,10 +25,9 @@ mod process;
 mod publish;
 mod redact;
 pub mod register;
-mod remote;
 pub mod render;
 pub mod sandbox;
-mod sveltos;
+mod sources;
 mod table;
 
 #[cfg(test)]
@@ -43,7 +42,7 @@ pub use render::template::{TemplateSource, render as render_template};
 
 /// Selection for the micro-benchmark `benches/selection.rs`; not an API.
 #[doc(hidden)]
-pub use sveltos::{
+pub use sources::{
     Inventory,
     select::{candidates, profiles_for},
 };

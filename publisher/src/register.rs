@@ -42,7 +42,7 @@ use kube::discovery::ApiResource;
 use serde_json::{Value, json};
 
 use crate::annotations::FIELD_MANAGER;
-use crate::sveltos::model::WATCH_NAMESPACES_ANNOTATION;
+use crate::sources::model::WATCH_NAMESPACES_ANNOTATION;
 use settings::{ClusterFlags, Registration};
 
 /// Register a cluster with the management side.

@@ -101,9 +101,9 @@ mod tests {
                 failures: vec![],
             },
         ];
-        let broken = vec![crate::sveltos::Broken {
+        let broken = vec![crate::sources::Broken {
             origin: "m/p.yaml document 2".into(),
-            what: crate::sveltos::Touches::Unknown,
+            what: crate::sources::Touches::Unknown,
             message: "bad".into(),
         }];
         let mut out = Vec::new();

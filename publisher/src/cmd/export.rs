@@ -21,8 +21,8 @@ use serde_json::json;
 use super::{SourceArgs, StoreArgs};
 use crate::keys;
 use crate::progress::Reporter;
-use crate::sveltos::select;
-use crate::sveltos::selector::Selector;
+use crate::sources::select;
+use crate::sources::selector::Selector;
 use crate::table::{self, human_bytes};
 
 const EXAMPLES: &str = "Examples:

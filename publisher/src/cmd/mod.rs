@@ -19,9 +19,9 @@ use airlock_store::{OciStore, RegistryCredentials, Store, StoreRef};
 use anyhow::Context;
 use clap::Args;
 
-use crate::sveltos::Source;
-use crate::sveltos::dir::DirSource;
-use crate::sveltos::live::LiveSource;
+use crate::sources::Source;
+use crate::sources::dir::DirSource;
+use crate::sources::live::LiveSource;
 
 /// Where the Sveltos objects come from: a directory, else the management cluster.
 #[derive(Debug, Clone, Args)]

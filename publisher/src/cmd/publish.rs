@@ -18,7 +18,7 @@ use crate::keys;
 use crate::memo;
 use crate::publish::{Published, Signer, Status};
 use crate::sandbox::Launcher;
-use crate::sveltos::live::{ClusterReader, KubeReader};
+use crate::sources::live::{ClusterReader, KubeReader};
 use crate::table;
 use crate::worker::{Guard, Job, Reach, RenderWorker, Served, Started};
 
@@ -309,7 +309,7 @@ mod tests {
 
     use crate::publish::Row;
     use crate::render::Failure;
-    use crate::sveltos::{Broken, Touches};
+    use crate::sources::{Broken, Touches};
 
     fn row(status: Status) -> Row {
         Row { cluster: "fleet/a".parse().unwrap(), version: None, digest: None, objects: None, status, warnings: vec![], failures: vec![] }

@@ -20,7 +20,7 @@ use clap::Args;
 use super::{SourceArgs, StoreArgs};
 use crate::ingest::staging;
 use crate::ingest::status::Ingested;
-use crate::sveltos::select;
+use crate::sources::select;
 use crate::table;
 
 const EXAMPLES: &str = "Example:

@@ -36,7 +36,7 @@ use super::parse_duration;
 use super::publish::{PublishArgs, report};
 use crate::ingest::online;
 use crate::ingest::target::Target;
-use crate::sveltos::live::sveltos_kinds;
+use crate::sources::live::sveltos_kinds;
 
 const EXAMPLES: &str = "Example:
   airlock-publisher watch --kubeconfig ~/.kube/mgmt --to oci://registry.example/airlock \\

@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::annotations::FIELD_MANAGER;
 use crate::ingest::addons::{self, CLUSTER_NAME_LABEL};
 use crate::register::SECRET_SUFFIX;
-use crate::sveltos::live::sveltos_kinds;
+use crate::sources::live::sveltos_kinds;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -10,7 +10,7 @@ use airlock_bundle::vocabulary::PULLER_NAMESPACE_ANNOTATION;
 use serde_json::Value;
 
 use crate::render::credentials::DEFAULT_PULLER_NAMESPACE;
-use crate::sveltos::model::WATCH_NAMESPACES_ANNOTATION;
+use crate::sources::model::WATCH_NAMESPACES_ANNOTATION;
 
 /// The label every object of the registration YAML carries.
 const REGISTRATION_SELECTOR: &str = "app.kubernetes.io/part-of=airlock";

@@ -11,7 +11,7 @@ use airlock_bundle::ClusterId;
 use serde_json::{Value, json};
 
 use super::addons::{Failure, ProfileState};
-use crate::sveltos::live::sveltos_kinds;
+use crate::sources::live::sveltos_kinds;
 
 /// The two lists `profile` (a ClusterProfile or Profile as JSON) holds once `state` of
 /// `cluster` is recorded, as a status to apply; `None` when neither changes.

@@ -124,7 +124,7 @@ pub async fn record(client: &kube::Client, cluster: &ClusterId, object: &Value, 
         return Ok(false);
     }
     let kube_error = |e: kube::Error| TargetError::Kube { cluster: cluster.clone(), message: e.to_string() };
-    let [(clusters, _), ..] = crate::sveltos::live::sveltos_kinds();
+    let [(clusters, _), ..] = crate::sources::live::sveltos_kinds();
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), cluster.namespace(), &clusters);
     let merge = json!({"metadata": {"annotations": {STAGED_ANNOTATION: now}}});
     let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };

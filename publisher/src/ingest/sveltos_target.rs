@@ -22,7 +22,7 @@ use super::report::PullReport;
 use super::target::TargetError;
 use super::{dryrun, profiles};
 use crate::annotations::FIELD_MANAGER;
-use crate::sveltos::live::sveltos_kinds;
+use crate::sources::live::sveltos_kinds;
 
 /// Attempts at a profile's status when others write it meanwhile.
 const CONFLICT_ATTEMPTS: usize = 4;

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 
 use super::status::{OWNED_STATUS, Update};
 use crate::annotations::FIELD_MANAGER;
-use crate::sveltos::live::sveltos_kinds;
+use crate::sources::live::sveltos_kinds;
 use crate::yaml;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -16,7 +16,7 @@ use super::compare::{Decision, Held, decide_held};
 use super::{Run, STORE_READS, complete, withdraw};
 use crate::memo::{Outline, Stored};
 use crate::render::{Assembly, ClusterPlan, PreparedCluster, RenderError, Rendered, hold};
-use crate::sveltos::model::SveltosCluster;
+use crate::sources::model::SveltosCluster;
 
 /// A rendered cluster and the statement describing it (version not yet set), with what it
 /// was rendered from, should it need completing after all.

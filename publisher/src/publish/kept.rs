@@ -19,7 +19,7 @@ use airlock_store::{Fetched, PartCopy, Store, StoreError};
 use jiff::Timestamp;
 
 use crate::render::KeptContent;
-use crate::sveltos::ObjectKey;
+use crate::sources::ObjectKey;
 use crate::yaml::parse_documents;
 
 /// A cluster's bundle in the store, its envelope verified.

@@ -20,8 +20,8 @@ use futures::StreamExt;
 use super::draft::{Draft, Stage, complete_from_store};
 use super::{Run, STORE_READS, kept};
 use crate::render::{ClusterPlan, RenderError};
-use crate::sveltos::max_update::MaxUpdate;
-use crate::sveltos::model::SveltosCluster;
+use crate::sources::max_update::MaxUpdate;
+use crate::sources::model::SveltosCluster;
 
 /// One profile's window.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use airlock_bundle::{ClusterId, SigningKey};
 use airlock_store::StoreRef;
 
 use super::*;
-use crate::sveltos::dir::DirSource;
+use crate::sources::dir::DirSource;
 
 const SEALED_DB: &str = "ClusterProfile.app/Secret.apps.db.yaml.age";
 

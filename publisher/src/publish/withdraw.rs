@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use crate::render::helm::HookEvent;
 use crate::render::{KeptContent, Object};
-use crate::sveltos::ObjectKey;
+use crate::sources::ObjectKey;
 use crate::yaml::parse_documents;
 
 /// One file of delete hooks to carry, as the stored part holds it.

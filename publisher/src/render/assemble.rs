@@ -18,7 +18,7 @@ use super::seal::{self, Seal, Sealing};
 use super::shared::part_of;
 use super::tier::{self, Candidate, KeptKey};
 use super::{Failure, PreparedCluster, Rendered};
-use crate::sveltos::ObjectKey;
+use crate::sources::ObjectKey;
 
 /// The content of a held part, as fetched from the store.
 #[derive(Debug, Clone)]

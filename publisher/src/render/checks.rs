@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::content::data_texts;
 use super::manifest::documents;
 use super::resolve::ProfilePlan;
-use crate::sveltos::Resources;
-use crate::sveltos::model::CheckSpec;
+use crate::sources::Resources;
+use crate::sources::model::CheckSpec;
 
 /// The checks of `plan`'s profile, or why one cannot run, naming its field.
 pub fn checks_of(plan: &ProfilePlan<'_>, resources: &Resources, warnings: &mut Vec<String>) -> Result<Checks, String> {

@@ -20,8 +20,8 @@ use super::data::Context;
 use super::error::RenderError;
 use super::manifest::{Manifest, add_metadata, documents};
 use super::resolve::{Resolution, has_annotation};
-use crate::sveltos::model::{LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
-use crate::sveltos::typed;
+use crate::sources::model::{LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
+use crate::sources::typed;
 
 /// One object a reference rendered, with what decides between copies and whether its
 /// namespace must exist.

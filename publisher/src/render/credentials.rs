@@ -25,8 +25,8 @@ use serde_json::{Value, json};
 
 use super::error::RenderError;
 use super::object::Object;
-use crate::sveltos::model::SveltosCluster;
-use crate::sveltos::{Lookup, ObjectKey, Reference, Resources, typed};
+use crate::sources::model::SveltosCluster;
+use crate::sources::{Lookup, ObjectKey, Reference, Resources, typed};
 use crate::yaml;
 
 /// The puller's credentials Secret on the managed cluster (registration and relay).
@@ -262,7 +262,7 @@ pub fn part_settings() -> PartSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sveltos::parse::parse_cluster;
+    use crate::sources::parse::parse_cluster;
 
     fn cluster(annotations: Value) -> SveltosCluster {
         parse_cluster(&json!({"apiVersion": "lib.projectsveltos.io/v1beta1", "kind": "SveltosCluster",

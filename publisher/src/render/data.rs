@@ -24,7 +24,7 @@ use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use super::error::RenderError;
-use crate::sveltos::model::SveltosCluster;
+use crate::sources::model::SveltosCluster;
 use crate::render::template::{self, RenderEntropy, RenderEnv, TemplateSource};
 use airlock_lua::{self as lua, LuaBudget, LuaSource};
 

@@ -6,7 +6,7 @@ use airlock_bundle::content::ContentError;
 use airlock_bundle::vocabulary::{PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNOTATION};
 
 use crate::render::kustomize::KustomizeError;
-use crate::sveltos::model::MANIFEST_SECRET_TYPE;
+use crate::sources::model::MANIFEST_SECRET_TYPE;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -33,7 +33,7 @@ use super::object::Object;
 use super::helm::ownership;
 use super::tier::{self, Candidate};
 use super::{PartDraft, PreparedCluster};
-use crate::sveltos::{Inventory, ObjectKey, Touches};
+use crate::sources::{Inventory, ObjectKey, Touches};
 
 /// What a run could not plan: profiles that cannot be read or are paused, and whether some
 /// of the source could not be attributed to anything.

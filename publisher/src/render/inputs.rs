@@ -17,8 +17,8 @@ use airlock_bundle::{Digest, Limits};
 
 use super::hold::Unplanned;
 use super::resolve::ClusterPlan;
-use crate::sveltos::model::Profile;
-use crate::sveltos::{ObjectKey, Resources};
+use crate::sources::model::Profile;
+use crate::sources::{ObjectKey, Resources};
 
 /// Names what rendering does with its inputs. Change it whenever the same inputs would
 /// render to other bytes (a new YAML writer, a new label), so no fingerprint from before
@@ -90,7 +90,7 @@ impl Fingerprints {
 mod tests {
     use super::super::plan;
     use super::*;
-    use crate::sveltos::{Inventory, select};
+    use crate::sources::{Inventory, select};
     use crate::yaml;
 
     const WORLD: &str = "

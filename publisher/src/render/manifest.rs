@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use super::error::RenderError;
-use crate::sveltos::ObjectKey;
+use crate::sources::ObjectKey;
 use crate::yaml::parse_documents;
 use airlock_bundle::digest::hash_suffixed;
 use airlock_bundle::path::check_path;

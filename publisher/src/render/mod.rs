@@ -49,8 +49,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::render::helm::LazyRenderer;
 use crate::render::kustomize::LazyKustomizer;
-use crate::sveltos::Resources;
-use crate::sveltos::model::{Profile, ProfileKind};
+use crate::sources::Resources;
+use crate::sources::model::{Profile, ProfileKind};
 pub use assemble::{Assembly, KeptContent};
 pub use data::Entropy;
 pub use error::RenderError;

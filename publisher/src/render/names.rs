@@ -11,7 +11,7 @@
 
 use serde_json::{Value, json};
 
-use crate::sveltos::model::SveltosCluster;
+use crate::sources::model::SveltosCluster;
 use crate::render::template::{self, TemplateSource};
 
 /// The data names and namespaces are rendered with.
@@ -52,7 +52,7 @@ pub fn resolve_namespace(profile: &str, field: &str, written: &str, data: &Value
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sveltos::parse::parse_cluster;
+    use crate::sources::parse::parse_cluster;
 
     #[test]
     fn names_see_the_cluster_its_namespace_and_name() {

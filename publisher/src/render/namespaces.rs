@@ -14,7 +14,7 @@ use serde_json::json;
 
 use super::content::Rendered;
 use super::object::Object;
-use crate::sveltos::ObjectKey;
+use crate::sources::ObjectKey;
 use crate::yaml;
 
 /// The create-only Namespaces the objects of `rendered` need, for the profile `profile`.

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::sveltos::ObjectKey;
+use crate::sources::ObjectKey;
 
 /// One object of a profile, labelled and written as a YAML document.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,7 +15,7 @@ use super::data::Context;
 use super::error::RenderError;
 use super::resolve::{ProfilePlan, is_template};
 use crate::render::patch::{DroppedOperation, ParsedPatch, Patch, PatchError};
-use crate::sveltos::{Lookup, Resources};
+use crate::sources::{Lookup, Resources};
 
 /// The patches of `plan`'s profile, templated for this render.
 pub fn collect(

@@ -14,10 +14,10 @@ use super::helm::chart_fields;
 use super::credentials::{self, Relay};
 use super::error::RenderError;
 use super::names::{self, Resolved};
-use crate::sveltos::helm_chart::{HelmChartRef, chart_revision_reference};
-use crate::sveltos::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef, revision_reference};
-use crate::sveltos::model::{PatchesFromRef, PolicyRef, Profile, RemoteUrl, SveltosCluster, TEMPLATE_ANNOTATION, TemplateRef};
-use crate::sveltos::{Inventory, ObjectKey, Reference, Resources, Touches, select};
+use crate::sources::helm_chart::{HelmChartRef, chart_revision_reference};
+use crate::sources::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef, revision_reference};
+use crate::sources::model::{PatchesFromRef, PolicyRef, Profile, RemoteUrl, SveltosCluster, TEMPLATE_ANNOTATION, TemplateRef};
+use crate::sources::{Inventory, ObjectKey, Reference, Resources, Touches, select};
 
 /// What one cluster needs fetched, profile by profile.
 #[derive(Debug, Clone)]

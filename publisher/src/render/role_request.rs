@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 
 use super::object::Object;
 use super::shared::Prepared;
-use crate::sveltos::ObjectKey;
-use crate::sveltos::model::{Profile, ProfileKind};
+use crate::sources::ObjectKey;
+use crate::sources::model::{Profile, ProfileKind};
 use crate::yaml;
 
 const RBAC_GROUP: &str = "rbac.authorization.k8s.io";

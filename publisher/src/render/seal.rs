@@ -29,7 +29,7 @@ use super::assemble::KeptContent;
 use super::credentials::SYSTEM_PART;
 use super::error::RenderError;
 use super::object::Object;
-use crate::sveltos::model::SveltosCluster;
+use crate::sources::model::SveltosCluster;
 
 /// What sealing needs of the run: the publisher's seal secret, and the recipients every
 /// sealed file is encrypted to after the cluster's own.

@@ -36,8 +36,8 @@ use super::{helm, kustomize};
 use crate::render::helm::LazyRenderer;
 use crate::render::kustomize::LazyKustomizer;
 use crate::render::patch::{ParsedPatch, Patch};
-use crate::sveltos::model::SveltosCluster;
-use crate::sveltos::{Lookup, ObjectKey, Resources};
+use crate::sources::model::SveltosCluster;
+use crate::sources::{Lookup, ObjectKey, Resources};
 use crate::yaml;
 
 /// A profile's objects for a cluster, and the warnings reading them gave.

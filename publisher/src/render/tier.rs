@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use super::object::Object;
-use crate::sveltos::ObjectKey;
+use crate::sources::ObjectKey;
 
 /// An object offered by one part.
 #[derive(Debug, Clone, PartialEq)]

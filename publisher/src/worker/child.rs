@@ -20,9 +20,9 @@ use super::wire::{Job, SecretName, max_frame};
 use crate::memo::Memo;
 use crate::publish::{self, Publisher, Secrets, Signer};
 use crate::sandbox::{self, Rules};
-use crate::sveltos::Source;
-use crate::sveltos::dir::DirSource;
-use crate::sveltos::live::LiveSource;
+use crate::sources::Source;
+use crate::sources::dir::DirSource;
+use crate::sources::live::LiveSource;
 
 /// The hidden command's flags: its sandbox.
 #[derive(Debug, Args)]

@@ -19,7 +19,7 @@ use super::guard::Guard;
 use super::rpc::{Incoming, Peer};
 use super::wire::{Call, SecretName, StoreCall, WireBundle};
 use crate::publish::Signer;
-use crate::sveltos::live::ClusterReader;
+use crate::sources::live::ClusterReader;
 
 /// What the signer answers with.
 pub struct Served {

@@ -1,5 +1,5 @@
 //! The worker's view of the management cluster: each read made by the signer, with its
-//! client; what comes back is parsed in the worker (`sveltos::live`).
+//! client; what comes back is parsed in the worker (`sources::live`).
 
 use std::sync::Arc;
 
@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::rpc::Peer;
 use super::wire::Call;
-use crate::sveltos::live::ClusterReader;
-use crate::sveltos::{Reference, SourceError};
+use crate::sources::live::ClusterReader;
+use crate::sources::{Reference, SourceError};
 
 pub struct SourceProxy {
     peer: Arc<Peer>,

@@ -19,8 +19,8 @@ use super::{Guard, Reach, sandbox_of};
 use crate::memo::Memo;
 use crate::publish::{self, Published, Publisher, Signer};
 use crate::sandbox;
-use crate::sveltos::Source;
-use crate::sveltos::dir::DirSource;
+use crate::sources::Source;
+use crate::sources::dir::DirSource;
 
 /// A cluster sealed to the identity of seed 1, and a profile with a Secret and a template
 /// drawing a random value: both keyed by the secrets the signer derives.

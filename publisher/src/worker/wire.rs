@@ -12,7 +12,7 @@ use bytes::Bytes;
 use jiff::SignedDuration;
 use serde::{Deserialize, Serialize};
 
-use crate::sveltos::Reference;
+use crate::sources::Reference;
 
 /// What the worker asks of the signer.
 #[derive(Debug, Serialize, Deserialize)]

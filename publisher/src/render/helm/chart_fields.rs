@@ -25,8 +25,8 @@ use airlock_bundle::cluster::{is_dns_label, is_dns_subdomain};
 use serde_json::Value;
 
 use crate::render::names;
-use crate::sveltos::helm_chart::HelmChartRef;
-use crate::sveltos::model::{SecretName, SveltosCluster};
+use crate::sources::helm_chart::HelmChartRef;
+use crate::sources::model::{SecretName, SveltosCluster};
 use crate::render::template::{self, TemplateSource};
 
 /// Helm's limit on a release name (`chartutil.ValidateReleaseName`).
@@ -145,7 +145,7 @@ fn is_version(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sveltos::parse::parse_cluster;
+    use crate::sources::parse::parse_cluster;
     use serde_json::json;
 
     fn cluster() -> SveltosCluster {

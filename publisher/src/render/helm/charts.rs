@@ -14,8 +14,8 @@ use serde_json::json;
 use crate::render::helm::LazyRenderer;
 use crate::render::ClusterPlan;
 use super::entry::chart_ref;
-use crate::sveltos::helm_chart::HelmChartRef;
-use crate::sveltos::{ObjectKey, Resources};
+use crate::sources::helm_chart::HelmChartRef;
+use crate::sources::{ObjectKey, Resources};
 
 /// The charts `plans` render, each once, by revision key: those they install, and those
 /// they uninstall with the chart's delete hooks.
@@ -54,9 +54,9 @@ mod render_tests;
 mod tests {
     use super::*;
     use crate::render::helm::RendererSettings;
-    use crate::sveltos::Lookup;
-    use crate::sveltos::helm_chart::{RegistryAccess, chart_revision_reference};
-    use crate::sveltos::model::SecretName;
+    use crate::sources::Lookup;
+    use crate::sources::helm_chart::{RegistryAccess, chart_revision_reference};
+    use crate::sources::model::SecretName;
 
     fn chart(credentials: Option<SecretName>) -> HelmChartRef {
         HelmChartRef { access: RegistryAccess { credentials, ..RegistryAccess::default() }, ..HelmChartRef::example(0) }

@@ -10,7 +10,7 @@ use airlock_bundle::Limits;
 use super::*;
 use crate::render::helm::RendererSettings;
 use crate::render::{Assembly, Rendered, Renderer, hold, plan};
-use crate::sveltos::{Inventory, ObjectKey, select};
+use crate::sources::{Inventory, ObjectKey, select};
 use crate::yaml;
 
 /// A helm that pulls only version 1.0.0 of chart `web` (the archive at `archive`) and

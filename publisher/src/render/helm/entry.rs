@@ -40,9 +40,9 @@ use crate::render::manifest::{Manifest, add_metadata};
 use crate::render::resolve::{HelmPlan, is_template};
 use crate::render::shared::lookup;
 use crate::render::helm::{Access, Capabilities, ChartRef, Credentials, HookEvent, LazyRenderer, ReleaseRequest};
-use crate::sveltos::helm_chart::{HelmAction, HelmChartRef};
-use crate::sveltos::model::PolicyKind;
-use crate::sveltos::{Lookup, ObjectKey, Resources};
+use crate::sources::helm_chart::{HelmAction, HelmChartRef};
+use crate::sources::model::PolicyKind;
+use crate::sources::{Lookup, ObjectKey, Resources};
 
 /// The hooks an `Uninstall` ships.
 const DELETE_EVENTS: [HookEvent; 2] = [HookEvent::PreDelete, HookEvent::PostDelete];
@@ -197,7 +197,7 @@ fn release_object_annotations(options: &crate::render::helm::options::ChartOptio
 /// The chart `spec` names, at `version`, with its repository's login and CA read from
 /// their Secrets.
 pub fn chart_ref(spec: &HelmChartRef, resources: &Resources, version: &str) -> Result<ChartRef, String> {
-    let secret = |name: &crate::sveltos::model::SecretName| -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let secret = |name: &crate::sources::model::SecretName| -> Result<BTreeMap<String, Vec<u8>>, String> {
         let key = ObjectKey::new("v1", "Secret", &name.namespace, &name.name);
         match resources.lookup(&key) {
             Lookup::Found(value) => secret_data(value).map_err(|m| format!("{key}: {m}")),

@@ -20,7 +20,7 @@ use airlock_bundle::statement::{FieldNote, Statement, Support};
 use crate::render::hold::Plan;
 use crate::render::manifest::file_path;
 use crate::render::{PartDraft, PreparedCluster};
-use crate::sveltos::ObjectKey;
+use crate::sources::ObjectKey;
 
 /// A Helm release one part deploys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,7 +115,7 @@ mod tests {
     use crate::render::object::Object;
     use crate::render::shared::Prepared;
     use super::*;
-    use crate::sveltos::parse::parse_cluster;
+    use crate::sources::parse::parse_cluster;
 
     /// An object of a part.
     fn object(name: &str) -> Arc<Object> {

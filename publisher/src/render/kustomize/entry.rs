@@ -25,8 +25,8 @@ use crate::render::manifest::{Manifest, add_metadata};
 use crate::render::resolve::{KustomizePlan, is_template};
 use crate::render::shared::lookup;
 use crate::render::kustomize::{GitRef, KustomizeRequest, KustomizeSource, LazyKustomizer};
-use crate::sveltos::kustomization::KustomizeKind;
-use crate::sveltos::{Lookup, ObjectKey, Resources};
+use crate::sources::kustomization::KustomizeKind;
+use crate::sources::{Lookup, ObjectKey, Resources};
 
 /// The objects `plan` builds for the cluster of `ctx`.
 pub fn manifests(

@@ -11,8 +11,8 @@ use serde_json::json;
 
 use super::error::{KustomizeError, fetch_error, io_error};
 use super::source::{GitRef, KustomizeSource};
-use crate::sveltos::kustomization::{revision_key, source_interval};
-use crate::sveltos::{Lookup, ObjectKey, Resources};
+use crate::sources::kustomization::{revision_key, source_interval};
+use crate::sources::{Lookup, ObjectKey, Resources};
 
 /// Looks up the commit of every GitRepository in `repositories` that `resources` holds,
 /// and records it (or why it could not be found) under its revision key. A repository
@@ -89,7 +89,7 @@ mod tests {
 
         let fast = repository("fast", "1s");
         let mut resources = Resources::found(BTreeMap::from([fast.clone()]));
-        assert_eq!(resolve_into(&BTreeSet::from([fast.0]), &mut resources), Some(crate::sveltos::kustomization::MIN_SOURCE_INTERVAL));
+        assert_eq!(resolve_into(&BTreeSet::from([fast.0]), &mut resources), Some(crate::sources::kustomization::MIN_SOURCE_INTERVAL));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 
 use super::*;
-use crate::sveltos::{Inventory, ObjectKey, select};
+use crate::sources::{Inventory, ObjectKey, select};
 use crate::yaml;
 
 const CLUSTERS: &str = r#"
@@ -415,7 +415,7 @@ fn relayed_credentials_in_clear_fail_the_cluster_unless_it_allows_them() {
 fn the_relayed_secret_wins_over_a_profile_deploying_the_same_object() {
     let (inv, mut res) = relayed_world(EXPIRES, "puller-a");
     let rogue = "apiVersion: v1\nkind: Secret\nmetadata: {name: airlock-store-credentials, namespace: ops}\ndata: {x: eA==}\n";
-    let web = crate::sveltos::ObjectKey::new("v1", "ConfigMap", "defs", "web");
+    let web = crate::sources::ObjectKey::new("v1", "ConfigMap", "defs", "web");
     let (_, cm) = world(&config_map("web", "defs", rogue));
     res.insert(web.clone(), cm.get(&web).unwrap().clone());
     let r = render_for(&(inv, res), "fleet/tok-1").unwrap();

@@ -211,7 +211,7 @@ fn bad_cluster_annotations_break_the_cluster_naming_it_and_the_annotation() {
         let inv = Inventory::from_objects(docs.iter().map(|d| ("c.yaml".to_string(), d)));
         assert!(inv.clusters.is_empty(), "{annotations}");
         let broken = inv.broken[0].to_string();
-        assert_eq!(inv.broken[0].what, crate::sveltos::Touches::Cluster("fleet/eu-9".parse().unwrap()), "fails that cluster");
+        assert_eq!(inv.broken[0].what, crate::sources::Touches::Cluster("fleet/eu-9".parse().unwrap()), "fails that cluster");
         assert!(broken.contains(&format!("SveltosCluster fleet/eu-9: field {field}: ")), "{broken}");
         assert!(!broken.contains("QQQQ"), "a key pasted there is not echoed: {broken}");
     }

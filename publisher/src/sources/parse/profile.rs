@@ -8,10 +8,10 @@ use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version};
 use super::{checks, helm_chart, kustomization, refs, tenant};
-use crate::sveltos::fields;
-use crate::sveltos::max_update::MaxUpdate;
-use crate::sveltos::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileKind};
-use crate::sveltos::selector::Selector;
+use crate::sources::fields;
+use crate::sources::max_update::MaxUpdate;
+use crate::sources::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileKind};
+use crate::sources::selector::Selector;
 
 /// The kind of a ClusterProfile (`namespaced == false`) or Profile, and how it is named.
 fn kind_of(value: &Value, namespaced: bool) -> Result<(ProfileKind, String, String), ModelError> {

@@ -11,7 +11,7 @@ use airlock_bundle::verify::runnable;
 use super::reader::Fields;
 use super::refs::secret_ref;
 use crate::duration::parse_go_duration;
-use crate::sveltos::model::{CheckSpec, JobRef, ModelError, PolicyKind, ProfileChecks};
+use crate::sources::model::{CheckSpec, JobRef, ModelError, PolicyKind, ProfileChecks};
 
 /// Sveltos's default Job check timeout.
 const DEFAULT_JOB_TIMEOUT_SECONDS: u64 = 300;

@@ -7,8 +7,8 @@ use airlock_bundle::statement::FieldNote;
 
 use super::kustomization::values_from;
 use super::reader::Fields;
-use crate::sveltos::helm_chart::{HelmAction, HelmChartRef, RegistryAccess};
-use crate::sveltos::model::{ModelError, SecretName};
+use crate::sources::helm_chart::{HelmAction, HelmChartRef, RegistryAccess};
+use crate::sources::model::{ModelError, SecretName};
 
 /// `helmCharts`; a Profile's own namespace replaces its valuesFrom and credentials
 /// namespaces, as Sveltos confines a Profile to its namespace.

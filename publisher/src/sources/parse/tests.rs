@@ -3,8 +3,8 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::sveltos::kustomization::{KustomizeKind, ValuesFromRef};
-use crate::sveltos::model::{
+use crate::sources::kustomization::{KustomizeKind, ValuesFromRef};
+use crate::sources::model::{
     DEFAULT_INTERVAL, KustomizationRef, ModelError, PolicyKind, PolicyRef, ProfileKind, RemoteUrl, SecretName, WATCH_NAMESPACES_ANNOTATION,
 };
 

@@ -12,9 +12,9 @@ use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version};
 use super::refs;
-use crate::sveltos::fields;
-use crate::sveltos::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileChecks, ProfileKind};
-use crate::sveltos::selector::Selector;
+use crate::sources::fields;
+use crate::sources::model::{ModelError, PAUSED_ANNOTATION, Profile, ProfileChecks, ProfileKind};
+use crate::sources::selector::Selector;
 
 /// Parses a RoleRequest into the profile that deploys what it grants.
 pub fn parse_role_request(value: &Value) -> Result<Profile, ModelError> {

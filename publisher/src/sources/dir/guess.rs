@@ -5,9 +5,9 @@
 
 use airlock_bundle::ClusterId;
 
-use crate::sveltos::broken::Touches;
-use crate::sveltos::key::ObjectKey;
-use crate::sveltos::model::{CLUSTER_GROUP, PROFILE_GROUP, ProfileKind};
+use crate::sources::broken::Touches;
+use crate::sources::key::ObjectKey;
+use crate::sources::model::{CLUSTER_GROUP, PROFILE_GROUP, ProfileKind};
 
 /// What a document says it is; empty strings where it does not say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-use crate::sveltos::model::{ModelError, SVELTOS_VERSION};
+use crate::sources::model::{ModelError, SVELTOS_VERSION};
 
 /// The fields of one JSON object, read by name; errors name `at.<key>` of `object`.
 pub struct Fields<'v> {

@@ -10,7 +10,7 @@ use sha2::{Digest as _, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::*;
-use crate::sveltos::model::SecretName;
+use crate::sources::model::SecretName;
 
 /// What the server answers: status, extra headers, body.
 type Answer = (u16, Vec<(&'static str, String)>, Vec<u8>);

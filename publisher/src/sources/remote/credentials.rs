@@ -7,7 +7,7 @@ use k8s_openapi::api::core::v1::Secret;
 use serde_json::Value;
 
 use super::error::RemoteError;
-use crate::sveltos::typed;
+use crate::sources::typed;
 
 /// What a request is authenticated and verified with.
 #[derive(Default, Clone, PartialEq, Eq)]
@@ -64,7 +64,7 @@ mod tests {
     }
 
     fn header(c: &Credentials) -> Option<String> {
-        crate::remote::provider();
+        crate::sources::remote::provider();
         let request = c.authorize(reqwest::Client::new().get("http://127.0.0.1/")).build().unwrap();
         request.headers().get("authorization").map(|v| v.to_str().unwrap().to_string())
     }

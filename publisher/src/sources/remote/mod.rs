@@ -28,8 +28,8 @@ use std::time::Instant;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use crate::sveltos::model::RemoteUrl;
-use crate::sveltos::{Lookup, ObjectKey, Resources};
+use crate::sources::model::RemoteUrl;
+use crate::sources::{Lookup, ObjectKey, Resources};
 use credentials::Credentials;
 pub use error::RemoteError;
 pub use flux::fetch_oci_repositories;

@@ -7,8 +7,8 @@ use airlock_bundle::statement::{DEFAULT_TIER, FieldNote, Support};
 
 use super::reader::Fields;
 use super::refs::{config_source, deployed_remotely, remote_url};
-use crate::sveltos::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef};
-use crate::sveltos::model::{ModelError, RemoteUrl};
+use crate::sources::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef};
+use crate::sources::model::{ModelError, RemoteUrl};
 
 /// `kustomizationRefs` the publisher builds; a Profile's own namespace replaces theirs.
 pub fn kustomization_refs(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNote>) -> Result<Vec<KustomizationRef>, ModelError> {

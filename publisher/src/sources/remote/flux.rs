@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 use super::credentials::Credentials;
 use super::http::Http;
 use super::oci;
-use crate::sveltos::kustomization::{revision_key, source_interval};
-use crate::sveltos::{Lookup, ObjectKey, Resources};
+use crate::sources::kustomization::{revision_key, source_interval};
+use crate::sources::{Lookup, ObjectKey, Resources};
 
 /// Fetches the artifact of every OCIRepository in `repositories` that `resources` holds
 /// and records it (or why it could not be fetched) under its revision key. Returns the

@@ -326,7 +326,7 @@ pub struct Profile {
     pub set_refs: Vec<String>,
     pub policy_refs: Vec<PolicyRef>,
     pub kustomization_refs: Vec<KustomizationRef>,
-    pub helm_charts: Vec<crate::sveltos::helm_chart::HelmChartRef>,
+    pub helm_charts: Vec<crate::sources::helm_chart::HelmChartRef>,
     pub template_refs: Vec<TemplateRef>,
     pub patches: Vec<ProfilePatch>,
     pub patches_from: Vec<PatchesFromRef>,
@@ -338,7 +338,7 @@ pub struct Profile {
     pub continue_on_error: bool,
     pub max_consecutive_failures: Option<u32>,
     /// `spec.maxUpdate`; `None` when unset.
-    pub max_update: Option<crate::sveltos::max_update::MaxUpdate>,
+    pub max_update: Option<crate::sources::max_update::MaxUpdate>,
     pub drift_exclusions: Vec<DriftExclusion>,
     /// Restart the profile's workloads when a ConfigMap or Secret they mount changes.
     pub reloader: bool,

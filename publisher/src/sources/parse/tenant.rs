@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use airlock_bundle::statement::{ServiceAccountRef, tenant};
 
-use crate::sveltos::model::{ModelError, SERVICE_ACCOUNT_NAME_LABEL, SERVICE_ACCOUNT_NAMESPACE_LABEL};
+use crate::sources::model::{ModelError, SERVICE_ACCOUNT_NAME_LABEL, SERVICE_ACCOUNT_NAMESPACE_LABEL};
 
 /// The tenant `labels` name, if any; `object` names the profile in errors.
 pub fn tenant(labels: &BTreeMap<String, String>, object: &str) -> Result<Option<ServiceAccountRef>, ModelError> {

@@ -102,7 +102,7 @@ fn an_object_defined_twice_is_used_nowhere_and_fails_what_references_it() {
     let key = ObjectKey::new("v1", "ConfigMap", "defs", "m");
     let res = src.fetch(&BTreeSet::from([Reference { key: key.clone(), api_version: "v1".into() }]));
     assert!(
-        matches!(res.lookup(&key), crate::sveltos::Lookup::Failed(why) if why.contains("a.yaml document 2") && why.contains("b.yaml document 2"))
+        matches!(res.lookup(&key), crate::sources::Lookup::Failed(why) if why.contains("a.yaml document 2") && why.contains("b.yaml document 2"))
     );
 }
 

@@ -9,8 +9,8 @@ use airlock_bundle::vocabulary::{
 use serde_json::Value;
 
 use super::reader::{Fields, Metadata, check_version, field_error};
-use crate::sveltos::fields;
-use crate::sveltos::model::{ClusterSet, ModelError, SveltosCluster, WATCH_NAMESPACES_ANNOTATION};
+use crate::sources::fields;
+use crate::sources::model::{ClusterSet, ModelError, SveltosCluster, WATCH_NAMESPACES_ANNOTATION};
 
 /// Parses a SveltosCluster object.
 pub fn parse_cluster(value: &Value) -> Result<SveltosCluster, ModelError> {

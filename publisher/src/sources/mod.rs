@@ -1,13 +1,14 @@
-//! The Sveltos side: the objects operators write, where they come from, and which of them
-//! match which cluster.
+//! Where a run's input comes from: the Sveltos objects operators write, which of them
+//! match which cluster, and the content they point at outside the management side.
 //!
 //! A [`Source`] (a directory of YAML, or a live management cluster) yields an
 //! [`Inventory`] of clusters, profiles and sets, with what it could not read (`broken`),
 //! then [`Source::fetch`]es exactly the ConfigMaps, Secrets and template resources that
 //! rendering asks for (`inventory` has those types, `model` and `parse` the Sveltos
-//! objects, `fields` how far each field is honoured, `max_update` the rollout window,
-//! `select` and `selector` which profiles match which cluster). Neither source renders or
-//! publishes anything, nor fetches what a `remoteURL` serves: that is `remote`'s.
+//! objects, `helm_chart` and `kustomization` what a profile's entries say, `fields` how
+//! far each field is honoured, `max_update` the rollout window, `select` and `selector`
+//! which profiles match which cluster). [`remote`] fetches what a `remoteURL` or a Flux
+//! OCIRepository serves. Nothing here renders or publishes anything.
 
 pub mod broken;
 pub mod dir;
@@ -20,6 +21,7 @@ pub mod live;
 pub mod max_update;
 pub mod model;
 pub mod parse;
+pub mod remote;
 pub mod select;
 pub mod selector;
 
