@@ -14,21 +14,16 @@
 
 mod annotations;
 pub mod cmd;
-pub mod deregister;
 mod duration;
-mod ingest;
 mod keys;
-mod memo;
 mod once;
 
 mod process;
 mod publish;
 mod redact;
-pub mod register;
 pub mod render;
 pub mod sandbox;
 mod sources;
-mod table;
 
 #[cfg(test)]
 mod test_archive;

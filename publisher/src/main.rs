@@ -8,7 +8,8 @@
 use std::process::ExitCode;
 
 use airlock_cli::{LogArgs, exit, install_crypto_provider};
-use airlock_publisher::{cmd, deregister, register, sandbox, worker};
+use airlock_publisher::cmd::{self, deregister, register};
+use airlock_publisher::{sandbox, worker};
 use clap::{Parser, Subcommand};
 
 use cmd::export::ExportArgs;

@@ -23,7 +23,7 @@ use crate::keys;
 use crate::progress::Reporter;
 use crate::sources::select;
 use crate::sources::selector::Selector;
-use crate::table::{self, human_bytes};
+use crate::cmd::table::{self, human_bytes};
 
 const EXAMPLES: &str = "Examples:
   # Everything the registry holds, for the first trip:

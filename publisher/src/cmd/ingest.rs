@@ -1,7 +1,37 @@
 //! `airlock-publisher ingest`: reads the pullers' signed reports, carried as files or from
-//! the store (one pass of `ingest::online`), and records them on the SveltosClusters; one
+//! the store (one pass of `online`), and records them on the SveltosClusters; one
 //! table row per report, one line per cluster whose missed intervals changed, and an exit
 //! code scripts can act on.
+//!
+//! The pipeline, shared with `watch` and `status`: `input` (a reports file or directory)
+//! or `online` (the store, spec 14.7) → `report` (each envelope checked against the key
+//! `register cluster` recorded for its cluster) → [`ingest`] (`reports`: the newest
+//! verified report per cluster, if newer than what was ingested) → `status` (what
+//! changes) → `target` (the management cluster, or the register `--to-dir` files), with
+//! the ClusterConfiguration and ClusterSummary shapes in `addons`, `charts`, `drift`,
+//! `dryrun`, `profiles` and `sveltos_target`. Clusters whose reports stopped coming are
+//! `liveness`' (spec 14.9). The annotations written are named in `crate::annotations`.
+//! Nothing here talks to managed clusters.
+
+pub mod addons;
+pub mod applied;
+pub mod charts;
+pub mod drift;
+pub mod dryrun;
+pub mod input;
+pub mod liveness;
+pub mod online;
+pub mod profiles;
+pub mod report;
+mod reports;
+pub mod staging;
+pub mod status;
+pub mod sveltos_target;
+pub mod target;
+#[cfg(test)]
+mod tests;
+
+pub use reports::{Outcome, Row, ingest};
 
 use std::path::PathBuf;
 
@@ -14,9 +44,8 @@ use jiff::Timestamp;
 
 use super::StoreArgs;
 
-use crate::ingest::target::Target;
-use crate::ingest::{self, Outcome, Row, input, online, staging};
-use crate::table;
+use target::Target;
+use crate::cmd::table;
 
 const EXAMPLES: &str = "Examples:
   # Reports carried from a disconnected site, into the management cluster:
@@ -85,13 +114,13 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<u8> {
     if received.is_empty() {
         tracing::warn!(from = %args.from, "no reports found");
     }
-    let rows = ingest::ingest(received, &target, &limits).await;
+    let rows = ingest(received, &target, &limits).await;
     show(&rows)?;
     Ok(check_staging(&target, exit_code(&rows)).await)
 }
 
 /// Looks for ConfigurationGroups Sveltos staged for the registered clusters of a management
-/// cluster and records them (`ingest::staging`); a failure to look makes `code` an error.
+/// cluster and records them (`staging`); a failure to look makes `code` an error.
 async fn check_staging(target: &Target, code: u8) -> u8 {
     let Target::Live(client) = target else { return code };
     match target.list().await {

@@ -2,12 +2,15 @@
 //! to reach the store. Each subcommand parses its raw flags, checks them into typed
 //! settings before any I/O, then hands over to the pipeline modules.
 
+pub mod deregister;
 pub mod export;
 pub mod ingest;
 pub mod keygen;
 pub mod keyring;
 pub mod publish;
+pub mod register;
 pub mod status;
+mod table;
 pub mod watch;
 
 pub use airlock_cli::duration::parse_duration;

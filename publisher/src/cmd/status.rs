@@ -18,10 +18,10 @@ use anyhow::Context;
 use clap::Args;
 
 use super::{SourceArgs, StoreArgs};
-use crate::ingest::staging;
-use crate::ingest::status::Ingested;
+use crate::cmd::ingest::staging;
+use crate::cmd::ingest::status::Ingested;
 use crate::sources::select;
-use crate::table;
+use crate::cmd::table;
 
 const EXAMPLES: &str = "Example:
   airlock-publisher status --from-dir ./management --from oci://registry.example/airlock

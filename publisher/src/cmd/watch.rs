@@ -34,8 +34,8 @@ use tokio::time::Instant;
 use super::ingest::log_pass;
 use super::parse_duration;
 use super::publish::{PublishArgs, report};
-use crate::ingest::online;
-use crate::ingest::target::Target;
+use crate::cmd::ingest::online;
+use crate::cmd::ingest::target::Target;
 use crate::sources::live::sveltos_kinds;
 
 const EXAMPLES: &str = "Example:

@@ -12,7 +12,7 @@ use airlock_bundle::{ClusterId, Digest, Limits};
 use airlock_store::{EnvelopeDigests, Store, StoreError};
 use jiff::{SignedDuration, Timestamp};
 
-use crate::memo::{Outline, Stored};
+use crate::publish::memo::{Outline, Stored};
 
 /// Whether a cluster's new content needs a new version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

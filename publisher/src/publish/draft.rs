@@ -14,7 +14,7 @@ use futures::StreamExt;
 
 use super::compare::{Decision, Held, decide_held};
 use super::{Run, STORE_READS, complete, withdraw};
-use crate::memo::{Outline, Stored};
+use crate::publish::memo::{Outline, Stored};
 use crate::render::{Assembly, ClusterPlan, PreparedCluster, RenderError, Rendered, hold};
 use crate::sources::model::SveltosCluster;
 

@@ -24,6 +24,7 @@ mod compare;
 mod complete;
 mod draft;
 mod kept;
+pub mod memo;
 mod rollout;
 #[cfg(test)]
 mod sealing_tests;
@@ -45,7 +46,7 @@ use rayon::prelude::*;
 
 use crate::render::helm::{LazyRenderer, RendererSettings};
 use crate::render::kustomize;
-use crate::memo::Memo;
+use crate::publish::memo::Memo;
 use crate::sources::remote::{self, Fetcher};
 use crate::render::hold::Unplanned;
 use crate::render::inputs::Fingerprints;

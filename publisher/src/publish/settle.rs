@@ -8,7 +8,7 @@ use airlock_bundle::{Bundle, ClusterId, Digest, SignedBundle};
 use super::compare::{Decision, Held, decide_held};
 use super::draft::{Draft, Full, Stage};
 use super::{Row, Run, Status};
-use crate::memo::{Outline, Stored};
+use crate::publish::memo::{Outline, Stored};
 
 /// A failed cluster's row.
 pub fn failed(cluster: ClusterId, message: String, warnings: Vec<String>) -> Row {

@@ -17,7 +17,7 @@ use super::signer_proxy::{MacProxy, SignerProxy};
 use super::source_proxy::SourceProxy;
 use super::store_proxy::StoreProxy;
 use super::wire::{Job, SecretName, max_frame};
-use crate::memo::Memo;
+use crate::publish::memo::Memo;
 use crate::publish::{self, Publisher, Secrets, Signer};
 use crate::sandbox::{self, Rules};
 use crate::sources::Source;

@@ -16,7 +16,7 @@ use super::rpc::Peer;
 use super::serve::Served;
 use super::wire::{Job, max_frame};
 use super::{Guard, Reach, sandbox_of};
-use crate::memo::Memo;
+use crate::publish::memo::Memo;
 use crate::publish::{self, Published, Publisher, Signer};
 use crate::sandbox;
 use crate::sources::Source;

@@ -10,8 +10,8 @@ use kube::api::{Api, ApiResource, DeleteParams, DynamicObject, GroupVersionKind,
 use serde_json::Value;
 
 use crate::annotations::FIELD_MANAGER;
-use crate::ingest::addons::{self, CLUSTER_NAME_LABEL};
-use crate::register::SECRET_SUFFIX;
+use crate::cmd::ingest::addons::{self, CLUSTER_NAME_LABEL};
+use crate::cmd::register::SECRET_SUFFIX;
 use crate::sources::live::sveltos_kinds;
 
 #[derive(Debug, thiserror::Error)]

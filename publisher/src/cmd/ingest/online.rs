@@ -95,8 +95,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::ingest::report::ReportError;
-    use crate::ingest::target::file_of;
+    use crate::cmd::ingest::report::ReportError;
+    use crate::cmd::ingest::target::file_of;
     use crate::yaml;
     use airlock_bundle::vocabulary::{REPORT_INTERVAL_ANNOTATION, REPORT_TIME_ANNOTATION};
 

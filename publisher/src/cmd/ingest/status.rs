@@ -14,7 +14,7 @@ use jiff::Timestamp;
 use serde_json::{Map, Value};
 
 use super::report::{PullReport, RunResult};
-use crate::table;
+use crate::cmd::table;
 
 /// Annotation values are limited to 256 KiB for all of an object's annotations together; an
 /// error message is cut well below that (on a character boundary).

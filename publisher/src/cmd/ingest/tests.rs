@@ -149,7 +149,7 @@ async fn the_newest_report_of_one_input_wins_and_bad_ones_do_not_stop_it() {
         annotations[RESULT_MESSAGE_ANNOTATION],
         format!(
             "sync failed: apply ConfigMap apps/settings: forbidden; the cluster runs bundle v3 ({})",
-            crate::table::short(&Digest::of(b"bundle v3"))
+            crate::cmd::table::short(&Digest::of(b"bundle v3"))
         )
     );
     assert_eq!(object["metadata"]["annotations"][LAST_ERROR_ANNOTATION], "apply ConfigMap apps/settings: forbidden");

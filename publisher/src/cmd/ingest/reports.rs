@@ -1,42 +1,18 @@
-//! Status carried back across the air gap (bundles-format.md section 14): the
-//! pullers' signed reports become each SveltosCluster's status and annotations, so
-//! `kubectl get sveltoscluster` shows READY and VERSION for clusters the management side
-//! never reaches.
-//!
-//! The data path is `input` (a reports file or directory) or `online` (the store, spec 14.7)
-//! → `report` (each envelope checked against the key `register cluster` recorded for its
-//! cluster) → [`ingest`] (the newest verified report per cluster, if newer than what was
-//! ingested) → `status` (what changes) → `target` (the management cluster, or the register
-//! `--to-dir` files). Clusters whose reports stopped coming are `liveness`' (spec 14.9). A
-//! bad report is refused and named; it never stops the good ones. The annotations
-//! written are named in `crate::annotations`. Nothing here talks to managed
-//! clusters.
-
-pub mod addons;
-pub mod applied;
-pub mod charts;
-pub mod drift;
-pub mod dryrun;
-pub mod input;
-pub mod liveness;
-pub mod online;
-pub mod profiles;
-pub mod report;
-pub mod staging;
-pub mod status;
-pub mod sveltos_target;
-pub mod target;
-#[cfg(test)]
-mod tests;
+//! Which report of each cluster is ingested, and what became of every received one
+//! ([`ingest`]): each envelope is opened and checked against the key `register cluster`
+//! recorded for its cluster, and only the newest verified report per cluster, if newer
+//! than what was ingested, is written. A bad report is refused and named; it never stops
+//! the good ones.
 
 use std::collections::BTreeMap;
 
 use airlock_bundle::{ClusterId, Limits};
 use jiff::Timestamp;
 
-use input::Received;
-use report::{Opened, PullReport, ReportError};
-use target::{Target, TargetError};
+use super::input::Received;
+use super::report::{self, Opened, PullReport, ReportError};
+use super::target::{Target, TargetError};
+use super::{status, sveltos_target};
 
 /// What became of one received report.
 #[derive(Debug, Clone, PartialEq)]

@@ -107,7 +107,7 @@ mod tests {
 
     #[test]
     fn registration_labels_the_watched_namespaces_and_grants_endpoints_only_when_allowed() {
-        use crate::register::tests::{get, render};
+        use crate::cmd::register::tests::{get, render};
         let granted = |docs: &[serde_json::Value]| -> Vec<String> {
             let role = get(docs, "Role", Some("web"), "airlock-puller:airlock-system");
             let rules = role["rules"].as_array().unwrap().iter();
