@@ -19,11 +19,11 @@ use jiff::Timestamp;
 use serde_json::json;
 
 use super::{SourceArgs, StoreArgs};
+use crate::cmd::table::{self, human_bytes};
 use crate::keys;
 use crate::progress::Reporter;
 use crate::sources::select;
 use crate::sources::selector::Selector;
-use crate::cmd::table::{self, human_bytes};
 
 const EXAMPLES: &str = "Examples:
   # Everything the registry holds, for the first trip:

@@ -44,8 +44,8 @@ use jiff::Timestamp;
 
 use super::StoreArgs;
 
-use target::Target;
 use crate::cmd::table;
+use target::Target;
 
 const EXAMPLES: &str = "Examples:
   # Reports carried from a disconnected site, into the management cluster:

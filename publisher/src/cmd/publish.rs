@@ -14,12 +14,12 @@ use clap::Args;
 use jiff::SignedDuration;
 
 use super::{SourceArgs, StoreArgs, parse_duration};
+use crate::cmd::table;
 use crate::keys;
 use crate::publish::memo;
 use crate::publish::{Published, Signer, Status};
 use crate::sandbox::Launcher;
 use crate::sources::live::{ClusterReader, KubeReader};
-use crate::cmd::table;
 use crate::worker::{Guard, Job, Reach, RenderWorker, Served, Started};
 
 const EXAMPLES: &str = "Examples:

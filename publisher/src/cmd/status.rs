@@ -20,8 +20,8 @@ use clap::Args;
 use super::{SourceArgs, StoreArgs};
 use crate::cmd::ingest::staging;
 use crate::cmd::ingest::status::Ingested;
-use crate::sources::select;
 use crate::cmd::table;
+use crate::sources::select;
 
 const EXAMPLES: &str = "Example:
   airlock-publisher status --from-dir ./management --from oci://registry.example/airlock

@@ -19,7 +19,6 @@
 //! cluster order whatever the threads did. `compare` reads the store and decides each
 //! version.
 
-
 mod compare;
 mod complete;
 mod draft;
@@ -44,16 +43,16 @@ use futures::StreamExt;
 use jiff::{SignedDuration, Timestamp};
 use rayon::prelude::*;
 
-use crate::render::helm::{LazyRenderer, RendererSettings};
-use crate::render::kustomize;
 use crate::publish::memo::Memo;
-use crate::sources::remote::{self, Fetcher};
+use crate::render::helm::{LazyRenderer, RendererSettings};
 use crate::render::hold::Unplanned;
 use crate::render::inputs::Fingerprints;
+use crate::render::kustomize;
 use crate::render::{self, ClusterPlan, Entropy, Failure, RenderError, Renderer, Sealing};
 use crate::sources::kustomization::{KustomizeKind, is_source_revision};
 use crate::sources::model::RemoteUrl;
 use crate::sources::model::SveltosCluster;
+use crate::sources::remote::{self, Fetcher};
 use crate::sources::{Broken, ObjectKey, Source, Touches, select};
 use compare::{Held, read_held};
 use draft::Draft;

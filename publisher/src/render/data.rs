@@ -24,8 +24,8 @@ use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use super::error::RenderError;
-use crate::sources::model::SveltosCluster;
 use crate::render::template::{self, RenderEntropy, RenderEnv, TemplateSource};
+use crate::sources::model::SveltosCluster;
 use airlock_lua::{self as lua, LuaBudget, LuaSource};
 
 /// What every render of a run shares: the secret random values come from, held here or

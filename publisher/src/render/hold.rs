@@ -28,9 +28,9 @@ use std::sync::Arc;
 use airlock_bundle::PartSettings;
 use airlock_bundle::statement::{FieldNote, ProfileEntry, Statement, StopMatchingBehavior};
 
+use super::helm::ownership;
 use super::manifest::file_path;
 use super::object::Object;
-use super::helm::ownership;
 use super::tier::{self, Candidate};
 use super::{PartDraft, PreparedCluster};
 use crate::sources::{Inventory, ObjectKey, Touches};

@@ -11,8 +11,8 @@
 
 use serde_json::{Value, json};
 
-use crate::sources::model::SveltosCluster;
 use crate::render::template::{self, TemplateSource};
+use crate::sources::model::SveltosCluster;
 
 /// The data names and namespaces are rendered with.
 pub fn name_data(cluster: &SveltosCluster) -> Value {

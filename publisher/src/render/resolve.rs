@@ -10,9 +10,9 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::helm::chart_fields;
 use super::credentials::{self, Relay};
 use super::error::RenderError;
+use super::helm::chart_fields;
 use super::names::{self, Resolved};
 use crate::sources::helm_chart::{HelmChartRef, chart_revision_reference};
 use crate::sources::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef, revision_reference};

@@ -48,7 +48,8 @@ mod tests {
 
     #[test]
     fn the_puller_may_impersonate_exactly_the_tenants() {
-        let (_, docs) = crate::cmd::register::tests::render(&["--watch-namespaces", "team-a,team-b", "--tenant", "team-a/deployer,team-a/ci"]);
+        let (_, docs) =
+            crate::cmd::register::tests::render(&["--watch-namespaces", "team-a,team-b", "--tenant", "team-a/deployer,team-a/ci"]);
         let named = |kind: &str| -> Vec<&serde_json::Value> {
             docs.iter().filter(|d| d["kind"] == kind && d["metadata"]["name"] == "airlock-puller:airlock-system:tenants").collect()
         };

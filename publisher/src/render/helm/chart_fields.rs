@@ -25,9 +25,9 @@ use airlock_bundle::cluster::{is_dns_label, is_dns_subdomain};
 use serde_json::Value;
 
 use crate::render::names;
+use crate::render::template::{self, TemplateSource};
 use crate::sources::helm_chart::HelmChartRef;
 use crate::sources::model::{SecretName, SveltosCluster};
-use crate::render::template::{self, TemplateSource};
 
 /// Helm's limit on a release name (`chartutil.ValidateReleaseName`).
 const RELEASE_NAME_MAX: usize = 53;

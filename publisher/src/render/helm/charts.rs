@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 use serde_json::json;
 
-use crate::render::helm::LazyRenderer;
-use crate::render::ClusterPlan;
 use super::entry::chart_ref;
+use crate::render::ClusterPlan;
+use crate::render::helm::LazyRenderer;
 use crate::sources::helm_chart::HelmChartRef;
 use crate::sources::{ObjectKey, Resources};
 

@@ -111,10 +111,10 @@ mod tests {
     use airlock_bundle::statement::DEFAULT_TIER;
     use airlock_bundle::testkit::Fixture;
 
+    use super::*;
     use crate::render::hold::{self, Reason, Unplanned};
     use crate::render::object::Object;
     use crate::render::shared::Prepared;
-    use super::*;
     use crate::sources::parse::parse_cluster;
 
     /// An object of a part.

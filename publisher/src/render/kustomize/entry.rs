@@ -21,10 +21,10 @@ use base64::engine::general_purpose::STANDARD;
 use crate::render::content::{Rendered, data_texts};
 use crate::render::data::Context;
 use crate::render::error::RenderError;
+use crate::render::kustomize::{GitRef, KustomizeRequest, KustomizeSource, LazyKustomizer};
 use crate::render::manifest::{Manifest, add_metadata};
 use crate::render::resolve::{KustomizePlan, is_template};
 use crate::render::shared::lookup;
-use crate::render::kustomize::{GitRef, KustomizeRequest, KustomizeSource, LazyKustomizer};
 use crate::sources::kustomization::KustomizeKind;
 use crate::sources::{Lookup, ObjectKey, Resources};
 

@@ -37,8 +37,8 @@ pub fn helm_charts(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
                 }
             }
         };
-        let mut options =
-            crate::render::helm::options::read(Some(h.raw("options")), h.path("").trim_end_matches('.')).map_err(|m| h.error("options", m))?;
+        let mut options = crate::render::helm::options::read(Some(h.raw("options")), h.path("").trim_end_matches('.'))
+            .map_err(|m| h.error("options", m))?;
         notes.append(&mut options.notes);
         out.push(HelmChartRef {
             index,
