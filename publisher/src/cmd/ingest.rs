@@ -29,6 +29,8 @@ pub mod status;
 pub mod sveltos_target;
 pub mod target;
 #[cfg(test)]
+mod testkit;
+#[cfg(test)]
 mod tests;
 
 pub use reports::{Outcome, Row, ingest};

@@ -271,14 +271,8 @@ fn status_of(held: &Held, charts: &Charts) -> Value {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testkit::{T1, T2, cluster, report_with};
     use super::*;
-
-    const T1: &str = "2026-03-01T10:00:00Z";
-    const T2: &str = "2026-03-02T10:00:00Z";
-
-    fn cluster() -> ClusterId {
-        "fleet/a".parse().unwrap()
-    }
 
     fn object(part: &str, kind: &str, namespace: Option<&str>, name: &str, action: &str) -> Value {
         let group = if kind == "Deployment" { "apps" } else { "" };
@@ -286,12 +280,8 @@ mod tests {
     }
 
     fn report(finished: &str, result: &str, objects: Vec<Value>, profiles: Value) -> PullReport {
-        serde_json::from_value(json!({
-            "apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": "fleet/a", "finishedAt": finished, "result": result,
-            "appliedVersion": 3, "appliedDigest": null, "bundle": {"version": 3, "digest": airlock_bundle::Digest::of(b"v3")},
-            "objects": objects, "profiles": profiles,
-        }))
-        .unwrap()
+        let bundle = json!({"version": 3, "digest": airlock_bundle::Digest::of(b"v3")});
+        report_with(finished, result, json!({"bundle": bundle, "objects": objects, "profiles": profiles}))
     }
 
     fn state(profile: ProfileRef, matching: bool, failure: Failure) -> ProfileState {

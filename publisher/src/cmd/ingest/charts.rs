@@ -76,21 +76,11 @@ pub fn after(report: &PullReport, cluster: &ClusterId, before: &Charts, finished
 mod tests {
     use serde_json::json;
 
+    use super::super::testkit::{T1, T2, cluster, report_with};
     use super::*;
 
-    const T1: &str = "2026-03-01T10:00:00Z";
-    const T2: &str = "2026-03-02T10:00:00Z";
-
-    fn cluster() -> ClusterId {
-        "fleet/a".parse().unwrap()
-    }
-
     fn report(finished: &str, result: &str, releases: Value) -> PullReport {
-        serde_json::from_value(json!({
-            "apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": "fleet/a", "finishedAt": finished, "result": result,
-            "appliedVersion": 3, "appliedDigest": null, "bundle": null, "releases": releases,
-        }))
-        .unwrap()
+        report_with(finished, result, json!({"releases": releases}))
     }
 
     fn release(part: &str, name: &str, version: &str, operation: &str) -> Value {

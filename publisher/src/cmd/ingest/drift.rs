@@ -97,19 +97,11 @@ pub fn record(report: &PullReport, cluster: &ClusterId, old: Option<&str>) -> Op
 mod tests {
     use serde_json::{Value, json};
 
+    use super::super::testkit::{cluster, report_with};
     use super::*;
 
-    fn cluster() -> ClusterId {
-        "fleet/a".parse().unwrap()
-    }
-
     fn report(finished: &str, drift: Value, objects: Value) -> PullReport {
-        serde_json::from_value(json!({
-            "apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": "fleet/a", "finishedAt": finished,
-            "result": "up-to-date", "appliedVersion": 3, "appliedDigest": null, "bundle": null,
-            "objects": objects, "drift": drift,
-        }))
-        .unwrap()
+        report_with(finished, "up-to-date", json!({"objects": objects, "drift": drift}))
     }
 
     fn corrected(part: &str, kind: &str, namespace: Option<&str>, name: &str) -> Value {
