@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates publisher/src/patch/merge_keys.rs: where strategic merge patches merge lists.
+"""Generates publisher/src/render/patch/merge_keys.rs: where strategic merge patches merge lists.
 
 Sveltos applies post-render patches with kustomize, and kustomize merges a list by key only
 where its built-in schema says `x-kubernetes-patch-strategy: merge`; it takes the keys from
@@ -32,7 +32,7 @@ import zlib
 import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_OUT = os.path.join(ROOT, "publisher", "src", "patch", "merge_keys.rs")
+DEFAULT_OUT = os.path.join(ROOT, "publisher", "src", "render", "patch", "merge_keys.rs")
 
 
 def varint(b, i):
@@ -217,7 +217,7 @@ class Graph:
             # kyaml would follow a map's value schema; no built-in map leads to a merged
             # list, so the Rust side has no node for one.
             if self.child(resolved["additionalProperties"]) is not None:
-                sys.exit(f"{name}: a map whose values hold merged lists; teach patch/schema.rs and patch/schema_node.rs maps")
+                sys.exit(f"{name}: a map whose values hold merged lists; teach render/patch/schema.rs and render/patch/schema_node.rs maps")
             number = None
         else:
             entries = []
