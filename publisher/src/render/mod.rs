@@ -1,20 +1,25 @@
 //! Rendering: one cluster's profiles in, one unsigned bundle out, each profile failing
 //! alone.
 //!
-//! [`plan`] (`resolve`, `names`, `chart_fields` for a helmCharts entry's templated fields)
-//! resolves what each profile references; the source fetches
-//! it; [`Renderer::prepare`] renders every profile (`shared`: `content` with `data` for
-//! templates and Lua, `kustomize` for kustomizationRefs, `patches`, `namespaces`; `checks` for the part's checks) and [`Renderer::assemble`] builds the
-//! bundle (`assemble`, `tier`), each part with its settings. A cluster whose bundle depends
-//! on what the store holds (a profile that failed and keeps its last good part, a tie
-//! between profiles, a clock-reading template to render with its recorded time) is
-//! assembled once `hold` (with `releases` for a Helm release two profiles deploy) has
-//! decided from the store's statement; `publish` fetches it.
-//! `credentials` adds the store credentials a cluster registered with `--token` gets
-//! relayed, in the part `Airlock.system`; `seal` encrypts what a cluster with an age
-//! recipient must not get in clear; `inputs` fingerprints what a cluster's rendering
-//! reads; `object` is the prepared object the stages pass along, `error` why a profile or
-//! a cluster fails.
+//! [`plan`] (`resolve`, `names`, [`helm::chart_fields`] for a helmCharts entry's templated
+//! fields) resolves what each profile references; the source fetches it;
+//! [`Renderer::prepare`] renders every profile (`shared`: `content` with `data` for
+//! templates and Lua, [`kustomize::entry`] for kustomizationRefs, [`helm::entry`] for
+//! helmCharts, `patches`, `namespaces`; `checks` for the part's checks) and
+//! [`Renderer::assemble`] builds the bundle (`assemble`, `tier`), each part with its
+//! settings. A cluster whose bundle depends on what the store holds (a profile that failed
+//! and keeps its last good part, a tie between profiles, a clock-reading template to
+//! render with its recorded time) is assembled once `hold` (with [`helm::ownership`] for a
+//! Helm release two profiles deploy) has decided from the store's statement; `publish`
+//! fetches it. `credentials` adds the store credentials a cluster registered with
+//! `--token` gets relayed, in the part `Airlock.system`; `seal` encrypts what a cluster
+//! with an age recipient must not get in clear; `inputs` fingerprints what a cluster's
+//! rendering reads; `object` is the prepared object the stages pass along, `error` why a
+//! profile or a cluster fails.
+//!
+//! The engines: [`template`] (Go templates), [`patch`] (Sveltos's post-render patches),
+//! [`helm`] (charts through the helm binary), [`kustomize`] (kubectl's kustomize); Lua is
+//! the `airlock_lua` crate's, run from `data`.
 
 pub mod assemble;
 mod checks;
