@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test: formatting and lints (rustfmt, clippy with warnings as errors), unit
-# tests, test vectors, the by-hand recipe, the end-to-end tests against the real registry,
-# Git server and kube-apiservers (which it starts first), the quickstart as the end-to-end
-# smoke test, and the benchmark harness in --quick mode so it never rots.
+# Runs every test: formatting and lints (rustfmt, clippy with warnings as errors, rustdoc's
+# broken intra-doc links), unit tests, test vectors, the by-hand recipe, the end-to-end
+# tests against the real registry, Git server and kube-apiservers (which it starts first),
+# the quickstart as the end-to-end smoke test, and the benchmark harness in --quick mode so
+# it never rots.
 #
 # Usage: hack/test.sh [extra cargo test args...]
 #
@@ -37,9 +38,12 @@ fi
 . "$AIRLOCK_STATE/services.env"
 
 export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
-log "rustfmt and clippy"
+log "rustfmt, clippy and rustdoc"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The crate roots deny broken intra-doc links, so a module overview naming a module that
+# moved or went fails here; private items too, as the overviews link private modules.
+cargo doc --workspace --no-deps --document-private-items --locked
 # The contract crate stays free of transport: a third party must be able to vendor it.
 if cargo tree --locked -p airlock-bundle -e normal --prefix none | grep -E '^(tokio|reqwest|hyper|git2|kube|oci-client|k8s-openapi|rustls) '; then
   die "airlock-bundle depends on an async runtime, network, Git or Kubernetes crate (above)"

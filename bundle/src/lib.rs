@@ -13,6 +13,7 @@
 //! write. Feature
 //! `testing` adds `testkit`: seeded keys and fixed bundles for tests.
 #![forbid(unsafe_code)]
+#![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod age;
 pub mod b64;

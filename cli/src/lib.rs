@@ -5,6 +5,7 @@
 //! points down at `airlock-store` only for the mirror's progress, and neither lower crate
 //! uses it.
 #![forbid(unsafe_code)]
+#![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod duration;
 pub mod lease;

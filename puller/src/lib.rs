@@ -14,6 +14,7 @@
 //! window lets a run change the cluster, and `reports::failure` sorts what went wrong into
 //! the documented exit codes.
 #![forbid(unsafe_code)]
+#![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod cmd;
 pub mod config;

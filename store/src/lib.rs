@@ -3,7 +3,7 @@
 //! shared edges are `airlock-cli`'s).
 //!
 //! One [`Store`] trait over OCI registries, OCI image layouts, OCI archives and Git, each
-//! kind a module of its own, opened from a [`StoreRef`] by [`open`]; what a store hands over
+//! kind a module of its own, opened from a [`StoreRef`] by [`open()`]; what a store hands over
 //! is a [`Fetched`] and [`PartCopy`]s, and why it failed a [`StoreError`]. Registries,
 //! layouts and Git also keep the pullers' signed [`reports`] beside the bundles. The [`mirror`]
 //! carries bundles across an air gap. A store moves bytes and finds them; it does not decide
@@ -11,6 +11,7 @@
 //! in the order of spec section 8, envelope first, content only when needed. Feature
 //! `testing` adds `vectors`, the format's test vectors computed.
 #![forbid(unsafe_code)]
+#![deny(rustdoc::broken_intra_doc_links)]
 
 mod credentials;
 mod error;

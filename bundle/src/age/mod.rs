@@ -1,10 +1,10 @@
 //! The age v1 file format (C2SP age, <https://age-encryption.org/v1>) for X25519
 //! recipients only, interoperable with the `age` and `age-keygen` tools: keys and identity
-//! files as `age-keygen` writes them, [`encrypt`] to ASCII armor, and [`decrypt`] of armored
+//! files as `age-keygen` writes them, [`encrypt()`] to ASCII armor, and [`decrypt()`] of armored
 //! or binary files with the plaintext capped by the caller. No passphrases (scrypt), SSH or
 //! plugin recipients, and no streaming: whole files in memory.
 //!
-//! [`encrypt`] is deterministic. The file key, every stanza's ephemeral secret and the
+//! [`encrypt()`] is deterministic. The file key, every stanza's ephemeral secret and the
 //! payload nonce are HKDF-SHA256 outputs of the caller's entropy, so sealing the same
 //! content again gives the same bytes and the bundle digests stay stable. That is as sound
 //! as age's own random draws as long as the entropy is a secret PRF output (an HMAC of the

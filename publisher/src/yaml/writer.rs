@@ -2,7 +2,7 @@
 //! values nearly every manifest consists of.
 //!
 //! serde_saphyr weighs every string against YAML 1.1 and 1.2 resolution, block scalars
-//! and folding, which is costly across a fleet's rendered objects. [`write`]
+//! and folding, which is costly across a fleet's rendered objects. [`write()`]
 //! handles block mappings and sequences of null, booleans, integers and strings that are
 //! safe as plain scalars by a narrow rule (`plain`), and gives up (`None`) on anything
 //! else (floats, quoting, multi-line or long strings, a sequence directly inside a

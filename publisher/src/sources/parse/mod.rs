@@ -2,7 +2,7 @@
 //! SveltosCluster, [`parse_set`] for a ClusterSet or Set, [`parse_profile`] for a
 //! ClusterProfile or Profile. Fields the publisher does not honour become notes on the
 //! profile (`fields`), so nothing is dropped silently; what cannot be used at all is a
-//! [`ModelError`] naming the object and the field.
+//! [`ModelError`](super::model::ModelError) naming the object and the field.
 //!
 //! Fields are read one at a time (`reader`), so a value of the wrong type is named by its
 //! path (`spec.policyRefs[2].tier`) rather than by serde's position in the object.
