@@ -6,7 +6,7 @@
 //! (every API request through one counting wrapper), `plan`, `parse`, `drift`, `prune`,
 //! then `apply`. [`desired`] parses and labels every manifest and reads each part's rules,
 //! drift exclusions included (no API calls, `parse`); then [`sync`], [`check_drift`] and
-//! [`plan`] resolve kinds by discovery and check the watch-namespaces policy on the whole
+//! [`plan()`] resolve kinds by discovery and check the watch-namespaces policy on the whole
 //! bundle before any write (`plan`), apply with server-side apply in a safe order, one
 //! object at a time, skipping what a refusal or a held-back part stops and firing Helm
 //! hooks around their release's objects (`apply`), compare with live objects (`drift`),
@@ -20,7 +20,7 @@
 //! ([`check_drift`], then [`DriftCheck::correct`]) so that the caller can take its Lease
 //! only when there is something to correct. The reloader (`apply::reload`) runs in two steps
 //! alike: [`check_reload`] reads, [`ReloadCheck::restart`] writes. Entry points:
-//! [`desired`], [`sync`], [`check_drift`], [`plan`], [`workloads`] and [`check_reload`].
+//! [`desired`], [`sync`], [`check_drift`], [`plan()`], [`workloads`] and [`check_reload`].
 
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;

@@ -1,7 +1,8 @@
 //! The drift a cluster's puller found and corrected, per profile, kept on the cluster's
 //! ClusterConfiguration beside what each profile deployed (`addons`): the annotation
-//! [`DRIFT_ANNOTATION`], a JSON object that totals, per profile, the drifted objects of
-//! every ingested report, with the time and the objects of the last report that found some.
+//! [`DRIFT_ANNOTATION`](airlock_bundle::vocabulary::DRIFT_ANNOTATION), a JSON object that
+//! totals, per profile, the drifted objects of every ingested report, with the time and the
+//! objects of the last report that found some.
 //!
 //! Sveltos counts drift in the counter `projectsveltos_total_drifts` of its addon-controller,
 //! labelled by cluster and profile; the totals here are that count for a cluster that pulls,

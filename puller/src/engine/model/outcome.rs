@@ -57,7 +57,7 @@ pub struct Outcome {
     pub results: Vec<ObjectResult>,
     /// API requests the engine made, counted by the client.
     pub api_requests: u64,
-    /// How the kinds of `inventory` are served, for the next run's [`check_drift`](super::check_drift).
+    /// How the kinds of `inventory` are served, for the next run's [`check_drift`](crate::engine::check_drift).
     pub kinds: Vec<KnownKind>,
 }
 

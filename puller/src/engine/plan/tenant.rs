@@ -3,7 +3,8 @@
 //! ServiceAccount, so the API server grants the part no more than the tenant may do.
 //!
 //! The caller makes one impersonating client per ServiceAccount the bundle and the
-//! inventory name ([`Tenants`]); the engine sends every write of such a part through it
+//! inventory name ([`Tenants`](crate::engine::model::tenants::Tenants)); the engine sends
+//! every write of such a part through it
 //! (apply, create, delete, patch: `kube_api::Api`'s writes take the account) and reads with
 //! its own identity. Before anything is written, [`contained`] refuses a bundle naming a
 //! ServiceAccount outside the watch-namespaces, and [`may_impersonate`] asks the API
