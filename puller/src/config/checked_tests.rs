@@ -213,7 +213,7 @@ fn loads_the_report_key() {
 #[test]
 fn reads_the_report_key_from_the_settings_file_registration_writes() {
     // Exactly the fields `airlock-publisher register cluster` writes into config.json
-    // (publisher/src/register/manifests.rs), with the mounted paths made local.
+    // (publisher/src/cmd/register/manifests.rs), with the mounted paths made local.
     let files = Files::new();
     let key = SigningKey::from_seed([5; 32]);
     let key_path = files.write("report.key", &key.to_pkcs8_pem());
