@@ -142,6 +142,21 @@ pub struct Publisher {
     pub age_recipients: Vec<Recipient>,
 }
 
+impl Publisher {
+    /// The helm of one run. With `--helm` given, helm is located and asked its version in
+    /// the background at once, while the run reads its source: a run with charts would wait
+    /// for it later, and a run without them does not wait for it at all.
+    pub fn helm_renderer(&self) -> Arc<LazyRenderer> {
+        let settings = RendererSettings { cache_dir: self.helm_cache.clone(), check_determinism: true };
+        let helm = Arc::new(LazyRenderer::new(self.helm.clone(), settings));
+        if self.helm.is_some() {
+            let probing = Arc::clone(&helm);
+            std::thread::spawn(move || probing.get().map(|_| ()));
+        }
+        helm
+    }
+}
+
 /// What happened to one cluster.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Status {
@@ -233,7 +248,8 @@ pub(crate) struct Run<'a> {
 /// Runs one publish over every selected cluster and returns the summary rows, in cluster
 /// order, and what could not be read. An error is returned only when nothing could be
 /// attempted (source unreadable, bad `--cluster`) or the store write failed.
-pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Published> {
+/// `helm` is the run's [`Publisher::helm_renderer`].
+pub async fn run(source: &Source, publisher: &Publisher, helm: Arc<LazyRenderer>) -> anyhow::Result<Published> {
     let (mut phases, mut since) = (Phases::default(), std::time::Instant::now());
     let inventory = source.load().await?;
     phases.add("load", &mut since);
@@ -266,10 +282,6 @@ pub async fn run(source: &Source, publisher: &Publisher) -> anyhow::Result<Publi
     let wanted: BTreeSet<_> =
         wanted.into_iter().filter(|r| !remotes.contains_key(&r.key) && !is_source_revision(&r.key)).cloned().collect();
     let charts = crate::render::helm::charts::wanted(plans.iter().filter_map(|(_, p)| p.as_ref().ok()));
-    let helm = Arc::new(LazyRenderer::new(
-        publisher.helm.clone(),
-        RendererSettings { cache_dir: publisher.helm_cache.clone(), check_determinism: true },
-    ));
     let mut resources = source.fetch(&wanted).await?;
     publisher.remote.fetch_into(&remotes, &mut resources).await;
     let oci_interval = remote::fetch_oci_repositories(&artifacts, &mut resources).await;

@@ -67,7 +67,7 @@ async fn publish(root: &Path, age_recipients: Vec<Recipient>) -> (Published, Pub
 async fn publish_with(root: &Path, age_recipients: Vec<Recipient>, memo: bool) -> (Published, Publisher) {
     let publisher = publisher(root, age_recipients, memo).await;
     let source = Source::Dir(DirSource::read(&root.join("mgmt")).unwrap());
-    (run(&source, &publisher).await.unwrap(), publisher)
+    (run(&source, &publisher, publisher.helm_renderer()).await.unwrap(), publisher)
 }
 
 fn statuses(published: &Published) -> Vec<Status> {

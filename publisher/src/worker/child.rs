@@ -78,11 +78,12 @@ pub async fn serve(args: &RenderWorkerArgs) -> anyhow::Result<u8> {
 }
 
 async fn run(peer: &Arc<Peer>, job: &Job, publisher: &Publisher) -> anyhow::Result<publish::Published> {
+    let helm = publisher.helm_renderer();
     let source = match &job.from_dir {
         Some(dir) => Source::Dir(DirSource::read(dir)?),
         None => Source::Live(LiveSource::through(Arc::new(SourceProxy::new(Arc::clone(peer))))),
     };
-    publish::run(&source, publisher).await
+    publish::run(&source, publisher, helm).await
 }
 
 /// The publisher of `job`, its keys, secrets and store the signer's. Built once: what it

@@ -94,7 +94,7 @@ async fn a_run_through_the_channel_publishes_what_a_run_holding_the_key_does() {
         helm_cache: None,
         age_recipients: Vec::new(),
     };
-    let in_process = publish::run(&source(), &holding).await.unwrap();
+    let in_process = publish::run(&source(), &holding, holding.helm_renderer()).await.unwrap();
 
     let (signer_read, worker_write) = std::io::pipe().unwrap();
     let (worker_read, signer_write) = std::io::pipe().unwrap();
@@ -106,7 +106,7 @@ async fn a_run_through_the_channel_publishes_what_a_run_holding_the_key_does() {
     tokio::spawn(served.serve(to_worker, calls));
     let job = job(None, vec![SigningKey::from_seed([5; 32]).public().to_pem()], SignedDuration::from_hours(720));
     let worker = publisher(&to_signer, &job).await.unwrap();
-    let through = publish::run(&source(), &worker).await.unwrap();
+    let through = publish::run(&source(), &worker, worker.helm_renderer()).await.unwrap();
 
     assert!(!in_process.any_failed() && in_process.rows.len() == 1, "{in_process:?}");
     assert_eq!(digests(&through), digests(&in_process), "the same bundle, sealed and drawn alike");

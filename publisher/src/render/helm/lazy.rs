@@ -1,6 +1,6 @@
 //! A renderer made when a profile first needs one: a publisher without helm fails only the
-//! profiles that have charts, each naming the flag, and a run without charts never looks
-//! for helm at all.
+//! profiles that have charts, each naming the flag, and a run without charts or `--helm`
+//! never looks for helm at all.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
