@@ -112,10 +112,10 @@ pub struct PublishArgs {
 }
 
 impl PublishArgs {
-    /// Starts the render worker, then loads keys and keyrings, opens the store and, unless
+    /// Loads keys and keyrings, starts the render worker, then opens the store and, unless
     /// the source is a directory, connects to the management cluster (with `client` when
-    /// the caller has one): the signer's half, while the worker starts. The worker gets the
-    /// rest as its job.
+    /// the caller has one) while the worker starts: the signer's half. The worker gets the
+    /// rest as its job. Nothing is created before the keys are known good.
     pub async fn render_worker(&self, client: Option<kube::Client>) -> anyhow::Result<RenderWorker> {
         let unconfined = matches!(crate::sandbox::install(self.allow_unconfined_tools)?, Launcher::Unconfined);
         if unconfined {
@@ -123,6 +123,8 @@ impl PublishArgs {
                 "the render worker runs without Landlock: it holds no key, secret or credential, but can read every file the publisher can"
             );
         }
+        let signer = self.signer()?;
+        let age_recipients = self.age_recipients()?.iter().map(ToString::to_string).collect();
         // The worker runs in a directory of its own.
         let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
         let reach = Reach {
@@ -139,8 +141,6 @@ impl PublishArgs {
             caches: self.cache_root().as_ref().map(absolute),
         };
         let waiting = Started::spawn(&reach, unconfined)?;
-        let signer = self.signer()?;
-        let age_recipients = self.age_recipients()?.iter().map(ToString::to_string).collect();
         let store: Arc<dyn Store> = self.store.open(&self.to).await?.into();
         let reader: Option<Arc<dyn ClusterReader>> = match (&self.source.from_dir, client) {
             (Some(_), _) => None,
