@@ -1,5 +1,5 @@
 //! How far airlock-publisher honours each field of Sveltos's v1beta1 ClusterProfile,
-//! Profile and SveltosCluster: one table (`table`), read by the parser to note what it
+//! Profile and SveltosCluster: one table (`profile_table` and `table`), read by the parser to note what it
 //! does not honour, and by the test that holds `docs/sveltos-compatibility.md` to the CRDs
 //! (`compat`). Entry points: [`profile_notes`] and [`lookup`].
 //!
@@ -13,6 +13,7 @@
 
 #[cfg(test)]
 mod compat;
+mod profile_table;
 mod table;
 #[cfg(test)]
 mod written;
@@ -22,8 +23,9 @@ use std::collections::BTreeSet;
 use airlock_bundle::statement::{FieldNote, Support};
 use serde_json::Value;
 
+use profile_table::PROFILE_FIELDS;
 pub use table::Field;
-use table::{CLUSTER_FIELDS, PROFILE_FIELDS, ROLE_REQUEST_FIELDS};
+use table::{CLUSTER_FIELDS, ROLE_REQUEST_FIELDS};
 
 /// The entry covering `path` in `fields`: its own, or a `subtree` ancestor's.
 pub fn lookup(fields: &'static [Field], path: &str) -> Option<&'static Field> {

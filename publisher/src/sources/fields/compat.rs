@@ -12,7 +12,8 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::table::{CLUSTER_FIELDS, PROFILE_FIELDS, ROLE_REQUEST_FIELDS};
+use super::profile_table::PROFILE_FIELDS;
+use super::table::{CLUSTER_FIELDS, ROLE_REQUEST_FIELDS};
 use super::written::CONFIGURATION_FIELDS;
 use super::{Field, lookup};
 
