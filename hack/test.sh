@@ -41,9 +41,9 @@ export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
 log "rustfmt, clippy and rustdoc"
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-# The crate roots deny broken intra-doc links, so a module overview naming a module that
-# moved or went fails here; private items too, as the overviews link private modules.
-cargo doc --workspace --no-deps --document-private-items --locked
+# A module overview naming a module that moved or went fails here, as does any other doc
+# warning; private items too, as the overviews link private modules.
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items --locked
 # The contract crate stays free of transport: a third party must be able to vendor it.
 if cargo tree --locked -p airlock-bundle -e normal --prefix none | grep -E '^(tokio|reqwest|hyper|git2|kube|oci-client|k8s-openapi|rustls) '; then
   die "airlock-bundle depends on an async runtime, network, Git or Kubernetes crate (above)"

@@ -35,6 +35,8 @@
 //! Engine: `mlua` with a vendored PUC Lua 5.1, the version gopher-lua implements (its
 //! `setfenv`, `unpack`, `#` and pattern rules), built without LuaJIT, whose JIT-compiled
 //! loops would escape the instruction hook.
+// The overview names private modules; `cargo doc --document-private-items` renders them.
+#![allow(rustdoc::private_intra_doc_links)]
 
 mod args;
 mod budget;

@@ -85,6 +85,7 @@ pub struct IngestArgs {
     /// oci+http://, oci-layout:, git+…).
     #[arg(long, value_name = "FILE|DIR|STORE")]
     pub from: String,
+    #[allow(rustdoc::invalid_html_tags, reason = "clap shows this comment as the flag's help, where <placeholders> read as such")]
     /// Update DIR/<namespace>.<name>.sveltoscluster.yaml (as written by `register cluster
     /// --to-dir`) instead of the management cluster.
     #[arg(long, value_name = "DIR")]

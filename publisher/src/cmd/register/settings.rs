@@ -79,6 +79,7 @@ pub struct ClusterFlags {
     /// Keyring file (from `airlock-publisher keygen`) the puller trusts.
     #[arg(long, value_name = "FILE")]
     pub keyring: PathBuf,
+    #[allow(rustdoc::invalid_html_tags, reason = "clap shows this comment as the flag's help, where <placeholders> read as such")]
     /// Write the SveltosCluster to DIR/<ns>.<name>.sveltoscluster.yaml instead of applying it,
     /// for management sets kept in Git and published with `publish --from-dir`.
     #[arg(long, value_name = "DIR")]

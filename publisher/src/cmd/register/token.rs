@@ -36,6 +36,7 @@ pub struct TokenFlags {
     /// How long the credentials given stay valid from now (30d, 12h, 90m).
     #[arg(long, value_name = "DURATION", requires = "token", value_parser = parse_duration)]
     pub token_ttl: Option<SignedDuration>,
+    #[allow(rustdoc::invalid_html_tags, reason = "clap shows this comment as the flag's help, where <placeholders> read as such")]
     /// Name of the management Secret (in the cluster's namespace) that holds the current
     /// credentials (default: <cluster>-store-credentials).
     #[arg(long, value_name = "NAME", requires = "token")]
