@@ -8,7 +8,7 @@
 //! `register cluster` recorded for its cluster) → [`ingest`] (`reports`: the newest
 //! verified report per cluster, if newer than what was ingested) → `status` (what
 //! changes) → `target` (the management cluster, or the register `--to-dir` files), with
-//! the ClusterConfiguration and ClusterSummary shapes in `addons`, `charts`, `drift`,
+//! the ClusterConfiguration and ClusterSummary shapes in `addons`, `charts`, `configuration`, `drift`,
 //! `dryrun`, `profiles` and `sveltos_target`. Clusters whose reports stopped coming are
 //! `liveness`' (spec 14.9). The annotations written are named in `crate::annotations`.
 //! Nothing here talks to managed clusters.
@@ -16,6 +16,7 @@
 pub mod addons;
 pub mod applied;
 pub mod charts;
+pub mod configuration;
 pub mod drift;
 pub mod dryrun;
 pub mod input;

@@ -11,7 +11,7 @@ use airlock_bundle::{Bundle, Limits, Part, PartSettings};
 
 use super::credentials;
 use super::error::RenderError;
-use super::hold::{Plan, Reason};
+use super::hold::{KeptContent, Plan, Reason};
 use super::manifest::file_path;
 use super::object::Object;
 use super::seal::{self, Seal, Sealing};
@@ -19,19 +19,6 @@ use super::shared::part_of;
 use super::tier::{self, Candidate, KeptKey};
 use super::{Failure, PreparedCluster, Rendered};
 use crate::sources::ObjectKey;
-
-/// The content of a held part, as fetched from the store.
-#[derive(Debug, Clone)]
-pub struct KeptContent {
-    pub part: Part,
-    /// Its objects, read back from its files.
-    pub keys: Vec<ObjectKey>,
-    /// The version whose content this is.
-    pub kept_from: u64,
-    /// The recipients its encrypted files are encrypted to, as the stored statement lists
-    /// them; `None` when it has none.
-    pub recipients: Option<Vec<String>>,
-}
 
 /// What assembling came to.
 #[derive(Debug)]

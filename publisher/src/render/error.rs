@@ -7,6 +7,8 @@ use airlock_bundle::vocabulary::{PLAINTEXT_SECRETS_ALLOW, PLAINTEXT_SECRETS_ANNO
 
 use crate::render::kustomize::KustomizeError;
 use crate::sources::model::MANIFEST_SECRET_TYPE;
+use crate::sources::{Lookup, ObjectKey, Resources};
+use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -72,4 +74,29 @@ pub enum RenderError {
     Kustomize(#[from] KustomizeError),
     #[error("bundle: {0}")]
     Content(#[from] ContentError),
+}
+
+/// The object at `key`: `None` for an optional one that is missing (with a warning).
+/// `what` names the field and the object, for messages only.
+pub(super) fn lookup<'r>(
+    resources: &'r Resources,
+    key: &ObjectKey,
+    optional: bool,
+    profile: &str,
+    what: &dyn Fn() -> (String, String),
+    warnings: &mut Vec<String>,
+) -> Result<Option<&'r Value>, RenderError> {
+    match resources.lookup(key) {
+        Lookup::Found(value) => Ok(Some(value)),
+        Lookup::Missing if optional => {
+            let (field, object) = what();
+            warnings.push(format!("{profile}: {field}: optional {object} not found; skipped"));
+            Ok(None)
+        }
+        Lookup::Missing => {
+            let (field, object) = what();
+            Err(RenderError::Missing { profile: profile.to_string(), field, object })
+        }
+        Lookup::Failed(why) => Err(RenderError::Unreadable { object: what().1, message: why.to_string() }),
+    }
 }

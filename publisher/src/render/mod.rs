@@ -4,18 +4,18 @@
 //! [`plan`] (`resolve`, `names`, [`helm::chart_fields`] for a helmCharts entry's templated
 //! fields) resolves what each profile references; the source fetches it;
 //! [`Renderer::prepare`] renders every profile (`shared`: `content` with `data` for
-//! templates and Lua, [`kustomize::entry`] for kustomizationRefs, [`helm::entry`] for
+//! templates and Lua, `kustomization_refs` for kustomizationRefs, `helm_charts` for
 //! helmCharts, `patches`, `namespaces`; `checks` for the part's checks) and
 //! [`Renderer::assemble`] builds the bundle (`assemble`, `tier`), each part with its
 //! settings. A cluster whose bundle depends on what the store holds (a profile that failed
-//! and keeps its last good part, a tie between profiles, a clock-reading template to
-//! render with its recorded time) is assembled once `hold` (with [`helm::ownership`] for a
-//! Helm release two profiles deploy) has decided from the store's statement; `publish`
-//! fetches it. `credentials` adds the store credentials a cluster registered with
-//! `--token` gets relayed, in the part `Airlock.system`; `seal` encrypts what a cluster
-//! with an age recipient must not get in clear; `inputs` fingerprints what a cluster's
-//! rendering reads; `object` is the prepared object the stages pass along, `error` why a
-//! profile or a cluster fails.
+//! and keeps its last good part, a tie between profiles, a clock-reading template to render
+//! with its recorded time) is assembled once `hold` (with [`hold::releases`] for a Helm
+//! release two profiles deploy) has decided from the store's statement; `publish` fetches
+//! it. `credentials` adds the store credentials a cluster registered with `--token` gets
+//! relayed, in the part `Airlock.system`; `seal` encrypts what a cluster with an age
+//! recipient must not get in clear; `inputs` fingerprints what a cluster's rendering reads;
+//! `object` is the prepared object the stages pass along, `error` why a profile or a
+//! cluster fails.
 //!
 //! The engines: [`template`] (Go templates), [`patch`] (Sveltos's post-render patches),
 //! [`helm`] (charts through the helm binary), [`kustomize`] (kubectl's kustomize); Lua is
@@ -28,8 +28,10 @@ pub mod credentials;
 pub mod data;
 mod error;
 pub mod helm;
+mod helm_charts;
 pub mod hold;
 pub mod inputs;
+mod kustomization_refs;
 pub mod kustomize;
 pub mod manifest;
 mod names;
@@ -56,9 +58,10 @@ use crate::render::helm::LazyRenderer;
 use crate::render::kustomize::LazyKustomizer;
 use crate::sources::Resources;
 use crate::sources::model::{Profile, ProfileKind};
-pub use assemble::{Assembly, KeptContent};
+pub use assemble::Assembly;
 pub use data::Entropy;
 pub use error::RenderError;
+pub use hold::KeptContent;
 pub use object::Object;
 pub use resolve::{ClusterPlan, ProfilePlan, plan};
 pub use seal::Sealing;
@@ -130,7 +133,7 @@ impl PreparedCluster {
     /// profile failed, a template read the clock, a prerequisite is not planned, or two
     /// profiles deploy one Helm release.
     pub fn needs_store(&self) -> bool {
-        helm::ownership::contested(self)
+        hold::releases::contested(self)
             || self.parts.iter().any(|d| match &d.outcome {
                 Err(_) => true,
                 Ok(p) => p.clock.is_some() || d.settings.depends_on.iter().any(|dep| !self.parts.iter().any(|o| *o.name == **dep)),

@@ -14,8 +14,8 @@ use super::credentials::{self, Relay};
 use super::error::RenderError;
 use super::helm::chart_fields;
 use super::names::{self, Resolved};
-use crate::sources::helm_chart::{HelmChartRef, chart_revision_reference};
-use crate::sources::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef, revision_reference};
+use crate::sources::model::helm_chart::{HelmChartRef, chart_revision_reference};
+use crate::sources::model::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef, revision_reference};
 use crate::sources::model::{PatchesFromRef, PolicyRef, Profile, RemoteUrl, SveltosCluster, TEMPLATE_ANNOTATION, TemplateRef};
 use crate::sources::{Inventory, ObjectKey, Reference, Resources, Touches, select};
 

@@ -25,9 +25,9 @@ use airlock_bundle::mac::Mac;
 use airlock_bundle::seal::{Sealer, holds_secret};
 use airlock_bundle::{ClusterId, Limits, Part};
 
-use super::assemble::KeptContent;
 use super::credentials::SYSTEM_PART;
 use super::error::RenderError;
+use super::hold::KeptContent;
 use super::object::Object;
 use crate::sources::model::SveltosCluster;
 

@@ -21,18 +21,17 @@ use airlock_bundle::seal::is_secret;
 use airlock_bundle::statement::{FieldNote, Rendering};
 use airlock_bundle::{Digest, Limits, Part};
 use jiff::Timestamp;
-use serde_json::Value;
 
 use super::content::{self, Rendered};
 use super::data::{Context, Entropy};
-use super::error::RenderError;
-use super::helm::ownership::Claim;
+use super::error::{RenderError, lookup};
+use super::hold::releases::Claim;
 use super::manifest::{add_metadata, checked_path};
 use super::namespaces;
 use super::object::Object;
 use super::patches;
 use super::resolve::{ProfilePlan, SharedKey};
-use super::{helm, kustomize};
+use super::{helm_charts, kustomization_refs};
 use crate::render::helm::LazyRenderer;
 use crate::render::kustomize::LazyKustomizer;
 use crate::render::patch::{ParsedPatch, Patch};
@@ -157,14 +156,14 @@ pub fn prepare(
         }
     }
     for k in &plan.kustomizations {
-        rendered.extend(kustomize::entry::manifests(&ctx, k, resources, env.kustomizer, &mut warnings)?);
+        rendered.extend(kustomization_refs::manifests(&ctx, k, resources, env.kustomizer, &mut warnings)?);
     }
     // Each release's objects, as positions in `rendered`: which release an object belongs to
     // survives the patches, which may rename it.
     let mut releases = Vec::with_capacity(plan.helm_charts.len());
     for h in &plan.helm_charts {
         let from = rendered.len();
-        rendered.extend(helm::entry::manifests(&ctx, h, resources, env.helm, &mut warnings)?);
+        rendered.extend(helm_charts::manifests(&ctx, h, resources, env.helm, &mut warnings)?);
         let claim = Claim {
             namespace: h.chart.release_namespace.clone(),
             name: h.chart.release_name.clone(),
@@ -225,31 +224,6 @@ pub fn prepare(
     let clock = ctx.read_clock().then(|| Rendering { inputs: clock_inputs(plan, &ctx, resources), at: ctx.now() });
     warnings.extend(notes.iter().map(|n| format!("{display}: {}: {}", n.field, n.detail)));
     Ok(Prepared { objects, warnings, notes: notes.into_iter().collect(), clock, releases, part: OnceLock::new() })
-}
-
-/// The object at `key`: `None` for an optional one that is missing (with a warning).
-/// `what` names the field and the object, for messages only.
-pub(super) fn lookup<'r>(
-    resources: &'r Resources,
-    key: &ObjectKey,
-    optional: bool,
-    profile: &str,
-    what: &dyn Fn() -> (String, String),
-    warnings: &mut Vec<String>,
-) -> Result<Option<&'r Value>, RenderError> {
-    match resources.lookup(key) {
-        Lookup::Found(value) => Ok(Some(value)),
-        Lookup::Missing if optional => {
-            let (field, object) = what();
-            warnings.push(format!("{profile}: {field}: optional {object} not found; skipped"));
-            Ok(None)
-        }
-        Lookup::Missing => {
-            let (field, object) = what();
-            Err(RenderError::Missing { profile: profile.to_string(), field, object })
-        }
-        Lookup::Failed(why) => Err(RenderError::Unreadable { object: what().1, message: why.to_string() }),
-    }
 }
 
 /// A digest of everything a clock-reading render read: while it stays, the publisher

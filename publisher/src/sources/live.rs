@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::inventory::{Inventory, Resources, SourceError};
 use super::key::{ObjectKey, Reference};
-use super::kustomization::FLUX_SOURCE_GROUP;
+use super::model::kustomization::FLUX_SOURCE_GROUP;
 use super::model::{CLUSTER_GROUP, PROFILE_GROUP, SVELTOS_VERSION};
 /// What a list of a kind whose CRD is not installed says.
 const NOT_INSTALLED: &str = " (is the Sveltos CRD installed?)";

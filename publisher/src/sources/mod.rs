@@ -1,22 +1,21 @@
 //! Where a run's input comes from: the Sveltos objects operators write, which of them
 //! match which cluster, and the content they point at outside the management side.
 //!
-//! A [`Source`] (a directory of YAML, or a live management cluster) yields an
-//! [`Inventory`] of clusters, profiles and sets, with what it could not read (`broken`),
-//! then [`Source::fetch`]es exactly the ConfigMaps, Secrets and template resources that
+//! A [`Source`] (a directory of YAML, or a live management cluster) yields an [`Inventory`]
+//! of clusters, profiles and sets, with what it could not read (`broken`), then
+//! [`Source::fetch`]es exactly the ConfigMaps, Secrets and template resources that
 //! rendering asks for (`inventory` has those types, `model` and `parse` the Sveltos
-//! objects, `helm_chart` and `kustomization` what a profile's entries say, `fields` how
-//! far each field is honoured, `max_update` the rollout window, `select` and `selector`
-//! which profiles match which cluster). [`remote`] fetches what a `remoteURL` or a Flux
+//! objects, with what a profile's entries say in `model::helm_chart`,
+//! `model::helm_options`, `model::kustomization` and `model::patch`, `fields` how far each
+//! field is honoured, `max_update` the rollout window, `select` and `selector` which
+//! profiles match which cluster). [`remote`] fetches what a `remoteURL` or a Flux
 //! OCIRepository serves. Nothing here renders or publishes anything.
 
 pub mod broken;
 pub mod dir;
 pub mod fields;
-pub mod helm_chart;
 mod inventory;
 mod key;
-pub mod kustomization;
 pub mod live;
 pub mod max_update;
 pub mod model;

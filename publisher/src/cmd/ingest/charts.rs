@@ -13,7 +13,7 @@ use airlock_bundle::ClusterId;
 use airlock_bundle::report::ReleaseOperation;
 use serde_json::{Map, Value};
 
-use super::addons::{ProfileRef, feature_entries, ours, sections};
+use super::configuration::{ProfileRef, feature_entries, ours, sections};
 use super::report::{PullReport, RunResult};
 
 /// The feature Sveltos lists charts under.

@@ -17,7 +17,7 @@ use airlock_bundle::ClusterId;
 use airlock_bundle::statement::rfc3339;
 use serde::{Deserialize, Serialize};
 
-use super::addons::{ProfileRef, ours};
+use super::configuration::{ProfileRef, ours};
 use super::report::PullReport;
 
 /// Objects named per profile, the newest report's: enough to see what drifts, while the

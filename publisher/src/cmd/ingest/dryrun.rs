@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use airlock_bundle::ClusterId;
 use serde_json::{Map, Value, json};
 
-use super::addons::{CLUSTER_NAME_LABEL, CLUSTER_TYPE_LABEL, ProfileRef};
+use super::addons::{CLUSTER_NAME_LABEL, CLUSTER_TYPE_LABEL};
+use super::configuration::ProfileRef;
 use super::report::PullReport;
 
 /// The label naming a ClusterReport's ClusterProfile, and a Profile's.

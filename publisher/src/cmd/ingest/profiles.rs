@@ -57,7 +57,7 @@ fn reference(cluster: &ClusterId) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::super::addons::ProfileRef;
+    use super::super::configuration::ProfileRef;
     use super::*;
 
     fn state(matching: bool, failure: Failure) -> ProfileState {

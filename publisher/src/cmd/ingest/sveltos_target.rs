@@ -16,7 +16,8 @@ use airlock_bundle::vocabulary::DRIFT_ANNOTATION;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use super::addons::{self, ProfileRef, ProfileState};
+use super::addons::{self, ProfileState};
+use super::configuration::ProfileRef;
 use super::drift;
 use super::report::PullReport;
 use super::target::TargetError;

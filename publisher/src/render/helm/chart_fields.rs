@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use crate::render::names;
 use crate::render::template::{self, TemplateSource};
-use crate::sources::helm_chart::HelmChartRef;
+use crate::sources::model::helm_chart::HelmChartRef;
 use crate::sources::model::{SecretName, SveltosCluster};
 
 /// Helm's limit on a release name (`chartutil.ValidateReleaseName`).

@@ -8,14 +8,15 @@
 
 use std::collections::BTreeMap;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use rayon::prelude::*;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::entry::chart_ref;
 use crate::render::ClusterPlan;
-use crate::render::helm::LazyRenderer;
-use crate::sources::helm_chart::HelmChartRef;
-use crate::sources::{ObjectKey, Resources};
+use crate::render::helm::{Access, ChartRef, Credentials, LazyRenderer};
+use crate::sources::model::helm_chart::HelmChartRef;
+use crate::sources::{Lookup, ObjectKey, Resources};
 
 /// The charts `plans` render, each once, by revision key: those they install, and those
 /// they uninstall with the chart's delete hooks.
@@ -46,6 +47,52 @@ pub fn resolve_into(charts: &BTreeMap<ObjectKey, HelmChartRef>, resources: &mut 
     }
 }
 
+/// The chart `spec` names, at `version`, with its repository's login and CA read from
+/// their Secrets.
+pub fn chart_ref(spec: &HelmChartRef, resources: &Resources, version: &str) -> Result<ChartRef, String> {
+    let secret = |name: &crate::sources::model::SecretName| -> Result<BTreeMap<String, Vec<u8>>, String> {
+        let key = ObjectKey::new("v1", "Secret", &name.namespace, &name.name);
+        match resources.lookup(&key) {
+            Lookup::Found(value) => secret_data(value).map_err(|m| format!("{key}: {m}")),
+            Lookup::Missing => Err(format!("registryCredentialsConfig: {key} not found")),
+            Lookup::Failed(why) => Err(format!("registryCredentialsConfig: {key}: {why}")),
+        }
+    };
+    let credentials = match &spec.access.credentials {
+        Some(name) => {
+            let data = secret(name)?;
+            let key = Some(spec.access.key.as_str()).filter(|k| !k.is_empty());
+            Some(Credentials::from_secret_data(&data, key).map_err(|m| format!("registryCredentialsConfig.credentials: {m}"))?)
+        }
+        None => None,
+    };
+    let ca_pem = match &spec.access.ca {
+        Some(name) => Some(secret(name)?.remove("ca.crt").ok_or("registryCredentialsConfig.ca: the Secret has no ca.crt")?),
+        None => None,
+    };
+    let access = Access {
+        plain_http: spec.access.plain_http,
+        insecure_skip_tls_verify: spec.access.insecure_skip_tls_verify,
+        ca_pem,
+        credentials,
+        pass_credentials_all: spec.options.pass_credentials_all,
+    };
+    ChartRef::new("", &spec.repository_url, &spec.repository_name, &spec.chart_name, version, access).map_err(|e| e.to_string())
+}
+
+/// A Secret's data, decoded; `stringData` wins, as the API server stores it.
+pub fn secret_data(value: &Value) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let mut out = BTreeMap::new();
+    for (key, encoded) in value["data"].as_object().into_iter().flatten() {
+        let text = encoded.as_str().ok_or_else(|| format!("data key {key} is not a string"))?;
+        out.insert(key.clone(), STANDARD.decode(text).map_err(|e| format!("data key {key} is not base64: {e}"))?);
+    }
+    for (key, text) in value["stringData"].as_object().into_iter().flatten() {
+        out.insert(key.clone(), text.as_str().ok_or_else(|| format!("stringData key {key} is not a string"))?.as_bytes().to_vec());
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 #[path = "charts_tests.rs"]
 mod render_tests;
@@ -55,8 +102,8 @@ mod tests {
     use super::*;
     use crate::render::helm::RendererSettings;
     use crate::sources::Lookup;
-    use crate::sources::helm_chart::{RegistryAccess, chart_revision_reference};
     use crate::sources::model::SecretName;
+    use crate::sources::model::helm_chart::{RegistryAccess, chart_revision_reference};
 
     fn chart(credentials: Option<SecretName>) -> HelmChartRef {
         HelmChartRef { access: RegistryAccess { credentials, ..RegistryAccess::default() }, ..HelmChartRef::example(0) }

@@ -4,14 +4,14 @@
 //! order), remember the render by its inputs.
 //!
 //! Entry points: [`Helm::locate`] finds the binary, [`ChartRef::new`] checks an entry's
-//! source fields, [`Renderer::render`] renders a [`ReleaseRequest`]; [`options`] maps an
-//! entry's `options` onto what rendering honours and says what it does not. For a
-//! profile's entry and one cluster: [`chart_fields`] templates the entry's fields,
-//! [`charts`] looks up a run's charts before any cluster is fingerprinted, [`entry`]
-//! turns the entry into the cluster's objects, [`ownership`] decides which profile owns a
-//! release two profiles deploy.
+//! source fields, [`Renderer::render`] renders a [`ReleaseRequest`]. For a profile's entry
+//! and one cluster: [`chart_fields`] templates the entry's fields, [`charts`] looks up a
+//! run's charts before any cluster is fingerprinted and names the chart an entry points at.
+//! The render's `helm_charts` stage turns an entry into a cluster's objects with these, and
+//! its `hold::releases` decides which profile owns a release two profiles deploy; what an
+//! entry's `options` change is read with the profile (`sources::model::helm_options`).
 //!
-//! Not here: reading the entries from a profile (`sources::helm_chart`), reading Secrets
+//! Not here: reading the entries from a profile (`sources::model::helm_chart`), reading Secrets
 //! (the caller passes the credentials' data), deciding install/upgrade/uninstall, applying
 //! hooks (the puller), and Flux-source charts.
 //!
@@ -26,14 +26,11 @@ mod binary;
 mod cache;
 pub mod chart_fields;
 pub mod charts;
-pub mod entry;
 mod error;
 mod fetch;
 mod hooks;
 mod lazy;
 mod memo;
-pub mod options;
-pub mod ownership;
 mod release;
 mod renderer;
 mod scratch;
@@ -49,4 +46,7 @@ pub use lazy::LazyRenderer;
 pub use release::{ChartId, Hook, Manifest, Release};
 pub use renderer::{Rendered, Renderer, RendererSettings};
 pub use source::{Access, ChartRef, Credentials, Repository, VersionSpec};
-pub use template::{Capabilities, ReleaseRequest, TemplateOptions};
+pub use template::{Capabilities, ReleaseRequest};
+
+/// What a [`ReleaseRequest`] asks `helm template` to print, as a profile's options set it.
+pub use crate::sources::model::helm_options::TemplateOptions;

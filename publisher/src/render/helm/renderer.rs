@@ -183,7 +183,8 @@ mod tests {
     use super::*;
     use crate::render::helm::cache::CacheKey;
     use crate::render::helm::source::Access;
-    use crate::render::helm::template::{Capabilities, TemplateOptions};
+    use crate::render::helm::template::Capabilities;
+    use crate::sources::model::helm_options::TemplateOptions;
     use crate::test_archive::tar_gz;
 
     const REPOSITORY: &str = "http://charts.invalid";

@@ -18,6 +18,7 @@ use super::error::HelmError;
 use super::scratch::Scratch;
 use super::source::ChartRef;
 use crate::process::ProcessError;
+use crate::sources::model::helm_options::TemplateOptions;
 
 /// A render is CPU only; the largest charts take seconds.
 const TEMPLATE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -31,23 +32,6 @@ pub struct Capabilities {
     pub kube_version: Option<String>,
     /// `group/version` and `group/version/Kind` entries, as `--api-versions` takes them.
     pub api_versions: Vec<String>,
-}
-
-/// The Sveltos options that change what `helm template` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-pub struct TemplateOptions {
-    /// `!options.skipCRDs`: print the `crds/` directories.
-    pub include_crds: bool,
-    /// `!options.disableHooks`: print hook objects.
-    pub hooks: bool,
-    /// `options.skipSchemaValidation`: do not check values against `values.schema.json`.
-    pub skip_schema_validation: bool,
-}
-
-impl Default for TemplateOptions {
-    fn default() -> Self {
-        TemplateOptions { include_crds: true, hooks: true, skip_schema_validation: false }
-    }
 }
 
 /// One release to render.

@@ -4,13 +4,14 @@
 //! load restrictor, then Sveltos's substitution values and `targetNamespace` per cluster.
 //! Output: the objects, as JSON values.
 //!
-//! Entry points: [`KustomizeSource`] reads a referenced object, [`resolve_revisions`]
-//! looks up the commits of a run's GitRepositories, [`Kustomizer::locate`] finds kubectl,
-//! [`Kustomizer::build`] builds a [`KustomizeRequest`]; [`entry`] turns one profile's
-//! `kustomizationRefs` entry into one cluster's objects (templating `path`, `components`
-//! and `values` with the cluster's data, reading `valuesFrom` objects).
+//! Entry points: [`KustomizeSource`] reads a referenced object, [`resolve_revisions`] looks
+//! up the commits of a run's GitRepositories, [`Kustomizer::locate`] finds kubectl,
+//! [`Kustomizer::build`] builds a [`KustomizeRequest`]. The render's `kustomization_refs`
+//! stage turns one profile's `kustomizationRefs` entry into one cluster's objects with
+//! these (templating `path`, `components` and `values` with the cluster's data, reading
+//! `valuesFrom` objects).
 //!
-//! Not here: reading the references from a profile (`sources::kustomization`), fetching
+//! Not here: reading the references from a profile (`sources::model::kustomization`), fetching
 //! the referenced objects (the sources do) and OCIRepository artifacts and `remoteURL`s
 //! (`sources::remote`, which hands over a tarball), Bucket sources, and Git credentials.
 //!
@@ -20,7 +21,6 @@
 
 mod build;
 mod confine;
-pub mod entry;
 mod error;
 mod git;
 mod revision;
@@ -32,4 +32,4 @@ pub use build::{KustomizeRequest, Kustomizer, LazyKustomizer};
 pub use error::KustomizeError;
 pub use revision::{commit_of, resolve_into as resolve_revisions};
 pub use source::{GitRef, KustomizeSource, SECRET_TYPE, TARBALL_KEY};
-pub use tree::{MAX_ENTRIES, MAX_FILE_BYTES, MAX_TREE_BYTES, skipped_tar_entry};
+pub use tree::{MAX_ENTRIES, MAX_FILE_BYTES, MAX_TREE_BYTES};

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::error::{KustomizeError, fetch_error, io_error};
 use super::source::{GitRef, KustomizeSource};
-use crate::sources::kustomization::{revision_key, source_interval};
+use crate::sources::model::kustomization::{revision_key, source_interval};
 use crate::sources::{Lookup, ObjectKey, Resources};
 
 /// Looks up the commit of every GitRepository in `repositories` that `resources` holds,
@@ -89,7 +89,10 @@ mod tests {
 
         let fast = repository("fast", "1s");
         let mut resources = Resources::found(BTreeMap::from([fast.clone()]));
-        assert_eq!(resolve_into(&BTreeSet::from([fast.0]), &mut resources), Some(crate::sources::kustomization::MIN_SOURCE_INTERVAL));
+        assert_eq!(
+            resolve_into(&BTreeSet::from([fast.0]), &mut resources),
+            Some(crate::sources::model::kustomization::MIN_SOURCE_INTERVAL)
+        );
     }
 
     #[test]

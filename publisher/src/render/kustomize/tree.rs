@@ -4,11 +4,11 @@
 //!
 //! As Sveltos's `extractTarGz`: the tarball is gzip'ed or plain (told by gzip's magic
 //! bytes); symbolic links, devices and other entry types are skipped, and so are macOS's
-//! AppleDouble files (`._name`) and pax headers written as files (`skipped_tar_entry`);
-//! an entry name is cleaned as Go's `filepath.Join` cleans it (a leading `/` is the tree's
-//! root, `..` steps back); the stream and each file are capped at [`MAX_FILE_BYTES`].
-//! Stricter than it: a name that steps above the tree is refused rather than compared as a
-//! string prefix, and the whole tree is capped too.
+//! AppleDouble files (`._name`) and pax headers written as files (`skipped_tar_entry`, the
+//! rule `remoteURL` tars follow too); an entry name is cleaned as Go's `filepath.Join`
+//! cleans it (a leading `/` is the tree's root, `..` steps back); the stream and each file
+//! are capped at [`MAX_FILE_BYTES`]. Stricter than it: a name that steps above the tree is
+//! refused rather than compared as a string prefix, and the whole tree is capped too.
 
 use std::io::Read;
 use std::path::{Component, Path, PathBuf};
@@ -18,6 +18,7 @@ use flate2::read::GzDecoder;
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 use super::error::{KustomizeError, io_error};
+use crate::sources::remote::skipped_tar_entry;
 
 /// Sveltos's cap on the gzip stream and on each file.
 pub const MAX_FILE_BYTES: u64 = 20 << 20;
@@ -125,14 +126,6 @@ pub(super) fn inside_tree(path: &str) -> Option<PathBuf> {
         }
     }
     Some(out)
-}
-
-/// Whether Sveltos skips a tar entry of this name (`isSkippableTarEntry`): macOS's
-/// AppleDouble files, which share their file's extension but hold binary metadata, and pax
-/// headers that a writer stored as files.
-pub fn skipped_tar_entry(name: &str) -> bool {
-    let base = name.trim_end_matches('/').rsplit('/').next().unwrap_or(name);
-    base.starts_with("._") || name.contains("PaxHeader")
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use case::Case;
 use super::json_patch::equal;
 use super::kustomize::{self, Built};
 use super::parsed::{ForObject, ParsedPatch, Patch};
-use super::target::Target;
+use crate::sources::model::Target;
 
 /// How many `kubectl kustomize` processes run at once.
 const PARALLEL: usize = 4;

@@ -67,7 +67,7 @@ pub use elements::MergeError;
 pub use error::PatchError;
 pub use json_patch::OpError;
 pub use parsed::{DroppedOperation, ParsedPatch, Patch};
-pub use target::{Target, TargetError};
+pub use target::TargetError;
 
 use kustomize::Built;
 

@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 use super::body::{self, Body, BodyError};
 use super::error::{PatchError, describe};
 use super::missing_remove::{self, Filtered, Removal};
-use super::target::{Compiled, Target};
+use super::target::Compiled;
+use crate::sources::model::Target;
 
 /// One patch, after templating.
 #[derive(Debug, Clone, PartialEq, Eq)]

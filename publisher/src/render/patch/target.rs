@@ -16,19 +16,7 @@ use serde_json::Value;
 
 use super::schema::is_cluster_scoped;
 use super::tree::value_text as text;
-
-/// A `target` of `spec.patches` or of a patchesFrom entry: regular expressions (an empty
-/// or missing field matches anything) and label-selector strings.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Target {
-    pub group: Option<String>,
-    pub version: Option<String>,
-    pub kind: Option<String>,
-    pub name: Option<String>,
-    pub namespace: Option<String>,
-    pub label_selector: Option<String>,
-    pub annotation_selector: Option<String>,
-}
+use crate::sources::model::Target;
 
 /// A target field or selector that cannot be compiled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

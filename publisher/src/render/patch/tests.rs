@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::sources::model::Target;
 
 fn deployment() -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment",

@@ -6,7 +6,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use super::*;
-use crate::sources::kustomization::{KustomizeKind, revision_key};
+use crate::sources::model::kustomization::{KustomizeKind, revision_key};
 
 const FAKE_KUBECTL: &str = r#"#!/bin/sh
 case "$1" in

@@ -1,13 +1,13 @@
 //! `helmCharts`: the entries the publisher renders. An entry without the fields Sveltos
 //! requires, or with a value of the wrong type, is an error naming the field; what an
 //! entry's `options` and verification fields do that rendering does not is noted by
-//! `fields` and `crate::render::helm::options`.
+//! `fields` and `crate::sources::model::helm_options`.
 
 use airlock_bundle::statement::FieldNote;
 
 use super::kustomization::values_from;
 use super::reader::Fields;
-use crate::sources::helm_chart::{HelmAction, HelmChartRef, RegistryAccess};
+use crate::sources::model::helm_chart::{HelmAction, HelmChartRef, RegistryAccess};
 use crate::sources::model::{ModelError, SecretName};
 
 /// `helmCharts`; a Profile's own namespace replaces its valuesFrom and credentials
@@ -37,7 +37,7 @@ pub fn helm_charts(spec: &Fields<'_>, own: Option<&str>, notes: &mut Vec<FieldNo
                 }
             }
         };
-        let mut options = crate::render::helm::options::read(Some(h.raw("options")), h.path("").trim_end_matches('.'))
+        let mut options = crate::sources::model::helm_options::read(Some(h.raw("options")), h.path("").trim_end_matches('.'))
             .map_err(|m| h.error("options", m))?;
         notes.append(&mut options.notes);
         out.push(HelmChartRef {

@@ -7,7 +7,7 @@ use airlock_bundle::statement::{DEFAULT_TIER, FieldNote, Support};
 
 use super::reader::Fields;
 use super::refs::{config_source, deployed_remotely, remote_url};
-use crate::sources::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef};
+use crate::sources::model::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef};
 use crate::sources::model::{ModelError, RemoteUrl};
 
 /// `kustomizationRefs` the publisher builds; a Profile's own namespace replaces theirs.

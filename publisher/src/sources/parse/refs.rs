@@ -9,7 +9,7 @@ use airlock_bundle::verify::{MAX_DRIFT_PATHS, is_json_pointer};
 
 use super::reader::Fields;
 use crate::duration::parse_go_duration;
-use crate::render::patch::Target;
+use crate::sources::model::Target;
 use crate::sources::model::{
     DEFAULT_INTERVAL, ModelError, PatchesFromRef, PolicyKind, PolicyRef, ProfilePatch, RemoteUrl, SecretName, TemplateRef, redact,
 };

@@ -3,7 +3,7 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::sources::kustomization::{KustomizeKind, ValuesFromRef};
+use crate::sources::model::kustomization::{KustomizeKind, ValuesFromRef};
 use crate::sources::model::{
     DEFAULT_INTERVAL, KustomizationRef, ModelError, PolicyKind, PolicyRef, ProfileKind, RemoteUrl, SecretName, WATCH_NAMESPACES_ANNOTATION,
 };

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use super::credentials::Credentials;
 use super::http::Http;
 use super::oci;
-use crate::sources::kustomization::{revision_key, source_interval};
+use crate::sources::model::kustomization::{revision_key, source_interval};
 use crate::sources::{Lookup, ObjectKey, Resources};
 
 /// Fetches the artifact of every OCIRepository in `repositories` that `resources` holds

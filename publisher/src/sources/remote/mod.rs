@@ -34,6 +34,7 @@ use credentials::Credentials;
 pub use error::RemoteError;
 pub use flux::fetch_oci_repositories;
 use http::Http;
+pub use shapes::skipped_tar_entry;
 
 /// What was fetched for one key, and when.
 struct Entry {

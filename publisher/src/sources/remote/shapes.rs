@@ -15,7 +15,6 @@ use std::io::Read;
 
 use super::error::RemoteError;
 use super::limits::{MAX_INFLATED, MAX_TAR_ENTRIES};
-use crate::render::kustomize::skipped_tar_entry;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 const TAR_MAGIC: &[u8] = b"ustar";
@@ -77,6 +76,14 @@ fn tar_files(bytes: &[u8], url: &str) -> Result<Vec<(String, String)>, RemoteErr
 
 fn text(bytes: Vec<u8>, name: &str, url: &str) -> Result<String, RemoteError> {
     String::from_utf8(bytes).map_err(|_| RemoteError::Malformed { url: url.into(), what: name.into(), message: "is not UTF-8 text".into() })
+}
+
+/// Whether Sveltos skips a tar entry of this name (`isSkippableTarEntry`): macOS's
+/// AppleDouble files, which share their file's extension but hold binary metadata, and pax
+/// headers that a writer stored as files.
+pub fn skipped_tar_entry(name: &str) -> bool {
+    let base = name.trim_end_matches('/').rsplit('/').next().unwrap_or(name);
+    base.starts_with("._") || name.contains("PaxHeader")
 }
 
 #[cfg(test)]

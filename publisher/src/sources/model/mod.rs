@@ -15,9 +15,15 @@ use airlock_bundle::{StopMatchingBehavior, SyncMode};
 use serde_json::Value;
 
 use super::key::{ObjectKey, Reference};
-pub use super::kustomization::KustomizationRef;
 use super::selector::Selector;
-use crate::render::patch::Target;
+
+pub mod helm_chart;
+pub mod helm_options;
+pub mod kustomization;
+mod patch;
+
+pub use kustomization::KustomizationRef;
+pub use patch::{ProfilePatch, Target};
 
 pub const CLUSTER_GROUP: &str = "lib.projectsveltos.io";
 pub const PROFILE_GROUP: &str = "config.projectsveltos.io";
@@ -289,13 +295,6 @@ pub struct PatchesFromRef {
     pub optional: bool,
 }
 
-/// A `spec.patches` entry, before templating.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProfilePatch {
-    pub patch: String,
-    pub target: Option<Target>,
-}
-
 /// A management-cluster object templates see under `.MgmtResources.<identifier>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateRef {
@@ -326,7 +325,7 @@ pub struct Profile {
     pub set_refs: Vec<String>,
     pub policy_refs: Vec<PolicyRef>,
     pub kustomization_refs: Vec<KustomizationRef>,
-    pub helm_charts: Vec<crate::sources::helm_chart::HelmChartRef>,
+    pub helm_charts: Vec<helm_chart::HelmChartRef>,
     pub template_refs: Vec<TemplateRef>,
     pub patches: Vec<ProfilePatch>,
     pub patches_from: Vec<PatchesFromRef>,

@@ -8,17 +8,34 @@
 use airlock_bundle::statement::{FieldNote, Support};
 use serde_json::Value;
 
-use super::hooks::HookEvent;
-use super::template::TemplateOptions;
+use airlock_bundle::vocabulary::HookEvent;
+use serde::Serialize;
 
 /// The longest `timeout` the site accepts for a hook (spec 2.5.3).
 const MAX_TIMEOUT_SECONDS: u64 = 86_400;
+
+/// The Sveltos options that change what `helm template` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct TemplateOptions {
+    /// `!options.skipCRDs`: print the `crds/` directories.
+    pub include_crds: bool,
+    /// `!options.disableHooks`: print hook objects.
+    pub hooks: bool,
+    /// `options.skipSchemaValidation`: do not check values against `values.schema.json`.
+    pub skip_schema_validation: bool,
+}
+
+impl Default for TemplateOptions {
+    fn default() -> Self {
+        TemplateOptions { include_crds: true, hooks: true, skip_schema_validation: false }
+    }
+}
 
 /// What the render honours of an entry's options, and notes on the rest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChartOptions {
     pub template: TemplateOptions,
-    /// `passCredentialsAll`, for the chart's [`Access`](super::Access).
+    /// `passCredentialsAll`, for the chart's `render::helm::Access`.
     pub pass_credentials_all: bool,
     /// `installOptions.createNamespace`: the release namespace is created when missing.
     pub create_namespace: bool,

@@ -29,19 +29,18 @@ use airlock_bundle::vocabulary::{
     CLEANUP_ON_FAIL_ANNOTATION, CREATE_ONLY_ANNOTATION, DELETION_PROPAGATION_ANNOTATION, FORCE_RECREATE_ANNOTATION, VALUES_ANNOTATION,
     WAIT_ANNOTATION, WAIT_TIMEOUT_ANNOTATION,
 };
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value};
 
 use crate::render::content::{Rendered, data_texts};
 use crate::render::data::Context;
 use crate::render::error::RenderError;
-use crate::render::helm::{Access, Capabilities, ChartRef, Credentials, HookEvent, LazyRenderer, ReleaseRequest};
+use crate::render::error::lookup;
+use crate::render::helm::charts::{chart_ref, secret_data};
+use crate::render::helm::{Capabilities, HookEvent, LazyRenderer, ReleaseRequest};
 use crate::render::manifest::{Manifest, add_metadata};
 use crate::render::resolve::{HelmPlan, is_template};
-use crate::render::shared::lookup;
-use crate::sources::helm_chart::{HelmAction, HelmChartRef};
 use crate::sources::model::PolicyKind;
+use crate::sources::model::helm_chart::HelmAction;
 use crate::sources::{Lookup, ObjectKey, Resources};
 
 /// The hooks an `Uninstall` ships.
@@ -166,7 +165,7 @@ pub fn manifests(
 /// too, idle at the site until it is uninstalled: a profile that stops matching, or is
 /// deleted, has no spec left to render them from, so the publisher carries them over from
 /// the stored bundle (`publish::withdraw`).
-fn shipped_events(options: &crate::render::helm::options::ChartOptions, uninstall: bool) -> Vec<HookEvent> {
+fn shipped_events(options: &crate::sources::model::helm_options::ChartOptions, uninstall: bool) -> Vec<HookEvent> {
     let delete = if options.delete_hooks { &DELETE_EVENTS[..] } else { &[] };
     if uninstall { delete.to_vec() } else { options.fired_events.iter().chain(delete).copied().collect() }
 }
@@ -174,7 +173,7 @@ fn shipped_events(options: &crate::render::helm::options::ChartOptions, uninstal
 /// The annotations that make the site act on a release's objects as the options ask
 /// (spec 2.5.3): wait until they are ready, delete what a failed operation created,
 /// re-create what an update cannot change.
-fn release_object_annotations(options: &crate::render::helm::options::ChartOptions) -> BTreeMap<String, String> {
+fn release_object_annotations(options: &crate::sources::model::helm_options::ChartOptions) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     if let Some(jobs) = options.wait {
         out.insert(WAIT_ANNOTATION.into(), if jobs { "ready-and-jobs" } else { "ready" }.into());
@@ -192,52 +191,6 @@ fn release_object_annotations(options: &crate::render::helm::options::ChartOptio
         out.insert(DELETION_PROPAGATION_ANNOTATION.into(), propagation.into());
     }
     out
-}
-
-/// The chart `spec` names, at `version`, with its repository's login and CA read from
-/// their Secrets.
-pub fn chart_ref(spec: &HelmChartRef, resources: &Resources, version: &str) -> Result<ChartRef, String> {
-    let secret = |name: &crate::sources::model::SecretName| -> Result<BTreeMap<String, Vec<u8>>, String> {
-        let key = ObjectKey::new("v1", "Secret", &name.namespace, &name.name);
-        match resources.lookup(&key) {
-            Lookup::Found(value) => secret_data(value).map_err(|m| format!("{key}: {m}")),
-            Lookup::Missing => Err(format!("registryCredentialsConfig: {key} not found")),
-            Lookup::Failed(why) => Err(format!("registryCredentialsConfig: {key}: {why}")),
-        }
-    };
-    let credentials = match &spec.access.credentials {
-        Some(name) => {
-            let data = secret(name)?;
-            let key = Some(spec.access.key.as_str()).filter(|k| !k.is_empty());
-            Some(Credentials::from_secret_data(&data, key).map_err(|m| format!("registryCredentialsConfig.credentials: {m}"))?)
-        }
-        None => None,
-    };
-    let ca_pem = match &spec.access.ca {
-        Some(name) => Some(secret(name)?.remove("ca.crt").ok_or("registryCredentialsConfig.ca: the Secret has no ca.crt")?),
-        None => None,
-    };
-    let access = Access {
-        plain_http: spec.access.plain_http,
-        insecure_skip_tls_verify: spec.access.insecure_skip_tls_verify,
-        ca_pem,
-        credentials,
-        pass_credentials_all: spec.options.pass_credentials_all,
-    };
-    ChartRef::new("", &spec.repository_url, &spec.repository_name, &spec.chart_name, version, access).map_err(|e| e.to_string())
-}
-
-/// A Secret's data, decoded; `stringData` wins, as the API server stores it.
-fn secret_data(value: &Value) -> Result<BTreeMap<String, Vec<u8>>, String> {
-    let mut out = BTreeMap::new();
-    for (key, encoded) in value["data"].as_object().into_iter().flatten() {
-        let text = encoded.as_str().ok_or_else(|| format!("data key {key} is not a string"))?;
-        out.insert(key.clone(), STANDARD.decode(text).map_err(|e| format!("data key {key} is not base64: {e}"))?);
-    }
-    for (key, text) in value["stringData"].as_object().into_iter().flatten() {
-        out.insert(key.clone(), text.as_str().ok_or_else(|| format!("stringData key {key} is not a string"))?.as_bytes().to_vec());
-    }
-    Ok(out)
 }
 
 /// A YAML document of values: a map, or nothing.
@@ -303,7 +256,7 @@ mod tests {
 
     #[test]
     fn release_objects_carry_what_the_options_ask_of_the_site() {
-        let read = |options: Value| crate::render::helm::options::read(Some(&options), "f").expect("reads");
+        let read = |options: Value| crate::sources::model::helm_options::read(Some(&options), "f").expect("reads");
         assert!(release_object_annotations(&read(json!({}))).is_empty());
         let atomic = release_object_annotations(&read(json!({"atomic": true, "timeout": "2m", "upgradeOptions": {"force": true}})));
         let expected = [

@@ -9,10 +9,10 @@
 
 use airlock_bundle::Digest;
 
-use super::key::{ObjectKey, Reference};
+use super::SecretName;
+use super::helm_options::ChartOptions;
 use super::kustomization::{ValuesFromRef, revision_reference};
-use super::model::SecretName;
-use crate::render::helm::options::ChartOptions;
+use crate::sources::{ObjectKey, Reference};
 
 /// `helmChartAction`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +107,7 @@ impl HelmChartRef {
             values: String::new(),
             values_from: Vec::new(),
             access: RegistryAccess::default(),
-            options: crate::render::helm::options::read(None, &format!("spec.helmCharts[{index}]")).expect("no options read"),
+            options: crate::sources::model::helm_options::read(None, &format!("spec.helmCharts[{index}]")).expect("no options read"),
             verification: None,
         }
     }

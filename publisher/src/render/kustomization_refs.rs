@@ -21,11 +21,11 @@ use base64::engine::general_purpose::STANDARD;
 use crate::render::content::{Rendered, data_texts};
 use crate::render::data::Context;
 use crate::render::error::RenderError;
+use crate::render::error::lookup;
 use crate::render::kustomize::{GitRef, KustomizeRequest, KustomizeSource, LazyKustomizer};
 use crate::render::manifest::{Manifest, add_metadata};
 use crate::render::resolve::{KustomizePlan, is_template};
-use crate::render::shared::lookup;
-use crate::sources::kustomization::KustomizeKind;
+use crate::sources::model::kustomization::KustomizeKind;
 use crate::sources::{Lookup, ObjectKey, Resources};
 
 /// The objects `plan` builds for the cluster of `ctx`.

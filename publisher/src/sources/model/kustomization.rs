@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::key::{ObjectKey, Reference};
-use super::model::{PolicyKind, RemoteUrl};
+use super::{PolicyKind, RemoteUrl};
 use crate::duration::parse_go_duration;
+use crate::sources::{ObjectKey, Reference};
 
 /// The API group of Flux's sources.
 pub const FLUX_SOURCE_GROUP: &str = "source.toolkit.fluxcd.io";

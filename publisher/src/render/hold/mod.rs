@@ -25,15 +25,29 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use airlock_bundle::PartSettings;
 use airlock_bundle::statement::{FieldNote, ProfileEntry, Statement, StopMatchingBehavior};
+use airlock_bundle::{Part, PartSettings};
 
-use super::helm::ownership;
 use super::manifest::file_path;
 use super::object::Object;
 use super::tier::{self, Candidate};
 use super::{PartDraft, PreparedCluster};
 use crate::sources::{Inventory, ObjectKey, Touches};
+
+pub mod releases;
+
+/// The content of a held part, as fetched from the store.
+#[derive(Debug, Clone)]
+pub struct KeptContent {
+    pub part: Part,
+    /// Its objects, read back from its files.
+    pub keys: Vec<ObjectKey>,
+    /// The version whose content this is.
+    pub kept_from: u64,
+    /// The recipients its encrypted files are encrypted to, as the stored statement lists
+    /// them; `None` when it has none.
+    pub recipients: Option<Vec<String>>,
+}
 
 /// What a run could not plan: profiles that cannot be read or are paused, and whether some
 /// of the source could not be attributed to anything.
@@ -200,7 +214,7 @@ pub fn plan(
         };
         plan.held.insert(e.name.clone(), Held { reason, settings: stored_settings(e), stored: Some(e.clone()) });
     }
-    ownership::decide(prepared, stored, &mut plan, &hold);
+    releases::decide(prepared, stored, &mut plan, &hold);
     decide_ties(prepared, stored, &mut plan, &hold);
     hold_dependents(prepared, &mut plan, &hold);
     plan
