@@ -29,6 +29,7 @@ mod read_bytes;
 mod reference;
 pub mod reports;
 mod store;
+mod userinfo;
 #[cfg(feature = "testing")]
 pub mod vectors;
 

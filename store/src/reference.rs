@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use crate::error::StoreError;
-use crate::git::url::redact;
+use crate::userinfo::redact;
 use airlock_bundle::cluster::ClusterId;
 
 /// What a Git reference's URL path and `#BRANCH` may hold to name one repository or branch

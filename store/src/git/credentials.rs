@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use super::url::redact;
+use crate::userinfo::redact;
 
 /// Why a git-credential-store text gave no credentials. No variant holds a secret.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -17,13 +17,13 @@ use async_trait::async_trait;
 use futures::StreamExt;
 
 use super::GitStore;
-use super::url::redact;
 use crate::error::StoreError;
 use crate::fetched::{Fetched, PartCopy};
 use crate::meta::PublishMeta;
 use crate::reference::expand;
 use crate::reports::{Latest, ReportPush, ReportStore};
 use crate::store::Store;
+use crate::userinfo::redact;
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::limits::Limits;

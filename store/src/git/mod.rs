@@ -31,7 +31,6 @@ mod target;
 #[cfg(test)]
 mod tests;
 mod tree;
-pub(crate) mod url;
 mod write;
 
 use std::path::{Path, PathBuf};
@@ -44,6 +43,7 @@ use crate::fetched::{Fetched, Locator, PartCopy};
 use crate::meta::PublishMeta;
 use crate::reports::{Latest, ReportPush, ReportStore};
 use crate::store::Store;
+use crate::userinfo::redact;
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
 use airlock_bundle::digest::Digest;
@@ -52,7 +52,6 @@ use airlock_bundle::statement::ProfileEntry;
 pub use credentials::{GitCredentials, GitCredentialsError};
 pub use layout::GitClusters;
 use target::Target;
-use url::redact;
 
 /// A branch of a Git repository reached over `file://` or `http://`.
 pub struct GitStore {

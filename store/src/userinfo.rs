@@ -1,5 +1,5 @@
-//! A Git URL with its credentials taken out: what messages and the cache directory name
-//! use, and the `user:pass@` that is scrubbed from libgit2's messages.
+//! A store URL with its credentials taken out: what messages and the Git cache directory
+//! name use, and the `user:pass@` that is scrubbed from libgit2's messages.
 
 /// The URL without `user:pass@`, and that `user:pass@` if there was one.
 pub(crate) fn redact(url: &str) -> (String, Option<String>) {
