@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test: formatting and lints (rustfmt, clippy with warnings as errors, rustdoc's
-# broken intra-doc links), unit tests, test vectors, the by-hand recipe, the end-to-end
-# tests against the real registry, Git server and kube-apiservers (which it starts first),
+# broken intra-doc links, no import cycle between modules), unit tests, test vectors, the
+# by-hand recipe, the end-to-end tests against the real registry, Git server and
+# kube-apiservers (which it starts first),
 # the quickstart as the end-to-end smoke test, and the benchmark harness in --quick mode so
 # it never rots.
 #
@@ -44,6 +45,8 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 # A module overview naming a module that moved or went fails here, as does any other doc
 # warning; private items too, as the overviews link private modules.
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --document-private-items --locked
+# Layering: the modules of each crate import each other without a cycle.
+"$(system_python)" "$HACK_DIR/import-cycles.py" ./*/src
 # The contract crate stays free of transport: a third party must be able to vendor it.
 if cargo tree --locked -p airlock-bundle -e normal --prefix none | grep -E '^(tokio|reqwest|hyper|git2|kube|oci-client|k8s-openapi|rustls) '; then
   die "airlock-bundle depends on an async runtime, network, Git or Kubernetes crate (above)"
