@@ -11,8 +11,8 @@ use serde_json::json;
 
 use super::error::{KustomizeError, fetch_error, io_error};
 use super::source::{GitRef, KustomizeSource};
-use crate::sources::model::kustomization::{revision_key, source_interval};
-use crate::sources::{Lookup, ObjectKey, Resources};
+use crate::sources::model::kustomization::{flux_sources, revision_key};
+use crate::sources::{ObjectKey, Resources};
 
 /// Looks up the commit of every GitRepository in `repositories` that `resources` holds,
 /// and records it (or why it could not be found) under its revision key. A repository
@@ -20,25 +20,20 @@ use crate::sources::{Lookup, ObjectKey, Resources};
 /// Returns the shortest `spec.interval` among them: how soon a long-running publisher
 /// should look again.
 pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, resources: &mut Resources) -> Option<Duration> {
-    let mut soonest: Option<Duration> = None;
-    for repository in repositories {
-        let outcome = match resources.lookup(repository) {
-            Lookup::Missing => continue,
-            Lookup::Failed(why) => Err(why.to_string()),
-            Lookup::Found(value) => {
-                soonest = soonest.into_iter().chain(source_interval(value)).min();
-                let origin = repository.to_string();
-                KustomizeSource::from_flux_git_repository(value, &origin)
-                    .and_then(|source| match source {
-                        KustomizeSource::Git { url, reference } => {
-                            commit_of(&origin, &url, &reference).map(|commit| json!({"url": url, "commit": commit}))
-                        }
-                        KustomizeSource::Tarball(_) => unreachable!("a GitRepository is a Git source"),
-                    })
-                    .map_err(|e| e.to_string())
-            }
-        };
-        resources.record(revision_key(repository), outcome.map(Some));
+    let (found, soonest) = flux_sources(repositories, resources);
+    for (repository, source) in found {
+        let origin = repository.to_string();
+        let outcome = source.and_then(|value| {
+            KustomizeSource::from_flux_git_repository(&value, &origin)
+                .and_then(|source| match source {
+                    KustomizeSource::Git { url, reference } => {
+                        commit_of(&origin, &url, &reference).map(|commit| json!({"url": url, "commit": commit}))
+                    }
+                    KustomizeSource::Tarball(_) => unreachable!("a GitRepository is a Git source"),
+                })
+                .map_err(|e| e.to_string())
+        });
+        resources.record(revision_key(&repository), outcome.map(Some));
     }
     soonest
 }
@@ -68,6 +63,7 @@ pub fn commit_of(origin: &str, url: &str, reference: &GitRef) -> Result<String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sources::Lookup;
     use std::collections::BTreeMap;
 
     fn repository(name: &str, interval: &str) -> (ObjectKey, serde_json::Value) {

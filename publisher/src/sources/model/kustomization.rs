@@ -7,14 +7,14 @@
 //! or tag that moved changes what a cluster's rendering reads (and so its fingerprint)
 //! even though no management object changed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::{PolicyKind, RemoteUrl};
 use crate::duration::parse_go_duration;
-use crate::sources::{ObjectKey, Reference};
+use crate::sources::{Lookup, ObjectKey, Reference, Resources};
 
 /// The API group of Flux's sources.
 pub const FLUX_SOURCE_GROUP: &str = "source.toolkit.fluxcd.io";
@@ -133,6 +133,29 @@ pub const MIN_SOURCE_INTERVAL: Duration = Duration::from_secs(10);
 pub fn source_interval(object: &Value) -> Option<Duration> {
     let interval = parse_go_duration(object["spec"]["interval"].as_str()?).ok()?;
     Some(interval.max(MIN_SOURCE_INTERVAL))
+}
+
+/// A Flux source's key, and its object as the sources hold it or why it could not be read.
+pub type FluxSource = (ObjectKey, Result<Value, String>);
+
+/// The Flux sources of `repositories` that `resources` holds (or why one could not be
+/// read), and the soonest any of them asks to be looked at again ([`source_interval`]).
+/// A source that is missing is left out: the reference is missing, and `optional` decides.
+pub fn flux_sources(repositories: &BTreeSet<ObjectKey>, resources: &Resources) -> (Vec<FluxSource>, Option<Duration>) {
+    let mut soonest: Option<Duration> = None;
+    let mut found = Vec::new();
+    for repository in repositories {
+        let source = match resources.lookup(repository) {
+            Lookup::Missing => continue,
+            Lookup::Failed(why) => Err(why.to_string()),
+            Lookup::Found(value) => {
+                soonest = soonest.into_iter().chain(source_interval(value)).min();
+                Ok(value.clone())
+            }
+        };
+        found.push((repository.clone(), source));
+    }
+    (found, soonest)
 }
 
 /// Whether `key` is where a Flux source's revision is kept, which no source holds.

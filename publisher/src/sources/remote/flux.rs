@@ -21,24 +21,20 @@ use serde_json::{Value, json};
 use super::credentials::Credentials;
 use super::http::Http;
 use super::oci;
-use crate::sources::model::kustomization::{revision_key, source_interval};
-use crate::sources::{Lookup, ObjectKey, Resources};
+use crate::sources::model::kustomization::{flux_sources, revision_key};
+use crate::sources::{ObjectKey, Resources};
 
 /// Fetches the artifact of every OCIRepository in `repositories` that `resources` holds
 /// and records it (or why it could not be fetched) under its revision key. Returns the
 /// shortest `spec.interval` among them.
 pub async fn fetch_oci_repositories(repositories: &BTreeSet<ObjectKey>, resources: &mut Resources) -> Option<Duration> {
-    let mut soonest: Option<Duration> = None;
-    for repository in repositories {
-        let outcome = match resources.lookup(repository) {
-            Lookup::Missing => continue,
-            Lookup::Failed(why) => Err(why.to_string()),
-            Lookup::Found(value) => {
-                soonest = soonest.into_iter().chain(source_interval(value)).min();
-                artifact(value, &repository.to_string()).await
-            }
+    let (found, soonest) = flux_sources(repositories, resources);
+    for (repository, source) in found {
+        let outcome = match source {
+            Ok(value) => artifact(&value, &repository.to_string()).await,
+            Err(why) => Err(why),
         };
-        resources.record(revision_key(repository), outcome.map(Some));
+        resources.record(revision_key(&repository), outcome.map(Some));
     }
     soonest
 }
