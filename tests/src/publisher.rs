@@ -7,6 +7,7 @@ pub mod reports;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
+use std::sync::Once;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use airlock_bundle::{ClusterId, Limits};
@@ -237,9 +238,11 @@ impl Drop for ManagedNamespaces {
     }
 }
 
-/// Installs the Sveltos CRDs of hack/crds/ into the management apiserver; the test keeps
+/// Installs the Sveltos CRDs of hack/crds/ into the management apiserver, and those of the
+/// objects `ingest` and `status` write and read ([`install_status_crds`]); the test keeps
 /// the guard for as long as it uses that apiserver.
 pub fn install_crds() -> AirlockCrds {
+    install_status_crds();
     let guard = locks::airlock_crds();
     let crds = root().join("hack/crds");
     let crds = crds.to_str().expect("UTF-8 path");
@@ -250,13 +253,17 @@ pub fn install_crds() -> AirlockCrds {
 
 /// The CRDs of Sveltos's objects beyond the profiles that `ingest` writes or reads
 /// (ClusterConfiguration, ClusterReport, ConfigurationGroup), as 1.20 accepts them.
+/// Once per test binary: no test removes them, and a fresh apiserver has none.
 pub fn install_status_crds() {
-    let out = Command::new(root().join("hack/sveltos-crds.sh"))
-        .args(["status", &crate::service_env("AIRLOCK_KUBECONFIG_MANAGEMENT")])
-        .env("AIRLOCK_KUBECTL", crate::service_env("AIRLOCK_KUBECTL"))
-        .output()
-        .expect("hack/sveltos-crds.sh runs");
-    assert!(out.status.success(), "hack/sveltos-crds.sh status: {}", String::from_utf8_lossy(&out.stderr));
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        let out = Command::new(root().join("hack/sveltos-crds.sh"))
+            .args(["status", &crate::service_env("AIRLOCK_KUBECONFIG_MANAGEMENT")])
+            .env("AIRLOCK_KUBECTL", crate::service_env("AIRLOCK_KUBECTL"))
+            .output()
+            .expect("hack/sveltos-crds.sh runs");
+        assert!(out.status.success(), "hack/sveltos-crds.sh status: {}", String::from_utf8_lossy(&out.stderr));
+    });
 }
 
 /// A ClusterProfile every cluster labelled `run=RUN` matches, and its ConfigMap: one
