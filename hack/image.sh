@@ -36,7 +36,9 @@ log "building $profile binaries"
 if [ "$profile" = release ]; then
   cargo build --release --locked -p airlock-puller -p airlock-publisher >&2
 else
-  cargo build --locked -p airlock-puller -p airlock-publisher >&2
+  # The whole workspace's binaries, so their dependencies are built with the features
+  # `cargo test --workspace` built them with, and reused: `-p` would build them again.
+  cargo build --locked --workspace --bins >&2
 fi
 
 work=$(mktemp -d)

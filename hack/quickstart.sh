@@ -79,7 +79,8 @@ start() {
 
 step "Build airlock-publisher and airlock-puller, and the puller's image"
 export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-0}"
-cargo build --locked -p airlock-publisher -p airlock-puller >&2
+# The workspace's binaries, as hack/image.sh --debug builds them (one set of features).
+cargo build --locked --workspace --bins >&2
 bin="${CARGO_TARGET_DIR:-target}/debug"
 publisher="$bin/airlock-publisher"
 "$HACK_DIR/kube.sh" build kube-apiserver kube-controller-manager kubectl kube-scheduler kubelet >&2

@@ -72,36 +72,31 @@ pub fn root() -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// `target/debug/<bin>` of the workspace package `package`, built once per test process:
-/// a test crate cannot depend on a binary, so the tests build it with cargo, which does
-/// nothing when it is up to date.
-pub fn binary(package: &str, bin: &str) -> PathBuf {
-    static BUILT: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    // Held during the build, so parallel tests wait for one build instead of racing it.
-    let mut built = BUILT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let key = format!("{package}/{bin}");
-    if !built.contains(&key) {
+/// `target/debug/<bin>`, a binary of the workspace. A test crate cannot depend on a
+/// binary, so the first call builds every binary of the workspace with cargo, in one
+/// invocation: with the workspace's own feature set its dependencies are those
+/// `cargo test --workspace` has just built, where `cargo build -p` for each binary would
+/// build them twice more with features of its own.
+fn binary(bin: &str) -> PathBuf {
+    static BUILT: std::sync::Once = std::sync::Once::new();
+    BUILT.call_once(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .current_dir(root())
-            .args(["build", "-p", package, "--bin", bin])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "cargo build -p {package} --bin {bin} failed");
-        built.push(key);
-    }
+        let status =
+            std::process::Command::new(cargo).current_dir(root()).args(["build", "--workspace", "--bins"]).status().expect("cargo runs");
+        assert!(status.success(), "cargo build --workspace --bins failed");
+    });
     let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
     target.join("debug").join(bin)
 }
 
 /// `target/debug/airlock-puller`, built once per test process.
 pub fn puller_bin() -> PathBuf {
-    binary("airlock-puller", "airlock-puller")
+    binary("airlock-puller")
 }
 
 /// `target/debug/airlock-publisher`, built once per test process.
 pub fn publisher_bin() -> PathBuf {
-    binary("airlock-publisher", "airlock-publisher")
+    binary("airlock-publisher")
 }
 
 /// The kubectl kustomizations are built with: `$AIRLOCK_KUSTOMIZE_KUBECTL`, else the one
