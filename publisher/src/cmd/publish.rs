@@ -19,6 +19,7 @@ use crate::keys;
 use crate::publish::memo;
 use crate::publish::{Published, Signer, Status};
 use crate::sandbox::Launcher;
+use crate::source_mirrors::{self, Mirrors};
 use crate::sources::live::{ClusterReader, KubeReader};
 use crate::worker::{Guard, Job, Reach, RenderWorker, Served, Started};
 
@@ -107,6 +108,14 @@ pub struct PublishArgs {
     /// recipient of their own (annotation airlock.dev/age-recipient) get encrypted files.
     #[arg(long = "age-recipient", value_name = "RECIPIENT")]
     pub age_recipients: Vec<String>,
+    /// Fetch every chart repository, remoteURL and Flux source whose URL starts with FROM
+    /// from TO instead (the same kind of URL: http(s), oci or git); the longest FROM wins.
+    /// Bundles keep recording the URL the profile names. Repeatable.
+    #[arg(long = "mirror", value_name = "FROM=TO")]
+    pub mirrors: Vec<String>,
+    /// A file of mirrors: one FROM=TO per line, blank lines and lines starting with # skipped.
+    #[arg(long, value_name = "FILE")]
+    pub mirror_file: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -124,6 +133,7 @@ impl PublishArgs {
             );
         }
         let signer = self.signer()?;
+        let mirrors = self.mirrors()?;
         let age_recipients = self.age_recipients()?.iter().map(ToString::to_string).collect();
         // The worker runs in a directory of its own.
         let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
@@ -166,6 +176,7 @@ impl PublishArgs {
             keyring_version: signer.keyring_version,
             chain: signer.chain.clone(),
             expires_in: self.expires_in,
+            mirrors,
         };
         let guard = Guard { only: self.clusters.clone(), expires_in: self.expires_in };
         Ok(RenderWorker::new(Served::new(signer, store, reader, guard, Limits::SPEC), job, reach, unconfined, waiting))
@@ -188,6 +199,17 @@ impl PublishArgs {
             recipients.len()
         );
         Ok(recipients)
+    }
+
+    /// `--mirror` and `--mirror-file`, checked before anything is fetched.
+    pub fn mirrors(&self) -> anyhow::Result<Mirrors> {
+        let text = match &self.mirror_file {
+            Some(path) => std::fs::read_to_string(path).with_context(|| format!("--mirror-file {}", path.display()))?,
+            None => String::new(),
+        };
+        let shown = self.mirror_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let flags = self.mirrors.iter().enumerate().map(|(i, pair)| (format!("--mirror number {}", i + 1), pair.as_str()));
+        Ok(Mirrors::parse(flags.chain(source_mirrors::file_lines(&shown, &text)))?)
     }
 
     /// The render memo's file for this source: one per source directory or management
