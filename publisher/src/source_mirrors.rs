@@ -10,32 +10,34 @@
 //! profile's source) keeps the URL the profile wrote. Not the air-gap transport of
 //! bundles (`airlock_store::mirror`); this module reads no file and contacts nothing.
 //!
-//! Rules: FROM and TO are absolute URLs of one kind (`http`/`https`, `oci`, or
-//! `git`/`file`), without user information, query or fragment; a trailing `/` is
+//! Rules: FROM and TO are absolute URLs of one kind (`http`/`https`, `oci`, or `git`), without user information, query or fragment; a trailing `/` is
 //! ignored. A URL is mirrored by a FROM it equals or continues past a `/` (or past the
 //! `:tag` or `@digest` of an OCI reference, when FROM names a path); the longest such FROM
-//! wins. The user information a profile's URL carries stays with the rewritten URL.
+//! wins. The user information a profile's URL carries stays with the rewritten URL. A TO
+//! of `oci+http://` is an `oci://` registry spoken to over plain HTTP, as a store is.
 
 use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
 /// The schemes a mirror may name, by kind: FROM and TO must be of one kind.
-const KINDS: &[(&str, &[&str])] = &[("HTTP", &["http", "https"]), ("OCI", &["oci"]), ("Git", &["git", "file"])];
+const KINDS: &[(&str, &[&str])] = &[("HTTP", &["http", "https"]), ("OCI", &["oci", PLAIN_OCI]), ("Git", &["git"])];
+/// A registry mirror that speaks plain HTTP: a TO only, as no profile names it.
+const PLAIN_OCI: &str = "oci+http";
 
 /// Why a mirror was refused. Each names where it was given (`--mirror number 2`,
 /// `--mirror-file PATH line 3`) and never a value that could hold a credential.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MirrorError {
-    #[error("{place}: expected FROM=TO, two absolute URLs (http://, https://, oci://, git:// or file://)")]
+    #[error("{place}: expected FROM=TO, two absolute URLs (http://, https://, oci:// or git://)")]
     NotAPair { place: String },
     #[error("{place}: {side} {url} has no scheme:// and host")]
     NotAbsolute { place: String, side: &'static str, url: String },
-    #[error("{place}: {side} has scheme {scheme:?}; a mirror is http, https, oci, git or file")]
+    #[error("{place}: {side} has scheme {scheme:?}; a FROM is http, https, oci or git, a TO also oci+http")]
     UnknownScheme { place: String, side: &'static str, scheme: String },
     #[error(
-        "{place}: {from} is mirrored by {to}, a URL of another kind ({from_kind} and {to_kind}): an oci:// FROM needs an oci:// TO, http(s) an http(s), git or file a git or file"
+        "{place}: {from} is mirrored by {to}, a URL of another kind ({from_kind} and {to_kind}): an oci:// FROM needs an oci:// or oci+http:// TO, http(s) an http(s), git a git"
     )]
     KindMismatch { place: String, from: String, to: String, from_kind: &'static str, to_kind: &'static str },
     /// A login on the command line or in a file would show in `ps` and in logs; the
@@ -48,11 +50,21 @@ pub enum MirrorError {
     Duplicate { place: String, from: String, first: String },
 }
 
-/// One `FROM=TO`, kept without the trailing `/`.
+/// One `FROM=TO`, kept without the trailing `/`, an `oci+http://` TO as `oci://`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 struct Rule {
     from: String,
     to: String,
+    /// TO was `oci+http://`.
+    plain_http: bool,
+}
+
+/// Where one fetch goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target<'u> {
+    pub url: Cow<'u, str>,
+    /// A mirrored registry to speak plain HTTP to, whatever the profile says.
+    pub plain_http: bool,
 }
 
 /// The mirrors of one publisher, longest FROM first.
@@ -81,8 +93,9 @@ impl Mirrors {
 
     /// `url` with its longest mirrored prefix replaced by the mirror's, the user
     /// information it carries kept; `url` itself when no mirror covers it.
-    pub fn rewrite<'u>(&self, url: &'u str) -> Cow<'u, str> {
-        let Some((scheme, rest)) = url.split_once("://") else { return Cow::Borrowed(url) };
+    pub fn rewrite<'u>(&self, url: &'u str) -> Target<'u> {
+        let unmirrored = Target { url: Cow::Borrowed(url), plain_http: false };
+        let Some((scheme, rest)) = url.split_once("://") else { return unmirrored };
         let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
         let (user, host_on) = match rest[..authority_end].rsplit_once('@') {
             Some((user, _)) => (Some(user), &rest[user.len() + 1..]),
@@ -112,9 +125,9 @@ impl Mirrors {
                 from = %rule.from,
                 "fetching from a mirror"
             );
-            return Cow::Owned(rewritten);
+            return Target { url: Cow::Owned(rewritten), plain_http: rule.plain_http };
         }
-        Cow::Borrowed(url)
+        unmirrored
     }
 }
 
@@ -139,6 +152,9 @@ fn rule(place: &str, text: &str) -> Result<Rule, MirrorError> {
     if from.is_empty() {
         return Err(not_a_pair());
     }
+    if scheme_of(from).is_some_and(|s| s.eq_ignore_ascii_case(PLAIN_OCI)) {
+        return Err(MirrorError::UnknownScheme { place: place.into(), side: "FROM", scheme: PLAIN_OCI.into() });
+    }
     let from_kind = check(place, "FROM", from)?;
     let to_kind = check(place, "TO", to)?;
     let (from, to) = (from.trim_end_matches('/'), to.trim_end_matches('/'));
@@ -147,9 +163,12 @@ fn rule(place: &str, text: &str) -> Result<Rule, MirrorError> {
     }
     let lower = |url: &str| {
         let (scheme, rest) = url.split_once("://").expect("checked");
-        format!("{}://{rest}", scheme.to_ascii_lowercase())
+        (scheme.to_ascii_lowercase(), rest.to_string())
     };
-    Ok(Rule { from: lower(from), to: lower(to) })
+    let ((from_scheme, from_rest), (to_scheme, to_rest)) = (lower(from), lower(to));
+    let plain_http = to_scheme == PLAIN_OCI;
+    let to_scheme = if plain_http { "oci" } else { &to_scheme };
+    Ok(Rule { from: format!("{from_scheme}://{from_rest}"), to: format!("{to_scheme}://{to_rest}"), plain_http })
 }
 
 /// `url`'s scheme when it starts with `scheme://`.
@@ -180,7 +199,7 @@ fn check(place: &str, side: &'static str, url: &str) -> Result<&'static str, Mir
         return Err(MirrorError::QueryOrFragment { place: place.into(), side, url: shown() });
     }
     let blank = url.chars().any(|c| c.is_whitespace() || c.is_control());
-    if blank || (authority.is_empty() && scheme != "file") || rest.trim_matches('/').is_empty() {
+    if blank || authority.is_empty() {
         return Err(not_absolute());
     }
     Ok(kind)

@@ -109,8 +109,9 @@ pub struct PublishArgs {
     #[arg(long = "age-recipient", value_name = "RECIPIENT")]
     pub age_recipients: Vec<String>,
     /// Fetch every chart repository, remoteURL and Flux source whose URL starts with FROM
-    /// from TO instead (the same kind of URL: http(s), oci or git); the longest FROM wins.
-    /// Bundles keep recording the URL the profile names. Repeatable.
+    /// from TO instead (the same kind of URL: http(s), oci, git or file; oci+http for a
+    /// registry over plain HTTP); the longest FROM wins. Bundles keep recording the URL the
+    /// profile names. Repeatable.
     #[arg(long = "mirror", value_name = "FROM=TO")]
     pub mirrors: Vec<String>,
     /// A file of mirrors: one FROM=TO per line, blank lines and lines starting with # skipped.
@@ -126,6 +127,7 @@ impl PublishArgs {
     /// the caller has one) while the worker starts: the signer's half. The worker gets the
     /// rest as its job. Nothing is created before the keys are known good.
     pub async fn render_worker(&self, client: Option<kube::Client>) -> anyhow::Result<RenderWorker> {
+        let mirrors = self.mirrors()?;
         let unconfined = matches!(crate::sandbox::install(self.allow_unconfined_tools)?, Launcher::Unconfined);
         if unconfined {
             tracing::warn!(
@@ -133,7 +135,6 @@ impl PublishArgs {
             );
         }
         let signer = self.signer()?;
-        let mirrors = self.mirrors()?;
         let age_recipients = self.age_recipients()?.iter().map(ToString::to_string).collect();
         // The worker runs in a directory of its own.
         let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());

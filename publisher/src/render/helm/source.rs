@@ -231,18 +231,20 @@ impl ChartRef {
         Ok(ChartRef { repository, chart: chart.into(), version: VersionSpec::parse(chart_version), access, label })
     }
 
-    /// This chart as fetched through `mirrors`: the repository's URL rewritten, and the
-    /// credentials offered to the mirror's host. Its label still names the profile's URL.
+    /// This chart as fetched through `mirrors`: the repository's URL rewritten, plain HTTP
+    /// for an `oci+http://` mirror, and the credentials offered to the mirror's host. Its
+    /// label still names the profile's URL.
     pub(super) fn through(&self, mirrors: &Mirrors) -> ChartRef {
-        let url = mirrors.rewrite(self.repository.url());
-        if url == self.repository.url() {
+        let target = mirrors.rewrite(self.repository.url());
+        if target.url == self.repository.url() {
             return self.clone();
         }
         let repository = match &self.repository {
-            Repository::Http { .. } => Repository::Http { url: url.into_owned() },
-            Repository::Oci { .. } => Repository::Oci { url: url.into_owned() },
+            Repository::Http { .. } => Repository::Http { url: target.url.into_owned() },
+            Repository::Oci { .. } => Repository::Oci { url: target.url.into_owned() },
         };
         let mut access = self.access.clone();
+        access.plain_http |= target.plain_http;
         access.credentials = access.credentials.map(|c| c.for_mirror(host_of(self.repository.url()), host_of(repository.url())));
         ChartRef { repository, access, ..self.clone() }
     }
@@ -315,6 +317,12 @@ mod tests {
         assert_eq!(http.through(&mirrors).repository, Repository::Http { url: "http://127.0.0.1:8879/stable".into() });
         let elsewhere = ChartRef::new("p", "https://other.example", "s", "s/web", "1.0.0", Access::default()).expect("valid");
         assert_eq!(elsewhere.through(&mirrors), elsewhere);
+
+        let plain = Mirrors::parse([("--mirror number 1".to_string(), "oci://quay.io=oci+http://127.0.0.1:5001")]).expect("valid");
+        let oci = ChartRef::new("p", "oci://quay.io/charts", "x", "web", "1.0.0", Access::default()).expect("valid");
+        let mirrored = oci.through(&plain);
+        assert!(mirrored.access.plain_http && !oci.access.plain_http, "an oci+http mirror is spoken to over plain HTTP");
+        assert_eq!(mirrored.oci_reference().as_deref(), Some("oci://127.0.0.1:5001/charts/web"));
     }
 
     #[test]

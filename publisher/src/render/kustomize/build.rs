@@ -123,7 +123,7 @@ impl Kustomizer {
         match request.source {
             KustomizeSource::Tarball(bytes) => tree.unpack(bytes)?,
             KustomizeSource::Git { url, reference } => {
-                git::checkout(origin, &self.mirrors.rewrite(url), reference, &mut tree)?;
+                git::checkout(origin, &self.mirrors.rewrite(url).url, reference, &mut tree)?;
             }
         }
         let Some(relative) = inside_tree(request.path) else {

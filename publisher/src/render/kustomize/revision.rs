@@ -30,7 +30,7 @@ pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, mirrors: &Mirrors, resou
             KustomizeSource::from_flux_git_repository(&value, &origin)
                 .and_then(|source| match source {
                     KustomizeSource::Git { url, reference } => {
-                        commit_of(&origin, &mirrors.rewrite(&url), &reference).map(|commit| json!({"url": url, "commit": commit}))
+                        commit_of(&origin, &mirrors.rewrite(&url).url, &reference).map(|commit| json!({"url": url, "commit": commit}))
                     }
                     KustomizeSource::Tarball(_) => unreachable!("a GitRepository is a Git source"),
                 })

@@ -89,9 +89,10 @@ fn wanted(spec: &Value, origin: &str) -> Result<Wanted, String> {
 async fn artifact(repository: &Value, origin: &str, mirrors: &Mirrors) -> Result<Value, String> {
     let wanted = wanted(&repository["spec"], origin)?;
     let credentials = Credentials::default();
-    let fetched = mirrors.rewrite(&wanted.reference);
-    let http = Http::new(&super::via(&wanted.reference, &fetched), &credentials, false).map_err(|e| format!("{origin}: {e}"))?;
-    let (digest, layer) = oci::fetch_layer(&http, &fetched, wanted.plain_http, &credentials, wanted.media_type.as_deref())
+    let target = mirrors.rewrite(&wanted.reference);
+    let http = Http::new(&super::via(&wanted.reference, &target.url), &credentials, false).map_err(|e| format!("{origin}: {e}"))?;
+    let plain_http = wanted.plain_http || target.plain_http;
+    let (digest, layer) = oci::fetch_layer(&http, &target.url, plain_http, &credentials, wanted.media_type.as_deref())
         .await
         .map_err(|e| format!("{origin}: {e}"))?;
     Ok(json!({"url": wanted.reference, "digest": digest, "tarball": STANDARD.encode(layer)}))

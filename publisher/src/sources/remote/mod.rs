@@ -124,7 +124,8 @@ fn secret_error(remote: &RemoteUrl, message: String) -> RemoteError {
 /// a ConfigMap of its files, or for a tree as `{"tarball": base64}`. The Secret's
 /// credentials go wherever the fetch goes.
 async fn fetch(remote: &RemoteUrl, secret: Option<&Value>, mirrors: &Mirrors) -> Result<Value, RemoteError> {
-    let url = mirrors.rewrite(&remote.url);
+    let target = mirrors.rewrite(&remote.url);
+    let (url, plain_http) = (target.url, remote.plain_http || target.plain_http);
     let shown = via(&remote.url, &url);
     let credentials = match secret {
         Some(value) => Credentials::read(value, &|message| secret_error(remote, message))?,
@@ -133,14 +134,14 @@ async fn fetch(remote: &RemoteUrl, secret: Option<&Value>, mirrors: &Mirrors) ->
     let http = Http::new(&shown, &credentials, remote.insecure_skip_tls_verify)?;
     if remote.tree {
         let tarball = if url.starts_with("oci://") {
-            oci::fetch_layer(&http, &url, remote.plain_http, &credentials, None).await?.1
+            oci::fetch_layer(&http, &url, plain_http, &credentials, None).await?.1
         } else {
             http.get_body(credentials.authorize(http.client.get(url.as_ref())), limits::MAX_BODY, "the body").await?
         };
         return Ok(json!({"tarball": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, tarball)}));
     }
     let files = if url.starts_with("oci://") {
-        oci::fetch(&http, &url, remote.plain_http, &credentials).await?
+        oci::fetch(&http, &url, plain_http, &credentials).await?
     } else {
         let body = http.get_body(credentials.authorize(http.client.get(url.as_ref())), limits::MAX_BODY, "the body").await?;
         shapes::files(&body, &file_name(&remote.shown()), &shown)?

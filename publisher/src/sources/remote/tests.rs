@@ -264,12 +264,12 @@ async fn fetches_from_the_mirror_with_the_secrets_credentials() {
 }
 
 #[tokio::test]
-async fn fetches_an_artifact_from_a_mirrored_registry() {
+async fn fetches_an_artifact_from_a_mirrored_registry_over_plain_http() {
     provider();
     let port = registry(vec![DOC.as_bytes().to_vec()], false).await;
-    let mut r = remote("oci://registry.example/team/app:v1".into());
+    let mut r = RemoteUrl { plain_http: false, ..remote("oci://registry.example/team/app:v1".into()) };
     r.secret = Some(SecretName { namespace: "ops".into(), name: "creds".into() });
-    let mirrors = mirror(&format!("oci://registry.example=oci://127.0.0.1:{port}"));
+    let mirrors = mirror(&format!("oci://registry.example=oci+http://127.0.0.1:{port}"));
     let creds = secret(json!({"username": "u", "password": "p"}));
     let Ok(Some(value)) = fetch_through(&Fetcher::default(), &r, Some(creds), &mirrors).await else { panic!("fetched") };
     assert_eq!(value["data"], json!({"layer-001": DOC}));
