@@ -226,17 +226,19 @@ impl PublishArgs {
 
     /// Where what is remembered across runs is kept; `None` with `--no-cache`.
     fn cache_root(&self) -> Option<PathBuf> {
-        let home = || std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
-        let dir = self
-            .cache_dir
-            .clone()
-            .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(home).map(|d| d.join("airlock-publisher")));
-        dir.filter(|_| !self.no_cache)
+        self.cache_dir.clone().or_else(default_cache_root).filter(|_| !self.no_cache)
     }
 
     fn signer(&self) -> anyhow::Result<Signer> {
         open_signer(&self.keys, self.keyring.as_deref(), &self.keyring_chain, self.expires_in)
     }
+}
+
+/// The cache directory without `--cache-dir`: `$XDG_CACHE_HOME/airlock-publisher`, else
+/// `~/.cache/airlock-publisher`.
+pub fn default_cache_root() -> Option<PathBuf> {
+    let home = || std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
+    std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(home).map(|d| d.join("airlock-publisher"))
 }
 
 /// The signer of `--key` (repeatable), declaring the keyring of `keyring` (default:

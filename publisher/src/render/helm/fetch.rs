@@ -24,7 +24,7 @@ const PULL_TIMEOUT: Duration = Duration::from_secs(300);
 /// What `helm pull` and `helm repo add` may print: a line or two.
 const PULL_OUTPUT_BYTES: u64 = 1 << 20;
 /// The largest chart archive accepted; the largest public charts are a few megabytes.
-const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
+pub(super) const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
 
 /// What one fetch depends on: the chart without the profile that asked for it.
 type FetchKey = (Repository, String, VersionSpec, Access);
