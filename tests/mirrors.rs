@@ -3,8 +3,9 @@
 //! written as the documentation writes it, published with that repository mirrored by a
 //! chart repository this test serves on 127.0.0.1 from `shared/charts/more`. The bundle
 //! carries the chart's objects and records the documentation's URL, never the mirror's;
-//! a publish without the mirror, from the same cache, changes nothing. A mirror file that
-//! does not read stops the run before anything is fetched, naming its line.
+//! a publish without the mirror, from the same cache, changes nothing, and neither does
+//! one from a fresh cache that only `charts import` filled. A mirror file that does not
+//! read stops the run before anything is fetched, naming its line.
 //!
 //! Nothing is applied: kyverno 3.3.3 needs Kubernetes 1.25, and the test API servers are
 //! 1.20.2 (applying charts is `helm_publish`'s business). The cluster has reported no
@@ -103,4 +104,14 @@ async fn a_sveltos_docs_chart_renders_from_a_mirror_on_127_0_0_1() {
     let unmirrored = airlock_e2e::publisher::run_expect(&publish, 0);
     assert_eq!(airlock_e2e::publisher::summary(&unmirrored)[0].2, "unchanged", "the mirror changed no byte: {unmirrored}");
     assert_eq!(repo.archives(), 1, "the cache knows the chart by the documentation's URL");
+
+    // The chart cache carried to a publisher that has neither the network nor a mirror.
+    let (carried, enclave) = (out.path().join("charts.tar").display().to_string(), out.path().join("enclave").display().to_string());
+    let exported = airlock_e2e::publisher::run_expect(&["charts", "export", "--cache-dir", &cache, "--output", &carried], 0);
+    assert!(exported.contains("1 archives"), "{exported}");
+    airlock_e2e::publisher::run_expect(&["charts", "import", "--cache-dir", &enclave, &carried], 0);
+    let inside = publish.map(|a| if a == cache { enclave.as_str() } else { a });
+    let rendered = airlock_e2e::publisher::run_expect(&inside, 0);
+    assert_eq!(airlock_e2e::publisher::summary(&rendered)[0].2, "unchanged", "rendered again from the carried cache: {rendered}");
+    assert_eq!(repo.archives(), 1, "nothing was fetched inside");
 }
