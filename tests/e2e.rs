@@ -26,6 +26,7 @@ mod hostile;
 mod interop;
 mod kube_smoke;
 mod kustomize;
+mod mirrors;
 mod node;
 mod ownership;
 mod pkcs11;

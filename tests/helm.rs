@@ -88,7 +88,8 @@ fn request(chart: ChartRef, case: &Case) -> ReleaseRequest {
 
 fn renderer(path: &Path, cache: Option<&Path>) -> Renderer {
     let helm = Helm::at(path).expect("helm runs");
-    Renderer::new(helm, &RendererSettings { cache_dir: cache.map(Path::to_path_buf), check_determinism: true }).expect("renderer")
+    Renderer::new(helm, &RendererSettings { cache_dir: cache.map(Path::to_path_buf), check_determinism: true, ..Default::default() })
+        .expect("renderer")
 }
 
 /// Every object of a release in `helm template` order: crds, the manifest, hooks.

@@ -15,7 +15,8 @@ use serde_json::json;
 
 fn renderer(path: &Path, cache: Option<&Path>) -> Renderer {
     let helm = Helm::at(path).expect("helm runs");
-    Renderer::new(helm, &RendererSettings { cache_dir: cache.map(Path::to_path_buf), check_determinism: true }).expect("renderer")
+    Renderer::new(helm, &RendererSettings { cache_dir: cache.map(Path::to_path_buf), check_determinism: true, ..Default::default() })
+        .expect("renderer")
 }
 
 fn request(chart: ChartRef, release: &str) -> ReleaseRequest {

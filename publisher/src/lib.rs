@@ -23,7 +23,8 @@
 //! confines the programs it starts, [`process`] starts them with a budget, [`keys`] loads
 //! signing keys and keyrings, [`yaml`] reads and writes YAML within limits, [`once`]
 //! computes a value once per key across threads, [`duration`] reads Sveltos's durations,
-//! [`redact`] writes source URLs without their secrets, and [`annotations`] names what the
+//! [`redact`] writes source URLs without their secrets, [`source_mirrors`] sends fetches to
+//! the mirrors `--mirror` names, and [`annotations`] names what the
 //! publisher writes on SveltosClusters.
 //!
 //! It sits on top of the workspace: `airlock-store` for the stores and the mirror,
@@ -44,6 +45,7 @@ mod publish;
 mod redact;
 pub mod render;
 pub mod sandbox;
+mod source_mirrors;
 mod sources;
 #[cfg(test)]
 mod test_archive;

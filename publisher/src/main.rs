@@ -12,6 +12,7 @@ use airlock_publisher::cmd::{self, deregister, register};
 use airlock_publisher::{sandbox, worker};
 use clap::{Parser, Subcommand};
 
+use cmd::charts::ChartsCommand;
 use cmd::export::ExportArgs;
 use cmd::ingest::IngestArgs;
 use cmd::keygen::KeygenArgs;
@@ -33,6 +34,7 @@ const EXAMPLES: &str = "Examples:
   airlock-publisher watch --to git+https://git.example/bundles.git --key keys/airlock.key
   airlock-publisher export --from oci://registry.example/airlock --to oci-archive:update.tar \\
       --keyring keys/keyring.json --since previous.tar
+  airlock-publisher charts export --output charts.tar
   airlock-publisher ingest --from reports.json --kubeconfig ~/.kube/mgmt
   airlock-publisher deregister cluster fleet/edge-1 --final-bundle --to oci://registry.example/airlock \\
       --key keys/airlock.key
@@ -71,6 +73,9 @@ enum Command {
     Deregister(deregister::DeregisterCommand),
     /// Write bundles from an OCI store into an OCI archive to carry across an air gap.
     Export(Box<ExportArgs>),
+    /// Carry the chart cache across an air gap: `charts export`, `charts import`.
+    #[command(subcommand)]
+    Charts(ChartsCommand),
     /// Record the pullers' signed status reports on their SveltosClusters.
     Ingest(IngestArgs),
     /// Confine this process and execute a program: how helm and kubectl are started.
@@ -145,6 +150,7 @@ async fn run(command: Command) -> anyhow::Result<u8> {
         Command::Register(command) => register::run(command).await,
         Command::Deregister(command) => deregister::run(command).await,
         Command::Export(args) => cmd::export::run(*args).await,
+        Command::Charts(command) => cmd::charts::run(command),
         Command::Ingest(args) => cmd::ingest::run(args).await,
         Command::SandboxExec(args) => Err(sandbox::enter(args).into()),
         Command::RenderWorker(args) => worker::serve_jobs(&args).await,

@@ -40,6 +40,7 @@ pub use fetched::{EnvelopeDigests, Fetched, PartCopy};
 pub use git::{GitClusters, GitCredentials, GitCredentialsError, GitStore};
 pub use meta::PublishMeta;
 pub use oci::{OciDescriptor, OciManifest};
+pub use oci_archive::write_tar;
 pub use open::{open, open_oci};
 pub use read_bytes::ReadBytes;
 pub use reference::StoreRef;

@@ -2,6 +2,7 @@
 //! to reach the store. Each subcommand parses its raw flags, checks them into typed
 //! settings before any I/O, then hands over to the pipeline modules.
 
+pub mod charts;
 pub mod deregister;
 pub mod export;
 pub mod ingest;

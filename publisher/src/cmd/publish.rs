@@ -19,6 +19,7 @@ use crate::keys;
 use crate::publish::memo;
 use crate::publish::{Published, Signer, Status};
 use crate::sandbox::Launcher;
+use crate::source_mirrors::{self, Mirrors};
 use crate::sources::live::{ClusterReader, KubeReader};
 use crate::worker::{Guard, Job, Reach, RenderWorker, Served, Started};
 
@@ -107,6 +108,15 @@ pub struct PublishArgs {
     /// recipient of their own (annotation airlock.dev/age-recipient) get encrypted files.
     #[arg(long = "age-recipient", value_name = "RECIPIENT")]
     pub age_recipients: Vec<String>,
+    /// Fetch every chart repository, remoteURL and Flux source whose URL starts with FROM
+    /// from TO instead (the same kind of URL: http(s), oci, git or file; oci+http for a
+    /// registry over plain HTTP); the longest FROM wins. Bundles keep recording the URL the
+    /// profile names. Repeatable.
+    #[arg(long = "mirror", value_name = "FROM=TO")]
+    pub mirrors: Vec<String>,
+    /// A file of mirrors: one FROM=TO per line, blank lines and lines starting with # skipped.
+    #[arg(long, value_name = "FILE")]
+    pub mirror_file: Option<PathBuf>,
     #[command(flatten)]
     pub store: StoreArgs,
 }
@@ -117,6 +127,7 @@ impl PublishArgs {
     /// the caller has one) while the worker starts: the signer's half. The worker gets the
     /// rest as its job. Nothing is created before the keys are known good.
     pub async fn render_worker(&self, client: Option<kube::Client>) -> anyhow::Result<RenderWorker> {
+        let mirrors = self.mirrors()?;
         let unconfined = matches!(crate::sandbox::install(self.allow_unconfined_tools)?, Launcher::Unconfined);
         if unconfined {
             tracing::warn!(
@@ -166,6 +177,7 @@ impl PublishArgs {
             keyring_version: signer.keyring_version,
             chain: signer.chain.clone(),
             expires_in: self.expires_in,
+            mirrors,
         };
         let guard = Guard { only: self.clusters.clone(), expires_in: self.expires_in };
         Ok(RenderWorker::new(Served::new(signer, store, reader, guard, Limits::SPEC), job, reach, unconfined, waiting))
@@ -190,6 +202,17 @@ impl PublishArgs {
         Ok(recipients)
     }
 
+    /// `--mirror` and `--mirror-file`, checked before anything is fetched.
+    pub fn mirrors(&self) -> anyhow::Result<Mirrors> {
+        let text = match &self.mirror_file {
+            Some(path) => std::fs::read_to_string(path).with_context(|| format!("--mirror-file {}", path.display()))?,
+            None => String::new(),
+        };
+        let shown = self.mirror_file.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let flags = self.mirrors.iter().enumerate().map(|(i, pair)| (format!("--mirror number {}", i + 1), pair.as_str()));
+        Ok(Mirrors::parse(flags.chain(source_mirrors::file_lines(&shown, &text)))?)
+    }
+
     /// The render memo's file for this source: one per source directory or management
     /// cluster, so publishing two fleets from one machine keeps both.
     fn memo_file(&self) -> Option<PathBuf> {
@@ -203,17 +226,19 @@ impl PublishArgs {
 
     /// Where what is remembered across runs is kept; `None` with `--no-cache`.
     fn cache_root(&self) -> Option<PathBuf> {
-        let home = || std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
-        let dir = self
-            .cache_dir
-            .clone()
-            .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(home).map(|d| d.join("airlock-publisher")));
-        dir.filter(|_| !self.no_cache)
+        self.cache_dir.clone().or_else(default_cache_root).filter(|_| !self.no_cache)
     }
 
     fn signer(&self) -> anyhow::Result<Signer> {
         open_signer(&self.keys, self.keyring.as_deref(), &self.keyring_chain, self.expires_in)
     }
+}
+
+/// The cache directory without `--cache-dir`: `$XDG_CACHE_HOME/airlock-publisher`, else
+/// `~/.cache/airlock-publisher`.
+pub fn default_cache_root() -> Option<PathBuf> {
+    let home = || std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
+    std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from).or_else(home).map(|d| d.join("airlock-publisher"))
 }
 
 /// The signer of `--key` (repeatable), declaring the keyring of `keyring` (default:

@@ -49,6 +49,7 @@ use crate::render::hold::Unplanned;
 use crate::render::inputs::Fingerprints;
 use crate::render::kustomize;
 use crate::render::{self, ClusterPlan, Entropy, Failure, RenderError, Renderer, Sealing};
+use crate::source_mirrors::Mirrors;
 use crate::sources::model::RemoteUrl;
 use crate::sources::model::SveltosCluster;
 use crate::sources::model::kustomization::{KustomizeKind, is_source_revision};
@@ -140,6 +141,9 @@ pub struct Publisher {
     /// Recipients every sealed file is encrypted to after the cluster's own: keys held
     /// offline, to read a cluster's Secrets without the cluster.
     pub age_recipients: Vec<Recipient>,
+    /// Where chart repositories, `remoteURL`s and Flux sources are fetched from instead of
+    /// the URLs profiles name.
+    pub mirrors: Mirrors,
 }
 
 impl Publisher {
@@ -147,7 +151,7 @@ impl Publisher {
     /// the background at once, while the run reads its source: a run with charts would wait
     /// for it later, and a run without them does not wait for it at all.
     pub fn helm_renderer(&self) -> Arc<LazyRenderer> {
-        let settings = RendererSettings { cache_dir: self.helm_cache.clone(), check_determinism: true };
+        let settings = RendererSettings { cache_dir: self.helm_cache.clone(), check_determinism: true, mirrors: self.mirrors.clone() };
         let helm = Arc::new(LazyRenderer::new(self.helm.clone(), settings));
         if self.helm.is_some() {
             let probing = Arc::clone(&helm);
@@ -283,11 +287,12 @@ pub async fn run(source: &Source, publisher: &Publisher, helm: Arc<LazyRenderer>
         wanted.into_iter().filter(|r| !remotes.contains_key(&r.key) && !is_source_revision(&r.key)).cloned().collect();
     let charts = crate::render::helm::charts::wanted(plans.iter().filter_map(|(_, p)| p.as_ref().ok()));
     let mut resources = source.fetch(&wanted).await?;
-    publisher.remote.fetch_into(&remotes, &mut resources).await;
-    let oci_interval = remote::fetch_oci_repositories(&artifacts, &mut resources).await;
+    publisher.remote.fetch_into(&remotes, &publisher.mirrors, &mut resources).await;
+    let oci_interval = remote::fetch_oci_repositories(&artifacts, &publisher.mirrors, &mut resources).await;
     let chart_renderer = Arc::clone(&helm);
+    let mirrors = publisher.mirrors.clone();
     let (resources, git_interval) = tokio::task::spawn_blocking(move || {
-        let interval = kustomize::resolve_revisions(&repositories, &mut resources);
+        let interval = kustomize::resolve_revisions(&repositories, &mirrors, &mut resources);
         crate::render::helm::charts::resolve_into(&charts, &mut resources, &chart_renderer);
         (resources, interval)
     })
@@ -309,7 +314,7 @@ pub async fn run(source: &Source, publisher: &Publisher, helm: Arc<LazyRenderer>
     let run = Run {
         publisher,
         renderer: Renderer::new(&resources, &publisher.limits, Some(Entropy(Arc::clone(&publisher.signer.secrets.entropy))), now)
-            .with_kubectl(publisher.kubectl.clone())
+            .with_kubectl(publisher.kubectl.clone(), publisher.mirrors.clone())
             .with_helm(helm)
             .with_sealing(sealing),
         fingerprints: Fingerprints::new(&resources, &inventory.profiles, &unplanned, &publisher.limits)

@@ -56,6 +56,7 @@ async fn publisher(root: &Path, age_recipients: Vec<Recipient>, memo: bool) -> P
         helm: None,
         helm_cache: None,
         age_recipients,
+        mirrors: Default::default(),
     }
 }
 

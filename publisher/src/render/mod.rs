@@ -56,6 +56,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::render::helm::LazyRenderer;
 use crate::render::kustomize::LazyKustomizer;
+use crate::source_mirrors::Mirrors;
 use crate::sources::Resources;
 use crate::sources::model::{Profile, ProfileKind};
 pub use assemble::Assembly;
@@ -171,9 +172,10 @@ impl<'r> Renderer<'r> {
         }
     }
 
-    /// Builds kustomizations with the kubectl at `kubectl`, instead of the one on `PATH`.
-    pub fn with_kubectl(self, kubectl: Option<std::path::PathBuf>) -> Renderer<'r> {
-        Renderer { kustomizer: LazyKustomizer::new(kubectl), ..self }
+    /// Builds kustomizations with the kubectl at `kubectl`, instead of the one on `PATH`,
+    /// fetching their Git sources through `mirrors`.
+    pub fn with_kubectl(self, kubectl: Option<std::path::PathBuf>, mirrors: Mirrors) -> Renderer<'r> {
+        Renderer { kustomizer: LazyKustomizer::new(kubectl, mirrors), ..self }
     }
 
     /// Seals the confidential files of clusters with an age recipient as `sealing` says.

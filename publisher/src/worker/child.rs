@@ -117,5 +117,6 @@ pub(super) async fn publisher(peer: &Arc<Peer>, job: &Job) -> anyhow::Result<Pub
         helm: job.helm.clone(),
         helm_cache: job.helm_cache.clone(),
         age_recipients,
+        mirrors: job.mirrors.clone(),
     })
 }

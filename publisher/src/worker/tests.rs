@@ -67,6 +67,7 @@ fn job(from_dir: Option<std::path::PathBuf>, keys: Vec<String>, expires_in: Sign
         keyring_version: 1,
         chain: None,
         expires_in,
+        mirrors: Default::default(),
     }
 }
 
@@ -93,6 +94,7 @@ async fn a_run_through_the_channel_publishes_what_a_run_holding_the_key_does() {
         helm: None,
         helm_cache: None,
         age_recipients: Vec::new(),
+        mirrors: Default::default(),
     };
     let in_process = publish::run(&source(), &holding, holding.helm_renderer()).await.unwrap();
 

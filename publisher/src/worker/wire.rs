@@ -12,6 +12,7 @@ use bytes::Bytes;
 use jiff::SignedDuration;
 use serde::{Deserialize, Serialize};
 
+use crate::source_mirrors::Mirrors;
 use crate::sources::Reference;
 
 /// What the worker asks of the signer.
@@ -144,6 +145,9 @@ pub struct Job {
     #[serde(with = "b64::option")]
     pub chain: Option<Vec<u8>>,
     pub expires_in: SignedDuration,
+    /// Where fetches go instead of the URLs profiles name.
+    #[serde(default)]
+    pub mirrors: Mirrors,
 }
 
 /// A signed bundle: its envelope and its parts, from which the signer builds it again.

@@ -30,7 +30,7 @@ use airlock_bundle::limits::Limits;
 use airlock_bundle::statement::ProfileEntry;
 use scan::{ArchiveFiles, is_layout_name};
 use write::write_archive;
-pub use write::write_new;
+pub use write::{write_new, write_tar};
 
 /// An OCI archive file.
 pub struct ArchiveStore {

@@ -24,10 +24,14 @@ struct ArchiveWriter {
 
 impl ArchiveWriter {
     fn create(out: &Path) -> Result<ArchiveWriter, StoreError> {
+        ArchiveWriter::with_dirs(out, &["blobs/", "blobs/sha256/"])
+    }
+
+    fn with_dirs(out: &Path, dirs: &[&str]) -> Result<ArchiveWriter, StoreError> {
         let tmp = out.with_extension(format!("tmp-{}", std::process::id()));
         let file = fs::File::create(&tmp).map_err(|e| archive_error(out, e))?;
         let mut writer = ArchiveWriter { builder: tar::Builder::new(BufWriter::new(file)), tmp, out: out.into() };
-        for d in ["blobs/", "blobs/sha256/"] {
+        for d in dirs {
             writer.append(d, 0, std::io::empty(), true)?;
         }
         Ok(writer)
@@ -62,6 +66,17 @@ fn archive_error(out: &Path, e: std::io::Error) -> StoreError {
     io_error(&format!("oci-archive:{}", out.display()), "archive", e)
 }
 
+/// Writes a tar at `out` (replacing any, only once finished) in the form of every archive
+/// of this crate: zeroed times and owners, `dirs` first, then `files` in name order. For
+/// what else crosses an air gap beside bundles (the publisher's chart cache).
+pub fn write_tar(out: &Path, dirs: &[&str], files: &BTreeMap<String, &[u8]>) -> Result<(), StoreError> {
+    let mut writer = ArchiveWriter::with_dirs(out, dirs)?;
+    for (name, bytes) in files {
+        writer.file(name, bytes.len() as u64, *bytes)?;
+    }
+    writer.finish()
+}
+
 /// Writes the layout directory `dir` as a tar at `out`.
 pub(super) fn write_archive(dir: &Path, names: &[String], out: &Path) -> Result<(), StoreError> {
     let mut writer = ArchiveWriter::create(out)?;
@@ -92,10 +107,6 @@ pub fn write_new(out: &Path, artifacts: &[(ClusterId, u64, Artifact)]) -> Result
     let written = files.values().map(|b| b.len() as u64).sum();
     files.insert(INDEX_FILE.to_string(), &index);
     files.insert(OCI_LAYOUT_FILE.to_string(), OCI_LAYOUT_CONTENT);
-    let mut writer = ArchiveWriter::create(out)?;
-    for (name, bytes) in files {
-        writer.file(&name, bytes.len() as u64, bytes)?;
-    }
-    writer.finish()?;
+    write_tar(out, &["blobs/", "blobs/sha256/"], &files)?;
     Ok(written)
 }

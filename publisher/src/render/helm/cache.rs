@@ -34,13 +34,14 @@ pub struct FetchedChart {
     pub archive: PathBuf,
 }
 
-#[derive(Serialize, Deserialize)]
-struct RefFile {
-    repository: String,
-    chart: String,
-    version: String,
-    name: String,
-    digest: Digest,
+/// What `refs/<key>.json` holds: the archive a repository's chart at a version is.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct RefFile {
+    pub repository: String,
+    pub chart: String,
+    pub version: String,
+    pub name: String,
+    pub digest: Digest,
 }
 
 /// Which chart of which repository, fetched with which login (`Access::cache_scope`).
@@ -96,12 +97,17 @@ impl ChartCache {
         Ok(FetchedChart { name: name.into(), version: version.into(), digest, archive })
     }
 
+    /// The directory, holding `blobs/` and `refs/`.
+    pub(super) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     fn ref_path(&self, key: &CacheKey<'_>, version: &str) -> PathBuf {
         let key = format!("{}\0{}\0{}\0{version}", key.repository, key.scope, key.chart);
         self.dir.join("refs").join(format!("{}.json", Digest::of(key.as_bytes()).hex()))
     }
 
-    fn blob_path(&self, digest: &Digest) -> PathBuf {
+    pub(super) fn blob_path(&self, digest: &Digest) -> PathBuf {
         self.dir.join("blobs").join(format!("{}.tgz", digest.hex()))
     }
 }

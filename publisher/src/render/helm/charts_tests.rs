@@ -68,7 +68,7 @@ fn publish(profiles: &[String]) -> Rendered {
     assert!(inventory.broken.is_empty(), "{:?}", inventory.broken);
     let mut resources = Resources::found(docs.iter().filter_map(|d| ObjectKey::of(d).map(|k| (k, d.clone()))).collect());
     let dir = tempfile::tempdir().expect("tempdir");
-    let settings = RendererSettings { cache_dir: None, check_determinism: false };
+    let settings = RendererSettings { cache_dir: None, check_determinism: false, ..RendererSettings::default() };
     let helm = Arc::new(LazyRenderer::new(Some(fake_helm(dir.path())), settings));
     let c = &inventory.clusters[0];
     let p = plan(c, select::profiles_for(c, &inventory), &inventory).unwrap();

@@ -17,13 +17,14 @@ use super::scratch::Scratch;
 use super::source::{Access, ChartRef, Repository, VersionSpec, host_of};
 use crate::once::OnceMap;
 use crate::process::ProcessError;
+use crate::source_mirrors::Mirrors;
 
 /// A pull downloads one archive; a slow repository gets this long.
 const PULL_TIMEOUT: Duration = Duration::from_secs(300);
 /// What `helm pull` and `helm repo add` may print: a line or two.
 const PULL_OUTPUT_BYTES: u64 = 1 << 20;
 /// The largest chart archive accepted; the largest public charts are a few megabytes.
-const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
+pub(super) const MAX_ARCHIVE_BYTES: u64 = 64 << 20;
 
 /// What one fetch depends on: the chart without the profile that asked for it.
 type FetchKey = (Repository, String, VersionSpec, Access);
@@ -32,14 +33,15 @@ type FetchKey = (Repository, String, VersionSpec, Access);
 #[derive(Debug)]
 pub(super) struct Fetcher {
     cache: ChartCache,
+    mirrors: Mirrors,
     fetched: OnceMap<FetchKey, Result<FetchedChart, HelmError>>,
     /// HTTP repositories with a login, added once: repository URL and access → alias.
     added: OnceMap<(String, Access), Result<String, HelmError>>,
 }
 
 impl Fetcher {
-    pub(super) fn new(cache: ChartCache) -> Fetcher {
-        Fetcher { cache, fetched: OnceMap::default(), added: OnceMap::default() }
+    pub(super) fn new(cache: ChartCache, mirrors: Mirrors) -> Fetcher {
+        Fetcher { cache, mirrors, fetched: OnceMap::default(), added: OnceMap::default() }
     }
 
     /// The archive of `chart`, from the cache or the repository.
@@ -48,14 +50,20 @@ impl Fetcher {
         self.fetched.get_or_init(key, || self.fetch_now(helm, scratch, chart)).map_err(|e| relabel(e, &chart.label))
     }
 
-    fn fetch_now(&self, helm: &Helm, scratch: &Scratch, chart: &ChartRef) -> Result<FetchedChart, HelmError> {
-        let (url, scope) = (chart.repository.url(), chart.access.cache_scope());
-        let key = CacheKey { repository: url, scope: &scope, chart: &chart.chart };
-        if let VersionSpec::Exact(version) = &chart.version
+    /// The cache knows a chart by the repository the profile names, whichever mirror
+    /// served it: a chart version is immutable, and a cache filled outside an enclave
+    /// serves inside it, mirror or none. What was fetched still decides every render, by
+    /// the archive's digest.
+    fn fetch_now(&self, helm: &Helm, scratch: &Scratch, asked: &ChartRef) -> Result<FetchedChart, HelmError> {
+        let scope = asked.access.cache_scope();
+        let key = CacheKey { repository: asked.repository.url(), scope: &scope, chart: &asked.chart };
+        if let VersionSpec::Exact(version) = &asked.version
             && let Some(hit) = self.cache.lookup(&key, version)
         {
             return Ok(hit);
         }
+        let chart = &asked.through(&self.mirrors);
+        let url = chart.repository.url();
         let dir = scratch.pull_dir().map_err(|e| cache_error(scratch.path(), e))?;
         let mut args = vec!["pull".to_string()];
         // Profile-supplied values go after `--` or as `--flag=value`, never where helm
@@ -109,10 +117,10 @@ impl Fetcher {
             message,
         })?;
         let mut versions = vec![meta.version.as_str()];
-        if let VersionSpec::Exact(asked) = &chart.version
-            && asked != &meta.version
+        if let VersionSpec::Exact(wanted) = &chart.version
+            && wanted != &meta.version
         {
-            versions.push(asked);
+            versions.push(wanted);
         }
         self.cache.store(&key, &versions, &meta.name, &meta.version, &bytes)
     }

@@ -24,6 +24,7 @@
 mod archive;
 mod binary;
 mod cache;
+pub mod cache_transfer;
 pub mod chart_fields;
 pub mod charts;
 mod error;

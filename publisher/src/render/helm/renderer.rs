@@ -26,6 +26,7 @@ use super::source::ChartRef;
 use super::template::{self, ReleaseRequest};
 use super::variance;
 use crate::once::OnceMap;
+use crate::source_mirrors::Mirrors;
 
 /// Where a renderer keeps things, and how careful it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,11 +37,13 @@ pub struct RendererSettings {
     /// On a memo miss, render a chart that can vary (its templates or values name a random
     /// or clock function) a second time, to find charts whose output changes every time.
     pub check_determinism: bool,
+    /// Where charts are fetched from instead of the repositories profiles name.
+    pub mirrors: Mirrors,
 }
 
 impl Default for RendererSettings {
     fn default() -> Self {
-        RendererSettings { cache_dir: None, check_determinism: true }
+        RendererSettings { cache_dir: None, check_determinism: true, mirrors: Mirrors::default() }
     }
 }
 
@@ -79,7 +82,7 @@ impl Renderer {
         };
         Ok(Renderer {
             helm,
-            fetcher: Fetcher::new(charts),
+            fetcher: Fetcher::new(charts, settings.mirrors.clone()),
             scratch,
             disk,
             renders: OnceMap::default(),
@@ -205,7 +208,7 @@ mod tests {
     fn renderer(dir: &Path, archive: &[u8], check_determinism: bool) -> Renderer {
         let key = CacheKey { repository: REPOSITORY, scope: "", chart: "web" };
         ChartCache::open(&dir.join("cache/charts")).expect("opens").store(&key, &["1.0.0"], "web", "1.0.0", archive).expect("stores");
-        let settings = RendererSettings { cache_dir: Some(dir.join("cache")), check_determinism };
+        let settings = RendererSettings { cache_dir: Some(dir.join("cache")), check_determinism, ..RendererSettings::default() };
         Renderer::new(fake_helm(dir), &settings).expect("renderer")
     }
 

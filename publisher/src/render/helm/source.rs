@@ -14,6 +14,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 use super::error::{ChartLabel, HelmError};
+use crate::source_mirrors::Mirrors;
 
 /// The kind of repository a `repositoryURL` names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -134,6 +135,21 @@ impl Credentials {
         }
     }
 
+    /// These credentials for a repository at `host` fetched from `mirror`: a Docker config
+    /// without a login of its own for the mirror offers it the repository's, so a profile
+    /// renders unchanged with a mirror in front of its repository.
+    fn for_mirror(&self, host: &str, mirror: &str) -> Credentials {
+        let Credentials::DockerConfig(bytes) = self else { return self.clone() };
+        let Ok(mut parsed) = serde_json::from_slice::<Value>(bytes) else { return self.clone() };
+        let Some(auths) = parsed.get_mut("auths").and_then(Value::as_object_mut) else { return self.clone() };
+        if auths.keys().any(|k| host_of(k) == mirror) {
+            return self.clone();
+        }
+        let Some(login) = auths.iter().find(|(k, _)| host_of(k) == host).map(|(_, v)| v.clone()) else { return self.clone() };
+        auths.insert(mirror.to_string(), login);
+        Credentials::DockerConfig(serde_json::to_vec(&parsed).expect("JSON serialises"))
+    }
+
     /// The username and password for `host`, as Sveltos reads them for HTTP repositories.
     pub(super) fn login_for(&self, host: &str) -> Option<(String, String)> {
         match self {
@@ -215,6 +231,24 @@ impl ChartRef {
         Ok(ChartRef { repository, chart: chart.into(), version: VersionSpec::parse(chart_version), access, label })
     }
 
+    /// This chart as fetched through `mirrors`: the repository's URL rewritten, plain HTTP
+    /// for an `oci+http://` mirror, and the credentials offered to the mirror's host. Its
+    /// label still names the profile's URL.
+    pub(super) fn through(&self, mirrors: &Mirrors) -> ChartRef {
+        let target = mirrors.rewrite(self.repository.url());
+        if target.url == self.repository.url() {
+            return self.clone();
+        }
+        let repository = match &self.repository {
+            Repository::Http { .. } => Repository::Http { url: target.url.into_owned() },
+            Repository::Oci { .. } => Repository::Oci { url: target.url.into_owned() },
+        };
+        let mut access = self.access.clone();
+        access.plain_http |= target.plain_http;
+        access.credentials = access.credentials.map(|c| c.for_mirror(host_of(self.repository.url()), host_of(repository.url())));
+        ChartRef { repository, access, ..self.clone() }
+    }
+
     /// The reference `helm pull` takes for an OCI chart.
     pub(super) fn oci_reference(&self) -> Option<String> {
         match &self.repository {
@@ -255,6 +289,40 @@ mod tests {
         assert!(matches!(new("r", "repo/web"), Err(HelmError::Entry { .. })));
         assert!(matches!(new("http://r", "repo/../x"), Err(HelmError::Entry { .. })));
         assert!(matches!(new("gitrepository://flux-system/charts/web", "web"), Err(HelmError::Unsupported { .. })));
+    }
+
+    #[test]
+    fn a_mirror_fetches_with_the_profiles_credentials() {
+        let mirrors = Mirrors::parse([
+            ("--mirror number 1".to_string(), "oci://ghcr.io/org=oci://127.0.0.1:5000/ghcr/org"),
+            ("--mirror number 2".to_string(), "https://charts.example=http://127.0.0.1:8879"),
+        ])
+        .expect("valid");
+        let config = br#"{"auths":{"ghcr.io":{"auth":"YWlybG9jazpwdw=="}}}"#.to_vec();
+        let access = Access { credentials: Some(Credentials::DockerConfig(config)), ..Access::default() };
+        let oci = ChartRef::new("p", "oci://ghcr.io/org/charts", "x", "web", "1.0.0", access.clone()).expect("valid");
+        let mirrored = oci.through(&mirrors);
+        assert_eq!(mirrored.oci_reference().as_deref(), Some("oci://127.0.0.1:5000/ghcr/org/charts/web"));
+        let login = mirrored.access.credentials.as_ref().expect("kept").login_for("127.0.0.1:5000");
+        assert_eq!(login, Some(("airlock".into(), "pw".into())), "the repository's login is offered to the mirror");
+        assert_eq!(mirrored.label, oci.label, "messages name the profile's URL");
+
+        let own = br#"{"auths":{"ghcr.io":{"auth":"YWlybG9jazpwdw=="},"127.0.0.1:5000":{"username":"m","password":"mp"}}}"#.to_vec();
+        let access = Access { credentials: Some(Credentials::DockerConfig(own)), ..Access::default() };
+        let oci = ChartRef::new("p", "oci://ghcr.io/org/charts", "x", "web", "1.0.0", access).expect("valid");
+        let login = oci.through(&mirrors).access.credentials.expect("kept").login_for("127.0.0.1:5000");
+        assert_eq!(login, Some(("m".into(), "mp".into())), "a login of the mirror's own wins");
+
+        let http = ChartRef::new("p", "https://charts.example/stable/", "s", "s/web", "1.0.0", Access::default()).expect("valid");
+        assert_eq!(http.through(&mirrors).repository, Repository::Http { url: "http://127.0.0.1:8879/stable".into() });
+        let elsewhere = ChartRef::new("p", "https://other.example", "s", "s/web", "1.0.0", Access::default()).expect("valid");
+        assert_eq!(elsewhere.through(&mirrors), elsewhere);
+
+        let plain = Mirrors::parse([("--mirror number 1".to_string(), "oci://quay.io=oci+http://127.0.0.1:5001")]).expect("valid");
+        let oci = ChartRef::new("p", "oci://quay.io/charts", "x", "web", "1.0.0", Access::default()).expect("valid");
+        let mirrored = oci.through(&plain);
+        assert!(mirrored.access.plain_http && !oci.access.plain_http, "an oci+http mirror is spoken to over plain HTTP");
+        assert_eq!(mirrored.oci_reference().as_deref(), Some("oci://127.0.0.1:5001/charts/web"));
     }
 
     #[test]

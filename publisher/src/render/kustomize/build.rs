@@ -21,6 +21,7 @@ use super::{confine, git, substitute};
 use crate::once::OnceMap;
 use crate::process::{self, ProcessError, Run};
 use crate::sandbox::Sandbox;
+use crate::source_mirrors::Mirrors;
 
 /// A build is CPU only; large trees take seconds.
 const BUILD_TIMEOUT: Duration = Duration::from_secs(120);
@@ -52,17 +53,20 @@ type BuildKey = (KustomizeSource, String, Vec<String>);
 #[derive(Debug, Default)]
 pub struct LazyKustomizer {
     flag: Option<PathBuf>,
+    mirrors: Mirrors,
     located: std::sync::OnceLock<Result<Kustomizer, KustomizeError>>,
 }
 
 impl LazyKustomizer {
-    /// Will locate the kubectl at `flag`, else on `PATH`.
-    pub fn new(flag: Option<PathBuf>) -> LazyKustomizer {
-        LazyKustomizer { flag, located: std::sync::OnceLock::new() }
+    /// Will locate the kubectl at `flag`, else on `PATH`, and fetch Git sources through
+    /// `mirrors`.
+    pub fn new(flag: Option<PathBuf>, mirrors: Mirrors) -> LazyKustomizer {
+        LazyKustomizer { flag, mirrors, located: std::sync::OnceLock::new() }
     }
 
     pub fn get(&self) -> Result<&Kustomizer, KustomizeError> {
-        self.located.get_or_init(|| Kustomizer::locate(self.flag.as_deref())).as_ref().map_err(Clone::clone)
+        let locate = || Kustomizer::locate(self.flag.as_deref()).map(|k| Kustomizer { mirrors: self.mirrors.clone(), ..k });
+        self.located.get_or_init(locate).as_ref().map_err(Clone::clone)
     }
 }
 
@@ -71,6 +75,8 @@ impl LazyKustomizer {
 pub struct Kustomizer {
     kubectl: PathBuf,
     version: String,
+    /// Where Git sources are fetched from instead of the URLs GitRepositories name.
+    mirrors: Mirrors,
     invocations: AtomicU64,
     builds: OnceMap<BuildKey, Result<Arc<Built>, KustomizeError>>,
 }
@@ -84,7 +90,13 @@ impl Kustomizer {
         let out = run_kubectl(&kubectl, &args, None).map_err(|e| unusable(e.message()))?;
         let parsed: Value = serde_json::from_slice(&out).map_err(|e| unusable(format!("kubectl version: {e}")))?;
         let version = parsed["kustomizeVersion"].as_str().ok_or_else(|| unusable("kubectl has no kustomize built in".into()))?;
-        Ok(Kustomizer { kubectl: kubectl.clone(), version: version.into(), invocations: AtomicU64::new(1), builds: OnceMap::default() })
+        Ok(Kustomizer {
+            kubectl: kubectl.clone(),
+            version: version.into(),
+            mirrors: Mirrors::default(),
+            invocations: AtomicU64::new(1),
+            builds: OnceMap::default(),
+        })
     }
 
     /// The kustomize version kubectl has built in, `v5.5.0`.
@@ -111,7 +123,7 @@ impl Kustomizer {
         match request.source {
             KustomizeSource::Tarball(bytes) => tree.unpack(bytes)?,
             KustomizeSource::Git { url, reference } => {
-                git::checkout(origin, url, reference, &mut tree)?;
+                git::checkout(origin, &self.mirrors.rewrite(url).url, reference, &mut tree)?;
             }
         }
         let Some(relative) = inside_tree(request.path) else {
@@ -175,7 +187,13 @@ mod tests {
     fn kustomizer() -> Kustomizer {
         // Never started: the requests below fail before kubectl would run.
         let kubectl = PathBuf::from("/nonexistent/kubectl");
-        Kustomizer { kubectl, version: "v5".into(), invocations: AtomicU64::new(0), builds: OnceMap::default() }
+        Kustomizer {
+            kubectl,
+            version: "v5".into(),
+            mirrors: Mirrors::default(),
+            invocations: AtomicU64::new(0),
+            builds: OnceMap::default(),
+        }
     }
 
     fn build(files: &[(&str, &str)], path: &str) -> Result<Vec<Value>, KustomizeError> {

@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::error::{KustomizeError, fetch_error, io_error};
 use super::source::{GitRef, KustomizeSource};
+use crate::source_mirrors::Mirrors;
 use crate::sources::model::kustomization::{flux_sources, revision_key};
 use crate::sources::{ObjectKey, Resources};
 
@@ -18,8 +19,10 @@ use crate::sources::{ObjectKey, Resources};
 /// and records it (or why it could not be found) under its revision key. A repository
 /// that is missing gets no revision: the reference is missing, and `optional` decides.
 /// Returns the shortest `spec.interval` among them: how soon a long-running publisher
-/// should look again.
-pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, resources: &mut Resources) -> Option<Duration> {
+/// should look again. The remote asked is the repository's mirror in `mirrors`, if it has
+/// one; the URL recorded is the one the GitRepository names, since the commit id says
+/// what was found.
+pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, mirrors: &Mirrors, resources: &mut Resources) -> Option<Duration> {
     let (found, soonest) = flux_sources(repositories, resources);
     for (repository, source) in found {
         let origin = repository.to_string();
@@ -27,7 +30,7 @@ pub fn resolve_into(repositories: &BTreeSet<ObjectKey>, resources: &mut Resource
             KustomizeSource::from_flux_git_repository(&value, &origin)
                 .and_then(|source| match source {
                     KustomizeSource::Git { url, reference } => {
-                        commit_of(&origin, &url, &reference).map(|commit| json!({"url": url, "commit": commit}))
+                        commit_of(&origin, &mirrors.rewrite(&url).url, &reference).map(|commit| json!({"url": url, "commit": commit}))
                     }
                     KustomizeSource::Tarball(_) => unreachable!("a GitRepository is a Git source"),
                 })
@@ -78,7 +81,7 @@ mod tests {
         let mut resources = Resources::found(BTreeMap::from([a.clone(), b.clone()]));
         let missing = ObjectKey::new("source.toolkit.fluxcd.io/v1", "GitRepository", "flux", "gone");
         let wanted = BTreeSet::from([a.0.clone(), b.0.clone(), missing.clone()]);
-        assert_eq!(resolve_into(&wanted, &mut resources), Some(Duration::from_secs(150)));
+        assert_eq!(resolve_into(&wanted, &Mirrors::default(), &mut resources), Some(Duration::from_secs(150)));
         let revision = resources.get(&revision_key(&a.0)).expect("recorded");
         assert_eq!(revision["commit"], "0123456789abcdef0123456789abcdef01234567");
         assert!(matches!(resources.lookup(&revision_key(&missing)), Lookup::Missing), "a missing repository has no revision");
@@ -86,9 +89,22 @@ mod tests {
         let fast = repository("fast", "1s");
         let mut resources = Resources::found(BTreeMap::from([fast.clone()]));
         assert_eq!(
-            resolve_into(&BTreeSet::from([fast.0]), &mut resources),
+            resolve_into(&BTreeSet::from([fast.0]), &Mirrors::default(), &mut resources),
             Some(crate::sources::model::kustomization::MIN_SOURCE_INTERVAL)
         );
+    }
+
+    #[test]
+    fn asks_the_mirror_and_records_the_url_the_repository_names() {
+        let key = ObjectKey::new("source.toolkit.fluxcd.io/v1", "GitRepository", "flux", "mirrored");
+        let value = json!({"spec": {"url": "https://github.com/org/x.git", "ref": {"branch": "main"}}});
+        let mut resources = Resources::found(BTreeMap::from([(key.clone(), value)]));
+        let mirrors = Mirrors::parse([("--mirror number 1".to_string(), "https://github.com/org=http://127.0.0.1:1/org")]).expect("valid");
+        resolve_into(&BTreeSet::from([key.clone()]), &mirrors, &mut resources);
+        match resources.lookup(&revision_key(&key)) {
+            Lookup::Failed(why) => assert!(why.contains("http://127.0.0.1:1/org/x.git"), "the mirror was asked: {why}"),
+            _ => panic!("expected a failure"),
+        }
     }
 
     #[test]
@@ -96,7 +112,7 @@ mod tests {
         let key = ObjectKey::new("source.toolkit.fluxcd.io/v1", "GitRepository", "flux", "down");
         let value = json!({"spec": {"url": "http://127.0.0.1:1/x.git", "ref": {"branch": "main"}}});
         let mut resources = Resources::found(BTreeMap::from([(key.clone(), value)]));
-        assert_eq!(resolve_into(&BTreeSet::from([key.clone()]), &mut resources), None);
+        assert_eq!(resolve_into(&BTreeSet::from([key.clone()]), &Mirrors::default(), &mut resources), None);
         match resources.lookup(&revision_key(&key)) {
             Lookup::Failed(why) => assert!(why.contains("http://127.0.0.1:1/x.git"), "{why}"),
             _ => panic!("expected a failure"),

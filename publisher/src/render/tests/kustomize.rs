@@ -46,7 +46,7 @@ fn kustomize_world(refs: &str, extra: &str) -> (Inventory, Resources) {
 }
 
 fn render_with_kubectl(world: &(Inventory, Resources), kubectl: &std::path::Path) -> Rendered {
-    let renderer = renderer(&world.1).with_kubectl(Some(kubectl.to_path_buf()));
+    let renderer = renderer(&world.1).with_kubectl(Some(kubectl.to_path_buf()), Default::default());
     render_stored(&renderer, world, "fleet/eu-1", None).unwrap()
 }
 

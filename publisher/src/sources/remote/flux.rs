@@ -21,17 +21,18 @@ use serde_json::{Value, json};
 use super::credentials::Credentials;
 use super::http::Http;
 use super::oci;
+use crate::source_mirrors::Mirrors;
 use crate::sources::model::kustomization::{flux_sources, revision_key};
 use crate::sources::{ObjectKey, Resources};
 
 /// Fetches the artifact of every OCIRepository in `repositories` that `resources` holds
-/// and records it (or why it could not be fetched) under its revision key. Returns the
-/// shortest `spec.interval` among them.
-pub async fn fetch_oci_repositories(repositories: &BTreeSet<ObjectKey>, resources: &mut Resources) -> Option<Duration> {
+/// (from its mirror in `mirrors`, if it has one) and records it (or why it could not be
+/// fetched) under its revision key. Returns the shortest `spec.interval` among them.
+pub async fn fetch_oci_repositories(repositories: &BTreeSet<ObjectKey>, mirrors: &Mirrors, resources: &mut Resources) -> Option<Duration> {
     let (found, soonest) = flux_sources(repositories, resources);
     for (repository, source) in found {
         let outcome = match source {
-            Ok(value) => artifact(&value, &repository.to_string()).await,
+            Ok(value) => artifact(&value, &repository.to_string(), mirrors).await,
             Err(why) => Err(why),
         };
         resources.record(revision_key(&repository), outcome.map(Some));
@@ -83,11 +84,15 @@ fn wanted(spec: &Value, origin: &str) -> Result<Wanted, String> {
     })
 }
 
-async fn artifact(repository: &Value, origin: &str) -> Result<Value, String> {
+/// The artifact, recorded under the URL the OCIRepository names: the manifest's digest
+/// says what was fetched, wherever from.
+async fn artifact(repository: &Value, origin: &str, mirrors: &Mirrors) -> Result<Value, String> {
     let wanted = wanted(&repository["spec"], origin)?;
     let credentials = Credentials::default();
-    let http = Http::new(&wanted.reference, &credentials, false).map_err(|e| format!("{origin}: {e}"))?;
-    let (digest, layer) = oci::fetch_layer(&http, &wanted.reference, wanted.plain_http, &credentials, wanted.media_type.as_deref())
+    let target = mirrors.rewrite(&wanted.reference);
+    let http = Http::new(&super::via(&wanted.reference, &target.url), &credentials, false).map_err(|e| format!("{origin}: {e}"))?;
+    let plain_http = wanted.plain_http || target.plain_http;
+    let (digest, layer) = oci::fetch_layer(&http, &target.url, plain_http, &credentials, wanted.media_type.as_deref())
         .await
         .map_err(|e| format!("{origin}: {e}"))?;
     Ok(json!({"url": wanted.reference, "digest": digest, "tarball": STANDARD.encode(layer)}))
@@ -96,6 +101,22 @@ async fn artifact(repository: &Value, origin: &str) -> Result<Value, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn fetches_the_artifact_from_its_mirror() {
+        super::super::provider();
+        let key = ObjectKey::new("source.toolkit.fluxcd.io/v1beta2", "OCIRepository", "flux", "app");
+        let value = json!({"spec": {"url": "oci://ghcr.io/org/app", "ref": {"tag": "v1"}, "insecure": true}});
+        let mut resources = Resources::found(std::collections::BTreeMap::from([(key.clone(), value)]));
+        let mirrors = Mirrors::parse([("--mirror number 1".to_string(), "oci://ghcr.io=oci://127.0.0.1:1/ghcr")]).expect("valid");
+        fetch_oci_repositories(&BTreeSet::from([key.clone()]), &mirrors, &mut resources).await;
+        match resources.lookup(&revision_key(&key)) {
+            crate::sources::Lookup::Failed(why) => {
+                assert!(why.contains("oci://ghcr.io/org/app:v1 (from mirror oci://127.0.0.1:1/ghcr/org/app:v1)"), "{why}")
+            }
+            _ => panic!("expected a failure"),
+        }
+    }
 
     #[test]
     fn reads_what_flux_names() {

@@ -28,6 +28,8 @@ use std::time::Instant;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use crate::redact::redact;
+use crate::source_mirrors::Mirrors;
 use crate::sources::model::RemoteUrl;
 use crate::sources::{Lookup, ObjectKey, Resources};
 use credentials::Credentials;
@@ -56,8 +58,10 @@ pub struct Fetcher {
 impl Fetcher {
     /// Fetches every URL of `wanted` (by the key a plan refers to it by) into
     /// `resources`, where `resources` already holds their Secrets: the content as a
-    /// ConfigMap, a failure as unreadable, a 404 as nothing (missing).
-    pub async fn fetch_into(&self, wanted: &BTreeMap<ObjectKey, RemoteUrl>, resources: &mut Resources) {
+    /// ConfigMap, a failure as unreadable, a 404 as nothing (missing). Each URL is fetched
+    /// from its mirror in `mirrors`, if it has one; what is kept is keyed by the URL the
+    /// profile names, as the mirrors are the same for a process's life.
+    pub async fn fetch_into(&self, wanted: &BTreeMap<ObjectKey, RemoteUrl>, mirrors: &Mirrors, resources: &mut Resources) {
         let now = Instant::now();
         let mut due = Vec::new();
         for (key, remote) in wanted {
@@ -87,7 +91,7 @@ impl Fetcher {
             }
         }
         let fetched: Vec<_> = futures::stream::iter(due)
-            .map(|(key, remote, secret)| async move { (key, remote, fetch(remote, secret.as_ref()).await, secret) })
+            .map(|(key, remote, secret)| async move { (key, remote, fetch(remote, secret.as_ref(), mirrors).await, secret) })
             .buffer_unordered(limits::CONCURRENT)
             .collect()
             .await;
@@ -116,31 +120,43 @@ fn secret_error(remote: &RemoteUrl, message: String) -> RemoteError {
     RemoteError::Credentials { url: remote.shown(), secret: format!("{}/{}", s.namespace, s.name), message }
 }
 
-/// Fetches `remote` with the credentials of `secret`, as a ConfigMap of its files, or for
-/// a tree as `{"tarball": base64}`.
-async fn fetch(remote: &RemoteUrl, secret: Option<&Value>) -> Result<Value, RemoteError> {
-    let shown = remote.shown();
+/// Fetches `remote` (from its mirror, if it has one) with the credentials of `secret`, as
+/// a ConfigMap of its files, or for a tree as `{"tarball": base64}`. The Secret's
+/// credentials go wherever the fetch goes.
+async fn fetch(remote: &RemoteUrl, secret: Option<&Value>, mirrors: &Mirrors) -> Result<Value, RemoteError> {
+    let target = mirrors.rewrite(&remote.url);
+    let (url, plain_http) = (target.url, remote.plain_http || target.plain_http);
+    let shown = via(&remote.url, &url);
     let credentials = match secret {
         Some(value) => Credentials::read(value, &|message| secret_error(remote, message))?,
         None => Credentials::default(),
     };
     let http = Http::new(&shown, &credentials, remote.insecure_skip_tls_verify)?;
     if remote.tree {
-        let tarball = if remote.url.starts_with("oci://") {
-            oci::fetch_layer(&http, &remote.url, remote.plain_http, &credentials, None).await?.1
+        let tarball = if url.starts_with("oci://") {
+            oci::fetch_layer(&http, &url, plain_http, &credentials, None).await?.1
         } else {
-            http.get_body(credentials.authorize(http.client.get(&remote.url)), limits::MAX_BODY, "the body").await?
+            http.get_body(credentials.authorize(http.client.get(url.as_ref())), limits::MAX_BODY, "the body").await?
         };
         return Ok(json!({"tarball": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, tarball)}));
     }
-    let files = if remote.url.starts_with("oci://") {
-        oci::fetch(&http, &remote.url, remote.plain_http, &credentials).await?
+    let files = if url.starts_with("oci://") {
+        oci::fetch(&http, &url, plain_http, &credentials).await?
     } else {
-        let body = http.get_body(credentials.authorize(http.client.get(&remote.url)), limits::MAX_BODY, "the body").await?;
-        shapes::files(&body, &file_name(&shown), &shown)?
+        let body = http.get_body(credentials.authorize(http.client.get(url.as_ref())), limits::MAX_BODY, "the body").await?;
+        shapes::files(&body, &file_name(&remote.shown()), &shown)?
     };
     let data: BTreeMap<String, String> = files.into_iter().collect();
     Ok(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "remote-url"}, "data": data}))
+}
+
+/// How messages name a URL fetched as `fetched`: as the profile names it, and the mirror
+/// it came from, if any (neither with user, query or fragment).
+pub(super) fn via(url: &str, fetched: &str) -> String {
+    match url == fetched {
+        true => redact(url),
+        false => format!("{} (from mirror {})", redact(url), redact(fetched)),
+    }
 }
 
 /// The last segment of a URL's path, which names a single document in messages.

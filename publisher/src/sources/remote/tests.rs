@@ -71,12 +71,17 @@ fn secret(data: serde_json::Value) -> Value {
 
 /// Fetches `remote` once with `fetcher`, with `secret` as `ops/creds` when given.
 async fn fetch_with(fetcher: &Fetcher, remote: &RemoteUrl, secret: Option<Value>) -> Result<Option<Value>, String> {
+    fetch_through(fetcher, remote, secret, &Mirrors::default()).await
+}
+
+/// [`fetch_with`] through `mirrors`.
+async fn fetch_through(fetcher: &Fetcher, remote: &RemoteUrl, secret: Option<Value>, mirrors: &Mirrors) -> Result<Option<Value>, String> {
     let mut resources = Resources::default();
     if let Some(s) = secret {
         resources.record(ObjectKey::new("v1", "Secret", "ops", "creds"), Ok(Some(s)));
     }
     let wanted = BTreeMap::from([(remote.key(), remote.clone())]);
-    fetcher.fetch_into(&wanted, &mut resources).await;
+    fetcher.fetch_into(&wanted, mirrors, &mut resources).await;
     match resources.lookup(&remote.key()) {
         Lookup::Found(value) => Ok(Some(value.clone())),
         Lookup::Missing => Ok(None),
@@ -228,4 +233,44 @@ async fn a_tree_is_kept_as_the_tarball_served_or_the_first_layer() {
     };
     assert_eq!(value, json!({"tarball": encoded}), "the first layer, as stored");
     assert_ne!(r.key(), RemoteUrl { tree: false, ..r.clone() }.key(), "a tree and manifests of one URL are kept apart");
+}
+
+fn mirror(pair: &str) -> Mirrors {
+    Mirrors::parse([("--mirror number 1".to_string(), pair)]).expect("a valid mirror")
+}
+
+#[tokio::test]
+async fn fetches_from_the_mirror_with_the_secrets_credentials() {
+    provider();
+    let (port, count) = serve(|path, auth, _| match (path, auth) {
+        ("/copy/fleet/x.yaml", "Basic dTpw") => (200, vec![], DOC.as_bytes().to_vec()),
+        _ => (401, vec![], vec![]),
+    })
+    .await;
+    let mut r = remote("https://config.example/fleet/x.yaml".into());
+    r.secret = Some(SecretName { namespace: "ops".into(), name: "creds".into() });
+    let mirrors = mirror(&format!("https://config.example=http://127.0.0.1:{port}/copy"));
+    let creds = secret(json!({"username": "u", "password": "p"}));
+    let Ok(Some(value)) = fetch_through(&Fetcher::default(), &r, Some(creds), &mirrors).await else { panic!("fetched") };
+    assert_eq!(value["data"], json!({"x.yaml": DOC}), "the document is named as the profile's URL names it");
+    assert_eq!(count.load(Ordering::SeqCst), 1);
+
+    let down = mirror("https://config.example=http://127.0.0.1:1/copy");
+    let why = fetch_through(&Fetcher::default(), &remote("https://config.example/fleet/x.yaml".into()), None, &down).await.unwrap_err();
+    assert!(
+        why.starts_with("https://config.example/fleet/x.yaml (from mirror http://127.0.0.1:1/copy/fleet/x.yaml): unavailable"),
+        "{why}"
+    );
+}
+
+#[tokio::test]
+async fn fetches_an_artifact_from_a_mirrored_registry_over_plain_http() {
+    provider();
+    let port = registry(vec![DOC.as_bytes().to_vec()], false).await;
+    let mut r = RemoteUrl { plain_http: false, ..remote("oci://registry.example/team/app:v1".into()) };
+    r.secret = Some(SecretName { namespace: "ops".into(), name: "creds".into() });
+    let mirrors = mirror(&format!("oci://registry.example=oci+http://127.0.0.1:{port}"));
+    let creds = secret(json!({"username": "u", "password": "p"}));
+    let Ok(Some(value)) = fetch_through(&Fetcher::default(), &r, Some(creds), &mirrors).await else { panic!("fetched") };
+    assert_eq!(value["data"], json!({"layer-001": DOC}));
 }
