@@ -89,6 +89,17 @@ async fn read_head(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     Ok(head)
 }
 
+/// The answer of the two paths every long-running command serves: `/healthz` (200, or 503
+/// with why it is not healthy) and `/metrics` (rendered only when asked for).
+pub fn health_or_metrics(path: &str, health: Result<(), &'static str>, metrics: impl FnOnce() -> String) -> Response {
+    match (path, health) {
+        ("/healthz", Ok(())) => Response::text("200 OK", "ok\n"),
+        ("/healthz", Err(why)) => Response::text("503 Service Unavailable", format!("{why}\n")),
+        ("/metrics", _) => Response { status: "200 OK", content_type: PROMETHEUS, body: metrics() },
+        _ => Response::text("404 Not Found", "not found: try /metrics or /healthz\n"),
+    }
+}
+
 /// Writes the `# HELP` and `# TYPE` lines of a metric family.
 pub fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     use std::fmt::Write;

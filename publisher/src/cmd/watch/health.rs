@@ -12,7 +12,7 @@ use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use airlock_cli::http::{PROMETHEUS, Respond, Response, family};
+use airlock_cli::http::{self, Respond, family};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::publish::{Published, Status};
@@ -94,12 +94,8 @@ impl Health {
 pub fn responder(health: Arc<Mutex<Health>>, resync: Duration) -> Respond {
     Arc::new(move |path: &str| {
         let health = health.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        match path {
-            "/healthz" if health.healthy(Timestamp::now(), resync) => Response::text("200 OK", "ok\n"),
-            "/healthz" => Response::text("503 Service Unavailable", "every publish failed for 3 resync periods\n"),
-            "/metrics" => Response { status: "200 OK", content_type: PROMETHEUS, body: health.render() },
-            _ => Response::text("404 Not Found", "not found: try /metrics or /healthz\n"),
-        }
+        let healthy = if health.healthy(Timestamp::now(), resync) { Ok(()) } else { Err("every publish failed for 3 resync periods") };
+        http::health_or_metrics(path, healthy, || health.render())
     })
 }
 
@@ -160,7 +156,7 @@ mod tests {
         let health = Arc::new(Mutex::new(Health::new()));
         let respond = responder(health.clone(), Duration::from_secs(60));
         assert_eq!(respond("/healthz").status, "200 OK");
-        assert_eq!(respond("/metrics").content_type, PROMETHEUS);
+        assert_eq!(respond("/metrics").content_type, http::PROMETHEUS);
         assert_eq!(respond("/other").status, "404 Not Found");
         let mut h = health.lock().unwrap();
         h.lead(true);

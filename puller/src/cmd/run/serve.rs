@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use airlock_cli::http::{self, PROMETHEUS, Response};
+use airlock_cli::http::{self, Response};
 use jiff::Timestamp;
 use tokio::net::TcpListener;
 
@@ -17,12 +17,8 @@ pub async fn serve(listener: TcpListener, metrics: Arc<Mutex<Metrics>>, interval
 
 fn respond(path: &str, metrics: &Mutex<Metrics>, interval: Duration) -> Response {
     let metrics = metrics.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    match path {
-        "/healthz" if metrics.healthy(Timestamp::now(), interval) => Response::text("200 OK", "ok\n"),
-        "/healthz" => Response::text("503 Service Unavailable", "no successful run in the last 3 intervals\n"),
-        "/metrics" => Response { status: "200 OK", content_type: PROMETHEUS, body: metrics.render() },
-        _ => Response::text("404 Not Found", "not found: try /metrics or /healthz\n"),
-    }
+    let health = if metrics.healthy(Timestamp::now(), interval) { Ok(()) } else { Err("no successful run in the last 3 intervals") };
+    http::health_or_metrics(path, health, || metrics.render())
 }
 
 #[cfg(test)]
