@@ -7,10 +7,11 @@
 use std::collections::BTreeSet;
 
 use airlock_e2e::assert_exit;
+use airlock_e2e::probe::service_account_may;
 use airlock_e2e::publisher::{kubectl, kubectl_ok};
-use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec};
+use k8s_openapi::api::authorization::v1::ResourceAttributes;
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
-use kube::api::{Api, PostParams};
+use kube::api::Api;
 
 use super::{chart_dir, helm};
 
@@ -78,11 +79,11 @@ fn grants_of(rules: &[PolicyRule], scope: &str) -> BTreeSet<Grant> {
     grants
 }
 
-/// Whether the ServiceAccount `account` of `ns` may `verb` on `resource` (`r/sub`) of
-/// `group` in `namespace` (empty: every namespace), named `name` if given.
+/// Whether the ServiceAccount `account` may `verb` on `resource` (`r/sub`) of `group` in
+/// `namespace` (empty: every namespace), named `name` if given.
 async fn allowed(
     client: &kube::Client,
-    (ns, account): (&str, &str),
+    account: (&str, &str),
     group: &str,
     resource: &str,
     verb: &str,
@@ -93,26 +94,16 @@ async fn allowed(
         Some((r, s)) => (r, Some(s.to_string())),
         None => (resource, None),
     };
-    let review = SubjectAccessReview {
-        spec: SubjectAccessReviewSpec {
-            user: Some(format!("system:serviceaccount:{ns}:{account}")),
-            groups: Some(vec!["system:serviceaccounts".into(), format!("system:serviceaccounts:{ns}"), "system:authenticated".into()]),
-            resource_attributes: Some(ResourceAttributes {
-                group: Some(group.into()),
-                resource: Some(resource.into()),
-                subresource,
-                verb: Some(verb.into()),
-                namespace: Some(namespace.into()),
-                name: name.map(str::to_string),
-                ..Default::default()
-            }),
-            ..Default::default()
-        },
+    let attributes = ResourceAttributes {
+        group: Some(group.into()),
+        resource: Some(resource.into()),
+        subresource,
+        verb: Some(verb.into()),
+        namespace: Some(namespace.into()),
+        name: name.map(str::to_string),
         ..Default::default()
     };
-    let answer =
-        Api::<SubjectAccessReview>::all(client.clone()).create(&PostParams::default(), &review).await.expect("SubjectAccessReview");
-    answer.status.is_some_and(|s| s.allowed)
+    service_account_may(client, account, attributes).await
 }
 
 /// Removes the release and its namespace, also when the test failed.
