@@ -7,6 +7,7 @@
 //! publishes the cluster's bundle, `airlock-puller sync` applies it and pushes its report
 //! to the store, and the same pod brings the report to the SveltosCluster. A profile change
 //! goes round the same way; then a `helm upgrade` that restarts the pod publishes nothing.
+//! The node gets the Sveltos CRDs of `hack/crds/` and the status CRDs the reports feed.
 //! The RBAC the chart grants is `chart/rbac.rs`'s.
 
 mod rbac;
@@ -79,6 +80,12 @@ impl Release {
         let crds = crds.to_str().expect("UTF-8 path");
         kubectl_ok(NODE, &["apply", "--server-side", "-f", crds], b"");
         kubectl_ok(NODE, &["wait", "--for", "condition=established", "--timeout=60s", "-f", crds], b"");
+        // Sveltos's status CRDs, which the pod writes what the reports say to.
+        let out = Command::new(airlock_e2e::root().join("hack/sveltos-crds.sh"))
+            .args(["status", &airlock_e2e::service_env(NODE)])
+            .env("AIRLOCK_KUBECTL", airlock_e2e::service_env("AIRLOCK_KUBECTL"))
+            .output();
+        assert_exit(&out.expect("hack/sveltos-crds.sh runs").into(), 0);
         for ns in [self.ns("system"), self.ns("state"), self.cluster.namespace().to_string()] {
             kubectl_ok(NODE, &["create", "namespace", &ns], b"");
         }
