@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 mod airgap;
+mod chart;
 mod confidential;
 mod containment;
 mod credentials;

@@ -11,7 +11,7 @@
 //! reports (token registry, every namespace); a puller killed mid-apply; a Git store. The
 //! scoping of each cluster's writes is shown on the token registry and the Git server.
 
-mod site;
+pub(crate) mod site;
 mod stores;
 
 use std::time::{Duration, Instant};

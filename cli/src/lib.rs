@@ -1,6 +1,8 @@
 //! What both binaries share at their edges: kubectl-like cluster flags, log setup, the
-//! exit codes scripts rely on, the one grammar of durations ([`duration`]), the Lease that elects one writer ([`lease`]), the metadata
-//! of the objects they write ([`meta`]) and progress of long transfers ([`progress`]).
+//! exit codes scripts rely on, the one grammar of durations ([`duration`]), the responder
+//! of `/healthz` and `/metrics` ([`http`]), the Lease that elects one writer ([`lease`]),
+//! the metadata of the objects they write ([`meta`]) and progress of long transfers
+//! ([`progress`]).
 //! The publisher and the puller use it beside `airlock-store` and `airlock-bundle`; it
 //! points down at `airlock-store` only for the mirror's progress, and neither lower crate
 //! uses it.
@@ -8,6 +10,7 @@
 #![deny(rustdoc::broken_intra_doc_links)]
 
 pub mod duration;
+pub mod http;
 pub mod lease;
 pub mod meta;
 pub mod progress;

@@ -321,26 +321,14 @@ impl Site {
     /// Whether the API server's authorizer lets the puller's ServiceAccount `verb` the
     /// `resource` of `group` in `namespace` (a SubjectAccessReview, asked by the admin).
     pub async fn authorizes(&self, verb: &str, group: &str, resource: &str, namespace: Option<&str>) -> bool {
-        let groups =
-            ["system:serviceaccounts".to_string(), format!("system:serviceaccounts:{}", self.puller_ns), "system:authenticated".into()];
-        let review = SubjectAccessReview {
-            spec: SubjectAccessReviewSpec {
-                user: Some(self.service_account()),
-                groups: Some(groups.to_vec()),
-                resource_attributes: Some(ResourceAttributes {
-                    verb: Some(verb.into()),
-                    group: Some(group.into()),
-                    resource: Some(resource.into()),
-                    namespace: namespace.map(str::to_string),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
+        let attributes = ResourceAttributes {
+            verb: Some(verb.into()),
+            group: Some(group.into()),
+            resource: Some(resource.into()),
+            namespace: namespace.map(str::to_string),
             ..Default::default()
         };
-        let answer =
-            Api::<SubjectAccessReview>::all(self.admin.clone()).create(&PostParams::default(), &review).await.expect("SubjectAccessReview");
-        answer.status.expect("a review answers").allowed
+        service_account_may(&self.admin, (&self.puller_ns, "airlock-puller"), attributes).await
     }
 
     /// Whether the cluster holds the object of `resource` (as kubectl names it) `name`.
@@ -452,4 +440,22 @@ async fn client(user: Option<&str>) -> kube::Client {
     let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default()).await.expect("kube config");
     config.auth_info.impersonate = user.map(str::to_string);
     kube::Client::try_from(config).expect("kube client")
+}
+
+/// Whether the authorizer of `admin`'s API server lets the ServiceAccount `(namespace,
+/// name)`, with the groups every ServiceAccount has, do what `attributes` say: a
+/// SubjectAccessReview.
+pub async fn service_account_may(admin: &kube::Client, (namespace, name): (&str, &str), attributes: ResourceAttributes) -> bool {
+    let groups = vec!["system:serviceaccounts".to_string(), format!("system:serviceaccounts:{namespace}"), "system:authenticated".into()];
+    let review = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(format!("system:serviceaccount:{namespace}:{name}")),
+            groups: Some(groups),
+            resource_attributes: Some(attributes),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let answer = Api::<SubjectAccessReview>::all(admin.clone()).create(&PostParams::default(), &review).await.expect("SubjectAccessReview");
+    answer.status.expect("a review answers").allowed
 }

@@ -11,8 +11,12 @@
 //! `--reports-every`, one pass of `ingest::online` reads the reports the pullers sent to the
 //! same store (a conditional read per cluster), over a cache of the SveltosClusters that a
 //! watch keeps current. The Lease (`airlock_cli::lease`) keeps a second replica standing by.
+//! With `--metrics-addr`, `/healthz` and `/metrics` say how the runs went (`health`).
 
-use std::sync::Arc;
+mod health;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use airlock_bundle::Limits;
@@ -28,6 +32,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, DynamicObject, PartialObjectMeta};
 use kube::runtime::watcher::{self, Event, watcher};
 use kube::runtime::{WatchStreamExt, reflector};
+use tokio::net::TcpListener;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -37,6 +42,7 @@ use super::publish::{PublishArgs, report};
 use crate::cmd::ingest::online;
 use crate::cmd::ingest::target::Target;
 use crate::sources::live::sveltos_kinds;
+use health::Health;
 
 const EXAMPLES: &str = "Example:
   airlock-publisher watch --kubeconfig ~/.kube/mgmt --to oci://registry.example/airlock \\
@@ -77,6 +83,9 @@ pub struct WatchArgs {
     /// Read no reports from the store (they are carried as files, or another watch reads them).
     #[arg(long)]
     pub no_reports: bool,
+    /// Serve /healthz and /metrics on this address (e.g. 0.0.0.0:9090); none by default.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
@@ -85,6 +94,18 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
     }
     let client = args.publish.source.kube.client().await.context("connecting to the management cluster")?;
     let mut worker = args.publish.render_worker(Some(client.clone())).await?;
+    let health = Arc::new(Mutex::new(Health::new()));
+    let server = match args.metrics_addr {
+        Some(addr) => {
+            let listener = TcpListener::bind(addr).await.with_context(|| format!("--metrics-addr {addr}: cannot listen"))?;
+            tracing::info!(addr = %listener.local_addr()?, "serving /metrics and /healthz");
+            Some(tokio::spawn(airlock_cli::http::serve(listener, health::responder(health.clone(), args.resync.unsigned_abs()))))
+        }
+        None => None,
+    };
+    let record = |run: Result<&crate::publish::Published, ()>| {
+        health.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).record(run, Timestamp::now());
+    };
     let lease = LeaseConfig {
         namespace: args.lease_namespace.clone(),
         name: "airlock-publisher".into(),
@@ -101,6 +122,7 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
         _ = &mut stop => return Ok(exit::OK),
     };
     let mut lost = held.lost();
+    health.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).lead(true);
     let changes = Arc::new(Notify::new());
     let mut watchers = spawn_watchers(&client, &changes);
     if !args.no_reports {
@@ -124,6 +146,7 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
         match worker.run().await {
             Ok(published) => {
                 report(&published);
+                record(Ok(&published));
                 // A remoteURL is fetched again once its interval passed, changed or not.
                 if let Some(due) = published.remote_due {
                     next_run = next_run.min(Instant::now() + due);
@@ -134,12 +157,13 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
                 }
             }
             Err(e) => {
+                record(Err(()));
                 tracing::error!("publish failed: {e:#}; retrying in {}s", RETRY.as_secs());
                 next_run = Instant::now() + RETRY.min(resync);
             }
         }
     };
-    for w in watchers {
+    for w in watchers.into_iter().chain(server) {
         w.abort();
     }
     held.release().await;

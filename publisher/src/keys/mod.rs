@@ -12,7 +12,7 @@ mod source;
 
 use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use airlock_bundle::Limits;
@@ -50,14 +50,31 @@ fn invalid(path: &Path, e: impl std::fmt::Display) -> KeyFileError {
 }
 
 /// Loads a PKCS#8 PEM private key, refusing a file that group or others may read or
-/// write, as ssh does.
+/// write, as ssh does, but for the one shape a Kubernetes Secret volume gives a non-root
+/// container ([`secret_volume_shape`]).
 pub fn load_private_key(path: &Path) -> Result<SigningKey, KeyFileError> {
-    let mode = std::fs::metadata(path).map_err(|e| io(path, e))?.permissions().mode() & 0o7777;
-    if mode & 0o077 != 0 {
+    let meta = std::fs::metadata(path).map_err(|e| io(path, e))?;
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o077 != 0 && !secret_volume_shape(mode, meta.uid(), meta.gid(), own_ids()) {
         return Err(KeyFileError::TooOpen { path: path.display().to_string(), mode });
     }
     let pem = std::fs::read_to_string(path).map_err(|e| io(path, e))?;
     SigningKey::from_pkcs8_pem(&pem).map_err(|e| invalid(path, e))
+}
+
+/// A file owned by root, readable by root and by the group it belongs to, which is this
+/// process's own group, and by nobody else, writable by nobody: what the kubelet makes of a
+/// Secret's key (`defaultMode: 0400`) for a pod with `fsGroup`, the only way a non-root
+/// container can read a Secret. Only root and this process's group can read it, as only
+/// its owner could read a 0600 file of its own.
+fn secret_volume_shape(mode: u32, uid: u32, gid: u32, (own_uid, own_gid): (u32, u32)) -> bool {
+    mode & 0o7777 & !0o440 == 0 && uid == 0 && own_uid != 0 && gid == own_gid
+}
+
+/// This process's user and group: the owner of `/proc/self`, which is the process's
+/// effective ids; (0, 0) when unknown, which accepts no Secret-volume shape.
+fn own_ids() -> (u32, u32) {
+    std::fs::metadata("/proc/self").map_or((0, 0), |m| (m.uid(), m.gid()))
 }
 
 pub fn load_public_key(path: &Path) -> Result<PublicKey, KeyFileError> {
@@ -162,6 +179,24 @@ mod tests {
         assert!(
             format!("{}", KeyFileError::TooOpen { path: "x".into(), mode: 0o644 }).starts_with("permissions 0644 for 'x' are too open")
         );
+    }
+
+    #[test]
+    fn accepts_group_read_only_as_a_secret_volume_gives_it() {
+        let me = (65532, 65532);
+        assert!(secret_volume_shape(0o440, 0, 65532, me), "root:fsGroup 0440");
+        for (mode, uid, gid, own, why) in [
+            (0o444, 0, 65532, me, "others may read"),
+            (0o460, 0, 65532, me, "group may write"),
+            (0o640, 0, 65532, me, "the owner may write"),
+            (0o440, 0, 1000, me, "another group"),
+            (0o440, 1000, 65532, me, "owned by another user"),
+            (0o440, 65532, 65532, me, "our own file: chmod 600 is ours to do"),
+            (0o440, 0, 0, (0, 0), "running as root"),
+            (0o2440, 0, 65532, me, "setgid"),
+        ] {
+            assert!(!secret_volume_shape(mode, uid, gid, own), "{why}");
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Duration;
 
+use airlock_cli::http::family;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::reports::report::{Report, RunReport, RunResult};
@@ -87,10 +88,6 @@ impl Metrics {
         let _ = writeln!(out, "airlock_drift_corrected_total {}", self.drift_corrected);
         out
     }
-}
-
-fn family(out: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
 }
 
 #[cfg(test)]

@@ -1,76 +1,24 @@
-//! The HTTP/1.1 responder of `airlock-puller run`: `GET /healthz` and `GET /metrics`, one
-//! request per connection. It is hand-written because two read-only endpoints do not
-//! justify a web framework; it reads at most [`REQUEST_BYTES`] per request, gives a slow
-//! client [`READ_TIMEOUT`], and answers nothing but those two paths.
+//! What `airlock-puller run` answers on `/healthz` and `/metrics`; the HTTP itself is
+//! `airlock_cli::http`'s.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use airlock_cli::http::{self, Response};
 use jiff::Timestamp;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 use super::metrics::Metrics;
 
-/// A request line and a few headers; scrapers send a few hundred bytes.
-const REQUEST_BYTES: usize = 8 * 1024;
-const READ_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// Serves until the task is dropped.
 pub async fn serve(listener: TcpListener, metrics: Arc<Mutex<Metrics>>, interval: Duration) {
-    loop {
-        let Ok((stream, _)) = listener.accept().await else { continue };
-        let metrics = metrics.clone();
-        tokio::spawn(async move {
-            if let Err(e) = answer(stream, &metrics, interval).await {
-                tracing::debug!(error = %e, "metrics connection failed");
-            }
-        });
-    }
+    http::serve(listener, Arc::new(move |path: &str| respond(path, &metrics, interval))).await
 }
 
-async fn answer(mut stream: TcpStream, metrics: &Mutex<Metrics>, interval: Duration) -> std::io::Result<()> {
-    let Ok(head) = tokio::time::timeout(READ_TIMEOUT, read_head(&mut stream)).await else {
-        return Ok(());
-    };
-    let head = head?;
-    let (status, content_type, body) = respond(&head, metrics, interval);
-    let response =
-        format!("HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
-    stream.write_all(response.as_bytes()).await?;
-    stream.shutdown().await
-}
-
-/// Reads until the end of the headers, the size cap, or the end of the stream.
-async fn read_head(stream: &mut TcpStream) -> std::io::Result<Vec<u8>> {
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while head.len() < REQUEST_BYTES && !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut buf).await?;
-        if n == 0 {
-            break;
-        }
-        head.extend_from_slice(&buf[..n]);
-    }
-    Ok(head)
-}
-
-fn respond(head: &[u8], metrics: &Mutex<Metrics>, interval: Duration) -> (&'static str, &'static str, String) {
-    const TEXT: &str = "text/plain; charset=utf-8";
-    let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
-    let line = String::from_utf8_lossy(line);
-    let mut words = line.split_whitespace();
-    let (method, path) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
-    if method != "GET" {
-        return ("405 Method Not Allowed", TEXT, "only GET\n".into());
-    }
+fn respond(path: &str, metrics: &Mutex<Metrics>, interval: Duration) -> Response {
     let metrics = metrics.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    match path.split('?').next().unwrap_or_default() {
-        "/healthz" if metrics.healthy(Timestamp::now(), interval) => ("200 OK", TEXT, "ok\n".into()),
-        "/healthz" => ("503 Service Unavailable", TEXT, "no successful run in the last 3 intervals\n".into()),
-        "/metrics" => ("200 OK", "text/plain; version=0.0.4; charset=utf-8", metrics.render()),
-        _ => ("404 Not Found", TEXT, "not found: try /metrics or /healthz\n".into()),
-    }
+    let health = if metrics.healthy(Timestamp::now(), interval) { Ok(()) } else { Err("no successful run in the last 3 intervals") };
+    http::health_or_metrics(path, health, || metrics.render())
 }
 
 #[cfg(test)]
@@ -79,11 +27,7 @@ mod tests {
     use crate::reports::report::{Report, RunReport, RunResult};
 
     async fn get(addr: std::net::SocketAddr, request: &str) -> String {
-        let mut s = TcpStream::connect(addr).await.unwrap();
-        s.write_all(request.as_bytes()).await.unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).await.unwrap();
-        out
+        http::get(addr, request).await.unwrap()
     }
 
     #[tokio::test]
