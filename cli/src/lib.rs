@@ -120,8 +120,34 @@ pub fn namespace_missing(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.code == 404 && status.message.starts_with("namespaces "))
 }
 
+/// Whether an API error is a 404: the object is missing, or its kind is not served (a CRD
+/// that is not installed). An API server answers the latter with a plain-text body, which
+/// kube reads as a status without the `NotFound` reason, so `is_not_found` misses it.
+pub fn absent(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 404)
+}
+
 /// Installs the one rustls crypto provider of the process (ring). Call first in `main`:
 /// kube and the registry client both need it, and two providers would panic.
 pub fn install_crypto_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::core::Status;
+
+    fn api_error(code: u16, reason: &str, message: &str) -> kube::Error {
+        let mut status = Status::failure(message, reason);
+        status.code = code;
+        kube::Error::Api(Box::new(status))
+    }
+
+    #[test]
+    fn a_kind_that_is_not_served_is_absent_like_a_missing_object() {
+        assert!(super::absent(&api_error(404, "Failed to parse error data", "404 page not found")));
+        assert!(super::absent(&api_error(404, "NotFound", "clusterconfigurations \"x\" not found")));
+        assert!(!super::absent(&api_error(403, "Forbidden", "forbidden")));
+        assert!(!super::namespace_missing(&api_error(404, "Failed to parse error data", "404 page not found")));
+    }
 }

@@ -103,7 +103,7 @@ pub async fn list(client: &kube::Client, namespace: Option<&str>) -> Result<Vec<
     };
     match api.list(&ListParams::default().labels(CLUSTER_NAME_LABEL)).await {
         Ok(list) => Ok(list.items.into_iter().map(|o| serde_json::to_value(o).expect("a Kubernetes object serialises")).collect()),
-        Err(kube::Error::Api(s)) if s.is_not_found() => Ok(Vec::new()),
+        Err(e) if airlock_cli::absent(&e) => Ok(Vec::new()),
         // A publisher whose RBAC predates the check: it cannot look, which is no failure of
         // the ingest it runs beside.
         Err(kube::Error::Api(s)) if s.is_forbidden() => {

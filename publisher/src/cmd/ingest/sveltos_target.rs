@@ -59,7 +59,8 @@ pub async fn write(client: &kube::Client, cluster: &ClusterId, report: &PullRepo
             let drift = found.as_ref().and_then(|o| o.metadata.annotations.as_ref()?.get(DRIFT_ANNOTATION).cloned());
             (found.map(|o| o.data["status"].clone()).unwrap_or(Value::Null), drift)
         }
-        Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Written::default()),
+        // The kind is not served: Sveltos's addon-controller CRDs are not installed.
+        Err(e) if airlock_cli::absent(&e) => return Ok(Written::default()),
         Err(e) => return Err(error(what(), e)),
     };
     let Some(change) = addons::addons(report, cluster, &old) else { return Ok(Written::default()) };
@@ -72,8 +73,7 @@ pub async fn write(client: &kube::Client, cluster: &ClusterId, report: &PullRepo
         object["metadata"]["annotations"] = json!({DRIFT_ANNOTATION: drift});
     }
     match api.patch(&name, &apply, &Patch::Apply(&object)).await {
-        // The kind is not served: Sveltos's addon-controller CRDs are not installed.
-        Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(Written::default()),
+        Err(e) if airlock_cli::absent(&e) => return Ok(Written::default()),
         Err(e) => return Err(error(what(), e)),
         Ok(_) => {}
     }
@@ -130,7 +130,7 @@ async fn cluster_report(
     });
     let apply = PatchParams::apply(FIELD_MANAGER).force();
     match api.patch(&name, &apply, &Patch::Apply(&object)).await {
-        Err(kube::Error::Api(s)) if s.is_not_found() => return Ok(false),
+        Err(e) if airlock_cli::absent(&e) => return Ok(false),
         Err(e) => return Err(error(what(), e)),
         Ok(_) => {}
     }
