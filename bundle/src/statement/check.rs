@@ -81,6 +81,9 @@ pub struct Selection {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Only the object of this name; absent means every name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// A Kubernetes label selector (`app=web,!canary`), Sveltos's `labelFilters` joined.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub label_selector: String,

@@ -42,6 +42,7 @@ fn check(c: &Fields<'_>) -> Result<CheckSpec, ModelError> {
             version: c.or_default("version")?,
             kind,
             namespace: c.get::<String>("namespace")?.filter(|n| !n.is_empty()),
+            name: None,
             label_selector: label_selector(c)?,
         })
     };
