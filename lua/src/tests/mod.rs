@@ -4,6 +4,7 @@
 mod examples;
 mod globals;
 mod health;
+mod matching;
 mod json;
 mod quirks;
 mod rejects;
