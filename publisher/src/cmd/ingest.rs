@@ -9,13 +9,16 @@
 //! verified report per cluster, if newer than what was ingested) → `status` (what
 //! changes) → `target` (the management cluster, or the register `--to-dir` files), with
 //! the ClusterConfiguration and ClusterSummary shapes in `addons`, `charts`, `configuration`, `drift`,
-//! `dryrun`, `profiles` and `sveltos_target`. Clusters whose reports stopped coming are
+//! `dryrun`, `profiles` and `sveltos_target`, and what the report's evaluations mean for the
+//! Classifiers in `classified` and `classifier_target`. Clusters whose reports stopped coming are
 //! `liveness`' (spec 14.9). The annotations written are named in `crate::annotations`.
 //! Nothing here talks to managed clusters.
 
 pub mod addons;
 pub mod applied;
 pub mod charts;
+pub mod classified;
+pub mod classifier_target;
 pub mod configuration;
 pub mod drift;
 pub mod dryrun;
