@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 mod airgap;
+mod classifier;
 mod confidential;
 mod containment;
 mod credentials;

@@ -96,7 +96,13 @@ struct Input<'a> {
 }
 
 /// Runs `script` on `input`; the verdict field `verdict` and the message it returned.
-fn judge(source: &LuaSource<'_>, script: &str, input: Input<'_>, verdict: &'static str, budget: &LuaBudget) -> Result<(bool, String), LuaError> {
+fn judge(
+    source: &LuaSource<'_>,
+    script: &str,
+    input: Input<'_>,
+    verdict: &'static str,
+    budget: &LuaBudget,
+) -> Result<(bool, String), LuaError> {
     let (lua, meter) = sandbox::new_state(budget, source.to_string()).map_err(|err| source.error(&err, None, budget))?;
     let fail = |err: mlua::Error| source.error(&err, Some(&meter), budget);
 

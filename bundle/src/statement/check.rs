@@ -89,6 +89,20 @@ pub struct Selection {
     pub label_selector: String,
 }
 
+impl Selection {
+    /// Every object of one kind, in every namespace.
+    pub fn every(group: &str, version: &str, kind: &str) -> Selection {
+        Selection {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            namespace: None,
+            name: None,
+            label_selector: String::new(),
+        }
+    }
+}
+
 /// A named CEL rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

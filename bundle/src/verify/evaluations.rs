@@ -56,7 +56,7 @@ mod tests {
 
     #[test]
     fn rejects_a_selector_without_a_kind_and_a_nameless_definition() {
-        let selection = Selection { group: String::new(), version: "v1".into(), kind: String::new(), namespace: None, name: None, label_selector: String::new() };
+        let selection = Selection::every("", "v1", "");
         let selector = Selector { objects: selection, script: None, cel: vec![] };
         let err = check_evaluations(&[Evaluation { selectors: vec![selector], ..named("a") }]).unwrap_err().to_string();
         assert!(err.contains("Classifier \"a\" selectors[0] names no version or no kind"), "{err}");

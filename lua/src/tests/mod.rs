@@ -4,8 +4,8 @@
 mod examples;
 mod globals;
 mod health;
-mod matching;
 mod json;
+mod matching;
 mod quirks;
 mod rejects;
 mod runes;

@@ -105,14 +105,7 @@ mod tests {
     }
 
     fn selector(script: Option<&str>, cel: &[&str]) -> Selector {
-        let objects = Selection {
-            group: String::new(),
-            version: "v1".into(),
-            kind: "Service".into(),
-            namespace: None,
-            name: None,
-            label_selector: String::new(),
-        };
+        let objects = Selection::every("", "v1", "Service");
         let cel = cel.iter().map(|r| CelRule { name: "r".into(), rule: r.to_string() }).collect();
         Selector { objects, script: script.map(String::from), cel }
     }

@@ -5,14 +5,7 @@ use crate::sources::classifier::{Comparison, VersionConstraint};
 
 fn classifier(name: &str, labels: &[(&str, &str)], lists: bool) -> Classifier {
     let selectors = if lists {
-        let objects = Selection {
-            group: String::new(),
-            version: "v1".into(),
-            kind: "Service".into(),
-            namespace: None,
-            name: None,
-            label_selector: "sveltos=fv".into(),
-        };
+        let objects = Selection { label_selector: "sveltos=fv".into(), ..Selection::every("", "v1", "Service") };
         vec![Selector { objects, script: None, cel: vec![] }]
     } else {
         vec![]
@@ -42,7 +35,10 @@ fn a_match_labels_the_cluster_and_records_the_managed_key() {
     let c = classifier("sveltos-service", &[("sveltos-service", "present")], true);
     let out = classify(std::slice::from_ref(&c), &[found(&c, true)], Some("v1.20.2"), &BTreeMap::new(), &labels(&[("env", "prod")]));
     assert_eq!(out.labels, BTreeMap::from([("sveltos-service".to_string(), Some("present".to_string()))]));
-    assert_eq!(out.pairs, vec![Pair { classifier: c.name.clone(), matched: true, managed: vec!["sveltos-service".into()], unmanaged: vec![] }]);
+    assert_eq!(
+        out.pairs,
+        vec![Pair { classifier: c.name.clone(), matched: true, managed: vec!["sveltos-service".into()], unmanaged: vec![] }]
+    );
 }
 
 #[test]
@@ -71,7 +67,13 @@ fn the_owner_keeps_a_contested_key_and_the_other_records_the_conflict() {
     // With no owner yet, the first by name takes it; once b stops matching, a does.
     let out = classify(&both, &results, Some("v1.20.2"), &BTreeMap::new(), &BTreeMap::new());
     assert_eq!(out.labels["tier"], Some("gold".into()));
-    let out = classify(&both, &[found(&a, true), found(&b, false)], Some("v1.20.2"), &kept(&[("b", true, &["tier"])]), &labels(&[("tier", "silver")]));
+    let out = classify(
+        &both,
+        &[found(&a, true), found(&b, false)],
+        Some("v1.20.2"),
+        &kept(&[("b", true, &["tier"])]),
+        &labels(&[("tier", "silver")]),
+    );
     assert_eq!(out.labels["tier"], Some("gold".into()));
 }
 
@@ -117,6 +119,9 @@ fn the_report_is_named_and_labelled_as_libsveltos_does() {
     let object = report_object(&cluster, &pair);
     assert_eq!(object["metadata"]["name"], "sveltos--gpu--edge-1");
     assert_eq!(object["metadata"]["labels"][REPORT_CLUSTER_TYPE_LABEL], "sveltos");
-    assert_eq!(object["spec"], json!({"classifierName": "gpu", "clusterName": "edge-1", "clusterNamespace": "fleet", "clusterType": "Sveltos", "match": true}));
+    assert_eq!(
+        object["spec"],
+        json!({"classifierName": "gpu", "clusterName": "edge-1", "clusterNamespace": "fleet", "clusterType": "Sveltos", "match": true})
+    );
     assert_eq!(kept_of(&object), Some(("gpu".into(), Kept { matched: true, managed: vec!["gpu".into()] })));
 }

@@ -36,8 +36,9 @@ fn every_cluster_carries_every_classifier_in_name_order() {
 
 #[test]
 fn a_classifier_that_cannot_be_read_is_carried_to_no_cluster() {
-    let docs = yaml::parse_documents(&format!("{CLUSTERS}---\n{}", CLASSIFIERS.replace("comparison: GreaterThanOrEqualTo", "comparison: Above")))
-        .unwrap();
+    let docs =
+        yaml::parse_documents(&format!("{CLUSTERS}---\n{}", CLASSIFIERS.replace("comparison: GreaterThanOrEqualTo", "comparison: Above")))
+            .unwrap();
     let inv = Inventory::from_objects(docs.iter().map(|d| ("test".to_string(), d)));
     assert_eq!(inv.classifiers.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["sveltos-service"]);
     assert!(inv.broken.iter().any(|b| b.message.contains("Classifier/by-version")), "{:?}", inv.broken);

@@ -17,14 +17,22 @@ pub static CLASSIFIER_FIELDS: &[Field] = &[
         Supported,
         "set on every SveltosCluster the Classifier matches by airlock-publisher ingest, and removed once it no longer matches; profiles select on them at the next publish",
     ),
-    f("spec.classifierLabels[].key", Differs, "a label key; one Classifier owns a key on a cluster at a time: the one whose ClassifierReport lists it as managed, else the first matching Classifier by name (Sveltos: the first its controller registered); the others record the key as unmanaged"),
+    f(
+        "spec.classifierLabels[].key",
+        Differs,
+        "a label key; one Classifier owns a key on a cluster at a time: the one whose ClassifierReport lists it as managed, else the first matching Classifier by name (Sveltos: the first its controller registered); the others record the key as unmanaged",
+    ),
     f("spec.classifierLabels[].value", Supported, "the label's value"),
     f(
         "spec.kubernetesVersionConstraints",
         Supported,
         "decided by airlock-publisher ingest from the Kubernetes version the cluster's report carries (or the one ingested before), as major.minor.patch; every entry must hold",
     ),
-    f("spec.kubernetesVersionConstraints[].comparison", Supported, "Equal, NotEqual, GreaterThan, LessThan, GreaterThanOrEqualTo, LessThanOrEqualTo"),
+    f(
+        "spec.kubernetesVersionConstraints[].comparison",
+        Supported,
+        "Equal, NotEqual, GreaterThan, LessThan, GreaterThanOrEqualTo, LessThanOrEqualTo",
+    ),
     f(
         "spec.kubernetesVersionConstraints[].version",
         Differs,
@@ -40,10 +48,18 @@ pub static CLASSIFIER_FIELDS: &[Field] = &[
         Supported,
         "Lua run by the puller's sandbox under the checks' budget, with every object kept as the global resources; a script that does not compile refuses the bundle before any write",
     ),
-    f("spec.deployedResourceConstraint.resourceSelectors", Supported, "each lists one kind on the cluster; without an aggregate the cluster matches when each keeps an object"),
+    f(
+        "spec.deployedResourceConstraint.resourceSelectors",
+        Supported,
+        "each lists one kind on the cluster; without an aggregate the cluster matches when each keeps an object",
+    ),
     f("spec.deployedResourceConstraint.resourceSelectors[].group", Supported, "the kind's group"),
     f("spec.deployedResourceConstraint.resourceSelectors[].version", Supported, "the kind's version"),
-    f("spec.deployedResourceConstraint.resourceSelectors[].kind", Supported, "the kind, found by discovery; a kind the cluster does not serve lists nothing"),
+    f(
+        "spec.deployedResourceConstraint.resourceSelectors[].kind",
+        Supported,
+        "the kind, found by discovery; a kind the cluster does not serve lists nothing",
+    ),
     f("spec.deployedResourceConstraint.resourceSelectors[].namespace", Supported, "one namespace; empty means all"),
     f("spec.deployedResourceConstraint.resourceSelectors[].name", Supported, "only the object of that name"),
     all(
@@ -51,7 +67,11 @@ pub static CLASSIFIER_FIELDS: &[Field] = &[
         Differs,
         "joined into the list's label selector: Equal key=value, Different key!=value, Has key, DoesNotHave !key (Sveltos's agent lists key!=value for every operation but Equal)",
     ),
-    f("spec.deployedResourceConstraint.resourceSelectors[].selector", Supported, "ANDed with the label filters in the list's label selector"),
+    f(
+        "spec.deployedResourceConstraint.resourceSelectors[].selector",
+        Supported,
+        "ANDed with the label filters in the list's label selector",
+    ),
     all("spec.deployedResourceConstraint.resourceSelectors[].selector.matchExpressions", Supported, "In, NotIn, Exists, DoesNotExist"),
     f("spec.deployedResourceConstraint.resourceSelectors[].selector.matchLabels", Supported, "as selector"),
     f(
@@ -59,7 +79,11 @@ pub static CLASSIFIER_FIELDS: &[Field] = &[
         Supported,
         "Lua run by the puller's sandbox under the checks' budget, with the object as obj; an object is kept when it returns matching; a script that does not compile refuses the bundle before any write",
     ),
-    all("spec.deployedResourceConstraint.resourceSelectors[].evaluateCEL", Supported, "CEL over resource: an object is kept when one rule is true; a rule that does not compile refuses the bundle"),
+    all(
+        "spec.deployedResourceConstraint.resourceSelectors[].evaluateCEL",
+        Supported,
+        "CEL over resource: an object is kept when one rule is true; a rule that does not compile refuses the bundle",
+    ),
     all("status.clusterInfo", NotApplicable, DEPRECATED),
     all("status.machingClusterStatuses", NotApplicable, DEPRECATED),
 ];
@@ -98,4 +122,3 @@ pub static CLASSIFIER_REPORT_FIELDS: &[Field] = &[
     f("status.failureMessage", NotSupported, "never written: a failed evaluation is the puller's warning and leaves the match as it was"),
     f("status.hash", NotSupported, "never written: the report names the definition it evaluated by its SHA-256 instead"),
 ];
-

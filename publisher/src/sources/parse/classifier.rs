@@ -38,7 +38,10 @@ pub fn parse_classifier(value: &Value) -> Result<Classifier, ModelError> {
     for (_, constraint) in spec.items("kubernetesVersionConstraints")? {
         let text: String = constraint.or_default("comparison")?;
         let comparison = Comparison::parse(&text).ok_or_else(|| {
-            constraint.error("comparison", format!("{text:?} is none of Equal, NotEqual, GreaterThan, LessThan, GreaterThanOrEqualTo, LessThanOrEqualTo"))
+            constraint.error(
+                "comparison",
+                format!("{text:?} is none of Equal, NotEqual, GreaterThan, LessThan, GreaterThanOrEqualTo, LessThanOrEqualTo"),
+            )
         })?;
         let version = constraint_version(&constraint.or_default::<String>("version")?).map_err(|m| constraint.error("version", m))?;
         versions.push(VersionConstraint { comparison, version });
