@@ -139,6 +139,9 @@ async fn the_documented_classifier_labels_a_cluster_and_its_profile_follows() {
             b"",
         );
     }
-    let _ =
-        Api::<k8s_openapi::api::core::v1::Namespace>::all(site.client.clone()).delete("docs-classified", &DeleteParams::default()).await;
+    kubectl_ok(MANAGEMENT, &["delete", "configmap", "-n", "docs-mgmt", "docs-classified", "--ignore-not-found", "--wait=false"], b"");
+    let namespaces = Api::<k8s_openapi::api::core::v1::Namespace>::all(site.client.clone());
+    for namespace in ["docs-classified", site.app_ns.as_str()] {
+        let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
+    }
 }
