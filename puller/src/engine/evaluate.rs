@@ -96,9 +96,11 @@ async fn classify(client: &kube::Client, e: &Evaluation) -> Result<(bool, String
 
 #[cfg(test)]
 mod tests {
+    use airlock_bundle::PartSettings;
     use airlock_bundle::statement::{CelRule, Selection, Selector};
 
     use super::*;
+    use crate::engine::testing;
 
     fn classifier(selectors: Vec<Selector>, aggregate: Option<&str>) -> Evaluation {
         Evaluation { kind: EvaluationKind::Classifier, name: "c".into(), selectors, aggregate: aggregate.map(String::from) }
@@ -120,5 +122,15 @@ mod tests {
         assert!(err.contains("evaluation Classifier \"c\": selectors[0]: CEL rule"), "{err}");
         let err = validate(&[classifier(vec![], Some("function evaluate( return"))]).unwrap_err().to_string();
         assert!(err.contains("aggregate"), "{err}");
+    }
+
+    #[test]
+    fn a_bundle_carrying_a_script_that_does_not_compile_is_refused_when_read() {
+        let files =
+            [("ClusterProfile.p/cm.yaml".to_string(), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: n}\n".to_string())];
+        let broken = classifier(vec![selector(Some("function evaluate("), &[])], None);
+        let bundle = testing::verified_with(1, &files, &|_| PartSettings::default(), |r| r.settings.evaluations = vec![broken]);
+        let err = crate::engine::desired(&bundle, &testing::settings("fleet/edge-1")).unwrap_err();
+        assert!(matches!(err, EngineError::Evaluation { .. }) && err.is_rejection(), "{err}");
     }
 }
