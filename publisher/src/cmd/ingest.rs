@@ -77,6 +77,11 @@ records their authors in the annotation airlock.dev/sveltos-staged and a Warning
 (reason SveltosStagesConfiguration) on the SveltosCluster, and removes the annotation once
 they are gone (docs/operations.md, Sveltos beside Airlock).
 
+On a management cluster serving Sveltos's Classifier and ClassifierReport CRDs, ingest also
+decides each Classifier's match from the report (the puller's results, the Kubernetes version),
+writes a ClassifierReport per Classifier in the cluster's namespace and sets or removes the
+Classifiers' labels on the SveltosCluster; profiles select on them at the next publish.
+
 Exit codes: 0 every report ingested or skipped as old, 1 an error (the management cluster, the
 store or a file could not be read or written: run again), 3 some report was rejected (named in
 the table and the log; the good ones were ingested).";
