@@ -75,8 +75,6 @@ async fn the_documented_classifier_labels_a_cluster_and_its_profile_follows() {
     let sync = || async {
         let done = site.run("sync", "store", &report_args).await;
         assert_exit(&done, 0);
-        // Reports are named to the millisecond; the next run's must be later.
-        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
     };
     let ingest = || {
         let out = run(&["ingest", "--from", reports.to_str().expect("UTF-8 path"), "--kubeconfig", &mgmt]);
