@@ -11,6 +11,7 @@
 
 mod airgap;
 mod chart;
+mod classifier;
 mod confidential;
 mod containment;
 mod credentials;

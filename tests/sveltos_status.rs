@@ -10,7 +10,7 @@
 //! report becomes the per-profile drift on the ClusterConfiguration.
 
 use airlock_bundle::SyncMode;
-use airlock_e2e::publisher::reports::{report, report_key_of, sign_report};
+use airlock_e2e::publisher::reports::{register_reporting, report, report_key_of, sign_report};
 use airlock_e2e::publisher::{Keys, install_crds, install_status_crds, kubectl_ok, run, unique};
 use airlock_e2e::puller::{Signing, Site, config_map_file};
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -226,13 +226,7 @@ async fn drift_corrected_at_the_edge_shows_per_profile_and_an_object_sveltos_ign
     let (ns, name) = (site.cluster.namespace().to_string(), site.cluster.name().to_string());
     let keys = Keys::new("ops");
     let mgmt = airlock_e2e::service_env(MANAGEMENT);
-    let args = ["register", "cluster", "--namespace", &ns, "--cluster", &name, "--pullmode", "--source", "oci+http://127.0.0.1:1/x"];
-    let out = run(&[&args[..], &["--keyring", &keys.keyring_path, "--kubeconfig", &mgmt]].concat());
-    assert!(out.status.success(), "register: {}", String::from_utf8_lossy(&out.stderr));
-    let key_file = site.dir.path().join("report.key");
-    std::fs::write(&key_file, report_key_of(&out.stdout).to_pkcs8_pem()).expect("report key written");
-    let reports = site.dir.path().join("reports");
-    std::fs::create_dir(&reports).expect("reports directory");
+    let (key_file, reports) = register_reporting(&site.cluster, &keys.keyring_path, site.dir.path());
     let web = unique("drift");
     let part = format!("ClusterProfile.{web}");
 

@@ -18,9 +18,11 @@ use super::key::SigningKey;
 use super::verify::VerifiedEnvelope;
 use crate::{ClusterId, Digest};
 
+mod evaluated;
 mod findings;
 
 pub use super::envelope::REPORT_PAYLOAD_TYPE;
+pub use evaluated::{Evaluated, MAX_MESSAGE_BYTES};
 pub use findings::{BundleSeen, Drift, PartDrift, ProfileNotes, ReleaseOperation, ReleaseSeen};
 
 /// `apiVersion` of a report.
@@ -127,6 +129,10 @@ pub struct PullReport<O = serde::de::IgnoredAny> {
     /// it applied and acts no more; absent while it serves the cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decommissioned: Option<Timestamp>,
+    /// What the run found evaluating the definitions of the bundle it verified (spec
+    /// 5.14), in the bundle's order; absent when it evaluated none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evaluations: Vec<Evaluated>,
 }
 
 impl<O> PullReport<O> {
@@ -154,6 +160,7 @@ impl<O> PullReport<O> {
             profiles: Vec::new(),
             releases: Vec::new(),
             decommissioned: None,
+            evaluations: Vec::new(),
         }
     }
 

@@ -59,10 +59,12 @@ pub enum LuaError {
     ResultIsArray { at: Location },
     #[error("lua script {at}: field {field:?} of the returned table is a {found}, not a string of manifests")]
     ResourcesNotString { at: Location, field: String, found: &'static str },
-    #[error("lua script {at}: evaluate returned an array, not a table with a healthy field")]
-    HealthIsArray { at: Location },
+    /// A judging script (a health check's, an evaluation's) returned an array; `verdict`
+    /// names the field it should have had (`healthy`, `matching`).
+    #[error("lua script {at}: evaluate returned an array, not a table with a {verdict} field")]
+    VerdictIsArray { at: Location, verdict: &'static str },
     #[error("lua script {at}: field {field:?} of the returned table is a {found}, not a boolean")]
-    HealthyNotBool { at: Location, field: String, found: &'static str },
+    VerdictNotBool { at: Location, field: String, found: &'static str },
     #[error("lua script {at}: field {field:?} of the returned table is a {found}, not a string")]
     MessageNotString { at: Location, field: String, found: &'static str },
     #[error("lua script {at}: instruction budget exceeded: more than {limit} instructions")]

@@ -2,7 +2,8 @@
 //! Secret annotated `projectsveltos.io/lua`, run as a Lua program that returns manifests
 //! ([`evaluate`], a pure function of the script, the `templateResourceRefs` objects and a
 //! [`LuaBudget`]). The puller's: a health check's script, which judges one object of the
-//! managed cluster ([`evaluate_health`], module `health`). A new Lua state per call, so
+//! managed cluster ([`evaluate_health`]), and a Classifier's, which judges one object or
+//! all those kept ([`evaluate_match`]), both in module `health`. A new Lua state per call, so
 //! either runs on any thread; the rest of this page is about instantiation.
 //!
 //! It does not decide which resources are Lua (nor that a `projectsveltos.io/template`
@@ -61,7 +62,7 @@ use mlua::chunk::ChunkMode;
 
 pub use budget::LuaBudget;
 pub use error::{LuaError, LuaSource};
-pub use health::{Health, check_health_syntax, evaluate_health};
+pub use health::{Health, MatchInput, Matched, check_health_syntax, evaluate_health, evaluate_match};
 use result::Rejection;
 
 /// Runs `script` with `resources` (`identifier → object`) and returns the manifest text of

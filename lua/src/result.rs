@@ -25,7 +25,7 @@ pub(super) enum Rejection {
         field: String,
         found: &'static str,
     },
-    /// A health script's `healthy` that is not a boolean.
+    /// A judging script's verdict (`healthy`, `matching`) that is not a boolean.
     NotABool {
         field: String,
         found: &'static str,

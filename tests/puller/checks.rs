@@ -27,6 +27,7 @@ fn labelled(ns: &str, role: &str) -> Selection {
         version: "v1".into(),
         kind: "ConfigMap".into(),
         namespace: Some(ns.into()),
+        name: None,
         label_selector: format!("role={role}"),
     }
 }

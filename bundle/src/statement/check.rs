@@ -81,9 +81,26 @@ pub struct Selection {
     pub kind: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    /// Only the object of this name; absent means every name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// A Kubernetes label selector (`app=web,!canary`), Sveltos's `labelFilters` joined.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub label_selector: String,
+}
+
+impl Selection {
+    /// Every object of one kind, in every namespace.
+    pub fn every(group: &str, version: &str, kind: &str) -> Selection {
+        Selection {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            namespace: None,
+            name: None,
+            label_selector: String::new(),
+        }
+    }
 }
 
 /// A named CEL rule.

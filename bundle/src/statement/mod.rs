@@ -10,12 +10,14 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 mod check;
+mod evaluation;
 mod profile;
 mod scoped;
 mod settings;
 pub mod tenant;
 
 pub use check::{CelRule, Check, Checks, JobCheck, MetricQuery, Metrics, SecretName, Selection, list as check_list};
+pub use evaluation::{Evaluation, EvaluationKind, Selector};
 pub use profile::{DriftExclusion, FieldNote, ProfileEntry, RenderFailure, Rendering, Support, Target};
 pub use scoped::{ClusterScopedObject, parse_cluster_scoped};
 pub use settings::ClusterSettings;

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ActiveWindow, ClusterScopedObject};
+use super::{ActiveWindow, ClusterScopedObject, Evaluation};
 
 /// A cluster's settings as a statement carries them. Each is left out of the JSON while it
 /// holds its default, so a bundle that needs none of them reads as it always did; the
@@ -36,4 +36,8 @@ pub struct ClusterSettings {
     /// besides the Namespaces of the list (spec 5.2); sorted, no duplicates.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cluster_scoped: Vec<ClusterScopedObject>,
+    /// What the puller evaluates on the cluster and reports back (spec 5.14), sorted by
+    /// kind and name; absent when there is nothing to evaluate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evaluations: Vec<Evaluation>,
 }

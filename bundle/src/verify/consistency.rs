@@ -36,6 +36,7 @@ pub(super) fn check_consistency(statement: &Statement, limits: &Limits) -> Resul
         return Err(VerifyError::BadField(format!("watchNamespaces entry {bad:?} is not a namespace name")));
     }
     check_cluster_scoped(&p.settings.cluster_scoped)?;
+    super::evaluations::check_evaluations(&p.settings.evaluations)?;
     // spec 2.5.5: a final bundle prunes the whole inventory, so it carries nothing to
     // apply and confirms the mass prune it is.
     if p.decommission && (!p.profiles.is_empty() || !p.files.is_empty()) {

@@ -3,12 +3,13 @@
 //! [`verify_envelope`] runs steps 1-10 on the envelope alone, so a puller learns whether it
 //! needs any content before it fetches a byte of it. [`VerifiedEnvelope::verify_part`] runs
 //! steps 11-13 on each part, and [`VerifiedEnvelope::finish`] is the only way to obtain a
-//! [`VerifiedBundle`], which is what the puller applies. Step 6 is in `consistency` (its optional settings in `settings`), steps
+//! [`VerifiedBundle`], which is what the puller applies. Step 6 is in `consistency` (its optional settings in `settings`, the definitions to evaluate in `evaluations`), steps
 //! 7-10 in `claims`, steps 11-13 in `part`; this module runs them in order.
 
 mod claims;
 mod consistency;
 mod error;
+mod evaluations;
 mod expectation;
 mod part;
 mod sealing;
@@ -20,6 +21,7 @@ use bytes::Bytes;
 
 pub use claims::{Claims, check_claims};
 pub use error::VerifyError;
+pub use evaluations::{MAX_EVALUATIONS, MAX_SELECTORS};
 pub use expectation::{Expectation, Floor};
 pub use part::Transport;
 pub use settings::{MAX_DRIFT_PATHS, is_json_pointer, runnable};

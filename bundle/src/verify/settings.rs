@@ -122,6 +122,7 @@ mod tests {
                 version: "v1".into(),
                 kind: "Deployment".into(),
                 namespace: None,
+                name: None,
                 label_selector: String::new(),
             }),
             script: None,

@@ -106,3 +106,20 @@ fn rejects_a_final_bundle_with_parts_or_without_the_mass_prune_confirmation() {
     });
     refused(&fx, &env, "decommission: a final bundle must also carry allowMassPrune true");
 }
+
+fn classifier(name: &str) -> airlock_bundle::statement::Evaluation {
+    use airlock_bundle::statement::{Evaluation, EvaluationKind, Selection, Selector};
+    let selector = Selector { objects: Selection::every("", "v1", "Service"), script: None, cel: vec![] };
+    Evaluation { kind: EvaluationKind::Classifier, name: name.into(), selectors: vec![selector], aggregate: None }
+}
+
+#[test]
+fn evaluations_travel_signed_and_are_held_to_step_6() {
+    let fx = Fixture::new(1);
+    let env = resigned(&fx, |s| s.predicate.settings.evaluations = vec![classifier("a"), classifier("b")]);
+    let verified = check(&fx, &env).expect("well-formed evaluations verify");
+    let names: Vec<String> = verified.predicate().settings.evaluations.iter().map(|e| e.name.clone()).collect();
+    assert_eq!(names, ["a", "b"]);
+    let env = resigned(&fx, |s| s.predicate.settings.evaluations = vec![classifier("b"), classifier("a")]);
+    refused(&fx, &env, "evaluations: Classifier \"a\" is out of order or repeated");
+}

@@ -5,6 +5,7 @@ mod examples;
 mod globals;
 mod health;
 mod json;
+mod matching;
 mod quirks;
 mod rejects;
 mod runes;

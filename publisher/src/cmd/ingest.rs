@@ -9,13 +9,16 @@
 //! verified report per cluster, if newer than what was ingested) → `status` (what
 //! changes) → `target` (the management cluster, or the register `--to-dir` files), with
 //! the ClusterConfiguration and ClusterSummary shapes in `addons`, `charts`, `configuration`, `drift`,
-//! `dryrun`, `profiles` and `sveltos_target`. Clusters whose reports stopped coming are
+//! `dryrun`, `profiles` and `sveltos_target`, and what the report's evaluations mean for the
+//! Classifiers in `classified` and `classifier_target`. Clusters whose reports stopped coming are
 //! `liveness`' (spec 14.9). The annotations written are named in `crate::annotations`.
 //! Nothing here talks to managed clusters.
 
 pub mod addons;
 pub mod applied;
 pub mod charts;
+pub mod classified;
+pub mod classifier_target;
 pub mod configuration;
 pub mod drift;
 pub mod dryrun;
@@ -73,6 +76,11 @@ staged for a registered cluster (label pullmode.projectsveltos.io/clustername): 
 records their authors in the annotation airlock.dev/sveltos-staged and a Warning Event
 (reason SveltosStagesConfiguration) on the SveltosCluster, and removes the annotation once
 they are gone (docs/operations.md, Sveltos beside Airlock).
+
+On a management cluster serving Sveltos's Classifier and ClassifierReport CRDs, ingest also
+decides each Classifier's match from the report (the puller's results, the Kubernetes version),
+writes a ClassifierReport per Classifier in the cluster's namespace and sets or removes the
+Classifiers' labels on the SveltosCluster; profiles select on them at the next publish.
 
 Exit codes: 0 every report ingested or skipped as old, 1 an error (the management cluster, the
 store or a file could not be read or written: run again), 3 some report was rejected (named in

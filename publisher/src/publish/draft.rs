@@ -130,6 +130,7 @@ pub fn full(run: &Run<'_>, rendered: Rendered, prepared: PreparedCluster) -> Ful
             allow_plaintext_secrets: rendered.allow_plaintext_secrets,
             allow_mass_prune: rendered.allow_mass_prune,
             cluster_scoped: rendered.cluster_scoped.clone(),
+            evaluations: rendered.evaluations.clone(),
         },
         decommission: false,
     };

@@ -174,6 +174,7 @@ pub fn assemble(
         allow_plaintext_secrets: prepared.allow_plaintext_secrets,
         allow_mass_prune: prepared.allow_mass_prune,
         cluster_scoped: prepared.cluster_scoped.clone(),
+        evaluations: prepared.evaluations.clone(),
         bundle,
         settings,
         objects,

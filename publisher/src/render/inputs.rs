@@ -69,6 +69,9 @@ impl Fingerprints {
         if let Some(relay) = &plan.credentials {
             let _ = write!(text, "\ncredentials {} {}", relay.source.key, self.found(&relay.source.key));
         }
+        for evaluation in &plan.evaluations {
+            let _ = write!(text, "\nevaluation {}", evaluation.digest());
+        }
         for pp in &plan.profiles {
             let part = pp.profile.part_name();
             let profile = self.profiles.get(&part).map_or_else(String::new, Digest::to_string);
@@ -150,6 +153,18 @@ data: {x.yaml: 'apiVersion: v1\nkind: Namespace\nmetadata: {name: web}\n'}
             assert!(WORLD.contains(from), "{what}");
             assert_ne!(fingerprints(&WORLD.replacen(from, to, 1))[0], before[0], "{what}");
         }
+    }
+
+    #[test]
+    fn changes_with_the_classifiers_every_cluster_evaluates() {
+        let classifier = "---\napiVersion: lib.projectsveltos.io/v1beta1\nkind: Classifier\nmetadata: {name: gpu}\nspec:\n  \
+                          deployedResourceConstraint: {resourceSelectors: [{version: v1, kind: Node}]}\n";
+        let with = fingerprints(&format!("{WORLD}{classifier}"));
+        assert!(with.iter().zip(fingerprints(WORLD)).all(|(a, b)| *a != b), "a new classifier reaches every cluster");
+        let changed = fingerprints(&format!("{WORLD}{}", classifier.replace("Node", "Pod")));
+        assert!(with.iter().zip(changed).all(|(a, b)| *a != b), "a changed definition too");
+        let labels_only = fingerprints(&format!("{WORLD}{classifier}  classifierLabels: [{{key: gpu, value: 'yes'}}]\n"));
+        assert_eq!(labels_only, with, "labels are ingest's, not the bundle's");
     }
 
     #[test]

@@ -50,7 +50,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use airlock_bundle::age::Recipient;
-use airlock_bundle::statement::{ActiveWindow, ClusterScopedObject};
+use airlock_bundle::statement::{ActiveWindow, ClusterScopedObject, Evaluation};
 use airlock_bundle::{Bundle, ClusterId, Limits, PartSettings};
 use jiff::{SignedDuration, Timestamp};
 
@@ -80,6 +80,8 @@ pub struct Rendered {
     pub allow_plaintext_secrets: bool,
     pub allow_mass_prune: bool,
     pub cluster_scoped: Vec<ClusterScopedObject>,
+    /// What its puller evaluates (bundles-format.md 5.14).
+    pub evaluations: Vec<Evaluation>,
     pub bundle: Bundle,
     /// Settings of every part, by part name.
     pub settings: BTreeMap<String, PartSettings>,
@@ -108,6 +110,7 @@ pub struct PreparedCluster {
     pub allow_plaintext_secrets: bool,
     pub allow_mass_prune: bool,
     pub cluster_scoped: Vec<ClusterScopedObject>,
+    pub evaluations: Vec<Evaluation>,
     /// One per planned profile, in part-name order.
     pub parts: Vec<PartDraft>,
     /// The relayed store credentials, as the system part's object.
@@ -236,6 +239,7 @@ impl<'r> Renderer<'r> {
             allow_plaintext_secrets: plan.cluster.allow_plaintext_secrets,
             allow_mass_prune: plan.cluster.allow_mass_prune,
             cluster_scoped: plan.cluster.cluster_scoped.clone(),
+            evaluations: plan.evaluations.clone(),
             parts,
             credentials,
             warnings,

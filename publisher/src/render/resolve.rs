@@ -7,6 +7,7 @@
 //! profile that fails any of that fails alone, for this cluster: its plan carries the
 //! problem and renders nothing. Reading what was fetched is `content`'s, and `shared`'s.
 
+use airlock_bundle::statement::Evaluation;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -26,6 +27,8 @@ pub struct ClusterPlan<'a> {
     pub profiles: Vec<ProfilePlan<'a>>,
     /// The store credentials to relay, for a cluster registered with `--token`.
     pub credentials: Option<Relay>,
+    /// What the cluster's puller evaluates: every Classifier of the fleet.
+    pub evaluations: Vec<Evaluation>,
 }
 
 /// One reference of a profile, resolved for a cluster.
@@ -157,7 +160,8 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, invento
             },
         })
         .collect();
-    Ok(ClusterPlan { cluster, profiles, credentials: credentials::relay_of(cluster)? })
+    let evaluations = inventory.classifiers.iter().map(|c| c.evaluation.clone()).collect();
+    Ok(ClusterPlan { cluster, profiles, credentials: credentials::relay_of(cluster)?, evaluations })
 }
 
 fn profile_plan<'a>(

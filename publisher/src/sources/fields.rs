@@ -12,6 +12,8 @@
 //! that depend on a field's value (a `Local` policyRef, a Flux source kind).
 
 #[cfg(test)]
+mod classifier_table;
+#[cfg(test)]
 mod compat;
 mod profile_table;
 mod table;

@@ -1,5 +1,5 @@
 //! What the sources yield and rendering reads: the checked [`Inventory`] of clusters,
-//! profiles and sets (with what could not be read), the [`Resources`] fetched for a run,
+//! profiles, sets and classifiers (with what could not be read), the [`Resources`] fetched for a run,
 //! and why a source could not be read at all. Reading them from a directory or a cluster
 //! is `dir`'s and `live`'s.
 
@@ -10,9 +10,10 @@ use serde_json::Value;
 use airlock_bundle::ClusterId;
 
 use super::broken::{Broken, Touches};
+use super::classifier::Classifier;
 use super::key::ObjectKey;
 use super::model::{CLUSTER_GROUP, ClusterSet, PROFILE_GROUP, Profile, SveltosCluster};
-use super::parse::{parse_cluster, parse_profile, parse_role_request, parse_set, part_of_unreadable};
+use super::parse::{parse_classifier, parse_cluster, parse_profile, parse_role_request, parse_set, part_of_unreadable};
 
 /// Why the source could not be read at all; what one object breaks is a [`Broken`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
@@ -30,6 +31,9 @@ pub struct Inventory {
     pub clusters: Vec<SveltosCluster>,
     pub profiles: Vec<Profile>,
     pub sets: Vec<ClusterSet>,
+    /// Every Classifier that could be read, by name: each pull-mode cluster's bundle
+    /// carries them all, as Sveltos evaluates every Classifier on every cluster.
+    pub classifiers: Vec<Classifier>,
     pub broken: Vec<Broken>,
 }
 
@@ -68,6 +72,10 @@ impl Inventory {
                         inv.broken.push(broken(e.to_string(), Touches::Profile { part, display }));
                     }
                 },
+                (CLUSTER_GROUP, "Classifier") => match parse_classifier(value) {
+                    Ok(c) => inv.classifiers.push(c),
+                    Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
+                },
                 (CLUSTER_GROUP, kind @ ("ClusterSet" | "Set")) => match parse_set(value, kind == "Set") {
                     Ok(s) => inv.sets.push(s),
                     Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
@@ -78,6 +86,7 @@ impl Inventory {
         inv.hold_profiles_of_broken_sets();
         inv.clusters.sort_by(|a, b| a.id.cmp(&b.id));
         inv.profiles.sort_by_key(Profile::part_name);
+        inv.classifiers.sort_by(|a, b| a.name.cmp(&b.name));
         inv
     }
 

@@ -2,7 +2,7 @@
 //! in-cluster config).
 //!
 //! Lists SveltosClusters, ClusterProfiles and Profiles (v1beta1, page by page), and the
-//! ClusterSets, Sets and RoleRequests when their CRDs are installed, and gets only the ConfigMaps,
+//! ClusterSets, Sets, RoleRequests and Classifiers when their CRDs are installed, and gets only the ConfigMaps,
 //! Secrets and template resources that rendering names: a management cluster holds far
 //! more Secrets than any profile references. Kinds other than ConfigMap and Secret are
 //! found through discovery; a Flux source is read in the version asked for when the API
@@ -46,13 +46,14 @@ pub fn sveltos_kinds() -> [(ApiResource, bool); 3] {
     ]
 }
 
-/// The set kinds `setRefs` name, and RoleRequests: listed when their CRDs are installed,
-/// none otherwise.
-fn set_kinds() -> [ApiResource; 3] {
+/// The set kinds `setRefs` name, RoleRequests and Classifiers: listed when their CRDs are
+/// installed, none otherwise.
+fn optional_kinds() -> [ApiResource; 4] {
     [
         sveltos_resource(CLUSTER_GROUP, "ClusterSet", "clustersets"),
         sveltos_resource(CLUSTER_GROUP, "Set", "sets"),
         sveltos_resource(CLUSTER_GROUP, "RoleRequest", "rolerequests"),
+        sveltos_resource(CLUSTER_GROUP, "Classifier", "classifiers"),
     ]
 }
 
@@ -60,7 +61,7 @@ fn set_kinds() -> [ApiResource; 3] {
 #[async_trait]
 pub trait ClusterReader: Send + Sync {
     /// Every object of the listed kind whose plural is `plural` (one of [`sveltos_kinds`]
-    /// and the set kinds), with apiVersion and kind set.
+    /// and the optional kinds), with apiVersion and kind set.
     async fn list(&self, plural: &str) -> Result<Vec<Value>, SourceError>;
 
     /// Each of `wanted`, in order: `None` when it does not exist, an error message when it
@@ -89,7 +90,7 @@ impl LiveSource {
         for (ar, _) in sveltos_kinds() {
             objects.extend(self.reader.list(&ar.plural).await?);
         }
-        for ar in set_kinds() {
+        for ar in optional_kinds() {
             match self.reader.list(&ar.plural).await {
                 Ok(sets) => objects.extend(sets),
                 Err(SourceError::Kube { message, .. }) if message.contains(NOT_INSTALLED) => {}
@@ -138,7 +139,7 @@ impl KubeReader {
 #[async_trait]
 impl ClusterReader for KubeReader {
     async fn list(&self, plural: &str) -> Result<Vec<Value>, SourceError> {
-        let listed = sveltos_kinds().into_iter().map(|(ar, _)| ar).chain(set_kinds()).find(|ar| ar.plural == plural);
+        let listed = sveltos_kinds().into_iter().map(|(ar, _)| ar).chain(optional_kinds()).find(|ar| ar.plural == plural);
         let ar =
             listed.ok_or_else(|| SourceError::Kube { what: format!("list {plural}"), message: "not a kind the publisher lists".into() })?;
         self.list_all(&ar).await

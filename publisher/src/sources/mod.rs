@@ -12,6 +12,7 @@
 //! OCIRepository serves. Nothing here renders or publishes anything.
 
 pub mod broken;
+pub mod classifier;
 pub mod dir;
 pub mod fields;
 mod inventory;

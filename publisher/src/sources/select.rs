@@ -191,6 +191,7 @@ mod tests {
     fn prerequisites_come_with_their_dependents_and_paused_profiles_with_none() {
         let c = cluster("fleet/a", json!({"env": "prod"}), true, false);
         let inventory = Inventory {
+            classifiers: vec![],
             clusters: vec![c.clone()],
             profiles: vec![
                 profile(json!({"name": "app"}), json!({"clusterSelector": {"matchLabels": {"env": "prod"}}, "dependsOn": ["base"]}), false),

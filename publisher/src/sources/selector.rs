@@ -67,6 +67,11 @@ impl Selector {
         Ok(Some(Selector(selector)))
     }
 
+    /// The selector as the Kubernetes API takes it in a list's `labelSelector`.
+    pub fn query(&self) -> String {
+        self.0.to_string()
+    }
+
     pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
         self.0.matches(labels)
     }

@@ -29,6 +29,7 @@ pub(crate) mod api;
 pub(crate) mod apply;
 pub(crate) mod checks;
 pub(crate) mod drift;
+pub(crate) mod evaluate;
 pub(crate) mod model;
 pub(crate) mod parse;
 pub(crate) mod plan;

@@ -19,11 +19,23 @@ use super::model::settings::{NamespacePolicy, Settings};
 /// `files` (path, YAML) signed as `version` of the fixture cluster `fleet/edge-1`, each
 /// part with the settings `settings` gives it, then verified in full (spec 8).
 pub fn verified(version: u64, files: &[(String, String)], settings: &dyn Fn(&str) -> PartSettings) -> VerifiedBundle {
+    verified_with(version, files, settings, |_| {})
+}
+
+/// As [`verified`], with the release `edit` makes of the fixture's.
+pub fn verified_with(
+    version: u64,
+    files: &[(String, String)],
+    settings: &dyn Fn(&str) -> PartSettings,
+    edit: impl FnOnce(&mut airlock_bundle::Release),
+) -> VerifiedBundle {
     let fixture = Fixture::new(1);
     let parts: BTreeSet<String> = files.iter().map(|(p, _)| p.split('/').next().unwrap_or_default().to_string()).collect();
     let files = files.iter().map(|(p, y)| (p.clone(), y.as_bytes().to_vec()));
     let bundle = Bundle::new(parts, files, &Limits::SPEC).expect("valid test bundle");
-    let signed = sign::sign(bundle, &fixture.release(version), settings, &fixture.keys, None);
+    let mut release = fixture.release(version);
+    edit(&mut release);
+    let signed = sign::sign(bundle, &release, settings, &fixture.keys, None);
     let floor = Floor::default();
     let envelope = verify_envelope(&signed.envelope, None, &fixture.expect(&floor), &Limits::SPEC).expect("test envelope verifies");
     let parts = signed

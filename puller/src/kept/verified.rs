@@ -14,7 +14,7 @@
 
 use airlock_bundle::Digest;
 use airlock_bundle::report::{BundleSeen, ProfileNotes};
-use airlock_bundle::statement::ActiveWindow;
+use airlock_bundle::statement::{ActiveWindow, Evaluation};
 use airlock_bundle::{SyncMode, VerifiedEnvelope};
 use airlock_store::{Fetched, ReadBytes};
 use serde::{Deserialize, Serialize};
@@ -47,6 +47,10 @@ pub struct Verified {
     /// How the envelope was read, when through an OCI manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<ReadThrough>,
+    /// What the bundle asks its puller to evaluate (spec 5.14): taken from the envelope
+    /// this run verified, never kept.
+    #[serde(skip)]
+    pub evaluations: Vec<Evaluation>,
 }
 
 /// The OCI manifest an envelope was read through and, when small enough, the bytes read.
@@ -70,6 +74,7 @@ impl Verified {
             active_window: p.settings.active_window.clone(),
             profiles: ProfileNotes::of(p),
             read: None,
+            evaluations: p.settings.evaluations.clone(),
         }
     }
 

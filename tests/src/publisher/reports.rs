@@ -38,3 +38,23 @@ pub fn report_key_of(yaml: &[u8]) -> SigningKey {
     let pem = base64::engine::general_purpose::STANDARD.decode(secret["data"]["report.key"].as_str().expect("data")).expect("base64");
     SigningKey::from_pkcs8_pem(std::str::from_utf8(&pem).expect("PEM")).expect("PKCS#8 key")
 }
+
+/// Registers `cluster` in pull mode on the management apiserver, trusting `keyring`, and
+/// writes the report key registration makes to `dir/report.key`; returns that file and
+/// `dir/reports`, created empty, for the puller's report files.
+pub fn register_reporting(
+    cluster: &airlock_bundle::ClusterId,
+    keyring: &str,
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let mgmt = crate::service_env("AIRLOCK_KUBECONFIG_MANAGEMENT");
+    let (ns, name) = (cluster.namespace(), cluster.name());
+    let args = ["register", "cluster", "--namespace", ns, "--cluster", name, "--pullmode", "--source", "oci+http://127.0.0.1:1/x"];
+    let out = super::run(&[&args[..], &["--keyring", keyring, "--kubeconfig", &mgmt]].concat());
+    assert!(out.status.success(), "register: {}", String::from_utf8_lossy(&out.stderr));
+    let key_file = dir.join("report.key");
+    std::fs::write(&key_file, report_key_of(&out.stdout).to_pkcs8_pem()).expect("report key written");
+    let reports = dir.join("reports");
+    std::fs::create_dir(&reports).expect("reports directory");
+    (key_file, reports)
+}

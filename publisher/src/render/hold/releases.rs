@@ -154,6 +154,7 @@ mod tests {
             allow_plaintext_secrets: false,
             allow_mass_prune: false,
             cluster_scoped: Vec::new(),
+            evaluations: Vec::new(),
             parts,
             credentials: None,
             warnings: Vec::new(),

@@ -2,6 +2,7 @@
 //! the Sveltos features (templated references, Lua, patches, implicit namespaces,
 //! dependsOn, failure isolation, clocks and random values).
 
+mod evaluations;
 mod kustomize;
 mod remote;
 mod sealing;

@@ -42,6 +42,7 @@ fn check(c: &Fields<'_>) -> Result<CheckSpec, ModelError> {
             version: c.or_default("version")?,
             kind,
             namespace: c.get::<String>("namespace")?.filter(|n| !n.is_empty()),
+            name: None,
             label_selector: label_selector(c)?,
         })
     };
@@ -79,7 +80,7 @@ fn check(c: &Fields<'_>) -> Result<CheckSpec, ModelError> {
 }
 
 /// Sveltos's `labelFilters`, joined into the selector the Kubernetes API takes.
-fn label_selector(c: &Fields<'_>) -> Result<String, ModelError> {
+pub(super) fn label_selector(c: &Fields<'_>) -> Result<String, ModelError> {
     let mut terms = Vec::new();
     for (_, f) in c.items("labelFilters")? {
         let (key, value): (String, String) = (f.or_default("key")?, f.or_default("value")?);

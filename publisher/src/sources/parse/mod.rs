@@ -8,6 +8,7 @@
 //! path (`spec.policyRefs[2].tier`) rather than by serde's position in the object.
 
 mod checks;
+mod classifier;
 mod cluster;
 mod helm_chart;
 mod kustomization;
@@ -19,6 +20,7 @@ mod tenant;
 #[cfg(test)]
 mod tests;
 
+pub use classifier::parse_classifier;
 pub use cluster::{parse_cluster, parse_set};
 pub use profile::{parse_profile, part_of_unreadable};
 pub use role_request::parse_role_request;

@@ -111,7 +111,13 @@ pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::R
     let mut report = Report::start(&settings.cluster);
     let mut writer = Writer { held: None, turned_away: false };
     let mut kept = None;
-    let result = run(settings, client, &mut writer, stop, &mut report, &mut kept).await;
+    let mut definitions = Vec::new();
+    let result = run(settings, client, &mut writer, stop, &mut report, &mut kept, &mut definitions).await;
+    // Evaluating only reads: every run that verified its bundle and did not fail does it,
+    // a deferred or dry run included, so the management side hears of the cluster as it is.
+    if result.as_ref().is_ok_and(|r| *r != RunResult::Rejected) && !definitions.is_empty() {
+        report.evaluations = engine::evaluate::evaluate(client, &definitions).await;
+    }
     report.finish(result);
     let names = names(settings);
     let mut found = None;
@@ -132,7 +138,8 @@ pub async fn sync(settings: &SyncSettings, client: &kube::Client, stop: watch::R
     report
 }
 
-/// `kept`: the kept report, when this run read it for its floor.
+/// `kept`: the kept report, when this run read it for its floor. `definitions`: what the
+/// bundle it verified asks it to evaluate (spec 5.14).
 async fn run(
     settings: &SyncSettings,
     client: &kube::Client,
@@ -140,6 +147,7 @@ async fn run(
     stop: watch::Receiver<bool>,
     report: &mut Report,
     kept: &mut Option<KeptRead>,
+    definitions: &mut Vec<airlock_bundle::statement::Evaluation>,
 ) -> Result<RunResult, Failure> {
     let (mut state_store, state) = StateStore::load(client, &names(settings), &settings.cluster).await?;
     (report.applied_version, report.applied_digest) = applied(state.as_ref()).unzip();
@@ -169,6 +177,7 @@ async fn run(
     };
     match found {
         Found::Applied(applied) => {
+            definitions.clone_from(&applied.evaluations);
             report.bundle = Some(applied.seen.clone());
             report.profiles = applied.profiles.clone();
             if deferred(applied.active_window.as_ref(), &floor) {
@@ -234,6 +243,7 @@ async fn run(
             // that would be refused is refused now, not when the window opens.
             let desired = engine::desired(&bundle, &engine_settings)?;
             let envelope = bundle.envelope().clone();
+            definitions.clone_from(&envelope.predicate().settings.evaluations);
             // The manifests are parsed: the bundle's bytes need not wait for the apply.
             drop(bundle);
             if deferred(envelope.predicate().settings.active_window.as_ref(), &floor) {

@@ -111,6 +111,7 @@ mod tests {
             version: "v1".into(),
             kind: kind.into(),
             namespace: namespace.map(String::from),
+            name: None,
             label_selector: String::new(),
         };
         Check { objects: Some(selection), ..check("objects") }

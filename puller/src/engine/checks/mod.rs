@@ -12,11 +12,11 @@
 //! the first failure ends the list, as in Sveltos. A script's message, or its error, about
 //! a `Secret` or an object the bundle carried encrypted is withheld: it can quote the data.
 
-mod cel;
+pub(crate) mod cel;
 mod contained;
 mod job;
 mod metrics;
-mod objects;
+pub(crate) mod objects;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -1,5 +1,5 @@
-//! The objects a check judges: one kind, listed in one namespace or in all, by label
-//! selector, with the kind resolved by discovery. A kind the cluster does not serve
+//! The objects a check or an evaluation judges: one kind, listed in one namespace or in
+//! all, by label selector (and name, for an evaluation), with the kind resolved by discovery. A kind the cluster does not serve
 //! lists nothing judged (`None`), as libsveltos treats a missing CRD.
 
 use airlock_bundle::statement::Selection;
@@ -24,6 +24,9 @@ pub async fn list(client: &kube::Client, selection: &Selection) -> Result<Option
     if !selection.label_selector.is_empty() {
         params = params.labels(&selection.label_selector);
     }
+    if let Some(name) = &selection.name {
+        params = params.fields(&format!("metadata.name={name}"));
+    }
     let listed = api.list(&params).await.map_err(|e| format!("listing {}: {e}", describe(selection)))?;
     // The items of a list carry no kind of their own; the scripts read it, as Sveltos's get it.
     let types = TypeMeta { api_version: resource.api_version.clone(), kind: resource.kind.clone() };
@@ -40,6 +43,9 @@ pub fn describe(selection: &Selection) -> String {
     let api_version =
         if selection.group.is_empty() { selection.version.clone() } else { format!("{}/{}", selection.group, selection.version) };
     let mut text = format!("{api_version} {}", selection.kind);
+    if let Some(name) = &selection.name {
+        text.push_str(&format!(" named {name}"));
+    }
     if let Some(namespace) = &selection.namespace {
         text.push_str(&format!(" in {namespace}"));
     }

@@ -17,6 +17,10 @@ pub enum EngineError {
     /// pointer): a bundle fault, found before anything is written.
     #[error("profile {part}: {field}: {message}")]
     Setting { part: String, field: String, message: String },
+    /// A definition to evaluate (spec 5.14) whose script or CEL rule does not compile: a
+    /// bundle fault, found before anything is written.
+    #[error("evaluation {definition}: {field}: {message}")]
+    Evaluation { definition: String, field: String, message: String },
     /// Namespaced objects outside watch-namespaces under `reject`, every one listed:
     /// refused by policy.
     #[error("{} object(s) outside watch-namespaces: {}", objects.len(), objects.join(", "))]
@@ -75,6 +79,7 @@ impl EngineError {
             self,
             EngineError::Manifest { .. }
                 | EngineError::Setting { .. }
+                | EngineError::Evaluation { .. }
                 | EngineError::OutsideWatchNamespaces { .. }
                 | EngineError::TenantOutside { .. }
                 | EngineError::ForeignObjects { .. }

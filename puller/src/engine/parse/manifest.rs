@@ -58,6 +58,7 @@ fn objects(bundle: &VerifiedBundle, settings: &Settings, texts: bool) -> Result<
     let predicate = bundle.predicate();
     let waves = order::waves(&predicate.profiles);
     let rules = part::rules(&predicate.profiles)?;
+    crate::engine::evaluate::validate(&predicate.settings.evaluations)?;
     policy::enforce_checks(&predicate.profiles, settings)?;
     tenant::contained(&predicate.profiles, settings)?;
     let stamp = Stamp {

@@ -1,0 +1,71 @@
+//! What a run found when it evaluated the definitions its bundle carries (spec 14.3
+//! `evaluations`, from spec 5.14): one result per definition, naming the definition by
+//! kind, name and digest, so the management side acts only on results of the definition
+//! it holds now. Bounded: a message or an error is cut to [`MAX_MESSAGE_BYTES`].
+
+use serde::{Deserialize, Serialize};
+
+use crate::Digest;
+use crate::statement::{Evaluation, EvaluationKind};
+
+/// A result's message or error, at most: a script's words, not a payload.
+pub const MAX_MESSAGE_BYTES: usize = 1_024;
+
+/// The result of one definition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Evaluated {
+    pub kind: EvaluationKind,
+    pub name: String,
+    /// [`Evaluation::digest`] of the definition evaluated.
+    pub definition: Digest,
+    /// For a `Classifier`: whether the cluster matches. False when `error` is set.
+    pub matched: bool,
+    /// What the aggregate script said, if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Why the definition could not be evaluated (a list refused, a script that failed):
+    /// the result says nothing about the cluster then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Evaluated {
+    /// The result of `definition`: `Ok(matched, message)` or the error.
+    pub fn of(definition: &Evaluation, outcome: Result<(bool, String), String>) -> Evaluated {
+        let (matched, message, error) = match outcome {
+            Ok((matched, message)) => (matched, (!message.is_empty()).then(|| cut(message)), None),
+            Err(error) => (false, None, Some(cut(error))),
+        };
+        Evaluated { kind: definition.kind, name: definition.name.clone(), definition: definition.digest(), matched, message, error }
+    }
+}
+
+/// `text` cut to [`MAX_MESSAGE_BYTES`] at a character boundary.
+fn cut(mut text: String) -> String {
+    if text.len() > MAX_MESSAGE_BYTES {
+        let mut end = MAX_MESSAGE_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_and_errors_are_bounded() {
+        let definition = Evaluation { kind: EvaluationKind::Classifier, name: "a".into(), selectors: vec![], aggregate: None };
+        let long = "é".repeat(MAX_MESSAGE_BYTES);
+        let said = Evaluated::of(&definition, Ok((true, long.clone())));
+        assert!(said.message.as_ref().unwrap().len() <= MAX_MESSAGE_BYTES && said.matched);
+        let failed = Evaluated::of(&definition, Err(long));
+        assert!(!failed.matched && failed.error.unwrap().len() <= MAX_MESSAGE_BYTES);
+        assert_eq!(Evaluated::of(&definition, Ok((false, String::new()))).message, None);
+        assert_eq!(said.definition, definition.digest());
+    }
+}

@@ -1,0 +1,136 @@
+//! The definitions a bundle carries for evaluation (spec 5.14), evaluated against this
+//! cluster with the evaluator checks use: the same object lists, the same Lua sandbox
+//! and budget, the same CEL. [`validate`] compiles every script and rule when the
+//! bundle is read, so one that does not compile refuses the bundle before any write;
+//! [`evaluate`] runs them and gives one bounded result per definition for the report.
+//!
+//! A `Classifier` matches as Sveltos's agent decides: each selector lists its objects
+//! and keeps those its script calls `matching` (every one, without a script) and, with
+//! CEL rules, of which one is true. Without an aggregate script the cluster matches when
+//! every selector kept at least one object; with one, the script judges every object
+//! kept, together. A kind the cluster does not serve lists nothing. A list that fails or
+//! a script that fails makes the result an error, which says nothing about the cluster.
+
+use airlock_bundle::report::Evaluated;
+use airlock_bundle::seal::is_secret;
+use airlock_bundle::statement::{Evaluation, EvaluationKind};
+use airlock_lua::{LuaBudget, LuaSource, MatchInput, check_health_syntax, evaluate_match};
+
+use crate::engine::checks::{cel::Rules, objects};
+use crate::engine::model::error::EngineError;
+
+/// What a result says instead of a script's words when it judged a `Secret`.
+const WITHHELD: &str = "(the script's message is withheld: it judged a Secret)";
+
+/// Compiles every script and CEL rule of `evaluations`.
+pub fn validate(evaluations: &[Evaluation]) -> Result<(), EngineError> {
+    for e in evaluations {
+        let definition = format!("{} {:?}", e.kind.name(), e.name);
+        let refuse = |field: String, message: String| EngineError::Evaluation { definition: definition.clone(), field, message };
+        for (i, selector) in e.selectors.iter().enumerate() {
+            let field = format!("selectors[{i}]");
+            Rules::compile(&selector.cel).map_err(|why| refuse(field.clone(), why))?;
+            if let Some(script) = &selector.script {
+                let source = LuaSource { profile: &definition, resource: &field, key: "script" };
+                check_health_syntax(&source, script, &LuaBudget::DEFAULT).map_err(|err| refuse(field.clone(), err.to_string()))?;
+            }
+        }
+        if let Some(script) = &e.aggregate {
+            let source = LuaSource { profile: &definition, resource: "aggregate", key: "script" };
+            check_health_syntax(&source, script, &LuaBudget::DEFAULT).map_err(|err| refuse("aggregate".into(), err.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
+/// One result per definition of `evaluations`, in their order.
+pub async fn evaluate(client: &kube::Client, evaluations: &[Evaluation]) -> Vec<Evaluated> {
+    let mut results = Vec::with_capacity(evaluations.len());
+    for e in evaluations {
+        let outcome = match e.kind {
+            EvaluationKind::Classifier => classify(client, e).await,
+        };
+        if let Err(why) = &outcome {
+            tracing::warn!("{} {:?} could not be evaluated: {why}", e.kind.name(), e.name);
+        }
+        results.push(Evaluated::of(e, outcome));
+    }
+    results
+}
+
+/// Whether the cluster matches a Classifier's `deployedResourceConstraint`, and what its
+/// aggregate script said.
+async fn classify(client: &kube::Client, e: &Evaluation) -> Result<(bool, String), String> {
+    let definition = format!("{} {:?}", e.kind.name(), e.name);
+    let mut kept = Vec::new();
+    for (i, selector) in e.selectors.iter().enumerate() {
+        let field = format!("selectors[{i}]");
+        let rules = Rules::compile(&selector.cel)?;
+        let listed = objects::list(client, &selector.objects).await?.unwrap_or_default();
+        let mut found = 0;
+        for object in listed {
+            let by_script = match &selector.script {
+                None => true,
+                Some(script) => {
+                    let source = LuaSource { profile: &definition, resource: &field, key: "script" };
+                    let judged = evaluate_match(&source, script, MatchInput::Object(&object), &LuaBudget::DEFAULT);
+                    judged.map_err(|err| if is_secret(&object) { WITHHELD.to_string() } else { err.to_string() })?.matching
+                }
+            };
+            if by_script && (selector.cel.is_empty() || rules.matched(&object).is_some()) {
+                found += 1;
+                kept.push(object);
+            }
+        }
+        if found == 0 && e.aggregate.is_none() {
+            return Ok((false, String::new()));
+        }
+    }
+    let Some(script) = &e.aggregate else { return Ok((true, String::new())) };
+    let source = LuaSource { profile: &definition, resource: "aggregate", key: "script" };
+    let secret = kept.iter().any(is_secret);
+    let said = evaluate_match(&source, script, MatchInput::Objects(&kept), &LuaBudget::DEFAULT)
+        .map_err(|err| if secret { WITHHELD.to_string() } else { err.to_string() })?;
+    Ok((said.matching, if secret && !said.message.is_empty() { WITHHELD.to_string() } else { said.message }))
+}
+
+#[cfg(test)]
+mod tests {
+    use airlock_bundle::PartSettings;
+    use airlock_bundle::statement::{CelRule, Selection, Selector};
+
+    use super::*;
+    use crate::engine::testing;
+
+    fn classifier(selectors: Vec<Selector>, aggregate: Option<&str>) -> Evaluation {
+        Evaluation { kind: EvaluationKind::Classifier, name: "c".into(), selectors, aggregate: aggregate.map(String::from) }
+    }
+
+    fn selector(script: Option<&str>, cel: &[&str]) -> Selector {
+        let objects = Selection::every("", "v1", "Service");
+        let cel = cel.iter().map(|r| CelRule { name: "r".into(), rule: r.to_string() }).collect();
+        Selector { objects, script: script.map(String::from), cel }
+    }
+
+    #[test]
+    fn refuses_a_definition_whose_script_or_rule_does_not_compile() {
+        assert_eq!(validate(&[classifier(vec![selector(Some("function evaluate() return {} end"), &["true"])], None)]), Ok(()));
+        let err = validate(&[classifier(vec![selector(Some("function evaluate("), &[])], None)]).unwrap_err();
+        assert!(matches!(&err, EngineError::Evaluation { field, .. } if field == "selectors[0]"), "{err}");
+        assert!(err.is_rejection());
+        let err = validate(&[classifier(vec![selector(None, &["resource.("])], None)]).unwrap_err().to_string();
+        assert!(err.contains("evaluation Classifier \"c\": selectors[0]: CEL rule"), "{err}");
+        let err = validate(&[classifier(vec![], Some("function evaluate( return"))]).unwrap_err().to_string();
+        assert!(err.contains("aggregate"), "{err}");
+    }
+
+    #[test]
+    fn a_bundle_carrying_a_script_that_does_not_compile_is_refused_when_read() {
+        let files =
+            [("ClusterProfile.p/cm.yaml".to_string(), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: n}\n".to_string())];
+        let broken = classifier(vec![selector(Some("function evaluate("), &[])], None);
+        let bundle = testing::verified_with(1, &files, &|_| PartSettings::default(), |r| r.settings.evaluations = vec![broken]);
+        let err = crate::engine::desired(&bundle, &testing::settings("fleet/edge-1")).unwrap_err();
+        assert!(matches!(err, EngineError::Evaluation { .. }) && err.is_rejection(), "{err}");
+    }
+}
