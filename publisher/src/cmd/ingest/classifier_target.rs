@@ -32,17 +32,13 @@ fn error(what: String, e: kube::Error) -> TargetError {
     TargetError::Object { what, message: e.to_string() }
 }
 
-fn not_served(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.is_not_found())
-}
-
 /// Records what `report` means for the Classifiers of `cluster`, whose SveltosCluster is
 /// `object`. Returns how many ClassifierReports were written or deleted.
 pub async fn write(client: &kube::Client, cluster: &ClusterId, object: &Value, report: &PullReport) -> Result<usize, TargetError> {
     let classifier_resource = resource("Classifier", "classifiers");
     let listed = match Api::<DynamicObject>::all_with(client.clone(), &classifier_resource).list(&ListParams::default()).await {
         Ok(list) => list.items,
-        Err(e) if not_served(&e) => return Ok(0),
+        Err(e) if airlock_cli::absent(&e) => return Ok(0),
         Err(e) => return Err(error("list Classifiers".into(), e)),
     };
     let (mut classifiers, mut broken) = (Vec::<Classifier>::new(), Vec::new());
@@ -63,7 +59,7 @@ pub async fn write(client: &kube::Client, cluster: &ClusterId, object: &Value, r
     let what = |name: &str| format!("ClassifierReport {}/{name}", cluster.namespace());
     let kept_reports = match reports.list(&ListParams::default().labels(&classified::reports_selector(cluster))).await {
         Ok(list) => list.items,
-        Err(e) if not_served(&e) => return Ok(0),
+        Err(e) if airlock_cli::absent(&e) => return Ok(0),
         Err(e) => return Err(error(format!("list ClassifierReports of {cluster}"), e)),
     };
     let kept: BTreeMap<String, Kept> = kept_reports
@@ -98,7 +94,7 @@ pub async fn write(client: &kube::Client, cluster: &ClusterId, object: &Value, r
         let name = classified::report_name(gone, cluster);
         match reports.delete(&name, &DeleteParams::default()).await {
             Ok(_) => written += 1,
-            Err(e) if not_served(&e) => {}
+            Err(e) if airlock_cli::absent(&e) => {}
             Err(e) => return Err(error(what(&name), e)),
         }
     }
