@@ -125,6 +125,7 @@ async fn the_service_account_may_do_what_the_readme_lists_and_nothing_more() {
         "--set=image.repository=127.0.0.1:5000/airlock/puller",
         "--set=store.url=oci+http://127.0.0.1:5000/airlock",
         "--set=signing.secretName=airlock-signing-key",
+        r#"--set-json=publish.mirrors=["https://charts.example=http://127.0.0.1:8879"]"#,
     ];
     let chart = chart_dir();
     assert_exit(&helm(MANAGEMENT, &[&["lint", &chart][..], &values].concat()), 0);
@@ -132,6 +133,7 @@ async fn the_service_account_may_do_what_the_readme_lists_and_nothing_more() {
     let installed = Installed(ns.clone());
     let template = helm(MANAGEMENT, &[&["template", &ns, &chart, "-n", &ns][..], &values].concat());
     assert_exit(&template, 0);
+    assert!(template.stdout.contains("- --mirror=https://charts.example=http://127.0.0.1:8879\n"), "{}", template.stdout);
     kubectl_ok(MANAGEMENT, &["apply", "--dry-run=server", "-f", "-"], template.stdout.as_bytes());
     assert_exit(&helm(MANAGEMENT, &[&["install", &ns, &chart, "-n", &ns][..], &values].concat()), 0);
 
