@@ -109,7 +109,7 @@ pub struct PublishArgs {
     #[arg(long = "age-recipient", value_name = "RECIPIENT")]
     pub age_recipients: Vec<String>,
     /// Fetch every chart repository, remoteURL and Flux source whose URL starts with FROM
-    /// from TO instead (the same kind of URL: http(s), oci, git or file; oci+http for a
+    /// from TO instead (the same kind of URL: http(s), oci or git; oci+http for a
     /// registry over plain HTTP); the longest FROM wins. Bundles keep recording the URL the
     /// profile names. Repeatable.
     #[arg(long = "mirror", value_name = "FROM=TO")]
