@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The whole pull-mode loop on this machine, as an operator runs it, with nothing done by
-# hand after `kubectl apply`:
-#   build the tools and the puller's image (pushed to the local registry); start a
-#   management Kubernetes API server and a single-node cluster whose pods really run
-#   (hack/node.sh); install the Sveltos CRDs and examples/ in the management one; generate
-#   keys; register a pull-mode cluster and `kubectl apply -f` its registration YAML on the
-#   node; publish. The registration's CronJob then runs the puller every minute: it syncs
-#   and sends its signed report to the store, where `airlock-publisher watch` picks it up,
-#   until `kubectl get sveltoscluster -A` shows READY true and the node's VERSION.
+# hand after `helm install` and `kubectl apply`:
+#   build the tools and the image (pushed to the local registry); start a single-node
+#   cluster whose pods really run (hack/node.sh), which is here the management cluster as
+#   well as the managed one, as a Sveltos management cluster often manages itself; install
+#   the Sveltos CRDs and examples/; generate keys; register a pull-mode cluster; install the
+#   publisher with its Helm chart (charts/airlock: `airlock-publisher watch` in a pod), which
+#   publishes; `kubectl apply -f` the registration YAML. The registration's CronJob then runs
+#   the puller every minute: it syncs and sends its signed report to the store, where the
+#   publisher's pod picks it up, until `kubectl get sveltoscluster -A` shows READY true and
+#   the node's VERSION.
 #
 # Usage: hack/quickstart.sh [--store layout|oci|git] [--keep]
 #   --store layout  bundles go to an OCI layout directory (default), which the puller's
@@ -39,22 +41,22 @@ step() { n=$((n + 1)); printf '\n\033[1m==> %d. %s\033[0m\n' "$n" "$*" >&2; }
 
 qs="${AIRLOCK_QUICKSTART_DIR:-$AIRLOCK_STATE/quickstart}"
 mkdir -p "$qs"
-cluster_ns=fleet cluster_name=edge-quickstart puller_ns=airlock-system
+cluster_ns=fleet cluster_name=edge-quickstart puller_ns=airlock-system publisher_ns=projectsveltos
 registry="127.0.0.1:${AIRLOCK_REGISTRY_PORT:-5000}"
+# The publisher's /healthz and /metrics, on the host's network as the pod is.
+metrics_port="${AIRLOCK_QUICKSTART_METRICS_PORT:-19464}"
 # The UID and GID the puller's image runs as (hack/image.sh, register's pod template).
 puller_uid=65532
 
 # What this run started, stopped on exit unless --keep; a run that fails stops it too, so
 # the next run never finds half of it running.
-started=() watch_pid=""
+started=()
 finish() {
   local rc=$?
-  if [ -n "$watch_pid" ]; then kill "$watch_pid" 2>/dev/null || true; wait "$watch_pid" 2>/dev/null || true; fi
   if [ "${#started[@]}" -gt 0 ] && { [ -z "$keep" ] || [ "$rc" -ne 0 ]; }; then
     log "stopping what this run started: ${started[*]}"
     for s in "${started[@]}"; do
       case "$s" in
-        kube:*) "$HACK_DIR/kube.sh" stop "${s#kube:}" >&2 || true ;;
         node) "$HACK_DIR/node.sh" stop >&2 || true ;;
         registry) "$HACK_DIR/registry.sh" stop >&2 || true ;;
         git) "$HACK_DIR/git-server.sh" stop >&2 || true ;;
@@ -87,8 +89,7 @@ publisher="$bin/airlock-publisher"
 start registry "$HACK_DIR/registry.sh"
 image=$("$HACK_DIR/image.sh" --debug --push "$registry")
 
-step "Start the management API server and the single-node cluster (and the $store_kind store)"
-start kube:management "$HACK_DIR/kube.sh" management
+step "Start the single-node cluster (and the $store_kind store)"
 start node "$HACK_DIR/node.sh"
 case "$store_kind" in
   layout) store="oci-layout:$qs/bundles" mount=(--mount-host-path) ;;
@@ -99,15 +100,14 @@ case "$store_kind" in
     store="git+http://127.0.0.1:${AIRLOCK_GIT_HTTP_PORT:-8418}/quickstart.git" mount=() ;;
 esac
 kubectl="$("$HACK_DIR/kube.sh" env management | sed -n 's/^export AIRLOCK_KUBECTL=//p')"
-mgmt="$AIRLOCK_STATE/kube-management/kubeconfig"
 node="$AIRLOCK_STATE/kube-node/kubeconfig"
 on_node() { "$kubectl" --kubeconfig "$node" --cache-dir "$AIRLOCK_STATE/kube-node/kubectl-cache" "$@"; }
 log "store: $store"
 
 step "Install the Sveltos CRDs and apply examples/ to the management cluster"
-"$kubectl" --kubeconfig "$mgmt" apply --server-side -f hack/crds/ >&2
-"$kubectl" --kubeconfig "$mgmt" wait --for condition=established --timeout=60s -f hack/crds/ >&2
-"$kubectl" --kubeconfig "$mgmt" apply --server-side -f examples/ >&2
+on_node apply --server-side -f hack/crds/ >&2
+on_node wait --for condition=established --timeout=60s -f hack/crds/ >&2
+on_node apply --server-side -f examples/ >&2
 
 step "Generate the publisher's signing key, the pullers' keyring and the cluster's own keys"
 if [ ! -f "$qs/keys/airlock.key" ]; then
@@ -127,9 +127,9 @@ if [ ! -f "$qs/keys/age-identity.txt" ]; then
   age-keygen -o "$qs/keys/age-identity.txt" 2>/dev/null
 fi
 
-step "Publish every pull-mode cluster's bundle from the management cluster to $store"
+step "Register the pull-mode cluster"
 register() {
-  "$publisher" register cluster --kubeconfig "$mgmt" \
+  "$publisher" register cluster --kubeconfig "$node" \
     --namespace "$cluster_ns" --cluster "$cluster_name" --pullmode \
     --labels region=eu,tier=prod --watch-namespaces web,monitoring \
     --source "$store" --keyring "$qs/keys/keyring.json" --report-key-file "$qs/keys/report.key" \
@@ -137,16 +137,44 @@ register() {
     --image "$image" --cronjob-api batch/v1beta1 --schedule '*/1 * * * *' --report-every 1m \
     --host-network "${mount[@]}" --puller-namespace "$puller_ns"
 }
-# The SveltosCluster first, so that the publish sees the cluster.
+# The SveltosCluster first, so that the publisher sees the cluster.
 register >"$qs/registration.yaml"
-"$publisher" publish --kubeconfig "$mgmt" --to "$store" --key "$qs/keys/airlock.key" --keyring "$qs/keys/keyring.json" >&2
+
+step "Install the publisher with its Helm chart: airlock-publisher watch publishes to $store"
+helm="$("$HACK_DIR/helm.sh" v3)"
+values=(--set-string "store.url=$store" --set signing.secretName=airlock-signing-key)
 if [ "$store_kind" = layout ]; then
-  # The puller writes its reports into the layout as its image's user: the layout's
-  # directories are that group's to write, and stay so for what the publisher adds.
+  # The publisher's pod and the puller's write the layout as the image's user; its
+  # directories are that group's to write, and stay so for what either adds.
+  mkdir -p "$qs/bundles"
   chgrp -R "$puller_uid" "$qs/bundles"
   chmod -R g+rwX "$qs/bundles"
   find "$qs/bundles" -type d -exec chmod g+s {} +
+  values+=(--set-json "extraVolumes=[{\"name\":\"bundles\",\"hostPath\":{\"path\":\"$qs/bundles\",\"type\":\"Directory\"}}]"
+    --set-json "extraVolumeMounts=[{\"name\":\"bundles\",\"mountPath\":\"$qs/bundles\"}]")
 fi
+on_node create namespace "$publisher_ns" --dry-run=client -o yaml | on_node apply -f - >&2
+on_node -n "$publisher_ns" create secret generic airlock-signing-key --dry-run=client -o yaml \
+  --from-file=airlock.key="$qs/keys/airlock.key" --from-file=keyring.json="$qs/keys/keyring.json" | on_node apply -f - >&2
+reference="${image%@*}"
+# A new key (a fresh quickstart directory) restarts the pod, which reads its key at start.
+key_digest=$(cat "$qs/keys/airlock.key" "$qs/keys/keyring.json" | sha256sum | cut -c1-16)
+# The node has no pod network: the pod shares the host's, with its resolver.
+"$helm" --kubeconfig "$node" upgrade --install airlock charts/airlock --namespace "$publisher_ns" \
+  --set image.repository="${reference%:*}" --set-string image.tag="${reference##*:}" --set image.digest="${image#*@}" \
+  --set hostNetwork=true --set dnsPolicy=None --set-json 'dnsConfig={"nameservers":["127.0.0.1"]}' \
+  --set metrics.bindAddress=127.0.0.1 --set metrics.port="$metrics_port" \
+  --set publish.debounce=1s --set reports.every=5s --set log.format=human \
+  --set resources.requests.cpu=50m --set resources.requests.memory=64Mi \
+  --set-string podAnnotations.airlock\\.dev/signing-key="$key_digest" \
+  "${values[@]}" --wait --timeout 3m >&2
+# The pod's first publish, before the puller looks for its bundle.
+deadline=$((SECONDS + 120))
+until curl -fsS "http://127.0.0.1:$metrics_port/metrics" 2>/dev/null | awk '$1 ~ /^airlock_publish_runs_total\{result="(ok|partial)"\}$/ && $2 > 0 { ok = 1 } END { exit !ok }'; do
+  [ "$SECONDS" -lt "$deadline" ] || { on_node -n "$publisher_ns" logs deploy/airlock --tail 20 >&2; die "the publisher's pod published nothing within 2 minutes"; }
+  sleep 2
+done
+on_node -n "$publisher_ns" get deploy,pods >&2
 
 step "Apply the registration YAML on the managed cluster: nothing else is done there by hand"
 since=$(date -u +%Y-%m-%dT%H:%M:%SZ)
@@ -163,11 +191,6 @@ if [ -n "$leftover" ]; then
 fi
 on_node apply -f "$qs/registration.yaml" >&2
 
-step "Follow the reports online: airlock-publisher watch publishes and ingests what pullers send"
-"$publisher" watch --kubeconfig "$mgmt" --to "$store" --key "$qs/keys/airlock.key" --keyring "$qs/keys/keyring.json" \
-  --lease-namespace "$cluster_ns" --reports-every 5s >"$qs/watch.log" 2>&1 &
-watch_pid=$!
-
 step "Wait for the CronJob's first run and for the cluster's report (about a minute)"
 # A Job of this run, succeeded: the CronJob fires on the minute.
 deadline=$((SECONDS + 180))
@@ -178,12 +201,12 @@ until on_node -n "$puller_ns" get jobs -o jsonpath='{range .items[?(@.status.suc
 done
 # A report of this run (every run reports: --report-every 1m), and the cluster ready.
 reported() {
-  "$kubectl" --kubeconfig "$mgmt" -n "$cluster_ns" get sveltoscluster "$cluster_name" \
+  on_node -n "$cluster_ns" get sveltoscluster "$cluster_name" \
     -o jsonpath='{.metadata.annotations.airlock\.dev/report-time} {.status.ready}' |
     awk -v since="$since" '$1 >= since && $2 == "true" { ok = 1 } END { exit !ok }'
 }
 until reported; do
-  [ "$SECONDS" -lt "$deadline" ] || { tail -20 "$qs/watch.log" >&2; die "the cluster did not report ready within 3 minutes"; }
+  [ "$SECONDS" -lt "$deadline" ] || { on_node -n "$publisher_ns" logs deploy/airlock --tail 20 >&2; die "the cluster did not report ready within 3 minutes"; }
   sleep 2
 done
 
@@ -194,4 +217,4 @@ log "the last run, in $pod:"
 on_node -n "$puller_ns" logs "$pod" | tail -n 3 >&2
 on_node get namespaces,configmaps,services,deployments,networkpolicies -A -l "airlock.dev/cluster=$cluster_ns.$cluster_name" >&2
 if [ -n "$keep" ]; then log "services left running; stop them with: hack/services.sh stop"; fi
-"$kubectl" --kubeconfig "$mgmt" get sveltoscluster -A
+on_node get sveltoscluster -A
