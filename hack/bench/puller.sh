@@ -21,8 +21,17 @@
 # every request counts: the puller's /version, Lease, state Secret and report ConfigMap
 # included.
 #
-# Usage: hack/bench/puller.sh   (environment: see measure.sh; hack/bench.sh runs it)
+# Usage: hack/bench/puller.sh [--small-only]   (environment: see measure.sh; hack/bench.sh
+# runs it)
+#   --small-only  the small size's syncs and RSS only (rows 1, 2 and 4), without the large
+#                 size and the drift check: the short run that measures a first sync
 set -euo pipefail
+SMALL_ONLY=
+case "${1:-}" in
+  --small-only) SMALL_ONLY=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--small-only]" >&2 && exit 2 ;;
+esac
 # shellcheck source-path=SCRIPTDIR source=measure.sh
 . "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
@@ -55,7 +64,10 @@ prepare() {
 others() {
   local set
   OTHERS=()
-  for set in "${!PREFIX[@]}"; do [ "$set" = "$1" ] || OTHERS+=(-f "$DATA/$set/namespaces.yaml"); done
+  for set in "${!PREFIX[@]}"; do
+    # A data set --small-only did not prepare has no namespaces to delete.
+    [ "$set" = "$1" ] || [ ! -f "$DATA/$set/namespaces.yaml" ] || OTHERS+=(-f "$DATA/$set/namespaces.yaml")
+  done
 }
 
 # reset DATASET [--keep-others] — deletes the CRD and the namespaces of DATASET and, unless
@@ -249,18 +261,22 @@ trap cleanup EXIT
 
 log "preparing $SMALL and $LARGE objects in $DATA"
 prepare small "$SMALL" Continuous
-prepare large "$LARGE" Continuous
-prepare drift "$DRIFT" ContinuousWithDriftDetection
+if [ -z "$SMALL_ONLY" ]; then
+  prepare large "$LARGE" Continuous
+  prepare drift "$DRIFT" ContinuousWithDriftDetection
+fi
 fact objects.small count "$SMALL"
 fact objects.large count "$LARGE"
 fact objects.drift count "$DRIFT"
 
 log "rows 1, 2, 4 at $SMALL objects ($BENCH_RUNS runs each)"
 first_and_second small
-log "rows 2, 4 at $LARGE objects"
-first_and_second large
-log "row 3 at $DRIFT objects"
-drift
+if [ -z "$SMALL_ONLY" ]; then
+  log "rows 2, 4 at $LARGE objects"
+  first_and_second large
+  log "row 3 at $DRIFT objects"
+  drift
+fi
 
 log "cleaning up the managed cluster"
 trap - EXIT
