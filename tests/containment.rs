@@ -1,6 +1,6 @@
 //! Containment: with watch-namespaces, a bundle gains no permission outside them, shown
 //! twice against the managed Kubernetes 1.20 apiserver. The registration of `register
-//! cluster --watch-namespaces ... --allow-cluster-scoped PriorityClass.../<run>-allowed` is
+//! cluster --watch-namespaces ... --allow-cluster-scoped PriorityClass.../<run>-allowed,...` is
 //! applied, and the real `airlock-puller sync` runs as the puller's ServiceAccount
 //! (impersonated, as in `rbac.rs`):
 //!
@@ -13,8 +13,8 @@
 //!    watched namespace, a `serviceaccounts/token` request and (asked by
 //!    SubjectAccessReview) `impersonate`, `bind` and `escalate`; an ordinary object in a
 //!    watched namespace and the allow-listed PriorityClass are allowed;
-//! 3. the allow-list end to end: a bundle signed with `clusterScoped` naming that
-//!    PriorityClass applies it.
+//! 3. the allow-list end to end: a bundle signed with `clusterScoped` naming the two
+//!    allowed PriorityClasses applies them.
 //!
 //! A second test sends hostile bundles at a registration with `--pod-security restricted`
 //! (`containment/attacks.rs` builds them): setting the watched Namespaces' Pod Security or
@@ -66,7 +66,11 @@ fn attack(site: &Site) -> Vec<(String, Vec<u8>)> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_bundle_cannot_leave_its_namespaces_by_policy_nor_by_grant() {
     let site = Site::registered("contain", true, |run| {
-        vec!["--allow-cluster-scoped".into(), format!("PriorityClass.scheduling.k8s.io/{}", allowed_priority_class(run))]
+        let allowed = allowed_priority_class(run);
+        vec![
+            "--allow-cluster-scoped".into(),
+            format!("PriorityClass.scheduling.k8s.io/{allowed},PriorityClass.scheduling.k8s.io/{allowed}-2"),
+        ]
     })
     .await;
     let [watched, other_watched] = site.watched();
@@ -145,14 +149,21 @@ async fn a_bundle_cannot_leave_its_namespaces_by_policy_nor_by_grant() {
         .output()
         .expect("kubectl runs");
     assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
-    let yaml = format!("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: {allowed}\nvalue: 1000\n");
+    // Two of them: the grant names them, so the ownership check may read each but not list
+    // their kind, and reads them one by one.
     let mut files = site.config_maps(&[watched.as_str()]);
-    files.push(("ClusterProfile.app/PriorityClass.yaml".into(), yaml.into_bytes()));
-    let entry = ClusterScopedObject { group: "scheduling.k8s.io".into(), kind: "PriorityClass".into(), name: allowed.clone() };
+    let mut entries = Vec::new();
+    for name in [allowed.clone(), format!("{allowed}-2")] {
+        let yaml = format!("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: {name}\nvalue: 1000\n");
+        files.push((format!("ClusterProfile.app/PriorityClass.{name}.yaml"), yaml.into_bytes()));
+        entries.push(ClusterScopedObject { group: "scheduling.k8s.io".into(), kind: "PriorityClass".into(), name });
+    }
     let watch = ["--watch-namespaces", &site.watch_list()];
-    let applied = site.sync_released(2, &files, &watch, |r| r.settings.cluster_scoped = vec![entry], &|_| Default::default()).await;
+    let applied = site.sync_released(2, &files, &watch, |r| r.settings.cluster_scoped = entries, &|_| Default::default()).await;
     airlock_e2e::assert_exit(&applied, 0);
-    assert!(site.holds("priorityclass", None, &allowed), "the allow-listed PriorityClass was applied");
+    for name in [allowed.clone(), format!("{allowed}-2")] {
+        assert!(site.holds("priorityclass", None, &name), "the allow-listed PriorityClass {name} was applied");
+    }
     assert_eq!(site.config_map_value(&watched).await.as_deref(), Some("v1"));
     assert_eq!(site.state_version().await, Some(2));
 }

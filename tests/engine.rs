@@ -66,6 +66,19 @@ async fn first_sync_creates_everything_and_an_unchanged_resync_writes_nothing() 
     assert_eq!(s.snapshot(&kinds).await, before);
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_sync_reads_what_it_would_take_over_once_per_kind_and_namespace() {
+    let mut s = Scenario::new("reads").await;
+    let ns = s.ns("app");
+    let mut files = vec![file("ClusterProfile.base", "ns", namespace(&ns)), file("ClusterProfile.app", "svc", service(&ns, "web"))];
+    files.extend((0..6).map(|i| file("ClusterProfile.app", &format!("cm-{i}"), config_map(&ns, &format!("cm-{i}"), "1"))));
+    let first = s.sync(1, &files, &[]).await;
+    assert!(first.results.iter().all(|r| r.action == Action::Created), "{:#?}", first.results);
+    // Discovery of v1; the ownership check's reads: the Namespace and the lone Service by
+    // GET, the six ConfigMaps by one LIST; then one apply per object.
+    assert_eq!(first.api_requests, 1 + 3 + 8, "{} requests", first.api_requests);
+}
+
 /// The revision at which each object named `names` was created in `ns`, read back from the
 /// API server's watch history since `since` (the revisions of one etcd, so comparable).
 async fn created_at(api: &Api<DynamicObject>, since: &str, names: &[&str]) -> BTreeMap<String, u64> {

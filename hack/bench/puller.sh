@@ -19,10 +19,19 @@
 # run waits for the names it reuses. API requests are counted on one extra run each, from
 # the client's own request log (the puller's kube_client debug lines, kubectl -v=6), so
 # every request counts: the puller's /version, Lease, state Secret and report ConfigMap
-# included.
+# included; at the small size, a first sync's requests are counted so too.
 #
-# Usage: hack/bench/puller.sh   (environment: see measure.sh; hack/bench.sh runs it)
+# Usage: hack/bench/puller.sh [--small-only]   (environment: see measure.sh; hack/bench.sh
+# runs it)
+#   --small-only  the small size's syncs and RSS only (rows 1, 2 and 4), without the large
+#                 size and the drift check: the short run that measures a first sync
 set -euo pipefail
+SMALL_ONLY=
+case "${1:-}" in
+  --small-only) SMALL_ONLY=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--small-only]" >&2 && exit 2 ;;
+esac
 # shellcheck source-path=SCRIPTDIR source=measure.sh
 . "$(dirname "${BASH_SOURCE[0]}")/measure.sh"
 
@@ -55,7 +64,10 @@ prepare() {
 others() {
   local set
   OTHERS=()
-  for set in "${!PREFIX[@]}"; do [ "$set" = "$1" ] || OTHERS+=(-f "$DATA/$set/namespaces.yaml"); done
+  for set in "${!PREFIX[@]}"; do
+    # A data set --small-only did not prepare has no namespaces to delete.
+    [ "$set" = "$1" ] || [ ! -f "$DATA/$set/namespaces.yaml" ] || OTHERS+=(-f "$DATA/$set/namespaces.yaml")
+  done
 }
 
 # reset DATASET [--keep-others] — deletes the CRD and the namespaces of DATASET and, unless
@@ -143,6 +155,13 @@ first_and_second() {
     add "first.$size.airlock.engine_requests" "$(last_report "$reports/first-$run" .apiRequests)"
   done
   note "first.$size.airlock.cmd" "${CMD[*]}"
+  if [ "$size" = small ]; then
+    # What a first sync asks of the API server, request by request, on one more run.
+    reset "$set"
+    sync_cmd "$set" "$reports/first-requests"
+    timed "first-$set-airlock-requests" -- "${CMD[@]}" --log-format json --log info,kube_client=debug
+    count_puller "first.$size.airlock" "$LOGS/first-$set-airlock-requests.log" "$reports/first-requests"
+  fi
   note "first.$size.kubectl.cmd" "kubectl apply --server-side -f $DATA/$set/kubectl/00-crds && kubectl wait --for condition=established -f $DATA/$set/kubectl/00-crds && kubectl apply --server-side -f $DATA/$set/kubectl/10-objects"
   profile_first_sync "$size"
 
@@ -249,18 +268,22 @@ trap cleanup EXIT
 
 log "preparing $SMALL and $LARGE objects in $DATA"
 prepare small "$SMALL" Continuous
-prepare large "$LARGE" Continuous
-prepare drift "$DRIFT" ContinuousWithDriftDetection
+if [ -z "$SMALL_ONLY" ]; then
+  prepare large "$LARGE" Continuous
+  prepare drift "$DRIFT" ContinuousWithDriftDetection
+fi
 fact objects.small count "$SMALL"
 fact objects.large count "$LARGE"
 fact objects.drift count "$DRIFT"
 
 log "rows 1, 2, 4 at $SMALL objects ($BENCH_RUNS runs each)"
 first_and_second small
-log "rows 2, 4 at $LARGE objects"
-first_and_second large
-log "row 3 at $DRIFT objects"
-drift
+if [ -z "$SMALL_ONLY" ]; then
+  log "rows 2, 4 at $LARGE objects"
+  first_and_second large
+  log "row 3 at $DRIFT objects"
+  drift
+fi
 
 log "cleaning up the managed cluster"
 trap - EXIT

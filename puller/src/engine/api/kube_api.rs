@@ -1,5 +1,5 @@
 //! The one place the engine talks to the API server: discovery per group-version, apply,
-//! create, get, list, delete, merge and JSON patch, each request counted (`Outcome::api_requests`).
+//! create, get, list (whole or by pages), delete, merge and JSON patch, each request counted (`Outcome::api_requests`).
 //!
 //! Discovery asks only for the group-versions the bundle and the inventory use, one
 //! request each, and caches the answer for the run: a full discovery costs dozens of
@@ -219,12 +219,26 @@ impl Api {
     pub(crate) async fn list(&self, served: &Served, namespace: Option<&str>, selector: &str) -> Result<Vec<Value>, ApiError> {
         let request = self.request(served, namespace).list(&ListParams::default().labels(selector));
         let (_, body) = self.send(request).await?;
+        items(&mut parse(&body)?)
+    }
+
+    /// One page of at most `limit` objects of a kind carrying `selector`, from where
+    /// `from` (the last page's continue token) left off: the objects, and the token of the
+    /// next page, None after the last.
+    pub(crate) async fn list_page(
+        &self,
+        served: &Served,
+        namespace: Option<&str>,
+        selector: &str,
+        limit: u32,
+        from: Option<String>,
+    ) -> Result<(Vec<Value>, Option<String>), ApiError> {
+        let mut params = ListParams::default().labels(selector).limit(limit);
+        params.continue_token = from;
+        let (_, body) = self.send(self.request(served, namespace).list(&params)).await?;
         let mut list = parse(&body)?;
-        match list.get_mut("items").map(Value::take) {
-            Some(Value::Array(items)) => Ok(items),
-            Some(Value::Null) | None => Ok(Vec::new()),
-            Some(_) => Err(ApiError { code: 0, message: "list answer has no items array".into() }),
-        }
+        let next = list.pointer("/metadata/continue").and_then(Value::as_str).filter(|t| !t.is_empty()).map(String::from);
+        Ok((items(&mut list)?, next))
     }
 
     /// Deletes the object with this uid (so a re-created namesake survives); an object
@@ -349,6 +363,15 @@ impl Api {
 fn established(crd: &Value) -> bool {
     let conditions = crd.pointer("/status/conditions").and_then(Value::as_array);
     conditions.into_iter().flatten().any(|c| c["type"] == "Established" && c["status"] == "True")
+}
+
+/// The objects of a list answer.
+fn items(list: &mut Value) -> Result<Vec<Value>, ApiError> {
+    match list.get_mut("items").map(Value::take) {
+        Some(Value::Array(items)) => Ok(items),
+        Some(Value::Null) | None => Ok(Vec::new()),
+        Some(_) => Err(ApiError { code: 0, message: "list answer has no items array".into() }),
+    }
 }
 
 fn parse(body: &[u8]) -> Result<Value, ApiError> {

@@ -15,8 +15,6 @@
 
 use std::collections::HashSet;
 
-use futures::StreamExt;
-
 use crate::engine::api::kube_api::Api;
 use crate::engine::model::error::EngineError;
 use crate::engine::model::object::{InventoryEntry, ObjectKey};
@@ -26,7 +24,7 @@ use crate::engine::parse::manifest::cluster_label;
 use crate::engine::plan::policy;
 use crate::engine::plan::scope::Target;
 use crate::engine::prune::by_inventory::Selection;
-use crate::engine::prune::owner::{describe_owner, owner};
+use crate::engine::prune::foreign;
 
 /// The share of the previous inventory, in percent, that a version may prune unconfirmed.
 pub const MASS_PRUNE_PERCENT: usize = 50;
@@ -61,7 +59,8 @@ fn watched_namespace(target: &Target, settings: &Settings) -> bool {
 
 /// The checks of a run before its first write, which a plan makes as well. First the
 /// mass-prune guard, over what `selection` deletes of the previous inventory (`previous`).
-/// Then it reads every object of `work` that would be written and is not in `previous`:
+/// Then it reads every object of `work` that would be written and is not in `previous`
+/// (`foreign`, by kind and namespace):
 /// one that exists and is not Airlock's for this cluster is refused, every such object
 /// listed, unless its manifest allows adoption or registration made it (the relayed
 /// store-credentials Secret, the watched Namespaces). Every such object is marked to be
@@ -76,24 +75,13 @@ pub(crate) async fn check(
     mass_prune(selection.delete.len(), previous.len(), settings.allow_mass_prune)?;
     let previous: HashSet<ObjectKey> = previous.iter().map(|e| e.id.key()).collect();
     let label = cluster_label(&settings.cluster);
-    let label = label.as_str();
-    let reads =
-        work.iter().filter(|(t, step)| writes_existing(step) && !previous.contains(&t.object.id.key())).filter_map(|(target, _)| {
-            let served = target.served.as_ref()?;
-            let id = &target.object.id;
-            Some(async move {
-                let live = api.get(served, id.namespace.as_deref(), &id.name).await;
-                let live = live.map_err(|error| EngineError::Read { object: id.to_string(), error })?;
-                Ok::<_, EngineError>(live.filter(|l| owner(l) != Some(label)).map(|l| (target, describe_owner(&l))))
-            })
-        });
-    let found: Vec<Result<_, EngineError>> = futures::stream::iter(reads).buffer_unordered(settings.concurrency.max(1)).collect().await;
-    let mut foreign = HashSet::new();
+    let unrecorded = |(t, step): &&(Target, Step)| writes_existing(step) && !previous.contains(&t.object.id.key());
+    let reads = work.iter().filter(unrecorded).filter_map(|(target, _)| Some((target.served.as_ref()?, &target.object.id)));
+    let foreign = foreign::find(api, reads, &label, settings.concurrency).await?;
     let mut adopted = HashSet::new();
     let mut refused = Vec::new();
-    for found in found {
-        let Some((target, owner)) = found? else { continue };
-        foreign.insert(target.object.id.key());
+    for (target, _) in work.iter().filter(unrecorded) {
+        let Some(owner) = foreign.get(&target.object.id.key()) else { continue };
         // Registration creates the relayed credentials Secret, and the relay replaces it
         // by design (spec 2.6); it creates the watched Namespaces too, for their Roles, and
         // a profile may then label them.
@@ -112,7 +100,7 @@ pub(crate) async fn check(
     // Adopting takes the object over whole, the fields another manager set included. Those
     // refused are marked too: a sync writes nothing then, and a plan shows them as they
     // would be once adopted.
-    for (target, _) in work.iter_mut().filter(|(t, _)| foreign.contains(&t.object.id.key())) {
+    for (target, _) in work.iter_mut().filter(|(t, _)| foreign.contains_key(&t.object.id.key())) {
         target.object.force_conflicts = true;
     }
     if !refused.is_empty() {
