@@ -26,7 +26,8 @@ pub use super::envelope::REPORT_PAYLOAD_TYPE;
 pub use evaluated::{Evaluated, MAX_MESSAGE_BYTES};
 pub use findings::{BundleSeen, Drift, PartDrift, ProfileNotes, ReleaseOperation, ReleaseSeen};
 pub use health::{
-    Collector, HealthStatus, MAX_COLLECTED_BYTES, MAX_HEALTH_RESOURCES, MAX_REPORT_COLLECTED_BYTES, ResourceHealth, WITHHELD,
+    Collector, HealthStatus, MAX_COLLECTED_BYTES, MAX_HEALTH_RESOURCES, MAX_REPORT_COLLECTED_BYTES, MAX_REPORT_HEALTH_ENTRIES,
+    ResourceHealth, WITHHELD,
 };
 
 /// `apiVersion` of a report.

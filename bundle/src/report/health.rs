@@ -4,7 +4,8 @@
 //! object itself. Bounded, because a report crosses the air gap in one envelope: at most
 //! [`MAX_HEALTH_RESOURCES`] entries per result, messages cut as any result's, one collected
 //! object at most [`MAX_COLLECTED_BYTES`] and all those of one report together at most
-//! [`MAX_REPORT_COLLECTED_BYTES`]; a `Secret` is never collected.
+//! [`MAX_REPORT_COLLECTED_BYTES`], and the entries of all the results of one report at most
+//! [`MAX_REPORT_HEALTH_ENTRIES`]; a `Secret` is never collected.
 //!
 //! The puller fills it ([`ResourceHealth::judged`], one [`Collector`] per report); ingest
 //! reads it and cuts again ([`ResourceHealth::bounded`]), as a report is input.
@@ -23,6 +24,11 @@ pub const MAX_COLLECTED_BYTES: usize = 16 * 1_024;
 /// Compact JSON bytes of every object collected in one report, which is one envelope of
 /// at most 4 MiB with everything else it says.
 pub const MAX_REPORT_COLLECTED_BYTES: usize = 1_024 * 1_024;
+
+/// Entries of all the `HealthCheck` results of one report: with their messages and the
+/// objects collected, well within the report's one envelope. A result that would pass
+/// it is an error.
+pub const MAX_REPORT_HEALTH_ENTRIES: usize = 1_024;
 
 /// Sveltos's health statuses, as its HealthCheckReport spells them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -74,19 +80,31 @@ pub struct ResourceHealth {
     pub resource: Option<Value>,
 }
 
-/// What a report may still collect: [`MAX_REPORT_COLLECTED_BYTES`], spent in order.
+/// What a report may still carry: [`MAX_REPORT_COLLECTED_BYTES`] of collected objects and
+/// [`MAX_REPORT_HEALTH_ENTRIES`] entries, spent in order.
 #[derive(Debug, Clone)]
 pub struct Collector {
     left: usize,
+    entries: usize,
 }
 
 impl Default for Collector {
     fn default() -> Collector {
-        Collector { left: MAX_REPORT_COLLECTED_BYTES }
+        Collector { left: MAX_REPORT_COLLECTED_BYTES, entries: MAX_REPORT_HEALTH_ENTRIES }
     }
 }
 
 impl Collector {
+    /// Takes room for `count` entries; false, taking none, when the report has not that
+    /// much left.
+    pub fn entries(&mut self, count: usize) -> bool {
+        let fits = count <= self.entries;
+        if fits {
+            self.entries -= count;
+        }
+        fits
+    }
+
     /// `object` as a result may carry it, or `None` when it is a `Secret` or over a bound.
     pub fn take(&mut self, object: &Value) -> Option<Value> {
         if is_secret(object) {
@@ -209,6 +227,15 @@ mod tests {
             spent += 1;
         }
         assert!((60..=64).contains(&spent), "the report's bound stops collecting: {spent}");
+    }
+
+    #[test]
+    fn a_report_holds_at_most_its_entries() {
+        let mut collector = Collector::default();
+        assert!(collector.entries(MAX_REPORT_HEALTH_ENTRIES - 1));
+        assert!(!collector.entries(2), "over the report's room: none taken");
+        assert!(collector.entries(1));
+        assert!(!collector.entries(1));
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! by what the script returned; the object collected (with `collect`) is the one listed
 //! that bears that name, never the script's copy, and never a `Secret`. A status that is
 //! none of Sveltos's four, or more entries than a result may hold, makes the result an
-//! error, as Sveltos's agent fails to write such a report.
+//! error, as Sveltos's agent fails to write such a report; so does a result for which the
+//! report has no room left.
 
-use airlock_bundle::report::{Collector, HealthStatus, MAX_HEALTH_RESOURCES, ResourceHealth, WITHHELD};
+use airlock_bundle::report::{Collector, HealthStatus, MAX_HEALTH_RESOURCES, MAX_REPORT_HEALTH_ENTRIES, ResourceHealth, WITHHELD};
 use airlock_bundle::seal::is_secret;
 use airlock_bundle::statement::Evaluation;
 use airlock_lua::{Judged, LuaBudget, LuaSource, evaluate_statuses};
@@ -27,6 +28,10 @@ pub(super) async fn judge(
     let secret = kept.iter().any(is_secret);
     let judged = evaluate_statuses(&source, script, &kept, &LuaBudget::DEFAULT)
         .map_err(|err| if secret { WITHHELD.to_string() } else { err.to_string() })?;
+    if judged.len() <= MAX_HEALTH_RESOURCES && !collector.entries(judged.len()) {
+        let count = judged.len();
+        return Err(format!("the report has no room left for {count} more health entries (at most {MAX_REPORT_HEALTH_ENTRIES} in all)"));
+    }
     let health = entries(&kept, judged, e.collect.then_some(collector))?;
     let unhealthy = health.iter().filter(|h| h.status != HealthStatus::Healthy).count();
     let summary = if unhealthy == 0 { String::new() } else { format!("{unhealthy} of {} objects not healthy", health.len()) };
