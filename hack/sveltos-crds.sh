@@ -12,8 +12,8 @@
 #
 # `status` does the same for the CRDs of beyond-profiles/ that `airlock-publisher ingest`
 # writes (ClusterConfiguration, ClusterReport, ClassifierReport) or reads (ConfigurationGroup,
-# which Sveltos's controllers stage for their pull-mode clusters; Classifier, which the
-# publisher reads too), and marks every string property
+# which Sveltos's controllers stage for their pull-mode clusters; Classifier, HealthCheck and
+# ClusterHealthCheck, which the publisher reads too; HealthCheckReport), and marks every string property
 # `nullable: true`: 1.20 reads an empty string in a custom resource as null and refuses it
 # where the property is not nullable, and Sveltos writes "" for the core group and for the
 # namespace of a cluster-scoped object.
@@ -21,7 +21,8 @@
 # Usage: hack/sveltos-crds.sh print              # the stripped CRDs on stdout, one stream
 #        hack/sveltos-crds.sh install KUBECONFIG # server-side apply, then wait Established
 #        hack/sveltos-crds.sh status KUBECONFIG  # the same for ClusterConfiguration, ClusterReport,
-#                                                # ConfigurationGroup, Classifier, ClassifierReport
+#                                                # ConfigurationGroup, Classifier, ClassifierReport,
+#                                                # HealthCheck, ClusterHealthCheck, HealthCheckReport
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -54,7 +55,7 @@ print_all() {
 
 print_status() {
   local f first=1
-  for f in "$crds"/beyond-profiles/{config.projectsveltos.io_clusterconfigurations,config.projectsveltos.io_clusterreports,lib.projectsveltos.io_configurationgroups,lib.projectsveltos.io_classifiers,lib.projectsveltos.io_classifierreports}.yaml; do
+  for f in "$crds"/beyond-profiles/{config.projectsveltos.io_clusterconfigurations,config.projectsveltos.io_clusterreports,lib.projectsveltos.io_configurationgroups,lib.projectsveltos.io_classifiers,lib.projectsveltos.io_classifierreports,lib.projectsveltos.io_healthchecks,lib.projectsveltos.io_clusterhealthchecks,lib.projectsveltos.io_healthcheckreports}.yaml; do
     [ -e "$f" ] || { echo "no $f (set SVELTOS_CRDS)" >&2; exit 1; }
     [ "$first" = 1 ] || echo "---"
     first=0

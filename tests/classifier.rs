@@ -10,9 +10,9 @@
 use std::collections::BTreeMap;
 
 use airlock_e2e::publisher::reports::register_reporting;
-use airlock_e2e::publisher::{Keys, install_crds, install_status_crds, kubectl_ok, run};
+use airlock_e2e::publisher::{Keys, install_crds, install_status_crds, kubectl_ok, management_get, run, sveltos_doc};
 use airlock_e2e::puller::Site;
-use airlock_e2e::{assert_exit, create_namespace, root};
+use airlock_e2e::{assert_exit, create_namespace};
 use k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::{Value, json};
@@ -20,15 +20,11 @@ use serde_json::{Value, json};
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 
 fn example(file: &str) -> String {
-    let path = root().join("testdata/sveltos-docs/classifier").join(file);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    sveltos_doc("classifier", file)
 }
 
 fn get(args: &[&str]) -> Value {
-    let mut all = vec!["get"];
-    all.extend_from_slice(args);
-    all.extend_from_slice(&["-o", "json"]);
-    serde_json::from_str(&kubectl_ok(MANAGEMENT, &all, b"")).expect("kubectl prints JSON")
+    management_get(args)
 }
 
 /// The labels of the SveltosCluster and what its ClassifierReports say, as `expected.yaml`

@@ -20,6 +20,7 @@ mod engine;
 mod faults;
 mod git;
 mod git_layout;
+mod health_check;
 mod helm;
 mod helm_hooks;
 mod helm_publish;

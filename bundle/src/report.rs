@@ -20,10 +20,15 @@ use crate::{ClusterId, Digest};
 
 mod evaluated;
 mod findings;
+mod health;
 
 pub use super::envelope::REPORT_PAYLOAD_TYPE;
 pub use evaluated::{Evaluated, MAX_MESSAGE_BYTES};
 pub use findings::{BundleSeen, Drift, PartDrift, ProfileNotes, ReleaseOperation, ReleaseSeen};
+pub use health::{
+    Collector, HealthStatus, MAX_COLLECTED_BYTES, MAX_HEALTH_RESOURCES, MAX_REPORT_COLLECTED_BYTES, MAX_REPORT_HEALTH_ENTRIES,
+    ResourceHealth, WITHHELD,
+};
 
 /// `apiVersion` of a report.
 pub const API_VERSION: &str = "airlock.dev/v1";

@@ -67,6 +67,10 @@ pub enum LuaError {
     VerdictNotBool { at: Location, field: String, found: &'static str },
     #[error("lua script {at}: field {field:?} of the returned table is a {found}, not a string")]
     MessageNotString { at: Location, field: String, found: &'static str },
+    /// A health check's `evaluate` returned statuses that are not Sveltos's shape: `what`
+    /// names the field (`resources[2].status`) and what is wrong with it.
+    #[error("lua script {at}: {what}")]
+    BadStatuses { at: Location, what: String },
     #[error("lua script {at}: instruction budget exceeded: more than {limit} instructions")]
     InstructionBudget { at: Location, limit: u64 },
     #[error("lua script {at}: memory budget exceeded: more than {limit_bytes} bytes")]

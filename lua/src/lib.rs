@@ -3,7 +3,8 @@
 //! ([`evaluate`], a pure function of the script, the `templateResourceRefs` objects and a
 //! [`LuaBudget`]). The puller's: a health check's script, which judges one object of the
 //! managed cluster ([`evaluate_health`]), and a Classifier's, which judges one object or
-//! all those kept ([`evaluate_match`]), both in module `health`. A new Lua state per call, so
+//! all those kept ([`evaluate_match`]), both in module `health`, and a HealthCheck's, which
+//! gives each object kept a health status ([`evaluate_statuses`]). A new Lua state per call, so
 //! either runs on any thread; the rest of this page is about instantiation.
 //!
 //! It does not decide which resources are Lua (nor that a `projectsveltos.io/template`
@@ -51,6 +52,7 @@ mod json;
 mod result;
 mod runes;
 mod sandbox;
+mod statuses;
 mod strings;
 #[cfg(test)]
 mod tests;
@@ -64,6 +66,7 @@ pub use budget::LuaBudget;
 pub use error::{LuaError, LuaSource};
 pub use health::{Health, MatchInput, Matched, check_health_syntax, evaluate_health, evaluate_match};
 use result::Rejection;
+pub use statuses::{Judged, evaluate_statuses};
 
 /// Runs `script` with `resources` (`identifier → object`) and returns the manifest text of
 /// the `resources` field of what its `evaluate` returns: empty when there is none.

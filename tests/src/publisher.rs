@@ -225,6 +225,21 @@ pub fn kubectl_ok(kubeconfig: &str, args: &[&str], stdin: &[u8]) -> String {
     String::from_utf8(out.stdout).expect("kubectl prints UTF-8")
 }
 
+/// `kubectl get ARGS -o json` on the management apiserver, parsed.
+pub fn management_get(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["get"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["-o", "json"]);
+    serde_json::from_str(&kubectl_ok("AIRLOCK_KUBECONFIG_MANAGEMENT", &all, b"")).expect("kubectl prints JSON")
+}
+
+/// The file `file` of the Sveltos documentation example `example` (a directory of
+/// `testdata/sveltos-docs/`).
+pub fn sveltos_doc(example: &str, file: &str) -> String {
+    let path = root().join("testdata/sveltos-docs").join(example).join(file);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// Deletes namespaces of the managed apiserver when dropped, also when the test failed.
 pub struct ManagedNamespaces(pub Vec<String>);
 

@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::health::ResourceHealth;
 use crate::Digest;
 use crate::statement::{Evaluation, EvaluationKind};
 
@@ -19,7 +20,8 @@ pub struct Evaluated {
     pub name: String,
     /// [`Evaluation::digest`] of the definition evaluated.
     pub definition: Digest,
-    /// For a `Classifier`: whether the cluster matches. False when `error` is set.
+    /// For a `Classifier`: whether the cluster matches; for a `HealthCheck`: whether
+    /// every object judged is `Healthy`. False when `error` is set.
     pub matched: bool,
     /// What the aggregate script said, if anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -28,6 +30,9 @@ pub struct Evaluated {
     /// the result says nothing about the cluster then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// For a `HealthCheck` evaluated without error: each object its script judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<Vec<ResourceHealth>>,
 }
 
 impl Evaluated {
@@ -37,12 +42,20 @@ impl Evaluated {
             Ok((matched, message)) => (matched, (!message.is_empty()).then(|| cut(message)), None),
             Err(error) => (false, None, Some(cut(error))),
         };
-        Evaluated { kind: definition.kind, name: definition.name.clone(), definition: definition.digest(), matched, message, error }
+        Evaluated {
+            kind: definition.kind,
+            name: definition.name.clone(),
+            definition: definition.digest(),
+            matched,
+            message,
+            error,
+            health: None,
+        }
     }
 }
 
 /// `text` cut to [`MAX_MESSAGE_BYTES`] at a character boundary.
-fn cut(mut text: String) -> String {
+pub(super) fn cut(mut text: String) -> String {
     if text.len() > MAX_MESSAGE_BYTES {
         let mut end = MAX_MESSAGE_BYTES;
         while !text.is_char_boundary(end) {
@@ -59,7 +72,8 @@ mod tests {
 
     #[test]
     fn messages_and_errors_are_bounded() {
-        let definition = Evaluation { kind: EvaluationKind::Classifier, name: "a".into(), selectors: vec![], aggregate: None };
+        let definition =
+            Evaluation { kind: EvaluationKind::Classifier, name: "a".into(), selectors: vec![], aggregate: None, collect: false };
         let long = "é".repeat(MAX_MESSAGE_BYTES);
         let said = Evaluated::of(&definition, Ok((true, long.clone())));
         assert!(said.message.as_ref().unwrap().len() <= MAX_MESSAGE_BYTES && said.matched);

@@ -1,10 +1,11 @@
 //! Step 6 of spec section 8 for the definitions a bundle carries for evaluation (spec
 //! 5.14): at most [`MAX_EVALUATIONS`], sorted by kind and name without repeats, each
-//! named, each selector naming a version and a kind. Whether a script or a CEL rule
+//! named, each selector naming a version and a kind, a `HealthCheck` with the script that
+//! judges health (`aggregate`). Whether a script or a CEL rule
 //! compiles is the puller's to find out when it reads the manifests, as for checks.
 
 use super::error::VerifyError;
-use crate::statement::Evaluation;
+use crate::statement::{Evaluation, EvaluationKind};
 
 /// Definitions in one bundle: a fleet's classifiers, with room to spare.
 pub const MAX_EVALUATIONS: usize = 1_000;
@@ -29,6 +30,9 @@ pub(super) fn check_evaluations(evaluations: &[Evaluation]) -> Result<(), Verify
         if e.selectors.len() > MAX_SELECTORS {
             return Err(bad(format!("{named} has {} selectors, at most {MAX_SELECTORS}", e.selectors.len())));
         }
+        if e.kind == EvaluationKind::HealthCheck && e.aggregate.as_deref().is_none_or(str::is_empty) {
+            return Err(bad(format!("{named} has no aggregate script to judge health")));
+        }
         if let Some(i) = e.selectors.iter().position(|s| s.objects.version.is_empty() || s.objects.kind.is_empty()) {
             return Err(bad(format!("{named} selectors[{i}] names no version or no kind")));
         }
@@ -39,10 +43,10 @@ pub(super) fn check_evaluations(evaluations: &[Evaluation]) -> Result<(), Verify
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::statement::{EvaluationKind, Selection, Selector};
+    use crate::statement::{Selection, Selector};
 
     fn named(name: &str) -> Evaluation {
-        Evaluation { kind: EvaluationKind::Classifier, name: name.into(), selectors: vec![], aggregate: None }
+        Evaluation { kind: EvaluationKind::Classifier, name: name.into(), selectors: vec![], aggregate: None, collect: false }
     }
 
     #[test]
@@ -61,6 +65,15 @@ mod tests {
         let err = check_evaluations(&[Evaluation { selectors: vec![selector], ..named("a") }]).unwrap_err().to_string();
         assert!(err.contains("Classifier \"a\" selectors[0] names no version or no kind"), "{err}");
         assert!(check_evaluations(&[named("")]).unwrap_err().to_string().contains("has no name"));
+    }
+
+    #[test]
+    fn rejects_a_health_check_without_its_script() {
+        let check = Evaluation { kind: EvaluationKind::HealthCheck, ..named("deployments") };
+        let err = check_evaluations(std::slice::from_ref(&check)).unwrap_err().to_string();
+        assert!(err.contains("HealthCheck \"deployments\" has no aggregate script"), "{err}");
+        let scripted = Evaluation { aggregate: Some("function evaluate() return {} end".into()), ..check };
+        assert_eq!(check_evaluations(&[named("a"), scripted]), Ok(()), "sorted by kind: Classifier before HealthCheck");
     }
 
     #[test]

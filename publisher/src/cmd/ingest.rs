@@ -10,7 +10,8 @@
 //! changes) → `target` (the management cluster, or the register `--to-dir` files), with
 //! the ClusterConfiguration and ClusterSummary shapes in `addons`, `charts`, `configuration`, `drift`,
 //! `dryrun`, `profiles` and `sveltos_target`, and what the report's evaluations mean for the
-//! Classifiers in `classified` and `classifier_target`. Clusters whose reports stopped coming are
+//! Classifiers in `classified` and `classifier_target`, for the health checks in `health_reports`,
+//! `cluster_health`, `notify` and `health_target`. Clusters whose reports stopped coming are
 //! `liveness`' (spec 14.9). The annotations written are named in `crate::annotations`.
 //! Nothing here talks to managed clusters.
 
@@ -19,11 +20,15 @@ pub mod applied;
 pub mod charts;
 pub mod classified;
 pub mod classifier_target;
+pub mod cluster_health;
 pub mod configuration;
 pub mod drift;
 pub mod dryrun;
+pub mod health_reports;
+pub mod health_target;
 pub mod input;
 pub mod liveness;
+pub mod notify;
 pub mod online;
 pub mod profiles;
 pub mod report;
@@ -81,6 +86,12 @@ On a management cluster serving Sveltos's Classifier and ClassifierReport CRDs, 
 decides each Classifier's match from the report (the puller's results, the Kubernetes version),
 writes a ClassifierReport per Classifier in the cluster's namespace and sets or removes the
 Classifiers' labels on the SveltosCluster; profiles select on them at the next publish.
+
+On a management cluster serving Sveltos's HealthCheck, ClusterHealthCheck and HealthCheckReport
+CRDs, ingest writes a HealthCheckReport per HealthCheck the cluster's puller evaluated, judges the
+liveness checks of every ClusterHealthCheck selecting the cluster, records them in its
+status.clusterCondition and, on a transition only, sends its KubernetesEvent and Teams
+notifications.
 
 Exit codes: 0 every report ingested or skipped as old, 1 an error (the management cluster, the
 store or a file could not be read or written: run again), 3 some report was rejected (named in

@@ -18,7 +18,7 @@ use super::names::{self, Resolved};
 use crate::sources::model::helm_chart::{HelmChartRef, chart_revision_reference};
 use crate::sources::model::kustomization::{KustomizationRef, KustomizeKind, ValuesFromRef, revision_reference};
 use crate::sources::model::{PatchesFromRef, PolicyRef, Profile, RemoteUrl, SveltosCluster, TEMPLATE_ANNOTATION, TemplateRef};
-use crate::sources::{Inventory, ObjectKey, Reference, Resources, Touches, select};
+use crate::sources::{Inventory, ObjectKey, Reference, Resources, Touches, health_check, select};
 
 /// What one cluster needs fetched, profile by profile.
 #[derive(Debug, Clone)]
@@ -27,7 +27,8 @@ pub struct ClusterPlan<'a> {
     pub profiles: Vec<ProfilePlan<'a>>,
     /// The store credentials to relay, for a cluster registered with `--token`.
     pub credentials: Option<Relay>,
-    /// What the cluster's puller evaluates: every Classifier of the fleet.
+    /// What the cluster's puller evaluates: every Classifier of the fleet, then the
+    /// HealthChecks of the ClusterHealthChecks that select the cluster.
     pub evaluations: Vec<Evaluation>,
 }
 
@@ -160,7 +161,8 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, invento
             },
         })
         .collect();
-    let evaluations = inventory.classifiers.iter().map(|c| c.evaluation.clone()).collect();
+    let health = health_check::carried(&inventory.cluster_health_checks, &inventory.health_checks, &cluster.labels);
+    let evaluations = inventory.classifiers.iter().map(|c| c.evaluation.clone()).chain(health.into_iter().cloned()).collect();
     Ok(ClusterPlan { cluster, profiles, credentials: credentials::relay_of(cluster)?, evaluations })
 }
 

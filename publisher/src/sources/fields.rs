@@ -15,6 +15,8 @@
 mod classifier_table;
 #[cfg(test)]
 mod compat;
+#[cfg(test)]
+mod health_table;
 mod profile_table;
 mod table;
 #[cfg(test)]

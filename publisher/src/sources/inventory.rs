@@ -1,5 +1,5 @@
 //! What the sources yield and rendering reads: the checked [`Inventory`] of clusters,
-//! profiles, sets and classifiers (with what could not be read), the [`Resources`] fetched for a run,
+//! profiles, sets, classifiers and health checks (with what could not be read), the [`Resources`] fetched for a run,
 //! and why a source could not be read at all. Reading them from a directory or a cluster
 //! is `dir`'s and `live`'s.
 
@@ -8,12 +8,17 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use airlock_bundle::ClusterId;
+use airlock_bundle::statement::Evaluation;
 
 use super::broken::{Broken, Touches};
 use super::classifier::Classifier;
+use super::health_check::ClusterHealthCheck;
 use super::key::ObjectKey;
 use super::model::{CLUSTER_GROUP, ClusterSet, PROFILE_GROUP, Profile, SveltosCluster};
-use super::parse::{parse_classifier, parse_cluster, parse_profile, parse_role_request, parse_set, part_of_unreadable};
+use super::parse::{
+    parse_classifier, parse_cluster, parse_cluster_health_check, parse_health_check, parse_profile, parse_role_request, parse_set,
+    part_of_unreadable,
+};
 
 /// Why the source could not be read at all; what one object breaks is a [`Broken`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
@@ -34,6 +39,11 @@ pub struct Inventory {
     /// Every Classifier that could be read, by name: each pull-mode cluster's bundle
     /// carries them all, as Sveltos evaluates every Classifier on every cluster.
     pub classifiers: Vec<Classifier>,
+    /// Every HealthCheck that could be read, as the evaluation a bundle carries, by name.
+    pub health_checks: Vec<Evaluation>,
+    /// Every ClusterHealthCheck that could be read, by name: which clusters carry which
+    /// HealthChecks.
+    pub cluster_health_checks: Vec<ClusterHealthCheck>,
     pub broken: Vec<Broken>,
 }
 
@@ -76,6 +86,14 @@ impl Inventory {
                     Ok(c) => inv.classifiers.push(c),
                     Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
                 },
+                (CLUSTER_GROUP, "HealthCheck") => match parse_health_check(value) {
+                    Ok(h) => inv.health_checks.push(h),
+                    Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
+                },
+                (CLUSTER_GROUP, "ClusterHealthCheck") => match parse_cluster_health_check(value) {
+                    Ok(c) => inv.cluster_health_checks.push(c),
+                    Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
+                },
                 (CLUSTER_GROUP, kind @ ("ClusterSet" | "Set")) => match parse_set(value, kind == "Set") {
                     Ok(s) => inv.sets.push(s),
                     Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
@@ -87,6 +105,8 @@ impl Inventory {
         inv.clusters.sort_by(|a, b| a.id.cmp(&b.id));
         inv.profiles.sort_by_key(Profile::part_name);
         inv.classifiers.sort_by(|a, b| a.name.cmp(&b.name));
+        inv.health_checks.sort_by(|a, b| a.name.cmp(&b.name));
+        inv.cluster_health_checks.sort_by(|a, b| a.name.cmp(&b.name));
         inv
     }
 

@@ -46,14 +46,16 @@ pub fn sveltos_kinds() -> [(ApiResource, bool); 3] {
     ]
 }
 
-/// The set kinds `setRefs` name, RoleRequests and Classifiers: listed when their CRDs are
-/// installed, none otherwise.
-fn optional_kinds() -> [ApiResource; 4] {
+/// The set kinds `setRefs` name, RoleRequests, Classifiers and health checks: listed when
+/// their CRDs are installed, none otherwise.
+fn optional_kinds() -> [ApiResource; 6] {
     [
         sveltos_resource(CLUSTER_GROUP, "ClusterSet", "clustersets"),
         sveltos_resource(CLUSTER_GROUP, "Set", "sets"),
         sveltos_resource(CLUSTER_GROUP, "RoleRequest", "rolerequests"),
         sveltos_resource(CLUSTER_GROUP, "Classifier", "classifiers"),
+        sveltos_resource(CLUSTER_GROUP, "HealthCheck", "healthchecks"),
+        sveltos_resource(CLUSTER_GROUP, "ClusterHealthCheck", "clusterhealthchecks"),
     ]
 }
 

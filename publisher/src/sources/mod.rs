@@ -15,6 +15,7 @@ pub mod broken;
 pub mod classifier;
 pub mod dir;
 pub mod fields;
+pub mod health_check;
 mod inventory;
 mod key;
 pub mod live;

@@ -10,8 +10,10 @@
 //! every selector kept at least one object; with one, the script judges every object
 //! kept, together. A kind the cluster does not serve lists nothing. A list that fails or
 //! a script that fails makes the result an error, which says nothing about the cluster.
+//! A `HealthCheck` keeps objects as a Classifier does, then its script judges each
+//! (`health`).
 
-use airlock_bundle::report::Evaluated;
+use airlock_bundle::report::{Collector, Evaluated, WITHHELD};
 use airlock_bundle::seal::is_secret;
 use airlock_bundle::statement::{Evaluation, EvaluationKind};
 use airlock_lua::{LuaBudget, LuaSource, MatchInput, check_health_syntax, evaluate_match};
@@ -19,8 +21,7 @@ use airlock_lua::{LuaBudget, LuaSource, MatchInput, check_health_syntax, evaluat
 use crate::engine::checks::{cel::Rules, objects};
 use crate::engine::model::error::EngineError;
 
-/// What a result says instead of a script's words when it judged a `Secret`.
-const WITHHELD: &str = "(the script's message is withheld: it judged a Secret)";
+mod health;
 
 /// Compiles every script and CEL rule of `evaluations`.
 pub fn validate(evaluations: &[Evaluation]) -> Result<(), EngineError> {
@@ -46,14 +47,21 @@ pub fn validate(evaluations: &[Evaluation]) -> Result<(), EngineError> {
 /// One result per definition of `evaluations`, in their order.
 pub async fn evaluate(client: &kube::Client, evaluations: &[Evaluation]) -> Vec<Evaluated> {
     let mut results = Vec::with_capacity(evaluations.len());
+    // One budget of collected objects for the whole report.
+    let mut collector = Collector::default();
     for e in evaluations {
         let outcome = match e.kind {
-            EvaluationKind::Classifier => classify(client, e).await,
+            EvaluationKind::Classifier => classify(client, e).await.map(|said| (said, None)),
+            EvaluationKind::HealthCheck => health::judge(client, e, &mut collector).await.map(|(said, found)| (said, Some(found))),
         };
         if let Err(why) = &outcome {
             tracing::warn!("{} {:?} could not be evaluated: {why}", e.kind.name(), e.name);
         }
-        results.push(Evaluated::of(e, outcome));
+        let (outcome, found) = match outcome {
+            Ok((said, found)) => (Ok(said), found),
+            Err(why) => (Err(why), None),
+        };
+        results.push(Evaluated { health: found, ..Evaluated::of(e, outcome) });
     }
     results
 }
@@ -61,6 +69,19 @@ pub async fn evaluate(client: &kube::Client, evaluations: &[Evaluation]) -> Vec<
 /// Whether the cluster matches a Classifier's `deployedResourceConstraint`, and what its
 /// aggregate script said.
 async fn classify(client: &kube::Client, e: &Evaluation) -> Result<(bool, String), String> {
+    let definition = format!("{} {:?}", e.kind.name(), e.name);
+    let Some(kept) = select(client, e, e.aggregate.is_none()).await? else { return Ok((false, String::new())) };
+    let Some(script) = &e.aggregate else { return Ok((true, String::new())) };
+    let source = LuaSource { profile: &definition, resource: "aggregate", key: "script" };
+    let secret = kept.iter().any(is_secret);
+    let said = evaluate_match(&source, script, MatchInput::Objects(&kept), &LuaBudget::DEFAULT)
+        .map_err(|err| if secret { WITHHELD.to_string() } else { err.to_string() })?;
+    Ok((said.matching, if secret && !said.message.is_empty() { WITHHELD.to_string() } else { said.message }))
+}
+
+/// Every object the selectors of `e` kept, in their order. With `every`, `None` as soon
+/// as one selector kept nothing: the rest need not be listed.
+pub(super) async fn select(client: &kube::Client, e: &Evaluation, every: bool) -> Result<Option<Vec<serde_json::Value>>, String> {
     let definition = format!("{} {:?}", e.kind.name(), e.name);
     let mut kept = Vec::new();
     for (i, selector) in e.selectors.iter().enumerate() {
@@ -82,16 +103,11 @@ async fn classify(client: &kube::Client, e: &Evaluation) -> Result<(bool, String
                 kept.push(object);
             }
         }
-        if found == 0 && e.aggregate.is_none() {
-            return Ok((false, String::new()));
+        if found == 0 && every {
+            return Ok(None);
         }
     }
-    let Some(script) = &e.aggregate else { return Ok((true, String::new())) };
-    let source = LuaSource { profile: &definition, resource: "aggregate", key: "script" };
-    let secret = kept.iter().any(is_secret);
-    let said = evaluate_match(&source, script, MatchInput::Objects(&kept), &LuaBudget::DEFAULT)
-        .map_err(|err| if secret { WITHHELD.to_string() } else { err.to_string() })?;
-    Ok((said.matching, if secret && !said.message.is_empty() { WITHHELD.to_string() } else { said.message }))
+    Ok(Some(kept))
 }
 
 #[cfg(test)]
@@ -103,7 +119,7 @@ mod tests {
     use crate::engine::testing;
 
     fn classifier(selectors: Vec<Selector>, aggregate: Option<&str>) -> Evaluation {
-        Evaluation { kind: EvaluationKind::Classifier, name: "c".into(), selectors, aggregate: aggregate.map(String::from) }
+        Evaluation { kind: EvaluationKind::Classifier, name: "c".into(), selectors, aggregate: aggregate.map(String::from), collect: false }
     }
 
     fn selector(script: Option<&str>, cel: &[&str]) -> Selector {
