@@ -325,21 +325,24 @@ impl HeldLease {
     }
 }
 
+/// A Lease of 30 s held by `holder`, renewed `renewed_secs_ago` before `now`.
+#[cfg(test)]
+fn test_lease(holder: Option<&str>, renewed_secs_ago: i64, now: Timestamp) -> Lease {
+    Lease {
+        spec: Some(LeaseSpec {
+            holder_identity: holder.map(str::to_string),
+            lease_duration_seconds: Some(30),
+            renew_time: Some(MicroTime(now - SignedDuration::from_secs(renewed_secs_ago))),
+            ..LeaseSpec::default()
+        }),
+        ..Lease::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_lease as lease;
     use super::*;
-
-    fn lease(holder: Option<&str>, renewed_secs_ago: i64, now: Timestamp) -> Lease {
-        Lease {
-            spec: Some(LeaseSpec {
-                holder_identity: holder.map(str::to_string),
-                lease_duration_seconds: Some(30),
-                renew_time: Some(MicroTime(now - SignedDuration::from_secs(renewed_secs_ago))),
-                ..LeaseSpec::default()
-            }),
-            ..Lease::default()
-        }
-    }
 
     #[test]
     fn a_lease_is_free_when_expired_released_or_ours() {

@@ -50,22 +50,8 @@ fn member(lease: &Lease, now: Timestamp) -> Option<Member> {
 
 #[cfg(test)]
 mod tests {
-    use k8s_openapi::api::coordination::v1::LeaseSpec;
-    use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-
+    use super::super::test_lease as lease;
     use super::*;
-
-    fn lease(holder: Option<&str>, renewed_secs_ago: i64, now: Timestamp) -> Lease {
-        Lease {
-            spec: Some(LeaseSpec {
-                holder_identity: holder.map(str::to_string),
-                lease_duration_seconds: Some(30),
-                renew_time: Some(MicroTime(now - SignedDuration::from_secs(renewed_secs_ago))),
-                ..LeaseSpec::default()
-            }),
-            ..Lease::default()
-        }
-    }
 
     #[test]
     fn a_member_is_a_holder_whose_lease_has_not_expired() {

@@ -152,7 +152,7 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
     } else {
         let lease = seating.leader_lease();
         tokio::select! {
-            held = lease.wait(&client, STANDBY_POLL) => Seat::Leader(held?),
+            held = lease.wait(&client, STANDBY_POLL) => Seat::Leader(Box::new(held?)),
             _ = &mut stop => return Ok(exit::OK),
         }
     };

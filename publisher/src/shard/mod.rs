@@ -75,12 +75,18 @@ fn score(member: &str, cluster: &str) -> u64 {
 /// A short name for a set of members, written on a member's Lease to say which view it
 /// works under: order-free, since views are sorted.
 pub fn view_name(view: &[String]) -> String {
+    short_hash(view.iter().map(String::as_str), 12)
+}
+
+/// The first `bytes` bytes, in hex, of the SHA-256 of `parts` each ended by a zero byte:
+/// a name for them that fits a label or an object name.
+pub fn short_hash<'p>(parts: impl IntoIterator<Item = &'p str>, bytes: usize) -> String {
     let mut hasher = Sha256::new();
-    for member in view {
-        hasher.update(member.as_bytes());
+    for part in parts {
+        hasher.update(part.as_bytes());
         hasher.update([0]);
     }
-    hasher.finalize()[..12].iter().map(|b| format!("{b:02x}")).collect()
+    hasher.finalize()[..bytes.min(32)].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

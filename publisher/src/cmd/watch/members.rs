@@ -15,12 +15,11 @@ use std::time::Duration;
 
 use airlock_cli::lease::{self, HeldLease, LeaseConfig, LeaseError, Member};
 use jiff::{SignedDuration, Timestamp};
-use sha2::{Digest as _, Sha256};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use crate::shard::fence::Fence;
-use crate::shard::{Shard, view_name};
+use crate::shard::{Shard, short_hash, view_name};
 
 /// The label that groups the Leases of the replicas sharing one shard key.
 pub const GROUP_LABEL: &str = "airlock.dev/publisher-group";
@@ -48,7 +47,7 @@ pub struct Seating {
 /// A replica's seat, held until released.
 pub enum Seat {
     /// Holds the one Lease of its key: publishes every cluster of the key.
-    Leader(HeldLease),
+    Leader(Box<HeldLease>),
     /// One of the members sharing the key's clusters.
     Member(Membership),
 }
@@ -66,7 +65,7 @@ impl Seating {
     fn group(&self) -> String {
         match &self.key {
             None => "unkeyed".into(),
-            Some(key) => format!("key-{}", short_hash(&[key])),
+            Some(key) => format!("key-{}", short_hash([key.as_str()], 6)),
         }
     }
 
@@ -93,7 +92,7 @@ impl Seating {
 
     /// This member's own Lease, named for its group and identity.
     fn member_lease(&self) -> LeaseConfig {
-        let name = format!("airlock-publisher-m-{}", short_hash(&[&self.group(), &self.identity]));
+        let name = format!("airlock-publisher-m-{}", short_hash([self.group().as_str(), self.identity.as_str()], 6));
         self.config(name, BTreeMap::from([(GROUP_LABEL.to_string(), self.group())]))
     }
 
@@ -204,15 +203,6 @@ fn view_of(members: &[Member], me: &str) -> Vec<String> {
 /// Whether every other live member announced the view `name`.
 fn agreed(members: &[Member], me: &str, name: &str) -> bool {
     members.iter().filter(|m| m.identity != me).all(|m| m.annotations.get(VIEW_ANNOTATION).map(String::as_str) == Some(name))
-}
-
-fn short_hash(parts: &[&str]) -> String {
-    let mut hasher = Sha256::new();
-    for part in parts {
-        hasher.update(part.as_bytes());
-        hasher.update([0]);
-    }
-    hasher.finalize()[..6].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
