@@ -46,6 +46,7 @@ mod register;
 mod registry;
 mod render_worker;
 mod secrets;
+mod shards;
 mod soak;
 mod store_reports;
 mod sveltos_coexist;

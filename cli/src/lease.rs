@@ -9,6 +9,14 @@
 //! [`HeldLease::lost`] when it could not, so it stops before it writes again, and
 //! [`HeldLease::release`] frees it for the next one with one write, on the resourceVersion
 //! the holder last wrote. What the holder does is not this module's business.
+//!
+//! Several processes sharing one job each hold a Lease of their own, labelled alike
+//! (`members`): the live ones are those whose Lease has not expired, and a holder tells
+//! the others what it has seen through an annotation of its own Lease ([`HeldLease::annotate`]).
+
+mod members;
+
+pub use members::{Member, live_members};
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -35,6 +43,9 @@ pub enum LeaseError {
     NoNamespace { lease: String, namespace: String },
     #[error("lease {lease}: {message}")]
     Api { lease: String, message: String },
+    /// Someone else took it over while this process thought it held it.
+    #[error("lease {lease} was taken over by another holder")]
+    Lost { lease: String },
 }
 
 /// Which Lease, for whom, and how it is marked.
@@ -49,6 +60,8 @@ pub struct LeaseConfig {
     pub duration: Duration,
     /// Field manager of every write, and the `app.kubernetes.io/managed-by` label.
     pub manager: &'static str,
+    /// Labels besides `app.kubernetes.io/managed-by`: how [`live_members`] finds a group.
+    pub labels: BTreeMap<String, String>,
     pub annotations: BTreeMap<String, String>,
 }
 
@@ -69,8 +82,12 @@ pub struct HeldLease {
     config: LeaseConfig,
     renewer: JoinHandle<()>,
     lost: watch::Receiver<bool>,
+    tell: Arc<watch::Sender<bool>>,
     /// The Lease as this process last wrote it: releasing needs no read first.
     latest: Arc<Mutex<Lease>>,
+    /// Held across each write, so a renewal and an annotation never race on one
+    /// resourceVersion (the loser would read as a takeover).
+    writing: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl LeaseConfig {
@@ -147,7 +164,8 @@ impl LeaseConfig {
 
     fn lease(&self, resource_version: Option<String>, now: Timestamp, transitions: i32) -> Lease {
         let annotations = self.annotations.iter().map(|(k, v)| (k.as_str(), v.as_str()));
-        let metadata = object_meta(&self.name, Some(&self.namespace), [(MANAGED_BY, self.manager)], annotations);
+        let labels = self.labels.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let metadata = object_meta(&self.name, Some(&self.namespace), labels.chain([(MANAGED_BY, self.manager)]), annotations);
         Lease {
             metadata: ObjectMeta { resource_version, ..metadata },
             spec: Some(LeaseSpec {
@@ -163,9 +181,11 @@ impl LeaseConfig {
 
     fn hold(&self, api: Api<Lease>, lease: Lease) -> HeldLease {
         let (tell, lost) = watch::channel(false);
+        let tell = Arc::new(tell);
         let latest = Arc::new(Mutex::new(lease));
-        let renewer = tokio::spawn(renew(api.clone(), latest.clone(), self.clone(), tell));
-        HeldLease { api, config: self.clone(), renewer, lost, latest }
+        let writing = Arc::new(tokio::sync::Mutex::new(()));
+        let renewer = tokio::spawn(renew(api.clone(), latest.clone(), writing.clone(), self.clone(), tell.clone()));
+        HeldLease { api, config: self.clone(), renewer, lost, tell, latest, writing }
     }
 }
 
@@ -179,19 +199,39 @@ fn held_by_other(lease: &Lease, identity: &str, now: Timestamp) -> Option<(Strin
 }
 
 /// Renews every third of the duration; says `lost` when a renewal is refused (someone
-/// else took the Lease) or when none got through before it expired.
-async fn renew(api: Api<Lease>, latest: Arc<Mutex<Lease>>, config: LeaseConfig, lost: watch::Sender<bool>) {
+/// else took the Lease) or when none got through before it expired. A renewal that hangs
+/// is given up after a third of the duration, so an unreachable apiserver cannot hold the
+/// holder past its expiry unaware.
+async fn renew(
+    api: Api<Lease>,
+    latest: Arc<Mutex<Lease>>,
+    writing: Arc<tokio::sync::Mutex<()>>,
+    config: LeaseConfig,
+    lost: Arc<watch::Sender<bool>>,
+) {
     let label = config.label();
     let duration = SignedDuration::try_from(config.duration).unwrap_or(SignedDuration::MAX);
     let mut renewed = Timestamp::now();
     loop {
         tokio::time::sleep(config.duration / 3).await;
+        let _writing = writing.lock().await;
         let now = Timestamp::now();
         let mut lease = latest.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
         if let Some(spec) = lease.spec.as_mut() {
             spec.renew_time = Some(MicroTime(now));
         }
-        match api.replace(&config.name, &config.params(), &lease).await {
+        let written = match tokio::time::timeout(config.duration / 3, api.replace(&config.name, &config.params(), &lease)).await {
+            Ok(written) => written,
+            Err(_) => {
+                tracing::warn!(lease = %label, "renewing the lease timed out; retrying");
+                if Timestamp::now() >= renewed.saturating_add(duration).unwrap_or(Timestamp::MAX) {
+                    let _ = lost.send(true);
+                    return;
+                }
+                continue;
+            }
+        };
+        match written {
             Ok(updated) => {
                 *latest.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = updated;
                 renewed = now;
@@ -221,6 +261,38 @@ impl HeldLease {
     /// Whether the Lease is still held.
     pub fn held(&self) -> bool {
         !*self.lost.borrow()
+    }
+
+    /// When the Lease was last renewed as this process wrote it: the others count its
+    /// expiry from there.
+    pub fn renewed(&self) -> Option<Timestamp> {
+        let latest = self.latest.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        latest.spec.as_ref().and_then(|s| s.renew_time.as_ref()).map(|t| t.0)
+    }
+
+    /// Sets annotation `key` to `value` on the Lease and renews it in the same write. A
+    /// refusal (someone else took the Lease) says `lost` as a failed renewal does.
+    pub async fn annotate(&self, key: &str, value: &str) -> Result<(), LeaseError> {
+        let _writing = self.writing.lock().await;
+        if !self.held() {
+            return Err(LeaseError::Lost { lease: self.config.label() });
+        }
+        let mut lease = self.latest.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone();
+        lease.metadata.annotations.get_or_insert_default().insert(key.into(), value.into());
+        if let Some(spec) = lease.spec.as_mut() {
+            spec.renew_time = Some(MicroTime(Timestamp::now()));
+        }
+        match self.api.replace(&self.config.name, &self.config.params(), &lease).await {
+            Ok(updated) => {
+                *self.latest.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = updated;
+                Ok(())
+            }
+            Err(e) if matches!(status_code(&e), Some(404 | 409)) => {
+                let _ = self.tell.send(true);
+                Err(LeaseError::Lost { lease: self.config.label() })
+            }
+            Err(e) => Err(self.config.api_error(&e)),
+        }
     }
 
     /// Stops renewing and frees the Lease, so the next holder need not wait for it to expire.
@@ -253,21 +325,24 @@ impl HeldLease {
     }
 }
 
+/// A Lease of 30 s held by `holder`, renewed `renewed_secs_ago` before `now`.
+#[cfg(test)]
+fn test_lease(holder: Option<&str>, renewed_secs_ago: i64, now: Timestamp) -> Lease {
+    Lease {
+        spec: Some(LeaseSpec {
+            holder_identity: holder.map(str::to_string),
+            lease_duration_seconds: Some(30),
+            renew_time: Some(MicroTime(now - SignedDuration::from_secs(renewed_secs_ago))),
+            ..LeaseSpec::default()
+        }),
+        ..Lease::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::test_lease as lease;
     use super::*;
-
-    fn lease(holder: Option<&str>, renewed_secs_ago: i64, now: Timestamp) -> Lease {
-        Lease {
-            spec: Some(LeaseSpec {
-                holder_identity: holder.map(str::to_string),
-                lease_duration_seconds: Some(30),
-                renew_time: Some(MicroTime(now - SignedDuration::from_secs(renewed_secs_ago))),
-                ..LeaseSpec::default()
-            }),
-            ..Lease::default()
-        }
-    }
 
     #[test]
     fn a_lease_is_free_when_expired_released_or_ours() {
@@ -289,12 +364,14 @@ mod tests {
             identity: "pod-a/1".into(),
             duration: Duration::from_secs(120),
             manager: "airlock-puller",
+            labels: BTreeMap::from([("airlock.dev/group".into(), "g1".into())]),
             annotations: BTreeMap::from([("airlock.dev/cluster".into(), "fleet/edge-1".into())]),
         };
         let now = Timestamp::now();
         let l = config.lease(Some("42".into()), now, 3);
         assert_eq!(l.metadata.resource_version.as_deref(), Some("42"));
-        assert_eq!(l.metadata.labels.unwrap()["app.kubernetes.io/managed-by"], "airlock-puller");
+        let labels = l.metadata.labels.unwrap();
+        assert_eq!((labels["app.kubernetes.io/managed-by"].as_str(), labels["airlock.dev/group"].as_str()), ("airlock-puller", "g1"));
         assert_eq!(l.metadata.annotations.unwrap()["airlock.dev/cluster"], "fleet/edge-1");
         let spec = l.spec.unwrap();
         assert_eq!((spec.holder_identity.as_deref(), spec.lease_duration_seconds), (Some("pod-a/1"), Some(120)));

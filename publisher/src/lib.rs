@@ -45,6 +45,7 @@ mod publish;
 mod redact;
 pub mod render;
 pub mod sandbox;
+pub mod shard;
 mod source_mirrors;
 mod sources;
 #[cfg(test)]

@@ -58,6 +58,8 @@ struct Shared {
     upstream: SocketAddr,
     flavour: Flavour,
     rules: Mutex<Vec<Rule>>,
+    /// How long every request waits before it is passed on.
+    delay: Mutex<Duration>,
     /// From a stop until the acceptor listens again.
     stopped: AtomicBool,
     /// Bumped by every stop: every open connection closes, the listener closes.
@@ -97,6 +99,7 @@ impl Proxy {
             upstream,
             flavour,
             rules: Mutex::new(Vec::new()),
+            delay: Mutex::new(Duration::ZERO),
             stopped: AtomicBool::new(false),
             stops: watch::channel(0).0,
             events: Mutex::new(Vec::new()),
@@ -131,6 +134,12 @@ impl Proxy {
     fn add(&self, path: &str, fault: Fault) {
         assert_eq!(self.shared.flavour, Flavour::Http, "only the HTTP proxy sees requests");
         self.shared.rules.lock().expect("rules").push(Rule { path: path.into(), fault });
+    }
+
+    /// Holds every request `by` before passing it on, as a slow or distant server does.
+    pub fn delay(&self, by: Duration) {
+        assert_eq!(self.shared.flavour, Flavour::Http, "only the HTTP proxy sees requests");
+        *self.shared.delay.lock().expect("delay") = by;
     }
 
     /// Closes every open connection and refuses new ones, as a stopped server does.
@@ -272,6 +281,10 @@ async fn http(shared: &Shared, mut client: TcpStream) {
     let (method, path) = (words.next().unwrap_or_default(), words.next().unwrap_or_default());
     let fault = shared.fault_for(path);
     let what = format!("{method} {path}");
+    let delay = *shared.delay.lock().expect("delay");
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
     if let Some(Fault::Answer500 { .. }) = fault {
         let _ = client.write_all(ERROR_500.as_bytes()).await;
         shared.event(format!("{what}: 500"));

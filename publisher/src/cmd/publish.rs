@@ -166,6 +166,7 @@ impl PublishArgs {
             layout: reach.layout.clone(),
             meta: PublishMeta { source: self.source_uri.clone(), revision: self.revision.clone() },
             only: self.clusters.clone(),
+            shard: None,
             dry_run: self.dry_run,
             renew_before: self.renew_before,
             kubectl: reach.kubectl.clone(),

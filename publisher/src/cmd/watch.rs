@@ -10,10 +10,13 @@
 //! its branch or tag again. Beside it, every
 //! `--reports-every`, one pass of `ingest::online` reads the reports the pullers sent to the
 //! same store (a conditional read per cluster), over a cache of the SveltosClusters that a
-//! watch keeps current. The Lease (`airlock_cli::lease`) keeps a second replica standing by.
-//! With `--metrics-addr`, `/healthz` and `/metrics` say how the runs went (`health`).
+//! watch keeps current. The Lease (`airlock_cli::lease`) keeps a second replica standing by;
+//! with `--scale-out` the replicas share the clusters instead (`members`), each publishing
+//! and reading the reports of its own. `--shard-key` serves the clusters of one Sveltos
+//! shard key. With `--metrics-addr`, `/healthz` and `/metrics` say how the runs went (`health`).
 
 mod health;
+mod members;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -21,7 +24,7 @@ use std::time::Duration;
 
 use airlock_bundle::Limits;
 use airlock_cli::exit;
-use airlock_cli::lease::{self, LeaseConfig};
+use airlock_cli::lease;
 use airlock_store::Store;
 use anyhow::{Context, bail};
 use clap::Args;
@@ -41,22 +44,23 @@ use super::parse_duration;
 use super::publish::{PublishArgs, report};
 use crate::cmd::ingest::online;
 use crate::cmd::ingest::target::Target;
+use crate::shard::Shard;
+use crate::shard::fence::Fence;
 use crate::sources::live::sveltos_kinds;
 use health::Health;
+use members::{Seat, Seating};
 
 const EXAMPLES: &str = "Example:
   airlock-publisher watch --kubeconfig ~/.kube/mgmt --to oci://registry.example/airlock \\
       --key /keys/airlock.key --lease-namespace projectsveltos
 
-Run two replicas for availability: one publishes, the other stands by on the Lease.";
+Run two replicas for availability: one publishes, the other stands by on the Lease.
+With --scale-out every replica publishes its share of the clusters (docs/scale.md).";
 
 /// Wait after a failed run before trying again, when nothing else triggers one.
 const RETRY: Duration = Duration::from_secs(30);
 /// Longest a burst of changes delays a publish.
 const MAX_COALESCE: Duration = Duration::from_secs(30);
-/// How long the Lease holds without renewal: a standby takes over this long after the
-/// holder died.
-const LEASE_DURATION: Duration = Duration::from_secs(30);
 /// How often a standby looks whether the Lease became free.
 const STANDBY_POLL: Duration = Duration::from_secs(5);
 
@@ -65,9 +69,24 @@ const STANDBY_POLL: Duration = Duration::from_secs(5);
 pub struct WatchArgs {
     #[command(flatten)]
     pub publish: PublishArgs,
-    /// Namespace of the Lease `airlock-publisher` that elects the publishing replica.
+    /// Namespace of the Lease `airlock-publisher` that elects the publishing replica (and
+    /// of the members' Leases with --scale-out).
     #[arg(long, default_value = "default", value_name = "NAMESPACE")]
     pub lease_namespace: String,
+    /// How long a Lease holds without renewal: a standby takes over, or the others take
+    /// a member's clusters, this long after it died.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    pub lease_duration: SignedDuration,
+    /// Publish only the SveltosClusters annotated sharding.projectsveltos.io/KEY with this
+    /// key, as Sveltos's controllers started with --shard-key do. Without it: only those
+    /// without the annotation.
+    #[arg(long, value_name = "KEY")]
+    pub shard_key: Option<String>,
+    /// Every replica publishes: the clusters are split among the live replicas by a stable
+    /// hash, each holding a Lease of its own, instead of one publishing while the others
+    /// stand by.
+    #[arg(long)]
+    pub scale_out: bool,
     /// Quiet time that ends a burst of changes before publishing.
     #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
     pub debounce: SignedDuration,
@@ -92,6 +111,17 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
     if args.publish.source.from_dir.is_some() {
         bail!("watch reads a live management cluster; use publish for --from-dir");
     }
+    if args.scale_out
+        && matches!(args.publish.to.parse(), Ok(airlock_store::StoreRef::OciLayout(_) | airlock_store::StoreRef::OciArchive(_)))
+    {
+        bail!(
+            "--scale-out: --to {} is a store on this machine's disk; replicas sharing the fleet need one they all reach (oci:// or git+)",
+            args.publish.to
+        );
+    }
+    if args.lease_duration.as_secs() < 3 {
+        bail!("--lease-duration {}: at least 3s, so a renewal every third of it has time to get through", args.lease_duration);
+    }
     let client = args.publish.source.kube.client().await.context("connecting to the management cluster")?;
     let mut worker = args.publish.render_worker(Some(client.clone())).await?;
     let health = Arc::new(Mutex::new(Health::new()));
@@ -106,28 +136,37 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
     let record = |run: Result<&crate::publish::Published, ()>| {
         health.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).record(run, Timestamp::now());
     };
-    let lease = LeaseConfig {
+    let seating = Seating {
         namespace: args.lease_namespace.clone(),
-        name: "airlock-publisher".into(),
+        key: args.shard_key.clone().filter(|k| !k.is_empty()),
         identity: args.identity.clone().unwrap_or_else(lease::identity),
-        duration: LEASE_DURATION,
-        manager: "airlock-publisher",
-        annotations: Default::default(),
+        duration: args.lease_duration.unsigned_abs(),
+        scale_out: args.scale_out,
     };
     // Listening from the start: a SIGTERM while standing by or mid-publish is not lost.
     let stop = shutdown();
     tokio::pin!(stop);
-    let held = tokio::select! {
-        held = lease.wait(&client, STANDBY_POLL) => held?,
-        _ = &mut stop => return Ok(exit::OK),
-    };
-    let mut lost = held.lost();
-    health.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).lead(true);
     let changes = Arc::new(Notify::new());
+    let seat = if seating.scale_out {
+        Seat::Member(seating.join(&client, changes.clone()).await?)
+    } else {
+        let lease = seating.leader_lease();
+        tokio::select! {
+            held = lease.wait(&client, STANDBY_POLL) => Seat::Leader(Box::new(held?)),
+            _ = &mut stop => return Ok(exit::OK),
+        }
+    };
+    if let Some(fence) = seat.fence() {
+        worker.fence(fence);
+    }
+    let whole_key = Shard { key: seating.key.clone(), me: seating.identity.clone(), views: Vec::new() };
+    let mut lost = seat.lost();
+    health.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).lead(true);
     let mut watchers = spawn_watchers(&client, &changes);
     if !args.no_reports {
         let store = args.publish.store.open(&args.publish.to).await?;
-        watchers.push(tokio::spawn(read_reports(store, client.clone(), args.reports_every.unsigned_abs())));
+        let mine = Mine { fence: seat.fence(), whole_key: whole_key.clone() };
+        watchers.push(tokio::spawn(read_reports(store, client.clone(), args.reports_every.unsigned_abs(), mine)));
     }
     let (debounce, resync) = (args.debounce.unsigned_abs(), args.resync.unsigned_abs());
     let mut next_run = Instant::now() + resync;
@@ -139,10 +178,19 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
             _ = lost.changed() => break Err(lost_lease()),
             _ = &mut stop => break Ok(exit::OK),
         }
-        if !held.held() {
+        if *lost.borrow() {
             break Err(lost_lease());
         }
         next_run = Instant::now() + resync;
+        let shard = match seat.fence() {
+            Some(fence) => fence.current().await,
+            None => whole_key.clone(),
+        };
+        if shard.owns_nothing() {
+            tracing::info!("no clusters are this replica's yet: the publishers have not agreed on who publishes what");
+            continue;
+        }
+        worker.shard(Some(shard));
         match worker.run().await {
             Ok(published) => {
                 report(&published);
@@ -166,13 +214,37 @@ pub async fn run(args: WatchArgs) -> anyhow::Result<u8> {
     for w in watchers.into_iter().chain(server) {
         w.abort();
     }
-    held.release().await;
+    seat.release().await;
     outcome
+}
+
+/// Which clusters' reports this replica reads: those of its key, and with --scale-out
+/// those its fence admits now.
+struct Mine {
+    fence: Option<Arc<Fence>>,
+    whole_key: Shard,
+}
+
+impl Mine {
+    async fn filter(&self, clusters: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
+        let shard = match &self.fence {
+            Some(fence) => fence.current().await,
+            None => self.whole_key.clone(),
+        };
+        clusters
+            .into_iter()
+            .filter(|c| {
+                let meta = &c["metadata"];
+                let id = format!("{}/{}", meta["namespace"].as_str().unwrap_or_default(), meta["name"].as_str().unwrap_or_default());
+                shard.in_key(meta["annotations"][crate::shard::SHARD_ANNOTATION].as_str()) && shard.owns(&id)
+            })
+            .collect()
+    }
 }
 
 /// Reads the pullers' reports from `store` every `every`, over a cache of the
 /// SveltosClusters that a watch keeps current (one pass: a conditional read per cluster).
-async fn read_reports(store: Box<dyn Store>, client: kube::Client, every: Duration) {
+async fn read_reports(store: Box<dyn Store>, client: kube::Client, every: Duration, mine: Mine) {
     let Some(reports) = store.reports() else {
         return tracing::warn!(store = %store.describe(), "this kind of store keeps no reports: none are read");
     };
@@ -188,6 +260,7 @@ async fn read_reports(store: Box<dyn Store>, client: kube::Client, every: Durati
     let (target, mut marks) = (Target::Live(client), online::Marks::default());
     loop {
         let clusters: Vec<serde_json::Value> = cache.state().iter().filter_map(|o| serde_json::to_value(&**o).ok()).collect();
+        let clusters = mine.filter(clusters).await;
         let pass = online::pass(reports, &clusters, &mut marks, &target, Timestamp::now(), &Limits::SPEC).await;
         log_pass(&pass);
         if let Target::Live(client) = &target {

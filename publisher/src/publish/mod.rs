@@ -124,6 +124,8 @@ pub struct Publisher {
     pub store: Arc<dyn Store>,
     pub meta: PublishMeta,
     pub only: Vec<ClusterId>,
+    /// The clusters of this replica when several share the fleet (`shard`); `None`: all.
+    pub shard: Option<crate::shard::Shard>,
     pub dry_run: bool,
     pub limits: Limits,
     pub memo: Memo,
@@ -268,6 +270,9 @@ pub async fn run(source: &Source, publisher: &Publisher, helm: Arc<LazyRenderer>
     let only: Vec<ClusterId> = publisher.only.iter().filter(|id| !broken_clusters.iter().any(|(b, _)| b == *id)).cloned().collect();
     let mut clusters =
         if only.is_empty() && !publisher.only.is_empty() { Vec::new() } else { select::candidates(&inventory.clusters, &only)? };
+    if let Some(shard) = &publisher.shard {
+        clusters.retain(|c| shard.selects(c));
+    }
     clusters.retain(|c| !select::decommissioning(c));
     let plans: Vec<_> = clusters.par_iter().map(|c| (*c, render::plan(c, select::profiles_for(c, &inventory), &inventory))).collect();
     // Every cluster names its profiles' references again: told apart by hash rather than

@@ -47,6 +47,7 @@ async fn publisher(root: &Path, age_recipients: Vec<Recipient>, memo: bool) -> P
         store: airlock_store::open(&layout, &Default::default()).await.unwrap().into(),
         meta: PublishMeta::default(),
         only: Vec::new(),
+        shard: None,
         dry_run: false,
         limits: Limits::SPEC,
         memo: if memo { Memo::open(&root.join("memo.json")) } else { Memo::disabled() },

@@ -71,6 +71,8 @@ pub async fn serve(args: &RenderWorkerArgs) -> anyhow::Result<u8> {
             Some(kept) => kept,
             None => publisher.insert(self::publisher(&peer, &job).await?),
         };
+        // Which clusters are this replica's changes between runs; the rest is kept.
+        publisher.shard = job.shard.clone();
         let published = run(&peer, &job, publisher).await;
         peer.reply(id, published.and_then(|p| Ok(serde_json::to_value(p)?)).map_err(|e| format!("{e:#}")));
     }
@@ -108,6 +110,7 @@ pub(super) async fn publisher(peer: &Arc<Peer>, job: &Job) -> anyhow::Result<Pub
         },
         meta: job.meta.clone(),
         only: job.only.clone(),
+        shard: job.shard.clone(),
         dry_run: job.dry_run,
         limits: Limits::SPEC,
         memo: job.memo.as_deref().map_or_else(Memo::disabled, Memo::open),

@@ -14,8 +14,8 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// Why `message` must not be signed at `now`; `Ok` when it may.
-    pub fn check(&self, message: &[u8], now: Timestamp) -> Result<(), String> {
+    /// Why `message` must not be signed at `now`; the cluster it is for when it may.
+    pub fn check(&self, message: &[u8], now: Timestamp) -> Result<String, String> {
         let payload = pae_payload(message, IN_TOTO_PAYLOAD_TYPE).ok_or("refused to sign: not the encoding of an in-toto statement")?;
         let statement: Statement = serde_json::from_slice(payload).map_err(|e| format!("refused to sign: not a bundle statement: {e}"))?;
         let cluster = &statement.predicate.cluster;
@@ -29,7 +29,7 @@ impl Guard {
                 statement.predicate.expires
             ));
         }
-        Ok(())
+        Ok(cluster.clone())
     }
 }
 
@@ -51,7 +51,7 @@ mod tests {
     fn signs_only_statements_of_the_runs_clusters_within_its_validity() {
         let now: Timestamp = "2030-01-01T00:00:00Z".parse().unwrap();
         let guard = Guard { only: vec!["fleet/a".parse().unwrap()], expires_in: SignedDuration::from_hours(24) };
-        assert_eq!(guard.check(&statement("fleet/a", "2030-01-02T00:00:00Z"), now), Ok(()));
+        assert_eq!(guard.check(&statement("fleet/a", "2030-01-02T00:00:00Z"), now), Ok("fleet/a".into()));
         let other = guard.check(&statement("fleet/b", "2030-01-02T00:00:00Z"), now).unwrap_err();
         assert!(other.contains("cluster fleet/b"), "{other}");
         let late = guard.check(&statement("fleet/a", "2030-01-02T00:00:01Z"), now).unwrap_err();
@@ -59,6 +59,6 @@ mod tests {
         let label = guard.check(b"airlock-publisher seal secret v1", now).unwrap_err();
         assert!(label.contains("not the encoding"), "{label}");
         let everyone = Guard { only: vec![], expires_in: SignedDuration::from_hours(24) };
-        assert_eq!(everyone.check(&statement("fleet/b", "2030-01-02T00:00:00Z"), now), Ok(()));
+        assert_eq!(everyone.check(&statement("fleet/b", "2030-01-02T00:00:00Z"), now), Ok("fleet/b".into()));
     }
 }

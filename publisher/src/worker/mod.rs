@@ -120,6 +120,16 @@ impl RenderWorker {
         RenderWorker { served: Arc::new(served), job, reach, unconfined, waiting: Some(waiting), running: None }
     }
 
+    /// Signs and writes only what `fence` admits from now on; before the first run.
+    pub fn fence(&mut self, fence: Arc<crate::shard::fence::Fence>) {
+        Arc::get_mut(&mut self.served).expect("fenced before the first run serves").fence = Some(fence);
+    }
+
+    /// Publishes only `shard`'s clusters from the next run on; `None`: all.
+    pub fn shard(&mut self, shard: Option<crate::shard::Shard>) {
+        self.job.shard = shard;
+    }
+
     /// One publish run in the worker. A worker that breaks the protocol is killed and the
     /// run fails; one that died is started again at the next run.
     pub async fn run(&mut self) -> anyhow::Result<Published> {

@@ -1,7 +1,8 @@
 //! The signer's side of the channel: it answers the worker's calls with what only it
 //! holds, the store and its credentials, the management cluster's client, the keys and
 //! the secrets derived from them, and hands out nothing of them but answers. What it
-//! agrees to sign is [`Guard`]'s.
+//! agrees to sign is [`Guard`]'s; when replicas share the fleet, it signs and writes only
+//! what this replica's [`Fence`] admits, holding it across each write.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,12 +14,14 @@ use airlock_store::{PublishMeta, Store, StoreError};
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{RwLockReadGuard, mpsc, oneshot};
 
 use super::guard::Guard;
 use super::rpc::{Incoming, Peer};
 use super::wire::{Call, SecretName, StoreCall, WireBundle};
 use crate::publish::Signer;
+use crate::shard::Shard;
+use crate::shard::fence::Fence;
 use crate::sources::live::ClusterReader;
 
 /// What the signer answers with.
@@ -29,6 +32,8 @@ pub struct Served {
     pub reader: Option<Arc<dyn ClusterReader>>,
     pub guard: Guard,
     pub limits: Limits,
+    /// This replica's clusters when several share the fleet; `None`: all.
+    pub fence: Option<Arc<Fence>>,
     batches: Mutex<HashMap<u64, mpsc::UnboundedSender<Step>>>,
     /// The parts each open batch carried, by key.
     carried: Mutex<HashMap<u64, HashMap<Digest, Part>>>,
@@ -43,7 +48,17 @@ enum Step {
 
 impl Served {
     pub fn new(signer: Signer, store: Arc<dyn Store>, reader: Option<Arc<dyn ClusterReader>>, guard: Guard, limits: Limits) -> Served {
-        Served { signer, store, reader, guard, limits, batches: Mutex::default(), carried: Mutex::default(), next_batch: AtomicU64::new(0) }
+        Served {
+            signer,
+            store,
+            reader,
+            guard,
+            limits,
+            fence: None,
+            batches: Mutex::default(),
+            carried: Mutex::default(),
+            next_batch: AtomicU64::new(0),
+        }
     }
 
     /// Answers the worker's calls until the channel closes, each as a task of its own;
@@ -66,7 +81,8 @@ impl Served {
             Call::List { plural } => json(self.reader()?.list(&plural).await),
             Call::Get { wanted } => json(self.reader()?.get(&wanted).await),
             Call::Sign { key, message } => {
-                self.guard.check(&message, Timestamp::now())?;
+                let cluster = self.guard.check(&message, Timestamp::now())?;
+                drop(self.admit([cluster.as_str()]).await?);
                 // A token may take its time; the runtime's threads go on answering.
                 let signature = tokio::task::spawn_blocking(move || {
                     let signer = self.signer.keys.get(key).ok_or_else(|| format!("no key number {key}"))?;
@@ -78,9 +94,8 @@ impl Served {
             }
             Call::SignAll { key, messages } => {
                 let now = Timestamp::now();
-                for message in &messages {
-                    self.guard.check(&message.0, now)?;
-                }
+                let clusters = messages.iter().map(|m| self.guard.check(&m.0, now)).collect::<Result<Vec<_>, _>>()?;
+                drop(self.admit(clusters.iter().map(String::as_str)).await?);
                 let signatures = tokio::task::spawn_blocking(move || {
                     let signer = self.signer.keys.get(key).ok_or_else(|| format!("no key number {key}"))?;
                     let messages: Vec<&[u8]> = messages.iter().map(|m| m.0.as_slice()).collect();
@@ -101,6 +116,15 @@ impl Served {
         }
     }
 
+    /// Admits `clusters` to be signed or written, the guard held until dropped; anything
+    /// without a fence.
+    async fn admit<'c>(&self, clusters: impl IntoIterator<Item = &'c str>) -> Result<Option<RwLockReadGuard<'_, Shard>>, String> {
+        match &self.fence {
+            Some(fence) => fence.admit(clusters).await.map(Some).map_err(|e| e.to_string()),
+            None => Ok(None),
+        }
+    }
+
     fn reader(&self) -> Result<&Arc<dyn ClusterReader>, String> {
         self.reader.as_ref().ok_or_else(|| "this run reads a directory, not the management cluster".into())
     }
@@ -114,7 +138,11 @@ impl Served {
             StoreCall::ManifestDigest { cluster } => json(store.manifest_digest(&cluster, limits).await),
             StoreCall::FetchPart { cluster, fetched, part } => json(store.fetch_part(&cluster, &fetched, &part, limits).await),
             StoreCall::Clusters => json(store.clusters(limits).await),
-            StoreCall::Publish { bundles, meta } => json(store.publish(&self.rebuilt(bundles, &mut HashMap::new())?, &meta).await),
+            StoreCall::Publish { bundles, meta } => {
+                let bundles = self.rebuilt(bundles, &mut HashMap::new())?;
+                let _admitted = self.admit(bundles.iter().map(|b| b.cluster())).await?;
+                json(store.publish(&bundles, &meta).await)
+            }
             StoreCall::Batch { meta } => json(Ok::<_, StoreError>(self.start_batch(meta))),
             StoreCall::Add { batch, bundles } => {
                 let (tx, rx) = oneshot::channel();
@@ -122,6 +150,7 @@ impl Served {
                     let mut carried = self.carried.lock().expect("no panic holds the lock");
                     self.rebuilt(bundles, carried.entry(batch).or_default())?
                 };
+                let _admitted = self.admit(bundles.iter().map(|b| b.cluster())).await?;
                 self.step(batch, Step::Add(bundles, tx))?;
                 json(rx.await.map_err(|_| "the batch ended".to_string())?)
             }

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use jiff::SignedDuration;
 use serde::{Deserialize, Serialize};
 
+use crate::shard::Shard;
 use crate::source_mirrors::Mirrors;
 use crate::sources::Reference;
 
@@ -131,6 +132,9 @@ pub struct Job {
     pub layout: Option<PathBuf>,
     pub meta: PublishMeta,
     pub only: Vec<ClusterId>,
+    /// The clusters of this replica when several share the fleet; `None`: all.
+    #[serde(default)]
+    pub shard: Option<Shard>,
     pub dry_run: bool,
     pub renew_before: SignedDuration,
     pub kubectl: Option<PathBuf>,

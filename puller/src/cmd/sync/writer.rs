@@ -23,6 +23,7 @@ pub(super) fn lease_config(settings: &SyncSettings) -> LeaseConfig {
         identity: lease::identity(),
         duration: settings.lease_duration,
         manager: MANAGER,
+        labels: Default::default(),
         annotations: [(CLUSTER_ANNOTATION.to_string(), settings.cluster.to_string())].into(),
     }
 }
