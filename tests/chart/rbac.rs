@@ -18,6 +18,8 @@ use super::{chart_dir, helm};
 const MANAGEMENT: &str = "AIRLOCK_KUBECONFIG_MANAGEMENT";
 /// How the README's table names the scope of a Role's rule.
 const RELEASE_NAMESPACE: &str = "release namespace";
+/// The scope of a Role's rule only `publish.shardKey` or `publish.scaleOut` grant.
+const SHARDED: &str = "release namespace, sharded";
 
 /// One verb on one resource (`resource/subresource`), maybe one name, in one scope.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -143,8 +145,14 @@ async fn the_service_account_may_do_what_the_readme_lists_and_nothing_more() {
     let role = Api::<Role>::namespaced(client.clone(), &ns).get(&name).await.expect("the Role");
     let mut installed_grants = grants_of(cluster_role.rules.as_deref().unwrap_or_default(), "cluster");
     installed_grants.extend(grants_of(role.rules.as_deref().unwrap_or_default(), RELEASE_NAMESPACE));
-    let listed = readme_grants();
+    let (sharded, listed): (BTreeSet<Grant>, BTreeSet<Grant>) = readme_grants().into_iter().partition(|g| g.scope == SHARDED);
     assert_eq!(installed_grants, listed, "the chart's rules and its README's table differ");
+    // Scaled out, the one named Lease gives way to the Leases the README lists for it.
+    let scaled = helm(MANAGEMENT, &[&["template", &ns, &chart, "-n", &ns, "--set=publish.scaleOut=true"][..], &values].concat());
+    assert_exit(&scaled, 0);
+    let role = scaled.stdout.split("\n---").find(|d| d.contains("\nkind: Role\n")).expect("a Role when scaled out");
+    let verbs: Vec<&str> = sharded.iter().map(|g| g.verb.as_str()).collect();
+    assert!(role.contains(&format!("verbs: [{}]", verbs.join(", "))) && !role.contains("resourceNames"), "{role}");
 
     let account = (ns.as_str(), name.as_str());
     for g in &listed {
