@@ -18,10 +18,12 @@ use super::key::SigningKey;
 use super::verify::VerifiedEnvelope;
 use crate::{ClusterId, Digest};
 
+mod collected;
 mod evaluated;
 mod findings;
 
 pub use super::envelope::REPORT_PAYLOAD_TYPE;
+pub use collected::{Collected, MAX_COLLECTED_BYTES, MAX_MATCHING, MAX_REPORT_COLLECTED_BYTES, ObjectRef, withheld};
 pub use evaluated::{Evaluated, MAX_MESSAGE_BYTES};
 pub use findings::{BundleSeen, Drift, PartDrift, ProfileNotes, ReleaseOperation, ReleaseSeen};
 

@@ -67,6 +67,10 @@ pub enum LuaError {
     VerdictNotBool { at: Location, field: String, found: &'static str },
     #[error("lua script {at}: field {field:?} of the returned table is a {found}, not a string")]
     MessageNotString { at: Location, field: String, found: &'static str },
+    /// An event source's aggregated selection returned `resources` that is not a list of
+    /// objects.
+    #[error("lua script {at}: field {field:?} of the returned table is a {found}, not a list of objects")]
+    SelectionNotList { at: Location, field: String, found: &'static str },
     #[error("lua script {at}: instruction budget exceeded: more than {limit} instructions")]
     InstructionBudget { at: Location, limit: u64 },
     #[error("lua script {at}: memory budget exceeded: more than {limit_bytes} bytes")]

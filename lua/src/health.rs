@@ -81,7 +81,7 @@ pub fn check_health_syntax(source: &LuaSource<'_>, script: &str, budget: &LuaBud
     Ok(())
 }
 
-enum Argument<'a> {
+pub(super) enum Argument<'a> {
     Nil,
     One(&'a serde_json::Value),
     Many(&'a [serde_json::Value]),
@@ -89,10 +89,10 @@ enum Argument<'a> {
 
 /// The globals a judging script sees: `metrics` when set, before its top-level code, and
 /// `global`, after it, holding the argument `evaluate` is called with.
-struct Input<'a> {
-    metrics: Option<&'a BTreeMap<String, f64>>,
-    global: &'static str,
-    argument: Argument<'a>,
+pub(super) struct Input<'a> {
+    pub(super) metrics: Option<&'a BTreeMap<String, f64>>,
+    pub(super) global: &'static str,
+    pub(super) argument: Argument<'a>,
 }
 
 /// Runs `script` on `input`; the verdict field `verdict` and the message it returned.
@@ -103,6 +103,25 @@ fn judge(
     verdict: &'static str,
     budget: &LuaBudget,
 ) -> Result<(bool, String), LuaError> {
+    call(source, script, input, budget, |returned| {
+        Ok(read_verdict(returned, verdict)?.map_err(|rejection| match rejection {
+            Rejection::NotATable { found } => LuaError::NotATable { at: source.at(None), found },
+            Rejection::Array => LuaError::VerdictIsArray { at: source.at(None), verdict },
+            Rejection::NotAString { field, found } => LuaError::MessageNotString { at: source.at(None), field, found },
+            Rejection::NotABool { field, found } => LuaError::VerdictNotBool { at: source.at(None), field, found },
+        }))
+    })
+}
+
+/// Runs `script` on `input` in a fresh sandbox and gives what its `evaluate` returned to
+/// `read`, while the state that holds it lives.
+pub(super) fn call<T>(
+    source: &LuaSource<'_>,
+    script: &str,
+    input: Input<'_>,
+    budget: &LuaBudget,
+    read: impl FnOnce(&Value) -> mlua::Result<Result<T, LuaError>>,
+) -> Result<T, LuaError> {
     let (lua, meter) = sandbox::new_state(budget, source.to_string()).map_err(|err| source.error(&err, None, budget))?;
     let fail = |err: mlua::Error| source.error(&err, Some(&meter), budget);
 
@@ -134,12 +153,7 @@ fn judge(
     };
     let returned = evaluate.call::<Value>(argument).map_err(fail)?;
     meter.check().map_err(fail)?;
-    read_verdict(&returned, verdict).map_err(fail)?.map_err(|rejection| match rejection {
-        Rejection::NotATable { found } => LuaError::NotATable { at: source.at(None), found },
-        Rejection::Array => LuaError::VerdictIsArray { at: source.at(None), verdict },
-        Rejection::NotAString { field, found } => LuaError::MessageNotString { at: source.at(None), field, found },
-        Rejection::NotABool { field, found } => LuaError::VerdictNotBool { at: source.at(None), field, found },
-    })
+    read(&returned).map_err(fail)?
 }
 
 fn read_verdict(returned: &Value, verdict: &str) -> mlua::Result<Result<(bool, String), Rejection>> {

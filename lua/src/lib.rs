@@ -51,6 +51,7 @@ mod json;
 mod result;
 mod runes;
 mod sandbox;
+mod selection;
 mod strings;
 #[cfg(test)]
 mod tests;
@@ -64,6 +65,7 @@ pub use budget::LuaBudget;
 pub use error::{LuaError, LuaSource};
 pub use health::{Health, MatchInput, Matched, check_health_syntax, evaluate_health, evaluate_match};
 use result::Rejection;
+pub use selection::{Selected, evaluate_selection};
 
 /// Runs `script` with `resources` (`identifier → object`) and returns the manifest text of
 /// the `resources` field of what its `evaluate` returns: empty when there is none.

@@ -42,7 +42,7 @@ mod tests {
     use crate::statement::{EvaluationKind, Selection, Selector};
 
     fn named(name: &str) -> Evaluation {
-        Evaluation { kind: EvaluationKind::Classifier, name: name.into(), selectors: vec![], aggregate: None }
+        Evaluation { kind: EvaluationKind::Classifier, name: name.into(), selectors: vec![], aggregate: None, collect_resources: false }
     }
 
     #[test]

@@ -13,14 +13,15 @@
 
 use airlock_bundle::report::Evaluated;
 use airlock_bundle::seal::is_secret;
-use airlock_bundle::statement::{Evaluation, EvaluationKind};
+use airlock_bundle::statement::{Evaluation, EvaluationKind, Selector};
 use airlock_lua::{LuaBudget, LuaSource, MatchInput, check_health_syntax, evaluate_match};
 
+use super::events;
 use crate::engine::checks::{cel::Rules, objects};
 use crate::engine::model::error::EngineError;
 
 /// What a result says instead of a script's words when it judged a `Secret`.
-const WITHHELD: &str = "(the script's message is withheld: it judged a Secret)";
+pub(super) const WITHHELD: &str = "(the script's message is withheld: it judged a Secret)";
 
 /// Compiles every script and CEL rule of `evaluations`.
 pub fn validate(evaluations: &[Evaluation]) -> Result<(), EngineError> {
@@ -46,14 +47,16 @@ pub fn validate(evaluations: &[Evaluation]) -> Result<(), EngineError> {
 /// One result per definition of `evaluations`, in their order.
 pub async fn evaluate(client: &kube::Client, evaluations: &[Evaluation]) -> Vec<Evaluated> {
     let mut results = Vec::with_capacity(evaluations.len());
+    let mut budget = events::ReportBudget::default();
     for e in evaluations {
-        let outcome = match e.kind {
-            EvaluationKind::Classifier => classify(client, e).await,
+        let result = match e.kind {
+            EvaluationKind::Classifier => Evaluated::of(e, classify(client, e).await),
+            EvaluationKind::EventSource => Evaluated::event(e, budget.spend(events::event(client, e).await)),
         };
-        if let Err(why) = &outcome {
+        if let Some(why) = &result.error {
             tracing::warn!("{} {:?} could not be evaluated: {why}", e.kind.name(), e.name);
         }
-        results.push(Evaluated::of(e, outcome));
+        results.push(result);
     }
     results
 }
@@ -64,34 +67,52 @@ async fn classify(client: &kube::Client, e: &Evaluation) -> Result<(bool, String
     let definition = format!("{} {:?}", e.kind.name(), e.name);
     let mut kept = Vec::new();
     for (i, selector) in e.selectors.iter().enumerate() {
-        let field = format!("selectors[{i}]");
-        let rules = Rules::compile(&selector.cel)?;
-        let listed = objects::list(client, &selector.objects).await?.unwrap_or_default();
-        let mut found = 0;
-        for object in listed {
-            let by_script = match &selector.script {
-                None => true,
-                Some(script) => {
-                    let source = LuaSource { profile: &definition, resource: &field, key: "script" };
-                    let judged = evaluate_match(&source, script, MatchInput::Object(&object), &LuaBudget::DEFAULT);
-                    judged.map_err(|err| if is_secret(&object) { WITHHELD.to_string() } else { err.to_string() })?.matching
-                }
-            };
-            if by_script && (selector.cel.is_empty() || rules.matched(&object).is_some()) {
-                found += 1;
-                kept.push(object);
-            }
-        }
-        if found == 0 && e.aggregate.is_none() {
+        let found = select(client, &definition, i, selector).await?;
+        if found.is_empty() && e.aggregate.is_none() {
             return Ok((false, String::new()));
         }
+        kept.extend(found);
     }
     let Some(script) = &e.aggregate else { return Ok((true, String::new())) };
     let source = LuaSource { profile: &definition, resource: "aggregate", key: "script" };
     let secret = kept.iter().any(is_secret);
     let said = evaluate_match(&source, script, MatchInput::Objects(&kept), &LuaBudget::DEFAULT)
         .map_err(|err| if secret { WITHHELD.to_string() } else { err.to_string() })?;
-    Ok((said.matching, if secret && !said.message.is_empty() { WITHHELD.to_string() } else { said.message }))
+    Ok((said.matching, withheld_if(secret, said.message)))
+}
+
+/// The objects `selector` (the `i`th of `definition`) lists and keeps: those its script
+/// calls `matching` (every one, without a script) and, with CEL rules, of which one is
+/// true. A kind the cluster does not serve lists nothing.
+pub(super) async fn select(
+    client: &kube::Client,
+    definition: &str,
+    i: usize,
+    selector: &Selector,
+) -> Result<Vec<serde_json::Value>, String> {
+    let field = format!("selectors[{i}]");
+    let rules = Rules::compile(&selector.cel)?;
+    let listed = objects::list(client, &selector.objects).await?.unwrap_or_default();
+    let mut kept = Vec::new();
+    for object in listed {
+        let by_script = match &selector.script {
+            None => true,
+            Some(script) => {
+                let source = LuaSource { profile: definition, resource: &field, key: "script" };
+                let judged = evaluate_match(&source, script, MatchInput::Object(&object), &LuaBudget::DEFAULT);
+                judged.map_err(|err| if is_secret(&object) { WITHHELD.to_string() } else { err.to_string() })?.matching
+            }
+        };
+        if by_script && (selector.cel.is_empty() || rules.matched(&object).is_some()) {
+            kept.push(object);
+        }
+    }
+    Ok(kept)
+}
+
+/// A script's `message`, or the note that it is withheld when the script saw a Secret.
+pub(super) fn withheld_if(secret: bool, message: String) -> String {
+    if secret && !message.is_empty() { WITHHELD.to_string() } else { message }
 }
 
 #[cfg(test)]
@@ -103,7 +124,13 @@ mod tests {
     use crate::engine::testing;
 
     fn classifier(selectors: Vec<Selector>, aggregate: Option<&str>) -> Evaluation {
-        Evaluation { kind: EvaluationKind::Classifier, name: "c".into(), selectors, aggregate: aggregate.map(String::from) }
+        Evaluation {
+            kind: EvaluationKind::Classifier,
+            name: "c".into(),
+            selectors,
+            aggregate: aggregate.map(String::from),
+            collect_resources: false,
+        }
     }
 
     fn selector(script: Option<&str>, cel: &[&str]) -> Selector {

@@ -49,11 +49,11 @@ pub fn parse_classifier(value: &Value) -> Result<Classifier, ModelError> {
     let deployed = spec.nested("deployedResourceConstraint")?;
     let selectors = deployed.items("resourceSelectors")?.iter().map(|(_, s)| selector(s)).collect::<Result<_, _>>()?;
     let aggregate = deployed.get::<String>("aggregatedClassification")?.filter(|s| !s.is_empty());
-    let evaluation = Evaluation { kind: EvaluationKind::Classifier, name: name.clone(), selectors, aggregate };
+    let evaluation = Evaluation { kind: EvaluationKind::Classifier, name: name.clone(), selectors, aggregate, collect_resources: false };
     Ok(Classifier { name, labels, versions, evaluation })
 }
 
-fn selector(s: &Fields<'_>) -> Result<EvaluationSelector, ModelError> {
+pub(super) fn selector(s: &Fields<'_>) -> Result<EvaluationSelector, ModelError> {
     let (version, kind): (String, String) = (s.or_default("version")?, s.or_default("kind")?);
     if version.is_empty() || kind.is_empty() {
         return Err(s.own_error("a resource selector needs a version and a kind".into()));
