@@ -22,6 +22,8 @@ pub mod classifier_target;
 pub mod configuration;
 pub mod drift;
 pub mod dryrun;
+pub mod event_target;
+pub mod events;
 pub mod input;
 pub mod liveness;
 pub mod online;

@@ -27,7 +27,8 @@ pub struct ClusterPlan<'a> {
     pub profiles: Vec<ProfilePlan<'a>>,
     /// The store credentials to relay, for a cluster registered with `--token`.
     pub credentials: Option<Relay>,
-    /// What the cluster's puller evaluates: every Classifier of the fleet.
+    /// What the cluster's puller evaluates: every Classifier of the fleet, and the
+    /// EventSources the EventTriggers watching it name.
     pub evaluations: Vec<Evaluation>,
 }
 
@@ -160,7 +161,8 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, invento
             },
         })
         .collect();
-    let evaluations = inventory.classifiers.iter().map(|c| c.evaluation.clone()).collect();
+    let evaluations =
+        inventory.classifiers.iter().map(|c| c.evaluation.clone()).chain(select::event_sources_for(cluster, inventory)).collect();
     Ok(ClusterPlan { cluster, profiles, credentials: credentials::relay_of(cluster)?, evaluations })
 }
 

@@ -1,5 +1,5 @@
 //! What the sources yield and rendering reads: the checked [`Inventory`] of clusters,
-//! profiles, sets and classifiers (with what could not be read), the [`Resources`] fetched for a run,
+//! profiles, sets, classifiers and event triggers (with what could not be read), the [`Resources`] fetched for a run,
 //! and why a source could not be read at all. Reading them from a directory or a cluster
 //! is `dir`'s and `live`'s.
 
@@ -10,10 +10,16 @@ use serde_json::Value;
 use airlock_bundle::ClusterId;
 
 use super::broken::{Broken, Touches};
+use airlock_bundle::statement::Evaluation;
+
 use super::classifier::Classifier;
+use super::event_trigger::EventTrigger;
 use super::key::ObjectKey;
 use super::model::{CLUSTER_GROUP, ClusterSet, PROFILE_GROUP, Profile, SveltosCluster};
-use super::parse::{parse_classifier, parse_cluster, parse_profile, parse_role_request, parse_set, part_of_unreadable};
+use super::parse::{
+    parse_classifier, parse_cluster, parse_event_source, parse_event_trigger, parse_profile, parse_role_request, parse_set,
+    part_of_unreadable,
+};
 
 /// Why the source could not be read at all; what one object breaks is a [`Broken`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
@@ -34,6 +40,11 @@ pub struct Inventory {
     /// Every Classifier that could be read, by name: each pull-mode cluster's bundle
     /// carries them all, as Sveltos evaluates every Classifier on every cluster.
     pub classifiers: Vec<Classifier>,
+    /// Every EventSource that could be read, by name: a cluster's bundle carries those the
+    /// EventTriggers watching it name.
+    pub event_sources: Vec<Evaluation>,
+    /// Every EventTrigger that could be read, by name.
+    pub event_triggers: Vec<EventTrigger>,
     pub broken: Vec<Broken>,
 }
 
@@ -76,6 +87,14 @@ impl Inventory {
                     Ok(c) => inv.classifiers.push(c),
                     Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
                 },
+                (CLUSTER_GROUP, "EventSource") => match parse_event_source(value) {
+                    Ok(e) => inv.event_sources.push(e),
+                    Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
+                },
+                (CLUSTER_GROUP, "EventTrigger") => match parse_event_trigger(value) {
+                    Ok(t) => inv.event_triggers.push(t),
+                    Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
+                },
                 (CLUSTER_GROUP, kind @ ("ClusterSet" | "Set")) => match parse_set(value, kind == "Set") {
                     Ok(s) => inv.sets.push(s),
                     Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
@@ -87,6 +106,8 @@ impl Inventory {
         inv.clusters.sort_by(|a, b| a.id.cmp(&b.id));
         inv.profiles.sort_by_key(Profile::part_name);
         inv.classifiers.sort_by(|a, b| a.name.cmp(&b.name));
+        inv.event_sources.sort_by(|a, b| a.name.cmp(&b.name));
+        inv.event_triggers.sort_by(|a, b| a.name.cmp(&b.name));
         inv
     }
 

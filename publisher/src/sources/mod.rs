@@ -14,6 +14,7 @@
 pub mod broken;
 pub mod classifier;
 pub mod dir;
+pub mod event_trigger;
 pub mod fields;
 mod inventory;
 mod key;

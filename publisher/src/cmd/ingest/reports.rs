@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use super::input::Received;
 use super::report::{self, Opened, PullReport, ReportError};
 use super::target::{Target, TargetError};
-use super::{classifier_target, status, sveltos_target};
+use super::{classifier_target, event_target, status, sveltos_target};
 
 /// What became of one received report.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,7 +104,10 @@ pub async fn ingest(received: Vec<Received>, target: &Target, limits: &Limits) -
                 // report done, and a failure before it leaves the report to be read again.
                 let profiles = match target {
                     Target::Live(client) => match sveltos_target::write(client, &cluster, report).await {
-                        Ok(_) => classifier_target::write(client, &cluster, &object, report).await.map(drop),
+                        Ok(_) => match classifier_target::write(client, &cluster, &object, report).await {
+                            Ok(_) => event_target::write(client, &cluster, report).await.map(drop),
+                            Err(e) => Err(e),
+                        },
                         Err(e) => Err(e),
                     },
                     Target::Dir(_) => Ok(()),
