@@ -54,6 +54,7 @@ pub struct Context<'a> {
     now: Timestamp,
     data_digest: OnceCell<Digest>,
     read_clock: Cell<bool>,
+    instance: bool,
 }
 
 impl<'a> Context<'a> {
@@ -65,9 +66,10 @@ impl<'a> Context<'a> {
         absent: BTreeSet<String>,
         entropy: Option<&'a Entropy>,
         now: Timestamp,
+        event: Option<&Map<String, Value>>,
     ) -> Context<'a> {
         let mgmt: Map<String, Value> = resources.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        let data = json!({
+        let mut data = json!({
             "Cluster": cluster.object,
             "ClusterNamespace": cluster.id.namespace(),
             "ClusterName": cluster.id.name(),
@@ -75,6 +77,11 @@ impl<'a> Context<'a> {
             "KubeadmControlPlane": null,
             "MgmtResources": mgmt,
         });
+        // An EventTrigger's instance: its templates see the event too.
+        if let (Some(event), Some(data)) = (event, data.as_object_mut()) {
+            data.extend(event.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        let instance = event.is_some();
         Context {
             cluster,
             profile,
@@ -86,7 +93,14 @@ impl<'a> Context<'a> {
             now,
             data_digest: OnceCell::new(),
             read_clock: Cell::new(false),
+            instance,
         }
+    }
+
+    /// Whether it renders an EventTrigger's instance, whose `projectsveltos.io/instantiate`
+    /// references are templates over the event.
+    pub fn instance(&self) -> bool {
+        self.instance
     }
 
     /// Renders one template of `resource`'s `key` with the content data.

@@ -362,7 +362,8 @@ impl ProfilePlan<'_> {
             || self.profile.patches.iter().any(|p| p.patch.contains("{{"))
             || self.kustomizations.iter().any(|k| k.source.spec.templated())
             || self.profile.helm_charts.iter().any(HelmChartRef::templated);
-        (!any_templated && self.problem.is_none()).then(|| SharedKey {
+        // An EventTrigger's instance is made for one cluster, with its event.
+        (!any_templated && self.problem.is_none() && self.profile.event.is_none()).then(|| SharedKey {
             part: self.profile.part_name(),
             references: self.references().map(|r| r.key.clone()).collect(),
             capabilities: (!self.helm_charts.is_empty())

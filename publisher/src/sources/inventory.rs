@@ -13,6 +13,7 @@ use super::broken::{Broken, Touches};
 use airlock_bundle::statement::Evaluation;
 
 use super::classifier::Classifier;
+use super::event_instances;
 use super::event_trigger::EventTrigger;
 use super::key::ObjectKey;
 use super::model::{CLUSTER_GROUP, ClusterSet, PROFILE_GROUP, Profile, SveltosCluster};
@@ -54,6 +55,7 @@ impl Inventory {
     /// parsed is recorded as broken, with what it touches; the others are kept.
     pub fn from_objects<'a>(objects: impl IntoIterator<Item = (String, &'a Value)>) -> Inventory {
         let mut inv = Inventory::default();
+        let mut event_reports = Vec::new();
         for (origin, value) in objects {
             let Some(key) = ObjectKey::of(value) else { continue };
             let broken = |message: String, what: Touches| Broken { origin: origin.clone(), what, message };
@@ -95,6 +97,7 @@ impl Inventory {
                     Ok(t) => inv.event_triggers.push(t),
                     Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
                 },
+                (CLUSTER_GROUP, "EventReport") => event_reports.push((origin.clone(), value.clone())),
                 (CLUSTER_GROUP, kind @ ("ClusterSet" | "Set")) => match parse_set(value, kind == "Set") {
                     Ok(s) => inv.sets.push(s),
                     Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
@@ -103,6 +106,7 @@ impl Inventory {
             }
         }
         inv.hold_profiles_of_broken_sets();
+        event_instances::instantiate(&mut inv, &event_reports);
         inv.clusters.sort_by(|a, b| a.id.cmp(&b.id));
         inv.profiles.sort_by_key(Profile::part_name);
         inv.classifiers.sort_by(|a, b| a.name.cmp(&b.name));

@@ -14,10 +14,11 @@ use airlock_bundle::ClusterId;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 
 use super::classifier_target::{error, resource, typed};
-use super::events::{self, EVENT_SOURCE_NAME_LABEL};
+use super::events;
 use super::report::PullReport;
 use super::target::TargetError;
 use crate::annotations::FIELD_MANAGER;
+use crate::sources::event_report::{EVENT_SOURCE_NAME_LABEL, reports_selector};
 use crate::sources::parse::parse_event_source;
 
 /// Records what `report` means for the EventReports of `cluster`. Returns how many were
@@ -40,7 +41,7 @@ pub async fn write(client: &kube::Client, cluster: &ClusterId, report: &PullRepo
     }
     let report_resource = resource("EventReport", "eventreports");
     let reports: Api<DynamicObject> = Api::namespaced_with(client.clone(), cluster.namespace(), &report_resource);
-    let kept = match reports.list(&ListParams::default().labels(&events::reports_selector(cluster))).await {
+    let kept = match reports.list(&ListParams::default().labels(&reports_selector(cluster))).await {
         Ok(list) => list.items,
         Err(e) if airlock_cli::absent(&e) => return Ok(0),
         Err(e) => return Err(error(format!("list EventReports of {cluster}"), e)),

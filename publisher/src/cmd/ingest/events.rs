@@ -16,21 +16,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use airlock_bundle::ClusterId;
 use airlock_bundle::Digest;
-use airlock_bundle::report::{Collected, Evaluated};
+use airlock_bundle::report::Evaluated;
 use airlock_bundle::statement::EvaluationKind;
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::sources::model::{CLUSTER_GROUP, SVELTOS_VERSION};
-
-/// Labels of an EventReport, as libsveltos names them.
-pub const EVENT_SOURCE_NAME_LABEL: &str = "projectsveltos.io/eventsource-name";
-pub const REPORT_CLUSTER_NAME_LABEL: &str = "eventreport.projectsveltos.io/cluster-name";
-pub const REPORT_CLUSTER_TYPE_LABEL: &str = "eventreport.projectsveltos.io/cluster-type";
-/// What separates collected objects in `spec.resources`, after each one, as Sveltos's
-/// agent writes it.
-const SEPARATOR: &str = "---";
+use crate::sources::event_report::{report_name, report_object};
 
 /// What a report changes for the cluster's EventReports.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -39,16 +29,6 @@ pub struct Events {
     pub write: Vec<Value>,
     /// Names of EventReports to delete.
     pub delete: Vec<String>,
-}
-
-/// The EventReport name of `event_source` on `cluster`.
-pub fn report_name(event_source: &str, cluster: &ClusterId) -> String {
-    format!("sveltos--{event_source}--{}", cluster.name())
-}
-
-/// The label selector of every EventReport of `cluster`.
-pub fn reports_selector(cluster: &ClusterId) -> String {
-    format!("{REPORT_CLUSTER_NAME_LABEL}={},{REPORT_CLUSTER_TYPE_LABEL}=sveltos", cluster.name())
 }
 
 /// Decides what `evaluated` (a report's results) means for `cluster`, given the current
@@ -82,59 +62,15 @@ pub fn decide(cluster: &ClusterId, evaluated: &[Evaluated], current: &BTreeMap<S
     out
 }
 
-/// The EventReport of `event_source` on `cluster` for the event `collected`.
-pub fn report_object(cluster: &ClusterId, event_source: &str, collected: &Collected) -> Value {
-    let matching: Vec<Value> = collected
-        .matching_resources
-        .iter()
-        .map(|r| {
-            let mut reference = json!({"apiVersion": r.api_version, "kind": r.kind, "name": r.name});
-            if let Some(namespace) = &r.namespace {
-                reference["namespace"] = json!(namespace);
-            }
-            reference
-        })
-        .collect();
-    let mut spec = json!({
-        "eventSourceName": event_source,
-        "clusterNamespace": cluster.namespace(),
-        "clusterName": cluster.name(),
-        "clusterType": "Sveltos",
-        "matchingResources": matching,
-    });
-    if !collected.resources.is_empty() {
-        let joined: String = collected.resources.iter().map(|r| format!("{r}{SEPARATOR}")).collect();
-        spec["resources"] = json!(STANDARD.encode(joined));
-    }
-    json!({
-        "apiVersion": format!("{CLUSTER_GROUP}/{SVELTOS_VERSION}"),
-        "kind": "EventReport",
-        "metadata": {
-            "name": report_name(event_source, cluster),
-            "namespace": cluster.namespace(),
-            "labels": {
-                EVENT_SOURCE_NAME_LABEL: event_source,
-                REPORT_CLUSTER_NAME_LABEL: cluster.name(),
-                REPORT_CLUSTER_TYPE_LABEL: "sveltos",
-            },
-        },
-        "spec": spec,
-    })
-}
-
-/// The collected objects of an EventReport's `spec.resources`, as Sveltos's event-manager
-/// reads them back; empty when it has none or they do not decode.
-pub fn collected_of(report: &Value) -> Vec<Value> {
-    let Some(encoded) = report.pointer("/spec/resources").and_then(Value::as_str) else { return Vec::new() };
-    let Ok(bytes) = STANDARD.decode(encoded) else { return Vec::new() };
-    String::from_utf8_lossy(&bytes).split(SEPARATOR).filter(|s| !s.trim().is_empty()).filter_map(|s| serde_json::from_str(s).ok()).collect()
-}
-
 #[cfg(test)]
 mod tests {
+    use airlock_bundle::report::Collected;
     use airlock_bundle::statement::Evaluation;
 
+    use serde_json::json;
+
     use super::*;
+    use crate::sources::event_report::{EVENT_SOURCE_NAME_LABEL, REPORT_CLUSTER_TYPE_LABEL, collected_of};
 
     fn source(name: &str) -> Evaluation {
         Evaluation { kind: EvaluationKind::EventSource, name: name.into(), selectors: vec![], aggregate: None, collect_resources: true }

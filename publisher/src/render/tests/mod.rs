@@ -3,6 +3,7 @@
 //! dependsOn, failure isolation, clocks and random values).
 
 mod evaluations;
+mod events;
 mod kustomize;
 mod remote;
 mod sealing;
