@@ -11,9 +11,9 @@
 # CRDs of the same names.
 #
 # `status` does the same for the CRDs of beyond-profiles/ that `airlock-publisher ingest`
-# writes (ClusterConfiguration, ClusterReport, ClassifierReport) or reads (ConfigurationGroup,
-# which Sveltos's controllers stage for their pull-mode clusters; Classifier, which the
-# publisher reads too), and marks every string property
+# writes (ClusterConfiguration, ClusterReport, ClassifierReport, EventReport) or reads
+# (ConfigurationGroup, which Sveltos's controllers stage for their pull-mode clusters;
+# Classifier, EventSource and EventTrigger, which the publisher reads too), and marks every string property
 # `nullable: true`: 1.20 reads an empty string in a custom resource as null and refuses it
 # where the property is not nullable, and Sveltos writes "" for the core group and for the
 # namespace of a cluster-scoped object.
@@ -21,7 +21,8 @@
 # Usage: hack/sveltos-crds.sh print              # the stripped CRDs on stdout, one stream
 #        hack/sveltos-crds.sh install KUBECONFIG # server-side apply, then wait Established
 #        hack/sveltos-crds.sh status KUBECONFIG  # the same for ClusterConfiguration, ClusterReport,
-#                                                # ConfigurationGroup, Classifier, ClassifierReport
+#                                                # ConfigurationGroup, Classifier, ClassifierReport,
+#                                                # EventSource, EventTrigger, EventReport
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -54,7 +55,7 @@ print_all() {
 
 print_status() {
   local f first=1
-  for f in "$crds"/beyond-profiles/{config.projectsveltos.io_clusterconfigurations,config.projectsveltos.io_clusterreports,lib.projectsveltos.io_configurationgroups,lib.projectsveltos.io_classifiers,lib.projectsveltos.io_classifierreports}.yaml; do
+  for f in "$crds"/beyond-profiles/{config.projectsveltos.io_clusterconfigurations,config.projectsveltos.io_clusterreports,lib.projectsveltos.io_configurationgroups,lib.projectsveltos.io_classifiers,lib.projectsveltos.io_classifierreports,lib.projectsveltos.io_eventsources,lib.projectsveltos.io_eventtriggers,lib.projectsveltos.io_eventreports}.yaml; do
     [ -e "$f" ] || { echo "no $f (set SVELTOS_CRDS)" >&2; exit 1; }
     [ "$first" = 1 ] || echo "---"
     first=0
