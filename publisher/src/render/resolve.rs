@@ -146,7 +146,12 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, invento
     let data = std::cell::OnceCell::new();
     let profiles = profiles
         .into_iter()
-        .map(|profile| match profile_plan(profile, cluster, &data, inventory) {
+        .map(|profile| {
+            // An EventTrigger's instance resolves its names with its event too.
+            let event = profile.event.as_ref().map(|e| std::cell::OnceCell::from(names::with_event(names::name_data(cluster), e)));
+            (profile, profile_plan(profile, cluster, event.as_ref().unwrap_or(&data), inventory))
+        })
+        .map(|(profile, planned)| match planned {
             Ok(plan) => plan,
             Err(problem) => ProfilePlan {
                 profile,
@@ -269,7 +274,10 @@ fn profile_plan<'a>(
         kustomizations.push(KustomizePlan { source: Resolution { spec: k, reference, templates: written }, revision, values_from });
     }
     let mut helm_charts = Vec::with_capacity(profile.helm_charts.len());
-    let chart_data = std::cell::OnceCell::new();
+    let chart_data = match &profile.event {
+        Some(e) => std::cell::OnceCell::from(names::with_event(chart_fields::field_data(cluster), e)),
+        None => std::cell::OnceCell::new(),
+    };
     for h in &profile.helm_charts {
         let chart = chart_fields::instantiate(h, &profile.display(), cluster, &chart_data)?;
         let values_from = resolve_values_from(&h.values_from)?;

@@ -134,3 +134,16 @@ fn an_instance_that_cannot_be_read_is_broken_naming_the_trigger() {
         inv.broken
     );
 }
+
+#[test]
+fn reference_names_are_templates_over_the_event() {
+    let trigger = TRIGGER
+        .replace("ONE", "true")
+        .replace("name: network-policy, namespace: default", "name: 'net-{{ .MatchingResource.name }}', namespace: default");
+    let trigger = trigger.replace("  name: network-policy\n", "  name: net-a\n");
+    let w = world(&format!("{trigger}---\n{}", report(&[service("a")])));
+    let eu = render_for(&w, "fleet/eu-1").unwrap();
+    assert!(eu.failures.is_empty(), "{:?}", eu.failures);
+    let text: String = eu.bundle.files().map(|(_, b)| String::from_utf8_lossy(b).into_owned()).collect();
+    assert!(text.contains("name: front-a"), "{text}");
+}
