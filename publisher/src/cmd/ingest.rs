@@ -84,6 +84,11 @@ decides each Classifier's match from the report (the puller's results, the Kuber
 writes a ClassifierReport per Classifier in the cluster's namespace and sets or removes the
 Classifiers' labels on the SveltosCluster; profiles select on them at the next publish.
 
+On a management cluster serving Sveltos's EventSource and EventReport CRDs, ingest also writes
+the EventReport sveltos--<eventsource>--<cluster> in the cluster's namespace for each event the
+report carries, and deletes it when the event is gone; the next publish instantiates the
+EventTriggers' add-ons for that cluster from them.
+
 Exit codes: 0 every report ingested or skipped as old, 1 an error (the management cluster, the
 store or a file could not be read or written: run again), 3 some report was rejected (named in
 the table and the log; the good ones were ingested).";

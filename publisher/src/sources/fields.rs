@@ -15,6 +15,7 @@
 mod classifier_table;
 #[cfg(test)]
 mod compat;
+mod event_table;
 mod profile_table;
 mod table;
 #[cfg(test)]

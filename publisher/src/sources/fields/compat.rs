@@ -1,7 +1,7 @@
 //! Holds `docs/sveltos-compatibility.md` to the real Sveltos CRDs and to the table the
 //! parser notes fields by: every field of the v1beta1 ClusterProfile, Profile,
-//! SveltosCluster, RoleRequest and Classifier schemas, and of the ClusterConfiguration status
-//! and ClassifierReports ingest writes, must be declared, every declaration must name a field the CRDs have (or an
+//! SveltosCluster, RoleRequest, Classifier, EventSource and EventTrigger schemas, and of the
+//! ClusterConfiguration status, ClassifierReports and EventReports ingest writes, must be declared, every declaration must name a field the CRDs have (or an
 //! annotation), and the document's generated tables must be what this module writes from
 //! the declarations. `AIRLOCK_WRITE_COMPAT=1` rewrites them.
 //!
@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::classifier_table::{CLASSIFIER_FIELDS, CLASSIFIER_REPORT_FIELDS};
+use super::event_table::{EVENT_REPORT_FIELDS, EVENT_SOURCE_FIELDS, EVENT_TRIGGER_FIELDS};
 use super::profile_table::PROFILE_FIELDS;
 use super::table::{CLUSTER_FIELDS, ROLE_REQUEST_FIELDS};
 use super::written::CONFIGURATION_FIELDS;
@@ -81,6 +82,9 @@ fn the_compatibility_table_covers_every_crd_field() {
     let role_request = crd_paths("beyond-profiles/lib.projectsveltos.io_rolerequests.yaml");
     let classifier = crd_paths("beyond-profiles/lib.projectsveltos.io_classifiers.yaml");
     let classifier_report = crd_paths("beyond-profiles/lib.projectsveltos.io_classifierreports.yaml");
+    let event_source = crd_paths("beyond-profiles/lib.projectsveltos.io_eventsources.yaml");
+    let event_trigger = crd_paths("beyond-profiles/lib.projectsveltos.io_eventtriggers.yaml");
+    let event_report = crd_paths("beyond-profiles/lib.projectsveltos.io_eventreports.yaml");
     let kinds = [
         ("ClusterProfile", PROFILE_FIELDS, &profile),
         ("SveltosCluster", CLUSTER_FIELDS, &cluster),
@@ -88,6 +92,9 @@ fn the_compatibility_table_covers_every_crd_field() {
         ("ClusterConfiguration", CONFIGURATION_FIELDS, &configuration),
         ("Classifier", CLASSIFIER_FIELDS, &classifier),
         ("ClassifierReport", CLASSIFIER_REPORT_FIELDS, &classifier_report),
+        ("EventSource", EVENT_SOURCE_FIELDS, &event_source),
+        ("EventTrigger", EVENT_TRIGGER_FIELDS, &event_trigger),
+        ("EventReport", EVENT_REPORT_FIELDS, &event_report),
     ];
     for (kind, fields, paths) in kinds {
         let missing: Vec<&String> = paths.iter().filter(|p| lookup(fields, p).is_none()).collect();
@@ -99,13 +106,17 @@ fn the_compatibility_table_covers_every_crd_field() {
 
     let generated = format!(
         "{BEGIN}\n\n### ClusterProfile and Profile\n\n{}\n### SveltosCluster\n\n{}\n### RoleRequest\n\n{}\n### ClusterConfiguration (written by ingest)\n\n{}\n\
-         ### Classifier\n\n{}\n### ClassifierReport (written by ingest)\n\n{}\n{END}",
+         ### Classifier\n\n{}\n### ClassifierReport (written by ingest)\n\n{}\n### EventSource\n\n{}\n### EventTrigger\n\n{}\n\
+         ### EventReport (written by ingest)\n\n{}\n{END}",
         table(PROFILE_FIELDS, &profile),
         table(CLUSTER_FIELDS, &cluster),
         table(ROLE_REQUEST_FIELDS, &role_request),
         table(CONFIGURATION_FIELDS, &configuration),
         table(CLASSIFIER_FIELDS, &classifier),
-        table(CLASSIFIER_REPORT_FIELDS, &classifier_report)
+        table(CLASSIFIER_REPORT_FIELDS, &classifier_report),
+        table(EVENT_SOURCE_FIELDS, &event_source),
+        table(EVENT_TRIGGER_FIELDS, &event_trigger),
+        table(EVENT_REPORT_FIELDS, &event_report)
     );
     let doc_path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/sveltos-compatibility.md");
     let doc = std::fs::read_to_string(&doc_path).expect("docs/sveltos-compatibility.md exists");
