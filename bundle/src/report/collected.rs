@@ -128,7 +128,7 @@ mod tests {
     #[test]
     fn a_collected_secret_goes_without_its_data() {
         let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"namespace": "a", "name": "s"}, "data": {"k": "c2VjcmV0"}, "stringData": {"k": "secret"}, "type": "Opaque"});
-        let collected = Collected::of(&[secret.clone()], true).unwrap();
+        let collected = Collected::of(std::slice::from_ref(&secret), true).unwrap();
         assert_eq!(
             collected.resources[0],
             json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"namespace": "a", "name": "s"}, "type": "Opaque"})

@@ -24,8 +24,9 @@ use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use super::error::RenderError;
+use super::names;
 use crate::render::template::{self, RenderEntropy, RenderEnv, TemplateSource};
-use crate::sources::model::SveltosCluster;
+use crate::sources::model::{EventInstance, SveltosCluster};
 use airlock_lua::{self as lua, LuaBudget, LuaSource};
 
 /// What every render of a run shares: the secret random values come from, held here or
@@ -66,10 +67,9 @@ impl<'a> Context<'a> {
         absent: BTreeSet<String>,
         entropy: Option<&'a Entropy>,
         now: Timestamp,
-        event: Option<&Map<String, Value>>,
     ) -> Context<'a> {
         let mgmt: Map<String, Value> = resources.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        let mut data = json!({
+        let data = json!({
             "Cluster": cluster.object,
             "ClusterNamespace": cluster.id.namespace(),
             "ClusterName": cluster.id.name(),
@@ -77,11 +77,6 @@ impl<'a> Context<'a> {
             "KubeadmControlPlane": null,
             "MgmtResources": mgmt,
         });
-        // An EventTrigger's instance: its templates see the event too.
-        if let (Some(event), Some(data)) = (event, data.as_object_mut()) {
-            data.extend(event.iter().map(|(k, v)| (k.clone(), v.clone())));
-        }
-        let instance = event.is_some();
         Context {
             cluster,
             profile,
@@ -93,8 +88,17 @@ impl<'a> Context<'a> {
             now,
             data_digest: OnceCell::new(),
             read_clock: Cell::new(false),
-            instance,
+            instance: false,
         }
+    }
+
+    /// The context of an EventTrigger's instance: its templates see the event too.
+    pub fn with_event(mut self, event: Option<&EventInstance>) -> Context<'a> {
+        if let Some(event) = event {
+            self.data = names::with_event(self.data, event);
+            self.instance = true;
+        }
+        self
     }
 
     /// Whether it renders an EventTrigger's instance, whose `projectsveltos.io/instantiate`

@@ -144,7 +144,7 @@ pub fn prepare(
             }
         }
     }
-    let ctx = Context::new(cluster, &display, &part, mgmt, absent, env.entropy, env.now, profile.event.as_ref().map(|e| &e.data));
+    let ctx = Context::new(cluster, &display, &part, mgmt, absent, env.entropy, env.now).with_event(profile.event.as_ref());
     let mut rendered = Vec::new();
     for r in &plan.policies {
         let what = || (format!("spec.policyRefs[{}]", r.spec.index), r.describe());

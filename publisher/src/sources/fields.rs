@@ -15,6 +15,7 @@
 mod classifier_table;
 #[cfg(test)]
 mod compat;
+#[cfg(test)]
 mod event_table;
 mod profile_table;
 mod table;
