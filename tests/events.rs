@@ -52,6 +52,7 @@ fn event_report(ns: &str, name: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_documented_event_trigger_deploys_a_network_policy_per_load_balancer() {
+    let _alone = airlock_e2e::locks::shared_evaluations().await;
     let _crds = install_crds();
     install_status_crds();
     let site = Site::new("events").await;
@@ -123,31 +124,27 @@ async fn the_documented_event_trigger_deploys_a_network_policy_per_load_balancer
     online().await;
     assert_eq!(event_report(&ns, &name), without["eventReport"]);
 
-    for (way, round) in [("online", 0), ("carried", 1)] {
-        // The Service appears: after one round its NetworkPolicy runs on the cluster.
-        services.create(&PostParams::default(), &front).await.expect("created");
-        if round == 0 {
-            online().await
-        } else {
-            carried().await
+    // Each way back, the Service appears, and after one round its NetworkPolicy runs on
+    // the cluster; then it goes, and the next round withdraws the NetworkPolicy.
+    for (way, carry) in [("online", false), ("carried", true)] {
+        for present in [true, false] {
+            if present {
+                services.create(&PostParams::default(), &front).await.expect("created");
+            } else {
+                services.delete("front", &DeleteParams::default()).await.expect("deleted");
+            }
+            if carry {
+                carried().await
+            } else {
+                online().await
+            }
+            let expected = if present { with } else { without };
+            assert_eq!(event_report(&ns, &name), expected["eventReport"], "{way}, present {present}");
+            let bundle = applied().await;
+            assert_eq!(Value::from(bundle.predicate().profiles.len()), expected["parts"], "{way}, present {present}");
+            let policy = policies.get_opt("front-front").await.expect("a read");
+            assert_eq!(policy.map(policy_of), expected.get("networkPolicy").cloned(), "{way}, present {present}");
         }
-        assert_eq!(event_report(&ns, &name), with["eventReport"], "{way}");
-        let bundle = applied().await;
-        assert_eq!(Value::from(bundle.predicate().profiles.len()), with["parts"], "{way}");
-        let policy = policies.get("front-front").await.unwrap_or_else(|e| panic!("{way}: the NetworkPolicy: {e}"));
-        assert_eq!(policy_of(policy), with["networkPolicy"], "{way}");
-
-        // The Service gone: the next round withdraws the NetworkPolicy.
-        services.delete("front", &DeleteParams::default()).await.expect("deleted");
-        if round == 0 {
-            online().await
-        } else {
-            carried().await
-        }
-        assert_eq!(event_report(&ns, &name), without["eventReport"], "{way}");
-        let bundle = applied().await;
-        assert_eq!(Value::from(bundle.predicate().profiles.len()), without["parts"], "{way}");
-        assert!(policies.get_opt("front-front").await.expect("a read").is_none(), "{way}: withdrawn");
     }
 
     kubectl_ok(MANAGEMENT, &["delete", "eventtriggers.lib.projectsveltos.io", "docs-service-network-policy", "--ignore-not-found"], b"");
