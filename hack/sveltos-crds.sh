@@ -11,9 +11,10 @@
 # CRDs of the same names.
 #
 # `status` does the same for the CRDs of beyond-profiles/ that `airlock-publisher ingest`
-# writes (ClusterConfiguration, ClusterReport, ClassifierReport) or reads (ConfigurationGroup,
-# which Sveltos's controllers stage for their pull-mode clusters; Classifier, HealthCheck and
-# ClusterHealthCheck, which the publisher reads too; HealthCheckReport), and marks every string property
+# writes (ClusterConfiguration, ClusterReport, ClassifierReport, EventReport,
+# HealthCheckReport) or reads (ConfigurationGroup, which Sveltos's controllers stage for
+# their pull-mode clusters; Classifier, EventSource, EventTrigger, HealthCheck and
+# ClusterHealthCheck, which the publisher reads too), and marks every string property
 # `nullable: true`: 1.20 reads an empty string in a custom resource as null and refuses it
 # where the property is not nullable, and Sveltos writes "" for the core group and for the
 # namespace of a cluster-scoped object.
@@ -22,6 +23,7 @@
 #        hack/sveltos-crds.sh install KUBECONFIG # server-side apply, then wait Established
 #        hack/sveltos-crds.sh status KUBECONFIG  # the same for ClusterConfiguration, ClusterReport,
 #                                                # ConfigurationGroup, Classifier, ClassifierReport,
+#                                                # EventSource, EventTrigger, EventReport,
 #                                                # HealthCheck, ClusterHealthCheck, HealthCheckReport
 set -euo pipefail
 
@@ -55,7 +57,7 @@ print_all() {
 
 print_status() {
   local f first=1
-  for f in "$crds"/beyond-profiles/{config.projectsveltos.io_clusterconfigurations,config.projectsveltos.io_clusterreports,lib.projectsveltos.io_configurationgroups,lib.projectsveltos.io_classifiers,lib.projectsveltos.io_classifierreports,lib.projectsveltos.io_healthchecks,lib.projectsveltos.io_clusterhealthchecks,lib.projectsveltos.io_healthcheckreports}.yaml; do
+  for f in "$crds"/beyond-profiles/{config.projectsveltos.io_clusterconfigurations,config.projectsveltos.io_clusterreports,lib.projectsveltos.io_configurationgroups,lib.projectsveltos.io_classifiers,lib.projectsveltos.io_classifierreports,lib.projectsveltos.io_eventsources,lib.projectsveltos.io_eventtriggers,lib.projectsveltos.io_eventreports,lib.projectsveltos.io_healthchecks,lib.projectsveltos.io_clusterhealthchecks,lib.projectsveltos.io_healthcheckreports}.yaml; do
     [ -e "$f" ] || { echo "no $f (set SVELTOS_CRDS)" >&2; exit 1; }
     [ "$first" = 1 ] || echo "---"
     first=0

@@ -48,6 +48,7 @@ fn classified(ns: &str, name: &str, classifiers: &[&str]) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_documented_classifier_labels_a_cluster_and_its_profile_follows() {
+    let _alone = airlock_e2e::locks::shared_evaluations().await;
     let _crds = install_crds();
     install_status_crds();
     let site = Site::new("classify").await;

@@ -17,6 +17,7 @@ mod containment;
 mod credentials;
 mod deregister;
 mod engine;
+mod events;
 mod faults;
 mod git;
 mod git_layout;

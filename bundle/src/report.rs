@@ -18,15 +18,17 @@ use super::key::SigningKey;
 use super::verify::VerifiedEnvelope;
 use crate::{ClusterId, Digest};
 
+mod collected;
 mod evaluated;
 mod findings;
 mod health;
 
 pub use super::envelope::REPORT_PAYLOAD_TYPE;
+pub use collected::{Collected, MAX_COLLECTED_BYTES, MAX_MATCHING, MAX_REPORT_COLLECTED_BYTES, ObjectRef, withheld};
 pub use evaluated::{Evaluated, MAX_MESSAGE_BYTES};
 pub use findings::{BundleSeen, Drift, PartDrift, ProfileNotes, ReleaseOperation, ReleaseSeen};
 pub use health::{
-    Collector, HealthStatus, MAX_COLLECTED_BYTES, MAX_HEALTH_RESOURCES, MAX_REPORT_COLLECTED_BYTES, MAX_REPORT_HEALTH_ENTRIES,
+    Collector, HealthStatus, MAX_HEALTH_OBJECT_BYTES, MAX_HEALTH_RESOURCES, MAX_REPORT_HEALTH_BYTES, MAX_REPORT_HEALTH_ENTRIES,
     ResourceHealth, WITHHELD,
 };
 

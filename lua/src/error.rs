@@ -71,6 +71,10 @@ pub enum LuaError {
     /// names the field (`resources[2].status`) and what is wrong with it.
     #[error("lua script {at}: {what}")]
     BadStatuses { at: Location, what: String },
+    /// An event source's aggregated selection returned `resources` that is not a list of
+    /// objects.
+    #[error("lua script {at}: field {field:?} of the returned table is a {found}, not a list of objects")]
+    SelectionNotList { at: Location, field: String, found: &'static str },
     #[error("lua script {at}: instruction budget exceeded: more than {limit} instructions")]
     InstructionBudget { at: Location, limit: u64 },
     #[error("lua script {at}: memory budget exceeded: more than {limit_bytes} bytes")]

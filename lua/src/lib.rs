@@ -52,6 +52,7 @@ mod json;
 mod result;
 mod runes;
 mod sandbox;
+mod selection;
 mod statuses;
 mod strings;
 #[cfg(test)]
@@ -66,6 +67,7 @@ pub use budget::LuaBudget;
 pub use error::{LuaError, LuaSource};
 pub use health::{Health, MatchInput, Matched, check_health_syntax, evaluate_health, evaluate_match};
 use result::Rejection;
+pub use selection::{Selected, evaluate_selection};
 pub use statuses::{Judged, evaluate_statuses};
 
 /// Runs `script` with `resources` (`identifier → object`) and returns the manifest text of

@@ -67,3 +67,13 @@ impl Drop for RealSveltosCrds {
         RELEASED.notify_all();
     }
 }
+
+/// Held by a test whose management objects every cluster evaluates on the one managed
+/// apiserver all sites share (a Classifier, an EventSource): what it deploys when its
+/// objects match would reach another such test's cluster too, which the puller then
+/// refuses to take over.
+/// An async lock, as the tests that hold it await while they do.
+pub async fn shared_evaluations() -> tokio::sync::MutexGuard<'static, ()> {
+    static EVALUATIONS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    EVALUATIONS.lock().await
+}

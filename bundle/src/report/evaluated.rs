@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::collected::Collected;
 use super::health::ResourceHealth;
 use crate::Digest;
 use crate::statement::{Evaluation, EvaluationKind};
@@ -33,6 +34,9 @@ pub struct Evaluated {
     /// For a `HealthCheck` evaluated without error: each object its script judged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<Vec<ResourceHealth>>,
+    /// For an `EventSource` evaluated without error: the objects that make the event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collected: Option<Collected>,
 }
 
 impl Evaluated {
@@ -42,14 +46,19 @@ impl Evaluated {
             Ok((matched, message)) => (matched, (!message.is_empty()).then(|| cut(message)), None),
             Err(error) => (false, None, Some(cut(error))),
         };
-        Evaluated {
-            kind: definition.kind,
-            name: definition.name.clone(),
-            definition: definition.digest(),
-            matched,
-            message,
-            error,
-            health: None,
+        let (kind, name) = (definition.kind, definition.name.clone());
+        Evaluated { kind, name, definition: definition.digest(), matched, message, error, health: None, collected: None }
+    }
+
+    /// The result of an `EventSource`: the event's objects and what the aggregated
+    /// selection said, or the error. It matched when some object makes the event.
+    pub fn event(definition: &Evaluation, outcome: Result<(Collected, String), String>) -> Evaluated {
+        match outcome {
+            Ok((collected, message)) => {
+                let matched = !collected.matching_resources.is_empty();
+                Evaluated { collected: Some(collected), ..Evaluated::of(definition, Ok((matched, message))) }
+            }
+            Err(error) => Evaluated::of(definition, Err(error)),
         }
     }
 }
@@ -73,7 +82,7 @@ mod tests {
     #[test]
     fn messages_and_errors_are_bounded() {
         let definition =
-            Evaluation { kind: EvaluationKind::Classifier, name: "a".into(), selectors: vec![], aggregate: None, collect: false };
+            Evaluation { kind: EvaluationKind::Classifier, name: "a".into(), selectors: vec![], aggregate: None, collect_resources: false };
         let long = "é".repeat(MAX_MESSAGE_BYTES);
         let said = Evaluated::of(&definition, Ok((true, long.clone())));
         assert!(said.message.as_ref().unwrap().len() <= MAX_MESSAGE_BYTES && said.matched);

@@ -3,8 +3,8 @@
 //! health statuses, the script's message, and, when the definition asks (`collect`), the
 //! object itself. Bounded, because a report crosses the air gap in one envelope: at most
 //! [`MAX_HEALTH_RESOURCES`] entries per result, messages cut as any result's, one collected
-//! object at most [`MAX_COLLECTED_BYTES`] and all those of one report together at most
-//! [`MAX_REPORT_COLLECTED_BYTES`], and the entries of all the results of one report at most
+//! object at most [`MAX_HEALTH_OBJECT_BYTES`] and all those of one report together at most
+//! [`MAX_REPORT_HEALTH_BYTES`], and the entries of all the results of one report at most
 //! [`MAX_REPORT_HEALTH_ENTRIES`]; a `Secret` is never collected.
 //!
 //! The puller fills it ([`ResourceHealth::judged`], one [`Collector`] per report); ingest
@@ -20,10 +20,10 @@ use crate::seal::is_secret;
 /// judges more makes its result an error.
 pub const MAX_HEALTH_RESOURCES: usize = 256;
 /// Compact JSON bytes of one collected object; a larger one is reported without it.
-pub const MAX_COLLECTED_BYTES: usize = 16 * 1_024;
+pub const MAX_HEALTH_OBJECT_BYTES: usize = 16 * 1_024;
 /// Compact JSON bytes of every object collected in one report, which is one envelope of
 /// at most 4 MiB with everything else it says.
-pub const MAX_REPORT_COLLECTED_BYTES: usize = 1_024 * 1_024;
+pub const MAX_REPORT_HEALTH_BYTES: usize = 1_024 * 1_024;
 
 /// Entries of all the `HealthCheck` results of one report: with their messages and the
 /// objects collected, well within the report's one envelope. A result that would pass
@@ -80,7 +80,7 @@ pub struct ResourceHealth {
     pub resource: Option<Value>,
 }
 
-/// What a report may still carry: [`MAX_REPORT_COLLECTED_BYTES`] of collected objects and
+/// What a report may still carry: [`MAX_REPORT_HEALTH_BYTES`] of collected objects and
 /// [`MAX_REPORT_HEALTH_ENTRIES`] entries, spent in order.
 #[derive(Debug, Clone)]
 pub struct Collector {
@@ -90,7 +90,7 @@ pub struct Collector {
 
 impl Default for Collector {
     fn default() -> Collector {
-        Collector { left: MAX_REPORT_COLLECTED_BYTES, entries: MAX_REPORT_HEALTH_ENTRIES }
+        Collector { left: MAX_REPORT_HEALTH_BYTES, entries: MAX_REPORT_HEALTH_ENTRIES }
     }
 }
 
@@ -115,7 +115,7 @@ impl Collector {
             meta.remove("managedFields");
         }
         let size = serde_json::to_vec(&object).map_or(usize::MAX, |b| b.len());
-        if size > MAX_COLLECTED_BYTES || size > self.left {
+        if size > MAX_HEALTH_OBJECT_BYTES || size > self.left {
             return None;
         }
         self.left -= size;
@@ -220,10 +220,11 @@ mod tests {
         let small = ResourceHealth::judged(&deployment("a", 10), HealthStatus::Healthy, String::new(), Some(&mut collector));
         let collected = small.resource.expect("small enough");
         assert!(collected["metadata"].get("managedFields").is_none() && collected["metadata"]["name"] == "a");
-        let big = ResourceHealth::judged(&deployment("b", MAX_COLLECTED_BYTES), HealthStatus::Healthy, String::new(), Some(&mut collector));
+        let big =
+            ResourceHealth::judged(&deployment("b", MAX_HEALTH_OBJECT_BYTES), HealthStatus::Healthy, String::new(), Some(&mut collector));
         assert_eq!(big.resource, None, "over one object's bound");
         let mut spent = 0;
-        while collector.take(&deployment("c", MAX_COLLECTED_BYTES - 200)).is_some() {
+        while collector.take(&deployment("c", MAX_HEALTH_OBJECT_BYTES - 200)).is_some() {
             spent += 1;
         }
         assert!((60..=64).contains(&spent), "the report's bound stops collecting: {spent}");

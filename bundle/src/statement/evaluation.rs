@@ -4,8 +4,9 @@
 //! objects and judge each (a Lua script, CEL rules, or neither), and an optional script
 //! over everything the selectors kept. What a result means is the kind's: for a
 //! `Classifier` (Sveltos's `deployedResourceConstraint`) it is whether the cluster
-//! matches; for a `HealthCheck` it is the health of each object its script judged
-//! (`report::health`). The results travel back in the report (spec 14.3 `evaluations`).
+//! matches; for an `EventSource`, which objects make the event; for a `HealthCheck`,
+//! the health of each object its script judged (`report::health`). The results travel
+//! back in the report (spec 14.3 `evaluations`).
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +19,9 @@ pub enum EvaluationKind {
     /// Sveltos `Classifier`: whether the cluster runs what its `deployedResourceConstraint`
     /// asks for.
     Classifier,
+    /// Sveltos `EventSource`: which objects of the cluster make an event, for the
+    /// EventTriggers that name it.
+    EventSource,
     /// Sveltos `HealthCheck`: the health of each object its `evaluateHealth` judges.
     HealthCheck,
 }
@@ -26,6 +30,7 @@ impl EvaluationKind {
     pub fn name(self) -> &'static str {
         match self {
             EvaluationKind::Classifier => "Classifier",
+            EvaluationKind::EventSource => "EventSource",
             EvaluationKind::HealthCheck => "HealthCheck",
         }
     }
@@ -44,10 +49,10 @@ pub struct Evaluation {
     /// Lua whose `evaluate` judges every object the selectors kept, together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aggregate: Option<String>,
-    /// For a `HealthCheck` (Sveltos's `collectResources`): whether its result carries each
-    /// judged object itself, beside its health.
+    /// Sveltos's `collectResources`, for an `EventSource` or a `HealthCheck`: the result
+    /// carries the objects whole, not only their names.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub collect: bool,
+    pub collect_resources: bool,
 }
 
 impl Evaluation {
@@ -84,7 +89,10 @@ mod tests {
         let ok = r#"{"kind":"Classifier","name":"gpu","selectors":[{"objects":{"version":"v1","kind":"Node"},"script":"x"}]}"#;
         let parsed = classifier(ok).unwrap();
         assert_eq!(String::from_utf8(serde_json::to_vec(&parsed).unwrap()).unwrap(), ok, "written back as read");
-        assert!(classifier(r#"{"kind":"Nothing","name":"a"}"#).unwrap_err().to_string().contains("unknown variant"));
+        assert!(classifier(r#"{"kind":"HealthProbe","name":"a"}"#).unwrap_err().to_string().contains("unknown variant"));
+        let event = r#"{"kind":"EventSource","name":"lb","aggregate":"x","collectResources":true}"#;
+        assert_eq!(String::from_utf8(serde_json::to_vec(&classifier(event).unwrap()).unwrap()).unwrap(), event);
+        assert!(!classifier(r#"{"kind":"EventSource","name":"lb","collectResources":false}"#).unwrap().collect_resources);
         assert!(classifier(r#"{"kind":"Classifier","name":"a","labels":[]}"#).unwrap_err().to_string().contains("unknown field"));
     }
 

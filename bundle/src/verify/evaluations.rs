@@ -46,7 +46,7 @@ mod tests {
     use crate::statement::{Selection, Selector};
 
     fn named(name: &str) -> Evaluation {
-        Evaluation { kind: EvaluationKind::Classifier, name: name.into(), selectors: vec![], aggregate: None, collect: false }
+        Evaluation { kind: EvaluationKind::Classifier, name: name.into(), selectors: vec![], aggregate: None, collect_resources: false }
     }
 
     #[test]

@@ -110,7 +110,7 @@ fn rejects_a_final_bundle_with_parts_or_without_the_mass_prune_confirmation() {
 fn classifier(name: &str) -> airlock_bundle::statement::Evaluation {
     use airlock_bundle::statement::{Evaluation, EvaluationKind, Selection, Selector};
     let selector = Selector { objects: Selection::every("", "v1", "Service"), script: None, cel: vec![] };
-    Evaluation { kind: EvaluationKind::Classifier, name: name.into(), selectors: vec![selector], aggregate: None, collect: false }
+    Evaluation { kind: EvaluationKind::Classifier, name: name.into(), selectors: vec![selector], aggregate: None, collect_resources: false }
 }
 
 #[test]

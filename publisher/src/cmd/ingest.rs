@@ -24,6 +24,8 @@ pub mod cluster_health;
 pub mod configuration;
 pub mod drift;
 pub mod dryrun;
+pub mod event_target;
+pub mod events;
 pub mod health_reports;
 pub mod health_target;
 pub mod input;
@@ -92,6 +94,11 @@ CRDs, ingest writes a HealthCheckReport per HealthCheck the cluster's puller eva
 liveness checks of every ClusterHealthCheck selecting the cluster, records them in its
 status.clusterCondition and, on a transition only, sends its KubernetesEvent and Teams
 notifications.
+
+On a management cluster serving Sveltos's EventSource and EventReport CRDs, ingest also writes
+the EventReport sveltos--<eventsource>--<cluster> in the cluster's namespace for each event the
+report carries, and deletes it when the event is gone; the next publish instantiates the
+EventTriggers' add-ons for that cluster from them.
 
 Exit codes: 0 every report ingested or skipped as old, 1 an error (the management cluster, the
 store or a file could not be read or written: run again), 3 some report was rejected (named in

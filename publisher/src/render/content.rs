@@ -20,7 +20,7 @@ use super::data::Context;
 use super::error::RenderError;
 use super::manifest::{Manifest, add_metadata, documents};
 use super::resolve::{Resolution, has_annotation};
-use crate::sources::model::{LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
+use crate::sources::model::{INSTANTIATE_ANNOTATION, LUA_ANNOTATION, MANIFEST_SECRET_TYPE, PolicyKind, PolicyRef};
 use crate::sources::typed;
 
 /// One object a reference rendered, with what decides between copies and whether its
@@ -46,7 +46,7 @@ pub fn manifests(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<Rendered>, RenderError> {
     let object = if plan.spec.remote.is_some() { plan.describe() } else { plan.reference.key.to_string() };
-    let templated = plan.templated(value);
+    let templated = plan.templated(value) || (ctx.instance() && has_annotation(value, INSTANTIATE_ANNOTATION));
     let lua = !templated && has_annotation(value, LUA_ANNOTATION);
     let confidential = confidential(value, &object)?;
     let force = plan.spec.force.then(|| BTreeMap::from([(FORCE_RECREATE_ANNOTATION.to_string(), "true".to_string())]));

@@ -24,8 +24,9 @@ use jiff::Timestamp;
 use serde_json::{Map, Value, json};
 
 use super::error::RenderError;
+use super::names;
 use crate::render::template::{self, RenderEntropy, RenderEnv, TemplateSource};
-use crate::sources::model::SveltosCluster;
+use crate::sources::model::{EventInstance, SveltosCluster};
 use airlock_lua::{self as lua, LuaBudget, LuaSource};
 
 /// What every render of a run shares: the secret random values come from, held here or
@@ -54,6 +55,7 @@ pub struct Context<'a> {
     now: Timestamp,
     data_digest: OnceCell<Digest>,
     read_clock: Cell<bool>,
+    instance: bool,
 }
 
 impl<'a> Context<'a> {
@@ -86,7 +88,23 @@ impl<'a> Context<'a> {
             now,
             data_digest: OnceCell::new(),
             read_clock: Cell::new(false),
+            instance: false,
         }
+    }
+
+    /// The context of an EventTrigger's instance: its templates see the event too.
+    pub fn with_event(mut self, event: Option<&EventInstance>) -> Context<'a> {
+        if let Some(event) = event {
+            self.data = names::with_event(self.data, event);
+            self.instance = true;
+        }
+        self
+    }
+
+    /// Whether it renders an EventTrigger's instance, whose `projectsveltos.io/instantiate`
+    /// references are templates over the event.
+    pub fn instance(&self) -> bool {
+        self.instance
     }
 
     /// Renders one template of `resource`'s `key` with the content data.

@@ -12,7 +12,7 @@
 use serde_json::{Value, json};
 
 use crate::render::template::{self, TemplateSource};
-use crate::sources::model::SveltosCluster;
+use crate::sources::model::{EventInstance, SveltosCluster};
 
 /// The data names and namespaces are rendered with.
 pub fn name_data(cluster: &SveltosCluster) -> Value {
@@ -21,6 +21,15 @@ pub fn name_data(cluster: &SveltosCluster) -> Value {
         "ClusterNamespace": cluster.id.namespace(),
         "ClusterName": cluster.id.name(),
     })
+}
+
+/// `data` with, for an EventTrigger's instance, its event (`.Resource`,
+/// `.MatchingResources`, ...), which Sveltos's event-manager renders its fields with.
+pub fn with_event(mut data: Value, event: &EventInstance) -> Value {
+    if let Some(map) = data.as_object_mut() {
+        map.extend(event.data.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    data
 }
 
 /// A name or namespace as written and as resolved for one cluster.

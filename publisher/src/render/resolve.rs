@@ -27,8 +27,9 @@ pub struct ClusterPlan<'a> {
     pub profiles: Vec<ProfilePlan<'a>>,
     /// The store credentials to relay, for a cluster registered with `--token`.
     pub credentials: Option<Relay>,
-    /// What the cluster's puller evaluates: every Classifier of the fleet, then the
-    /// HealthChecks of the ClusterHealthChecks that select the cluster.
+    /// What the cluster's puller evaluates, by kind and name: every Classifier of the
+    /// fleet, the EventSources the EventTriggers watching it name, then the HealthChecks
+    /// of the ClusterHealthChecks that select it.
     pub evaluations: Vec<Evaluation>,
 }
 
@@ -146,7 +147,12 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, invento
     let data = std::cell::OnceCell::new();
     let profiles = profiles
         .into_iter()
-        .map(|profile| match profile_plan(profile, cluster, &data, inventory) {
+        .map(|profile| {
+            // An EventTrigger's instance resolves its names with its event too.
+            let event = profile.event.as_ref().map(|e| std::cell::OnceCell::from(names::with_event(names::name_data(cluster), e)));
+            (profile, profile_plan(profile, cluster, event.as_ref().unwrap_or(&data), inventory))
+        })
+        .map(|(profile, planned)| match planned {
             Ok(plan) => plan,
             Err(problem) => ProfilePlan {
                 profile,
@@ -162,7 +168,8 @@ pub fn plan<'a>(cluster: &'a SveltosCluster, profiles: Vec<&'a Profile>, invento
         })
         .collect();
     let health = health_check::carried(&inventory.cluster_health_checks, &inventory.health_checks, &cluster.labels);
-    let evaluations = inventory.classifiers.iter().map(|c| c.evaluation.clone()).chain(health.into_iter().cloned()).collect();
+    let classifiers = inventory.classifiers.iter().map(|c| c.evaluation.clone());
+    let evaluations = classifiers.chain(select::event_sources_for(cluster, inventory)).chain(health.into_iter().cloned()).collect();
     Ok(ClusterPlan { cluster, profiles, credentials: credentials::relay_of(cluster)?, evaluations })
 }
 
@@ -269,7 +276,10 @@ fn profile_plan<'a>(
         kustomizations.push(KustomizePlan { source: Resolution { spec: k, reference, templates: written }, revision, values_from });
     }
     let mut helm_charts = Vec::with_capacity(profile.helm_charts.len());
-    let chart_data = std::cell::OnceCell::new();
+    let chart_data = match &profile.event {
+        Some(e) => std::cell::OnceCell::from(names::with_event(chart_fields::field_data(cluster), e)),
+        None => std::cell::OnceCell::new(),
+    };
     for h in &profile.helm_charts {
         let chart = chart_fields::instantiate(h, &profile.display(), cluster, &chart_data)?;
         let values_from = resolve_values_from(&h.values_from)?;
@@ -362,7 +372,8 @@ impl ProfilePlan<'_> {
             || self.profile.patches.iter().any(|p| p.patch.contains("{{"))
             || self.kustomizations.iter().any(|k| k.source.spec.templated())
             || self.profile.helm_charts.iter().any(HelmChartRef::templated);
-        (!any_templated && self.problem.is_none()).then(|| SharedKey {
+        // An EventTrigger's instance is made for one cluster, with its event.
+        (!any_templated && self.problem.is_none() && self.profile.event.is_none()).then(|| SharedKey {
             part: self.profile.part_name(),
             references: self.references().map(|r| r.key.clone()).collect(),
             capabilities: (!self.helm_charts.is_empty())

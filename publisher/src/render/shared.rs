@@ -119,7 +119,7 @@ pub fn prepare(
     cache: &PatchCache,
 ) -> Result<Prepared, RenderError> {
     let profile = plan.profile;
-    let display = profile.display();
+    let display = profile.display_with_origin();
     if let Some(problem) = &plan.problem {
         return Err(RenderError::Profile { profile: display, message: problem.clone() });
     }
@@ -144,7 +144,7 @@ pub fn prepare(
             }
         }
     }
-    let ctx = Context::new(cluster, &display, &part, mgmt, absent, env.entropy, env.now);
+    let ctx = Context::new(cluster, &display, &part, mgmt, absent, env.entropy, env.now).with_event(profile.event.as_ref());
     let mut rendered = Vec::new();
     for r in &plan.policies {
         let what = || (format!("spec.policyRefs[{}]", r.spec.index), r.describe());

@@ -132,7 +132,7 @@ mod tests {
                 name: "deploy-gatekeeper-3-10".into(),
                 selectors: vec![],
                 aggregate: None,
-                collect: false,
+                collect_resources: false,
             },
         };
         let older = Classifier {

@@ -16,6 +16,8 @@ mod classifier_table;
 #[cfg(test)]
 mod compat;
 #[cfg(test)]
+mod event_table;
+#[cfg(test)]
 mod health_table;
 mod profile_table;
 mod table;

@@ -1,7 +1,7 @@
 //! What the sources yield and rendering reads: the checked [`Inventory`] of clusters,
-//! profiles, sets, classifiers and health checks (with what could not be read), the [`Resources`] fetched for a run,
-//! and why a source could not be read at all. Reading them from a directory or a cluster
-//! is `dir`'s and `live`'s.
+//! profiles, sets, classifiers, event triggers and health checks (with what could not be
+//! read), the [`Resources`] fetched for a run, and why a source could not be read at all.
+//! Reading them from a directory or a cluster is `dir`'s and `live`'s.
 
 use std::collections::BTreeMap;
 
@@ -12,12 +12,14 @@ use airlock_bundle::statement::Evaluation;
 
 use super::broken::{Broken, Touches};
 use super::classifier::Classifier;
+use super::event_instances;
+use super::event_trigger::EventTrigger;
 use super::health_check::ClusterHealthCheck;
 use super::key::ObjectKey;
 use super::model::{CLUSTER_GROUP, ClusterSet, PROFILE_GROUP, Profile, SveltosCluster};
 use super::parse::{
-    parse_classifier, parse_cluster, parse_cluster_health_check, parse_health_check, parse_profile, parse_role_request, parse_set,
-    part_of_unreadable,
+    parse_classifier, parse_cluster, parse_cluster_health_check, parse_event_source, parse_event_trigger, parse_health_check,
+    parse_profile, parse_role_request, parse_set, part_of_unreadable,
 };
 
 /// Why the source could not be read at all; what one object breaks is a [`Broken`].
@@ -39,6 +41,11 @@ pub struct Inventory {
     /// Every Classifier that could be read, by name: each pull-mode cluster's bundle
     /// carries them all, as Sveltos evaluates every Classifier on every cluster.
     pub classifiers: Vec<Classifier>,
+    /// Every EventSource that could be read, by name: a cluster's bundle carries those the
+    /// EventTriggers watching it name.
+    pub event_sources: Vec<Evaluation>,
+    /// Every EventTrigger that could be read, by name.
+    pub event_triggers: Vec<EventTrigger>,
     /// Every HealthCheck that could be read, as the evaluation a bundle carries, by name.
     pub health_checks: Vec<Evaluation>,
     /// Every ClusterHealthCheck that could be read, by name: which clusters carry which
@@ -53,6 +60,7 @@ impl Inventory {
     /// parsed is recorded as broken, with what it touches; the others are kept.
     pub fn from_objects<'a>(objects: impl IntoIterator<Item = (String, &'a Value)>) -> Inventory {
         let mut inv = Inventory::default();
+        let mut event_reports = Vec::new();
         for (origin, value) in objects {
             let Some(key) = ObjectKey::of(value) else { continue };
             let broken = |message: String, what: Touches| Broken { origin: origin.clone(), what, message };
@@ -94,6 +102,15 @@ impl Inventory {
                     Ok(c) => inv.cluster_health_checks.push(c),
                     Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
                 },
+                (CLUSTER_GROUP, "EventSource") => match parse_event_source(value) {
+                    Ok(e) => inv.event_sources.push(e),
+                    Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
+                },
+                (CLUSTER_GROUP, "EventTrigger") => match parse_event_trigger(value) {
+                    Ok(t) => inv.event_triggers.push(t),
+                    Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
+                },
+                (CLUSTER_GROUP, "EventReport") => event_reports.push((origin.clone(), value.clone())),
                 (CLUSTER_GROUP, kind @ ("ClusterSet" | "Set")) => match parse_set(value, kind == "Set") {
                     Ok(s) => inv.sets.push(s),
                     Err(e) => inv.broken.push(broken(e.to_string(), Touches::Object(key))),
@@ -102,11 +119,14 @@ impl Inventory {
             }
         }
         inv.hold_profiles_of_broken_sets();
+        event_instances::instantiate(&mut inv, &event_reports);
         inv.clusters.sort_by(|a, b| a.id.cmp(&b.id));
         inv.profiles.sort_by_key(Profile::part_name);
         inv.classifiers.sort_by(|a, b| a.name.cmp(&b.name));
         inv.health_checks.sort_by(|a, b| a.name.cmp(&b.name));
         inv.cluster_health_checks.sort_by(|a, b| a.name.cmp(&b.name));
+        inv.event_sources.sort_by(|a, b| a.name.cmp(&b.name));
+        inv.event_triggers.sort_by(|a, b| a.name.cmp(&b.name));
         inv
     }
 

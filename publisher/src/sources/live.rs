@@ -2,7 +2,7 @@
 //! in-cluster config).
 //!
 //! Lists SveltosClusters, ClusterProfiles and Profiles (v1beta1, page by page), and the
-//! ClusterSets, Sets, RoleRequests and Classifiers when their CRDs are installed, and gets only the ConfigMaps,
+//! ClusterSets, Sets, RoleRequests, Classifiers, EventSources, EventTriggers and EventReports when their CRDs are installed, and gets only the ConfigMaps,
 //! Secrets and template resources that rendering names: a management cluster holds far
 //! more Secrets than any profile references. Kinds other than ConfigMap and Secret are
 //! found through discovery; a Flux source is read in the version asked for when the API
@@ -46,9 +46,9 @@ pub fn sveltos_kinds() -> [(ApiResource, bool); 3] {
     ]
 }
 
-/// The set kinds `setRefs` name, RoleRequests, Classifiers and health checks: listed when
-/// their CRDs are installed, none otherwise.
-fn optional_kinds() -> [ApiResource; 6] {
+/// The set kinds `setRefs` name, RoleRequests, Classifiers, the event kinds and the health
+/// check kinds: listed when their CRDs are installed, none otherwise.
+fn optional_kinds() -> [ApiResource; 9] {
     [
         sveltos_resource(CLUSTER_GROUP, "ClusterSet", "clustersets"),
         sveltos_resource(CLUSTER_GROUP, "Set", "sets"),
@@ -56,6 +56,9 @@ fn optional_kinds() -> [ApiResource; 6] {
         sveltos_resource(CLUSTER_GROUP, "Classifier", "classifiers"),
         sveltos_resource(CLUSTER_GROUP, "HealthCheck", "healthchecks"),
         sveltos_resource(CLUSTER_GROUP, "ClusterHealthCheck", "clusterhealthchecks"),
+        sveltos_resource(CLUSTER_GROUP, "EventSource", "eventsources"),
+        sveltos_resource(CLUSTER_GROUP, "EventTrigger", "eventtriggers"),
+        sveltos_resource(CLUSTER_GROUP, "EventReport", "eventreports"),
     ]
 }
 

@@ -14,6 +14,9 @@
 pub mod broken;
 pub mod classifier;
 pub mod dir;
+pub mod event_instances;
+pub mod event_report;
+pub mod event_trigger;
 pub mod fields;
 pub mod health_check;
 mod inventory;

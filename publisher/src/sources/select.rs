@@ -10,7 +10,10 @@
 //! profile is not reconciled, so it is selected for no cluster; what a cluster holds of it
 //! is kept when publishing. Rendering what was selected is `render`'s job.
 
+use std::collections::BTreeSet;
+
 use airlock_bundle::ClusterId;
+use airlock_bundle::statement::Evaluation;
 use airlock_bundle::vocabulary::DECOMMISSION_ANNOTATION;
 
 use super::inventory::Inventory;
@@ -109,6 +112,15 @@ pub fn profiles_for<'a>(cluster: &SveltosCluster, inventory: &'a Inventory) -> V
     chosen
 }
 
+/// The EventSources `cluster`'s puller evaluates, in name order: those the EventTriggers
+/// watching it name. A trigger naming an EventSource that does not exist or cannot be read
+/// adds nothing.
+pub fn event_sources_for(cluster: &SveltosCluster, inventory: &Inventory) -> Vec<Evaluation> {
+    let named: BTreeSet<&str> =
+        inventory.event_triggers.iter().filter(|t| t.watches(cluster, &inventory.sets)).map(|t| t.event_source.as_str()).collect();
+    inventory.event_sources.iter().filter(|e| named.contains(e.name.as_str())).cloned().collect()
+}
+
 /// The profile `dependent` names `name` in dependsOn: of its kind, and for a Profile of its
 /// namespace; `None` when there is none that is not paused.
 pub fn prerequisite<'a>(inventory: &'a Inventory, dependent: &Profile, name: &str) -> Option<&'a Profile> {
@@ -192,6 +204,8 @@ mod tests {
         let c = cluster("fleet/a", json!({"env": "prod"}), true, false);
         let inventory = Inventory {
             classifiers: vec![],
+            event_sources: vec![],
+            event_triggers: vec![],
             clusters: vec![c.clone()],
             profiles: vec![
                 profile(json!({"name": "app"}), json!({"clusterSelector": {"matchLabels": {"env": "prod"}}, "dependsOn": ["base"]}), false),

@@ -11,13 +11,14 @@
 //! kept, together. A kind the cluster does not serve lists nothing. A list that fails or
 //! a script that fails makes the result an error, which says nothing about the cluster.
 //! A `HealthCheck` keeps objects as a Classifier does, then its script judges each
-//! (`health`).
+//! (`health`); an `EventSource` keeps them the same way too (`events`).
 
 use airlock_bundle::report::{Collector, Evaluated, WITHHELD};
 use airlock_bundle::seal::is_secret;
-use airlock_bundle::statement::{Evaluation, EvaluationKind};
+use airlock_bundle::statement::{Evaluation, EvaluationKind, Selector};
 use airlock_lua::{LuaBudget, LuaSource, MatchInput, check_health_syntax, evaluate_match};
 
+use super::events;
 use crate::engine::checks::{cel::Rules, objects};
 use crate::engine::model::error::EngineError;
 
@@ -47,21 +48,21 @@ pub fn validate(evaluations: &[Evaluation]) -> Result<(), EngineError> {
 /// One result per definition of `evaluations`, in their order.
 pub async fn evaluate(client: &kube::Client, evaluations: &[Evaluation]) -> Vec<Evaluated> {
     let mut results = Vec::with_capacity(evaluations.len());
-    // One budget of collected objects for the whole report.
-    let mut collector = Collector::default();
+    // One budget of collected objects for the whole report, per kind of result.
+    let (mut budget, mut collector) = (events::ReportBudget::default(), Collector::default());
     for e in evaluations {
-        let outcome = match e.kind {
-            EvaluationKind::Classifier => classify(client, e).await.map(|said| (said, None)),
-            EvaluationKind::HealthCheck => health::judge(client, e, &mut collector).await.map(|(said, found)| (said, Some(found))),
+        let result = match e.kind {
+            EvaluationKind::Classifier => Evaluated::of(e, classify(client, e).await),
+            EvaluationKind::EventSource => Evaluated::event(e, budget.spend(events::event(client, e).await)),
+            EvaluationKind::HealthCheck => match health::judge(client, e, &mut collector).await {
+                Ok((said, found)) => Evaluated { health: Some(found), ..Evaluated::of(e, Ok(said)) },
+                Err(why) => Evaluated::of(e, Err(why)),
+            },
         };
-        if let Err(why) = &outcome {
+        if let Some(why) = &result.error {
             tracing::warn!("{} {:?} could not be evaluated: {why}", e.kind.name(), e.name);
         }
-        let (outcome, found) = match outcome {
-            Ok((said, found)) => (Ok(said), found),
-            Err(why) => (Err(why), None),
-        };
-        results.push(Evaluated { health: found, ..Evaluated::of(e, outcome) });
+        results.push(result);
     }
     results
 }
@@ -70,44 +71,64 @@ pub async fn evaluate(client: &kube::Client, evaluations: &[Evaluation]) -> Vec<
 /// aggregate script said.
 async fn classify(client: &kube::Client, e: &Evaluation) -> Result<(bool, String), String> {
     let definition = format!("{} {:?}", e.kind.name(), e.name);
-    let Some(kept) = select(client, e, e.aggregate.is_none()).await? else { return Ok((false, String::new())) };
+    let mut kept = Vec::new();
+    for (i, selector) in e.selectors.iter().enumerate() {
+        let found = select(client, &definition, i, selector).await?;
+        if found.is_empty() && e.aggregate.is_none() {
+            return Ok((false, String::new()));
+        }
+        kept.extend(found);
+    }
     let Some(script) = &e.aggregate else { return Ok((true, String::new())) };
     let source = LuaSource { profile: &definition, resource: "aggregate", key: "script" };
     let secret = kept.iter().any(is_secret);
     let said = evaluate_match(&source, script, MatchInput::Objects(&kept), &LuaBudget::DEFAULT)
         .map_err(|err| if secret { WITHHELD.to_string() } else { err.to_string() })?;
-    Ok((said.matching, if secret && !said.message.is_empty() { WITHHELD.to_string() } else { said.message }))
+    Ok((said.matching, withheld_if(secret, said.message)))
 }
 
-/// Every object the selectors of `e` kept, in their order. With `every`, `None` as soon
-/// as one selector kept nothing: the rest need not be listed.
-pub(super) async fn select(client: &kube::Client, e: &Evaluation, every: bool) -> Result<Option<Vec<serde_json::Value>>, String> {
+/// Every object the selectors of `e` kept, in their order.
+pub(super) async fn kept(client: &kube::Client, e: &Evaluation) -> Result<Vec<serde_json::Value>, String> {
     let definition = format!("{} {:?}", e.kind.name(), e.name);
     let mut kept = Vec::new();
     for (i, selector) in e.selectors.iter().enumerate() {
-        let field = format!("selectors[{i}]");
-        let rules = Rules::compile(&selector.cel)?;
-        let listed = objects::list(client, &selector.objects).await?.unwrap_or_default();
-        let mut found = 0;
-        for object in listed {
-            let by_script = match &selector.script {
-                None => true,
-                Some(script) => {
-                    let source = LuaSource { profile: &definition, resource: &field, key: "script" };
-                    let judged = evaluate_match(&source, script, MatchInput::Object(&object), &LuaBudget::DEFAULT);
-                    judged.map_err(|err| if is_secret(&object) { WITHHELD.to_string() } else { err.to_string() })?.matching
-                }
-            };
-            if by_script && (selector.cel.is_empty() || rules.matched(&object).is_some()) {
-                found += 1;
-                kept.push(object);
+        kept.extend(select(client, &definition, i, selector).await?);
+    }
+    Ok(kept)
+}
+
+/// The objects `selector` (the `i`th of `definition`) lists and keeps: those its script
+/// calls `matching` (every one, without a script) and, with CEL rules, of which one is
+/// true. A kind the cluster does not serve lists nothing.
+pub(super) async fn select(
+    client: &kube::Client,
+    definition: &str,
+    i: usize,
+    selector: &Selector,
+) -> Result<Vec<serde_json::Value>, String> {
+    let field = format!("selectors[{i}]");
+    let rules = Rules::compile(&selector.cel)?;
+    let listed = objects::list(client, &selector.objects).await?.unwrap_or_default();
+    let mut kept = Vec::new();
+    for object in listed {
+        let by_script = match &selector.script {
+            None => true,
+            Some(script) => {
+                let source = LuaSource { profile: definition, resource: &field, key: "script" };
+                let judged = evaluate_match(&source, script, MatchInput::Object(&object), &LuaBudget::DEFAULT);
+                judged.map_err(|err| if is_secret(&object) { WITHHELD.to_string() } else { err.to_string() })?.matching
             }
-        }
-        if found == 0 && every {
-            return Ok(None);
+        };
+        if by_script && (selector.cel.is_empty() || rules.matched(&object).is_some()) {
+            kept.push(object);
         }
     }
-    Ok(Some(kept))
+    Ok(kept)
+}
+
+/// A script's `message`, or the note that it is withheld when the script saw a Secret.
+pub(super) fn withheld_if(secret: bool, message: String) -> String {
+    if secret && !message.is_empty() { WITHHELD.to_string() } else { message }
 }
 
 #[cfg(test)]
@@ -119,7 +140,13 @@ mod tests {
     use crate::engine::testing;
 
     fn classifier(selectors: Vec<Selector>, aggregate: Option<&str>) -> Evaluation {
-        Evaluation { kind: EvaluationKind::Classifier, name: "c".into(), selectors, aggregate: aggregate.map(String::from), collect: false }
+        Evaluation {
+            kind: EvaluationKind::Classifier,
+            name: "c".into(),
+            selectors,
+            aggregate: aggregate.map(String::from),
+            collect_resources: false,
+        }
     }
 
     fn selector(script: Option<&str>, cel: &[&str]) -> Selector {

@@ -14,7 +14,13 @@ fn classifier(name: &str, labels: &[(&str, &str)], lists: bool) -> Classifier {
         name: name.into(),
         labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         versions: vec![],
-        evaluation: Evaluation { kind: EvaluationKind::Classifier, name: name.into(), selectors, aggregate: None, collect: false },
+        evaluation: Evaluation {
+            kind: EvaluationKind::Classifier,
+            name: name.into(),
+            selectors,
+            aggregate: None,
+            collect_resources: false,
+        },
     }
 }
 

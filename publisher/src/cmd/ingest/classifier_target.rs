@@ -24,11 +24,11 @@ use crate::sources::live::sveltos_kinds;
 use crate::sources::model::{CLUSTER_GROUP, SVELTOS_VERSION};
 use crate::sources::parse::parse_classifier;
 
-fn resource(kind: &str, plural: &str) -> ApiResource {
+pub(super) fn resource(kind: &str, plural: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(CLUSTER_GROUP, SVELTOS_VERSION, kind), plural)
 }
 
-fn error(what: String, e: kube::Error) -> TargetError {
+pub(super) fn error(what: String, e: kube::Error) -> TargetError {
     TargetError::Object { what, message: e.to_string() }
 }
 
@@ -102,7 +102,7 @@ pub async fn write(client: &kube::Client, cluster: &ClusterId, object: &Value, r
 }
 
 /// The listed object as JSON with apiVersion and kind set.
-fn typed(mut object: DynamicObject, resource: &ApiResource) -> Value {
+pub(super) fn typed(mut object: DynamicObject, resource: &ApiResource) -> Value {
     object.types = Some(TypeMeta { api_version: resource.api_version.clone(), kind: resource.kind.clone() });
     serde_json::to_value(object).expect("a Kubernetes object serialises")
 }

@@ -121,7 +121,13 @@ mod tests {
     use super::*;
 
     fn definition(name: &str) -> Evaluation {
-        Evaluation { kind: EvaluationKind::HealthCheck, name: name.into(), selectors: vec![], aggregate: Some("x".into()), collect: true }
+        Evaluation {
+            kind: EvaluationKind::HealthCheck,
+            name: name.into(),
+            selectors: vec![],
+            aggregate: Some("x".into()),
+            collect_resources: true,
+        }
     }
 
     fn deployment(name: &str) -> Value {

@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use super::input::Received;
 use super::report::{self, Opened, PullReport, ReportError};
 use super::target::{Target, TargetError};
-use super::{classifier_target, health_target, status, sveltos_target};
+use super::{classifier_target, event_target, health_target, status, sveltos_target};
 
 /// What became of one received report.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,13 +103,15 @@ pub async fn ingest(received: Vec<Received>, target: &Target, limits: &Limits) -
                 // The profiles first: the cluster's report time, written last, marks the
                 // report done, and a failure before it leaves the report to be read again.
                 let profiles = match target {
-                    Target::Live(client) => match sveltos_target::write(client, &cluster, report).await {
-                        Ok(_) => match classifier_target::write(client, &cluster, &object, report).await {
-                            Ok(_) => health_target::write(client, &cluster, &object, report).await.map(drop),
-                            Err(e) => Err(e),
-                        },
-                        Err(e) => Err(e),
-                    },
+                    Target::Live(client) => {
+                        async {
+                            sveltos_target::write(client, &cluster, report).await?;
+                            classifier_target::write(client, &cluster, &object, report).await?;
+                            event_target::write(client, &cluster, report).await?;
+                            health_target::write(client, &cluster, &object, report).await.map(drop)
+                        }
+                        .await
+                    }
                     Target::Dir(_) => Ok(()),
                 };
                 let written = match profiles {

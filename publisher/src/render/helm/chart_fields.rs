@@ -72,7 +72,7 @@ pub fn instantiate<'a>(
 }
 
 /// The data the fields are rendered with: the content data without `.MgmtResources`.
-fn field_data(cluster: &SveltosCluster) -> Value {
+pub(crate) fn field_data(cluster: &SveltosCluster) -> Value {
     let mut data = names::name_data(cluster);
     let map = data.as_object_mut().expect("name data is a map");
     map.insert("InfrastructureProvider".into(), Value::Null);

@@ -3,6 +3,7 @@
 //! dependsOn, failure isolation, clocks and random values).
 
 mod evaluations;
+mod events;
 mod health_checks;
 mod kustomize;
 mod remote;

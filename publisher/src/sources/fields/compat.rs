@@ -1,7 +1,9 @@
 //! Holds `docs/sveltos-compatibility.md` to the real Sveltos CRDs and to the table the
 //! parser notes fields by: every field of the v1beta1 ClusterProfile, Profile,
-//! SveltosCluster, RoleRequest, Classifier, HealthCheck and ClusterHealthCheck schemas, and of
-//! the ClusterConfiguration status, ClassifierReports and HealthCheckReports ingest writes, must be declared, every declaration must name a field the CRDs have (or an
+//! SveltosCluster, RoleRequest, Classifier, EventSource, EventTrigger, HealthCheck and
+//! ClusterHealthCheck schemas, and of the ClusterConfiguration status, ClassifierReports,
+//! EventReports and HealthCheckReports ingest writes, must be declared, every declaration
+//! must name a field the CRDs have (or an
 //! annotation), and the document's generated tables must be what this module writes from
 //! the declarations. `AIRLOCK_WRITE_COMPAT=1` rewrites them.
 //!
@@ -13,6 +15,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use super::classifier_table::{CLASSIFIER_FIELDS, CLASSIFIER_REPORT_FIELDS};
+use super::event_table::{EVENT_REPORT_FIELDS, EVENT_SOURCE_FIELDS, EVENT_TRIGGER_FIELDS};
 use super::health_table::{CLUSTER_HEALTH_CHECK_FIELDS, HEALTH_CHECK_FIELDS, HEALTH_CHECK_REPORT_FIELDS};
 use super::profile_table::PROFILE_FIELDS;
 use super::table::{CLUSTER_FIELDS, ROLE_REQUEST_FIELDS};
@@ -82,6 +85,9 @@ fn the_compatibility_table_covers_every_crd_field() {
     let role_request = crd_paths("beyond-profiles/lib.projectsveltos.io_rolerequests.yaml");
     let classifier = crd_paths("beyond-profiles/lib.projectsveltos.io_classifiers.yaml");
     let classifier_report = crd_paths("beyond-profiles/lib.projectsveltos.io_classifierreports.yaml");
+    let event_source = crd_paths("beyond-profiles/lib.projectsveltos.io_eventsources.yaml");
+    let event_trigger = crd_paths("beyond-profiles/lib.projectsveltos.io_eventtriggers.yaml");
+    let event_report = crd_paths("beyond-profiles/lib.projectsveltos.io_eventreports.yaml");
     let health_check = crd_paths("beyond-profiles/lib.projectsveltos.io_healthchecks.yaml");
     let cluster_health_check = crd_paths("beyond-profiles/lib.projectsveltos.io_clusterhealthchecks.yaml");
     let health_check_report = crd_paths("beyond-profiles/lib.projectsveltos.io_healthcheckreports.yaml");
@@ -92,6 +98,9 @@ fn the_compatibility_table_covers_every_crd_field() {
         ("ClusterConfiguration", CONFIGURATION_FIELDS, &configuration),
         ("Classifier", CLASSIFIER_FIELDS, &classifier),
         ("ClassifierReport", CLASSIFIER_REPORT_FIELDS, &classifier_report),
+        ("EventSource", EVENT_SOURCE_FIELDS, &event_source),
+        ("EventTrigger", EVENT_TRIGGER_FIELDS, &event_trigger),
+        ("EventReport", EVENT_REPORT_FIELDS, &event_report),
         ("HealthCheck", HEALTH_CHECK_FIELDS, &health_check),
         ("ClusterHealthCheck", CLUSTER_HEALTH_CHECK_FIELDS, &cluster_health_check),
         ("HealthCheckReport", HEALTH_CHECK_REPORT_FIELDS, &health_check_report),
@@ -106,7 +115,8 @@ fn the_compatibility_table_covers_every_crd_field() {
 
     let generated = format!(
         "{BEGIN}\n\n### ClusterProfile and Profile\n\n{}\n### SveltosCluster\n\n{}\n### RoleRequest\n\n{}\n### ClusterConfiguration (written by ingest)\n\n{}\n\
-         ### Classifier\n\n{}\n### ClassifierReport (written by ingest)\n\n{}\n### HealthCheck\n\n{}\n\
+         ### Classifier\n\n{}\n### ClassifierReport (written by ingest)\n\n{}\n### EventSource\n\n{}\n### EventTrigger\n\n{}\n\
+         ### EventReport (written by ingest)\n\n{}\n### HealthCheck\n\n{}\n\
          ### ClusterHealthCheck (status written by ingest)\n\n{}\n### HealthCheckReport (written by ingest)\n\n{}\n{END}",
         table(PROFILE_FIELDS, &profile),
         table(CLUSTER_FIELDS, &cluster),
@@ -114,6 +124,9 @@ fn the_compatibility_table_covers_every_crd_field() {
         table(CONFIGURATION_FIELDS, &configuration),
         table(CLASSIFIER_FIELDS, &classifier),
         table(CLASSIFIER_REPORT_FIELDS, &classifier_report),
+        table(EVENT_SOURCE_FIELDS, &event_source),
+        table(EVENT_TRIGGER_FIELDS, &event_trigger),
+        table(EVENT_REPORT_FIELDS, &event_report),
         table(HEALTH_CHECK_FIELDS, &health_check),
         table(CLUSTER_HEALTH_CHECK_FIELDS, &cluster_health_check),
         table(HEALTH_CHECK_REPORT_FIELDS, &health_check_report)

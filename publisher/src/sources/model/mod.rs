@@ -33,6 +33,9 @@ pub const SVELTOS_VERSION: &str = "v1beta1";
 pub const WATCH_NAMESPACES_ANNOTATION: &str = "agent.projectsveltos.io/watch-namespaces";
 /// A referenced ConfigMap or Secret with this annotation is a template.
 pub const TEMPLATE_ANNOTATION: &str = "projectsveltos.io/template";
+/// A ConfigMap or Secret an EventTrigger references with this annotation is a template
+/// over the event.
+pub const INSTANTIATE_ANNOTATION: &str = "projectsveltos.io/instantiate";
 /// A referenced ConfigMap or Secret with this annotation holds Lua (unless it is a template).
 pub const LUA_ANNOTATION: &str = "projectsveltos.io/lua";
 /// A profile with this annotation (any value) is not reconciled.
@@ -349,6 +352,17 @@ pub struct Profile {
     /// Fields set that the publisher does not honour as Sveltos would, for every cluster
     /// the profile matches (bundles-format.md 5.9).
     pub notes: Vec<FieldNote>,
+    /// For an EventTrigger's instance: the trigger, and the event its templates see.
+    pub event: Option<EventInstance>,
+}
+
+/// What makes a profile an EventTrigger's instance (`event_instances`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventInstance {
+    /// The EventTrigger's name.
+    pub trigger: String,
+    /// `.Resource` and `.MatchingResource`, or `.Resources` and `.MatchingResources`.
+    pub data: serde_json::Map<String, Value>,
 }
 
 impl Profile {
@@ -366,6 +380,15 @@ impl Profile {
     /// How messages name it: `ClusterProfile/web` or `Profile/team-a/db`.
     pub fn display(&self) -> String {
         self.kind.display(&self.name)
+    }
+
+    /// How render messages name it: as [`Profile::display`], and for an EventTrigger's
+    /// instance the trigger it comes from.
+    pub fn display_with_origin(&self) -> String {
+        match &self.event {
+            None => self.display(),
+            Some(e) => format!("{} (EventTrigger/{})", self.display(), e.trigger),
+        }
     }
 
     /// The namespace this profile's references are confined to: a Profile's own.

@@ -49,7 +49,7 @@ pub fn parse_classifier(value: &Value) -> Result<Classifier, ModelError> {
     let deployed = spec.nested("deployedResourceConstraint")?;
     let selectors = deployed.items("resourceSelectors")?.iter().map(|(_, s)| selector(s)).collect::<Result<_, _>>()?;
     let aggregate = deployed.get::<String>("aggregatedClassification")?.filter(|s| !s.is_empty());
-    let evaluation = Evaluation { kind: EvaluationKind::Classifier, name: name.clone(), selectors, aggregate, collect: false };
+    let evaluation = Evaluation { kind: EvaluationKind::Classifier, name: name.clone(), selectors, aggregate, collect_resources: false };
     Ok(Classifier { name, labels, versions, evaluation })
 }
 

@@ -30,8 +30,8 @@ pub fn parse_health_check(value: &Value) -> Result<Evaluation, ModelError> {
     }
     let source = LuaSource { profile: &object, resource: "spec", key: "evaluateHealth" };
     check_health_syntax(&source, &script, &LuaBudget::DEFAULT).map_err(|e| spec.error("evaluateHealth", e.to_string()))?;
-    let collect = spec.or_default("collectResources")?;
-    Ok(Evaluation { kind: EvaluationKind::HealthCheck, name, selectors, aggregate: Some(script), collect })
+    let collect_resources = spec.or_default("collectResources")?;
+    Ok(Evaluation { kind: EvaluationKind::HealthCheck, name, selectors, aggregate: Some(script), collect_resources })
 }
 
 /// Parses a ClusterHealthCheck object.
@@ -120,7 +120,7 @@ spec:
     #[test]
     fn reads_a_health_check_as_an_evaluation() {
         let e = parse_health_check(&doc(HEALTH)).unwrap();
-        assert_eq!((e.kind, e.name.as_str(), e.collect), (EvaluationKind::HealthCheck, "deployment-replicas", true));
+        assert_eq!((e.kind, e.name.as_str(), e.collect_resources), (EvaluationKind::HealthCheck, "deployment-replicas", true));
         assert_eq!((e.selectors[0].objects.kind.as_str(), e.selectors[0].objects.namespace.as_deref()), ("Deployment", Some("web")));
         assert!(e.aggregate.unwrap().contains("function evaluate()"));
     }

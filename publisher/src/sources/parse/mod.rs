@@ -10,6 +10,7 @@
 mod checks;
 mod classifier;
 mod cluster;
+mod event;
 mod health_check;
 mod helm_chart;
 mod kustomization;
@@ -23,6 +24,7 @@ mod tests;
 
 pub use classifier::parse_classifier;
 pub use cluster::{parse_cluster, parse_set};
+pub use event::{parse_event_source, parse_event_trigger};
 pub use health_check::{parse_cluster_health_check, parse_health_check};
 pub use profile::{parse_profile, part_of_unreadable};
 pub use role_request::parse_role_request;

@@ -95,5 +95,6 @@ pub fn parse_profile(value: &Value, namespaced: bool) -> Result<Profile, ModelEr
         notes,
         kind,
         name,
+        event: None,
     })
 }

@@ -64,6 +64,7 @@ pub fn parse_role_request(value: &Value) -> Result<Profile, ModelError> {
         extra_annotations: Default::default(),
         tenant: None,
         notes,
+        event: None,
     })
 }
 

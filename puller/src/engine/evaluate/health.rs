@@ -1,7 +1,7 @@
 //! A `HealthCheck` evaluated as Sveltos's agent evaluates it: the selectors keep objects
 //! as a Classifier's do, then its `evaluateHealth` (the definition's `aggregate`) is
 //! called once with all of them and gives each a status. Each entry is bounded and named
-//! by what the script returned; the object collected (with `collect`) is the one listed
+//! by what the script returned; the object collected (with `collectResources`) is the one listed
 //! that bears that name, never the script's copy, and never a `Secret`. A status that is
 //! none of Sveltos's four, or more entries than a result may hold, makes the result an
 //! error, as Sveltos's agent fails to write such a report; so does a result for which the
@@ -13,7 +13,7 @@ use airlock_bundle::statement::Evaluation;
 use airlock_lua::{Judged, LuaBudget, LuaSource, evaluate_statuses};
 use serde_json::{Value, json};
 
-use super::select;
+use super::kept;
 
 /// Whether every object judged is healthy, with a summary, and each object's health.
 pub(super) async fn judge(
@@ -21,7 +21,7 @@ pub(super) async fn judge(
     e: &Evaluation,
     collector: &mut Collector,
 ) -> Result<((bool, String), Vec<ResourceHealth>), String> {
-    let kept = select(client, e, false).await?.unwrap_or_default();
+    let kept = kept(client, e).await?;
     let definition = format!("{} {:?}", e.kind.name(), e.name);
     let script = e.aggregate.as_deref().ok_or("no evaluateHealth script")?;
     let source = LuaSource { profile: &definition, resource: "aggregate", key: "script" };
@@ -32,7 +32,7 @@ pub(super) async fn judge(
         let count = judged.len();
         return Err(format!("the report has no room left for {count} more health entries (at most {MAX_REPORT_HEALTH_ENTRIES} in all)"));
     }
-    let health = entries(&kept, judged, e.collect.then_some(collector))?;
+    let health = entries(&kept, judged, e.collect_resources.then_some(collector))?;
     let unhealthy = health.iter().filter(|h| h.status != HealthStatus::Healthy).count();
     let summary = if unhealthy == 0 { String::new() } else { format!("{unhealthy} of {} objects not healthy", health.len()) };
     Ok(((unhealthy == 0, summary), health))
