@@ -5,11 +5,13 @@
 //! managed apiserver and signs the result into its report; `airlock-publisher ingest`
 //! decides the matches, writes the ClassifierReports and labels the SveltosCluster; the
 //! next publish brings the profile that selects on the label, and the puller applies it.
-//! A Service labelled `sveltos=fv` is what classifies the cluster.
+//! A Service labelled `sveltos=fv` is what classifies the cluster. The same round trip
+//! through a management set kept as files (`register`, `ingest --to-dir`, `publish
+//! --from-dir`) needs no service.
 
 use std::collections::BTreeMap;
 
-use airlock_e2e::publisher::reports::register_reporting;
+use airlock_e2e::publisher::reports::{register_reporting, report, report_key_of, sign_report};
 use airlock_e2e::publisher::{Keys, install_crds, install_status_crds, kubectl_ok, management_get, run, sveltos_doc};
 use airlock_e2e::puller::Site;
 use airlock_e2e::{assert_exit, create_namespace};
@@ -139,4 +141,52 @@ async fn the_documented_classifier_labels_a_cluster_and_its_profile_follows() {
     for namespace in ["docs-classified", site.app_ns.as_str()] {
         let _ = namespaces.delete(namespace, &DeleteParams::default()).await;
     }
+}
+
+/// The same Classifiers in a management set kept as files: `register cluster --to-dir`
+/// writes the SveltosCluster, a report whose `sveltos-service` result matched is ingested
+/// with `--to-dir`, and the next `publish --from-dir` brings the profile selecting on the
+/// label. No service is involved: the store is an OCI layout, the report signed here.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_report_ingested_to_a_directory_labels_its_cluster_file_for_the_next_publish() {
+    let keys = Keys::new("classify-dir");
+    let work = tempfile::tempdir().expect("tempdir");
+    let path = |p: &str| work.path().join(p).to_str().expect("UTF-8 path").to_string();
+    let (management, clusters) = (path("management"), path("management/clusters"));
+    std::fs::create_dir_all(&clusters).expect("management/clusters");
+    std::fs::write(work.path().join("management/classifier.yaml"), example("management.yaml")).expect("the documented example");
+    let cluster: airlock_bundle::ClusterId = "docs-dir/edge".parse().expect("a cluster id");
+    let register =
+        ["register", "cluster", "--namespace", "docs-dir", "--cluster", "edge", "--pullmode", "--source", "oci+http://127.0.0.1:1/x"];
+    let out = run(&[&register[..], &["--keyring", &keys.keyring_path, "--to-dir", &clusters]].concat());
+    assert!(out.status.success(), "register --to-dir: {}", String::from_utf8_lossy(&out.stderr));
+    let report_key = report_key_of(&out.stdout);
+
+    let store = format!("oci-layout:{}", path("store"));
+    let publish = || async {
+        let out = run(&["publish", "--from-dir", &management, "--to", &store, "--key", &keys.key, "--no-cache"]);
+        assert!(out.status.success(), "publish: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        airlock_e2e::publisher::try_read_back(&store, &cluster, &keys.keyring).await.expect("a bundle")
+    };
+    let bundle = publish().await;
+    assert!(bundle.predicate().profiles.iter().all(|p| p.name != "docs-classified"), "not classified yet");
+    let service = bundle.predicate().settings.evaluations.iter().find(|e| e.name == "sveltos-service").expect("carried");
+
+    let mut signed = report(&cluster.to_string(), "2026-03-01T10:00:00Z", "applied", "v1.20.2", 1);
+    let matched = airlock_bundle::report::Evaluated::of(service, Ok((true, String::new())));
+    signed["evaluations"] = json!([matched]);
+    std::fs::create_dir(work.path().join("reports")).expect("reports");
+    std::fs::write(work.path().join("reports/report-edge.json"), sign_report(&signed, &report_key)).expect("report written");
+    let out = run(&["ingest", "--from", &path("reports"), "--to-dir", &clusters, "--classifiers-from", &management]);
+    assert_eq!(out.status.code(), Some(0), "ingest: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let file = std::fs::read_to_string(work.path().join("management/clusters/docs-dir.edge.sveltoscluster.yaml")).expect("cluster file");
+    let object: Value = serde_saphyr::from_str(&file).expect("YAML");
+    assert_eq!(object["metadata"]["labels"]["sveltos-service"], "present", "{file}");
+    assert_eq!(object["metadata"]["labels"]["k8s"], "v1-20", "{file}");
+    let kept = work.path().join("management/clusters/docs-dir.sveltos--sveltos-service--edge.classifierreport.yaml");
+    let kept: Value = serde_saphyr::from_str(&std::fs::read_to_string(kept).expect("report kept")).expect("YAML");
+    assert_eq!(kept["status"]["managedLabels"], json!(["sveltos-service"]));
+
+    let bundle = publish().await;
+    assert!(bundle.predicate().profiles.iter().any(|p| p.name.contains("docs-classified")), "{:?}", bundle.predicate().profiles);
 }

@@ -10,7 +10,8 @@
 //! changes) → `target` (the management cluster, or the register `--to-dir` files), with
 //! the ClusterConfiguration and ClusterSummary shapes in `addons`, `charts`, `configuration`, `drift`,
 //! `dryrun`, `profiles` and `sveltos_target`, and what the report's evaluations mean for the
-//! Classifiers in `classified` and `classifier_target`, for the health checks in `health_reports`,
+//! Classifiers in `classified` and `classifier_target` (`classifier_files` for `--to-dir`), for
+//! the events in `events` and `event_target`, for the health checks in `health_reports`,
 //! `cluster_health`, `notify` and `health_target`. Clusters whose reports stopped coming are
 //! `liveness`' (spec 14.9). The annotations written are named in `crate::annotations`.
 //! Nothing here talks to managed clusters.
@@ -19,6 +20,7 @@ pub mod addons;
 pub mod applied;
 pub mod charts;
 pub mod classified;
+pub mod classifier_files;
 pub mod classifier_target;
 pub mod cluster_health;
 pub mod configuration;
@@ -66,7 +68,7 @@ const EXAMPLES: &str = "Examples:
   kubectl get sveltoscluster -A
 
   # A directory of report-*.json files, into a management set kept in Git:
-  airlock-publisher ingest --from ./reports --to-dir ./management/clusters
+  airlock-publisher ingest --from ./reports --to-dir ./management/clusters --classifiers-from ./management
 
   # The reports the pullers sent to the store themselves (bundles-format.md 14.7):
   airlock-publisher ingest --from oci://registry.example/airlock --kubeconfig ~/.kube/mgmt
@@ -87,7 +89,11 @@ they are gone (docs/operations.md, Sveltos beside Airlock).
 On a management cluster serving Sveltos's Classifier and ClassifierReport CRDs, ingest also
 decides each Classifier's match from the report (the puller's results, the Kubernetes version),
 writes a ClassifierReport per Classifier in the cluster's namespace and sets or removes the
-Classifiers' labels on the SveltosCluster; profiles select on them at the next publish.
+Classifiers' labels on the SveltosCluster; profiles select on them at the next publish. With
+--to-dir it does the same to the files: the Classifiers are read from --classifiers-from (by
+default the --to-dir directory), the labels go into the SveltosCluster files and each
+ClassifierReport is kept as DIR/<namespace>.<report name>.classifierreport.yaml, which
+`publish --from-dir` ignores.
 
 On a management cluster serving Sveltos's HealthCheck, ClusterHealthCheck and HealthCheckReport
 CRDs, ingest writes a HealthCheckReport per HealthCheck the cluster's puller evaluated, judges the
@@ -117,6 +123,10 @@ pub struct IngestArgs {
     /// --to-dir`) instead of the management cluster.
     #[arg(long, value_name = "DIR")]
     pub to_dir: Option<PathBuf>,
+    /// With --to-dir: read the Classifiers that label the clusters from the manifests
+    /// under DIR, as `publish --from-dir DIR` reads them (default: the --to-dir directory).
+    #[arg(long, value_name = "DIR", requires = "to_dir")]
+    pub classifiers_from: Option<PathBuf>,
     #[command(flatten)]
     pub kube: KubeArgs,
     #[command(flatten)]
@@ -128,7 +138,9 @@ pub async fn run(args: IngestArgs) -> anyhow::Result<u8> {
     let target = match &args.to_dir {
         Some(dir) => {
             anyhow::ensure!(dir.is_dir(), "--to-dir {}: not a directory", dir.display());
-            Target::Dir(dir.clone())
+            let classifiers = args.classifiers_from.clone().unwrap_or_else(|| dir.clone());
+            anyhow::ensure!(classifiers.is_dir(), "--classifiers-from {}: not a directory", classifiers.display());
+            Target::Dir { clusters: dir.clone(), classifiers }
         }
         None => Target::Live(args.kube.client().await.context("connecting to the management cluster")?),
     };

@@ -1,13 +1,15 @@
 //! `airlock-puller verify`: checks a store's bundle offline, every step of spec section 8,
 //! and prints what it holds: version, times, signers, keyring, the active window (open or
-//! closed now), profiles with their settings and notes, and objects. It touches no cluster. Without `--cluster` it checks every cluster the store holds, which
-//! is how a tarball is checked before it is carried across the gap.
+//! closed now), profiles with their settings and notes, objects, and the definitions it
+//! asks the puller to evaluate (kind, name, digest, selector count). It touches no
+//! cluster. Without `--cluster` it checks every cluster the store holds, which is how a
+//! tarball is checked before it is carried across the gap.
 
 use std::fmt::Write;
 use std::path::PathBuf;
 
 use airlock_bundle::age::Identity;
-use airlock_bundle::statement::rfc3339;
+use airlock_bundle::statement::{Evaluation, rfc3339};
 use airlock_bundle::{ClusterId, Limits};
 use airlock_bundle::{Floor, VerifiedBundle};
 use airlock_store::Store;
@@ -166,14 +168,62 @@ fn describe(cluster: &ClusterId, bundle: &VerifiedBundle, applied: bool, floor: 
         tenants: engine::Tenants::default(),
     };
     if p.settings.recipients.is_some() && !decrypted {
-        out.push_str("  objects: not listed, as some files are encrypted\n\n");
-        return Ok(out);
+        out.push_str("  objects: not listed, as some files are encrypted\n");
+    } else {
+        let objects = engine::listed(bundle, &settings)?;
+        let _ = writeln!(out, "  objects ({}):", objects.len());
+        for (id, source) in &objects {
+            let _ = writeln!(out, "    {id}  ({source})");
+        }
     }
-    let objects = engine::listed(bundle, &settings)?;
-    let _ = writeln!(out, "  objects ({}):", objects.len());
-    for (id, source) in &objects {
-        let _ = writeln!(out, "    {id}  ({source})");
-    }
+    write_evaluations(&mut out, &p.settings.evaluations);
     out.push('\n');
     Ok(out)
+}
+
+/// One line per definition the puller evaluates and reports back (spec 5.14), so an
+/// operator can match the digests a report names to the bundle; nothing when it carries none.
+fn write_evaluations(out: &mut String, evaluations: &[Evaluation]) {
+    if evaluations.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "  evaluations ({}):", evaluations.len());
+    for e in evaluations {
+        let _ = writeln!(out, "    {} {}  {}  selectors={}", e.kind.name(), e.name, e.digest(), e.selectors.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use airlock_bundle::statement::{EvaluationKind, Selection, Selector};
+
+    use super::*;
+
+    #[test]
+    fn lists_each_evaluation_with_its_kind_digest_and_selector_count() {
+        let objects = Selection { label_selector: "sveltos=fv".into(), ..Selection::every("", "v1", "Service") };
+        let service = Evaluation {
+            kind: EvaluationKind::Classifier,
+            name: "sveltos-service".into(),
+            selectors: vec![Selector { objects, script: None, cel: vec![] }],
+            aggregate: None,
+            collect_resources: false,
+        };
+        let version_only = Evaluation { selectors: vec![], name: "k8s-1-20".into(), ..service.clone() };
+        let mut out = String::new();
+        write_evaluations(&mut out, &[service.clone(), version_only.clone()]);
+        let expected = format!(
+            "  evaluations (2):\n    Classifier sveltos-service  {}  selectors=1\n    Classifier k8s-1-20  {}  selectors=0\n",
+            service.digest(),
+            version_only.digest()
+        );
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn prints_nothing_for_a_bundle_without_evaluations() {
+        let mut out = String::new();
+        write_evaluations(&mut out, &[]);
+        assert_eq!(out, "");
+    }
 }

@@ -26,6 +26,7 @@ use airlock_bundle::report::Evaluated;
 use airlock_bundle::statement::EvaluationKind;
 use serde_json::{Value, json};
 
+use super::report::PullReport;
 use crate::sources::classifier::Classifier;
 
 /// Labels of a ClassifierReport, as libsveltos names them.
@@ -122,6 +123,14 @@ pub fn classify(
     }
     out.gone = kept.keys().filter(|name| !classifiers.iter().any(|c| c.name == **name)).cloned().collect();
     out
+}
+
+/// [`classify`] for `report` of the cluster whose SveltosCluster is `object`: its labels,
+/// and the Kubernetes version the report carries or the one ingested before.
+pub fn of_report(classifiers: &[Classifier], report: &PullReport, object: &Value, kept: &BTreeMap<String, Kept>) -> Classified {
+    let labels: BTreeMap<String, String> = serde_json::from_value(object["metadata"]["labels"].clone()).unwrap_or_default();
+    let version = report.kubernetes_version.clone().or_else(|| object["status"]["version"].as_str().map(String::from));
+    classify(classifiers, &report.evaluations, version.as_deref(), kept, &labels)
 }
 
 /// The owner of each label key some matching Classifier sets.

@@ -67,9 +67,7 @@ pub async fn write(client: &kube::Client, cluster: &ClusterId, object: &Value, r
         .filter_map(|r| classified::kept_of(&typed(r, &report_resource)))
         .filter(|(name, _)| !broken.contains(name))
         .collect();
-    let labels: BTreeMap<String, String> = serde_json::from_value(object["metadata"]["labels"].clone()).unwrap_or_default();
-    let version = report.kubernetes_version.clone().or_else(|| object["status"]["version"].as_str().map(String::from));
-    let out = classified::classify(&classifiers, &report.evaluations, version.as_deref(), &kept, &labels);
+    let out = classified::of_report(&classifiers, report, object, &kept);
 
     if !out.labels.is_empty() {
         let [(cluster_resource, _), ..] = sveltos_kinds();

@@ -117,7 +117,7 @@ mod tests {
             std::fs::write(file_of(&dir.path().join("clusters"), &id), yaml::emit(&[object])).unwrap();
         }
         let store = airlock_store::open(&StoreRef::OciLayout(dir.path().join("layout")), &Default::default()).await.unwrap();
-        let target = Target::Dir(dir.path().join("clusters"));
+        let target = Target::dir(&dir.path().join("clusters"));
         (dir, target, store)
     }
 

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use airlock_bundle::{ClusterId, Limits};
 use jiff::Timestamp;
 
+use super::classifier_files::{self, DirClassifiers};
 use super::input::Received;
 use super::report::{self, Opened, PullReport, ReportError};
 use super::target::{Target, TargetError};
@@ -62,6 +63,8 @@ pub async fn ingest(received: Vec<Received>, target: &Target, limits: &Limits) -
         };
         rows.push(Row { origin: r.origin, cluster, report: None, outcome });
     }
+    // A directory's Classifiers, read once, when the first report is written.
+    let mut dir_classifiers: Option<Result<DirClassifiers, TargetError>> = None;
     for (cluster, reports) in by_cluster {
         let mut set = |i: usize, outcome: Outcome| rows[i].outcome = outcome;
         let object = match target.get(&cluster).await {
@@ -102,20 +105,27 @@ pub async fn ingest(received: Vec<Received>, target: &Target, limits: &Limits) -
                 let report = rows[i].report.as_ref().expect("verified above");
                 // The profiles first: the cluster's report time, written last, marks the
                 // report done, and a failure before it leaves the report to be read again.
-                let profiles = match target {
+                // A directory's SveltosCluster file is rewritten whole, so the Classifiers'
+                // labels ride along with the status in that one write.
+                let labelled = match target {
                     Target::Live(client) => {
                         async {
                             sveltos_target::write(client, &cluster, report).await?;
                             classifier_target::write(client, &cluster, &object, report).await?;
                             event_target::write(client, &cluster, report).await?;
-                            health_target::write(client, &cluster, &object, report).await.map(drop)
+                            health_target::write(client, &cluster, &object, report).await?;
+                            Ok(object.clone())
                         }
                         .await
                     }
-                    Target::Dir(_) => Ok(()),
+                    Target::Dir { clusters, classifiers } => match dir_classifiers.get_or_insert_with(|| DirClassifiers::read(classifiers))
+                    {
+                        Ok(found) => classifier_files::write(clusters, found, &cluster, &object, report).map(|(labelled, _)| labelled),
+                        Err(e) => Err(e.clone()),
+                    },
                 };
-                let written = match profiles {
-                    Ok(()) => target.write(&cluster, &object, &status::update(report, &object)).await,
+                let written = match labelled {
+                    Ok(object) => target.write(&cluster, &object, &status::update(report, &object)).await,
                     Err(e) => Err(e),
                 };
                 match written {

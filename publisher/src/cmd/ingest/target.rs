@@ -36,10 +36,20 @@ pub enum TargetError {
 /// The SveltosClusters' home.
 pub enum Target {
     Live(kube::Client),
-    Dir(PathBuf),
+    /// The SveltosCluster files in `clusters`; the Classifiers that label them are those of
+    /// the manifests under `classifiers`.
+    Dir {
+        clusters: PathBuf,
+        classifiers: PathBuf,
+    },
 }
 
 impl Target {
+    /// The files in `dir`, labelled by the Classifiers under it.
+    pub fn dir(dir: &Path) -> Target {
+        Target::Dir { clusters: dir.to_path_buf(), classifiers: dir.to_path_buf() }
+    }
+
     /// The SveltosCluster `cluster` as JSON, or `None` when there is none.
     pub async fn get(&self, cluster: &ClusterId) -> Result<Option<Value>, TargetError> {
         match self {
@@ -51,7 +61,7 @@ impl Target {
                     serde_json::to_value(o).expect("a Kubernetes object serialises")
                 }))
             }
-            Target::Dir(dir) => read_file(&file_of(dir, cluster), cluster),
+            Target::Dir { clusters, .. } => read_file(&file_of(clusters, cluster), cluster),
         }
     }
 
@@ -72,7 +82,7 @@ impl Target {
                     })
                     .collect())
             }
-            Target::Dir(dir) => {
+            Target::Dir { clusters: dir, .. } => {
                 let err = |e: std::io::Error| TargetError::File { path: dir.display().to_string(), message: e.to_string() };
                 let mut objects = Vec::new();
                 for entry in std::fs::read_dir(dir).map_err(err)? {
@@ -108,7 +118,7 @@ impl Target {
                 api.patch(cluster.name(), &params, &Patch::Merge(&merge)).await.map_err(|e| kube_error(cluster, e))?;
                 Ok(())
             }
-            Target::Dir(dir) => write_file(&file_of(dir, cluster), &updated(object, update)),
+            Target::Dir { clusters, .. } => write_file(&file_of(clusters, cluster), &updated(object, update)),
         }
     }
 }
@@ -173,7 +183,7 @@ pub fn updated(object: &Value, update: &Update) -> Value {
 }
 
 /// Replaces `path` through a temporary file and a rename, so a reader never sees half a file.
-fn write_file(path: &Path, object: &Value) -> Result<(), TargetError> {
+pub fn write_file(path: &Path, object: &Value) -> Result<(), TargetError> {
     let err = |e: std::io::Error| TargetError::File { path: path.display().to_string(), message: e.to_string() };
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");

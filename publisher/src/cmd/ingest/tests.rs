@@ -18,16 +18,16 @@ use crate::yaml;
 const T1: &str = "2026-03-01T10:00:00.250Z";
 const T2: &str = "2026-03-01T10:05:00Z";
 
-fn key(seed: u8) -> SigningKey {
+pub(super) fn key(seed: u8) -> SigningKey {
     SigningKey::from_seed([seed; 32])
 }
 
-fn id(cluster: &str) -> ClusterId {
+pub(super) fn id(cluster: &str) -> ClusterId {
     cluster.parse().unwrap()
 }
 
 /// A report as the puller writes it, with the fields ingest does not read as well.
-fn report(cluster: &str, finished: &str, result: &str) -> Value {
+pub(super) fn report(cluster: &str, finished: &str, result: &str) -> Value {
     json!({
         "apiVersion": "airlock.dev/v1", "kind": "PullReport", "cluster": cluster,
         "startedAt": "2026-03-01T09:59:58Z", "finishedAt": finished, "durationMs": 2000, "result": result,
@@ -39,16 +39,16 @@ fn report(cluster: &str, finished: &str, result: &str) -> Value {
     })
 }
 
-fn signed(report: &Value, key: &SigningKey) -> Vec<u8> {
+pub(super) fn signed(report: &Value, key: &SigningKey) -> Vec<u8> {
     envelope::sign(REPORT_PAYLOAD_TYPE, &serde_json::to_vec(report).unwrap(), std::slice::from_ref(key))
 }
 
-fn received(items: &[Vec<u8>]) -> Vec<Received> {
+pub(super) fn received(items: &[Vec<u8>]) -> Vec<Received> {
     items.iter().enumerate().map(|(i, b)| Received { origin: format!("report-{i}.json"), bytes: b.clone(), place: None }).collect()
 }
 
 /// A `--to-dir` directory holding `fleet/a` registered with key 1 and `fleet/nokey` without one.
-fn clusters() -> tempfile::TempDir {
+pub(super) fn clusters() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, annotations) in [
         ("a", json!({REPORT_KEY_ANNOTATION: key(1).public().to_openssh("fleet/a")})),
@@ -63,12 +63,12 @@ fn clusters() -> tempfile::TempDir {
     dir
 }
 
-fn cluster_file(dir: &Path, cluster: &str) -> Value {
+pub(super) fn cluster_file(dir: &Path, cluster: &str) -> Value {
     yaml::parse_documents(&std::fs::read_to_string(file_of(dir, &id(cluster))).unwrap()).unwrap().remove(0)
 }
 
-async fn run(dir: &Path, items: &[Vec<u8>]) -> Vec<Outcome> {
-    let rows = ingest(received(items), &Target::Dir(dir.to_path_buf()), &Limits::SPEC).await;
+pub(super) async fn run(dir: &Path, items: &[Vec<u8>]) -> Vec<Outcome> {
+    let rows = ingest(received(items), &Target::dir(dir), &Limits::SPEC).await;
     rows.into_iter().map(|r| r.outcome).collect()
 }
 
@@ -239,6 +239,6 @@ async fn rejects_an_oversized_report_file() {
     let got = input::read(dir.path().to_str().unwrap(), &small).unwrap();
     assert_eq!(got[0].bytes.len(), 65, "read stops one byte past the limit");
     let registered = clusters();
-    let rows = ingest(got, &Target::Dir(registered.path().to_path_buf()), &small).await;
+    let rows = ingest(got, &Target::dir(registered.path()), &small).await;
     assert!(matches!(&rows[0].outcome, Outcome::Rejected(ReportError::Envelope(envelope::EnvelopeError::TooLarge { limit: 64 }))));
 }
