@@ -22,15 +22,17 @@ mod collected;
 mod evaluated;
 mod findings;
 mod health;
+mod message;
 
 pub use super::envelope::REPORT_PAYLOAD_TYPE;
 pub use collected::{Collected, MAX_COLLECTED_BYTES, MAX_MATCHING, MAX_REPORT_COLLECTED_BYTES, ObjectRef, withheld};
-pub use evaluated::{Evaluated, MAX_MESSAGE_BYTES};
+pub use evaluated::Evaluated;
 pub use findings::{BundleSeen, Drift, PartDrift, ProfileNotes, ReleaseOperation, ReleaseSeen};
 pub use health::{
     Collector, HealthStatus, MAX_HEALTH_OBJECT_BYTES, MAX_HEALTH_RESOURCES, MAX_REPORT_HEALTH_BYTES, MAX_REPORT_HEALTH_ENTRIES,
     ResourceHealth, WITHHELD,
 };
+pub use message::MAX_MESSAGE_BYTES;
 
 /// `apiVersion` of a report.
 pub const API_VERSION: &str = "airlock.dev/v1";

@@ -1,17 +1,16 @@
 //! What a run found when it evaluated the definitions its bundle carries (spec 14.3
 //! `evaluations`, from spec 5.14): one result per definition, naming the definition by
 //! kind, name and digest, so the management side acts only on results of the definition
-//! it holds now. Bounded: a message or an error is cut to [`MAX_MESSAGE_BYTES`].
+//! it holds now. Bounded: a message or an error is cut to
+//! [`MAX_MESSAGE_BYTES`](super::MAX_MESSAGE_BYTES).
 
 use serde::{Deserialize, Serialize};
 
 use super::collected::Collected;
 use super::health::ResourceHealth;
+use super::message::cut;
 use crate::Digest;
 use crate::statement::{Evaluation, EvaluationKind};
-
-/// A result's message or error, at most: a script's words, not a payload.
-pub const MAX_MESSAGE_BYTES: usize = 1_024;
 
 /// The result of one definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,21 +62,10 @@ impl Evaluated {
     }
 }
 
-/// `text` cut to [`MAX_MESSAGE_BYTES`] at a character boundary.
-pub(super) fn cut(mut text: String) -> String {
-    if text.len() > MAX_MESSAGE_BYTES {
-        let mut end = MAX_MESSAGE_BYTES;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::MAX_MESSAGE_BYTES;
 
     #[test]
     fn messages_and_errors_are_bounded() {

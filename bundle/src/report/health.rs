@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::evaluated::cut;
+use super::message::cut;
 use crate::seal::is_secret;
 
 /// Entries of one result: a namespace's Deployments, with room to spare. A script that

@@ -18,10 +18,10 @@ use airlock_bundle::seal::is_secret;
 use airlock_bundle::statement::{Evaluation, EvaluationKind, Selector};
 use airlock_lua::{LuaBudget, LuaSource, MatchInput, check_health_syntax, evaluate_match};
 
-use super::events;
 use crate::engine::checks::{cel::Rules, objects};
 use crate::engine::model::error::EngineError;
 
+mod events;
 mod health;
 
 /// Compiles every script and CEL rule of `evaluations`.

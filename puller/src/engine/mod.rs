@@ -30,7 +30,6 @@ pub(crate) mod apply;
 pub(crate) mod checks;
 pub(crate) mod drift;
 pub(crate) mod evaluate;
-mod events;
 pub(crate) mod model;
 pub(crate) mod parse;
 pub(crate) mod plan;

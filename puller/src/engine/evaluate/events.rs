@@ -11,7 +11,7 @@ use airlock_bundle::seal::is_secret;
 use airlock_bundle::statement::Evaluation;
 use airlock_lua::{LuaBudget, LuaSource, evaluate_selection};
 
-use super::evaluate::{kept, withheld_if};
+use super::{kept, withheld_if};
 
 /// The objects that make the event `e`, and what its aggregated selection said.
 pub(super) async fn event(client: &kube::Client, e: &Evaluation) -> Result<(Collected, String), String> {
