@@ -5,13 +5,19 @@
 //! interval, and pushes one signed report through the store's own `push_report`, so the
 //! artifacts are byte for byte what pullers push.
 //!
+//! Each report also carries what its puller evaluated (14.3 `evaluations`): an EventSource
+//! whose event is `--collected` Services, collected whole and split over as many results
+//! as the per-result bound asks, and a HealthCheck judging five Deployments, one of them
+//! degraded, so ingest reads reports of the size events and health checks make.
+//!
 //! It measures nothing and checks nothing that ingest checks; cluster `i`'s key comes from
 //! `--seed` and `i`, so a run with the same seed registers the same keys. An example, never
 //! part of a release binary. Entry point: `main`.
 
 use std::path::PathBuf;
 
-use airlock_bundle::report::{PullReport, RunResult};
+use airlock_bundle::report::{Collected, Evaluated, HealthStatus, MAX_MATCHING, PullReport, ResourceHealth, RunResult};
+use airlock_bundle::statement::{Evaluation, EvaluationKind};
 use airlock_bundle::vocabulary::{REPORT_INTERVAL_ANNOTATION, REPORT_KEY_ANNOTATION};
 use airlock_bundle::{ClusterId, Digest, SigningKey};
 use airlock_store::{ReportPush, StoreRef};
@@ -39,6 +45,9 @@ struct Args {
     to_dir: PathBuf,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Services each report's EventSource results collect, in all.
+    #[arg(long, default_value_t = 2)]
+    collected: usize,
 }
 
 #[tokio::main]
@@ -57,7 +66,7 @@ async fn main() -> anyhow::Result<()> {
             let key = cluster_key(args.seed, i);
             let file = args.to_dir.join(format!("{}.{}.sveltoscluster.yaml", cluster.namespace(), cluster.name()));
             std::fs::write(&file, serde_json::to_vec_pretty(&sveltos_cluster(&cluster, &key))?)?;
-            Ok(report(&cluster, &key, finished))
+            Ok(report(&cluster, &key, finished, args.collected))
         })
         .collect::<std::io::Result<_>>()?;
     let sent: Vec<_> = pushes.iter().map(|push| reports.push_report(push)).collect();
@@ -89,7 +98,7 @@ fn sveltos_cluster(cluster: &ClusterId, key: &SigningKey) -> Value {
 }
 
 /// An up-to-date run's report, signed with the cluster's key.
-fn report(cluster: &ClusterId, key: &SigningKey, finished: Timestamp) -> ReportPush {
+fn report(cluster: &ClusterId, key: &SigningKey, finished: Timestamp, collected: usize) -> ReportPush {
     let mut report = PullReport::<Value>::start(cluster);
     report.started_at = finished - SignedDuration::from_millis(800);
     report.finished_at = finished;
@@ -105,5 +114,40 @@ fn report(cluster: &ClusterId, key: &SigningKey, finished: Timestamp) -> ReportP
             json!({"id": id, "profile": "base", "action": "unchanged"})
         })
         .collect();
+    report.evaluations = evaluations(collected);
     ReportPush { cluster: cluster.clone(), finished_at: finished, result: "up-to-date".into(), envelope: report.file_bytes(Some(key)) }
+}
+
+/// An EventSource's results, `collected` Services in all at most [`MAX_MATCHING`] a result,
+/// then a HealthCheck's: what a puller reports of them, in the order a bundle sorts them.
+fn evaluations(collected: usize) -> Vec<Evaluated> {
+    let service = |i: usize| {
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": format!("front-{i:04}"), "namespace": "web",
+            "labels": {"app.kubernetes.io/name": "front", "sveltos": "fv"}},
+            "spec": {"type": "LoadBalancer", "selector": {"app.kubernetes.io/name": "front"},
+                "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"}]},
+            "status": {"loadBalancer": {"ingress": [{"ip": format!("10.0.{}.{}", i / 250, i % 250)}]}}})
+    };
+    let services: Vec<Value> = (0..collected).map(service).collect();
+    let definition = |kind, name: String| Evaluation { kind, name, selectors: vec![], aggregate: None, collect_resources: true };
+    let mut results: Vec<Evaluated> = services
+        .chunks(MAX_MATCHING)
+        .enumerate()
+        .map(|(k, chunk)| {
+            let source = definition(EvaluationKind::EventSource, format!("load-balancers-{k}"));
+            Evaluated::event(&source, Ok((Collected::of(chunk, true).expect("within the bounds"), String::new())))
+        })
+        .collect();
+    let health = definition(EvaluationKind::HealthCheck, "deployment-replicas".into());
+    let judged = (0..5)
+        .map(|i| {
+            let deployment =
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": format!("app-{i}"), "namespace": "web"}});
+            let (status, message) =
+                if i == 0 { (HealthStatus::Degraded, "0 of 2 replicas available") } else { (HealthStatus::Healthy, "") };
+            ResourceHealth::judged(&deployment, status, message.into(), None)
+        })
+        .collect();
+    results.push(Evaluated { health: Some(judged), ..Evaluated::of(&health, Ok((false, "1 of 5 objects not healthy".into()))) });
+    results
 }
