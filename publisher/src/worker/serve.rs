@@ -14,14 +14,14 @@ use airlock_store::{PublishMeta, Store, StoreError};
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
-use tokio::sync::{RwLockReadGuard, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use super::guard::Guard;
 use super::rpc::{Incoming, Peer};
 use super::wire::{Call, SecretName, StoreCall, WireBundle};
 use crate::publish::Signer;
-use crate::shard::Shard;
-use crate::shard::fence::Fence;
+
+use crate::shard::fence::{Admitted, Fence};
 use crate::sources::live::ClusterReader;
 
 /// What the signer answers with.
@@ -118,7 +118,7 @@ impl Served {
 
     /// Admits `clusters` to be signed or written, the guard held until dropped; anything
     /// without a fence.
-    async fn admit<'c>(&self, clusters: impl IntoIterator<Item = &'c str>) -> Result<Option<RwLockReadGuard<'_, Shard>>, String> {
+    async fn admit<'c>(&self, clusters: impl IntoIterator<Item = &'c str>) -> Result<Option<Admitted<'_>>, String> {
         match &self.fence {
             Some(fence) => fence.admit(clusters).await.map(Some).map_err(|e| e.to_string()),
             None => Ok(None),
