@@ -219,6 +219,30 @@ mod tests {
     }
 
     #[test]
+    fn an_edge_reported_event_reaches_no_field_unchecked() {
+        // What an event carries comes from the edge's report: a name there is not a name
+        // the API server checked, and an option to helm must not pass as a chart field.
+        let event = crate::sources::model::EventInstance {
+            trigger: "lb".into(),
+            data: json!({"Resource": {"metadata": {"name": "--post-renderer=/bin/sh", "namespace": "a b"}}}).as_object().cloned().unwrap(),
+        };
+        let data = OnceCell::from(names::with_event(field_data(&cluster()), &event));
+        type Change = fn(&mut HelmChartRef);
+        let cases: [(&str, Change); 4] = [
+            ("chartVersion", |c| c.chart_version = "{{ .Resource.metadata.name }}".into()),
+            ("chartName", |c| c.chart_name = "{{ .Resource.metadata.name }}".into()),
+            ("releaseName", |c| c.release_name = "{{ .Resource.metadata.name }}".into()),
+            ("releaseNamespace", |c| c.release_namespace = "{{ .Resource.metadata.namespace }}".into()),
+        ];
+        for (field, change) in cases {
+            let mut c = chart();
+            change(&mut c);
+            let err = instantiate(&c, "ClusterProfile/sveltos-x", &cluster(), &data).unwrap_err();
+            assert!(err.starts_with(&format!("spec.helmCharts[2].{field}: ")), "{field}: {err}");
+        }
+    }
+
+    #[test]
     fn rejects_mgmt_resources_and_missing_keys_naming_the_field() {
         let mut c = chart();
         c.release_name = "{{ (getResource \"x\").metadata.name }}-{{ .MgmtResources.x }}".into();
