@@ -4,20 +4,25 @@
 //! A file is sealed as an ASCII-armored age file, at its path with `.age` appended, and the
 //! statement signs both that ciphertext (as every file) and the plaintext's size and
 //! digest. The plaintext starts with a comment line holding a salt, so the digest a store
-//! can read cannot be checked against guessed passwords. Every random value of a seal (the
-//! salt, and through `age::encrypt` the file key, ephemeral keys and nonce) is an HMAC of
-//! the publisher's secret over the cluster, the path, the recipients and the file's digest:
-//! a file that did not change seals to the same bytes, so an unchanged cluster is not
-//! published again, while anyone without the secret sees values they cannot tell from
-//! random ones. Equal ciphertexts thus only ever say "unchanged", which the bundle digest
-//! says anyway.
+//! can read cannot be checked against guessed passwords.
+//!
+//! Every random value of a seal derives from one HMAC of the publisher's secret over the
+//! cluster and its recipients, the cluster's seed: the age file key and its header, once
+//! for all the cluster's files, and for each file, from the seed keyed over its path and
+//! digest, the salt and the payload nonce. A file that did not change seals to the same
+//! bytes, so an unchanged cluster is not published again, while anyone without the secret
+//! sees values they cannot tell from random ones. Equal ciphertexts thus only ever say
+//! "unchanged", which the bundle digest says anyway. One header per cluster means one
+//! X25519 exchange per recipient and cluster, not per file, and one call to the secret,
+//! which may sit behind an oracle in another process; the seed gives whoever holds it no
+//! more than that oracle already answers for the cluster.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use ring::hmac;
 
-use crate::age::{self, Recipient};
+use crate::age::{FileKey, Recipient};
 use crate::cluster::ClusterId;
 use crate::content::{ContentError, Part};
 use crate::digest::Digest;
@@ -27,7 +32,7 @@ use crate::path::SEALED_SUFFIX;
 use crate::statement::Plaintext;
 
 /// Separates this use of the publisher's secret from any other HMAC under it.
-const DOMAIN: &[u8] = b"airlock seal v1";
+const DOMAIN: &[u8] = b"airlock seal v2";
 /// What the first line of every sealed plaintext starts with (spec 2.7).
 pub const SALT_PREFIX: &str = "# airlock.dev/salt: ";
 
@@ -36,6 +41,9 @@ pub struct Sealer {
     cluster: String,
     recipients: Vec<Recipient>,
     secret: Arc<dyn Mac>,
+    /// The seed's HMAC key and the file key, made by the first file sealed: a cluster
+    /// with nothing to seal costs neither the oracle call nor the X25519 exchanges.
+    keys: OnceLock<(hmac::Key, FileKey)>,
 }
 
 impl Sealer {
@@ -43,7 +51,7 @@ impl Sealer {
     /// `secret`, which may be an oracle. `recipients` must not be empty.
     pub fn new(cluster: &ClusterId, recipients: Vec<Recipient>, secret: Arc<dyn Mac>) -> Sealer {
         assert!(!recipients.is_empty(), "a seal needs a recipient");
-        Sealer { cluster: cluster.to_string(), recipients, secret }
+        Sealer { cluster: cluster.to_string(), recipients, secret, keys: OnceLock::new() }
     }
 
     /// The recipients as the statement lists them.
@@ -72,21 +80,31 @@ impl Sealer {
 
     /// One file sealed: its new path, the armored age file, and what it decrypts to.
     pub fn seal_file(&self, path: &str, bytes: &[u8]) -> (String, Vec<u8>, Plaintext) {
-        let mut message = framed(DOMAIN, &[self.cluster.as_bytes(), path.as_bytes()]);
-        for recipient in &self.recipients {
-            message.extend_from_slice(recipient.as_bytes());
-        }
-        message.extend_from_slice(&Digest::of(bytes).hex_digits());
-        let key = hmac::Key::new(hmac::HMAC_SHA256, &self.secret.mac(&message));
+        let (seed, file_key) = self.keys.get_or_init(|| self.keys());
+        let digest = Digest::of(bytes).hex_digits();
+        let key = hmac::Key::new(hmac::HMAC_SHA256, hmac::sign(seed, &framed(b"file", &[path.as_bytes(), &digest])).as_ref());
         let salt = hmac::sign(&key, b"salt");
         let mut entropy = [0; 32];
         entropy.copy_from_slice(hmac::sign(&key, b"age").as_ref());
 
         let mut plaintext = format!("{SALT_PREFIX}{}\n", hex::encode(salt.as_ref())).into_bytes();
         plaintext.extend_from_slice(bytes);
-        let sealed = age::encrypt(&plaintext, &self.recipients, &entropy);
+        let sealed = file_key.encrypt(&plaintext, &entropy);
         let signed = Plaintext { size: plaintext.len() as u64, sha256: Digest::of(&plaintext).hex() };
         (format!("{path}{SEALED_SUFFIX}"), sealed, signed)
+    }
+
+    /// The cluster's seed, as an HMAC key, and the file key and header it gives.
+    fn keys(&self) -> (hmac::Key, FileKey) {
+        let mut message = framed(DOMAIN, &[self.cluster.as_bytes()]);
+        for recipient in &self.recipients {
+            message.extend_from_slice(recipient.as_bytes());
+        }
+        let seed = hmac::Key::new(hmac::HMAC_SHA256, &self.secret.mac(&message));
+        let mut entropy = [0; 32];
+        entropy.copy_from_slice(hmac::sign(&seed, b"header").as_ref());
+        let file_key = FileKey::new(&self.recipients, &entropy);
+        (seed, file_key)
     }
 }
 
@@ -114,7 +132,7 @@ pub fn is_secret(manifest: &serde_json::Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::age::Identity;
+    use crate::age::{self, Identity};
 
     const SECRET_YAML: &[u8] = b"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: web\nstringData:\n  password: hunter2\n";
 
@@ -127,13 +145,14 @@ mod tests {
     }
 
     /// The salt pins the derivation: an upgrade that changed it would seal every unchanged
-    /// Secret anew and publish every cluster again. Computed apart, with Python's hmac.
+    /// Secret anew and publish every cluster again. Computed apart, with Python's hmac and
+    /// the recipient from Python's `cryptography`.
     #[test]
-    fn seals_with_the_salt_it_always_had() {
+    fn seals_with_the_salt_computed_apart() {
         let (_, sealed, _) = sealer(&Identity::from_secret([1; 32])).seal_file("ClusterProfile.web/Secret.web.db.yaml", SECRET_YAML);
         let opened = age::decrypt(&sealed, &[Identity::from_secret([1; 32])], 1 << 20).unwrap();
         let first = std::str::from_utf8(&opened).unwrap().lines().next().unwrap().to_string();
-        assert_eq!(first, format!("{SALT_PREFIX}516a93df05bcd06dc847b90c986b992f0979aecfa3514ee034a891da0cfcde58"));
+        assert_eq!(first, format!("{SALT_PREFIX}142c98989a41c02dac0bebd37b14e79363809fb33358cc38aa3e4e7e6fcc6db2"));
     }
 
     #[test]
@@ -156,6 +175,48 @@ mod tests {
         for (what, other) in [("path", other_path), ("cluster", other_cluster), ("secret", other_secret)] {
             assert_ne!(other.1, sealed, "{what}");
             assert_ne!(other.2, plaintext, "{what}: the salt changes with it");
+        }
+    }
+
+    /// The binary age file inside the armor.
+    fn dearmor(sealed: &[u8]) -> Vec<u8> {
+        use base64::Engine;
+        let text = std::str::from_utf8(sealed).unwrap();
+        let body: String = text.lines().filter(|l| !l.starts_with("-----")).collect();
+        base64::engine::general_purpose::STANDARD.decode(body).unwrap()
+    }
+
+    /// Everything before the payload nonce: the intro, the stanzas and the MAC line.
+    fn header(sealed: &[u8]) -> Vec<u8> {
+        let binary = dearmor(sealed);
+        let end = binary.windows(4).position(|w| w == b"\n---").unwrap() + 1;
+        let end = end + binary[end..].iter().position(|&c| c == b'\n').unwrap() + 1;
+        binary[..end].to_vec()
+    }
+
+    #[test]
+    fn one_cluster_shares_a_header_across_files_but_no_payload_key() {
+        let (identity, other) = (Identity::from_secret([1; 32]), Identity::from_secret([2; 32]));
+        let sealer = sealer(&identity);
+        let (_, a, _) = sealer.seal_file("ClusterProfile.web/Secret.web.db.yaml", SECRET_YAML);
+        let (_, b, _) = sealer.seal_file("ClusterProfile.web/Secret.web.db2.yaml", SECRET_YAML);
+        let (_, c, _) = sealer.seal_file("ClusterProfile.web/Secret.web.db.yaml", b"apiVersion: v1\nkind: Secret\n");
+        assert_eq!(header(&a), header(&b));
+        assert_eq!(header(&a), header(&c));
+        let nonce = |sealed: &[u8]| {
+            let binary = dearmor(sealed);
+            binary[header(sealed).len()..][..16].to_vec()
+        };
+        assert!(nonce(&a) != nonce(&b) && nonce(&a) != nonce(&c) && nonce(&b) != nonce(&c), "a payload key per file");
+        let mut opener = age::Opener::new(std::slice::from_ref(&identity));
+        for sealed in [&a, &b, &c] {
+            assert_eq!(opener.open(sealed, 1 << 20).unwrap(), age::decrypt(sealed, std::slice::from_ref(&identity), 1 << 20).unwrap());
+        }
+        let two = Sealer::new(&"fleet/edge-1".parse().unwrap(), vec![identity.recipient(), other.recipient()], secret(7));
+        let other_cluster = Sealer::new(&"fleet/edge-2".parse().unwrap(), vec![identity.recipient()], secret(7));
+        for (what, sealer) in [("recipients", two), ("cluster", other_cluster)] {
+            let (_, d, _) = sealer.seal_file("ClusterProfile.web/Secret.web.db.yaml", SECRET_YAML);
+            assert_ne!(header(&d), header(&a), "{what}: another file key");
         }
     }
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use airlock_bundle::age::{Identity, Recipient, decrypt, encrypt, parse_identities};
+use airlock_bundle::age::{FileKey, Identity, Recipient, decrypt, encrypt, parse_identities};
 
 const AGE: &str = "/usr/bin/age";
 const AGE_KEYGEN: &str = "/usr/bin/age-keygen";
@@ -53,6 +53,23 @@ fn age_decrypts_what_we_encrypt() {
         let data = plaintext(len);
         let file = dir.path().join(format!("{len}.age"));
         std::fs::write(&file, encrypt(&data, &[other, ours.recipient()], &[len as u8; 32])).unwrap();
+        assert_eq!(run(AGE, &["-d", "-i", path(&theirs), path(&file)], b""), data, "{len} bytes");
+    }
+}
+
+/// Files that share one file key and header, as a publisher seals a cluster's files, are
+/// each an age file of their own to age.
+#[test]
+fn age_decrypts_each_file_under_a_shared_file_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let ours = Identity::generate();
+    let theirs = dir.path().join("identity.txt");
+    std::fs::write(&theirs, ours.to_secret_string()).unwrap();
+    let key = FileKey::new(&[ours.recipient()], &[3; 32]);
+    for len in SIZES {
+        let data = plaintext(len);
+        let file = dir.path().join(format!("{len}.age"));
+        std::fs::write(&file, key.encrypt(&data, &[len as u8; 32])).unwrap();
         assert_eq!(run(AGE, &["-d", "-i", path(&theirs), path(&file)], b""), data, "{len} bytes");
     }
 }

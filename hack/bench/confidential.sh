@@ -9,9 +9,9 @@
 #     written: sealing is deterministic), and once more with the memo cache emptied, so
 #     that every cluster is rendered and sealed again and must still come out unchanged;
 #   the floor of the extra work: `openssl enc -chacha20 | base64` over the sealed files'
-#     plaintexts in one stream, plus one to two X25519 operations per file at the rate
-#     `openssl speed ecdhx25519` reports (a range: a seal's second multiplication is a
-#     cheaper fixed-base one); and, for scale, `age -e -a` run per file on a sample, as an
+#     plaintexts in one stream, plus one to two X25519 operations per cluster (its
+#     files share one age header) at the rate `openssl speed ecdhx25519` reports (a range:
+#     the second multiplication is a cheaper fixed-base one); and, for scale, `age -e -a` run per file on a sample, as an
 #     operator would script it.
 # Each figure is the median of --runs runs (default 5) with min-max. The data comes from
 # hack/bench/gen-secrets.py with a fixed seed. Prints a table and writes the figures as a
@@ -176,13 +176,14 @@ for _ in $(seq "$runs"); do
 done
 floor_mib="$(awk -v b="$(stat -c %s "$work/plaintexts.all")" 'BEGIN { printf "%.1f", b / 1048576 }')"
 # `openssl speed` reports X25519 derivations (one variable-base scalar multiplication)
-# per second on one core. A seal does one per file (the shared key) and one fixed-base
-# multiplication (the ephemeral share), which precomputed tables make cheaper: the floor
-# is a range, from the latter costing nothing to it costing a derivation.
+# per second on one core. A cluster's files share one header, which takes one (the shared
+# key) and one fixed-base multiplication (the ephemeral share), which precomputed tables
+# make cheaper: the floor is a range, from the latter costing nothing to it costing a
+# derivation.
 x25519_rate="$(openssl speed -seconds 2 ecdhx25519 2>/dev/null | awk '/X25519/ && $NF ~ /^[0-9.]+$/ { r = $NF } END { print r }')"
 [ -n "$x25519_rate" ] || die "could not read the X25519 rate from openssl speed"
-x25519_lo="$(awk -v n="$files" -v r="$x25519_rate" 'BEGIN { printf "%.2f", n / r }')"
-x25519_s="$(awk -v n="$files" -v r="$x25519_rate" 'BEGIN { printf "%.2f", 2 * n / r }')"
+x25519_lo="$(awk -v n="$clusters" -v r="$x25519_rate" 'BEGIN { printf "%.2f", n / r }')"
+x25519_s="$(awk -v n="$clusters" -v r="$x25519_rate" 'BEGIN { printf "%.2f", 2 * n / r }')"
 floor_lo="$(awk -v a="$(median "${floor_cpu[@]}")" -v b="$x25519_lo" 'BEGIN { printf "%.2f", a + b }')"
 floor_total="$(awk -v a="$(median "${floor_cpu[@]}")" -v b="$x25519_s" 'BEGIN { printf "%.2f", a + b }')"
 
@@ -245,7 +246,7 @@ table="$(cat <<EOF
 | 13 | publish $clusters clusters x $secrets Secrets, encrypted | $(stats "${sealed[@]}") | $(median "${sealed_cpu[@]}") | unencrypted: $(stats "${plain[@]}"), CPU $(median "${plain_cpu[@]}") s; ratio ${seal_ratio}x (CPU ${cpu_ratio}x) | <= 1.3x: $(verdict "$seal_ratio" 1.3) |
 | 13 | re-publish of the encrypted fleet, nothing changed | $(stats "${again[@]}") | $(median "${again_cpu[@]}") | ${again_pct} % of the encrypted publish; all $clusters clusters unchanged; layout and cache unchanged; blocks written per run: ${again_blocks[*]} | nothing written: met |
 | 13 | the same with an empty cache (every cluster rendered and sealed again) | $(stats "${fresh[@]}") | $(median "${fresh_cpu[@]}") | all $clusters clusters unchanged, layout unchanged: the seals came out byte for byte the same | deterministic: met |
-| 13 | floor of the extra work: $files files sealed | | $floor_lo-$floor_total | \`openssl enc -chacha20 \| base64\` over $floor_mib MiB: $(stats "${floor[@]}"), CPU $(median "${floor_cpu[@]}") s; $files-$((2 * files)) X25519 operations at ${x25519_rate}/s: $x25519_lo-$x25519_s s; the publisher's extra CPU: $extra_cpu s; the clear publish plus the floor: ${bound_lo}-${bound_hi}x its CPU | |
+| 13 | floor of the extra work: $files files sealed | | $floor_lo-$floor_total | \`openssl enc -chacha20 \| base64\` over $floor_mib MiB: $(stats "${floor[@]}"), CPU $(median "${floor_cpu[@]}") s; $clusters-$((2 * clusters)) X25519 operations (one header per cluster) at ${x25519_rate}/s: $x25519_lo-$x25519_s s; the publisher's extra CPU: $extra_cpu s; the clear publish plus the floor: ${bound_lo}-${bound_hi}x its CPU | |
 EOF
 )"
 echo
@@ -255,7 +256,8 @@ curve_note=""
 if [ -n "$curve" ]; then
   curve_cpu="$(awk -v p="$curve" -v c="$(median "${sealed_cpu[@]}")" 'BEGIN { printf "%.2f", p * c / 100 }')"
   curve_note=" In the profile, curve25519-dalek's arithmetic (its portable 64-bit field
-code; the Montgomery ladder of the shared key and the fixed-base ephemeral share) takes
+code; the Montgomery ladder of each header's shared key and its fixed-base ephemeral
+share) takes
 $curve % of the sealed publish's CPU, about $curve_cpu s of its $(median "${sealed_cpu[@]}"),
 where OpenSSL's X25519 does at most the same operations in $x25519_s s."
 fi
@@ -268,29 +270,25 @@ else
   reach="Faster code cannot meet the target on this data: the clear publish plus the floor
 alone is ${bound_lo}-${bound_hi}x the clear publish's CPU, because rendering, hashing and
 writing a Secret of a few hundred bytes costs less than the elliptic-curve multiplications
-of its seal. As bundles-format.md 2.7 stands (a file key and an ephemeral key per file),
-every sealed file needs its own. Fewer X25519 operations would close the gap: one age file
-per part for all its sealed objects, or one header per cluster shared by its files with a
-payload nonce each; either is a change to 2.7, to be weighed for what it does to the
-format, not a change to the code."
+of its seal, and its share of its cluster's header."
 fi
 if [ "$(verdict "$seal_ratio" 1.3)" = met ]; then
-  gap="Within 1.3x: sealing adds per file two X25519 operations, an HMAC-SHA256 derivation of
-the salt, file key, ephemeral key and nonce, a ChaCha20-Poly1305 pass and the armor, which
-on $files small files is little next to rendering, hashing, compressing, signing and
-writing the same bundles."
+  gap="Within 1.3x: sealing adds per cluster one age header (two X25519 operations, one call
+to the signer for the cluster's seed), and per file an HMAC-SHA256 derivation of its salt
+and payload nonce, a ChaCha20-Poly1305 pass and the armor, which on $files small files is
+little next to rendering, hashing, compressing, signing and writing the same bundles."
 else
   gap="Where the extra time goes (sealing runs in the render phase above): the data already
 gives every cluster parts of its own (the template puts the cluster's name in every
 Secret), so the loss of shared parts, which sealing causes for Secrets that are the same on
-every cluster, is not part of this ratio. What is: per sealed file ($files of them), HMAC
-and HKDF-SHA256 derivations of its salt, file key, ephemeral X25519 key and payload nonce;
-two X25519 scalar multiplications (the ephemeral share, fixed-base, and the shared key);
-the header MAC, ChaCha20-Poly1305 over the salted plaintext and the base64 armor. The
+every cluster, is not part of this ratio. What is: per cluster, one age header (two X25519
+scalar multiplications, the ephemeral share, fixed-base, and the shared key); per sealed
+file ($files of them), HMAC and HKDF-SHA256 derivations of its salt and payload nonce,
+ChaCha20-Poly1305 over the salted plaintext and the base64 armor. The
 armored files are ${growth}x the Secret files in clear (the age header and the armor weigh
 a lot on files this small) and do not compress, so gzip, SHA-256 and the writes handle
 more bytes: the layouts hold $plain_mib MiB in clear against $sealed_mib MiB sealed. The
-floor of the cryptography is $floor_lo-$floor_total CPU s, nearly all of it X25519, against
+floor of the cryptography is $floor_lo-$floor_total CPU s, against
 the $extra_cpu CPU s the publisher spends on top of the clear publish: the publisher's own
 overhead is the difference, at most $overhead s.$curve_note $reach"
 fi
@@ -344,7 +342,7 @@ written" is getrusage's count of 512-byte writes, where a first read after the f
 written may show the access times the kernel updates (relatime). Floor:
 \`openssl enc -chacha20 -K K -iv IV -in PLAINTEXTS | base64 -w 64\`, one stream over every
 Secret file of the clear layout each preceded by an 85-byte salt line (what a seal
-encrypts; Poly1305 is left out, it costs less than the cipher), plus $((2 * files)) times
+encrypts; Poly1305 is left out, it costs less than the cipher), plus $((2 * clusters)) times
 the time of one X25519 derivation from \`openssl speed -seconds 2 ecdhx25519\`. The age
 CLI: \`age -e -a -r R -o /dev/null FILE\` per file.
 EOF

@@ -3,6 +3,8 @@
 //! the STREAM payload opened chunk by chunk into a plaintext no larger than the caller's cap.
 //! Strict where age is strict: canonical base64, a marked last chunk, no trailing data.
 
+use std::collections::HashMap;
+
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD_NO_PAD;
 use ring::{aead, hmac};
@@ -32,20 +34,47 @@ const SEALED_CHUNK_LEN: usize = CHUNK_LEN + TAG_LEN;
 /// `max_plaintext` bytes: its size follows from the payload's length, which is checked
 /// before any chunk is opened, so no more is ever allocated.
 pub fn decrypt(file: &[u8], identities: &[Identity], max_plaintext: u64) -> Result<Vec<u8>, AgeError> {
-    let dearmored;
-    let binary = if armor::is_armored(file) {
-        dearmored = armor::decode(file)?;
-        &dearmored[..]
-    } else {
-        file
-    };
-    let header = Header::parse(binary)?;
-    if header.stanzas.len() > 1 && header.stanzas.iter().any(|s| s.kind == b"scrypt") {
-        return Err(header_err("an scrypt stanza must be the only one"));
+    Opener::new(identities).open(file, max_plaintext)
+}
+
+/// Decrypts many files with the same identities, as [`decrypt`] does each, but unwraps a
+/// header it has seen before, byte for byte, only once: files written under one
+/// [`super::FileKey`] share their header, and an X25519 exchange is the costly part of
+/// opening a small file. Identical header bytes, MAC included, can only give the file key
+/// they gave before, so the result is the same as opening each file alone.
+pub struct Opener<'a> {
+    identities: &'a [Identity],
+    known: HashMap<Vec<u8>, Zeroizing<[u8; FILE_KEY_LEN]>>,
+}
+
+impl<'a> Opener<'a> {
+    pub fn new(identities: &'a [Identity]) -> Opener<'a> {
+        Opener { identities, known: HashMap::new() }
     }
-    let file_key = unwrap_file_key(&header.stanzas, identities)?;
-    hmac::verify(&header_mac_key(&file_key), header.mac_input, &header.mac).map_err(|_| AgeError::Mac)?;
-    open_payload(&file_key, header.payload, max_plaintext)
+
+    /// One file, as [`decrypt`].
+    pub fn open(&mut self, file: &[u8], max_plaintext: u64) -> Result<Vec<u8>, AgeError> {
+        let dearmored;
+        let binary = if armor::is_armored(file) {
+            dearmored = armor::decode(file)?;
+            &dearmored[..]
+        } else {
+            file
+        };
+        let header = Header::parse(binary)?;
+        if header.stanzas.len() > 1 && header.stanzas.iter().any(|s| s.kind == b"scrypt") {
+            return Err(header_err("an scrypt stanza must be the only one"));
+        }
+        let whole = &binary[..binary.len() - header.payload.len()];
+        if let Some(file_key) = self.known.get(whole) {
+            return open_payload(file_key, header.payload, max_plaintext);
+        }
+        let file_key = unwrap_file_key(&header.stanzas, self.identities)?;
+        hmac::verify(&header_mac_key(&file_key), header.mac_input, &header.mac).map_err(|_| AgeError::Mac)?;
+        let opened = open_payload(&file_key, header.payload, max_plaintext)?;
+        self.known.insert(whole.to_vec(), file_key);
+        Ok(opened)
+    }
 }
 
 fn header_err(why: &str) -> AgeError {

@@ -32,14 +32,45 @@ const BODY_COLUMNS: usize = 64;
 ///
 /// If `recipients` is empty: a file no one can decrypt is a caller's bug.
 pub fn encrypt(plaintext: &[u8], recipients: &[Recipient], entropy: &[u8; 32]) -> Vec<u8> {
-    assert!(!recipients.is_empty(), "age::encrypt needs at least one recipient");
-    let key = file_key(entropy);
-    let mut binary = header(&key, recipients, entropy).into_bytes();
-    let mut nonce = [0u8; PAYLOAD_NONCE_LEN];
-    hkdf_sha256(entropy, &[], &[NONCE_INFO], &mut nonce);
-    binary.extend_from_slice(&nonce);
-    seal_payload(&payload_key(&key, &nonce), plaintext, &mut binary);
-    armor::encode(&binary)
+    FileKey::new(recipients, entropy).encrypt(plaintext, entropy)
+}
+
+/// A file key with the header that wraps it to its recipients, made once and then used for
+/// any number of files. Each file draws its own payload nonce, so no two plaintexts share
+/// a payload key, while the costly part of age, an X25519 exchange for every stanza, is
+/// paid once for all of them: every file it writes has the same header.
+pub struct FileKey {
+    key: Zeroizing<[u8; FILE_KEY_LEN]>,
+    header: Vec<u8>,
+}
+
+impl FileKey {
+    /// The file key and header that `entropy` gives for `recipients`, in that order. The
+    /// caller guarantees that `entropy` is secret: it fixes the file key and the ephemeral
+    /// secrets.
+    ///
+    /// # Panics
+    ///
+    /// If `recipients` is empty: a file no one can decrypt is a caller's bug.
+    pub fn new(recipients: &[Recipient], entropy: &[u8; 32]) -> FileKey {
+        assert!(!recipients.is_empty(), "an age file key needs at least one recipient");
+        let key = file_key(entropy);
+        let header = header(&key, recipients, entropy).into_bytes();
+        FileKey { key, header }
+    }
+
+    /// `plaintext` as an ASCII-armored age file under this key. The payload nonce is an
+    /// HKDF-SHA256 output of `entropy`, which the caller guarantees is secret and differs
+    /// whenever the plaintext does, so that no payload key serves two plaintexts.
+    pub fn encrypt(&self, plaintext: &[u8], entropy: &[u8; 32]) -> Vec<u8> {
+        let mut binary = Vec::with_capacity(self.header.len() + PAYLOAD_NONCE_LEN + plaintext.len() + super::TAG_LEN);
+        binary.extend_from_slice(&self.header);
+        let mut nonce = [0u8; PAYLOAD_NONCE_LEN];
+        hkdf_sha256(entropy, &[], &[NONCE_INFO], &mut nonce);
+        binary.extend_from_slice(&nonce);
+        seal_payload(&payload_key(&self.key, &nonce), plaintext, &mut binary);
+        armor::encode(&binary)
+    }
 }
 
 /// The file key that `entropy` gives.

@@ -12,6 +12,13 @@
 //! without the key can predict the values, and no key or nonce serves two plaintexts. The
 //! one thing given up is hiding that two files hold the same plaintext for the same
 //! recipients, which is what a stable digest means.
+//!
+//! [`FileKey`] splits that in two: a file key and its header from one entropy, then any
+//! number of files under it, each with a payload nonce from an entropy of its own. age
+//! derives every file's payload key from the file key and that nonce, so distinct nonces
+//! keep payload keys distinct, which is all its payload needs. Sharing a file key gives
+//! nothing to anyone who is not a recipient, and a recipient of one of the files could
+//! unwrap every one of them anyway. [`Opener`] is its reading half.
 
 mod armor;
 mod bech32;
@@ -27,8 +34,8 @@ use curve25519_dalek::montgomery::MontgomeryPoint;
 use ring::{aead, hkdf, hmac};
 use zeroize::{Zeroize, Zeroizing};
 
-pub use decrypt::decrypt;
-pub use encrypt::encrypt;
+pub use decrypt::{Opener, decrypt};
+pub use encrypt::{FileKey, encrypt};
 
 /// Why an age key or file was refused. No message carries key material or the text of a
 /// key: a secret pasted where a recipient belongs must not reach a log.

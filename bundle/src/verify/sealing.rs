@@ -74,6 +74,7 @@ pub(super) fn decrypt(
         return Err(VerifyError::NotARecipient { listed: listed.clone(), own: ours });
     }
     let signed = &predicate.files;
+    let mut opener = age::Opener::new(identities);
     files
         .into_iter()
         .map(|(path, bytes)| {
@@ -81,8 +82,7 @@ pub(super) fn decrypt(
             else {
                 return Ok((path, bytes));
             };
-            let opened = age::decrypt(&bytes, identities, limits.file_bytes)
-                .map_err(|source| VerifyError::Decrypt { path: path.clone(), source })?;
+            let opened = opener.open(&bytes, limits.file_bytes).map_err(|source| VerifyError::Decrypt { path: path.clone(), source })?;
             if opened.len() as u64 != plaintext.size || Digest::of(&opened).hex() != plaintext.sha256 {
                 return Err(VerifyError::PlaintextMismatch { path });
             }
