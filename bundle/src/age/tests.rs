@@ -381,3 +381,32 @@ fn armors_as_age_does() {
         assert!(matches!(armor::decode(text.as_bytes()), Err(AgeError::Header(_))), "{text:?}");
     }
 }
+
+/// The list stands in for a scalar multiplication: each entry, with bit 255 either way,
+/// is a point X25519 maps to zero under any scalar and no recipient may be; points next to
+/// them, and the recipients of identities, are neither.
+#[test]
+fn the_low_order_list_agrees_with_the_exchange() {
+    let scalars = [[0x55; 32], [1; 32], identity(9).secret];
+    for entry in LOW_ORDER {
+        for top in [0, 0x80] {
+            let mut point = entry;
+            point[31] |= top;
+            assert!(is_low_order(&point));
+            assert!(scalars.iter().all(|s| x25519(*s, &point).is_none()), "{point:02x?} is not low-order");
+            assert!(bech32::encode("age", &point).parse::<Recipient>().is_err());
+        }
+        for step in [1u8, 2, 19] {
+            let mut near = entry;
+            near[0] = near[0].wrapping_add(step);
+            if !is_low_order(&near) {
+                assert!(scalars.iter().all(|s| x25519(*s, &near).is_some()), "{near:02x?} maps to zero but is not listed");
+            }
+        }
+    }
+    for seed in 0..=255u8 {
+        let recipient = identity(seed).recipient();
+        assert!(!is_low_order(recipient.as_bytes()));
+        assert_eq!(recipient.to_string().parse::<Recipient>(), Ok(recipient));
+    }
+}
