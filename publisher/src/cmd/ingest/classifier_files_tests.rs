@@ -116,3 +116,36 @@ async fn reads_the_classifiers_from_the_directory_named_apart_from_the_clusters(
     assert_eq!(labels, &json!({"site": "north", "sveltos-service": "present", "k8s": "v1-20"}));
     assert!(report_file(clusters.path(), "sveltos-service", &id("fleet/a")).exists(), "the reports are kept beside the clusters");
 }
+
+/// The report of `classified_report`, opened and verified as ingest does.
+fn verified(dir: &Path, finished: &str, matched: bool) -> PullReport {
+    let opened = super::super::report::open(&classified_report(dir, finished, matched), &airlock_bundle::Limits::SPEC).unwrap();
+    let key = super::super::report::registered_key(&id("fleet/a"), &cluster_file(dir, "fleet/a")).unwrap();
+    super::super::report::verify(&opened, &key).unwrap()
+}
+
+#[test]
+fn the_kept_reports_follow_what_write_writes_and_deletes() {
+    let dir = with_classifiers();
+    let (found, mut kept) = (DirClassifiers::read(dir.path()).unwrap(), KeptFiles::read(dir.path()).unwrap());
+    let object = cluster_file(dir.path(), "fleet/a");
+    let (matched, written) = write(dir.path(), &found, &mut kept, &id("fleet/a"), &object, &verified(dir.path(), T1, true)).unwrap();
+    assert_eq!((matched["metadata"]["labels"]["sveltos-service"].clone(), written), (json!("present"), 2));
+    // Read once, before the first write: what it wrote must count as kept, or the label
+    // it gave would never be taken back.
+    let (unmatched, _) = write(dir.path(), &found, &mut kept, &id("fleet/a"), &matched, &verified(dir.path(), T2, false)).unwrap();
+    assert_eq!(unmatched["metadata"]["labels"], json!({"site": "north", "k8s": "v1-20"}));
+    assert_eq!(kept.of(&id("fleet/a")).unwrap().len(), 2);
+    assert_eq!(KeptFiles::read(dir.path()).unwrap().of(&id("fleet/a")).unwrap(), kept.of(&id("fleet/a")).unwrap());
+}
+
+#[test]
+fn a_broken_report_file_of_another_namespace_leaves_the_cluster_alone() {
+    let dir = with_classifiers();
+    std::fs::write(dir.path().join("other.sveltos--x--a.classifierreport.yaml"), "kind: ConfigMap\n").unwrap();
+    std::fs::write(dir.path().join("fleet.not-a-report.yaml"), "not: [yaml").unwrap();
+    let kept = KeptFiles::read(dir.path()).unwrap();
+    assert_eq!(kept.of(&id("fleet/a")).unwrap(), Vec::<&Value>::new());
+    let other: ClusterId = "other/a".parse().unwrap();
+    assert!(matches!(kept.of(&other), Err(TargetError::File { .. })), "{:?}", kept.of(&other));
+}

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use airlock_bundle::{ClusterId, Limits};
 use jiff::Timestamp;
 
-use super::classifier_files::{self, DirClassifiers};
+use super::classifier_files::{self, DirClassifiers, KeptFiles};
 use super::input::Received;
 use super::report::{self, Opened, PullReport, ReportError};
 use super::target::{Target, TargetError};
@@ -63,8 +63,9 @@ pub async fn ingest(received: Vec<Received>, target: &Target, limits: &Limits) -
         };
         rows.push(Row { origin: r.origin, cluster, report: None, outcome });
     }
-    // A directory's Classifiers, read once, when the first report is written.
-    let mut dir_classifiers: Option<Result<DirClassifiers, TargetError>> = None;
+    // A directory's Classifiers and ClassifierReports, read once, when the first report
+    // is written.
+    let mut dir_classifiers: Option<Result<(DirClassifiers, KeptFiles), TargetError>> = None;
     for (cluster, reports) in by_cluster {
         let mut set = |i: usize, outcome: Outcome| rows[i].outcome = outcome;
         let object = match target.get(&cluster).await {
@@ -118,11 +119,15 @@ pub async fn ingest(received: Vec<Received>, target: &Target, limits: &Limits) -
                         }
                         .await
                     }
-                    Target::Dir { clusters, classifiers } => match dir_classifiers.get_or_insert_with(|| DirClassifiers::read(classifiers))
-                    {
-                        Ok(found) => classifier_files::write(clusters, found, &cluster, &object, report).map(|(labelled, _)| labelled),
-                        Err(e) => Err(e.clone()),
-                    },
+                    Target::Dir { clusters, classifiers } => {
+                        let read = || Ok((DirClassifiers::read(classifiers)?, KeptFiles::read(clusters)?));
+                        match dir_classifiers.get_or_insert_with(read) {
+                            Ok((found, kept)) => {
+                                classifier_files::write(clusters, found, kept, &cluster, &object, report).map(|(labelled, _)| labelled)
+                            }
+                            Err(e) => Err(e.clone()),
+                        }
+                    }
                 };
                 let written = match labelled {
                     Ok(object) => target.write(&cluster, &object, &status::update(report, &object)).await,
