@@ -50,7 +50,10 @@ impl<'s> LayoutBatch<'s> {
     /// Each thread builds an artifact (compressing its new parts, the bulk of a large
     /// publish's work) and writes its blobs at once: creating files waits on the
     /// filesystem, which other threads' compressing fills, and only each manifest's digest
-    /// and size are kept until the index is written, not the artifacts.
+    /// and size are kept until the index is written, not the artifacts. One thread per
+    /// core: a publisher writes a batch while it renders the next bundles, which fill the
+    /// cores too, and threads creating files in one directory beyond that only spin on
+    /// its lock.
     pub(super) fn write(&mut self, bundles: &[SignedBundle]) -> Result<Vec<Digest>, StoreError> {
         if bundles.is_empty() {
             return Ok(Vec::new());
@@ -68,7 +71,7 @@ impl<'s> LayoutBatch<'s> {
             self.lock = Some(writer.lock()?);
         }
         let written = &self.written;
-        let built = in_parallel(bundles, cores() * 2, |signed| {
+        let built = in_parallel(bundles, cores(), |signed| {
             let artifact = oci::artifact(signed, &self.meta, self.cache);
             for (digest, bytes) in blobs_of(&artifact) {
                 written.put(writer, &digest, bytes)?;
