@@ -80,3 +80,60 @@ impl Writer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use airlock_bundle::testkit::Fixture;
+    use airlock_store::{StoreRef, open};
+
+    use super::*;
+
+    async fn layout(path: std::path::PathBuf) -> Arc<dyn Store> {
+        open(&StoreRef::OciLayout(path), &Default::default()).await.unwrap().into()
+    }
+
+    /// The fixture cluster's bundle at `version`, with inputs told apart by the version.
+    fn chunk(version: u64) -> Chunk {
+        vec![(Fixture::new(1).signed(version, Fixture::files()), Digest::of(&version.to_be_bytes()))]
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_every_chunk_in_order_and_names_each_manifest_by_its_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = layout(dir.path().join("layout")).await;
+        let mut writer = Writer::start(Arc::clone(&store), PublishMeta::default());
+        writer.write(chunk(1)).await.unwrap();
+        writer.write(Vec::new()).await.unwrap();
+        writer.write(chunk(2)).await.unwrap();
+        let named = writer.finish().await.unwrap();
+        let inputs: Vec<Digest> = named.iter().map(|(i, _)| *i).collect();
+        assert_eq!(inputs, [Digest::of(&1u64.to_be_bytes()), Digest::of(&2u64.to_be_bytes())]);
+        let limits = airlock_bundle::Limits::SPEC;
+        let latest = store.manifest_digest(&Fixture::new(1).cluster, &limits).await.unwrap();
+        assert_eq!(latest, Some(named[1].1), "committed, the last chunk's bundle the newest");
+        assert_ne!(named[0].1, named[1].1);
+    }
+
+    #[tokio::test]
+    async fn a_batch_that_cannot_write_fails_the_writing_with_its_error() {
+        let dir = tempfile::tempdir().unwrap();
+        // A layout whose blobs directory is a file: no blob can be written.
+        let root = dir.path().join("layout");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("oci-layout"), br#"{"imageLayoutVersion":"1.0.0"}"#).unwrap();
+        std::fs::write(root.join("blobs"), b"not a directory").unwrap();
+        let mut writer = Writer::start(layout(root).await, PublishMeta::default());
+        let mut failed = None;
+        for version in 1..=3 {
+            if let Err(e) = writer.write(chunk(version)).await {
+                failed = Some(e);
+                break;
+            }
+        }
+        let error = match failed {
+            Some(e) => e,
+            None => writer.finish().await.expect_err("the batch could write nothing"),
+        };
+        assert!(error.to_string().contains("blobs"), "{error}");
+    }
+}
