@@ -4,8 +4,10 @@
 //! leaves idle instead of following it.
 //!
 //! The thread is the batch's only user: it opens it, adds every chunk in the order they
-//! come and commits it at the end, as the chunk loop did. At most one chunk waits while
-//! another is written, so a run holds no more bundles than two chunks.
+//! come and commits it when the run says so, as the chunk loop did. A run that stops
+//! before (an error, a panic, a cancelled future) drops the writer, and the batch is
+//! dropped uncommitted, as before. At most one chunk waits while another is written, so a
+//! run holds no more bundles than two chunks.
 
 use std::sync::Arc;
 
@@ -19,17 +21,24 @@ pub(crate) type Named = Vec<(Digest, Digest)>;
 /// A chunk's signed bundles, each with the fingerprint of its inputs.
 type Chunk = Vec<(SignedBundle, Digest)>;
 
+/// What the run asks of the thread.
+enum Step {
+    Write(Chunk),
+    Commit,
+}
+
 /// The batch of one run, written on its own thread.
 pub(crate) struct Writer {
-    chunks: mpsc::Sender<Chunk>,
-    done: oneshot::Receiver<Result<Named, StoreError>>,
+    chunks: mpsc::Sender<Step>,
+    /// What the thread wrote: `None` when the run stopped without committing.
+    done: oneshot::Receiver<Result<Option<Named>, StoreError>>,
 }
 
 impl Writer {
     /// Opens a batch of `store` on a thread of its own. Must be called from within the
     /// runtime: the batch's calls run on it.
     pub(crate) fn start(store: Arc<dyn Store>, meta: PublishMeta) -> Writer {
-        let (chunks, mut incoming) = mpsc::channel::<Chunk>(1);
+        let (chunks, mut incoming) = mpsc::channel::<Step>(1);
         let (finished, done) = oneshot::channel();
         let runtime = tokio::runtime::Handle::current();
         std::thread::Builder::new()
@@ -38,15 +47,22 @@ impl Writer {
                 let written = runtime.block_on(async move {
                     let mut batch = store.batch(&meta);
                     let mut named = Vec::new();
-                    while let Some(chunk) = incoming.recv().await {
-                        let (bundles, inputs): (Vec<SignedBundle>, Vec<Digest>) = chunk.into_iter().unzip();
-                        let manifests = batch.add(bundles).await?;
-                        named.extend(inputs.into_iter().zip(manifests).filter_map(|(i, m)| Some((i, m?))));
+                    loop {
+                        match incoming.recv().await {
+                            Some(Step::Write(chunk)) => {
+                                let (bundles, inputs): (Vec<SignedBundle>, Vec<Digest>) = chunk.into_iter().unzip();
+                                let manifests = batch.add(bundles).await?;
+                                named.extend(inputs.into_iter().zip(manifests).filter_map(|(i, m)| Some((i, m?))));
+                            }
+                            Some(Step::Commit) => break,
+                            // The run stopped without committing: so does the batch.
+                            None => return Ok(None),
+                        }
                     }
                     batch.commit().await?;
-                    Ok(named)
+                    Ok(Some(named))
                 });
-                // The run stopped waiting only when it failed already.
+                // Nobody waits for it when the run stopped first.
                 let _ = finished.send(written);
             })
             .expect("the writing thread starts");
@@ -59,24 +75,25 @@ impl Writer {
         if chunk.is_empty() {
             return Ok(());
         }
-        if self.chunks.send(chunk).await.is_err() {
+        if self.chunks.send(Step::Write(chunk)).await.is_err() {
             return Err(self.failed().await);
         }
         Ok(())
     }
 
     /// Commits the batch once every chunk is written; returns the manifests named.
-    pub(crate) async fn finish(self) -> Result<Named, StoreError> {
-        let Writer { chunks, done } = self;
-        drop(chunks);
-        done.await.expect("the writing thread answers before it ends")
+    pub(crate) async fn finish(mut self) -> Result<Named, StoreError> {
+        if self.chunks.send(Step::Commit).await.is_err() {
+            return Err(self.failed().await);
+        }
+        Ok(self.done.await.expect("the writing thread answers before it ends")?.expect("asked to commit, the thread commits"))
     }
 
     /// The error that stopped the thread.
     async fn failed(&mut self) -> StoreError {
         match (&mut self.done).await.expect("the writing thread answers before it ends") {
             Err(e) => e,
-            Ok(_) => unreachable!("the thread stops taking chunks only when it failed"),
+            Ok(_) => unreachable!("the thread stops taking steps before the commit only when it failed"),
         }
     }
 }
@@ -112,6 +129,19 @@ mod tests {
         let latest = store.manifest_digest(&Fixture::new(1).cluster, &limits).await.unwrap();
         assert_eq!(latest, Some(named[1].1), "committed, the last chunk's bundle the newest");
         assert_ne!(named[0].1, named[1].1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_run_that_stops_before_its_commit_names_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = layout(dir.path().join("layout")).await;
+        let mut writer = Writer::start(Arc::clone(&store), PublishMeta::default());
+        writer.write(chunk(1)).await.unwrap();
+        let done = std::mem::replace(&mut writer.done, oneshot::channel().1);
+        drop(writer);
+        assert!(matches!(done.await, Ok(Ok(None))), "the thread ends without committing");
+        let named = store.manifest_digest(&Fixture::new(1).cluster, &airlock_bundle::Limits::SPEC).await;
+        assert!(matches!(named, Err(StoreError::NotFound { .. }) | Ok(None)), "no index names it: {named:?}");
     }
 
     #[tokio::test]
