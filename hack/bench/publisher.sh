@@ -139,10 +139,11 @@ distinct parts once, in one stream. The publisher also renders every cluster's t
 and reads their output (the publisher's line reader, \`publisher/src/yaml/lines.rs\`), writes every object back as YAML,
 hashes every file and every part for the statements, signs $clusters statements (Ed25519
 hashes each twice with SHA-512) and creates $blobs files in one directory, which the
-filesystem does one at a time. It keeps both cores busy from start to end, and no function
-takes more than a few percent of the time: what is left is the contract's own work
-(level-6 deflate, SHA-256 of files and parts, a signature per cluster, a blob per part)
-rather than waste one change could remove."
+filesystem does one at a time. A thread of its own writes each chunk while the next one
+renders, but a chunk is signed before the next one renders, so the cores are not busy all
+along; no function takes more than a few percent of the time: what is left is the
+contract's own work (level-6 deflate, SHA-256 of files and parts, a signature per cluster,
+a blob per part) rather than waste one change could remove."
 fi
 cat >"$out/publisher.md" <<EOF
 ### Publisher ($mode run)
@@ -156,7 +157,9 @@ distinct parts, $unique_mb MiB of canonical tar.
 $table
 
 Where a cold publish spends its time (one more run, \`--log debug\`, phases as the
-publisher logs them, each summed over the chunks of 500 clusters it works through):
+publisher logs them, each summed over the chunks of 500 clusters it works through; a
+chunk is written behind the next chunk's phases, and "wait for the writing" is how long
+the chunks waited for it):
 $phases. CPU profile of another cold publish (\`perf record -e cpu-clock -F 999 -g\`,
 self time per function):
 

@@ -15,7 +15,8 @@
 //! complete those whose bundle depends on what the store holds (`complete`, `kept`), hold
 //! back the parts whose `maxUpdate` window is full (`rollout`, which reads every windowed
 //! cluster's stored bundle before the first chunk), and settle each (`settle`: decide the
-//! version, sign). Rendering and signing run on every core, and the rows come out in
+//! version, sign). Rendering and signing run on every core, `writer` writes each chunk's
+//! bundles on a thread of its own while the next chunk renders, and the rows come out in
 //! cluster order whatever the threads did. `compare` reads the store and decides each
 //! version.
 
@@ -30,6 +31,7 @@ mod sealing_tests;
 mod secrets;
 mod settle;
 mod withdraw;
+mod writer;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
@@ -57,6 +59,7 @@ use crate::sources::remote::{self, Fetcher};
 use crate::sources::{Broken, ObjectKey, Source, Touches, select};
 use compare::{Held, read_held};
 use draft::Draft;
+use writer::Writer;
 
 /// Store reads in flight at once: a registry answers many at a time.
 const STORE_READS: usize = 16;
@@ -331,7 +334,7 @@ pub async fn run(source: &Source, publisher: &Publisher, helm: Arc<LazyRenderer>
     };
     let mut rollout = rollout::Rollout::read(&run, &plans).await;
     phases.add("read the rollouts", &mut since);
-    let mut batch = (!publisher.dry_run).then(|| publisher.store.batch(&publisher.meta));
+    let mut writer = (!publisher.dry_run).then(|| Writer::start(Arc::clone(&publisher.store), publisher.meta.clone()));
     let mut plans = plans.into_iter();
     loop {
         let chunk: Vec<_> = plans.by_ref().take(CHUNK).collect();
@@ -352,19 +355,16 @@ pub async fn run(source: &Source, publisher: &Publisher, helm: Arc<LazyRenderer>
         let (chunk_rows, changed): (Vec<Row>, Vec<_>) = settled.into_iter().unzip();
         rows.extend(chunk_rows);
         phases.add("compare and sign", &mut since);
-        let (changed, inputs): (Vec<SignedBundle>, Vec<Digest>) = changed.into_iter().flatten().unzip();
-        if let (Some(batch), false) = (&mut batch, changed.is_empty()) {
-            for (inputs, manifest) in inputs.iter().zip(batch.add(changed).await?) {
-                if let Some(manifest) = manifest {
-                    publisher.memo.named(inputs, manifest);
-                }
-            }
-            phases.add("write", &mut since);
+        if let Some(writer) = &mut writer {
+            writer.write(changed.into_iter().flatten().collect()).await?;
+            phases.add("wait for the writing", &mut since);
         }
     }
-    if let Some(batch) = batch {
-        batch.commit().await?;
-        phases.add("write", &mut since);
+    if let Some(writer) = writer {
+        for (inputs, manifest) in writer.finish().await? {
+            publisher.memo.named(&inputs, manifest);
+        }
+        phases.add("wait for the writing", &mut since);
         publisher.memo.save();
         phases.add("save the memo", &mut since);
     }

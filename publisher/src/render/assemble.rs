@@ -88,8 +88,10 @@ pub fn assemble(
         }
         settings.insert(name.clone(), s);
     }
-    // A carried hook gives way to any part that deploys it now.
-    let deployed: BTreeSet<&ObjectKey> = candidates.iter().map(|c| &c.object.key).collect();
+    // A carried hook gives way to any part that deploys it now. Most clusters carry none,
+    // and collecting the keys of all their objects cost every cluster a sort of them.
+    let deployed: BTreeSet<&ObjectKey> =
+        if plan.carried.is_empty() { BTreeSet::new() } else { candidates.iter().map(|c| &c.object.key).collect() };
     let mut hooks = Vec::new();
     for (name, objects) in &plan.carried {
         let Some(s) = settings.get(name).filter(|_| !plan.held.contains_key(name)) else { continue };

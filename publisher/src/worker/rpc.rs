@@ -39,6 +39,13 @@ enum Frame {
     Reply { id: u64, result: Result<Value, String> },
 }
 
+/// A request as [`Frame::Request`] writes it, its body serialised in place: through a
+/// [`Value`] first, every string of a chunk's statements was copied once more.
+#[derive(Serialize)]
+enum Outgoing<'b, B: Serialize> {
+    Request { id: u64, body: &'b B },
+}
+
 /// A request of the other side, to answer with [`Peer::reply`].
 pub struct Incoming {
     pub id: u64,
@@ -119,13 +126,12 @@ impl Peer {
     }
 
     fn send(&self, body: &impl Serialize, waiter: Waiter) -> Result<(), RpcError> {
-        let body = serde_json::to_value(body).expect("requests serialise");
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         match self.waiting.lock().expect("no panic holds the lock").as_mut() {
             Some(waiting) => waiting.insert(id, waiter),
             None => return Err(self.gone()),
         };
-        self.write(&Frame::Request { id, body }).map_err(|reason| {
+        self.write(&Outgoing::Request { id, body }).map_err(|reason| {
             self.close(reason);
             self.gone()
         })
@@ -141,7 +147,7 @@ impl Peer {
         RpcError::Closed { peer: self.other, reason: self.closed().unwrap_or_else(|| "closed".into()) }
     }
 
-    fn write(&self, frame: &Frame) -> Result<(), String> {
+    fn write(&self, frame: &impl Serialize) -> Result<(), String> {
         let bytes = serde_json::to_vec(frame).expect("frames serialise");
         if bytes.len() > self.max_frame {
             return Err(format!("a frame of {} bytes, over the limit of {}", bytes.len(), self.max_frame));

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::StoreError;
 use crate::oci::{Artifact, OciIndex};
-use crate::oci_layout::{INDEX_FILE, OCI_LAYOUT_CONTENT, OCI_LAYOUT_FILE, blob_name, io_error, updated_index};
+use crate::oci_layout::{INDEX_FILE, Manifest, OCI_LAYOUT_CONTENT, OCI_LAYOUT_FILE, blob_name, io_error, updated_index};
 use airlock_bundle::cluster::ClusterId;
 
 /// A new archive being written beside `out`, in the one form every archive has: zeroed
@@ -95,7 +95,7 @@ pub(super) fn write_archive(dir: &Path, names: &[String], out: &Path) -> Result<
 /// left out: that is how a delta archive is made. Returns the blob bytes written.
 pub fn write_new(out: &Path, artifacts: &[(ClusterId, u64, Artifact)]) -> Result<u64, StoreError> {
     let store = format!("oci-archive:{}", out.display());
-    let tagged: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.to_string(), *v, a)).collect();
+    let tagged: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.to_string(), *v, Manifest::of(a))).collect();
     let index = serde_json::to_vec(&updated_index(&store, OciIndex::new(Vec::new()), &tagged)?).expect("index serialises");
     let mut files: BTreeMap<String, &[u8]> = BTreeMap::new();
     for (_, _, artifact) in artifacts {

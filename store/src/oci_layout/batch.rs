@@ -7,11 +7,12 @@ use std::fs;
 use async_trait::async_trait;
 
 use super::files::DirFiles;
+use super::index::Manifest;
 use super::read::LayoutReader;
 use super::write::{LayoutWriter, Written, blobs_of, cores, flush, in_parallel};
 use crate::error::StoreError;
 use crate::meta::PublishMeta;
-use crate::oci::{self, Artifact, GzipCache};
+use crate::oci::{self, GzipCache};
 use crate::store::Batch;
 use airlock_bundle::SignedBundle;
 use airlock_bundle::cluster::ClusterId;
@@ -27,8 +28,8 @@ pub(super) struct LayoutBatch<'s> {
     /// The layout's write lock, taken by the first write.
     lock: Option<fs::File>,
     written: Written,
-    /// What the index will name: the artifacts written, their blobs dropped.
-    artifacts: Vec<(ClusterId, u64, Artifact)>,
+    /// What the index will name: the manifests of the artifacts written.
+    artifacts: Vec<(ClusterId, u64, Manifest)>,
     /// A flush of the blobs written so far, running while the next ones are made.
     flushing: Option<std::thread::JoinHandle<Result<(), StoreError>>>,
 }
@@ -48,8 +49,11 @@ impl<'s> LayoutBatch<'s> {
     ///
     /// Each thread builds an artifact (compressing its new parts, the bulk of a large
     /// publish's work) and writes its blobs at once: creating files waits on the
-    /// filesystem, which other threads' compressing fills, and only manifests are kept
-    /// until the index is written, not every envelope twice.
+    /// filesystem, which other threads' compressing fills, and only each manifest's digest
+    /// and size are kept until the index is written, not the artifacts. One thread per
+    /// core: a publisher writes a batch while it renders the next bundles, which fill the
+    /// cores too, and threads creating files in one directory beyond that only spin on
+    /// its lock.
     pub(super) fn write(&mut self, bundles: &[SignedBundle]) -> Result<Vec<Digest>, StoreError> {
         if bundles.is_empty() {
             return Ok(Vec::new());
@@ -67,17 +71,16 @@ impl<'s> LayoutBatch<'s> {
             self.lock = Some(writer.lock()?);
         }
         let written = &self.written;
-        let built = in_parallel(bundles, cores() * 2, |signed| {
-            let mut artifact = oci::artifact(signed, &self.meta, self.cache);
+        let built = in_parallel(bundles, cores(), |signed| {
+            let artifact = oci::artifact(signed, &self.meta, self.cache);
             for (digest, bytes) in blobs_of(&artifact) {
                 written.put(writer, &digest, bytes)?;
             }
-            artifact.blobs.clear();
-            Ok(artifact)
+            Ok(Manifest::of(&artifact))
         });
         let built = built.into_iter().collect::<Result<Vec<_>, StoreError>>()?;
-        let manifests = built.iter().map(|a| a.manifest_digest).collect();
-        self.artifacts.extend(clusters.into_iter().zip(bundles).zip(built).map(|((c, s), a)| (c, s.version(), a)));
+        let manifests = built.iter().map(|m| m.digest).collect();
+        self.artifacts.extend(clusters.into_iter().zip(bundles).zip(built).map(|((c, s), m)| (c, s.version(), m)));
         self.flush_behind()?;
         Ok(manifests)
     }
@@ -106,8 +109,7 @@ impl<'s> LayoutBatch<'s> {
             return Ok(0);
         }
         self.flushed()?;
-        let artifacts: Vec<_> = self.artifacts.iter().map(|(c, v, a)| (c.clone(), *v, a)).collect();
-        self.writer.commit(self.reader, &artifacts, self.written, limits)
+        self.writer.commit(self.reader, &self.artifacts, self.written, limits)
     }
 }
 

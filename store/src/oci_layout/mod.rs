@@ -22,7 +22,7 @@ use std::path::Path;
 use async_trait::async_trait;
 
 pub(crate) use files::{INDEX_FILE, LayoutFiles, OCI_LAYOUT_CONTENT, OCI_LAYOUT_FILE, blob_name, io_error};
-pub(crate) use index::updated_index;
+pub(crate) use index::{Manifest, updated_index};
 pub(crate) use read::LayoutReader;
 
 use crate::error::StoreError;

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::files::{DirFiles, INDEX_FILE, OCI_LAYOUT_CONTENT, OCI_LAYOUT_FILE, blob_name, io_error};
-use super::index::updated_index;
+use super::index::{Manifest, updated_index};
 use super::read::LayoutReader;
 use crate::error::StoreError;
 use crate::oci::Artifact;
@@ -127,7 +127,8 @@ impl LayoutWriter {
         let written = Written::default();
         let blobs: Vec<(Digest, &[u8])> = artifacts.iter().flat_map(|(_, _, a)| blobs_of(a)).collect();
         in_parallel(&blobs, cores() * 2, |(digest, bytes)| written.put(self, digest, bytes)).into_iter().collect::<Result<(), _>>()?;
-        self.commit(reader, artifacts, written, limits)
+        let manifests: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.clone(), *v, Manifest::of(a))).collect();
+        self.commit(reader, &manifests, written, limits)
     }
 
     /// Creates the layout and takes its write lock, held until the file is dropped: two
@@ -149,12 +150,12 @@ impl LayoutWriter {
         Ok(lock)
     }
 
-    /// Flushes the blobs written to disk, then writes the index naming the artifacts and
-    /// flushes it. Returns the blob bytes written.
+    /// Flushes the blobs written to disk, then writes the index naming the artifacts (by
+    /// their manifests) and flushes it. Returns the blob bytes written.
     pub(super) fn commit(
         &self,
         reader: &LayoutReader<DirFiles>,
-        artifacts: &[(ClusterId, u64, &Artifact)],
+        artifacts: &[(ClusterId, u64, Manifest)],
         written: Written,
         limits: &Limits,
     ) -> Result<u64, StoreError> {
@@ -162,7 +163,7 @@ impl LayoutWriter {
         let (blobs, bytes) = written.totals();
         tracing::debug!(store, blobs, written = bytes, "blobs written");
         self.sync()?;
-        let tagged: Vec<_> = artifacts.iter().map(|(c, v, a)| (c.to_string(), *v, *a)).collect();
+        let tagged: Vec<_> = artifacts.iter().map(|(c, v, m)| (c.to_string(), *v, *m)).collect();
         let index = updated_index(store, reader.index(limits)?.index.clone(), &tagged)?;
         self.put(INDEX_FILE, &serde_json::to_vec(&index).expect("index serialises"))?;
         self.sync()?;
