@@ -75,7 +75,7 @@ PAIRS="$(wc -l <"$DATA/renders.txt")"
 # front of helm cannot run: helm runs confined to its own files.)
 calls() { grep -c "helm runs verb=$2\$" "$1" || true; }
 outcome() { awk -v s="$2" 'NR > 1 && $5 == s' "$1" | wc -l; }
-PUBLISH=("$BIN_DIR/airlock-publisher" --log "warn,airlock_publisher::helm::binary=debug" publish --from-dir "$DATA/fleet" --key "$KEY" --helm "$HELM")
+PUBLISH=("$BIN_DIR/airlock-publisher" --log "warn,airlock_publisher::render::helm::binary=debug" publish --from-dir "$DATA/fleet" --key "$KEY" --helm "$HELM")
 
 direct() {
   xargs -P "$(nproc)" -L 1 sh -c '"$0" template "$1" "$2" --namespace "$3" --values "$4" --include-crds --kube-version v1.20.2 >/dev/null' "$HELM" <"$DATA/renders.txt"
