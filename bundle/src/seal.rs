@@ -113,7 +113,7 @@ impl Sealer {
 /// left in clear by mistake.
 pub fn holds_secret(bytes: &[u8]) -> bool {
     // A publish asks this of every file of most bundles: `str::contains` searches with
-    // SIMD, where comparing every window of six bytes took a comparison per byte.
+    // SIMD, where a scan of every six-byte window costs a comparison per byte.
     let text = match std::str::from_utf8(bytes) {
         Ok(text) if !text.contains("Secret") => return false,
         Ok(text) => text,
