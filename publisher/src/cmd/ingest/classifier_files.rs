@@ -65,7 +65,7 @@ pub fn report_file(dir: &Path, classifier: &str, cluster: &ClusterId) -> PathBuf
 }
 
 /// The ClassifierReport files of a `--to-dir` directory, read in one listing and kept in
-/// step with what [`write`] writes and deletes, so that a pass over a whole fleet reads
+/// step with what [`write()`] writes and deletes, so that a pass over a whole fleet reads
 /// the directory once rather than once per cluster.
 #[derive(Debug, Clone, Default)]
 pub struct KeptFiles {
@@ -79,7 +79,7 @@ type Clusters = HashMap<String, BTreeMap<PathBuf, Value>>;
 
 impl KeptFiles {
     /// Reads every `*.classifierreport.yaml` file of `dir`. A file that cannot be read is
-    /// the error of every cluster of its namespace, at [`write`]; only a directory that
+    /// the error of every cluster of its namespace, at [`write()`]; only a directory that
     /// cannot be listed is an error here.
     pub fn read(dir: &Path) -> Result<KeptFiles, TargetError> {
         let err = |e: std::io::Error| TargetError::File { path: dir.display().to_string(), message: e.to_string() };
