@@ -46,17 +46,19 @@ use crate::sources::{Lookup, ObjectKey, Resources};
 /// The hooks an `Uninstall` ships.
 const DELETE_EVENTS: [HookEvent; 2] = [HookEvent::PreDelete, HookEvent::PostDelete];
 
-/// The objects `plan` renders for the cluster of `ctx`.
-pub fn manifests(
+/// The release `plan` asks helm for on the cluster of `ctx`, `None` when it renders
+/// nothing: everything of a helmCharts entry that sees the cluster (its values and
+/// valuesFrom templated, its capabilities). [`manifests`] makes the objects from it alone,
+/// so clusters with equal requests get equal objects.
+pub fn request(
     ctx: &Context<'_>,
     plan: &HelmPlan<'_>,
     resources: &Resources,
-    renderer: &LazyRenderer,
     warnings: &mut Vec<String>,
-) -> Result<Vec<Rendered>, RenderError> {
+) -> Result<Option<ReleaseRequest>, RenderError> {
     let spec = &*plan.chart;
     if !spec.renders() {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let field = spec.field();
     let failed = |message: String| RenderError::Helm { profile: ctx.profile.to_string(), field: field.clone(), message };
@@ -100,20 +102,33 @@ pub fn manifests(
             ctx.profile
         ));
     }
-    let request = ReleaseRequest {
+    Ok(Some(ReleaseRequest {
         chart,
         release: spec.release_name.clone(),
         namespace: spec.release_namespace.clone(),
         values,
         capabilities: Capabilities { kube_version, api_versions: ctx.cluster.api_versions() },
         options: spec.options.template,
-    };
+    }))
+}
+
+/// The objects of `request`, the release [`request`] made of `plan` for a cluster of
+/// `profile`'s.
+pub fn manifests(
+    profile: &str,
+    plan: &HelmPlan<'_>,
+    request: &ReleaseRequest,
+    renderer: &LazyRenderer,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Rendered>, RenderError> {
+    let spec = &*plan.chart;
+    let field = spec.field();
+    let failed = |message: String| RenderError::Helm { profile: profile.to_string(), field: field.clone(), message };
     let values_digest = Digest::of(&serde_json::to_vec(&request.values).expect("values serialise")).to_string();
-    let rendered = renderer.get().and_then(|r| r.render(&request)).map_err(|e| failed(e.to_string()))?;
+    let rendered = renderer.get().and_then(|r| r.render(request)).map_err(|e| failed(e.to_string()))?;
     if rendered.nondeterministic {
         warnings.push(format!(
-            "{}: {field}: the chart renders differently every time (random values); the first rendering is kept while its inputs stay the same",
-            ctx.profile
+            "{profile}: {field}: the chart renders differently every time (random values); the first rendering is kept while its inputs stay the same"
         ));
     }
     let release = &rendered.release;
@@ -154,7 +169,7 @@ pub fn manifests(
                 metadata.insert("namespace".into(), Value::String(release.namespace.clone()));
             }
             let key = ObjectKey::of(&value).expect("the split kept only objects with apiVersion, kind and name");
-            let origin = format!("{}: {field}: release {}/{}: {}: {key}", ctx.profile, release.namespace, release.name, m.source);
+            let origin = format!("{profile}: {field}: release {}/{}: {}: {key}", release.namespace, release.name, m.source);
             let tier = airlock_bundle::statement::DEFAULT_TIER;
             Ok(Rendered { manifest: Manifest { key, value, origin }, tier, create_namespace, patched, confidential: false })
         })

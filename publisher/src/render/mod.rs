@@ -31,6 +31,7 @@ pub mod helm;
 mod helm_charts;
 pub mod hold;
 pub mod inputs;
+mod instantiated;
 mod kustomization_refs;
 pub mod kustomize;
 pub mod manifest;

@@ -12,7 +12,9 @@
 //! references resolve to the same objects, so it is prepared once per run and every such
 //! cluster gets the same objects: in a fleet of thousands of clusters, parsing and
 //! writing YAML again for each would dominate a publish. Patches that are no templates
-//! are parsed once per run too. Templated profiles are prepared per cluster.
+//! are parsed once per run too. A profile templated only in its charts' values and its
+//! patches is prepared once for all clusters that instantiate them alike (`instantiated`);
+//! other templated profiles are prepared per cluster.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -26,6 +28,7 @@ use super::content::{self, Rendered};
 use super::data::{Context, Entropy};
 use super::error::{RenderError, lookup};
 use super::hold::releases::Claim;
+use super::instantiated::{Instances, Instantiated};
 use super::manifest::{add_metadata, checked_path};
 use super::namespaces;
 use super::object::Object;
@@ -118,40 +121,29 @@ pub fn prepare(
     env: Env<'_>,
     cache: &PatchCache,
 ) -> Result<Prepared, RenderError> {
+    let (display, part) = (plan.profile.display_with_origin(), plan.profile.part_name());
+    let instantiated = Instantiated::of(plan, cluster, resources, env, &display, &part)?;
+    finish(plan, instantiated, resources, env, cache)
+}
+
+/// The rest of [`prepare`], once the templates that see the cluster are instantiated.
+fn finish(
+    plan: &ProfilePlan<'_>,
+    instantiated: Instantiated<'_>,
+    resources: &Resources,
+    env: Env<'_>,
+    cache: &PatchCache,
+) -> Result<Prepared, RenderError> {
+    let Instantiated { ctx, mut warnings, requests, patches } = instantiated;
     let profile = plan.profile;
-    let display = profile.display_with_origin();
-    if let Some(problem) = &plan.problem {
-        return Err(RenderError::Profile { profile: display, message: problem.clone() });
-    }
-    let part = profile.part_name();
-    let mut warnings = Vec::new();
-    let mut mgmt = BTreeMap::new();
-    let mut absent = BTreeSet::new();
-    for r in &plan.templates {
-        let what = || (format!("spec.templateResourceRefs[{}]", r.spec.index), r.describe());
-        match lookup(resources, &r.reference.key, r.spec.optional, &display, &what, &mut warnings)? {
-            Some(value) => {
-                let mut value = value.clone();
-                if r.spec.ignore_status_changes
-                    && let Some(object) = value.as_object_mut()
-                {
-                    object.remove("status");
-                }
-                mgmt.insert(r.spec.identifier.clone(), value);
-            }
-            None => {
-                absent.insert(r.spec.identifier.clone());
-            }
-        }
-    }
-    let ctx = Context::new(cluster, &display, &part, mgmt, absent, env.entropy, env.now).with_event(profile.event.as_ref());
+    let display = ctx.profile;
     let mut rendered = Vec::new();
     for r in &plan.policies {
         let what = || (format!("spec.policyRefs[{}]", r.spec.index), r.describe());
         if let (Some(_), Lookup::Failed(why)) = (&r.spec.remote, resources.lookup(&r.reference.key)) {
-            return Err(RenderError::Remote { profile: display, field: what().0, message: why.to_string() });
+            return Err(RenderError::Remote { profile: display.to_string(), field: what().0, message: why.to_string() });
         }
-        if let Some(value) = lookup(resources, &r.reference.key, r.spec.optional, &display, &what, &mut warnings)? {
+        if let Some(value) = lookup(resources, &r.reference.key, r.spec.optional, display, &what, &mut warnings)? {
             rendered.extend(content::manifests(&ctx, r, value, &mut warnings)?);
         }
     }
@@ -161,9 +153,13 @@ pub fn prepare(
     // Each release's objects, as positions in `rendered`: which release an object belongs to
     // survives the patches, which may rename it.
     let mut releases = Vec::with_capacity(plan.helm_charts.len());
-    for h in &plan.helm_charts {
+    for (h, request) in plan.helm_charts.iter().zip(requests) {
         let from = rendered.len();
-        rendered.extend(helm_charts::manifests(&ctx, h, resources, env.helm, &mut warnings)?);
+        let (request, request_warnings) = request?;
+        warnings.extend(request_warnings);
+        if let Some(request) = request {
+            rendered.extend(helm_charts::manifests(display, h, &request, env.helm, &mut warnings)?);
+        }
         let claim = Claim {
             namespace: h.chart.release_namespace.clone(),
             name: h.chart.release_name.clone(),
@@ -172,14 +168,16 @@ pub fn prepare(
         };
         releases.push((claim, from..rendered.len()));
     }
-    let patches = cache.parsed(patches::collect(&ctx, plan, resources, &mut warnings)?);
+    let (patches, patch_warnings) = patches?;
+    warnings.extend(patch_warnings);
+    let patches = cache.parsed(patches);
     let mut kept: BTreeMap<ObjectKey, (Option<usize>, Rendered)> = BTreeMap::new();
     let mut notes = BTreeSet::new();
     for (at, mut r) in rendered.into_iter().enumerate() {
         let release = releases.iter().position(|(_, span)| span.contains(&at));
         let value = std::mem::take(&mut r.manifest.value);
         let value = if r.patched {
-            let (value, dropped) = patches::apply(value, &patches, &display)?;
+            let (value, dropped) = patches::apply(value, &patches, display)?;
             notes.extend(dropped);
             value
         } else {
@@ -215,7 +213,7 @@ pub fn prepare(
     }
     let releases = releases.into_iter().map(|(claim, _)| claim).collect();
     let rendered: Vec<Rendered> = kept.into_values().map(|(_, r)| r).collect();
-    let mut objects = namespaces::implicit(&display, &rendered);
+    let mut objects = namespaces::implicit(display, &rendered);
     objects.extend(rendered.into_iter().map(|r| {
         let yaml = yaml::emit(std::slice::from_ref(&r.manifest.value)).into();
         let confidential = r.confidential || is_secret(&r.manifest.value);
@@ -259,17 +257,21 @@ impl PatchCache {
 
 type Slot = Arc<OnceLock<Result<Arc<Prepared>, RenderError>>>;
 
-/// Profiles prepared once per run, by what they render from, and the patches parsed.
+/// Profiles prepared once per run, by what they render from or by what their templates
+/// instantiate to, and the patches parsed.
 /// Safe to share between the threads rendering clusters.
 #[derive(Debug, Default)]
 pub struct SharedProfiles {
     profiles: Mutex<HashMap<SharedKey, Slot>>,
+    instances: Instances,
     patches: PatchCache,
 }
 
 impl SharedProfiles {
     /// `plan`'s objects for `cluster`: prepared once for all clusters when nothing of the
-    /// profile is a template, else for this cluster alone.
+    /// profile is a template, else once for all clusters that instantiate its templates
+    /// alike where only its charts' values and its patches are templates
+    /// ([`Instances`]), else for this cluster alone.
     pub fn get(
         &self,
         plan: &ProfilePlan<'_>,
@@ -278,7 +280,12 @@ impl SharedProfiles {
         env: Env<'_>,
     ) -> Result<Arc<Prepared>, RenderError> {
         let Some(key) = plan.shared_key(resources, cluster) else {
-            return prepare(plan, cluster, resources, env, &self.patches).map(Arc::new);
+            let (display, part) = (plan.profile.display_with_origin(), plan.profile.part_name());
+            let instantiated = Instantiated::of(plan, cluster, resources, env, &display, &part)?;
+            return match instantiated.key(plan, resources) {
+                Some(key) => self.instances.get(key, || finish(plan, instantiated, resources, env, &self.patches)),
+                None => finish(plan, instantiated, resources, env, &self.patches).map(Arc::new),
+            };
         };
         let slot = self.profiles.lock().expect("not poisoned").entry(key).or_default().clone();
         // Outside the map's lock, so other profiles prepare meanwhile; a second cluster

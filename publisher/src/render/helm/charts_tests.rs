@@ -126,3 +126,57 @@ fn a_templated_chart_version_and_release_reach_helm_instantiated() {
         failure.message
     );
 }
+
+/// Each cluster of `clusters` (`name: label` of their `region`) prepared with `profile`
+/// by one renderer, as one publish prepares its fleet, and the profile's objects for each.
+fn prepare_fleet(clusters: &[(&str, &str)], profile: &str) -> Vec<(Arc<crate::render::shared::Prepared>, Vec<String>)> {
+    let clusters: Vec<String> = clusters
+        .iter()
+        .map(|(name, region)| format!("apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata: {{name: {name}, namespace: fleet, labels: {{region: {region}}}}}\nspec: {{pullMode: true}}\n"))
+        .collect();
+    let docs = yaml::parse_documents(&format!("{}---\n{profile}", clusters.join("---\n"))).unwrap();
+    let inventory = Inventory::from_objects(docs.iter().map(|d| ("test".to_string(), d)));
+    assert!(inventory.broken.is_empty(), "{:?}", inventory.broken);
+    let mut resources = Resources::found(docs.iter().filter_map(|d| ObjectKey::of(d).map(|k| (k, d.clone()))).collect());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let settings = RendererSettings { cache_dir: None, check_determinism: false, ..RendererSettings::default() };
+    let helm = Arc::new(LazyRenderer::new(Some(fake_helm(dir.path())), settings));
+    let plans: Vec<_> = inventory.clusters.iter().map(|c| plan(c, select::profiles_for(c, &inventory), &inventory).unwrap()).collect();
+    resolve_into(&wanted(&plans), &mut resources, &helm);
+    let renderer = Renderer::new(&resources, &Limits::SPEC, None, "2026-12-01T10:00:00Z".parse().unwrap()).with_helm(helm);
+    let prepared: Vec<_> = plans.iter().map(|p| renderer.prepare(p).unwrap()).collect();
+    prepared
+        .iter()
+        .map(|cluster| {
+            let outcome = cluster.parts[0].outcome.as_ref().expect("the profile renders");
+            (outcome.clone(), outcome.objects.iter().map(|o| o.yaml.to_string()).collect())
+        })
+        .collect()
+}
+
+#[test]
+fn clusters_whose_chart_values_instantiate_alike_share_one_preparation() {
+    let values = r#"values: '{{ if eq .Cluster.metadata.labels.region "eu" }}extra: true{{ end }}'"#;
+    let entry = format!("chartVersion: 1.0.0, releaseName: web, releaseNamespace: apps, {values}");
+    let profile = profile("web", 100, &entry).replace("matchLabels: {region: eu}", "matchExpressions: [{key: region, operator: Exists}]");
+    let fleet = prepare_fleet(&[("eu-1", "eu"), ("eu-2", "eu"), ("us-1", "us")], &profile);
+    let [(eu1, eu1_objects), (eu2, eu2_objects), (us1, us1_objects)] = &fleet[..] else { panic!("three clusters") };
+    assert!(Arc::ptr_eq(eu1, eu2), "the second eu cluster gets the first one's preparation, made once");
+    assert_eq!(eu1_objects, eu2_objects);
+    assert!(!Arc::ptr_eq(eu1, us1), "values that instantiate differently are prepared apart");
+    assert!(eu1_objects.iter().any(|y| y.contains("name: web-extra")), "{eu1_objects:?}");
+    assert!(us1_objects.iter().all(|y| !y.contains("web-extra")), "{us1_objects:?}");
+}
+
+#[test]
+fn clusters_whose_patches_instantiate_apart_are_prepared_apart() {
+    let entry = "chartVersion: 1.0.0, releaseName: web, releaseNamespace: apps, values: 'region: {{ .Cluster.metadata.labels.region }}'";
+    let patches = "  patches:\n  - target: {kind: ConfigMap}\n    patch: |\n      - op: add\n        path: /metadata/labels\n        value: {cluster: '{{ .ClusterName }}'}\n";
+    let fleet = prepare_fleet(&[("eu-1", "eu"), ("eu-2", "eu")], &format!("{}{patches}", profile("web", 100, &entry)));
+    let [(eu1, eu1_objects), (eu2, eu2_objects)] = &fleet[..] else { panic!("two clusters") };
+    assert!(!Arc::ptr_eq(eu1, eu2), "equal releases patched with each cluster's name are prepared for each");
+    let labelled =
+        |objects: &[String], cluster: &str| objects.iter().any(|y| y.contains("name: web\n") && y.contains(&format!("cluster: {cluster}")));
+    assert!(labelled(eu1_objects, "eu-1") && !labelled(eu1_objects, "eu-2"), "{eu1_objects:?}");
+    assert!(labelled(eu2_objects, "eu-2") && !labelled(eu2_objects, "eu-1"), "{eu2_objects:?}");
+}
