@@ -60,16 +60,22 @@ fn profile(name: &str, tier: u32, entry: &str) -> String {
     )
 }
 
+/// The inventory and resources the documents `text` make, and a renderer of their charts
+/// with the stand-in helm written into `dir`.
+fn world(text: &str, dir: &Path) -> (Inventory, Resources, Arc<LazyRenderer>) {
+    let docs = yaml::parse_documents(text).unwrap();
+    let inventory = Inventory::from_objects(docs.iter().map(|d| ("test".to_string(), d)));
+    assert!(inventory.broken.is_empty(), "{:?}", inventory.broken);
+    let resources = Resources::found(docs.iter().filter_map(|d| ObjectKey::of(d).map(|k| (k, d.clone()))).collect());
+    let settings = RendererSettings { cache_dir: None, check_determinism: false, ..RendererSettings::default() };
+    (inventory, resources, Arc::new(LazyRenderer::new(Some(fake_helm(dir)), settings)))
+}
+
 /// The bundle of cluster `fleet/eu-1` with `profiles`, as a first publish makes it.
 fn publish(profiles: &[String]) -> Rendered {
     let cluster = "apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata: {name: eu-1, namespace: fleet, labels: {region: eu}}\nspec: {pullMode: true}\n";
-    let docs = yaml::parse_documents(&format!("{cluster}---\n{}", profiles.join("---\n"))).unwrap();
-    let inventory = Inventory::from_objects(docs.iter().map(|d| ("test".to_string(), d)));
-    assert!(inventory.broken.is_empty(), "{:?}", inventory.broken);
-    let mut resources = Resources::found(docs.iter().filter_map(|d| ObjectKey::of(d).map(|k| (k, d.clone()))).collect());
     let dir = tempfile::tempdir().expect("tempdir");
-    let settings = RendererSettings { cache_dir: None, check_determinism: false, ..RendererSettings::default() };
-    let helm = Arc::new(LazyRenderer::new(Some(fake_helm(dir.path())), settings));
+    let (inventory, mut resources, helm) = world(&format!("{cluster}---\n{}", profiles.join("---\n")), dir.path());
     let c = &inventory.clusters[0];
     let p = plan(c, select::profiles_for(c, &inventory), &inventory).unwrap();
     resolve_into(&wanted([&p]), &mut resources, &helm);
@@ -134,13 +140,8 @@ fn prepare_fleet(clusters: &[(&str, &str)], profile: &str) -> Vec<(Arc<crate::re
         .iter()
         .map(|(name, region)| format!("apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata: {{name: {name}, namespace: fleet, labels: {{region: {region}}}}}\nspec: {{pullMode: true}}\n"))
         .collect();
-    let docs = yaml::parse_documents(&format!("{}---\n{profile}", clusters.join("---\n"))).unwrap();
-    let inventory = Inventory::from_objects(docs.iter().map(|d| ("test".to_string(), d)));
-    assert!(inventory.broken.is_empty(), "{:?}", inventory.broken);
-    let mut resources = Resources::found(docs.iter().filter_map(|d| ObjectKey::of(d).map(|k| (k, d.clone()))).collect());
     let dir = tempfile::tempdir().expect("tempdir");
-    let settings = RendererSettings { cache_dir: None, check_determinism: false, ..RendererSettings::default() };
-    let helm = Arc::new(LazyRenderer::new(Some(fake_helm(dir.path())), settings));
+    let (inventory, mut resources, helm) = world(&format!("{}---\n{profile}", clusters.join("---\n")), dir.path());
     let plans: Vec<_> = inventory.clusters.iter().map(|c| plan(c, select::profiles_for(c, &inventory), &inventory).unwrap()).collect();
     resolve_into(&wanted(&plans), &mut resources, &helm);
     let renderer = Renderer::new(&resources, &Limits::SPEC, None, "2026-12-01T10:00:00Z".parse().unwrap()).with_helm(helm);
@@ -172,7 +173,7 @@ fn clusters_whose_chart_values_instantiate_alike_share_one_preparation() {
 fn clusters_whose_patches_instantiate_apart_are_prepared_apart() {
     let entry = "chartVersion: 1.0.0, releaseName: web, releaseNamespace: apps, values: 'region: {{ .Cluster.metadata.labels.region }}'";
     let patches = "  patches:\n  - target: {kind: ConfigMap}\n    patch: |\n      - op: add\n        path: /metadata/labels\n        value: {cluster: '{{ .ClusterName }}'}\n";
-    let fleet = prepare_fleet(&[("eu-1", "eu"), ("eu-2", "eu")], &format!("{}{patches}", profile("web", 100, &entry)));
+    let fleet = prepare_fleet(&[("eu-1", "eu"), ("eu-2", "eu")], &format!("{}{patches}", profile("web", 100, entry)));
     let [(eu1, eu1_objects), (eu2, eu2_objects)] = &fleet[..] else { panic!("two clusters") };
     assert!(!Arc::ptr_eq(eu1, eu2), "equal releases patched with each cluster's name are prepared for each");
     let labelled =
