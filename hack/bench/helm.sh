@@ -84,14 +84,17 @@ export -f direct
 export HELM DATA
 
 log "row 12: publish $CLUSTERS clusters x ${#CHART_LIST[@]} charts, $PAIRS distinct renders, vs $PAIRS direct helm template runs ($BENCH_RUNS runs each)"
+# Each run publishes into a layout and cache of its own, all removed after the last run:
+# creating a layout's 2,000 files right after deleting the previous run's makes ext4 skip
+# the inodes it just freed one by one, kernel time that grew with every run.
 for run in $(seq "$BENCH_RUNS"); do
-  rm -rf "$DATA/layout" "$DATA/cache"
-  timed "helm-cold-$run" -- "${PUBLISH[@]}" --to "oci-layout:$DATA/layout" --cache-dir "$DATA/cache"
+  LAYOUT="$DATA/runs/$run/layout" CACHE="$DATA/runs/$run/cache"
+  timed "helm-cold-$run" -- "${PUBLISH[@]}" --to "oci-layout:$LAYOUT" --cache-dir "$CACHE"
   [ "$(outcome "$LOGS/helm-cold-$run.log" published)" -eq "$CLUSTERS" ] || die "run $run: not every cluster published (log: $LOGS/helm-cold-$run.log)"
   keep helm.cold
   add helm.cold.templates "$(calls "$LOGS/helm-cold-$run.log" template)"
   add helm.cold.pulls "$(calls "$LOGS/helm-cold-$run.log" pull)"
-  timed "helm-again-$run" -- "${PUBLISH[@]}" --to "oci-layout:$DATA/layout" --cache-dir "$DATA/cache"
+  timed "helm-again-$run" -- "${PUBLISH[@]}" --to "oci-layout:$LAYOUT" --cache-dir "$CACHE"
   [ "$(outcome "$LOGS/helm-again-$run.log" unchanged)" -eq "$CLUSTERS" ] || die "run $run: the re-publish changed clusters (log: $LOGS/helm-again-$run.log)"
   keep helm.again
   add helm.again.templates "$(calls "$LOGS/helm-again-$run.log" template)"
@@ -99,6 +102,7 @@ for run in $(seq "$BENCH_RUNS"); do
   timed "helm-direct-$run" -- bash -c direct
   keep helm.direct
 done
+rm -rf "$DATA/runs"
 fact helm.clusters count "$CLUSTERS"
 fact helm.pairs count "$PAIRS"
 fact helm.cores count "$(nproc)"
