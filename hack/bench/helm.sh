@@ -85,8 +85,8 @@ export HELM DATA
 
 log "row 12: publish $CLUSTERS clusters x ${#CHART_LIST[@]} charts, $PAIRS distinct renders, vs $PAIRS direct helm template runs ($BENCH_RUNS runs each)"
 # Each run publishes into a layout and cache of its own, all removed after the last run:
-# creating a layout's 2,000 files right after deleting the previous run's makes ext4 skip
-# the inodes it just freed one by one, kernel time that grew with every run.
+# creating a layout's files right after deleting the previous run's makes ext4 skip the
+# inodes it just freed one by one, kernel time that grew with every run.
 for run in $(seq "$BENCH_RUNS"); do
   LAYOUT="$DATA/runs/$run/layout" CACHE="$DATA/runs/$run/cache"
   timed "helm-cold-$run" -- "${PUBLISH[@]}" --to "oci-layout:$LAYOUT" --cache-dir "$CACHE"
