@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use jiff::Timestamp;
 
 use crate::error::StoreError;
@@ -67,13 +68,19 @@ pub trait ReportStore: Send + Sync {
     /// returned) names.
     async fn latest_report(&self, cluster: &ClusterId, seen: Option<&str>, limits: &Limits) -> Result<Latest, StoreError>;
 
-    /// [`ReportStore::latest_report`] for many clusters, in their order; a few at a time
-    /// unless the store can do better (Git lists every branch at once).
-    async fn latest_reports(&self, wanted: &[(ClusterId, Option<String>)], limits: &Limits) -> Vec<Result<Latest, StoreError>> {
-        // Collected first: a closure mapping inside the stream trips the compiler's check
-        // that the boxed future is Send for every lifetime.
-        let reads: Vec<_> = wanted.iter().map(|(cluster, seen)| self.latest_report(cluster, seen.as_deref(), limits)).collect();
-        futures::stream::iter(reads).buffered(READS_IN_FLIGHT).collect().await
+    /// [`ReportStore::latest_report`] for many clusters, in their order, each handed over
+    /// as soon as it and those before it are read, so that a caller can work on the first
+    /// while the rest are still being read, holding only a few; a few at a time unless the
+    /// store can do better (Git lists every branch at once, and hands them all over then).
+    fn latest_reports<'a>(
+        &'a self,
+        wanted: &'a [(ClusterId, Option<String>)],
+        limits: &'a Limits,
+    ) -> BoxStream<'a, Result<Latest, StoreError>> {
+        futures::stream::iter(wanted)
+            .map(move |(cluster, seen)| self.latest_report(cluster, seen.as_deref(), limits))
+            .buffered(READS_IN_FLIGHT)
+            .boxed()
     }
 }
 

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use airlock_bundle::vocabulary::REPORT_KEY_ANNOTATION;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_store::{Latest, ReportStore, StoreError};
+use futures::StreamExt;
 use jiff::Timestamp;
 use serde_json::Value;
 
@@ -50,7 +51,7 @@ pub async fn pass(
         .filter_map(|o| Some((ClusterId::new(o["metadata"]["namespace"].as_str()?, o["metadata"]["name"].as_str()?).ok()?, o)))
         .collect();
     let wanted: Vec<(ClusterId, Option<String>)> = keyed.iter().map(|(c, _)| (c.clone(), marks.0.get(c).cloned())).collect();
-    let found = store.latest_reports(&wanted, limits).await;
+    let found: Vec<_> = store.latest_reports(&wanted, limits).collect().await;
     let mut pass = Pass::default();
     let (mut received, mut read) = (Vec::new(), Vec::new());
     // Clusters the store holds nothing new of. One it holds no report of at all may send
