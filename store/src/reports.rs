@@ -68,10 +68,10 @@ pub trait ReportStore: Send + Sync {
     /// returned) names.
     async fn latest_report(&self, cluster: &ClusterId, seen: Option<&str>, limits: &Limits) -> Result<Latest, StoreError>;
 
-    /// [`ReportStore::latest_report`] for many clusters, in their order, each handed over
-    /// as soon as it and those before it are read, so that a caller can work on the first
-    /// while the rest are still being read, holding only a few; a few at a time unless the
-    /// store can do better (Git lists every branch at once, and hands them all over then).
+    /// [`ReportStore::latest_report`] for many clusters, handed over in their order as
+    /// they are read, so that a caller can work on the first while the rest are read; a
+    /// few at a time unless the store can do better (Git lists every branch at once, and
+    /// hands all of them over after that).
     fn latest_reports<'a>(
         &'a self,
         wanted: &'a [(ClusterId, Option<String>)],
