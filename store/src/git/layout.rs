@@ -15,14 +15,13 @@ use std::path::PathBuf;
 
 use async_trait::async_trait;
 use futures::StreamExt;
-use futures::stream::BoxStream;
 
 use super::GitStore;
 use crate::error::StoreError;
 use crate::fetched::{Fetched, PartCopy};
 use crate::meta::PublishMeta;
 use crate::reference::expand;
-use crate::reports::{Latest, ReportPush, ReportStore};
+use crate::reports::{Latest, LatestReports, ReportPush, ReportStore, all_at_once};
 use crate::store::Store;
 use crate::userinfo::redact;
 use airlock_bundle::SignedBundle;
@@ -170,12 +169,8 @@ impl ReportStore for GitClusters {
 
     /// The branch layout's clusters share one listing; every report is handed over once
     /// all are read.
-    fn latest_reports<'a>(
-        &'a self,
-        wanted: &'a [(ClusterId, Option<String>)],
-        limits: &'a Limits,
-    ) -> BoxStream<'a, Result<Latest, StoreError>> {
-        futures::stream::once(self.read_reports(wanted, limits)).flat_map(futures::stream::iter).boxed()
+    fn latest_reports<'a>(&'a self, wanted: &'a [(ClusterId, Option<String>)], limits: &'a Limits) -> LatestReports<'a> {
+        all_at_once(self.read_reports(wanted, limits))
     }
 }
 

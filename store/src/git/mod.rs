@@ -37,13 +37,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::StreamExt;
-use futures::stream::BoxStream;
 
 use crate::error::StoreError;
 use crate::fetched::{Fetched, Locator, PartCopy};
 use crate::meta::PublishMeta;
-use crate::reports::{Latest, ReportPush, ReportStore};
+use crate::reports::{Latest, LatestReports, ReportPush, ReportStore, all_at_once};
 use crate::store::Store;
 use crate::userinfo::redact;
 use airlock_bundle::SignedBundle;
@@ -214,11 +212,7 @@ impl ReportStore for GitStore {
     }
 
     /// Every report at once, after the one listing of the branches.
-    fn latest_reports<'a>(
-        &'a self,
-        wanted: &'a [(ClusterId, Option<String>)],
-        limits: &'a Limits,
-    ) -> BoxStream<'a, Result<Latest, StoreError>> {
-        futures::stream::once(self.read_reports(wanted, limits)).flat_map(futures::stream::iter).boxed()
+    fn latest_reports<'a>(&'a self, wanted: &'a [(ClusterId, Option<String>)], limits: &'a Limits) -> LatestReports<'a> {
+        all_at_once(self.read_reports(wanted, limits))
     }
 }
