@@ -44,5 +44,5 @@ pub use oci_archive::write_tar;
 pub use open::{open, open_oci};
 pub use read_bytes::ReadBytes;
 pub use reference::StoreRef;
-pub use reports::{Latest, ReportPush, ReportStore};
+pub use reports::{Latest, LatestReports, ReportPush, ReportStore};
 pub use store::{Batch, OciStore, Store};

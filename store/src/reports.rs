@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use async_trait::async_trait;
 use futures::StreamExt;
+use futures::stream::BoxStream;
 use jiff::Timestamp;
 
 use crate::error::StoreError;
@@ -31,6 +32,10 @@ pub const REPORT_FILE: &str = "report.json";
 pub const LAYOUT_HISTORY: usize = 16;
 /// Clusters whose newest report is read at once by [`ReportStore::latest_reports`]'s default.
 const READS_IN_FLIGHT: usize = 16;
+
+/// What [`ReportStore::latest_reports`] hands over: each cluster's newest report, in the
+/// order asked.
+pub type LatestReports<'a> = BoxStream<'a, Result<Latest, StoreError>>;
 
 /// One report to write: the report file's exact bytes and what the store names it by.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,14 +72,21 @@ pub trait ReportStore: Send + Sync {
     /// returned) names.
     async fn latest_report(&self, cluster: &ClusterId, seen: Option<&str>, limits: &Limits) -> Result<Latest, StoreError>;
 
-    /// [`ReportStore::latest_report`] for many clusters, in their order; a few at a time
-    /// unless the store can do better (Git lists every branch at once).
-    async fn latest_reports(&self, wanted: &[(ClusterId, Option<String>)], limits: &Limits) -> Vec<Result<Latest, StoreError>> {
-        // Collected first: a closure mapping inside the stream trips the compiler's check
-        // that the boxed future is Send for every lifetime.
-        let reads: Vec<_> = wanted.iter().map(|(cluster, seen)| self.latest_report(cluster, seen.as_deref(), limits)).collect();
-        futures::stream::iter(reads).buffered(READS_IN_FLIGHT).collect().await
+    /// [`ReportStore::latest_report`] for many clusters, handed over in their order as
+    /// they are read, so that a caller can work on the first while the rest are read; a
+    /// few at a time unless the store can do better (Git lists every branch at once, and
+    /// hands all of them over after that).
+    fn latest_reports<'a>(&'a self, wanted: &'a [(ClusterId, Option<String>)], limits: &'a Limits) -> LatestReports<'a> {
+        futures::stream::iter(wanted)
+            .map(move |(cluster, seen)| self.latest_report(cluster, seen.as_deref(), limits))
+            .buffered(READS_IN_FLIGHT)
+            .boxed()
     }
+}
+
+/// What `read` finds, handed over once it is done: for stores that read every cluster at once.
+pub(crate) fn all_at_once<'a>(read: impl Future<Output = Vec<Result<Latest, StoreError>>> + Send + 'a) -> LatestReports<'a> {
+    futures::stream::once(read).flat_map(futures::stream::iter).boxed()
 }
 
 /// The history tag of a report that finished at `finished`: `r20260301T100000.250Z`.

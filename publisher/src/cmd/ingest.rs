@@ -46,7 +46,7 @@ mod testkit;
 #[cfg(test)]
 mod tests;
 
-pub use reports::{Outcome, Row, ingest};
+pub use reports::{Ingest, Outcome, Row, ingest};
 
 use std::path::PathBuf;
 

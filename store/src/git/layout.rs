@@ -21,7 +21,7 @@ use crate::error::StoreError;
 use crate::fetched::{Fetched, PartCopy};
 use crate::meta::PublishMeta;
 use crate::reference::expand;
-use crate::reports::{Latest, ReportPush, ReportStore};
+use crate::reports::{Latest, LatestReports, ReportPush, ReportStore, all_at_once};
 use crate::store::Store;
 use crate::userinfo::redact;
 use airlock_bundle::SignedBundle;
@@ -82,6 +82,19 @@ impl GitClusters {
             }
         }
         (groups, failed)
+    }
+
+    /// The newest report of each of `wanted`, in its order: one listing per repository.
+    async fn read_reports(&self, wanted: &[(ClusterId, Option<String>)], limits: &Limits) -> Vec<Result<Latest, StoreError>> {
+        let (groups, failed) = self.group(wanted, |(c, _)| Ok(c.clone()), |s| s.target.url.clone());
+        let reads: Vec<_> = groups.iter().map(|(store, wanted)| store.read_reports(wanted, limits)).collect();
+        let found: Vec<_> = futures::stream::iter(reads).buffered(READS_IN_FLIGHT).collect().await;
+        // Back into the order asked.
+        let mut by_cluster: BTreeMap<ClusterId, Result<Latest, StoreError>> = failed.into_iter().map(|((c, _), e)| (c, Err(e))).collect();
+        for ((_, wanted), found) in groups.iter().zip(found) {
+            by_cluster.extend(wanted.iter().map(|(c, _)| c.clone()).zip(found));
+        }
+        wanted.iter().map(|(c, _)| by_cluster.get(c).cloned().unwrap_or(Ok(Latest::None))).collect()
     }
 
     fn config(&self, message: String) -> StoreError {
@@ -154,17 +167,10 @@ impl ReportStore for GitClusters {
         self.store(cluster)?.latest_report(cluster, seen, limits).await
     }
 
-    /// One listing per repository: the branch layout's clusters share one.
-    async fn latest_reports(&self, wanted: &[(ClusterId, Option<String>)], limits: &Limits) -> Vec<Result<Latest, StoreError>> {
-        let (groups, failed) = self.group(wanted, |(c, _)| Ok(c.clone()), |s| s.target.url.clone());
-        let reads: Vec<_> = groups.iter().map(|(store, wanted)| store.latest_reports(wanted, limits)).collect();
-        let found: Vec<_> = futures::stream::iter(reads).buffered(READS_IN_FLIGHT).collect().await;
-        // Back into the order asked.
-        let mut by_cluster: BTreeMap<ClusterId, Result<Latest, StoreError>> = failed.into_iter().map(|((c, _), e)| (c, Err(e))).collect();
-        for ((_, wanted), found) in groups.iter().zip(found) {
-            by_cluster.extend(wanted.iter().map(|(c, _)| c.clone()).zip(found));
-        }
-        wanted.iter().map(|(c, _)| by_cluster.get(c).cloned().unwrap_or(Ok(Latest::None))).collect()
+    /// The branch layout's clusters share one listing; every report is handed over once
+    /// all are read.
+    fn latest_reports<'a>(&'a self, wanted: &'a [(ClusterId, Option<String>)], limits: &'a Limits) -> LatestReports<'a> {
+        all_at_once(self.read_reports(wanted, limits))
     }
 }
 
@@ -222,7 +228,8 @@ mod tests {
         assert!(own.find_reference("refs/heads/reports/fleet/edge-1").is_ok());
         assert!(own.find_reference("refs/heads/reports/fleet/edge-2").is_err(), "edge-2 reports to its own repository");
         let wanted: Vec<_> = [&a, &b].iter().map(|fx| (fx.cluster.clone(), None)).collect();
-        let found: Vec<_> = store.latest_reports(&wanted, &Limits::SPEC).await.into_iter().map(Result::unwrap).collect();
+        let found: Vec<_> =
+            store.latest_reports(&wanted, &Limits::SPEC).collect::<Vec<_>>().await.into_iter().map(Result::unwrap).collect();
         let bodies: Vec<_> = found
             .iter()
             .map(|l| match l {
@@ -259,7 +266,7 @@ mod tests {
         assert!(matches!(&err, Err(StoreError::Config { message, .. }) if message.contains("not a valid branch name")), "{err:?}");
         assert_eq!(repo.references().unwrap().count(), before, "nothing written");
         let wanted = [(a.cluster.clone(), None), (dotted.cluster.clone(), None)];
-        let found = store.latest_reports(&wanted, &Limits::SPEC).await;
+        let found: Vec<_> = store.latest_reports(&wanted, &Limits::SPEC).collect().await;
         assert!(matches!((&found[0], &found[1]), (Ok(Latest::None), Err(StoreError::Config { .. }))), "{found:?}");
     }
 }

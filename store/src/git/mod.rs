@@ -41,7 +41,7 @@ use async_trait::async_trait;
 use crate::error::StoreError;
 use crate::fetched::{Fetched, Locator, PartCopy};
 use crate::meta::PublishMeta;
-use crate::reports::{Latest, ReportPush, ReportStore};
+use crate::reports::{Latest, LatestReports, ReportPush, ReportStore, all_at_once};
 use crate::store::Store;
 use crate::userinfo::redact;
 use airlock_bundle::SignedBundle;
@@ -116,6 +116,15 @@ impl GitStore {
         tokio::task::spawn_blocking(move || job(&target))
             .await
             .unwrap_or_else(|e| Err(StoreError::Unavailable { store: self.describe(), message: format!("git task failed: {e}") }))
+    }
+
+    /// The newest report of each of `wanted`, in its order, from one listing of the branches.
+    pub(super) async fn read_reports(&self, wanted: &[(ClusterId, Option<String>)], limits: &Limits) -> Vec<Result<Latest, StoreError>> {
+        let (owned, limits) = (wanted.to_vec(), *limits);
+        match self.run(move |t| reports::latest_reports(t, &owned, &limits)).await {
+            Ok(found) => found,
+            Err(e) => wanted.iter().map(|_| Err(e.clone())).collect(),
+        }
     }
 }
 
@@ -198,15 +207,12 @@ impl ReportStore for GitStore {
 
     async fn latest_report(&self, cluster: &ClusterId, seen: Option<&str>, limits: &Limits) -> Result<Latest, StoreError> {
         let wanted = [(cluster.clone(), seen.map(str::to_string))];
-        let mut found = self.latest_reports(&wanted, limits).await;
+        let mut found = self.read_reports(&wanted, limits).await;
         found.pop().expect("one answer per cluster")
     }
 
-    async fn latest_reports(&self, wanted: &[(ClusterId, Option<String>)], limits: &Limits) -> Vec<Result<Latest, StoreError>> {
-        let (owned, limits) = (wanted.to_vec(), *limits);
-        match self.run(move |t| reports::latest_reports(t, &owned, &limits)).await {
-            Ok(found) => found,
-            Err(e) => wanted.iter().map(|_| Err(e.clone())).collect(),
-        }
+    /// Every report at once, after the one listing of the branches.
+    fn latest_reports<'a>(&'a self, wanted: &'a [(ClusterId, Option<String>)], limits: &'a Limits) -> LatestReports<'a> {
+        all_at_once(self.read_reports(wanted, limits))
     }
 }

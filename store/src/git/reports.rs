@@ -98,6 +98,7 @@ mod tests {
     use super::*;
     use crate::git::GitStore;
     use crate::reports::ReportStore;
+    use futures::StreamExt;
     use jiff::{SignedDuration, Timestamp};
 
     fn report(cluster: &str, at: Timestamp, body: &str) -> ReportPush {
@@ -126,7 +127,8 @@ mod tests {
 
         let wanted: Vec<(ClusterId, Option<String>)> =
             ["fleet/edge-1", "fleet/edge-2", "fleet/edge-3"].iter().map(|c| (c.parse().unwrap(), None)).collect();
-        let found: Vec<Latest> = reader.latest_reports(&wanted, &Limits::SPEC).await.into_iter().map(Result::unwrap).collect();
+        let found: Vec<Latest> =
+            reader.latest_reports(&wanted, &Limits::SPEC).collect::<Vec<_>>().await.into_iter().map(Result::unwrap).collect();
         let Latest::Report { envelope, mark } = &found[0] else { panic!("{found:?}") };
         assert_eq!((envelope.as_slice(), mark.as_str()), (&b"two"[..], tip.to_string().as_str()));
         assert!(matches!(&found[1], Latest::Report { envelope, .. } if envelope == b"other"));

@@ -36,9 +36,18 @@ pub struct DirClassifiers {
     broken: Vec<String>,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// How many times [`DirClassifiers::read`] ran on this thread: tests that a pass reads
+    /// them once however it is split.
+    pub static READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 impl DirClassifiers {
     /// Reads every manifest under `dir`; only a directory that cannot be read is an error.
     pub fn read(dir: &Path) -> Result<DirClassifiers, TargetError> {
+        #[cfg(test)]
+        READS.with(|n| n.set(n.get() + 1));
         let source = DirSource::read(dir).map_err(|e| match e {
             SourceError::Io { path, message } => TargetError::File { path, message },
             other => TargetError::File { path: dir.display().to_string(), message: other.to_string() },

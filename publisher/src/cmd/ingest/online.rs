@@ -5,20 +5,23 @@
 //! intervals missed by the clusters that sent nothing new (`liveness`, spec 14.9).
 //!
 //! `ingest --from STORE` makes one pass with no marks; `watch` one every `--reports-every`.
-//! Reading is the store's (`airlock_store::ReportStore`), checking and writing `ingest`'s.
+//! Reading is the store's (`airlock_store::ReportStore`), checking and writing `ingest`'s;
+//! a pass ingests the clusters a chunk at a time while the store reads the next ones.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use airlock_bundle::vocabulary::REPORT_KEY_ANNOTATION;
 use airlock_bundle::{ClusterId, Limits};
 use airlock_store::{Latest, ReportStore, StoreError};
+use futures::StreamExt;
+use futures::channel::mpsc;
 use jiff::Timestamp;
 use serde_json::Value;
 
 use super::input::Received;
 use super::status::Update;
 use super::target::{Target, TargetError};
-use super::{Outcome, Row, ingest, liveness};
+use super::{Ingest, Outcome, Row, liveness};
 
 /// Per cluster, the mark of the newest report read from the store.
 #[derive(Debug, Clone, Default)]
@@ -35,6 +38,10 @@ pub struct Pass {
     pub unread: Vec<(ClusterId, StoreError)>,
 }
 
+/// Clusters read and ingested together: the next ones are read while these are ingested,
+/// so a pass holds the envelopes of about two of these at a time, not of the whole fleet.
+const CHUNK: usize = 256;
+
 /// One pass over `clusters` (SveltosClusters as JSON) at time `now`.
 pub async fn pass(
     store: &dyn ReportStore,
@@ -44,47 +51,88 @@ pub async fn pass(
     now: Timestamp,
     limits: &Limits,
 ) -> Pass {
+    in_chunks(store, clusters, marks, &mut Ingest::new(target, limits), now, CHUNK).await
+}
+
+/// [`pass`], reading the reports of `chunk` clusters while the ones before are ingested.
+async fn in_chunks(
+    store: &dyn ReportStore,
+    clusters: &[Value],
+    marks: &mut Marks,
+    ingest: &mut Ingest<'_>,
+    now: Timestamp,
+    chunk: usize,
+) -> Pass {
     let keyed: Vec<(ClusterId, &Value)> = clusters
         .iter()
         .filter(|o| o["metadata"]["annotations"][REPORT_KEY_ANNOTATION].is_string())
         .filter_map(|o| Some((ClusterId::new(o["metadata"]["namespace"].as_str()?, o["metadata"]["name"].as_str()?).ok()?, o)))
         .collect();
     let wanted: Vec<(ClusterId, Option<String>)> = keyed.iter().map(|(c, _)| (c.clone(), marks.0.get(c).cloned())).collect();
-    let found = store.latest_reports(&wanted, limits).await;
-    let mut pass = Pass::default();
-    let (mut received, mut read) = (Vec::new(), Vec::new());
-    // Clusters the store holds nothing new of. One it holds no report of at all may send
-    // its reports elsewhere (another store, files): its silence here says nothing.
-    let mut quiet = Vec::new();
-    for ((cluster, object), found) in keyed.into_iter().zip(found) {
-        match found {
-            Ok(Latest::Report { envelope, mark }) => {
-                let origin = format!("{} {cluster}", store.describe_reports());
-                received.push(Received { origin, bytes: envelope, place: Some(cluster.clone()) });
-                read.push((cluster, object, mark));
+    // A cluster's reports are decided together, and a pass reads one per cluster, so
+    // clusters can be ingested a chunk at a time. Only a list naming a cluster twice (no
+    // management cluster or directory does) would read two: then one chunk holds all.
+    let unique = keyed.iter().map(|(c, _)| c).collect::<HashSet<_>>().len() == keyed.len();
+    let chunk = if unique { chunk.max(1) } else { keyed.len().max(1) };
+    let (tx, mut rx) = mpsc::channel(chunk);
+    let read = store.latest_reports(&wanted, ingest.limits()).map(Ok).forward(tx);
+    let work = async {
+        let (target, origin) = (ingest.target(), store.describe_reports());
+        let (mut pass, mut keyed) = (Pass::default(), keyed.into_iter());
+        // Clusters whose report was read again and was not new: their missed intervals
+        // are listed after those of the clusters the store had nothing new of.
+        let mut read_again = Vec::new();
+        loop {
+            let found: Vec<_> = (&mut rx).take(chunk).collect().await;
+            if found.is_empty() {
+                break;
             }
-            Ok(Latest::Unchanged) => quiet.push((cluster, object)),
-            Ok(Latest::None) => {}
-            Err(e) => pass.unread.push((cluster, e)),
+            let (mut received, mut read) = (Vec::new(), Vec::new());
+            for (found, (cluster, object)) in found.into_iter().zip(&mut keyed) {
+                match found {
+                    Ok(Latest::Report { envelope, mark }) => {
+                        received.push(Received { origin: format!("{origin} {cluster}"), bytes: envelope, place: Some(cluster.clone()) });
+                        read.push((cluster, object, mark));
+                    }
+                    Ok(Latest::Unchanged) => pass.missed.extend(missed(target, cluster, object, now).await),
+                    // The store holds no report of it at all: it may send its reports
+                    // elsewhere (another store, files), and its silence here says nothing.
+                    Ok(Latest::None) => {}
+                    Err(e) => pass.unread.push((cluster, e)),
+                }
+            }
+            let rows = ingest.reports(received).await;
+            for (row, (cluster, object, mark)) in rows.iter().zip(read) {
+                match row.outcome {
+                    // Read again next pass.
+                    Outcome::Failed(_) => continue,
+                    Outcome::AlreadyIngested | Outcome::Older { .. } => {
+                        read_again.extend(missed(target, cluster.clone(), object, now).await)
+                    }
+                    _ => {}
+                }
+                marks.0.insert(cluster, mark);
+            }
+            pass.rows.extend(rows);
         }
-    }
-    pass.rows = ingest(received, target, limits).await;
-    for (row, (cluster, object, mark)) in pass.rows.iter().zip(read) {
-        match row.outcome {
-            // Read again next pass.
-            Outcome::Failed(_) => continue,
-            Outcome::AlreadyIngested | Outcome::Older { .. } => quiet.push((cluster.clone(), object)),
-            _ => {}
-        }
-        marks.0.insert(cluster, mark);
-    }
-    for (cluster, object) in quiet {
-        if let Some(update) = liveness::missed(object, now) {
-            let written = target.write(&cluster, object, &update).await;
-            pass.missed.push((cluster, update, written));
-        }
-    }
-    pass
+        pass.missed.extend(read_again);
+        pass
+    };
+    futures::join!(read, work).1
+}
+
+/// What `now` changes on `cluster`, whose SveltosCluster is `object` and of which no new
+/// report came, and whether that was written.
+async fn missed(
+    target: &Target,
+    cluster: ClusterId,
+    object: &Value,
+    now: Timestamp,
+) -> Option<(ClusterId, Update, Result<(), TargetError>)> {
+    let update = liveness::missed(object, now)?;
+    let written = target.write(&cluster, object, &update).await;
+    tokio::task::yield_now().await;
+    Some((cluster, update, written))
 }
 
 #[cfg(test)]
@@ -97,6 +145,7 @@ mod tests {
     use super::*;
     use crate::cmd::ingest::report::ReportError;
     use crate::cmd::ingest::target::file_of;
+    use crate::cmd::ingest::{classifier_files, ingest};
     use crate::yaml;
     use airlock_bundle::vocabulary::{REPORT_INTERVAL_ANNOTATION, REPORT_TIME_ANNOTATION};
 
@@ -106,9 +155,15 @@ mod tests {
 
     /// `--to-dir` files of fleet/a and fleet/b, each with its own key, and a layout store.
     async fn setup() -> (tempfile::TempDir, Target, Box<dyn Store>) {
+        setup_fleet(&[("a", 1), ("b", 2)]).await
+    }
+
+    /// `--to-dir` files of the clusters `fleet/NAME`, each with the key of its seed, and a
+    /// layout store.
+    async fn setup_fleet(clusters: &[(&str, u8)]) -> (tempfile::TempDir, Target, Box<dyn Store>) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("clusters")).unwrap();
-        for (name, seed) in [("a", 1), ("b", 2)] {
+        for &(name, seed) in clusters {
             let id: ClusterId = format!("fleet/{name}").parse().unwrap();
             let annotations =
                 json!({REPORT_KEY_ANNOTATION: key(seed).public().to_openssh(&id.to_string()), REPORT_INTERVAL_ANNOTATION: "5m"});
@@ -243,5 +298,72 @@ mod tests {
         let later = run(&*store, &target, &mut Marks::default(), "2026-03-01T10:30:00Z").await;
         assert_eq!(later.rows[0].outcome, Outcome::AlreadyIngested);
         assert_eq!(later.missed.len(), 1, "{:?}", later.missed);
+    }
+
+    /// Five clusters, four with a report in the store, with Sveltos's documented Classifiers
+    /// beside their files; passes two clusters at a time, and all at once.
+    /// Returns each pass with the clusters it was given.
+    async fn passes_in_chunks_of(chunk: usize) -> (tempfile::TempDir, Target, [(Vec<Value>, Pass); 2]) {
+        let fleet = [("a", 1), ("b", 2), ("c", 3), ("d", 4), ("e", 5)];
+        let (dir, target, store) = setup_fleet(&fleet).await;
+        let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../testdata/sveltos-docs/classifier/management.yaml");
+        std::fs::copy(example, dir.path().join("clusters/management.yaml")).unwrap();
+        for (name, seed) in fleet.into_iter().filter(|(name, _)| *name != "d") {
+            push(&*store, &format!("fleet/{name}"), "2026-03-01T10:00:00Z", seed).await;
+        }
+        let clusters = target.list().await.unwrap();
+        let (mut marks, reports) = (Marks::default(), store.reports().unwrap());
+        classifier_files::READS.with(|n| n.set(0));
+        let mut ingest = Ingest::new(&target, &Limits::SPEC);
+        let first = in_chunks(reports, &clusters, &mut marks, &mut ingest, "2026-03-01T10:01:00Z".parse().unwrap(), chunk).await;
+        assert_eq!(classifier_files::READS.with(|n| n.get()), 1, "the Classifiers are read once per pass");
+        // Later: c sends a newer report, b's mark is forgotten, the others sent nothing new.
+        push(&*store, "fleet/c", "2026-03-01T10:19:00Z", 3).await;
+        marks.0.remove(&"fleet/b".parse().unwrap());
+        let mut ingest = Ingest::new(&target, &Limits::SPEC);
+        let listed = target.list().await.unwrap();
+        let later = in_chunks(reports, &listed, &mut marks, &mut ingest, "2026-03-01T10:20:00Z".parse().unwrap(), chunk).await;
+        (dir, target, [(clusters, first), (listed, later)])
+    }
+
+    fn outcomes(pass: &Pass) -> Vec<(Option<ClusterId>, Outcome)> {
+        pass.rows.iter().map(|r| (r.cluster.clone(), r.outcome.clone())).collect()
+    }
+
+    #[tokio::test]
+    async fn a_pass_in_chunks_ingests_every_cluster_once_as_one_pass_does() {
+        let (_dir, target, [(clusters, first), (listed, later)]) = passes_in_chunks_of(2).await;
+        let ids = |clusters: &[Value]| -> Vec<ClusterId> {
+            clusters
+                .iter()
+                .map(|o| format!("fleet/{}", o["metadata"]["name"].as_str().unwrap()).parse().unwrap())
+                .filter(|c: &ClusterId| c.name() != "d")
+                .collect()
+        };
+        let reported = ids(&clusters);
+        let ingested: Vec<_> = reported.iter().map(|c| (Some(c.clone()), Outcome::Ingested)).collect();
+        assert_eq!(outcomes(&first), ingested, "each once, in the list's order");
+        assert!(first.missed.is_empty() && first.unread.is_empty());
+        for cluster in &reported {
+            let object = target.get(cluster).await.unwrap().unwrap();
+            assert_eq!(object["metadata"]["labels"]["k8s"], "v1-20", "{cluster}: labelled by the Classifier read in another chunk");
+            let time = if cluster.name() == "c" { "2026-03-01T10:19:00Z" } else { "2026-03-01T10:00:00Z" };
+            assert_eq!(object["metadata"]["annotations"][REPORT_TIME_ANNOTATION], time, "{cluster}");
+        }
+        let b: ClusterId = "fleet/b".parse().unwrap();
+        let reported = ids(&listed);
+        let again: Vec<_> = reported
+            .iter()
+            .filter(|c| c.name() == "b" || c.name() == "c")
+            .map(|c| (Some(c.clone()), if *c == b { Outcome::AlreadyIngested } else { Outcome::Ingested }))
+            .collect();
+        assert_eq!(outcomes(&later), again);
+        // Those the store held nothing new of first, then b, whose report was read again.
+        let quiet: Vec<&ClusterId> = reported.iter().filter(|c| c.name() == "a" || c.name() == "e").chain([&b]).collect();
+        assert_eq!(later.missed.iter().map(|(c, _, _)| c).collect::<Vec<_>>(), quiet);
+        assert!(later.missed.iter().all(|(_, update, written)| update.status["connectionStatus"] == "Down" && written.is_ok()));
+
+        let (_whole_dir, _, [(_, whole_first), (_, whole_later)]) = passes_in_chunks_of(CHUNK).await;
+        assert_eq!((outcomes(&whole_first), outcomes(&whole_later)), (outcomes(&first), outcomes(&later)), "as one chunk");
     }
 }
