@@ -40,6 +40,7 @@ mod namespaces;
 mod object;
 pub mod patch;
 mod patches;
+pub mod prepared;
 pub mod resolve;
 mod role_request;
 pub mod seal;
@@ -65,9 +66,10 @@ pub use data::Entropy;
 pub use error::RenderError;
 pub use hold::KeptContent;
 pub use object::Object;
+use prepared::{Env, Prepared};
 pub use resolve::{ClusterPlan, ProfilePlan, plan};
 pub use seal::Sealing;
-use shared::{Env, Prepared, SharedProfiles};
+use shared::SharedProfiles;
 
 /// A cluster's bundle before signing.
 #[derive(Debug, Clone)]

@@ -20,7 +20,7 @@ use airlock_bundle::statement::ServiceAccountRef;
 use serde_json::{Value, json};
 
 use super::object::Object;
-use super::shared::Prepared;
+use super::prepared::Prepared;
 use crate::sources::ObjectKey;
 use crate::sources::model::{Profile, ProfileKind};
 use crate::yaml;
@@ -130,7 +130,7 @@ mod tests {
                 object(ObjectKey::new(api, kind, ns, name), format!("ConfigMap mgmt/roles key {name}"), value)
             })
             .collect();
-        Prepared::new(objects, Vec::new())
+        Prepared::of_objects(objects, Vec::new())
     }
 
     #[test]

@@ -19,99 +19,26 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use airlock_bundle::Digest;
 use airlock_bundle::seal::is_secret;
-use airlock_bundle::statement::{FieldNote, Rendering};
-use airlock_bundle::{Digest, Limits, Part};
-use jiff::Timestamp;
+use airlock_bundle::statement::Rendering;
 
 use super::content::{self, Rendered};
-use super::data::{Context, Entropy};
+use super::data::Context;
 use super::error::{RenderError, lookup};
 use super::hold::releases::Claim;
 use super::instantiated::{Instances, Instantiated};
-use super::manifest::{add_metadata, checked_path};
+use super::manifest::add_metadata;
 use super::namespaces;
 use super::object::Object;
 use super::patches;
+use super::prepared::{Env, Prepared};
 use super::resolve::{ProfilePlan, SharedKey};
 use super::{helm_charts, kustomization_refs};
-use crate::render::helm::LazyRenderer;
-use crate::render::kustomize::LazyKustomizer;
 use crate::render::patch::{ParsedPatch, Patch};
 use crate::sources::model::SveltosCluster;
 use crate::sources::{Lookup, ObjectKey, Resources};
 use crate::yaml;
-
-/// A profile's objects for a cluster, and the warnings reading them gave.
-#[derive(Debug)]
-pub struct Prepared {
-    pub objects: Vec<Arc<Object>>,
-    pub warnings: Vec<String>,
-    /// What the part's notes add for this render: the patch operations Sveltos dropped.
-    pub notes: Vec<FieldNote>,
-    /// When a template read the clock: what the render read, and the time it was given.
-    pub clock: Option<Rendering>,
-    /// The Helm releases among the objects: another profile may own one whole.
-    pub releases: Vec<Claim>,
-    /// The part all the objects make, built for the first cluster that keeps them all.
-    part: OnceLock<Result<Part, RenderError>>,
-}
-
-impl Prepared {
-    /// Objects that read no clock, with the releases among them.
-    #[cfg(test)]
-    pub fn new(objects: Vec<Arc<Object>>, releases: Vec<Claim>) -> Prepared {
-        Prepared { objects, warnings: Vec::new(), notes: Vec::new(), clock: None, releases, part: OnceLock::new() }
-    }
-
-    /// `objects` and `warnings` in place of `from`'s, with its notes, clock and releases.
-    pub fn of(objects: Vec<Arc<Object>>, warnings: Vec<String>, from: &Prepared) -> Prepared {
-        Prepared {
-            objects,
-            warnings,
-            notes: from.notes.clone(),
-            clock: from.clock.clone(),
-            releases: from.releases.clone(),
-            part: OnceLock::new(),
-        }
-    }
-
-    /// The part `name` these objects make when a cluster keeps every one of them. Built
-    /// once and then shared: its bytes and digests serve every cluster the profile is
-    /// prepared for, instead of being joined and hashed again for each.
-    pub fn part(&self, name: &str, limits: &Limits) -> Result<Part, RenderError> {
-        self.part
-            .get_or_init(|| {
-                let mut objects: Vec<&Object> = self.objects.iter().map(|o| &**o).collect();
-                objects.sort_by(|a, b| a.key.cmp(&b.key));
-                part_of(name, objects, limits)
-            })
-            .clone()
-    }
-}
-
-/// The part `name` made of `objects`, given in object order: each at its path, objects
-/// that share a path one YAML stream.
-pub fn part_of<'o>(name: &str, objects: impl IntoIterator<Item = &'o Object>, limits: &Limits) -> Result<Part, RenderError> {
-    let mut files: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-    for o in objects {
-        files.entry(checked_path(name, &o.key)?).or_default().push(&o.yaml);
-    }
-    let files = files.into_iter().map(|(path, docs)| (path, docs.join(yaml::SEPARATOR)));
-    Ok(Part::new(name, files, limits)?)
-}
-
-/// What a render draws on besides the profile and the resources.
-#[derive(Debug, Clone, Copy)]
-pub struct Env<'e> {
-    pub entropy: Option<&'e Entropy>,
-    /// Builds `kustomizationRefs`.
-    pub kustomizer: &'e LazyKustomizer,
-    /// Renders `helmCharts`.
-    pub helm: &'e LazyRenderer,
-    /// What `now` returns.
-    pub now: Timestamp,
-}
 
 /// Reads, patches, labels and writes one profile's objects for `cluster`.
 pub fn prepare(
@@ -221,7 +148,7 @@ fn finish(
     }));
     let clock = ctx.read_clock().then(|| Rendering { inputs: clock_inputs(plan, &ctx, resources), at: ctx.now() });
     warnings.extend(notes.iter().map(|n| format!("{display}: {}: {}", n.field, n.detail)));
-    Ok(Prepared { objects, warnings, notes: notes.into_iter().collect(), clock, releases, part: OnceLock::new() })
+    Ok(Prepared::new(objects, warnings, notes.into_iter().collect(), clock, releases))
 }
 
 /// A digest of everything a clock-reading render read: while it stays, the publisher

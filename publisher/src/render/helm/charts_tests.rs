@@ -135,7 +135,7 @@ fn a_templated_chart_version_and_release_reach_helm_instantiated() {
 
 /// Each cluster of `clusters` (`name: label` of their `region`) prepared with `profile`
 /// by one renderer, as one publish prepares its fleet, and the profile's objects for each.
-fn prepare_fleet(clusters: &[(&str, &str)], profile: &str) -> Vec<(Arc<crate::render::shared::Prepared>, Vec<String>)> {
+fn prepare_fleet(clusters: &[(&str, &str)], profile: &str) -> Vec<(Arc<crate::render::prepared::Prepared>, Vec<String>)> {
     let clusters: Vec<String> = clusters
         .iter()
         .map(|(name, region)| format!("apiVersion: lib.projectsveltos.io/v1beta1\nkind: SveltosCluster\nmetadata: {{name: {name}, namespace: fleet, labels: {{region: {region}}}}}\nspec: {{pullMode: true}}\n"))

@@ -114,7 +114,7 @@ mod tests {
     use super::*;
     use crate::render::hold::{self, Reason, Unplanned};
     use crate::render::object::Object;
-    use crate::render::shared::Prepared;
+    use crate::render::prepared::Prepared;
     use crate::sources::parse::parse_cluster;
 
     /// An object of a part.
@@ -138,7 +138,7 @@ mod tests {
             display: format!("ClusterProfile/{name}"),
             settings: PartSettings { tier, ..PartSettings::default() },
             continue_on_conflict,
-            outcome: Ok(Arc::new(Prepared::new(objects, vec![claim]))),
+            outcome: Ok(Arc::new(Prepared::of_objects(objects, vec![claim]))),
         }
     }
 
@@ -205,7 +205,7 @@ mod tests {
         let mut twice = part("a", DEFAULT_TIER, false);
         let Ok(prepared) = &twice.outcome else { unreachable!() };
         let claims = vec![prepared.releases[0].clone(), Claim { field: "spec.helmCharts[1]".into(), ..prepared.releases[0].clone() }];
-        twice.outcome = Ok(Arc::new(Prepared::new(prepared.objects.clone(), claims)));
+        twice.outcome = Ok(Arc::new(Prepared::of_objects(prepared.objects.clone(), claims)));
         let prepared = cluster(vec![twice]);
         assert!(!contested(&prepared));
         let plan = decided(&prepared, None);

@@ -302,7 +302,7 @@ fn profiles_without_templates_are_prepared_once_for_all_clusters() {
     );
     let (inv, res) = world(&format!("{shared}---\n{templated}---\n{}---\n{info}", config_map("web", "defs", WEB)));
     let renderer = renderer(&res);
-    let prepared: Vec<Vec<Arc<shared::Prepared>>> = inv
+    let prepared: Vec<Vec<Arc<prepared::Prepared>>> = inv
         .clusters
         .iter()
         .map(|c| {
@@ -314,7 +314,7 @@ fn profiles_without_templates_are_prepared_once_for_all_clusters() {
     // Part order: ClusterProfile.info, then ClusterProfile.web.
     assert!(Arc::ptr_eq(&eu[1], &us[1]), "the plain profile is shared");
     assert!(!Arc::ptr_eq(&eu[0], &us[0]));
-    let says = |p: &shared::Prepared, name: &str| p.objects.iter().any(|o| o.yaml.contains(&format!("name: {name}\n")));
+    let says = |p: &prepared::Prepared, name: &str| p.objects.iter().any(|o| o.yaml.contains(&format!("name: {name}\n")));
     assert!(says(&eu[0], "eu-1") && says(&us[0], "us-1"));
 }
 
