@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Row 12: Helm rendering at fleet scale. `publish` of N SveltosClusters (1,000; 100 with
+# Row 12: Helm rendering at fleet scale. `publish` of N SveltosClusters (1,000; 10 with
 # BENCH_QUICK) x 3 charts of ../shared/charts (kube-state-metrics, ingress-nginx,
 # cert-manager), served over HTTP on 127.0.0.1, whose values name one of 10 cluster groups:
 # 30 distinct (chart, values) pairs. Counted: the `helm template` runs of a cold publish
@@ -15,7 +15,7 @@ need_binaries
 bench_keys
 
 CLUSTERS=1000
-[ -n "$BENCH_QUICK" ] && CLUSTERS=5
+[ -n "$BENCH_QUICK" ] && CLUSTERS=10
 GROUPS_=10
 CHARTS="${AIRLOCK_CHARTS:-$REPO/../shared/charts}"
 [ -f "$CHARTS/index.yaml" ] || die "no test charts at $CHARTS (set AIRLOCK_CHARTS to shared/charts)"
