@@ -28,8 +28,15 @@ struct Vector {
 
 fn testkit_dir() -> PathBuf {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // Offline, cargo lists only packages it has downloaded: those of this platform.
+    let host = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .args(["--print", "host-tuple"])
+        .output()
+        .expect("rustc runs");
+    assert!(host.status.success(), "rustc --print host-tuple: {}", String::from_utf8_lossy(&host.stderr));
+    let host = String::from_utf8(host.stdout).expect("a target triple is ASCII");
     let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .args(["metadata", "--format-version", "1", "--locked", "--offline", "--filter-platform", host.trim()])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
