@@ -148,7 +148,12 @@ fn writers(replicas: &[&Replica], version: u64) -> BTreeMap<String, Vec<String>>
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_replicas_share_the_fleet_and_take_over_a_killed_ones_clusters() {
     let _crds = install_crds();
-    let run = unique("shards");
+    let names = ["replica-a", "replica-b", "replica-c"];
+    let view: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let b_takes = |run: &str| (0..CLUSTERS).filter(|i| owner(&view, &format!("{run}/edge-{i}")) == Some("replica-b")).count();
+    // The names hash anew each run: one that left replica-b a few clusters would let it
+    // finish before it is killed, and test nothing.
+    let run = std::iter::repeat_with(|| unique("shards")).find(|run| b_takes(run) >= CLUSTERS / 5).expect("an endless supply of names");
     kubectl(&["create", "namespace", &run]);
     let _cleanup = Cleanup(run.clone());
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -158,7 +163,6 @@ async fn three_replicas_share_the_fleet_and_take_over_a_killed_ones_clusters() {
     proxy.delay(Duration::from_millis(60));
     let store = format!("oci+http://{}/airlock-e2e/{run}", proxy.addr());
     let direct = format!("oci+http://{registry}/airlock-e2e/{run}");
-    let names = ["replica-a", "replica-b", "replica-c"];
     let mut replicas: Vec<Replica> = names.iter().map(|n| Replica::start(n, &store, &keys, &run, tmp.path())).collect();
     until("the three replicas agree on who publishes what", Duration::from_secs(60), || replicas.iter().all(|r| r.settled_on(&names)))
         .await;
@@ -166,7 +170,6 @@ async fn three_replicas_share_the_fleet_and_take_over_a_killed_ones_clusters() {
     // First versions: every cluster once, by the replica the hash assigns it to.
     apply(tmp.path(), &run, "one");
     let clusters: Vec<String> = (0..CLUSTERS).map(|i| format!("{run}/edge-{i}")).collect();
-    let view: Vec<String> = names.iter().map(|n| n.to_string()).collect();
     until("every cluster has its first version", Duration::from_secs(120), || {
         writers(&replicas.iter().collect::<Vec<_>>(), 1).len() == CLUSTERS
     })
@@ -177,7 +180,6 @@ async fn three_replicas_share_the_fleet_and_take_over_a_killed_ones_clusters() {
         assert_eq!(first.get(cluster), Some(&vec![expected.to_string()]), "{cluster}: first version written by");
     }
     let share_b: BTreeSet<&String> = clusters.iter().filter(|c| owner(&view, c) == Some("replica-b")).collect();
-    assert!(share_b.len() >= CLUSTERS / 5, "replica-b's share is {} of {CLUSTERS}", share_b.len());
 
     // Second versions: replica-b is killed as soon as it wrote its first one.
     apply(tmp.path(), &run, "two");
