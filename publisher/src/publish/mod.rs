@@ -15,11 +15,13 @@
 //! complete those whose bundle depends on what the store holds (`complete`, `kept`), hold
 //! back the parts whose `maxUpdate` window is full (`rollout`, which reads every windowed
 //! cluster's stored bundle before the first chunk), and settle each (`settle`: decide the
-//! version, sign). Rendering and signing run on every core, `writer` writes each chunk's
-//! bundles on a thread of its own while the next chunk renders, and the rows come out in
-//! cluster order whatever the threads did. `compare` reads the store and decides each
-//! version.
+//! version, sign). Rendering runs on every core; a chunk is signed on a thread of its own
+//! while the next one renders, and `writer` writes its bundles on another while the one
+//! after renders; the rows come out in cluster order whatever the threads did. `compare`
+//! reads the store and decides each version.
 
+#[cfg(test)]
+mod chunk_tests;
 mod compare;
 mod complete;
 mod draft;
@@ -30,6 +32,8 @@ mod rollout;
 mod sealing_tests;
 mod secrets;
 mod settle;
+#[cfg(test)]
+mod testing;
 mod withdraw;
 mod writer;
 
@@ -336,13 +340,23 @@ pub async fn run(source: &Source, publisher: &Publisher, helm: Arc<LazyRenderer>
     phases.add("read the rollouts", &mut since);
     let mut writer = (!publisher.dry_run).then(|| Writer::start(Arc::clone(&publisher.store), publisher.meta.clone()));
     let mut plans = plans.into_iter();
+    // The chunk settled last, signed while the next one renders.
+    let mut unsigned: Option<Vec<settle::Settled>> = None;
     loop {
         let chunk: Vec<_> = plans.by_ref().take(CHUNK).collect();
         if chunk.is_empty() {
             break;
         }
-        let drafts = draft_spread(&run, chunk);
-        phases.add("render", &mut since);
+        let (drafts, signed) = std::thread::scope(|s| {
+            let signing = unsigned.take().map(|settled| s.spawn(|| settle::sign_all(&run, settled)));
+            let drafts = draft_spread(&run, chunk);
+            (drafts, signing.map(|signing| signing.join().expect("signing a chunk panicked")))
+        });
+        phases.add("render, and sign the chunk before", &mut since);
+        if let Some(signed) = signed {
+            hand_over(signed, &mut rows, writer.as_mut()).await?;
+            phases.add("wait for the writing", &mut since);
+        }
         let reads = read_stored(publisher, &drafts).await;
         phases.add("read the store", &mut since);
         let drafts: Vec<Draft> = drafts.into_par_iter().zip(reads).map(|(d, read)| draft::after_read(&run, d, read)).collect();
@@ -350,15 +364,12 @@ pub async fn run(source: &Source, publisher: &Publisher, helm: Arc<LazyRenderer>
         let drafts = draft::complete_all(&run, drafts).await;
         let drafts = rollout::hold_back(&run, drafts, &mut rollout).await;
         phases.add("complete from the store", &mut since);
-        let settled: Vec<settle::Settled> = drafts.into_par_iter().map(|d| settle::settle(&run, d)).collect();
-        let settled: Vec<(Row, Option<(SignedBundle, Digest)>)> = settle::sign_all(&run, settled);
-        let (chunk_rows, changed): (Vec<Row>, Vec<_>) = settled.into_iter().unzip();
-        rows.extend(chunk_rows);
-        phases.add("compare and sign", &mut since);
-        if let Some(writer) = &mut writer {
-            writer.write(changed.into_iter().flatten().collect()).await?;
-            phases.add("wait for the writing", &mut since);
-        }
+        unsigned = Some(drafts.into_par_iter().map(|d| settle::settle(&run, d)).collect());
+        phases.add("compare", &mut since);
+    }
+    if let Some(settled) = unsigned {
+        hand_over(settle::sign_all(&run, settled), &mut rows, writer.as_mut()).await?;
+        phases.add("sign the last chunk", &mut since);
     }
     if let Some(writer) = writer {
         for (inputs, manifest) in writer.finish().await? {
@@ -370,6 +381,20 @@ pub async fn run(source: &Source, publisher: &Publisher, helm: Arc<LazyRenderer>
     }
     phases.log();
     Ok(Published { rows: sorted(rows), broken: inventory.broken, source_interval, remote_due: remote_due(publisher) })
+}
+
+/// Takes a signed chunk's rows, and hands its bundles to the writer, if any.
+async fn hand_over(
+    signed: Vec<(Row, Option<(SignedBundle, Digest)>)>,
+    rows: &mut Vec<Row>,
+    writer: Option<&mut Writer>,
+) -> Result<(), airlock_store::StoreError> {
+    let (chunk_rows, changed): (Vec<Row>, Vec<_>) = signed.into_iter().unzip();
+    rows.extend(chunk_rows);
+    match writer {
+        Some(writer) => writer.write(changed.into_iter().flatten().collect()).await,
+        None => Ok(()),
+    }
 }
 
 fn remote_due(publisher: &Publisher) -> Option<std::time::Duration> {

@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
+use airlock_bundle::ClusterId;
 use airlock_bundle::age::{self, Identity, Recipient};
 use airlock_bundle::statement::Statement;
-use airlock_bundle::{ClusterId, SigningKey};
-use airlock_store::StoreRef;
 
+use super::testing::publisher;
 use super::*;
 use crate::sources::dir::DirSource;
 
@@ -37,28 +37,6 @@ fn write_fleet(dir: &Path, source: &str) {
     );
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("fleet.yaml"), text).unwrap();
-}
-
-/// A publisher to the layout in `root`, remembering renders in `root` when `memo`.
-async fn publisher(root: &Path, age_recipients: Vec<Recipient>, memo: bool) -> Publisher {
-    let layout = StoreRef::OciLayout(root.join("layout"));
-    Publisher {
-        signer: Signer::new(vec![Box::new(SigningKey::from_seed([5; 32]))], 1, None, SignedDuration::from_hours(720)).unwrap(),
-        store: airlock_store::open(&layout, &Default::default()).await.unwrap().into(),
-        meta: PublishMeta::default(),
-        only: Vec::new(),
-        shard: None,
-        dry_run: false,
-        limits: Limits::SPEC,
-        memo: if memo { Memo::open(&root.join("memo.json")) } else { Memo::disabled() },
-        renew_before: SignedDuration::from_hours(24),
-        remote: Fetcher::default(),
-        kubectl: None,
-        helm: None,
-        helm_cache: None,
-        age_recipients,
-        mirrors: Default::default(),
-    }
 }
 
 /// Publishes the fleet in `root`, with the memo.
