@@ -18,7 +18,6 @@ use std::time::{Duration, SystemTime};
 use airlock_bundle::Digest;
 use airlock_bundle::statement::{ClusterSettings, ProfileEntry, Statement};
 use jiff::Timestamp;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::render::Failure;
@@ -165,7 +164,7 @@ impl Memo {
             return;
         }
         let file = MemoFile { format: FORMAT.to_string(), clusters: now };
-        if let Err(e) = write_atomically(path, &serialised(&file)) {
+        if let Err(e) = write_atomically(path, &serde_json::to_vec(&file).expect("outlines serialise")) {
             tracing::warn!(path = %path.display(), "could not save the render memo: {e}");
         }
         *before = file.clusters;
@@ -208,35 +207,6 @@ fn forget_stale(dir: &Path, now: SystemTime) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
-}
-
-/// `file` as `serde_json` writes it, its outlines written on every core: a large fleet's
-/// memo is hundreds of megabytes, which one thread takes seconds to write at the end of a
-/// run.
-fn serialised(file: &MemoFile) -> Vec<u8> {
-    let outlines: Vec<(&Digest, &Outline)> = file.clusters.iter().collect();
-    let pieces: Vec<Vec<u8>> = outlines
-        .par_chunks(1024)
-        .map(|some| {
-            let mut piece = Vec::new();
-            for (inputs, outline) in some {
-                piece.push(b',');
-                serde_json::to_writer(&mut piece, inputs).expect("a digest serialises");
-                piece.push(b':');
-                serde_json::to_writer(&mut piece, outline).expect("outlines serialise");
-            }
-            piece
-        })
-        .collect();
-    let mut bytes = br#"{"format":"#.to_vec();
-    serde_json::to_writer(&mut bytes, &file.format).expect("a string serialises");
-    bytes.extend_from_slice(br#","clusters":{"#);
-    for (i, piece) in pieces.iter().enumerate() {
-        // Every piece starts with the comma that parts it from the one before.
-        bytes.extend_from_slice(if i == 0 { &piece[1..] } else { piece });
-    }
-    bytes.extend_from_slice(b"}}");
-    bytes
 }
 
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -291,15 +261,6 @@ mod tests {
         second.save();
         let third = Memo::open(&path);
         assert_eq!((third.recall(&a), third.recall(&b)), (None, Some(outline("fleet/b"))), "a was not part of the second run");
-    }
-
-    #[test]
-    fn the_memo_is_written_as_serde_json_writes_it() {
-        for count in [0, 1, 2500] {
-            let clusters = (0..count).map(|i: u32| (Digest::of(&i.to_be_bytes()), outline(&format!("fleet/c{i}")))).collect();
-            let file = MemoFile { format: FORMAT.to_string(), clusters };
-            assert_eq!(serialised(&file), serde_json::to_vec(&file).unwrap(), "{count} outlines");
-        }
     }
 
     #[test]
