@@ -148,7 +148,8 @@ metadata:
   annotations: {{fleet.example/owner: team-{rng.randint(1, 40)}}}
 spec:
   pullMode: true
-  kubernetesVersion: v1.{rng.randint(26, 31)}.{rng.randint(0, 9)}
+status:
+  version: v1.{rng.randint(26, 31)}.{rng.randint(0, 9)}
 """
 
 
