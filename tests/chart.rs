@@ -253,7 +253,9 @@ async fn helm_install_publishes_the_puller_reports_back_and_an_upgrade_publishes
     // An upgrade that restarts the pod: the new one publishes nothing.
     let upgraded = Instant::now();
     assert_exit(&release.helm("upgrade", &["--set-string", "podAnnotations.airlock-e2e/upgrade=1"]), 0);
-    let deadline = Instant::now() + STEP;
+    // On the host network the new pod waits until the old one is deleted, which the node's
+    // kubelet has taken over a minute to do while other tests loaded it.
+    let deadline = Instant::now() + 2 * STEP;
     let text = loop {
         // The new pod's counters start at zero: a finished run and no bundle written.
         let text = release.metrics().await.unwrap_or_default();
