@@ -37,9 +37,11 @@ const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(120);
 const DEFAULT_MAX_VALIDITY: Duration = Duration::from_secs(Limits::SPEC.max_validity_secs.unsigned_abs());
 const MIN_MAX_VALIDITY: Duration = Duration::from_secs(3600);
 const MAX_MAX_VALIDITY: Duration = Duration::from_secs(366 * 86_400);
-/// Requests the engine keeps in flight: enough to hide round trips, few enough not to
-/// crowd a small control plane.
-const CONCURRENCY: usize = 8;
+/// Requests the engine keeps in flight. An apply spends most of its time waiting for
+/// etcd to commit, so the API server's cores stay busy only with many in flight, and
+/// etcd then commits them in fewer batches; still well within the share API Priority and
+/// Fairness gives one client of a small control plane.
+const CONCURRENCY: usize = 32;
 
 /// The store to read and where its Git credentials are, if apart from its URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
