@@ -55,8 +55,8 @@ async fn a_real_api_server_restarted_mid_apply_fails_the_run_and_the_next_run_co
     let stop = || tokio::task::block_in_place(|| kube_sh("stop-apiserver"));
     let (before, cut) = cut_mid_apply(&site, &source, &extra, &next, "api server stopped", stop).await;
     // The stopping kube-apiserver holds the requests in flight until it is killed (10 s
-    // after TERM), longer than the Lease: the run then usually ends on the lost Lease,
-    // rarely on the failed objects; either way nothing is recorded.
+    // after TERM), longer than the Lease: the run ends on whichever the engine meets
+    // first, the failed objects or the lost Lease; either way nothing is recorded.
     let lost = "lost the lease during the apply; nothing was recorded";
     assert!(cut.stderr.contains(lost) || cut.stderr.contains(FAILED_OBJECTS), "{cut:?}");
 
