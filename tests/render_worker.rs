@@ -106,6 +106,7 @@ async fn the_render_worker_holds_nothing_of_the_publishers_and_comes_back_when_k
     let leaked: Vec<&String> =
         env.iter().filter(|v| v.contains(&canary) || v.starts_with("KUBECONFIG=") || v.starts_with("AIRLOCK_REGISTRY")).collect();
     assert!(leaked.is_empty(), "the worker's environment holds {leaked:?}");
+    assert!(env.contains(&"MIMALLOC_PURGE_DELAY=10000".to_string()), "the worker's allocator keeps freed memory: {env:?}");
     let home = env.iter().find_map(|v| v.strip_prefix("HOME=")).expect("the worker has a HOME");
     assert_ne!(Some(home), std::env::var("HOME").ok().as_deref(), "the worker's HOME is its scratch directory");
     let status = std::fs::read_to_string(format!("/proc/{worker}/status")).expect("the worker's status reads");
